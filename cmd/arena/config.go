@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+func init() {
+	register("config", "print the effective configuration (secrets redacted)", runConfig)
+}
+
+func runConfig(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "config", "[--config FILE] [--db URL]")
+	cf := addConfigFlags(fs, true)
+	cf.addServe()
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	for _, l := range o.Lines() {
+		fmt.Fprintln(env.Stdout, l)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+// Command arena runs Forecast Arena. Each subcommand lives in its own file
+// with its own flag.FlagSet and registers itself in init.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand. Run receives the arguments after its name.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+var commands = map[string]command{}
+
+func register(name, summary string, run func(ctx context.Context, env *Env, args []string) error) {
+	commands[name] = command{name, summary, run}
+}
+
+// Env is what a subcommand may touch of the process, so tests can run the
+// CLI in-process.
+type Env struct {
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Environ []string
+	Getwd   func() (string, error)
+}
+
+// errUsage marks errors whose message already says everything; usage was printed.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Getwd: os.Getwd}
+	err := Main(ctx, env, os.Args[1:])
+	stop()
+	if err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "arena: "+oneLine(err))
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// Main dispatches to a subcommand.
+func Main(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(env.Stderr)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown command %q (run 'arena help' for the list)", args[0])
+	}
+	err := cmd.run(ctx, env, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, errUsage) {
+		return fmt.Errorf("%s: %w", cmd.name, err)
+	}
+	return err
+}
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+// oneLine keeps error output to one line, as users expect from a CLI.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: arena <command> [flags]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'arena <command> -h' for a command's flags.")
+}

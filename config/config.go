@@ -1,0 +1,206 @@
+// Package config loads Forecast Arena's settings. Precedence, highest first:
+// command-line flags, ARENA_* environment variables, the config file
+// (KEY=VALUE lines using the same ARENA_* names), then defaults.
+package config
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options is the effective configuration.
+type Options struct {
+	DB         string        // ARENA_DB: sqlite:PATH or postgres://…
+	Addr       string        // ARENA_ADDR: HTTP listen address
+	AdminToken string        // ARENA_ADMIN_TOKEN: bearer token for admin endpoints (secret)
+	GammaURL   string        // ARENA_GAMMA_URL
+	CLOBURL    string        // ARENA_CLOB_URL
+	SyncLimit  int           // ARENA_SYNC_LIMIT: markets kept per Polymarket sync
+	SyncEvery  time.Duration // ARENA_SYNC_EVERY
+	ChainID    int64         // ARENA_CHAIN_ID: EIP-712 domain chain id (0 without a chain)
+	Contract   string        // ARENA_CONTRACT: EIP-712 verifying contract
+	AgentsFile string        // ARENA_AGENTS: LLM model registry file
+	LogLevel   string        // ARENA_LOG_LEVEL: debug|info|warn|error
+}
+
+// Defaults returns the built-in configuration.
+func Defaults() Options {
+	return Options{
+		DB:        "sqlite:arena.db",
+		Addr:      "127.0.0.1:8080",
+		GammaURL:  "https://gamma-api.polymarket.com",
+		CLOBURL:   "https://clob.polymarket.com",
+		SyncLimit: 500,
+		SyncEvery: 5 * time.Minute,
+		Contract:  "0x0000000000000000000000000000000000000000",
+		LogLevel:  "info",
+	}
+}
+
+type field struct {
+	key    string
+	secret bool
+	get    func(*Options) string
+	set    func(*Options, string) error
+}
+
+func str(p func(*Options) *string) (func(*Options) string, func(*Options, string) error) {
+	return func(o *Options) string { return *p(o) },
+		func(o *Options, v string) error { *p(o) = v; return nil }
+}
+
+var fields = func() []field {
+	mk := func(key string, secret bool, p func(*Options) *string) field {
+		g, s := str(p)
+		return field{key, secret, g, s}
+	}
+	return []field{
+		mk("ARENA_DB", false, func(o *Options) *string { return &o.DB }),
+		mk("ARENA_ADDR", false, func(o *Options) *string { return &o.Addr }),
+		mk("ARENA_ADMIN_TOKEN", true, func(o *Options) *string { return &o.AdminToken }),
+		mk("ARENA_GAMMA_URL", false, func(o *Options) *string { return &o.GammaURL }),
+		mk("ARENA_CLOB_URL", false, func(o *Options) *string { return &o.CLOBURL }),
+		{"ARENA_SYNC_LIMIT", false,
+			func(o *Options) string { return strconv.Itoa(o.SyncLimit) },
+			func(o *Options, v string) (err error) { o.SyncLimit, err = strconv.Atoi(v); return err }},
+		{"ARENA_SYNC_EVERY", false,
+			func(o *Options) string { return o.SyncEvery.String() },
+			func(o *Options, v string) (err error) { o.SyncEvery, err = time.ParseDuration(v); return err }},
+		{"ARENA_CHAIN_ID", false,
+			func(o *Options) string { return strconv.FormatInt(o.ChainID, 10) },
+			func(o *Options, v string) (err error) { o.ChainID, err = strconv.ParseInt(v, 10, 64); return err }},
+		mk("ARENA_CONTRACT", false, func(o *Options) *string { return &o.Contract }),
+		mk("ARENA_AGENTS", false, func(o *Options) *string { return &o.AgentsFile }),
+		mk("ARENA_LOG_LEVEL", false, func(o *Options) *string { return &o.LogLevel }),
+	}
+}()
+
+// Load returns defaults overlaid by the file at path (if path is non-empty)
+// and then by the environment. Flags are applied by the caller.
+func Load(path string, environ []string) (Options, error) {
+	o := Defaults()
+	if path != "" {
+		kv, err := readFile(path)
+		if err != nil {
+			return o, err
+		}
+		if err := o.apply(kv, "config file "+path); err != nil {
+			return o, err
+		}
+	}
+	env := map[string]string{}
+	for _, e := range environ {
+		if k, v, ok := strings.Cut(e, "="); ok && strings.HasPrefix(k, "ARENA_") {
+			env[k] = v
+		}
+	}
+	if err := o.apply(env, "environment"); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+func (o *Options) apply(kv map[string]string, where string) error {
+	for _, f := range fields {
+		if v, ok := kv[f.key]; ok {
+			if err := f.set(o, v); err != nil {
+				return fmt.Errorf("config: %s: %s=%q: %w", where, f.key, v, err)
+			}
+		}
+	}
+	return nil
+}
+
+func readFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	kv := map[string]string{}
+	known := map[string]bool{}
+	for _, fl := range fields {
+		known[fl.key] = true
+	}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !known[k] {
+			return nil, fmt.Errorf("config: %s:%d: expected a known ARENA_* KEY=VALUE, got %q", path, n, line)
+		}
+		kv[k] = strings.Trim(strings.TrimSpace(v), `"`)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("config: read %s: %w", path, err)
+	}
+	return kv, nil
+}
+
+// Validate checks the effective configuration.
+func (o *Options) Validate() error {
+	var errs []error
+	if !strings.HasPrefix(o.DB, "sqlite:") && !strings.HasPrefix(o.DB, "postgres://") && !strings.HasPrefix(o.DB, "postgresql://") {
+		errs = append(errs, fmt.Errorf("db %q: want sqlite:PATH or postgres://…", o.DB))
+	}
+	if o.SyncLimit <= 0 {
+		errs = append(errs, fmt.Errorf("sync limit %d: must be positive", o.SyncLimit))
+	}
+	if o.SyncEvery <= 0 {
+		errs = append(errs, fmt.Errorf("sync interval %s: must be positive", o.SyncEvery))
+	}
+	switch o.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log level %q: want debug|info|warn|error", o.LogLevel))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// Lines renders the configuration as sorted KEY=VALUE lines with secrets
+// and database passwords redacted.
+func (o *Options) Lines() []string {
+	var out []string
+	for _, f := range fields {
+		v := f.get(o)
+		if f.secret && v != "" {
+			v = "[redacted]"
+		}
+		if f.key == "ARENA_DB" {
+			v = RedactURL(v)
+		}
+		out = append(out, f.key+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RedactURL hides the password of a URL-style connection string.
+func RedactURL(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return s
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return s
+	}
+	return scheme + "://" + user + ":[redacted]" + rest[at:]
+}

@@ -1,0 +1,228 @@
+package arena
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Market sources (SPEC §4).
+const (
+	SourcePolymarket    = "polymarket"
+	SourceSim           = "sim"
+	SourceForecastBench = "forecastbench"
+)
+
+// Source kinds separate questions priced by a market from questions about
+// a dataset's future value (ForecastBench's split, SPEC S8).
+const (
+	KindMarket  = "market"
+	KindDataset = "dataset"
+)
+
+// MarketType is "binary" for exactly Yes/No outcomes, "multi" otherwise.
+type MarketType string
+
+const (
+	Binary MarketType = "binary"
+	Multi  MarketType = "multi"
+)
+
+// MarketStatus is the lifecycle state of a market.
+type MarketStatus string
+
+const (
+	StatusOpen     MarketStatus = "open"
+	StatusClosed   MarketStatus = "closed"
+	StatusResolved MarketStatus = "resolved"
+)
+
+// Valid reports whether s is a known status.
+func (s MarketStatus) Valid() bool {
+	return s == StatusOpen || s == StatusClosed || s == StatusResolved
+}
+
+// Binary outcome names as Polymarket spells them; every binary market uses them.
+const (
+	Yes = "Yes"
+	No  = "No"
+)
+
+// Void is the resolution of a market that resolved 50-50 or was cancelled.
+// Void markets are excluded from scoring and refunded in the trading track.
+const Void = "VOID"
+
+// Market is a question from a source with named outcomes, prices and an
+// optional resolution.
+type Market struct {
+	ID       int64  // internal id, assigned by the store
+	Source   string // SourcePolymarket, SourceSim, SourceForecastBench
+	SourceID string // unique within Source
+	Kind     string // KindMarket or KindDataset
+	Origin   string // upstream platform or dataset (e.g. "manifold", "fred") for imported sets
+
+	Question   string
+	Criteria   string // resolution criteria
+	Background string
+	URL        string
+	Category   string
+	EventID    string // groups markets on the same event (one per event in a round)
+
+	Type     MarketType
+	Outcomes []string
+	// Prices maps outcome name to the latest known price; nil when unknown.
+	Prices map[string]float64
+
+	Volume    float64
+	Liquidity float64
+	OpenTime  time.Time
+	CloseTime time.Time
+
+	Status     MarketStatus
+	Resolution string // "" (unresolved), an outcome name, or Void
+	ResolvedAt time.Time
+	// Ambiguous is set when the source says the market resolved but the
+	// winner cannot be determined (SPEC M1, T8).
+	Ambiguous bool
+
+	// Polymarket identifiers.
+	ConditionID string
+	TokenIDs    []string // CLOB token ids, aligned with Outcomes
+	Slug        string
+	EventSlug   string
+	NegRisk     bool
+	UMAStatus   string
+
+	// Imported question sets: the market value at the freeze time, and the
+	// date a dataset question resolves on.
+	FreezeTime     time.Time
+	FreezeValue    *float64
+	ResolutionDate time.Time
+
+	UpdatedAt time.Time
+
+	// History is written to the price store together with the market by
+	// Store.SaveMarkets; it is not loaded back with the market.
+	History []PricePoint
+}
+
+// IsBinary reports whether the market has exactly the outcomes Yes and No.
+func (m *Market) IsBinary() bool { return m.Type == Binary }
+
+// OutcomeIndex returns the index of the named outcome, or -1.
+func (m *Market) OutcomeIndex(name string) int {
+	for i, o := range m.Outcomes {
+		if o == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// YesPrice returns the price of Yes for a binary market.
+func (m *Market) YesPrice() (float64, bool) {
+	if !m.IsBinary() || m.Prices == nil {
+		return 0, false
+	}
+	p, ok := m.Prices[Yes]
+	return p, ok
+}
+
+// TypeOf classifies outcome names: binary only when exactly Yes/No.
+func TypeOf(outcomes []string) MarketType {
+	if len(outcomes) == 2 && outcomes[0] == Yes && outcomes[1] == No {
+		return Binary
+	}
+	return Multi
+}
+
+// Validate checks the invariants every stored market satisfies.
+func (m *Market) Validate() error {
+	switch {
+	case m.Source == "":
+		return Errorf(EINVALID, "market: missing source")
+	case m.SourceID == "":
+		return Errorf(EINVALID, "market %s: missing source id", m.Source)
+	case m.Question == "":
+		return Errorf(EINVALID, "market %s/%s: missing question", m.Source, m.SourceID)
+	case len(m.Outcomes) < 2:
+		return Errorf(EINVALID, "market %s/%s: needs at least two outcomes", m.Source, m.SourceID)
+	case m.Type != TypeOf(m.Outcomes):
+		return Errorf(EINVALID, "market %s/%s: type %q does not match outcomes %v", m.Source, m.SourceID, m.Type, m.Outcomes)
+	case !m.Status.Valid():
+		return Errorf(EINVALID, "market %s/%s: invalid status %q", m.Source, m.SourceID, m.Status)
+	case m.Kind != KindMarket && m.Kind != KindDataset:
+		return Errorf(EINVALID, "market %s/%s: invalid kind %q", m.Source, m.SourceID, m.Kind)
+	}
+	seen := make(map[string]bool, len(m.Outcomes))
+	for _, o := range m.Outcomes {
+		if o == "" || o == Void || seen[o] {
+			return Errorf(EINVALID, "market %s/%s: bad or duplicate outcome %q", m.Source, m.SourceID, o)
+		}
+		seen[o] = true
+	}
+	for o, p := range m.Prices {
+		if !seen[o] {
+			return Errorf(EINVALID, "market %s/%s: price for unknown outcome %q", m.Source, m.SourceID, o)
+		}
+		if math.IsNaN(p) || p < 0 || p > 1 {
+			return Errorf(EINVALID, "market %s/%s: price %v for %q outside [0,1]", m.Source, m.SourceID, p, o)
+		}
+	}
+	if m.Resolution != "" && m.Resolution != Void && !seen[m.Resolution] {
+		return Errorf(EINVALID, "market %s/%s: resolution %q is not an outcome", m.Source, m.SourceID, m.Resolution)
+	}
+	if (m.Resolution != "") != (m.Status == StatusResolved) && !m.Ambiguous {
+		return Errorf(EINVALID, "market %s/%s: status %q with resolution %q", m.Source, m.SourceID, m.Status, m.Resolution)
+	}
+	if len(m.TokenIDs) != 0 && len(m.TokenIDs) != len(m.Outcomes) {
+		return Errorf(EINVALID, "market %s/%s: %d token ids for %d outcomes", m.Source, m.SourceID, len(m.TokenIDs), len(m.Outcomes))
+	}
+	return nil
+}
+
+// String identifies the market in logs and errors.
+func (m *Market) String() string { return fmt.Sprintf("%s/%s", m.Source, m.SourceID) }
+
+// PriceSource says what a stored price is (SPEC M1: every price has provenance).
+type PriceSource string
+
+const (
+	PriceCLOBMid     PriceSource = "clob_mid"     // CLOB midpoint, fetched live
+	PriceCLOBHistory PriceSource = "clob_history" // CLOB prices-history point
+	PriceLastTrade   PriceSource = "last_trade"
+	PriceGamma       PriceSource = "gamma" // Gamma outcomePrices
+	PriceFreeze      PriceSource = "freeze"
+	PriceSim         PriceSource = "sim"
+)
+
+// PricePoint is one observed price of one outcome.
+type PricePoint struct {
+	MarketID  int64
+	Outcome   string
+	Time      time.Time // when the price held, UTC
+	Price     float64
+	Source    PriceSource
+	FetchedAt time.Time
+	// Flagged marks a Gamma vs CLOB disagreement above 0.05.
+	Flagged bool
+}
+
+// MarketFilter selects markets for listing.
+type MarketFilter struct {
+	Source string
+	Status MarketStatus
+	Kind   string
+	Type   MarketType
+	// ClosesAfter keeps markets closing strictly after this time (zero: any).
+	ClosesAfter time.Time
+	Limit       int // 0 = all
+}
+
+// SaveResult counts what a batch write changed.
+type SaveResult struct {
+	Inserted  int
+	Updated   int
+	Unchanged int
+	Prices    int // new price points
+}

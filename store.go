@@ -1,0 +1,33 @@
+package arena
+
+import (
+	"context"
+	"time"
+)
+
+// MarketStore persists markets and their price history. Implemented by
+// store.DB on SQLite and PostgreSQL with identical behaviour.
+type MarketStore interface {
+	// SaveMarkets upserts markets by (Source, SourceID) and appends each
+	// market's History, all in one transaction: on error nothing changes.
+	// IDs are filled in on the given markets.
+	SaveMarkets(ctx context.Context, markets []*Market) (SaveResult, error)
+	Market(ctx context.Context, id int64) (*Market, error)
+	MarketBySource(ctx context.Context, source, sourceID string) (*Market, error)
+	// Markets lists markets by volume descending, then id.
+	Markets(ctx context.Context, f MarketFilter) ([]*Market, error)
+	// PriceHistory returns a market's stored prices in [from, to] ordered by time.
+	PriceHistory(ctx context.Context, marketID int64, outcome string, from, to time.Time) ([]PricePoint, error)
+	// ResolveMarket records a resolution (an outcome name or Void).
+	ResolveMarket(ctx context.Context, id int64, resolution string, at time.Time) error
+}
+
+// JobStore claims scheduled job runs so that any number of replicas run
+// each (job, period) exactly once (SPEC §12).
+type JobStore interface {
+	// ClaimJob inserts the unique (name, period) row; it reports false when
+	// another runner already holds it.
+	ClaimJob(ctx context.Context, name string, period time.Time, owner string) (bool, error)
+	// FinishJob records the outcome of a claimed run.
+	FinishJob(ctx context.Context, name string, period time.Time, runErr error) error
+}
