@@ -1,0 +1,170 @@
+// Package store persists Forecast Arena's data in SQLite (the embedded
+// default, pure Go) or PostgreSQL with one schema and identical behaviour.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "modernc.org/sqlite"             // registers "sqlite"
+
+	"github.com/forecast-arena/arena"
+)
+
+// Compile-time checks that DB implements the domain interfaces.
+var (
+	_ arena.MarketStore = (*DB)(nil)
+	_ arena.JobStore    = (*DB)(nil)
+)
+
+type dialect int
+
+const (
+	sqlite dialect = iota
+	postgres
+)
+
+// DB is the store on one engine.
+type DB struct {
+	db      *sql.DB
+	dialect dialect
+	// Now is the clock used for bookkeeping timestamps; tests may replace it.
+	Now func() time.Time
+}
+
+// Open connects to url ("sqlite:PATH" or "postgres://…"), and applies
+// pending migrations.
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	d := &DB{Now: func() time.Time { return time.Now().UTC() }}
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite:"):
+		path := strings.TrimPrefix(rawURL, "sqlite:")
+		path = strings.TrimPrefix(path, "//")
+		if path == "" {
+			return nil, arena.Errorf(arena.EINVALID, "store: empty sqlite path in %q (want sqlite:PATH)", rawURL)
+		}
+		if strings.Contains(path, "?") {
+			return nil, arena.Errorf(arena.EINVALID, "store: sqlite path %q must not contain '?'", path)
+		}
+		// WAL lets readers proceed during writes; IMMEDIATE transactions take
+		// the write lock up front so concurrent writers wait instead of failing.
+		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+		}
+		d.db, d.dialect = db, sqlite
+	case strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://"):
+		if _, err := url.Parse(rawURL); err != nil {
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL: %v", err)
+		}
+		db, err := sql.Open("pgx", rawURL)
+		if err != nil {
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL: %v", err)
+		}
+		db.SetMaxOpenConns(16)
+		d.db, d.dialect = db, postgres
+	default:
+		return nil, arena.Errorf(arena.EINVALID, "store: unsupported database URL %q (want sqlite:PATH or postgres://…)", redact(rawURL))
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := d.db.PingContext(pingCtx); err != nil {
+		d.db.Close()
+		return nil, fmt.Errorf("store: connect %s: %w", redact(rawURL), err)
+	}
+	if err := d.migrate(ctx); err != nil {
+		d.db.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close closes the database.
+func (d *DB) Close() error { return d.db.Close() }
+
+// Engine names the database engine ("sqlite" or "postgres").
+func (d *DB) Engine() string {
+	if d.dialect == postgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// rebind turns ? placeholders into $n for PostgreSQL. Queries in this
+// package never contain a literal '?'.
+func (d *DB) rebind(q string) string {
+	if d.dialect != postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// queryer is what both *sql.DB and *sql.Tx offer.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// tx runs fn in a transaction, committing on success.
+func (d *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// micros encodes a time as UTC unix microseconds, NULL for the zero time.
+func micros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(n.Int64).UTC()
+}
+
+var errNoRows = sql.ErrNoRows
+
+func isNoRows(err error) bool { return errors.Is(err, errNoRows) }

@@ -1,0 +1,349 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+const marketColumns = `id, source, source_id, kind, origin, question, criteria, background, url, category,
+	event_id, type, outcomes, prices, volume, liquidity, open_time, close_time, status, resolution,
+	resolved_at, ambiguous, condition_id, token_ids, slug, event_slug, neg_risk, uma_status,
+	freeze_time, freeze_value, resolution_date, updated_at`
+
+// marketRow is a market encoded for storage.
+type marketRow struct {
+	outcomes, tokenIDs string
+	prices             sql.NullString
+	digest             string
+}
+
+func encodeMarket(m *arena.Market) (marketRow, error) {
+	var r marketRow
+	b, err := json.Marshal(m.Outcomes)
+	if err != nil {
+		return r, err
+	}
+	r.outcomes = string(b)
+	tok := m.TokenIDs
+	if tok == nil {
+		tok = []string{}
+	}
+	if b, err = json.Marshal(tok); err != nil {
+		return r, err
+	}
+	r.tokenIDs = string(b)
+	if m.Prices != nil {
+		if b, err = json.Marshal(m.Prices); err != nil { // map keys are sorted: stable
+			return r, err
+		}
+		r.prices = sql.NullString{String: string(b), Valid: true}
+	}
+	r.digest = digest(m, r)
+	return r, nil
+}
+
+// digest fingerprints every stored field so re-saving an identical market
+// is a no-op that reports "unchanged".
+func digest(m *arena.Market, r marketRow) string {
+	h := sha256.New()
+	fv := "null"
+	if m.FreezeValue != nil {
+		fv = fmt.Sprint(*m.FreezeValue)
+	}
+	fmt.Fprintf(h, "%q|%q|%q|%q|%q|%q|%q|%q|%q|%q|%q|%s|%v|%v|%d|%d|%q|%q|%d|%v|%q|%s|%q|%q|%v|%q|%d|%s|%d",
+		m.Source, m.SourceID, m.Kind, m.Origin, m.Question, m.Criteria, m.Background, m.URL, m.Category,
+		m.EventID, m.Type, r.outcomes, r.prices.String, m.Volume, unix(m.OpenTime), unix(m.CloseTime),
+		m.Status, m.Resolution, unix(m.ResolvedAt), m.Ambiguous, m.ConditionID, r.tokenIDs, m.Slug,
+		m.EventSlug, m.NegRisk, m.UMAStatus, unix(m.FreezeTime), fv, unix(m.ResolutionDate))
+	fmt.Fprintf(h, "|%v", m.Liquidity)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func unix(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+type existing struct {
+	id         int64
+	digest     string
+	status     arena.MarketStatus
+	resolution string
+	resolvedAt sql.NullInt64
+}
+
+// SaveMarkets implements arena.MarketStore.
+func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.SaveResult, error) {
+	var res arena.SaveResult
+	for _, m := range markets {
+		if err := m.Validate(); err != nil {
+			return res, err
+		}
+	}
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		res = arena.SaveResult{}
+		known, err := d.loadExisting(ctx, tx, markets)
+		if err != nil {
+			return err
+		}
+		now := d.Now().UnixMicro()
+		ins, err := tx.PrepareContext(ctx, d.rebind(`INSERT INTO markets (source, source_id, kind, origin, question,
+			criteria, background, url, category, event_id, type, outcomes, prices, volume, liquidity, open_time,
+			close_time, status, resolution, resolved_at, ambiguous, condition_id, token_ids, slug, event_slug,
+			neg_risk, uma_status, freeze_time, freeze_value, resolution_date, digest, updated_at)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`))
+		if err != nil {
+			return fmt.Errorf("store: prepare market insert: %w", err)
+		}
+		defer ins.Close()
+		upd, err := tx.PrepareContext(ctx, d.rebind(`UPDATE markets SET kind=?, origin=?, question=?, criteria=?,
+			background=?, url=?, category=?, event_id=?, type=?, outcomes=?, prices=?, volume=?, liquidity=?,
+			open_time=?, close_time=?, status=?, resolution=?, resolved_at=?, ambiguous=?, condition_id=?,
+			token_ids=?, slug=?, event_slug=?, neg_risk=?, uma_status=?, freeze_time=?, freeze_value=?,
+			resolution_date=?, digest=?, updated_at=? WHERE id=?`))
+		if err != nil {
+			return fmt.Errorf("store: prepare market update: %w", err)
+		}
+		defer upd.Close()
+		seen := map[[2]string]bool{}
+		for _, m := range markets {
+			key := [2]string{m.Source, m.SourceID}
+			if seen[key] {
+				return arena.Errorf(arena.EINVALID, "store: market %s appears twice in one batch", m)
+			}
+			seen[key] = true
+			ex, found := known[key]
+			mm := *m
+			// A resolution, once recorded (upstream, oracle or admin), is never
+			// cleared by a later sync that no longer reports it.
+			if found && ex.resolution != "" && mm.Resolution == "" {
+				mm.Status, mm.Resolution, mm.ResolvedAt, mm.Ambiguous = ex.status, ex.resolution, fromMicros(ex.resolvedAt), false
+			}
+			r, err := encodeMarket(&mm)
+			if err != nil {
+				return fmt.Errorf("store: encode market %s: %w", m, err)
+			}
+			var fv any
+			if mm.FreezeValue != nil {
+				fv = *mm.FreezeValue
+			}
+			fields := []any{mm.Kind, mm.Origin, mm.Question, mm.Criteria, mm.Background, mm.URL, mm.Category,
+				mm.EventID, string(mm.Type), r.outcomes, r.prices, mm.Volume, mm.Liquidity, micros(mm.OpenTime),
+				micros(mm.CloseTime), string(mm.Status), mm.Resolution, micros(mm.ResolvedAt), mm.Ambiguous,
+				mm.ConditionID, r.tokenIDs, mm.Slug, mm.EventSlug, mm.NegRisk, mm.UMAStatus,
+				micros(mm.FreezeTime), fv, micros(mm.ResolutionDate), r.digest, now}
+			switch {
+			case !found:
+				args := append([]any{mm.Source, mm.SourceID}, fields...)
+				if err := ins.QueryRowContext(ctx, args...).Scan(&m.ID); err != nil {
+					return fmt.Errorf("store: insert market %s: %w", m, err)
+				}
+				res.Inserted++
+			case ex.digest == r.digest:
+				m.ID = ex.id
+				res.Unchanged++
+			default:
+				m.ID = ex.id
+				if _, err := upd.ExecContext(ctx, append(fields, ex.id)...); err != nil {
+					return fmt.Errorf("store: update market %s: %w", m, err)
+				}
+				res.Updated++
+			}
+			for i := range m.History {
+				m.History[i].MarketID = m.ID
+			}
+			n, err := d.addPrices(ctx, tx, m.History)
+			if err != nil {
+				return err
+			}
+			res.Prices += n
+		}
+		return nil
+	})
+	if err != nil {
+		return arena.SaveResult{}, err
+	}
+	return res, nil
+}
+
+// loadExisting fetches id, digest and resolution of the batch's markets
+// already stored, one query per source.
+func (d *DB) loadExisting(ctx context.Context, q queryer, markets []*arena.Market) (map[[2]string]existing, error) {
+	bySource := map[string]map[string]bool{}
+	for _, m := range markets {
+		if bySource[m.Source] == nil {
+			bySource[m.Source] = map[string]bool{}
+		}
+		bySource[m.Source][m.SourceID] = true
+	}
+	out := map[[2]string]existing{}
+	for src, ids := range bySource {
+		rows, err := q.QueryContext(ctx, d.rebind(`SELECT source_id, id, digest, status, resolution, resolved_at FROM markets WHERE source = ?`), src)
+		if err != nil {
+			return nil, fmt.Errorf("store: load markets of %s: %w", src, err)
+		}
+		for rows.Next() {
+			var sid string
+			var e existing
+			if err := rows.Scan(&sid, &e.id, &e.digest, &e.status, &e.resolution, &e.resolvedAt); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: scan market of %s: %w", src, err)
+			}
+			if ids[sid] {
+				out[[2]string{src, sid}] = e
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func scanMarket(sc interface{ Scan(...any) error }) (*arena.Market, error) {
+	var (
+		m                                                   arena.Market
+		outcomes, tokenIDs                                  string
+		prices                                              sql.NullString
+		openT, closeT, resolvedT, freezeT, resDate, updated sql.NullInt64
+		fv                                                  sql.NullFloat64
+		typ, status                                         string
+	)
+	err := sc.Scan(&m.ID, &m.Source, &m.SourceID, &m.Kind, &m.Origin, &m.Question, &m.Criteria, &m.Background,
+		&m.URL, &m.Category, &m.EventID, &typ, &outcomes, &prices, &m.Volume, &m.Liquidity, &openT, &closeT,
+		&status, &m.Resolution, &resolvedT, &m.Ambiguous, &m.ConditionID, &tokenIDs, &m.Slug, &m.EventSlug,
+		&m.NegRisk, &m.UMAStatus, &freezeT, &fv, &resDate, &updated)
+	if err != nil {
+		return nil, err
+	}
+	m.Type, m.Status = arena.MarketType(typ), arena.MarketStatus(status)
+	if err := json.Unmarshal([]byte(outcomes), &m.Outcomes); err != nil {
+		return nil, fmt.Errorf("store: market %d outcomes: %w", m.ID, err)
+	}
+	if err := json.Unmarshal([]byte(tokenIDs), &m.TokenIDs); err != nil {
+		return nil, fmt.Errorf("store: market %d token ids: %w", m.ID, err)
+	}
+	if len(m.TokenIDs) == 0 {
+		m.TokenIDs = nil
+	}
+	if prices.Valid {
+		if err := json.Unmarshal([]byte(prices.String), &m.Prices); err != nil {
+			return nil, fmt.Errorf("store: market %d prices: %w", m.ID, err)
+		}
+	}
+	if fv.Valid {
+		v := fv.Float64
+		m.FreezeValue = &v
+	}
+	m.OpenTime, m.CloseTime, m.ResolvedAt = fromMicros(openT), fromMicros(closeT), fromMicros(resolvedT)
+	m.FreezeTime, m.ResolutionDate, m.UpdatedAt = fromMicros(freezeT), fromMicros(resDate), fromMicros(updated)
+	return &m, nil
+}
+
+// Market implements arena.MarketStore.
+func (d *DB) Market(ctx context.Context, id int64) (*arena.Market, error) {
+	m, err := scanMarket(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id))
+	if isNoRows(err) {
+		return nil, arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: load market %d: %w", id, err)
+	}
+	return m, nil
+}
+
+// MarketBySource implements arena.MarketStore.
+func (d *DB) MarketBySource(ctx context.Context, source, sourceID string) (*arena.Market, error) {
+	m, err := scanMarket(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE source = ? AND source_id = ?`), source, sourceID))
+	if isNoRows(err) {
+		return nil, arena.Errorf(arena.ENOTFOUND, "market %s/%s not found", source, sourceID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: load market %s/%s: %w", source, sourceID, err)
+	}
+	return m, nil
+}
+
+// Markets implements arena.MarketStore.
+func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
+	if f.Source != "" {
+		add("source = ?", f.Source)
+	}
+	if f.Status != "" {
+		add("status = ?", string(f.Status))
+	}
+	if f.Kind != "" {
+		add("kind = ?", f.Kind)
+	}
+	if f.Type != "" {
+		add("type = ?", string(f.Type))
+	}
+	if !f.ClosesAfter.IsZero() {
+		add("close_time > ?", f.ClosesAfter.UnixMicro())
+	}
+	q := `SELECT ` + marketColumns + ` FROM markets`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY volume DESC, id`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	rows, err := d.db.QueryContext(ctx, d.rebind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list markets: %w", err)
+	}
+	defer rows.Close()
+	var out []*arena.Market
+	for rows.Next() {
+		m, err := scanMarket(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list markets: %w", err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// ResolveMarket implements arena.MarketStore.
+func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at time.Time) error {
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id))
+		if isNoRows(err) {
+			return arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("store: resolve market %d: %w", id, err)
+		}
+		if resolution != arena.Void && m.OutcomeIndex(resolution) < 0 {
+			return arena.Errorf(arena.EINVALID, "market %d: %q is not an outcome (want one of %v or %s)", id, resolution, m.Outcomes, arena.Void)
+		}
+		if m.Resolution != "" && m.Resolution != resolution {
+			return arena.Errorf(arena.ECONFLICT, "market %d already resolved to %s", id, m.Resolution)
+		}
+		m.Status, m.Resolution, m.ResolvedAt, m.Ambiguous = arena.StatusResolved, resolution, at.UTC(), false
+		r, err := encodeMarket(m)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, d.rebind(`UPDATE markets SET status = ?, resolution = ?, resolved_at = ?, ambiguous = ?, digest = ?, updated_at = ? WHERE id = ?`),
+			string(m.Status), m.Resolution, micros(m.ResolvedAt), false, r.digest, d.Now().UnixMicro(), id)
+		if err != nil {
+			return fmt.Errorf("store: resolve market %d: %w", id, err)
+		}
+		return nil
+	})
+}
