@@ -168,3 +168,6 @@ func fromMicros(n sql.NullInt64) time.Time {
 var errNoRows = sql.ErrNoRows
 
 func isNoRows(err error) bool { return errors.Is(err, errNoRows) }
+
+// Ping checks the connection.
+func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/web"
+)
+
+func init() {
+	register("markets", "list stored markets", runMarkets)
+}
+
+func runMarkets(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "markets", "[--source S] [--status open|closed|resolved] [--limit N] [--format table|json]")
+	cf := addConfigFlags(fs, false)
+	source := fs.String("source", "", "only markets of this source (polymarket, sim, forecastbench)")
+	status := fs.String("status", "", "only markets with this status: open, closed or resolved")
+	limit := fs.String("limit", "50", "maximum number of markets (0 = all)")
+	format := fs.String("format", "table", "output format: table or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *format != "table" && *format != "json" {
+		return fmt.Errorf("format %q: want table or json", *format)
+	}
+	filter, err := web.ParseMarketFilter(*source, *status, *limit)
+	if err != nil {
+		return err
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ms, err := db.Markets(ctx, filter)
+	if err != nil {
+		return err
+	}
+	out := make([]web.MarketJSON, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, web.NewMarketJSON(m))
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSOURCE\tSTATUS\tTYPE\tVOLUME\tCLOSES\tPRICES\tQUESTION")
+	for _, m := range out {
+		closes := "-"
+		if m.CloseTime != nil {
+			closes = (*m.CloseTime)[:10]
+		}
+		st := string(m.Status)
+		if m.Resolution != nil {
+			st += ":" + *m.Resolution
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\n", m.ID, m.Source, st, m.Type, m.Volume, closes, priceSummary(m), truncate(m.Question, 70))
+	}
+	return tw.Flush()
+}
+
+func priceSummary(m web.MarketJSON) string {
+	if m.Prices == nil {
+		return "-"
+	}
+	names := append([]string(nil), m.Outcomes...)
+	if len(names) == 0 {
+		for k := range m.Prices {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+	}
+	var parts []string
+	for _, o := range names {
+		if p, ok := m.Prices[o]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", o, 100*p))
+		}
+		if len(parts) == 3 {
+			parts = append(parts, "…")
+			break
+		}
+	}
+	return strings.Join(parts, " / ")
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/forecast-arena/arena/config"
+	"github.com/forecast-arena/arena/jobs"
+	"github.com/forecast-arena/arena/polymarket"
+	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/web"
+)
+
+func init() {
+	register("serve", "run the API, dashboard and scheduler", runServe)
+}
+
+func runServe(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "serve", "[--db URL] [--addr HOST:PORT] [--admin-token T] [--sync-every D] [--no-sync]")
+	cf := addConfigFlags(fs, true)
+	cf.addServe()
+	syncEvery := fs.Duration("sync-every", 0, "Polymarket sync interval (default 5m)")
+	noSync := fs.Bool("no-sync", false, "do not sync Polymarket (offline)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	if *syncEvery > 0 {
+		o.SyncEvery = *syncEvery
+	}
+	logger := newLogger(env, o.LogLevel)
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+	}
+	srv := web.New(db, db, o.AdminToken, logger)
+	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: serveJobs(o, db, logger, !*noSync)}
+	logger.Info("serving", "addr", ln.Addr().String(), "db", config.RedactURL(o.DB), "engine", db.Engine())
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return web.Serve(gctx, ln, srv.Handler()) })
+	g.Go(func() error { return sched.Run(gctx) })
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	logger.Info("stopped")
+	return err
+}
+
+// serveJobs lists the scheduled jobs of SPEC §12 that exist so far.
+func serveJobs(o config.Options, db *store.DB, logger *slog.Logger, sync bool) []jobs.Job {
+	var js []jobs.Job
+	if sync {
+		client := polymarket.NewClient(o.GammaURL, o.CLOBURL)
+		client.Logger = logger
+		js = append(js, jobs.Job{Name: "polymarket-sync", Schedule: jobs.Every(o.SyncEvery),
+			Run: func(ctx context.Context, _ time.Time) error {
+				rep, err := polymarket.Sync(ctx, db, client, o.SyncLimit)
+				if err != nil {
+					return err
+				}
+				logger.Info("polymarket sync", "report", rep.String())
+				return nil
+			}})
+	}
+	return js
+}

@@ -1,0 +1,143 @@
+// Package jobs runs the scheduled work of `arena serve` (SPEC §12). Each run
+// of a job is claimed through a unique (job, period) row in the store, so any
+// number of replicas sharing one database run every period exactly once.
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// Schedule maps an instant to the period it falls in and says whether the
+// period's run is due yet.
+type Schedule interface {
+	Period(now time.Time) (start time.Time, due bool)
+}
+
+// Every runs once per interval, periods aligned to the Unix epoch.
+type Every time.Duration
+
+// Period implements Schedule.
+func (e Every) Period(now time.Time) (time.Time, bool) {
+	return now.UTC().Truncate(time.Duration(e)), true
+}
+
+// Weekly runs once a week at offset after Sunday 00:00 UTC.
+type Weekly time.Duration
+
+// Period implements Schedule.
+func (w Weekly) Period(now time.Time) (time.Time, bool) {
+	start := WeekStart(now).Add(time.Duration(w))
+	return start, !now.Before(start)
+}
+
+// WeekStart is the Sunday 00:00 UTC on or before t.
+func WeekStart(t time.Time) time.Time {
+	t = t.UTC()
+	d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return d.AddDate(0, 0, -int(d.Weekday()))
+}
+
+// Job is one named piece of scheduled work.
+type Job struct {
+	Name     string
+	Schedule Schedule
+	Run      func(ctx context.Context, period time.Time) error
+}
+
+// Scheduler polls its jobs and runs the ones whose period it claims.
+type Scheduler struct {
+	Store arena.JobStore
+	Jobs  []Job
+	// Tick is how often due periods are checked (default 1 s).
+	Tick time.Duration
+	// Owner identifies this replica in job_runs.
+	Owner  string
+	Now    func() time.Time
+	Logger *slog.Logger
+
+	mu   sync.Mutex
+	done map[string]time.Time // last period handled locally, per job
+}
+
+// Run blocks until ctx is cancelled, then waits for running jobs to finish.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if s.Tick <= 0 {
+		s.Tick = time.Second
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if s.Owner == "" {
+		host, _ := os.Hostname()
+		s.Owner = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	s.done = map[string]time.Time{}
+	var wg sync.WaitGroup
+	t := time.NewTicker(s.Tick)
+	defer t.Stop()
+	running := map[string]bool{}
+	for {
+		for _, j := range s.Jobs {
+			s.mu.Lock()
+			busy := running[j.Name]
+			s.mu.Unlock()
+			if busy {
+				continue // a slow run keeps its job busy; it never overlaps itself
+			}
+			period, due := j.Schedule.Period(s.Now())
+			if !due || s.done[j.Name].Equal(period) {
+				continue
+			}
+			s.done[j.Name] = period
+			ok, err := s.Store.ClaimJob(ctx, j.Name, period, s.Owner)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.Logger.Error("claim job", "job", j.Name, "period", period, "err", err)
+					delete(s.done, j.Name) // retry the claim next tick
+				}
+				continue
+			}
+			if !ok {
+				s.Logger.Debug("job claimed elsewhere", "job", j.Name, "period", period)
+				continue
+			}
+			s.mu.Lock()
+			running[j.Name] = true
+			s.mu.Unlock()
+			wg.Add(1)
+			go func(j Job, period time.Time) {
+				defer wg.Done()
+				start := time.Now()
+				err := j.Run(ctx, period)
+				// Record the outcome even when shutting down.
+				if ferr := s.Store.FinishJob(context.WithoutCancel(ctx), j.Name, period, err); ferr != nil {
+					s.Logger.Error("finish job", "job", j.Name, "err", ferr)
+				}
+				if err != nil {
+					s.Logger.Error("job failed", "job", j.Name, "period", period, "err", err, "took", time.Since(start))
+				} else {
+					s.Logger.Info("job done", "job", j.Name, "period", period, "took", time.Since(start))
+				}
+				s.mu.Lock()
+				running[j.Name] = false
+				s.mu.Unlock()
+			}(j, period)
+		}
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil
+		case <-t.C:
+		}
+	}
+}
