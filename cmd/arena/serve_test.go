@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/store/storetest"
+)
+
+// Two `arena serve` processes on one database run one sync per period.
+func TestServeReplicasSyncOncePerPeriod(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			var hits atomic.Int32
+			gamma := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/markets" {
+					hits.Add(1)
+				}
+				io.WriteString(w, "[]")
+			}))
+			defer gamma.Close()
+			dbURL := storetest.URL(t, engine)
+			// Migrate once up front so both replicas start on a ready schema.
+			db, err := store.Open(context.Background(), dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+
+			var procs []*exec.Cmd
+			addrs := make(chan string, 2)
+			for i := 0; i < 2; i++ {
+				cmd := exec.Command(os.Args[0], "serve", "--db", dbURL, "--addr", "127.0.0.1:0",
+					"--gamma-url", gamma.URL, "--clob-url", gamma.URL, "--sync-every", "1s")
+				cmd.Env = append(os.Environ(), "ARENA_TEST_EXEC=1")
+				stderr, _ := cmd.StderrPipe()
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				procs = append(procs, cmd)
+				go func() {
+					sc := bufio.NewScanner(stderr)
+					re := regexp.MustCompile(`msg=serving addr=(\S+)`)
+					for sc.Scan() {
+						if m := re.FindStringSubmatch(sc.Text()); m != nil {
+							addrs <- m[1]
+						}
+					}
+				}()
+			}
+			for i := 0; i < 2; i++ {
+				select {
+				case addr := <-addrs:
+					resp, err := http.Get("http://" + addr + "/healthz")
+					if err != nil {
+						t.Fatal(err)
+					}
+					var h map[string]string
+					json.NewDecoder(resp.Body).Decode(&h)
+					resp.Body.Close()
+					if resp.StatusCode != 200 || h["status"] != "ok" {
+						t.Fatalf("healthz: %d %v", resp.StatusCode, h)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatal("serve did not start")
+				}
+			}
+			time.Sleep(3500 * time.Millisecond)
+			for _, p := range procs {
+				p.Process.Signal(syscall.SIGTERM)
+			}
+			for _, p := range procs {
+				if err := p.Wait(); err != nil {
+					t.Errorf("serve did not shut down cleanly: %v", err)
+				}
+			}
+			runs, err := db.JobRuns(context.Background(), "polymarket-sync")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) < 3 {
+				t.Fatalf("only %d sync periods in 3.5 s", len(runs))
+			}
+			owners := map[string]bool{}
+			for i, r := range runs {
+				if i > 0 && !r.Period.After(runs[i-1].Period) {
+					t.Fatalf("duplicate period %v", r.Period)
+				}
+				if !r.Finished || r.Error != "" {
+					t.Errorf("run %+v did not finish cleanly", r)
+				}
+				owners[r.Owner] = true
+			}
+			if int(hits.Load()) != len(runs) {
+				t.Fatalf("%d Gamma /markets fetches for %d periods: a period ran twice", hits.Load(), len(runs))
+			}
+			t.Logf("%s: %d periods, %d fetches, owners %v", engine, len(runs), hits.Load(), strings.Join(keys(owners), ","))
+		})
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
