@@ -1,0 +1,115 @@
+package forecastbench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// ReadQuestionSetFile parses a question set file; errors name the file and
+// the position in it.
+func ReadQuestionSetFile(path string) (*QuestionSet, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, arena.Errorf(arena.EINVALID, "forecastbench: %v", err)
+	}
+	defer f.Close()
+	set, err := ReadQuestionSet(bufio.NewReaderSize(f, 64<<10))
+	return set, fileErr(path, err)
+}
+
+// ReadResolutionSetFile parses a resolution set file.
+func ReadResolutionSetFile(path string) (*ResolutionSet, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, arena.Errorf(arena.EINVALID, "forecastbench: %v", err)
+	}
+	defer f.Close()
+	set, err := ReadResolutionSet(bufio.NewReaderSize(f, 64<<10))
+	return set, fileErr(path, err)
+}
+
+func fileErr(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		pe.File = path
+		return arena.Errorf(arena.EINVALID, "forecastbench: %v", pe)
+	}
+	return fmt.Errorf("forecastbench: read %s: %w", path, err)
+}
+
+// Files lists the input files of one import.
+type Files struct {
+	Questions   []string
+	Resolutions []string
+}
+
+// Load reads and maps every file; nothing is written. Any malformed file
+// fails the whole load.
+func Load(files Files, now time.Time) (*Batch, error) {
+	if len(files.Questions) == 0 && len(files.Resolutions) == 0 {
+		return nil, arena.Errorf(arena.EINVALID, "forecastbench: no question or resolution files given")
+	}
+	var qsets []*QuestionSet
+	for _, p := range files.Questions {
+		s, err := ReadQuestionSetFile(p)
+		if err != nil {
+			return nil, err
+		}
+		qsets = append(qsets, s)
+	}
+	var rsets []*ResolutionSet
+	for _, p := range files.Resolutions {
+		s, err := ReadResolutionSetFile(p)
+		if err != nil {
+			return nil, err
+		}
+		rsets = append(rsets, s)
+	}
+	return Build(qsets, rsets, now)
+}
+
+// Report says what an import did.
+type Report struct {
+	Read   ReadStats
+	Counts []Stats // market, dataset
+	Saved  arena.SaveResult
+}
+
+// Import loads the files, merges what the store already holds for them
+// (see Batch.Merge) and saves every market in one SaveMarkets call, so a
+// failure leaves the store unchanged. Importing the same files again
+// changes nothing.
+func Import(ctx context.Context, st arena.MarketStore, files Files, now time.Time) (*Report, error) {
+	b, err := Load(files, now)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := st.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
+	if err != nil {
+		return nil, fmt.Errorf("forecastbench: load stored markets: %w", err)
+	}
+	existing := make(map[string]*arena.Market, len(stored))
+	for _, m := range stored {
+		existing[m.SourceID] = m
+	}
+	b.Merge(existing, now)
+	for _, m := range b.Markets {
+		if err := m.Validate(); err != nil {
+			return nil, fmt.Errorf("forecastbench: after merge: %w", err)
+		}
+	}
+	saved, err := st.SaveMarkets(ctx, b.Markets)
+	if err != nil {
+		return nil, fmt.Errorf("forecastbench: save %d markets: %w", len(b.Markets), err)
+	}
+	return &Report{Read: b.Read, Counts: b.Count(), Saved: saved}, nil
+}

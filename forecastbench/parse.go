@@ -1,0 +1,671 @@
+// Package forecastbench imports ForecastBench question sets and resolution
+// sets (SPEC M3) as arena markets: one market per market-source question per
+// question set, one per (dataset question, resolution date) pair.
+//
+// The parsers stream: they walk the top-level object with a json.Decoder
+// and decode one question or resolution at a time, so memory stays
+// proportional to one element plus the output. They are strict about the
+// types of the fields they use (a number where a string is expected is an
+// error, never a guess) and lenient about fields they do not know, because
+// ForecastBench adds fields over time. Errors carry the line and column.
+package forecastbench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// ForecastBench sources by kind. Market sources are priced by a crowd or a
+// market; dataset sources are questions about a time series' future value.
+var (
+	MarketSources  = []string{"infer", "manifold", "metaculus", "polymarket"}
+	DatasetSources = []string{"acled", "dbnomics", "fred", "wikipedia", "yfinance"}
+)
+
+// KindOf returns arena.KindMarket or arena.KindDataset for a ForecastBench
+// source, or false for a source this importer does not know.
+func KindOf(source string) (string, bool) {
+	for _, s := range MarketSources {
+		if s == source {
+			return arena.KindMarket, true
+		}
+	}
+	for _, s := range DatasetSources {
+		if s == source {
+			return arena.KindDataset, true
+		}
+	}
+	return "", false
+}
+
+// QuestionSet is one published question set, e.g. 2025-10-26-llm.json.
+type QuestionSet struct {
+	ForecastDueDate time.Time // midnight UTC
+	Name            string    // the "question_set" field, e.g. "2025-10-26-llm.json"
+	Questions       []Question
+}
+
+// Question is one question of a question set. Times are UTC; zero when the
+// file says "N/A" (dataset questions have no market open/close).
+type Question struct {
+	ID                       string
+	Source                   string
+	Question                 string // dataset questions hold {forecast_due_date} and {resolution_date} placeholders
+	ResolutionCriteria       string
+	Background               string
+	MarketResolutionCriteria string // "" when N/A
+	URL                      string
+	MarketOpen               time.Time
+	MarketClose              time.Time
+	FreezeTime               time.Time
+	// FreezeValue is the raw freeze_datetime_value: for market sources the
+	// market probability, for dataset sources the series value (a number, or
+	// text such as "No" or "200m freestyle"). "" when N/A.
+	FreezeValue            string
+	FreezeValueExplanation string
+	SourceIntro            string
+	// ResolutionDates are the dates a dataset question resolves on (nil for
+	// market questions, which resolve when their market does).
+	ResolutionDates []time.Time
+}
+
+// Kind returns the question's source kind (the source was validated).
+func (q *Question) Kind() string { k, _ := KindOf(q.Source); return k }
+
+// FreezeProbability returns the freeze value of a market-source question as
+// a probability; ok is false when the value is missing ("N/A", "", "nan").
+// The parser has already rejected values that are not a probability.
+func (q *Question) FreezeProbability() (p float64, ok bool) {
+	if q.Kind() != arena.KindMarket {
+		return 0, false
+	}
+	p, ok, _ = parseProbability(q.FreezeValue)
+	return p, ok
+}
+
+// ResolutionSet is one published resolution set, e.g.
+// 2025-10-26_resolution_set.json.
+type ResolutionSet struct {
+	ForecastDueDate time.Time
+	QuestionSet     string // the question set it resolves, e.g. "2025-10-26-llm.json"
+	Resolutions     []Resolution
+}
+
+// Resolution is one row of a resolution set. A combination question (a
+// list-valued id) has Combination set and ID empty.
+type Resolution struct {
+	ID             string
+	Combination    []string
+	Source         string
+	ResolutionDate time.Time
+	ResolvedTo     float64
+	Resolved       bool
+}
+
+// IsCombination reports whether the row is a combination question.
+func (r *Resolution) IsCombination() bool { return r.Combination != nil }
+
+// ParseError locates a problem in an input file.
+type ParseError struct {
+	File      string // set by the file-level readers
+	Line, Col int    // 1-based; 0 when unknown
+	Where     string // e.g. "questions[12].freeze_datetime"
+	Msg       string
+}
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(":")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:%d:", e.Line, e.Col)
+	}
+	if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	if e.Where != "" {
+		b.WriteString(e.Where)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ScanQuestionSet streams a question set, calling fn for each question in
+// file order; it returns the set's header (Questions left nil). fn's error
+// stops the scan and is returned as is.
+func ScanQuestionSet(r io.Reader, fn func(i int, q Question) error) (*QuestionSet, error) {
+	p := newParser(r)
+	set := &QuestionSet{}
+	var haveDue bool
+	err := p.object("questions", func(key string, raw json.RawMessage, at int64) error {
+		switch key {
+		case "forecast_due_date":
+			t, err := p.date(raw, at, "forecast_due_date")
+			set.ForecastDueDate, haveDue = t, true
+			return err
+		case "question_set":
+			s, err := p.str(raw, at, "question_set")
+			set.Name = s
+			return err
+		}
+		return nil // unknown header fields are ignored
+	}, func(i int, raw json.RawMessage, at int64) error {
+		q, err := p.question(i, raw, at)
+		if err != nil {
+			return err
+		}
+		return fn(i, q)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !haveDue {
+		return nil, &ParseError{Msg: "missing forecast_due_date"}
+	}
+	if !p.sawArray {
+		return nil, &ParseError{Msg: "missing questions"}
+	}
+	return set, nil
+}
+
+// ReadQuestionSet parses a whole question set.
+func ReadQuestionSet(r io.Reader) (*QuestionSet, error) {
+	var qs []Question
+	set, err := ScanQuestionSet(r, func(_ int, q Question) error { qs = append(qs, q); return nil })
+	if err != nil {
+		return nil, err
+	}
+	set.Questions = qs
+	return set, nil
+}
+
+// ScanResolutionSet streams a resolution set, calling fn for each row
+// (combination rows included, marked by IsCombination).
+func ScanResolutionSet(r io.Reader, fn func(i int, res Resolution) error) (*ResolutionSet, error) {
+	p := newParser(r)
+	set := &ResolutionSet{}
+	var haveDue bool
+	err := p.object("resolutions", func(key string, raw json.RawMessage, at int64) error {
+		switch key {
+		case "forecast_due_date":
+			t, err := p.date(raw, at, "forecast_due_date")
+			set.ForecastDueDate, haveDue = t, true
+			return err
+		case "question_set":
+			s, err := p.str(raw, at, "question_set")
+			set.QuestionSet = s
+			return err
+		}
+		return nil
+	}, func(i int, raw json.RawMessage, at int64) error {
+		res, err := p.resolution(i, raw, at)
+		if err != nil {
+			return err
+		}
+		return fn(i, res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !haveDue {
+		return nil, &ParseError{Msg: "missing forecast_due_date"}
+	}
+	if !p.sawArray {
+		return nil, &ParseError{Msg: "missing resolutions"}
+	}
+	return set, nil
+}
+
+// ReadResolutionSet parses a whole resolution set.
+func ReadResolutionSet(r io.Reader) (*ResolutionSet, error) {
+	var rows []Resolution
+	set, err := ScanResolutionSet(r, func(_ int, res Resolution) error { rows = append(rows, res); return nil })
+	if err != nil {
+		return nil, err
+	}
+	set.Resolutions = rows
+	return set, nil
+}
+
+// parser walks one JSON document and turns byte offsets into line:col.
+type parser struct {
+	src      *lineReader
+	dec      *json.Decoder
+	sawArray bool
+}
+
+func newParser(r io.Reader) *parser {
+	lr := &lineReader{r: r}
+	return &parser{src: lr, dec: json.NewDecoder(lr)}
+}
+
+func (p *parser) errAt(off int64, where, format string, args ...any) *ParseError {
+	line, col := p.src.position(off)
+	return &ParseError{Line: line, Col: col, Where: where, Msg: fmt.Sprintf(format, args...)}
+}
+
+// jsonErr converts a decoder error into a ParseError; base is the offset of
+// the value being unmarshalled (json.Unmarshal reports relative offsets).
+func (p *parser) jsonErr(err error, base int64, where string) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return p.errAt(base+se.Offset, where, "invalid JSON: %v", se)
+	case errors.As(err, &te):
+		f := te.Field
+		if f != "" {
+			where += "." + f
+		}
+		return p.errAt(base+te.Offset, where, "want %v, got JSON %s", te.Type, te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return p.errAt(p.dec.InputOffset(), where, "unexpected end of file")
+	}
+	return p.errAt(p.dec.InputOffset(), where, "%v", err)
+}
+
+// object walks the top-level object: every key but arrayKey goes to header,
+// each element of arrayKey's array to elem with its start offset.
+func (p *parser) object(arrayKey string, header func(key string, raw json.RawMessage, at int64) error,
+	elem func(i int, raw json.RawMessage, at int64) error) error {
+	tok, err := p.dec.Token()
+	if err != nil {
+		return p.jsonErr(err, 0, "")
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return p.errAt(p.dec.InputOffset(), "", "want a JSON object at the top level")
+	}
+	seen := map[string]bool{}
+	for p.dec.More() {
+		tok, err := p.dec.Token()
+		if err != nil {
+			return p.jsonErr(err, 0, "")
+		}
+		key, _ := tok.(string) // object keys are always strings
+		if seen[key] {
+			return p.errAt(p.dec.InputOffset(), key, "duplicate key")
+		}
+		seen[key] = true
+		if key != arrayKey {
+			var raw json.RawMessage
+			if err := p.dec.Decode(&raw); err != nil {
+				return p.jsonErr(err, 0, key)
+			}
+			if err := header(key, raw, p.dec.InputOffset()-int64(len(raw))); err != nil {
+				return err
+			}
+			continue
+		}
+		tok, err = p.dec.Token()
+		if err != nil {
+			return p.jsonErr(err, 0, key)
+		}
+		if d, ok := tok.(json.Delim); !ok || d != '[' {
+			return p.errAt(p.dec.InputOffset(), key, "want an array, got %s", describe(tok))
+		}
+		p.sawArray = true
+		for i := 0; p.dec.More(); i++ {
+			var raw json.RawMessage
+			where := fmt.Sprintf("%s[%d]", key, i)
+			if err := p.dec.Decode(&raw); err != nil {
+				return p.jsonErr(err, 0, where)
+			}
+			if err := elem(i, raw, p.dec.InputOffset()-int64(len(raw))); err != nil {
+				return err
+			}
+		}
+		if _, err := p.dec.Token(); err != nil { // ']'
+			return p.jsonErr(err, 0, key)
+		}
+	}
+	if _, err := p.dec.Token(); err != nil { // '}'
+		return p.jsonErr(err, 0, "")
+	}
+	if _, err := p.dec.Token(); err != io.EOF {
+		return p.errAt(p.dec.InputOffset(), "", "unexpected data after the top-level object")
+	}
+	return nil
+}
+
+func describe(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		return string(v)
+	case string:
+		return "a string"
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+func (p *parser) str(raw json.RawMessage, at int64, where string) (string, error) {
+	var s *string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", p.jsonErr(err, at, where)
+	}
+	if s == nil {
+		return "", nil
+	}
+	return *s, nil
+}
+
+func (p *parser) date(raw json.RawMessage, at int64, where string) (time.Time, error) {
+	s, err := p.str(raw, at, where)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := parseDate(s)
+	if err != nil {
+		return time.Time{}, p.errAt(at, where, "%v", err)
+	}
+	return t, nil
+}
+
+// rawQuestion declares the field types: pointers tell missing/null apart,
+// and json.Unmarshal rejects values of the wrong JSON type.
+type rawQuestion struct {
+	ID                       *string         `json:"id"`
+	Source                   *string         `json:"source"`
+	Question                 *string         `json:"question"`
+	ResolutionCriteria       *string         `json:"resolution_criteria"`
+	Background               *string         `json:"background"`
+	MarketOpen               *string         `json:"market_info_open_datetime"`
+	MarketClose              *string         `json:"market_info_close_datetime"`
+	MarketResolutionCriteria *string         `json:"market_info_resolution_criteria"`
+	URL                      *string         `json:"url"`
+	FreezeTime               *string         `json:"freeze_datetime"`
+	FreezeValue              *string         `json:"freeze_datetime_value"`
+	FreezeValueExplanation   *string         `json:"freeze_datetime_value_explanation"`
+	SourceIntro              *string         `json:"source_intro"`
+	ResolutionDates          json.RawMessage `json:"resolution_dates"`
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (p *parser) question(i int, raw json.RawMessage, at int64) (Question, error) {
+	where := fmt.Sprintf("questions[%d]", i)
+	if len(raw) == 0 || raw[0] != '{' {
+		return Question{}, p.errAt(at, where, "want an object")
+	}
+	var r rawQuestion
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Question{}, p.jsonErr(err, at, where)
+	}
+	bad := func(field, format string, args ...any) (Question, error) {
+		return Question{}, p.errAt(at, where+"."+field, format, args...)
+	}
+	q := Question{
+		ID:                       deref(r.ID),
+		Source:                   deref(r.Source),
+		Question:                 deref(r.Question),
+		ResolutionCriteria:       deref(r.ResolutionCriteria),
+		Background:               deref(r.Background),
+		MarketResolutionCriteria: na(deref(r.MarketResolutionCriteria)),
+		URL:                      na(deref(r.URL)),
+		FreezeValue:              na(deref(r.FreezeValue)),
+		FreezeValueExplanation:   deref(r.FreezeValueExplanation),
+		SourceIntro:              deref(r.SourceIntro),
+	}
+	if q.ID == "" {
+		return bad("id", "missing")
+	}
+	where = fmt.Sprintf("questions[%d] (id %s)", i, q.ID)
+	kind, ok := KindOf(q.Source)
+	if !ok {
+		return bad("source", "unknown source %q (want one of %s, %s)", q.Source,
+			strings.Join(MarketSources, ", "), strings.Join(DatasetSources, ", "))
+	}
+	if strings.TrimSpace(q.Question) == "" {
+		return bad("question", "missing")
+	}
+	var err error
+	if q.MarketOpen, err = parseTime(deref(r.MarketOpen)); err != nil {
+		return bad("market_info_open_datetime", "%v", err)
+	}
+	if q.MarketClose, err = parseTime(deref(r.MarketClose)); err != nil {
+		return bad("market_info_close_datetime", "%v", err)
+	}
+	if q.FreezeTime, err = parseTime(deref(r.FreezeTime)); err != nil {
+		return bad("freeze_datetime", "%v", err)
+	}
+	if q.FreezeTime.IsZero() {
+		// The freeze time is what the contamination guard compares with a
+		// model's training cutoff; a question without one is unusable.
+		return bad("freeze_datetime", "missing")
+	}
+	if kind == arena.KindMarket {
+		if _, _, err := parseProbability(q.FreezeValue); err != nil {
+			return bad("freeze_datetime_value", "%v", err)
+		}
+	}
+	if q.ResolutionDates, err = resolutionDates(r.ResolutionDates, kind); err != nil {
+		return bad("resolution_dates", "%v", err)
+	}
+	return q, nil
+}
+
+// na maps ForecastBench's missing-value marker to "".
+func na(s string) string {
+	if s == "N/A" {
+		return ""
+	}
+	return s
+}
+
+// resolutionDates accepts "N/A", null, a missing field or [] for market
+// questions, and a non-empty list of distinct dates for dataset questions.
+func resolutionDates(raw json.RawMessage, kind string) ([]time.Time, error) {
+	raw = bytes.TrimSpace(raw)
+	var list []string
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		if s != "N/A" {
+			return nil, fmt.Errorf("want a list of dates or \"N/A\", got %q", s)
+		}
+	case raw[0] == '[':
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, fmt.Errorf("want a list of date strings")
+		}
+	default:
+		return nil, fmt.Errorf("want a list of dates or \"N/A\"")
+	}
+	if kind == arena.KindMarket {
+		if len(list) > 0 {
+			return nil, fmt.Errorf("market questions resolve with their market; got dates %v", list)
+		}
+		return nil, nil
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("dataset questions need at least one resolution date")
+	}
+	out := make([]time.Time, 0, len(list))
+	seen := map[time.Time]bool{}
+	for _, s := range list {
+		t, err := parseDate(s)
+		if err != nil {
+			return nil, err
+		}
+		if seen[t] {
+			return nil, fmt.Errorf("duplicate date %s", s)
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
+	return out, nil
+}
+
+type rawResolution struct {
+	ID             json.RawMessage `json:"id"`
+	Source         *string         `json:"source"`
+	Direction      json.RawMessage `json:"direction"`
+	ResolutionDate *string         `json:"resolution_date"`
+	ResolvedTo     *float64        `json:"resolved_to"`
+	Resolved       *bool           `json:"resolved"`
+}
+
+func (p *parser) resolution(i int, raw json.RawMessage, at int64) (Resolution, error) {
+	where := fmt.Sprintf("resolutions[%d]", i)
+	if len(raw) == 0 || raw[0] != '{' {
+		return Resolution{}, p.errAt(at, where, "want an object")
+	}
+	var r rawResolution
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Resolution{}, p.jsonErr(err, at, where)
+	}
+	bad := func(field, format string, args ...any) (Resolution, error) {
+		return Resolution{}, p.errAt(at, where+"."+field, format, args...)
+	}
+	var res Resolution
+	id := bytes.TrimSpace(r.ID)
+	switch {
+	case len(id) == 0 || string(id) == "null":
+		return bad("id", "missing")
+	case id[0] == '"':
+		if err := json.Unmarshal(id, &res.ID); err != nil || res.ID == "" {
+			return bad("id", "missing")
+		}
+		where = fmt.Sprintf("resolutions[%d] (id %s)", i, res.ID)
+	case id[0] == '[':
+		if err := json.Unmarshal(id, &res.Combination); err != nil || len(res.Combination) < 2 {
+			return bad("id", "a combination id must be a list of at least two strings")
+		}
+		for _, c := range res.Combination {
+			if c == "" {
+				return bad("id", "empty id in combination")
+			}
+		}
+	default:
+		return bad("id", "want a string or a list of strings")
+	}
+	res.Source = deref(r.Source)
+	if _, ok := KindOf(res.Source); !ok {
+		return bad("source", "unknown source %q", res.Source)
+	}
+	if dir := bytes.TrimSpace(r.Direction); len(dir) > 0 && string(dir) != "null" {
+		var d []float64
+		if err := json.Unmarshal(dir, &d); err != nil {
+			return bad("direction", "want null or a list of numbers")
+		}
+	}
+	if r.ResolutionDate == nil {
+		return bad("resolution_date", "missing")
+	}
+	t, err := parseDate(*r.ResolutionDate)
+	if err != nil {
+		return bad("resolution_date", "%v", err)
+	}
+	res.ResolutionDate = t
+	if r.Resolved == nil {
+		return bad("resolved", "missing")
+	}
+	res.Resolved = *r.Resolved
+	if r.ResolvedTo == nil {
+		return bad("resolved_to", "missing")
+	}
+	res.ResolvedTo = *r.ResolvedTo
+	// For single questions resolved_to is an outcome (0/1) or a market
+	// probability; anything outside [0,1] is corrupt. Combination rows are
+	// skipped, so only their types are checked.
+	if !res.IsCombination() && (res.ResolvedTo < 0 || res.ResolvedTo > 1) {
+		return bad("resolved_to", "%v outside [0,1]", res.ResolvedTo)
+	}
+	return res, nil
+}
+
+// parseDate parses the YYYY-MM-DD dates of due dates and resolution dates.
+func parseDate(s string) (time.Time, error) {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want a date YYYY-MM-DD, got %q", s)
+	}
+	return t, nil
+}
+
+// parseTime parses the datetimes ForecastBench writes: RFC 3339 with an
+// offset ("2025-10-16T00:00:00+00:00") and, for Polymarket open times,
+// bare dates ("2025-05-01", taken as midnight UTC). "N/A" and "" are zero.
+// Times without an offset are rejected rather than guessed.
+func parseTime(s string) (time.Time, error) {
+	switch s {
+	case "", "N/A":
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("want an RFC 3339 time or YYYY-MM-DD, got %q", s)
+}
+
+// parseProbability parses a market freeze value: a decimal string in [0,1].
+// Missing values ("", "N/A", and Python's "nan") give ok=false; anything
+// else that is not a finite probability is an error.
+func parseProbability(s string) (p float64, ok bool, err error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "n/a", "nan":
+		return 0, false, nil
+	}
+	p, err = strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(p) || math.IsInf(p, 0) || p < 0 || p > 1 {
+		return 0, false, fmt.Errorf("want a probability in [0,1], got %q", s)
+	}
+	return p, true, nil
+}
+
+// lineReader records where lines start so byte offsets can be reported as
+// line:col without keeping the input.
+type lineReader struct {
+	r      io.Reader
+	n      int64
+	starts []int64 // offsets of line starts after the first
+}
+
+func (l *lineReader) Read(b []byte) (int, error) {
+	n, err := l.r.Read(b)
+	for i, c := range b[:n] {
+		if c == '\n' {
+			l.starts = append(l.starts, l.n+int64(i)+1)
+		}
+	}
+	l.n += int64(n)
+	return n, err
+}
+
+func (l *lineReader) position(off int64) (line, col int) {
+	i := sort.Search(len(l.starts), func(i int) bool { return l.starts[i] > off })
+	start := int64(0)
+	if i > 0 {
+		start = l.starts[i-1]
+	}
+	return i + 1, int(off-start) + 1
+}
