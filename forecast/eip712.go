@@ -1,0 +1,226 @@
+package forecast
+
+import (
+	"encoding/binary"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/math"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
+)
+
+// EIP-712 names and type strings (SPEC F3). The digests are hand-built from
+// these with keccak256 for speed; tests check them against go-ethereum's
+// generic apitypes encoder and the EIP-712 specification's own example.
+const (
+	DomainName    = "ForecastArena"
+	DomainVersion = "1"
+
+	domainType = "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
+	commitType = "Commit(uint256 roundId,bytes32 commitHash,bytes32 reasoningHash,address agent,uint256 nonce,uint256 deadline)"
+	revealType = "Reveal(uint256 roundId,bytes32 predictionsHash,bytes32 salt,address agent,uint256 nonce,uint256 deadline)"
+)
+
+var (
+	domainTypeHash = crypto.Keccak256Hash([]byte(domainType))
+	commitTypeHash = crypto.Keccak256Hash([]byte(commitType))
+	revealTypeHash = crypto.Keccak256Hash([]byte(revealType))
+	nameHash       = crypto.Keccak256Hash([]byte(DomainName))
+	versionHash    = crypto.Keccak256Hash([]byte(DomainVersion))
+)
+
+// Domain is the EIP-712 domain an arena signs under. Without a chain both
+// fields are zero (chainId 0, the zero address); the domain always encodes
+// all four fields, so a signature never transfers between arenas that
+// differ in either.
+type Domain struct {
+	ChainID  uint64         `json:"chain_id"`
+	Contract common.Address `json:"verifying_contract"`
+}
+
+// Commit is the signed commit message. ReasoningHash is zero when the agent
+// commits no reasoning. Deadline is a Unix time in seconds.
+type Commit struct {
+	RoundID       uint64         `json:"round_id"`
+	CommitHash    common.Hash    `json:"commit_hash"`
+	ReasoningHash common.Hash    `json:"reasoning_hash"`
+	Agent         common.Address `json:"agent"`
+	Nonce         uint64         `json:"nonce"`
+	Deadline      uint64         `json:"deadline"`
+}
+
+// Reveal is the signed reveal message. It is signed over
+// PredictionsHash(Predictions), so the predictions travel in clear next to
+// the signature.
+type Reveal struct {
+	RoundID     uint64         `json:"round_id"`
+	Predictions []uint16       `json:"predictions"`
+	Salt        common.Hash    `json:"salt"`
+	Agent       common.Address `json:"agent"`
+	Nonce       uint64         `json:"nonce"`
+	Deadline    uint64         `json:"deadline"`
+}
+
+// Separator is the EIP-712 domain separator hashStruct(EIP712Domain).
+func (d Domain) Separator() common.Hash {
+	var buf [5 * 32]byte
+	copy(buf[0:], domainTypeHash[:])
+	copy(buf[32:], nameHash[:])
+	copy(buf[64:], versionHash[:])
+	putUint256(buf[96:128], d.ChainID)
+	copy(buf[128+12:], d.Contract[:])
+	return crypto.Keccak256Hash(buf[:])
+}
+
+// CommitDigest is the EIP-712 digest keccak256(0x1901 ‖ separator ‖ hashStruct(c)) an agent signs.
+func (d Domain) CommitDigest(c Commit) common.Hash {
+	var buf [7 * 32]byte
+	copy(buf[0:], commitTypeHash[:])
+	putUint256(buf[32:64], c.RoundID)
+	copy(buf[64:], c.CommitHash[:])
+	copy(buf[96:], c.ReasoningHash[:])
+	copy(buf[128+12:], c.Agent[:])
+	putUint256(buf[160:192], c.Nonce)
+	putUint256(buf[192:224], c.Deadline)
+	return d.digest(crypto.Keccak256Hash(buf[:]))
+}
+
+// RevealDigest is the EIP-712 digest of a reveal.
+func (d Domain) RevealDigest(r Reveal) common.Hash {
+	var buf [7 * 32]byte
+	ph := PredictionsHash(r.Predictions)
+	copy(buf[0:], revealTypeHash[:])
+	putUint256(buf[32:64], r.RoundID)
+	copy(buf[64:], ph[:])
+	copy(buf[96:], r.Salt[:])
+	copy(buf[128+12:], r.Agent[:])
+	putUint256(buf[160:192], r.Nonce)
+	putUint256(buf[192:224], r.Deadline)
+	return d.digest(crypto.Keccak256Hash(buf[:]))
+}
+
+func (d Domain) digest(structHash common.Hash) common.Hash {
+	var buf [2 + 64]byte
+	buf[0], buf[1] = 0x19, 0x01
+	sep := d.Separator()
+	copy(buf[2:], sep[:])
+	copy(buf[34:], structHash[:])
+	return crypto.Keccak256Hash(buf[:])
+}
+
+func putUint256(w []byte, v uint64) {
+	clear(w[:24])
+	binary.BigEndian.PutUint64(w[24:32], v)
+}
+
+// VerifyCommit checks sig over c's digest and that it was made by c.Agent.
+// A signature for another domain recovers some other address, so it fails
+// with signer_mismatch.
+func (d Domain) VerifyCommit(c Commit, sig []byte) error {
+	return verify(d.CommitDigest(c), sig, c.Agent)
+}
+
+// VerifyReveal checks sig over r's digest and that it was made by r.Agent.
+func (d Domain) VerifyReveal(r Reveal, sig []byte) error {
+	return verify(d.RevealDigest(r), sig, r.Agent)
+}
+
+func verify(digest common.Hash, sig []byte, agent common.Address) error {
+	signer, err := Recover(digest, sig)
+	if err != nil {
+		return err
+	}
+	if signer != agent {
+		return reject(CodeSignerMismatch, "signature is by %s, not by agent %s", signer.Hex(), agent.Hex())
+	}
+	return nil
+}
+
+// CheckRequest compares the chain id and verifying contract a request names,
+// when it names them (nil: not given), with d.
+func (d Domain) CheckRequest(chainID *uint64, contract *common.Address) error {
+	if chainID != nil && *chainID != d.ChainID {
+		return reject(CodeDomainMismatch, "chain id %d: this arena signs with chain id %d", *chainID, d.ChainID)
+	}
+	if contract != nil && *contract != d.Contract {
+		return reject(CodeDomainMismatch, "verifying contract %s: this arena signs with %s", contract.Hex(), d.Contract.Hex())
+	}
+	return nil
+}
+
+// typedDataTypes are the field lists of the type strings above, for wallets
+// (eth_signTypedData_v4) and for cross-checking the hand-built hashing. A
+// fresh map each call, so callers may modify what they get.
+func typedDataTypes() apitypes.Types {
+	return apitypes.Types{
+		"EIP712Domain": {
+			{Name: "name", Type: "string"},
+			{Name: "version", Type: "string"},
+			{Name: "chainId", Type: "uint256"},
+			{Name: "verifyingContract", Type: "address"},
+		},
+		"Commit": {
+			{Name: "roundId", Type: "uint256"},
+			{Name: "commitHash", Type: "bytes32"},
+			{Name: "reasoningHash", Type: "bytes32"},
+			{Name: "agent", Type: "address"},
+			{Name: "nonce", Type: "uint256"},
+			{Name: "deadline", Type: "uint256"},
+		},
+		"Reveal": {
+			{Name: "roundId", Type: "uint256"},
+			{Name: "predictionsHash", Type: "bytes32"},
+			{Name: "salt", Type: "bytes32"},
+			{Name: "agent", Type: "address"},
+			{Name: "nonce", Type: "uint256"},
+			{Name: "deadline", Type: "uint256"},
+		},
+	}
+}
+
+func (d Domain) typedDataDomain() apitypes.TypedDataDomain {
+	return apitypes.TypedDataDomain{
+		Name:              DomainName,
+		Version:           DomainVersion,
+		ChainId:           (*math.HexOrDecimal256)(new(big.Int).SetUint64(d.ChainID)),
+		VerifyingContract: d.Contract.Hex(),
+	}
+}
+
+func dec(v uint64) string { return new(big.Int).SetUint64(v).String() }
+
+// CommitTypedData is c as EIP-712 typed data (the JSON eth_signTypedData_v4
+// takes), for agents that sign with a wallet.
+func (d Domain) CommitTypedData(c Commit) apitypes.TypedData {
+	return apitypes.TypedData{
+		Types:       typedDataTypes(),
+		PrimaryType: "Commit",
+		Domain:      d.typedDataDomain(),
+		Message: apitypes.TypedDataMessage{
+			"roundId":       dec(c.RoundID),
+			"commitHash":    c.CommitHash.Hex(),
+			"reasoningHash": c.ReasoningHash.Hex(),
+			"agent":         c.Agent.Hex(),
+			"nonce":         dec(c.Nonce),
+			"deadline":      dec(c.Deadline),
+		},
+	}
+}
+
+// RevealTypedData is r as EIP-712 typed data.
+func (d Domain) RevealTypedData(r Reveal) apitypes.TypedData {
+	return apitypes.TypedData{
+		Types:       typedDataTypes(),
+		PrimaryType: "Reveal",
+		Domain:      d.typedDataDomain(),
+		Message: apitypes.TypedDataMessage{
+			"roundId":         dec(r.RoundID),
+			"predictionsHash": PredictionsHash(r.Predictions).Hex(),
+			"salt":            r.Salt.Hex(),
+			"agent":           r.Agent.Hex(),
+			"nonce":           dec(r.Nonce),
+			"deadline":        dec(r.Deadline),
+		},
+	}
+}

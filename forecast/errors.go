@@ -1,0 +1,130 @@
+package forecast
+
+import "github.com/forecast-arena/arena"
+
+// Rejection codes. Every request the protocol refuses fails with an
+// *arena.Error whose Code is one of these constants and whose Kind selects
+// the HTTP status. The codes are the API contract: never rename or reuse one.
+//
+// Agent submissions (SPEC F3, F4), in the order the checks run:
+//
+//	code                   kind          when
+//	domain_mismatch        invalid       the request names a chain_id / verifying_contract other than the server's
+//	signature_malformed    invalid       signature is not 65 bytes (or not 0x-hex when decoded from text)
+//	signature_v_invalid    invalid       v is not 27 or 28 (v = 0/1 is refused: sign with v+27)
+//	signature_invalid      unauthorized  r or s is zero or ≥ secp256k1 n, or no public key recovers
+//	signature_high_s       invalid       s > n/2 (malleable twin of a valid signature)
+//	signer_mismatch        unauthorized  the recovered signer is not the message's agent (also what a
+//	                                     signature made for another chain id or contract yields)
+//	round_not_found        not_found     no such round
+//	round_invalidated      conflict      the round was invalidated by the operator
+//	deadline_expired       invalid       the signed deadline is before now
+//	deadline_too_far       invalid       the signed deadline is more than 24 h after now
+//	prediction_count       invalid       reveal: number of predictions ≠ k
+//	prediction_range       invalid       reveal: a prediction > 10000 bps
+//	commit_closed          conflict      commit: now is after commit_deadline
+//	reveal_not_open        conflict      reveal: now is before reveal_start
+//	reveal_closed          conflict      reveal: now is after reveal_deadline
+//	already_committed      conflict      commit: the agent already committed in this round
+//	not_committed          conflict      reveal: the agent has no commit in this round
+//	already_revealed       conflict      reveal: the agent already revealed in this round
+//	nonce_invalid          conflict      the nonce is not the agent's current one (stale, reused or ahead)
+//	commit_mismatch        invalid       reveal: CommitHash(round, agent, predictions, salt) ≠ stored commit
+//
+// Reasoning upload (SPEC F4), after the agent's reveal:
+//
+//	reasoning_too_large       too_large  canonical reasoning exceeds MaxReasoningBytes
+//	reasoning_malformed       invalid    not a JSON array of k strings in valid UTF-8
+//	reasoning_not_revealed    conflict   the agent has not revealed (yet) in this round
+//	reasoning_not_committed   conflict   the commit carried no reasoning hash (zero)
+//	reasoning_already_stored  conflict   reasoning for this commit was already accepted
+//	reasoning_mismatch        invalid    ReasoningHash(reasoning) ≠ the committed reasoning hash
+//
+// Round definition (operator side, SPEC F1):
+//
+//	schedule_invalid       invalid  not commit_deadline < reveal_start ≤ reveal_deadline
+//	round_markets_invalid  invalid  market count ≠ k, duplicate market or event, non-binary,
+//	                                not open, or closing at or before the reveal deadline
+//	not_enough_markets     invalid  SelectMarkets found fewer than k eligible markets
+//	rules_invalid          invalid  selection rules out of range
+const (
+	CodeSignatureMalformed = "signature_malformed"
+	CodeSignatureV         = "signature_v_invalid"
+	CodeSignatureInvalid   = "signature_invalid"
+	CodeSignatureHighS     = "signature_high_s"
+	CodeSignerMismatch     = "signer_mismatch"
+	CodeDomainMismatch     = "domain_mismatch"
+	CodeRoundNotFound      = "round_not_found"
+	CodeRoundInvalidated   = "round_invalidated"
+	CodeDeadlineExpired    = "deadline_expired"
+	CodeDeadlineTooFar     = "deadline_too_far"
+	CodePredictionCount    = "prediction_count"
+	CodePredictionRange    = "prediction_range"
+	CodeCommitClosed       = "commit_closed"
+	CodeRevealNotOpen      = "reveal_not_open"
+	CodeRevealClosed       = "reveal_closed"
+	CodeAlreadyCommitted   = "already_committed"
+	CodeNotCommitted       = "not_committed"
+	CodeAlreadyRevealed    = "already_revealed"
+	CodeNonceInvalid       = "nonce_invalid"
+	CodeCommitMismatch     = "commit_mismatch"
+
+	CodeReasoningTooLarge     = "reasoning_too_large"
+	CodeReasoningMalformed    = "reasoning_malformed"
+	CodeReasoningNotRevealed  = "reasoning_not_revealed"
+	CodeReasoningNotCommitted = "reasoning_not_committed"
+	CodeReasoningStored       = "reasoning_already_stored"
+	CodeReasoningMismatch     = "reasoning_mismatch"
+
+	CodeScheduleInvalid     = "schedule_invalid"
+	CodeRoundMarketsInvalid = "round_markets_invalid"
+	CodeNotEnoughMarkets    = "not_enough_markets"
+	CodeRulesInvalid        = "rules_invalid"
+)
+
+// Codes maps every rejection code to its error kind; it is the table above
+// in machine form (the HTTP layer and the API docs can be generated from it).
+var Codes = map[string]string{
+	CodeSignatureMalformed: arena.EINVALID,
+	CodeSignatureV:         arena.EINVALID,
+	CodeSignatureInvalid:   arena.EUNAUTHORIZED,
+	CodeSignatureHighS:     arena.EINVALID,
+	CodeSignerMismatch:     arena.EUNAUTHORIZED,
+	CodeDomainMismatch:     arena.EINVALID,
+	CodeRoundNotFound:      arena.ENOTFOUND,
+	CodeRoundInvalidated:   arena.ECONFLICT,
+	CodeDeadlineExpired:    arena.EINVALID,
+	CodeDeadlineTooFar:     arena.EINVALID,
+	CodePredictionCount:    arena.EINVALID,
+	CodePredictionRange:    arena.EINVALID,
+	CodeCommitClosed:       arena.ECONFLICT,
+	CodeRevealNotOpen:      arena.ECONFLICT,
+	CodeRevealClosed:       arena.ECONFLICT,
+	CodeAlreadyCommitted:   arena.ECONFLICT,
+	CodeNotCommitted:       arena.ECONFLICT,
+	CodeAlreadyRevealed:    arena.ECONFLICT,
+	CodeNonceInvalid:       arena.ECONFLICT,
+	CodeCommitMismatch:     arena.EINVALID,
+
+	CodeReasoningTooLarge:     arena.ETOOLARGE,
+	CodeReasoningMalformed:    arena.EINVALID,
+	CodeReasoningNotRevealed:  arena.ECONFLICT,
+	CodeReasoningNotCommitted: arena.ECONFLICT,
+	CodeReasoningStored:       arena.ECONFLICT,
+	CodeReasoningMismatch:     arena.EINVALID,
+
+	CodeScheduleInvalid:     arena.EINVALID,
+	CodeRoundMarketsInvalid: arena.EINVALID,
+	CodeNotEnoughMarkets:    arena.EINVALID,
+	CodeRulesInvalid:        arena.EINVALID,
+}
+
+// reject builds the *arena.Error for code with the kind from Codes, so a
+// code can never be raised with two different kinds.
+func reject(code, format string, args ...any) *arena.Error {
+	kind, ok := Codes[code]
+	if !ok {
+		panic("forecast: unregistered rejection code " + code)
+	}
+	return arena.Rejectf(kind, code, format, args...)
+}

@@ -1,0 +1,309 @@
+package forecast
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// DefaultK is the number of markets in a round (SPEC F1).
+const DefaultK = 7
+
+// Schedule is a round's deadlines (SPEC F1). Commits are accepted while
+// now ≤ CommitDeadline; reveals while RevealStart ≤ now ≤ RevealDeadline.
+type Schedule struct {
+	CommitDeadline time.Time `json:"commit_deadline"`
+	RevealStart    time.Time `json:"reveal_start"`
+	RevealDeadline time.Time `json:"reveal_deadline"`
+}
+
+// Validate checks commit_deadline < reveal_start ≤ reveal_deadline.
+func (s Schedule) Validate() error {
+	switch {
+	case s.CommitDeadline.IsZero() || s.RevealStart.IsZero() || s.RevealDeadline.IsZero():
+		return reject(CodeScheduleInvalid, "schedule: every deadline must be set")
+	case !s.CommitDeadline.Before(s.RevealStart):
+		return reject(CodeScheduleInvalid, "schedule: commit deadline %s is not before reveal start %s", fmtTime(s.CommitDeadline), fmtTime(s.RevealStart))
+	case s.RevealDeadline.Before(s.RevealStart):
+		return reject(CodeScheduleInvalid, "schedule: reveal deadline %s is before reveal start %s", fmtTime(s.RevealDeadline), fmtTime(s.RevealStart))
+	}
+	return nil
+}
+
+// ValidateRound checks a round definition (SPEC F1): a valid schedule and
+// exactly k distinct open binary markets, at most one per event, every one
+// closing strictly after the reveal deadline, so that no agent can see an
+// outcome before deciding whether to reveal.
+func ValidateRound(s Schedule, k int, markets []*arena.Market) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if k < 1 {
+		return reject(CodeRoundMarketsInvalid, "round: k = %d, need at least one market", k)
+	}
+	if len(markets) != k {
+		return reject(CodeRoundMarketsInvalid, "round: %d markets, k = %d", len(markets), k)
+	}
+	seen := make(map[string]bool, k)
+	events := make(map[string]bool, k)
+	for i, m := range markets {
+		if m == nil {
+			return reject(CodeRoundMarketsInvalid, "round: market %d is missing", i)
+		}
+		switch {
+		case !m.IsBinary():
+			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) is not binary", i, m)
+		case m.Status != arena.StatusOpen || m.Resolution != "":
+			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", i, m, m.Status)
+		case m.CloseTime.IsZero():
+			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) has no close time", i, m)
+		case !m.CloseTime.After(s.RevealDeadline):
+			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) closes at %s, not after the reveal deadline %s",
+				i, m, fmtTime(m.CloseTime), fmtTime(s.RevealDeadline))
+		}
+		if key := marketKey(m); seen[key] {
+			return reject(CodeRoundMarketsInvalid, "round: market %s appears twice", m)
+		} else {
+			seen[key] = true
+		}
+		if m.EventID != "" {
+			key := m.Source + "\x00" + m.EventID
+			if events[key] {
+				return reject(CodeRoundMarketsInvalid, "round: two markets on event %s/%s", m.Source, m.EventID)
+			}
+			events[key] = true
+		}
+	}
+	return nil
+}
+
+// Rules are how a round's markets are chosen (SPEC F1: curated by rules,
+// not by hand). They are stored with the round as JSON, so a round's
+// selection can be re-run and audited.
+type Rules struct {
+	// MinVolume and MinLiquidity are in USD (Polymarket volumeNum and
+	// liquidityNum); a market needs at least both.
+	MinVolume    float64 `json:"min_volume"`
+	MinLiquidity float64 `json:"min_liquidity"`
+	// When MaxPrice > 0 a market needs a known Yes price in
+	// [MinPrice, MaxPrice], which keeps out nearly decided markets.
+	MinPrice float64 `json:"min_price"`
+	MaxPrice float64 `json:"max_price"`
+	// A market must close more than MinCloseAfter after the reveal deadline
+	// and, when MaxCloseAfter > 0, at most MaxCloseAfter after it (so the
+	// round resolves soon).
+	MinCloseAfter Duration `json:"min_close_after"`
+	MaxCloseAfter Duration `json:"max_close_after"`
+	// MaxPerCategory caps markets per category (0: no cap).
+	MaxPerCategory int `json:"max_per_category"`
+	// Sources restricts markets to these sources (empty: any).
+	Sources []string `json:"sources,omitempty"`
+	// ExcludeCategories are skipped, compared case-insensitively.
+	ExcludeCategories []string `json:"exclude_categories,omitempty"`
+}
+
+// DefaultRules are liquid Polymarket markets that are not nearly decided
+// and close within a week after the reveal deadline.
+func DefaultRules() Rules {
+	return Rules{
+		MinVolume:      10_000,
+		MinLiquidity:   1_000,
+		MinPrice:       0.03,
+		MaxPrice:       0.97,
+		MinCloseAfter:  Duration(time.Hour),
+		MaxCloseAfter:  Duration(7 * 24 * time.Hour),
+		// No cap: round-robin already mixes categories, and Polymarket
+		// leaves many markets uncategorized.
+		MaxPerCategory: 0,
+		Sources:        []string{arena.SourcePolymarket},
+	}
+}
+
+// Validate checks that the rules are in range.
+func (r Rules) Validate() error {
+	bad := func(format string, args ...any) error {
+		return reject(CodeRulesInvalid, "rules: "+format, args...)
+	}
+	switch {
+	case !(r.MinVolume >= 0) || math.IsInf(r.MinVolume, 0):
+		return bad("min_volume %v", r.MinVolume)
+	case !(r.MinLiquidity >= 0) || math.IsInf(r.MinLiquidity, 0):
+		return bad("min_liquidity %v", r.MinLiquidity)
+	case r.MaxPrice != 0 && !(0 <= r.MinPrice && r.MinPrice <= r.MaxPrice && r.MaxPrice <= 1):
+		return bad("price bounds [%v, %v] are not within [0, 1]", r.MinPrice, r.MaxPrice)
+	case r.MaxPrice == 0 && r.MinPrice != 0:
+		return bad("min_price %v without max_price", r.MinPrice)
+	case r.MinCloseAfter < 0 || r.MaxCloseAfter < 0:
+		return bad("negative close window")
+	case r.MaxCloseAfter > 0 && r.MaxCloseAfter <= r.MinCloseAfter:
+		return bad("max_close_after %s is not after min_close_after %s", r.MaxCloseAfter, r.MinCloseAfter)
+	case r.MaxPerCategory < 0:
+		return bad("max_per_category %d", r.MaxPerCategory)
+	}
+	return nil
+}
+
+// Eligible reports whether m may enter a round whose reveal deadline is
+// revealDeadline, and if not, why.
+func (r Rules) Eligible(m *arena.Market, revealDeadline time.Time) (bool, string) {
+	switch {
+	case m == nil:
+		return false, "missing"
+	case !m.IsBinary():
+		return false, "not binary"
+	case m.Status != arena.StatusOpen || m.Resolution != "" || m.Ambiguous:
+		return false, "not open"
+	case len(r.Sources) > 0 && !slices.Contains(r.Sources, m.Source):
+		return false, "source " + m.Source
+	case !m.CloseTime.After(revealDeadline.Add(time.Duration(r.MinCloseAfter))):
+		return false, "closes too early"
+	case r.MaxCloseAfter > 0 && m.CloseTime.After(revealDeadline.Add(time.Duration(r.MaxCloseAfter))):
+		return false, "closes too late"
+	case !(m.Volume >= r.MinVolume): // also refuses NaN
+		return false, "volume"
+	case !(m.Liquidity >= r.MinLiquidity):
+		return false, "liquidity"
+	}
+	cat := categoryKey(m)
+	for _, c := range r.ExcludeCategories {
+		if strings.EqualFold(strings.TrimSpace(c), cat) {
+			return false, "category " + cat
+		}
+	}
+	if r.MaxPrice > 0 {
+		p, ok := m.YesPrice()
+		if !ok || !(p >= r.MinPrice && p <= r.MaxPrice) {
+			return false, "price"
+		}
+	}
+	return true, ""
+}
+
+// SelectMarkets chooses k markets for a round whose reveal deadline is
+// revealDeadline: eligible markets (Rules.Eligible), the highest-volume
+// market of each event, then round-robin over categories — categories
+// ordered by their best market's volume, each category's markets by
+// volume — so that the round mixes categories. Ties break on (Source,
+// SourceID), so the result depends only on the set of candidates, not on
+// their order. The result is in selection order, which becomes the market
+// index within the round.
+func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadline time.Time) ([]*arena.Market, error) {
+	if k < 1 {
+		return nil, reject(CodeRulesInvalid, "select: k = %d", k)
+	}
+	if err := rules.Validate(); err != nil {
+		return nil, err
+	}
+	best := make(map[string]*arena.Market) // event key → best market
+	for _, m := range candidates {
+		if ok, _ := rules.Eligible(m, revealDeadline); !ok {
+			continue
+		}
+		key := eventKey(m)
+		if cur, ok := best[key]; !ok || better(m, cur) {
+			best[key] = m
+		}
+	}
+	byCat := make(map[string][]*arena.Market)
+	for _, m := range best {
+		c := categoryKey(m)
+		byCat[c] = append(byCat[c], m)
+	}
+	cats := make([]string, 0, len(byCat))
+	for c, ms := range byCat {
+		slices.SortFunc(ms, compareMarkets)
+		cats = append(cats, c)
+	}
+	slices.SortFunc(cats, func(a, b string) int {
+		if c := compareMarkets(byCat[a][0], byCat[b][0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	out := make([]*arena.Market, 0, k)
+	for layer := 0; len(out) < k; layer++ {
+		if rules.MaxPerCategory > 0 && layer >= rules.MaxPerCategory {
+			break
+		}
+		added := false
+		for _, c := range cats {
+			if layer < len(byCat[c]) && len(out) < k {
+				out = append(out, byCat[c][layer])
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	if len(out) < k {
+		return nil, reject(CodeNotEnoughMarkets, "select: %d eligible markets (one per event, max_per_category %d) among %d candidates, need %d",
+			len(out), rules.MaxPerCategory, len(candidates), k)
+	}
+	return out, nil
+}
+
+// compareMarkets orders by volume descending, then Source and SourceID.
+func compareMarkets(a, b *arena.Market) int {
+	switch {
+	case a.Volume > b.Volume:
+		return -1
+	case a.Volume < b.Volume:
+		return 1
+	}
+	if c := strings.Compare(a.Source, b.Source); c != 0 {
+		return c
+	}
+	return strings.Compare(a.SourceID, b.SourceID)
+}
+
+func better(a, b *arena.Market) bool { return compareMarkets(a, b) < 0 }
+
+func marketKey(m *arena.Market) string { return m.Source + "\x00" + m.SourceID }
+
+// eventKey groups markets on one event; a market without an event is its
+// own event.
+func eventKey(m *arena.Market) string {
+	if m.EventID == "" {
+		return "m\x00" + marketKey(m)
+	}
+	return "e\x00" + m.Source + "\x00" + m.EventID
+}
+
+func categoryKey(m *arena.Market) string {
+	c := strings.ToLower(strings.TrimSpace(m.Category))
+	if c == "" {
+		return "uncategorized"
+	}
+	return c
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string ("72h0m0s"), so stored rules stay readable.
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string such as "90m" or "168h".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration: want a string such as \"72h\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration: %w", err)
+	}
+	*d = Duration(v)
+	return nil
+}

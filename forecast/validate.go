@@ -1,0 +1,173 @@
+package forecast
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// MaxDeadlineAhead bounds how far in the future a signed deadline may lie,
+// so a leaked signed message cannot be held back and replayed much later.
+const MaxDeadlineAhead = 24 * time.Hour
+
+// RoundState is the part of a round the validators read.
+type RoundState struct {
+	ID          uint64
+	K           int // number of markets = number of predictions
+	Schedule    Schedule
+	Invalidated bool
+}
+
+// State is everything ValidateCommit, ValidateReveal and ValidateReasoning
+// need about one agent in one round. The service loads it in the
+// transaction that then records the accepted request and increments the
+// agent's nonce, so two racing requests cannot both pass.
+type State struct {
+	Round *RoundState // nil: the round does not exist
+
+	Nonce uint64 // the agent's current nonce; 0 for an agent never seen
+
+	Committed     bool
+	CommitHash    common.Hash // stored commitment, when Committed
+	ReasoningHash common.Hash // committed reasoning hash; zero for none
+	Revealed      bool
+	// ReasoningStored is set once reasoning text has been accepted.
+	ReasoningStored bool
+}
+
+// ValidateCommit checks a signed commit (whose signature VerifyCommit has
+// already checked) against the round and the agent's state at time now. It
+// returns the first failing rule, in the order of the table in Codes.
+func ValidateCommit(st State, c Commit, now time.Time) error {
+	if err := checkRound(st, c.RoundID); err != nil {
+		return err
+	}
+	if err := checkDeadline(c.Deadline, now); err != nil {
+		return err
+	}
+	if now.After(st.Round.Schedule.CommitDeadline) {
+		return reject(CodeCommitClosed, "round %d: commits closed at %s", c.RoundID, st.Round.Schedule.CommitDeadline.UTC().Format(time.RFC3339))
+	}
+	// already_committed before nonce_invalid: a retried commit that was in
+	// fact accepted then says what happened instead of "bad nonce".
+	if st.Committed {
+		return reject(CodeAlreadyCommitted, "round %d: agent %s already committed", c.RoundID, c.Agent.Hex())
+	}
+	return checkNonce(st.Nonce, c.Nonce)
+}
+
+// ValidateReveal checks a signed reveal (whose signature VerifyReveal has
+// already checked) against the round, the agent's commit and nonce at now.
+func ValidateReveal(st State, r Reveal, now time.Time) error {
+	if err := checkRound(st, r.RoundID); err != nil {
+		return err
+	}
+	if err := checkDeadline(r.Deadline, now); err != nil {
+		return err
+	}
+	if err := CheckPredictions(r.Predictions, st.Round.K); err != nil {
+		return err
+	}
+	s := st.Round.Schedule
+	if now.Before(s.RevealStart) {
+		return reject(CodeRevealNotOpen, "round %d: reveals open at %s", r.RoundID, s.RevealStart.UTC().Format(time.RFC3339))
+	}
+	if now.After(s.RevealDeadline) {
+		return reject(CodeRevealClosed, "round %d: reveals closed at %s", r.RoundID, s.RevealDeadline.UTC().Format(time.RFC3339))
+	}
+	if !st.Committed {
+		return reject(CodeNotCommitted, "round %d: agent %s has no commit to reveal", r.RoundID, r.Agent.Hex())
+	}
+	if st.Revealed {
+		return reject(CodeAlreadyRevealed, "round %d: agent %s already revealed", r.RoundID, r.Agent.Hex())
+	}
+	if err := checkNonce(st.Nonce, r.Nonce); err != nil {
+		return err
+	}
+	if h := CommitHash(r.RoundID, r.Agent, r.Predictions, r.Salt); h != st.CommitHash {
+		return reject(CodeCommitMismatch, "round %d: predictions and salt hash to %s, the commit was %s", r.RoundID, h.Hex(), st.CommitHash.Hex())
+	}
+	return nil
+}
+
+// CheckPredictions checks a prediction vector's length and range; agents
+// can run it before committing.
+func CheckPredictions(preds []uint16, k int) error {
+	if len(preds) != k {
+		return reject(CodePredictionCount, "%d predictions, the round has %d markets", len(preds), k)
+	}
+	for i, p := range preds {
+		if p > MaxBps {
+			return reject(CodePredictionRange, "prediction %d is %d bps, the maximum is %d", i, p, MaxBps)
+		}
+	}
+	return nil
+}
+
+// ValidateReasoning checks an uploaded reasoning document (SPEC F4) against
+// the agent's commit. It needs no signature: only the agent can know text
+// that hashes to the reasoning hash it signed. It returns the reasons and
+// their canonical encoding, which is what the service stores.
+func ValidateReasoning(st State, data []byte) ([]string, []byte, error) {
+	if st.Round == nil {
+		return nil, nil, reject(CodeRoundNotFound, "round not found")
+	}
+	switch {
+	case !st.Revealed:
+		return nil, nil, reject(CodeReasoningNotRevealed, "reasoning is accepted only after the reveal")
+	case st.ReasoningHash == (common.Hash{}):
+		return nil, nil, reject(CodeReasoningNotCommitted, "the commit carried no reasoning hash")
+	case st.ReasoningStored:
+		return nil, nil, reject(CodeReasoningStored, "reasoning for this commit was already accepted")
+	}
+	reasons, canon, err := ParseReasoning(data, st.Round.K)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := ReasoningHash(reasons)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h != st.ReasoningHash {
+		return nil, nil, reject(CodeReasoningMismatch, "reasoning hashes to %s, the commit carried %s", h.Hex(), st.ReasoningHash.Hex())
+	}
+	return reasons, canon, nil
+}
+
+func checkRound(st State, id uint64) error {
+	if st.Round == nil {
+		return reject(CodeRoundNotFound, "round %d not found", id)
+	}
+	if st.Round.ID != id {
+		// The service loaded the wrong round: a bug, not a user error.
+		return fmt.Errorf("forecast: state is for round %d, message for round %d", st.Round.ID, id)
+	}
+	if st.Round.Invalidated {
+		return reject(CodeRoundInvalidated, "round %d was invalidated", id)
+	}
+	return nil
+}
+
+// checkDeadline applies Solidity's rule at second resolution: valid while
+// now ≤ deadline, and at most MaxDeadlineAhead later than now.
+func checkDeadline(deadline uint64, now time.Time) error {
+	n := now.Unix()
+	if n < 0 {
+		return fmt.Errorf("forecast: clock before 1970: %v", now)
+	}
+	if deadline < uint64(n) {
+		return reject(CodeDeadlineExpired, "signed deadline %d is before now (%d)", deadline, n)
+	}
+	if deadline-uint64(n) > uint64(MaxDeadlineAhead/time.Second) {
+		return reject(CodeDeadlineTooFar, "signed deadline %d is more than %s after now (%d)", deadline, MaxDeadlineAhead, n)
+	}
+	return nil
+}
+
+func checkNonce(current, got uint64) error {
+	if got != current {
+		return reject(CodeNonceInvalid, "nonce %d, the agent's current nonce is %d", got, current)
+	}
+	return nil
+}
