@@ -1,0 +1,486 @@
+package polymarket
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// Gamma's JSON is loosely typed: ids are strings, volumes are numbers next
+// to string twins, and list fields (outcomes, outcomePrices, clobTokenIds)
+// are JSON arrays encoded inside a string. The flexible types below accept
+// both the documented and the plausible alternative shapes so one odd field
+// skips one market instead of failing a whole page.
+
+// flexString accepts a JSON string or number.
+type flexString string
+
+func (s *flexString) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case string(b) == "null":
+		*s = ""
+	case len(b) > 0 && b[0] == '"':
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = flexString(v)
+	default:
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("want string or number, got %.40s", b)
+		}
+		*s = flexString(n.String())
+	}
+	return nil
+}
+
+// flexFloat accepts a JSON number, a numeric string, or null (unset).
+type flexFloat struct {
+	V   float64
+	Set bool
+}
+
+func (f *flexFloat) UnmarshalJSON(b []byte) error {
+	var s flexString
+	if err := s.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	if s == "" {
+		*f = flexFloat{}
+		return nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(string(s)), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("not a finite number: %q", s)
+	}
+	*f = flexFloat{V: v, Set: true}
+	return nil
+}
+
+// flexBool accepts a JSON bool, "true"/"false", or null (false).
+type flexBool bool
+
+func (x *flexBool) UnmarshalJSON(b []byte) error {
+	var s flexString
+	if bytes.Equal(bytes.TrimSpace(b), []byte("true")) {
+		*x = true
+		return nil
+	}
+	if bytes.Equal(bytes.TrimSpace(b), []byte("false")) {
+		*x = false
+		return nil
+	}
+	if err := s.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	switch strings.ToLower(string(s)) {
+	case "true":
+		*x = true
+	case "false", "":
+		*x = false
+	default:
+		return fmt.Errorf("not a bool: %q", s)
+	}
+	return nil
+}
+
+// flexList is a list of strings that arrives as a JSON-encoded string
+// ("[\"Yes\", \"No\"]"), or as a real array; elements may be numbers. A
+// value that is neither is kept as Err rather than failing the whole
+// market, so the skip reason can name the field.
+type flexList struct {
+	V   []string
+	Err string
+}
+
+func (l *flexList) UnmarshalJSON(b []byte) error {
+	*l = flexList{}
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var inner string
+		if err := json.Unmarshal(b, &inner); err != nil {
+			return err
+		}
+		inner = strings.TrimSpace(inner)
+		if inner == "" {
+			return nil
+		}
+		b = []byte(inner)
+	}
+	var raw []flexString
+	if err := json.Unmarshal(b, &raw); err != nil {
+		l.Err = fmt.Sprintf("not a JSON array of strings: %.60q", b)
+		return nil
+	}
+	l.V = make([]string, len(raw))
+	for i, r := range raw {
+		l.V[i] = string(r)
+	}
+	return nil
+}
+
+// gammaTag is a tag object ({"label":"Politics","slug":"politics"}) or a
+// bare string.
+type gammaTag struct{ Label string }
+
+func (t *gammaTag) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '{' {
+		var o struct {
+			Label string `json:"label"`
+			Slug  string `json:"slug"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			return err
+		}
+		t.Label = or(o.Label, o.Slug)
+		return nil
+	}
+	var s flexString
+	if err := s.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	t.Label = string(s)
+	return nil
+}
+
+// gammaToken is a CLOB token as some Gamma and CLOB answers embed it; only
+// the winner flag matters here.
+type gammaToken struct {
+	TokenID flexString `json:"token_id"`
+	Outcome string     `json:"outcome"`
+	Winner  flexBool   `json:"winner"`
+}
+
+// gammaEventRef is the event summary embedded in a market.
+type gammaEventRef struct {
+	ID       flexString `json:"id"`
+	Slug     string     `json:"slug"`
+	Title    string     `json:"title"`
+	Category string     `json:"category"`
+	Tags     []gammaTag `json:"tags"`
+}
+
+// gammaMarket is one market as Gamma serves it. The string field `volume`
+// is deliberately not decoded: ranking uses the numeric volumeNum only.
+type gammaMarket struct {
+	ID                  flexString      `json:"id"`
+	Question            string          `json:"question"`
+	ConditionID         string          `json:"conditionId"`
+	Slug                string          `json:"slug"`
+	Description         string          `json:"description"`
+	Category            string          `json:"category"`
+	StartDate           string          `json:"startDate"`
+	EndDate             string          `json:"endDate"`
+	ClosedTime          string          `json:"closedTime"`
+	Active              flexBool        `json:"active"`
+	Closed              flexBool        `json:"closed"`
+	Archived            flexBool        `json:"archived"`
+	Outcomes            flexList        `json:"outcomes"`
+	OutcomePrices       flexList        `json:"outcomePrices"`
+	ClobTokenIDs        flexList        `json:"clobTokenIds"`
+	VolumeNum           flexFloat       `json:"volumeNum"`
+	LiquidityNum        flexFloat       `json:"liquidityNum"`
+	NegRisk             flexBool        `json:"negRisk"`
+	UMAResolutionStatus string          `json:"umaResolutionStatus"`
+	Events              []gammaEventRef `json:"events"`
+	Tags                []gammaTag      `json:"tags"`
+	Tokens              []gammaToken    `json:"tokens"`
+}
+
+// gammaEvent is one entry of GET /events; its markets lack the embedded
+// event summary, which the event itself supplies.
+type gammaEvent struct {
+	gammaEventRef
+	Volume  flexFloat         `json:"volume"`
+	Markets []json.RawMessage `json:"markets"`
+}
+
+// Skip reasons: stable identifiers counted in the sync report.
+const (
+	SkipInvalidJSON     = "invalid_json"
+	SkipMissingID       = "missing_id"
+	SkipMissingQuestion = "missing_question"
+	SkipBadOutcomes     = "bad_outcomes"
+	SkipBadPrices       = "bad_prices"
+	SkipBadTokenIDs     = "bad_token_ids"
+	SkipCountMismatch   = "count_mismatch"
+	SkipBadDate         = "bad_date"
+	SkipBadEvent        = "bad_event"
+	SkipInvalid         = "invalid_market"
+)
+
+// SkipError says why a Gamma entry cannot become a market.
+type SkipError struct {
+	Reason string // one of the Skip* constants
+	ID     string // Gamma id when known
+	Detail string
+}
+
+func (e *SkipError) Error() string {
+	id := e.ID
+	if id == "" {
+		id = "?"
+	}
+	return fmt.Sprintf("polymarket: skip market %s: %s: %s", id, e.Reason, e.Detail)
+}
+
+func skip(reason, id, format string, args ...any) *SkipError {
+	return &SkipError{Reason: reason, ID: id, Detail: fmt.Sprintf(format, args...)}
+}
+
+// gammaEntry is a decoded, mapped market with the listing facts Sync needs.
+type gammaEntry struct {
+	M        *arena.Market
+	Eligible bool      // active, not closed or archived, volumeNum > 0
+	Gamma    []float64 // Gamma outcome prices aligned with M.Outcomes; nil when absent
+}
+
+// DecodeMarket decodes one Gamma market object (as served by GET /markets
+// and GET /markets/{id}) and maps it to an arena.Market. now stamps
+// ResolvedAt when Gamma gives no closing time. Errors are *SkipError.
+func DecodeMarket(raw []byte, now time.Time) (*arena.Market, error) {
+	e, err := decodeMarket(raw, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	return e.M, nil
+}
+
+// decodeMarket is DecodeMarket with the listing event the market came from,
+// which wins over the market's embedded event summary.
+func decodeMarket(raw []byte, ev *gammaEventRef, now time.Time) (*gammaEntry, error) {
+	var g gammaMarket
+	if err := json.Unmarshal(raw, &g); err != nil {
+		// Salvage the id for the log line when only some field is bad.
+		var idOnly struct {
+			ID flexString `json:"id"`
+		}
+		_ = json.Unmarshal(raw, &idOnly)
+		return nil, skip(SkipInvalidJSON, string(idOnly.ID), "%v", err)
+	}
+	return g.toEntry(ev, now)
+}
+
+func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, error) {
+	id := strings.TrimSpace(string(g.ID))
+	if id == "" {
+		return nil, skip(SkipMissingID, "", "no id (conditionId %q)", g.ConditionID)
+	}
+	question := strings.TrimSpace(g.Question)
+	if question == "" {
+		return nil, skip(SkipMissingQuestion, id, "empty question")
+	}
+	switch {
+	case g.Outcomes.Err != "":
+		return nil, skip(SkipBadOutcomes, id, "outcomes: %s", g.Outcomes.Err)
+	case g.OutcomePrices.Err != "":
+		return nil, skip(SkipBadPrices, id, "outcomePrices: %s", g.OutcomePrices.Err)
+	case g.ClobTokenIDs.Err != "":
+		return nil, skip(SkipBadTokenIDs, id, "clobTokenIds: %s", g.ClobTokenIDs.Err)
+	}
+	outcomes := g.Outcomes.V
+	if len(outcomes) < 2 {
+		return nil, skip(SkipBadOutcomes, id, "need at least two outcomes, got %q", outcomes)
+	}
+	seen := map[string]bool{}
+	for i, o := range outcomes {
+		o = strings.TrimSpace(o)
+		if o == "" || o == arena.Void || seen[o] {
+			return nil, skip(SkipBadOutcomes, id, "empty, reserved or duplicate outcome %q", o)
+		}
+		seen[o] = true
+		outcomes[i] = o
+	}
+	var prices []float64
+	if len(g.OutcomePrices.V) > 0 {
+		if len(g.OutcomePrices.V) != len(outcomes) {
+			return nil, skip(SkipCountMismatch, id, "%d prices for %d outcomes", len(g.OutcomePrices.V), len(outcomes))
+		}
+		prices = make([]float64, len(outcomes))
+		for i, s := range g.OutcomePrices.V {
+			p, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || math.IsNaN(p) || p < 0 || p > 1 {
+				return nil, skip(SkipBadPrices, id, "outcome price %q is not in [0,1]", s)
+			}
+			prices[i] = p
+		}
+	}
+	var tokens []string
+	if len(g.ClobTokenIDs.V) > 0 {
+		if len(g.ClobTokenIDs.V) != len(outcomes) {
+			return nil, skip(SkipCountMismatch, id, "%d token ids for %d outcomes", len(g.ClobTokenIDs.V), len(outcomes))
+		}
+		tokens = make([]string, len(outcomes))
+		for i, t := range g.ClobTokenIDs.V {
+			t = strings.TrimSpace(t)
+			if t == "" {
+				return nil, skip(SkipBadTokenIDs, id, "empty token id for %q", outcomes[i])
+			}
+			tokens[i] = t
+		}
+	}
+	closeTime, err := parseTime(g.EndDate)
+	if err != nil {
+		return nil, skip(SkipBadDate, id, "endDate: %v", err)
+	}
+	openTime, err := parseTime(g.StartDate)
+	if err != nil {
+		return nil, skip(SkipBadDate, id, "startDate: %v", err)
+	}
+	// closedTime only stamps a resolution; an odd value is not worth a skip.
+	closedAt, _ := parseTime(g.ClosedTime)
+
+	if ev == nil && len(g.Events) > 0 {
+		ev = &g.Events[0]
+	}
+	m := &arena.Market{
+		Source:      arena.SourcePolymarket,
+		SourceID:    id,
+		Kind:        arena.KindMarket,
+		Question:    question,
+		Criteria:    strings.TrimSpace(g.Description),
+		Category:    category(g, ev),
+		Type:        arena.TypeOf(outcomes),
+		Outcomes:    outcomes,
+		Volume:      g.VolumeNum.V,
+		Liquidity:   g.LiquidityNum.V,
+		OpenTime:    openTime,
+		CloseTime:   closeTime,
+		ConditionID: strings.TrimSpace(g.ConditionID),
+		TokenIDs:    tokens,
+		Slug:        strings.TrimSpace(g.Slug),
+		NegRisk:     bool(g.NegRisk),
+		UMAStatus:   strings.TrimSpace(g.UMAResolutionStatus),
+	}
+	if ev != nil {
+		m.EventSlug = strings.TrimSpace(ev.Slug)
+		m.EventID = or(strings.TrimSpace(string(ev.ID)), m.EventSlug)
+	}
+	m.URL = marketURL(m.EventSlug, m.Slug)
+	if prices != nil {
+		m.Prices = make(map[string]float64, len(outcomes))
+		for i, o := range outcomes {
+			m.Prices[o] = prices[i]
+		}
+	}
+	var winners []string
+	for _, t := range g.Tokens {
+		if t.Winner {
+			winners = append(winners, strings.TrimSpace(t.Outcome))
+		}
+	}
+	r := Resolve(bool(g.Closed), m.UMAStatus, outcomes, prices, winners)
+	m.Status, m.Resolution, m.Ambiguous = r.Status, r.Resolution, r.Ambiguous
+	if m.Status == arena.StatusResolved {
+		m.ResolvedAt = closedAt
+		if m.ResolvedAt.IsZero() {
+			m.ResolvedAt = now.UTC()
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return nil, skip(SkipInvalid, id, "%v", err)
+	}
+	return &gammaEntry{
+		M:        m,
+		Eligible: bool(g.Active) && !bool(g.Closed) && !bool(g.Archived) && g.VolumeNum.V > 0,
+		Gamma:    prices,
+	}, nil
+}
+
+// category prefers the market's own category, then the event's, then the
+// first tag of the market or event.
+func category(g *gammaMarket, ev *gammaEventRef) string {
+	if c := strings.TrimSpace(g.Category); c != "" {
+		return c
+	}
+	if ev != nil {
+		if c := strings.TrimSpace(ev.Category); c != "" {
+			return c
+		}
+	}
+	tags := g.Tags
+	if len(tags) == 0 && ev != nil {
+		tags = ev.Tags
+	}
+	for _, t := range tags {
+		if l := strings.TrimSpace(t.Label); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+func marketURL(eventSlug, slug string) string {
+	switch {
+	case eventSlug != "" && slug != "" && eventSlug != slug:
+		return "https://polymarket.com/event/" + eventSlug + "/" + slug
+	case eventSlug != "":
+		return "https://polymarket.com/event/" + eventSlug
+	case slug != "":
+		return "https://polymarket.com/market/" + slug
+	}
+	return ""
+}
+
+// timeLayouts are the shapes Gamma uses: RFC 3339 for endDate/startDate,
+// a Postgres-style timestamp for closedTime, and bare dates on old markets.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999-07",
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02",
+}
+
+// parseTime parses a Gamma timestamp as UTC; empty means unknown (zero).
+func parseTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("unrecognised time %q", s)
+}
+
+// decodeEvent decodes one /events entry.
+func decodeEvent(raw []byte) (*gammaEvent, error) {
+	var ev gammaEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		var idOnly struct {
+			ID flexString `json:"id"`
+		}
+		_ = json.Unmarshal(raw, &idOnly)
+		return nil, skip(SkipBadEvent, string(idOnly.ID), "%v", err)
+	}
+	if string(ev.ID) == "" && ev.Slug == "" {
+		return nil, skip(SkipBadEvent, "", "event without id or slug")
+	}
+	return &ev, nil
+}
+
+// skipReason extracts the reason of a *SkipError, or SkipInvalid.
+func skipReason(err error) string {
+	var se *SkipError
+	if errors.As(err, &se) {
+		return se.Reason
+	}
+	return SkipInvalid
+}
