@@ -15,11 +15,11 @@ import (
 // memStore is an in-memory arena.MarketStore for the package tests; the
 // CLI test exercises the real SQLite store.
 type memStore struct {
-	mu      sync.Mutex
-	markets map[int64]*arena.Market
-	prices  map[int64][]arena.PricePoint
-	next    int64
-	saves   int   // SaveMarkets calls
+	mu       sync.Mutex
+	markets  map[int64]*arena.Market
+	prices   map[int64][]arena.PricePoint
+	next     int64
+	saves    int   // SaveMarkets calls
 	failSave error // returned by SaveMarkets when set
 }
 
