@@ -1,0 +1,424 @@
+package score
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// MarketAgent is the name of the benchmark baseline added by Analyze (S7,
+// F7: the agent that echoes b_i).
+const MarketAgent = "market"
+
+// Options tune Analyze. The zero value follows the spec's defaults.
+type Options struct {
+	Bins      int  // S2 K; 0 → 10
+	NoMarket  bool // do not add the market baseline agent
+	Bootstrap int  // block-bootstrap replicates for the alpha CI; 0 skips it
+	Seed      uint64
+	Level     float64     // CI level; 0 → 0.95
+	Power     PowerParams // for rounds-to-significance; zero → S5 defaults
+}
+
+// RoundScore is one round of one agent (F6).
+type RoundScore struct {
+	Round     string  `json:"round"`
+	N         int     `json:"n"`
+	Brier     float64 `json:"brier"`
+	AlphaN    int     `json:"alpha_n"`    // markets with a benchmark
+	Alpha     Float   `json:"alpha"`      // undefined without benchmarks
+	BaseBrier Float   `json:"base_brier"` // B^base_r over those markets
+}
+
+// AgentResult holds every S1–S5 figure for one agent. The JSON tags of the
+// exported top-level fields are exactly S7's keys, in S7's order;
+// Inference and Rounds carry the rest and are not marshalled with them.
+type AgentResult struct {
+	Agent    string  `json:"agent"`
+	N        int     `json:"n"`
+	Rounds   int     `json:"rounds"`
+	Brier    float64 `json:"brier"`
+	BrierSE  Float   `json:"brier_se"`
+	Alpha    Float   `json:"alpha"`
+	AlphaSE  Float   `json:"alpha_se"`
+	T        Float   `json:"t"`
+	P        Float   `json:"p"`
+	BeatPct  Float   `json:"beat_pct"`
+	Murphy   Murphy  `json:"murphy"`
+	CORP     CORP    `json:"corp"`
+	ECE      float64 `json:"ece"`
+	LogScore float64 `json:"log_score"`
+
+	Inference   Inference    `json:"-"`
+	RoundScores []RoundScore `json:"-"`
+}
+
+// Inference holds the figures beyond S7's JSON keys.
+type Inference struct {
+	AlphaN      int   `json:"alpha_n"`      // predictions with a benchmark
+	AlphaRounds int   `json:"alpha_rounds"` // rounds with ≥ 1 of them
+	ShrunkAlpha Float `json:"shrunk_alpha"` // S1 n/(n+140)·ᾱ
+	Provisional bool  `json:"provisional"`  // S1 n < 140
+	ClusterSE   Float `json:"alpha_cluster_se"`
+	Clusters    int   `json:"clusters"`
+	CI          CI    `json:"alpha_ci"` // block bootstrap by event
+	// BSS is S4's skill vs the constant 0.25 reference; BSSMarket vs the
+	// benchmark's Brier on the same markets.
+	BSS        Float      `json:"bss"`
+	BSSMarket  Float      `json:"bss_market"`
+	WinRate    WinRate    `json:"win_rate"`
+	Accuracy   Proportion `json:"accuracy"`
+	Boldness   Float      `json:"boldness"` // mean |b − p|
+	ToSignif   Float      `json:"rounds_to_significance"`
+	MissingB   int        `json:"missing_benchmark"` // predictions without a benchmark
+	AlphaParts AlphaParts `json:"-"`
+}
+
+// InputError lists rows that break the input's invariants. Nothing is
+// dropped: Analyze fails instead.
+type InputError struct {
+	Problems []string // at most MaxProblems
+	Total    int
+}
+
+// MaxProblems caps the problems kept in an InputError.
+const MaxProblems = 20
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d invalid row(s)", e.Total)
+	for _, p := range e.Problems {
+		b.WriteString("\n")
+		b.WriteString(p)
+	}
+	if e.Total > len(e.Problems) {
+		fmt.Fprintf(&b, "\n… and %d more", e.Total-len(e.Problems))
+	}
+	return b.String()
+}
+
+// Add records a problem.
+func (e *InputError) Add(format string, args ...any) {
+	e.Total++
+	if len(e.Problems) < MaxProblems {
+		e.Problems = append(e.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// Analyze scores every agent of t (S1–S5) and, when any row has a
+// benchmark, the market baseline as agent "market". Rows must agree on the
+// outcome and benchmark of a (round, market), and an agent may forecast a
+// market once per round; violations fail with their line numbers.
+// Agents are returned by name, the market baseline last.
+func Analyze(t *Table, opt Options) ([]AgentResult, error) {
+	n := t.Len()
+	if n == 0 {
+		return nil, fmt.Errorf("no rows to score")
+	}
+	if opt.Power == (PowerParams{}) {
+		opt.Power = DefaultPowerParams()
+	}
+	if opt.Level == 0 {
+		opt.Level = 0.95
+	}
+	bad := &InputError{}
+
+	// (round, market) → first row: outcomes and benchmarks must agree.
+	first := make(map[uint64]int32, n/4+16)
+	var marketRows []int32 // first row of each benchmarked (round, market)
+	anyB := false
+	for i := range n {
+		key := uint64(uint32(t.Round[i]))<<32 | uint64(uint32(t.Market[i]))
+		j, ok := first[key]
+		if !ok {
+			first[key] = int32(i)
+			if t.HasB(i) {
+				anyB = true
+				marketRows = append(marketRows, int32(i))
+			}
+			continue
+		}
+		if t.X[i] != t.X[j] {
+			bad.Add("%s: outcome %v of market %q in round %q conflicts with %s (%v)", t.where(i), t.X[i],
+				t.Markets.Names[t.Market[i]], t.Rounds.Names[t.Round[i]], t.where(int(j)), t.X[j])
+		}
+		if hb, hj := t.HasB(i), t.HasB(int(j)); hb != hj || (hb && t.B[i] != t.B[j]) {
+			bad.Add("%s: benchmark %s of market %q in round %q conflicts with %s (%s)", t.where(i), fmtB(t, i),
+				t.Markets.Names[t.Market[i]], t.Rounds.Names[t.Round[i]], t.where(int(j)), fmtB(t, int(j)))
+		}
+	}
+	addMarket := anyB && !opt.NoMarket
+
+	order := groupOrder(t)
+	// Agent runs in order, and duplicate (agent, round, market) detection.
+	stamp := make([]int32, t.Markets.Len())
+	seenAt := make([]int32, t.Markets.Len())
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	type span struct{ agent, lo, hi int }
+	var spans []span
+	run := int32(0)
+	for k := 0; k < len(order); {
+		a := t.Agent[order[k]]
+		lo := k
+		for k < len(order) && t.Agent[order[k]] == a {
+			r := t.Round[order[k]]
+			for k < len(order) && t.Agent[order[k]] == a && t.Round[order[k]] == r {
+				i := order[k]
+				m := t.Market[i]
+				if stamp[m] == run {
+					bad.Add("%s: agent %q forecasts market %q in round %q twice (also %s)", t.where(int(i)),
+						t.Agents.Names[a], t.Markets.Names[m], t.Rounds.Names[r], t.where(int(seenAt[m])))
+				}
+				stamp[m], seenAt[m] = run, i
+				k++
+			}
+			run++
+		}
+		spans = append(spans, span{int(a), lo, k})
+		if addMarket && t.Agents.Names[a] == MarketAgent {
+			bad.Add("%s: agent name %q is reserved for the benchmark baseline when benchmarks are present",
+				t.where(int(order[lo])), MarketAgent)
+		}
+	}
+	if bad.Total > 0 {
+		return nil, bad
+	}
+
+	g := newGrouper(t)
+	out := make([]AgentResult, 0, len(spans)+1)
+	for _, s := range spans {
+		out = append(out, g.agent(t.Agents.Names[s.agent], order[s.lo:s.hi], false, opt))
+	}
+	slices.SortFunc(out, func(a, b AgentResult) int { return strings.Compare(a.Agent, b.Agent) })
+	if addMarket {
+		// Benchmarked (round, market)s grouped by round, in input order.
+		slices.SortStableFunc(marketRows, func(a, b int32) int { return int(t.Round[a]) - int(t.Round[b]) })
+		out = append(out, g.agent(MarketAgent, marketRows, true, opt))
+	}
+	return out, nil
+}
+
+func fmtB(t *Table, i int) string {
+	if !t.HasB(i) {
+		return "empty"
+	}
+	return fmt.Sprint(t.B[i])
+}
+
+// groupOrder returns row indices grouped by agent (by id) and, within an
+// agent, by round in order of first appearance, stable otherwise: two
+// counting-sort passes, O(n).
+func groupOrder(t *Table) []int32 {
+	n := t.Len()
+	tmp := make([]int32, n)
+	out := make([]int32, n)
+	cnt := make([]int32, max(t.Rounds.Len(), t.Agents.Len())+1)
+	pass := func(key []int32, nk int, src, dst []int32) {
+		c := cnt[:nk+1]
+		clear(c)
+		for _, i := range src {
+			c[key[i]+1]++
+		}
+		for k := 1; k <= nk; k++ {
+			c[k] += c[k-1]
+		}
+		for _, i := range src {
+			dst[c[key[i]]] = i
+			c[key[i]]++
+		}
+	}
+	for i := range tmp {
+		out[i] = int32(i)
+	}
+	pass(t.Round, t.Rounds.Len(), out, tmp)
+	pass(t.Agent, t.Agents.Len(), tmp, out)
+	return out
+}
+
+// grouper holds scratch space reused across agents.
+type grouper struct {
+	t          *Table
+	emptyEvent int32
+	evStamp    []int32 // per event id: agent pass that last saw it
+	evID       []int32
+	mkStamp    []int32
+	mkID       []int32
+	pass       int32
+}
+
+func newGrouper(t *Table) *grouper {
+	g := &grouper{t: t, emptyEvent: -1}
+	if id, ok := t.Events.ids[""]; ok {
+		g.emptyEvent = id
+	}
+	g.evStamp, g.evID = make([]int32, t.Events.Len()), make([]int32, t.Events.Len())
+	g.mkStamp, g.mkID = make([]int32, t.Markets.Len()), make([]int32, t.Markets.Len())
+	for i := range g.evStamp {
+		g.evStamp[i] = -1
+	}
+	for i := range g.mkStamp {
+		g.mkStamp[i] = -1
+	}
+	return g
+}
+
+// agent computes one AgentResult from rows idx (grouped by round). With
+// echo set the forecasts are the benchmarks (the market baseline).
+func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentResult {
+	t := g.t
+	n := len(idx)
+	p := make([]float64, n)
+	x := make([]float64, n)
+	b := make([]float64, n)
+	for k, i := range idx {
+		p[k], b[k], x[k] = t.P[i], t.B[i], t.X[i]
+		if echo {
+			p[k] = b[k]
+		}
+	}
+	res := AgentResult{Agent: name, N: n}
+
+	// Per round (F6): Brier over all markets, Alpha over benchmarked ones.
+	var briers, alphas []float64
+	var alphaBase, alphaAgent []float64 // round means on the benchmarked set, for BSS vs market
+	// Benchmarked predictions, their round weights and clusters (S1 cluster SE, bootstrap).
+	var dv, pb, bb, xb []float64
+	var roundOfB []int
+	var cl []int32
+	g.pass++
+	nClusters := int32(0)
+	var sAbs float64
+	for lo := 0; lo < n; {
+		r := t.Round[idx[lo]]
+		hi := lo
+		for hi < n && t.Round[idx[hi]] == r {
+			hi++
+		}
+		rs := RoundScore{Round: t.Rounds.Names[r], N: hi - lo, Brier: RoundBrier(p[lo:hi], x[lo:hi])}
+		briers = append(briers, rs.Brier)
+		var sd, sa, sb float64
+		nb := 0
+		for k := lo; k < hi; k++ {
+			if b[k] != b[k] {
+				continue
+			}
+			nb++
+			ea, eb := (p[k]-x[k])*(p[k]-x[k]), (b[k]-x[k])*(b[k]-x[k])
+			sa += ea
+			sb += eb
+			d := eb - ea
+			sd += d
+			dv = append(dv, d)
+			pb, bb, xb = append(pb, p[k]), append(bb, b[k]), append(xb, x[k])
+			roundOfB = append(roundOfB, nb) // replaced by the round's n_b below
+			sAbs += math.Abs(b[k] - p[k])
+			i := idx[k]
+			var c int32
+			if ev := t.Event[i]; ev != g.emptyEvent {
+				if g.evStamp[ev] != g.pass {
+					g.evStamp[ev], g.evID[ev] = g.pass, nClusters
+					nClusters++
+				}
+				c = g.evID[ev]
+			} else {
+				m := t.Market[i]
+				if g.mkStamp[m] != g.pass {
+					g.mkStamp[m], g.mkID[m] = g.pass, nClusters
+					nClusters++
+				}
+				c = g.mkID[m]
+			}
+			cl = append(cl, c)
+		}
+		if nb > 0 {
+			f := float64(nb)
+			rs.AlphaN = nb
+			rs.Alpha = Def(sd / f)
+			rs.BaseBrier = Def(sb / f)
+			alphas = append(alphas, sd/f)
+			alphaBase = append(alphaBase, sb/f)
+			alphaAgent = append(alphaAgent, sa/f)
+			for k := len(roundOfB) - nb; k < len(roundOfB); k++ {
+				roundOfB[k] = nb
+			}
+		}
+		res.RoundScores = append(res.RoundScores, rs)
+		lo = hi
+	}
+	res.Rounds = len(briers)
+
+	// S1 cumulative figures.
+	bt := TestMean(briers)
+	res.Brier, res.BrierSE = bt.Mean, bt.SE
+	inf := &res.Inference
+	inf.AlphaN, inf.AlphaRounds, inf.MissingB = len(dv), len(alphas), n-len(dv)
+	inf.Provisional = Provisional(len(dv))
+	inf.BSS = SkillScore(res.Brier, 0.25)
+	inf.Accuracy = Accuracy(p, x)
+	if len(alphas) > 0 {
+		at := TestMean(alphas)
+		res.Alpha, res.AlphaSE, res.T, res.P = Def(at.Mean), at.SE, at.T, at.P
+		beat := 0
+		for _, a := range alphas {
+			if a > 0 {
+				beat++
+			}
+		}
+		res.BeatPct = Def(100 * float64(beat) / float64(len(alphas)))
+		inf.ShrunkAlpha = Def(Shrink(at.Mean, len(dv)))
+		inf.BSSMarket = SkillScore(mean(alphaAgent), mean(alphaBase))
+		inf.WinRate = Wins(pb, bb, xb)
+		inf.Boldness = Def(sAbs / float64(len(dv)))
+		inf.ToSignif = RoundsToSignificance(opt.Power, at.Mean, inf.Boldness.V, len(dv), len(alphas))
+		// Weights w_i = 1/(R·n_r) make the weighted mean of δ equal ᾱ.
+		w := make([]float64, len(dv))
+		fr := float64(len(alphas))
+		for k := range w {
+			w[k] = 1 / (fr * float64(roundOfB[k]))
+		}
+		inf.Clusters = int(nClusters)
+		inf.ClusterSE = ClusterSE(dv, w, cl, int(nClusters))
+		if opt.Bootstrap > 0 {
+			inf.CI = ClusterBootstrapCI(dv, w, cl, int(nClusters), opt.Bootstrap, opt.Seed, opt.Level)
+		}
+		inf.AlphaParts = DecomposeAlpha(pb, bb, xb, opt.Bins)
+	}
+
+	// S2, S3, S4 over all N scored predictions.
+	res.Murphy = Decompose(p, x, opt.Bins)
+	res.CORP = DecomposeCORP(p, x)
+	res.ECE = res.Murphy.ECE()
+	res.LogScore = LogScore(p, x)
+	return res
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// Subset returns the rows idx of t as a new table sharing t's dictionaries
+// (for per-category reports).
+func (t *Table) Subset(idx []int) *Table {
+	s := &Table{Agents: t.Agents, Rounds: t.Rounds, Markets: t.Markets, Categories: t.Categories, Events: t.Events}
+	for _, i := range idx {
+		s.Agent = append(s.Agent, t.Agent[i])
+		s.Round = append(s.Round, t.Round[i])
+		s.Market = append(s.Market, t.Market[i])
+		s.Category = append(s.Category, t.Category[i])
+		s.Event = append(s.Event, t.Event[i])
+		s.P = append(s.P, t.P[i])
+		s.B = append(s.B, t.B[i])
+		s.X = append(s.X, t.X[i])
+		if i < len(t.Line) {
+			s.Line = append(s.Line, t.Line[i])
+		}
+	}
+	return s
+}
