@@ -1,0 +1,356 @@
+// Package participant is the reference external agent of the forecast
+// track (SPEC A3): it discovers open rounds, forecasts, commits with an
+// EIP-712 signature, keeps its salts in a durable local queue, reveals in
+// the window and uploads its reasoning. It is idempotent and safe to run
+// from cron: every step can be interrupted and rerun.
+package participant
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+)
+
+// Strategy turns a round into predictions (basis points) and optional
+// per-market reasoning.
+type Strategy interface {
+	Name() string
+	Forecast(ctx context.Context, r *forecast.RoundJSON) (preds []uint16, reasoning []string, err error)
+}
+
+// Client runs the participant against one arena server.
+type Client struct {
+	Server   string
+	HTTP     *http.Client
+	Key      *forecast.Key
+	StateDir string
+	Strategy Strategy
+	// LeadTime: forecast only when the commit deadline is this close
+	// (0 = as soon as a round is open). SPEC A2 defaults LLM agents to 600 s.
+	LeadTime time.Duration
+	// SigTTL is how long a signature stays valid (its deadline field).
+	SigTTL time.Duration
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Report says what one run did.
+type Report struct {
+	Committed, Revealed, ReasoningSent, Abandoned int
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Client) log() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+// RunOnce does every step that is due now and returns.
+func (c *Client) RunOnce(ctx context.Context) (Report, error) {
+	var rep Report
+	dir := stateDir(c.StateDir)
+	unlock, err := dir.lock()
+	if err != nil {
+		return rep, err
+	}
+	defer unlock()
+	var dom forecast.DomainJSON
+	if err := c.get(ctx, "/api/v1/domain", &dom); err != nil {
+		return rep, err
+	}
+	if !common.IsHexAddress(dom.VerifyingContract) {
+		return rep, fmt.Errorf("participant: server domain has bad verifying_contract %q", dom.VerifyingContract)
+	}
+	domain := forecast.Domain{ChainID: dom.ChainID, Contract: common.HexToAddress(dom.VerifyingContract)}
+
+	// Finish what earlier runs started: commits not yet acknowledged,
+	// reveals and reasoning uploads.
+	pending, err := dir.pending()
+	if err != nil {
+		return rep, err
+	}
+	for _, st := range pending {
+		if err := c.advance(ctx, domain, dir, st, &rep); err != nil {
+			return rep, err
+		}
+	}
+	// New rounds.
+	var open []forecast.RoundJSON
+	if err := c.get(ctx, "/api/v1/rounds?status=open", &open); err != nil {
+		return rep, err
+	}
+	for i := range open {
+		r := &open[i]
+		if _, seen, err := dir.load(r.ID); err != nil || seen {
+			if err != nil {
+				return rep, err
+			}
+			continue
+		}
+		now := c.now()
+		if !now.Before(r.CommitDeadline) || (c.LeadTime > 0 && r.CommitDeadline.Sub(now) > c.LeadTime) {
+			continue
+		}
+		preds, reasons, err := c.Strategy.Forecast(ctx, r)
+		if err != nil {
+			c.log().Warn("forecast failed; skipping round", "round", r.ID, "err", err)
+			continue
+		}
+		if len(preds) != len(r.Markets) {
+			return rep, fmt.Errorf("participant: strategy %s gave %d predictions for %d markets", c.Strategy.Name(), len(preds), len(r.Markets))
+		}
+		salt, err := forecast.NewSalt()
+		if err != nil {
+			return rep, err
+		}
+		st := &roundState{RoundID: r.ID, Predictions: preds, Salt: "0x" + hex.EncodeToString(salt[:]), Reasoning: reasons,
+			CommitHash: forecast.CommitHash(r.ID, c.Key.Address(), preds, salt).Hex()}
+		if len(reasons) > 0 {
+			h, err := forecast.ReasoningHash(reasons)
+			if err != nil {
+				return rep, err
+			}
+			st.ReasoningHash = h.Hex()
+		}
+		// Durable before anything leaves the machine.
+		if err := dir.save(st); err != nil {
+			return rep, err
+		}
+		if err := c.advance(ctx, domain, dir, st, &rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// advance moves one round's state forward as far as the clock allows.
+func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, st *roundState, rep *Report) error {
+	var r forecast.RoundJSON
+	if err := c.get(ctx, fmt.Sprintf("/api/v1/rounds/%d", st.RoundID), &r); err != nil {
+		if arena.ErrorKind(err) == arena.ENOTFOUND {
+			st.Abandoned = "round not found"
+			rep.Abandoned++
+			return dir.save(st)
+		}
+		return err
+	}
+	now := c.now()
+	if !st.Committed {
+		if !now.Before(r.CommitDeadline) {
+			st.Abandoned = "commit deadline passed before the commit was acknowledged"
+			rep.Abandoned++
+			return dir.save(st)
+		}
+		err := c.commit(ctx, d, st)
+		switch {
+		case err == nil:
+			rep.Committed++
+		case arena.ErrorCode(err) == forecast.CodeAlreadyCommitted:
+			// An earlier run's commit landed but its answer was lost.
+		default:
+			return err
+		}
+		st.Committed = true
+		if err := dir.save(st); err != nil {
+			return err
+		}
+	}
+	if !st.Revealed {
+		if now.Before(r.RevealStart) {
+			return nil // not yet: a later run reveals
+		}
+		if !now.Before(r.RevealDeadline) {
+			st.Abandoned = "reveal window closed before the reveal was sent"
+			rep.Abandoned++
+			return dir.save(st)
+		}
+		err := c.reveal(ctx, d, st)
+		switch {
+		case err == nil:
+			rep.Revealed++
+		case arena.ErrorCode(err) == forecast.CodeAlreadyRevealed:
+		default:
+			return err
+		}
+		st.Revealed = true
+		if err := dir.save(st); err != nil {
+			return err
+		}
+	}
+	if len(st.Reasoning) > 0 && !st.ReasoningSent {
+		content, err := forecast.CanonicalReasoning(st.Reasoning)
+		if err != nil {
+			return err
+		}
+		err = c.post(ctx, fmt.Sprintf("/api/v1/rounds/%d/reasoning", st.RoundID),
+			forecast.ReasoningRequest{Agent: c.Key.Address().Hex(), Content: string(content)}, nil)
+		if err != nil && arena.ErrorCode(err) != forecast.CodeReasoningStored {
+			return err
+		}
+		if err == nil {
+			rep.ReasoningSent++
+		}
+		st.ReasoningSent = true
+		return dir.save(st)
+	}
+	return nil
+}
+
+func (c *Client) nonce(ctx context.Context) (uint64, error) {
+	var n forecast.NonceJSON
+	err := c.get(ctx, "/api/v1/agents/"+c.Key.Address().Hex()+"/nonce", &n)
+	return n.Nonce, err
+}
+
+func (c *Client) deadline() uint64 {
+	ttl := c.SigTTL
+	if ttl <= 0 {
+		ttl = 10 * time.Minute
+	}
+	return uint64(c.now().Add(ttl).Unix())
+}
+
+func (c *Client) commit(ctx context.Context, d forecast.Domain, st *roundState) error {
+	nonce, err := c.nonce(ctx)
+	if err != nil {
+		return err
+	}
+	msg := forecast.Commit{RoundID: st.RoundID, CommitHash: common.HexToHash(st.CommitHash), Agent: c.Key.Address(),
+		Nonce: nonce, Deadline: c.deadline()}
+	if st.ReasoningHash != "" {
+		msg.ReasoningHash = common.HexToHash(st.ReasoningHash)
+	}
+	sig, err := c.Key.SignCommit(d, msg)
+	if err != nil {
+		return err
+	}
+	req := forecast.CommitRequest{Agent: msg.Agent.Hex(), CommitHash: msg.CommitHash.Hex(), Nonce: nonce,
+		Deadline: msg.Deadline, Signature: forecast.EncodeSignature(sig)}
+	if st.ReasoningHash != "" {
+		req.ReasoningHash = st.ReasoningHash
+	}
+	return c.post(ctx, fmt.Sprintf("/api/v1/rounds/%d/commits", st.RoundID), req, nil)
+}
+
+func (c *Client) reveal(ctx context.Context, d forecast.Domain, st *roundState) error {
+	nonce, err := c.nonce(ctx)
+	if err != nil {
+		return err
+	}
+	msg := forecast.Reveal{RoundID: st.RoundID, Predictions: st.Predictions, Salt: common.HexToHash(st.Salt),
+		Agent: c.Key.Address(), Nonce: nonce, Deadline: c.deadline()}
+	sig, err := c.Key.SignReveal(d, msg)
+	if err != nil {
+		return err
+	}
+	req := forecast.RevealRequest{Agent: msg.Agent.Hex(), Predictions: st.Predictions, Salt: st.Salt, Nonce: nonce,
+		Deadline: msg.Deadline, Signature: forecast.EncodeSignature(sig)}
+	return c.post(ctx, fmt.Sprintf("/api/v1/rounds/%d/reveals", st.RoundID), req, nil)
+}
+
+func (c *Client) get(ctx context.Context, path string, v any) error {
+	return c.do(ctx, http.MethodGet, path, nil, v)
+}
+
+func (c *Client) post(ctx context.Context, path string, body, v any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPost, path, b, v)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body []byte, v any) error {
+	u, err := url.JoinPath(strings.TrimRight(c.Server, "/"), "")
+	if err != nil {
+		return arena.Errorf(arena.EINVALID, "participant: bad server URL %q: %v", c.Server, err)
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u+path, rd)
+	if err != nil {
+		return arena.Errorf(arena.EINVALID, "participant: bad request %s %s: %v", method, path, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: read: %v", method, path, err)
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal(data, &e) == nil && e.Error.Code != "" {
+			return &arena.Error{Kind: kindOf(resp.StatusCode), Code: e.Error.Code,
+				Message: fmt.Sprintf("server rejected %s %s: %s (%s)", method, path, e.Error.Message, e.Error.Code)}
+		}
+		return arena.Errorf(kindOf(resp.StatusCode), "participant: %s %s: HTTP %d", method, path, resp.StatusCode)
+	}
+	if v == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: bad JSON answer: %v", method, path, err)
+	}
+	return nil
+}
+
+func kindOf(status int) string {
+	switch {
+	case status == http.StatusNotFound:
+		return arena.ENOTFOUND
+	case status == http.StatusConflict:
+		return arena.ECONFLICT
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return arena.EUNAUTHORIZED
+	case status >= 500:
+		return arena.EUNAVAILABLE
+	}
+	return arena.EINVALID
+}
+
+// LookupMarket resolves a market id through GET /api/v1/markets/{id}.
+func (c *Client) LookupMarket(ctx context.Context, id int64) (string, string, error) {
+	var m struct {
+		Source   string `json:"source"`
+		SourceID string `json:"source_id"`
+	}
+	if err := c.get(ctx, fmt.Sprintf("/api/v1/markets/%d", id), &m); err != nil {
+		return "", "", err
+	}
+	return m.Source, m.SourceID, nil
+}
