@@ -150,7 +150,7 @@ func (t *Table) Add(r Row, line int) error {
 func FromRows(rows []Row) (*Table, error) {
 	t := NewTable(len(rows))
 	for i, r := range rows {
-		if err := t.Add(r, i+1); err != nil {
+		if err := t.Add(r, 0); err != nil {
 			return nil, fmt.Errorf("row %d: %w", i+1, err)
 		}
 	}
