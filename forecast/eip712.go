@@ -64,12 +64,16 @@ type Reveal struct {
 
 // Separator is the EIP-712 domain separator hashStruct(EIP712Domain).
 func (d Domain) Separator() common.Hash {
+	return separator(nameHash, versionHash, d.ChainID, d.Contract)
+}
+
+func separator(nameHash, versionHash common.Hash, chainID uint64, contract common.Address) common.Hash {
 	var buf [5 * 32]byte
 	copy(buf[0:], domainTypeHash[:])
 	copy(buf[32:], nameHash[:])
 	copy(buf[64:], versionHash[:])
-	putUint256(buf[96:128], d.ChainID)
-	copy(buf[128+12:], d.Contract[:])
+	putUint256(buf[96:128], chainID)
+	copy(buf[128+12:], contract[:])
 	return crypto.Keccak256Hash(buf[:])
 }
 
@@ -101,9 +105,12 @@ func (d Domain) RevealDigest(r Reveal) common.Hash {
 }
 
 func (d Domain) digest(structHash common.Hash) common.Hash {
+	return typedDigest(d.Separator(), structHash)
+}
+
+func typedDigest(sep, structHash common.Hash) common.Hash {
 	var buf [2 + 64]byte
 	buf[0], buf[1] = 0x19, 0x01
-	sep := d.Separator()
 	copy(buf[2:], sep[:])
 	copy(buf[34:], structHash[:])
 	return crypto.Keccak256Hash(buf[:])

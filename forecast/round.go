@@ -111,12 +111,12 @@ type Rules struct {
 // and close within a week after the reveal deadline.
 func DefaultRules() Rules {
 	return Rules{
-		MinVolume:      10_000,
-		MinLiquidity:   1_000,
-		MinPrice:       0.03,
-		MaxPrice:       0.97,
-		MinCloseAfter:  Duration(time.Hour),
-		MaxCloseAfter:  Duration(7 * 24 * time.Hour),
+		MinVolume:     10_000,
+		MinLiquidity:  1_000,
+		MinPrice:      0.03,
+		MaxPrice:      0.97,
+		MinCloseAfter: Duration(time.Hour),
+		MaxCloseAfter: Duration(7 * 24 * time.Hour),
 		// No cap: round-robin already mixes categories, and Polymarket
 		// leaves many markets uncategorized.
 		MaxPerCategory: 0,
