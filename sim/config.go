@@ -140,21 +140,20 @@ var categories = []Category{
 	{Name: "weather", Weight: 0.12, Vol: 0.60, Jump: 1.75, Noise: 0.70, Lag: 2 * time.Hour, Corr: 0.6, VolumeScale: 30_000},
 }
 
-
 // Categories returns a copy of the category table.
 func Categories() []Category { return append([]Category(nil), categories...) }
 
 // thresholdSD is the spread of the latent threshold c (in latent units) and
 // thresholdMean its centre; a positive centre makes NO the more common
 // outcome, as on real prediction markets.
-var (
+const (
 	thresholdMean = 0.5
 	thresholdSD   = 0.9
 )
 
 // noiseCorrTime is the correlation time of the market's observation noise:
 // prices wander around the truth for hours, not every grid step.
-const noiseCorrTime = 6 * time.Hour
+const noiseCorrTime = 72 * time.Hour
 
 // staleAge is how old the stale agent's price is.
 const staleAge = 24 * time.Hour
