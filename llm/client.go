@@ -1,0 +1,501 @@
+// Package llm calls chat-completion models on any OpenAI-compatible endpoint
+// (OpenRouter by default; vLLM, llama.cpp or OpenAI itself), with a model
+// registry, per-call timeouts, an observable retry policy, token and cost
+// accounting, and a content-addressed cache (SPEC A2, T2, T9, O2).
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// Completer is anything that answers a chat request: the HTTP Client, a
+// cache in front of it, or a scripted fake. Agents depend on this only.
+type Completer interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// Role of a conversation message after the system prompt.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one turn after the system prompt and the first user prompt:
+// an earlier answer, a follow-up (e.g. a validation error sent back), or a
+// tool result.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant turn made (RoleAssistant).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID links a tool result to its call (RoleTool).
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// Tool is a function the model may call. Parameters is a JSON Schema object.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ToolCall is one function call requested by the model; Arguments is the
+// model's JSON text, unvalidated.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Request is one chat completion: system prompt, user prompt, then any
+// further turns. Zero Temperature/MaxTokens fields use the registry's.
+type Request struct {
+	System   string    `json:"system,omitempty"`
+	User     string    `json:"user,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+	Tools    []Tool    `json:"tools,omitempty"`
+	// ToolChoice is "", "auto", "none", "required" or a tool name to force.
+	ToolChoice  string   `json:"tool_choice,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+}
+
+// Response is a successful completion with its accounting.
+type Response struct {
+	// Content is the answer text. When the provider put the whole answer in
+	// a reasoning field and left content empty, Content holds the reasoning
+	// and FromReasoning is set.
+	Content       string     `json:"content"`
+	Reasoning     string     `json:"reasoning,omitempty"`
+	FromReasoning bool       `json:"from_reasoning,omitempty"`
+	ToolCalls     []ToolCall `json:"tool_calls,omitempty"`
+	FinishReason  string     `json:"finish_reason,omitempty"`
+	ID            string     `json:"id,omitempty"`    // provider's response id
+	Model         string     `json:"model,omitempty"` // model that answered, as reported
+	InputTokens   int64      `json:"input_tokens"`
+	OutputTokens  int64      `json:"output_tokens"`
+	// CostMicros is the cost in integer micro-dollars from the registry
+	// prices (ModelSpec.Cost). A cached answer keeps the cost it had.
+	CostMicros int64 `json:"cost_micros"`
+	// Latency is the duration of the successful attempt; Elapsed covers all
+	// attempts and backoff waits.
+	Latency  time.Duration `json:"latency"`
+	Elapsed  time.Duration `json:"elapsed"`
+	Attempts int           `json:"attempts"`
+	// Cached is set by a Cache when the answer came from storage; such
+	// calls cost nothing now and are counted separately.
+	Cached bool `json:"cached,omitempty"`
+}
+
+// RetryPolicy bounds retries of retryable failures (429, 408, 5xx,
+// timeouts, connection errors). Waits grow as BaseDelay·2^(n−1) capped at
+// MaxDelay, with "equal jitter" (half fixed, half random). A Retry-After
+// (or Retry-After-Ms) header replaces the computed wait; one longer than
+// MaxRetryAfter ends the retries at once. No wait outlives the context.
+type RetryPolicy struct {
+	MaxAttempts   int // total attempts including the first; default 4
+	BaseDelay     time.Duration
+	MaxDelay      time.Duration
+	MaxRetryAfter time.Duration
+}
+
+// DefaultRetryPolicy: 4 attempts, 1s base, 30s cap, honour Retry-After ≤ 2m.
+var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 4, BaseDelay: time.Second, MaxDelay: 30 * time.Second, MaxRetryAfter: 2 * time.Minute}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	d := DefaultRetryPolicy
+	if p.MaxAttempts > 0 {
+		d.MaxAttempts = p.MaxAttempts
+	}
+	if p.BaseDelay > 0 {
+		d.BaseDelay = p.BaseDelay
+	}
+	if p.MaxDelay > 0 {
+		d.MaxDelay = p.MaxDelay
+	}
+	if p.MaxRetryAfter > 0 {
+		d.MaxRetryAfter = p.MaxRetryAfter
+	}
+	return d
+}
+
+// backoff returns the wait before attempt n+1 after n failed attempts.
+func (p RetryPolicy) backoff(n int, rnd func(int64) int64) time.Duration {
+	d := p.BaseDelay
+	for i := 1; i < n && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxDelay)
+	half := d / 2
+	if half <= 0 {
+		return d
+	}
+	return half + time.Duration(rnd(int64(half)+1))
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithRetryPolicy replaces the retry policy; zero fields keep defaults.
+func WithRetryPolicy(p RetryPolicy) Option { return func(c *Client) { c.policy = p.withDefaults() } }
+
+// WithHTTPClient sets the HTTP client (e.g. with a custom transport).
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithLogger sets the logger for retries.
+func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
+
+// WithBaseURL overrides the spec's base URL (tests, local servers).
+func WithBaseURL(u string) Option { return func(c *Client) { c.spec.BaseURL = u } }
+
+// Client calls one registry model. It is safe for concurrent use.
+type Client struct {
+	spec   ModelSpec
+	policy RetryPolicy
+	http   *http.Client
+	log    *slog.Logger
+	oc     openai.Client
+
+	// Seams for tests: waiting and randomness.
+	sleep func(ctx context.Context, d time.Duration) error
+	rnd   func(n int64) int64
+	now   func() time.Time
+}
+
+// NewClient returns a client for spec with the given API key ("" for local
+// servers without auth). The SDK's own retries are disabled: retries follow
+// the Client's RetryPolicy and are counted in Response.Attempts.
+func NewClient(spec ModelSpec, apiKey string, opts ...Option) (*Client, error) {
+	c := &Client{
+		spec:   spec,
+		policy: DefaultRetryPolicy,
+		http:   &http.Client{},
+		log:    slog.Default(),
+		sleep:  sleepCtx,
+		rnd:    rand.Int64N,
+		now:    time.Now,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.spec.Model == "" {
+		return nil, fmt.Errorf("llm: agent %q: no model", spec.ID)
+	}
+	if c.spec.BaseURL == "" {
+		return nil, fmt.Errorf("llm: agent %q: no base URL", spec.ID)
+	}
+	if c.spec.Timeout <= 0 {
+		c.spec.Timeout = Duration(DefaultTimeout)
+	}
+	ro := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(c.spec.BaseURL, "/") + "/"),
+		option.WithMaxRetries(0),
+		option.WithHTTPClient(c.http),
+		// The SDK adds these from OPENAI_ORG_ID / OPENAI_PROJECT_ID; they
+		// must not leak to other providers.
+		option.WithHeaderDel("OpenAI-Organization"),
+		option.WithHeaderDel("OpenAI-Project"),
+	}
+	if apiKey != "" {
+		ro = append(ro, option.WithAPIKey(apiKey))
+	} else {
+		// No key: do not send the ambient OPENAI_API_KEY to a local server.
+		ro = append(ro, option.WithAPIKey(""), option.WithHeaderDel("Authorization"))
+	}
+	c.oc = openai.NewClient(ro...)
+	return c, nil
+}
+
+// Spec returns the model spec the client runs with (base URL overrides
+// applied).
+func (c *Client) Spec() ModelSpec { return c.spec }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Complete runs the request under the retry policy. On failure the error
+// is an *Error (or the context's error when ctx ended).
+func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
+	params, err := c.params(req)
+	if err != nil {
+		return Response{}, &Error{Agent: c.spec.ID, Model: c.spec.Model, Message: err.Error(), Err: err, Attempts: 0}
+	}
+	start := c.now()
+	for attempt := 1; ; attempt++ {
+		resp, err := c.attempt(ctx, params)
+		if err == nil {
+			resp.Attempts = attempt
+			resp.Elapsed = c.now().Sub(start)
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return Response{}, fmt.Errorf("llm %s: %w", c.spec.ID, ctx.Err())
+		}
+		var le *Error
+		if !errors.As(err, &le) {
+			return Response{}, err
+		}
+		le.Attempts = attempt
+		if !le.Retryable || attempt >= c.policy.MaxAttempts {
+			return Response{}, le
+		}
+		wait := c.policy.backoff(attempt, c.rnd)
+		if le.RetryAfter > 0 {
+			if le.RetryAfter > c.policy.MaxRetryAfter {
+				le.Message = strings.TrimSpace(le.Message + fmt.Sprintf(" (Retry-After %v exceeds the policy's %v)", le.RetryAfter, c.policy.MaxRetryAfter))
+				return Response{}, le
+			}
+			wait = le.RetryAfter
+		}
+		if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
+			// Waiting would outlive the caller; report the real failure.
+			return Response{}, le
+		}
+		c.log.Warn("llm call failed; retrying", "agent", c.spec.ID, "model", c.spec.Model,
+			"attempt", attempt, "status", le.Status, "timeout", le.Timeout, "wait", wait, "error", le.Message)
+		if err := c.sleep(ctx, wait); err != nil {
+			return Response{}, fmt.Errorf("llm %s: %w", c.spec.ID, err)
+		}
+	}
+}
+
+// attempt makes one HTTP call under the per-call timeout and classifies
+// its failure.
+func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewParams) (Response, error) {
+	actx, cancel := context.WithTimeout(ctx, time.Duration(c.spec.Timeout))
+	defer cancel()
+	var httpResp *http.Response
+	t0 := c.now()
+	cc, err := c.oc.Chat.Completions.New(actx, params, option.WithResponseInto(&httpResp))
+	latency := c.now().Sub(t0)
+	if err != nil {
+		return Response{}, c.classify(ctx, actx, httpResp, err)
+	}
+	if len(cc.Choices) == 0 {
+		// Some gateways answer 200 with an error object instead of choices.
+		return Response{}, c.bodyError(cc.RawJSON())
+	}
+	ch := cc.Choices[0]
+	msg := ch.Message
+	out := Response{
+		Content:      msg.Content,
+		Reasoning:    reasoningOf(msg),
+		FinishReason: ch.FinishReason,
+		ID:           cc.ID,
+		Model:        cc.Model,
+		InputTokens:  cc.Usage.PromptTokens,
+		OutputTokens: cc.Usage.CompletionTokens,
+		Latency:      latency,
+	}
+	for _, tc := range msg.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			continue
+		}
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	if strings.TrimSpace(out.Content) == "" && out.Reasoning != "" && len(out.ToolCalls) == 0 {
+		out.Content = out.Reasoning
+		out.FromReasoning = true
+	}
+	out.CostMicros = c.spec.Cost(out.InputTokens, out.OutputTokens)
+	return out, nil
+}
+
+// reasoningOf reads the non-standard reasoning field: "reasoning"
+// (OpenRouter) or "reasoning_content" (DeepSeek, vLLM).
+func reasoningOf(msg openai.ChatCompletionMessage) string {
+	for _, k := range []string{"reasoning", "reasoning_content"} {
+		f, ok := msg.JSON.ExtraFields[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func (c *Client) newError(status int, msg string, cause error) *Error {
+	return &Error{Agent: c.spec.ID, Model: c.spec.Model, Status: status, Retryable: retryableStatus(status), Message: msg, Err: cause}
+}
+
+// bodyError describes a 200 response without choices, using the error
+// object inside it when there is one (its code decides retryability).
+func (c *Client) bodyError(raw string) *Error {
+	var body struct {
+		Error *struct {
+			Code    any    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(raw), &body) == nil && body.Error != nil {
+		status := http.StatusBadGateway // unknown upstream failure: retry
+		if f, ok := body.Error.Code.(float64); ok && f >= 400 && f < 600 {
+			status = int(f)
+		}
+		e := c.newError(status, "error in 200 response: "+body.Error.Message, nil)
+		return e
+	}
+	e := c.newError(http.StatusOK, "response has no choices", nil)
+	e.Retryable = true
+	return e
+}
+
+func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if actx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Agent: c.spec.ID, Model: c.spec.Model, Retryable: true, Timeout: true,
+			Message: fmt.Sprintf("no answer within %v", time.Duration(c.spec.Timeout)), Err: err}
+	}
+	var ae *openai.Error
+	if errors.As(err, &ae) {
+		e := c.newError(ae.StatusCode, providerMessage(ae), err)
+		if ae.Response != nil {
+			e.RetryAfter = retryAfter(ae.Response.Header, c.now())
+		}
+		return e
+	}
+	if httpResp != nil && httpResp.StatusCode >= 400 {
+		// Error body the SDK could not parse (HTML from a proxy, …).
+		e := c.newError(httpResp.StatusCode, "unparseable error body", err)
+		e.RetryAfter = retryAfter(httpResp.Header, c.now())
+		return e
+	}
+	if httpResp != nil && httpResp.StatusCode < 300 {
+		// The body did not decode: a broken response, not worth repeating.
+		return c.newError(httpResp.StatusCode, "decode response: "+err.Error(), err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, net.ErrClosed) || isConnError(err) {
+		e := c.newError(0, "connection: "+err.Error(), err)
+		e.Retryable = true
+		return e
+	}
+	return c.newError(0, err.Error(), err)
+}
+
+func isConnError(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "connection refused") || strings.Contains(s, "connection reset") || strings.Contains(s, "EOF")
+}
+
+// providerMessage extracts the provider's error message, which the SDK's
+// Error() deliberately omits.
+func providerMessage(ae *openai.Error) string {
+	if ae.Message != "" {
+		return ae.Message
+	}
+	var body struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal([]byte(ae.RawJSON()), &body) == nil && body.Message != "" {
+		return body.Message
+	}
+	return ""
+}
+
+// params converts a Request to the SDK's wire parameters.
+func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
+	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(c.spec.Model)}
+	if req.System != "" {
+		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+	}
+	if req.User != "" {
+		p.Messages = append(p.Messages, openai.UserMessage(req.User))
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			p.Messages = append(p.Messages, openai.UserMessage(m.Content))
+		case RoleAssistant:
+			a := openai.ChatCompletionAssistantMessageParam{}
+			if m.Content != "" {
+				a.Content.OfString = openai.String(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       tc.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+					},
+				})
+			}
+			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case RoleTool:
+			if m.ToolCallID == "" {
+				return p, fmt.Errorf("messages[%d]: tool message without tool_call_id", i)
+			}
+			p.Messages = append(p.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
+		default:
+			return p, fmt.Errorf("messages[%d]: unknown role %q", i, m.Role)
+		}
+	}
+	if len(p.Messages) == 0 {
+		return p, errors.New("empty request: no messages")
+	}
+	temp := c.spec.Temperature
+	if req.Temperature != nil {
+		temp = *req.Temperature
+	}
+	// Always sent: "omitzero" would drop 0, and 0 is the arena's default
+	// (SPEC T2) while providers default to 1.
+	p.Temperature = openai.Float(temp)
+	if mt := req.MaxTokens; mt > 0 {
+		p.MaxTokens = openai.Int(int64(mt))
+	} else if c.spec.MaxTokens > 0 {
+		p.MaxTokens = openai.Int(int64(c.spec.MaxTokens))
+	}
+	for _, t := range req.Tools {
+		fd := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fd.Description = openai.String(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			var schema map[string]any
+			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+				return p, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
+			}
+			fd.Parameters = shared.FunctionParameters(schema)
+		}
+		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+	}
+	switch req.ToolChoice {
+	case "":
+	case "auto", "none", "required":
+		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(req.ToolChoice)}
+	default:
+		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice})
+	}
+	return p, nil
+}
