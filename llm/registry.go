@@ -82,7 +82,9 @@ type Skipped struct {
 	Reason string
 }
 
-func (s Skipped) String() string { return fmt.Sprintf("agent %q (%s) skipped: %s", s.ID, s.Name, s.Reason) }
+func (s Skipped) String() string {
+	return fmt.Sprintf("agent %q (%s) skipped: %s", s.ID, s.Name, s.Reason)
+}
 
 // LoadRegistry reads and validates a registry file.
 func LoadRegistry(path string) (*Registry, error) {
