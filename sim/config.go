@@ -105,23 +105,24 @@ func (c Config) Validate() error {
 }
 
 // Category is one family of markets. Categories differ in how fast their
-// latent variable moves relative to how far its threshold is (Vol), in how
-// well the market tracks the truth (Noise), and in how late prices react (Lag).
+// latent variable moves (Vol) against how much is settled only at close
+// (Jump), in how well the market tracks the truth (Noise), and in how late
+// prices react (Lag).
 type Category struct {
 	Name   string
 	Weight float64 // share of events
-	// Vol is the latent volatility per √day. Thresholds have the same spread
-	// in every category, so high-vol categories (crypto, sports) start near
-	// 0.5 and swing, low-vol ones (science, economics) start decided.
+	// Vol is the latent volatility per √day: crypto prices swing daily,
+	// science prices barely move until the result.
 	Vol float64
 	// Jump is the sd of a terminal shock added to the latent path at close
 	// (the game, the vote count): it keeps markets uncertain until they
 	// close, so q(t) = Φ((W(t) − c)/√(σ²(T−t) + Jump²)).
 	Jump float64
-	// Noise (ν) is the market's observation noise in units of the market's
-	// total latent spread σ√T: the market sees W(t−Lag) + η with
-	// sd(η) = ν·σ·√T and prices E[X | that observation], which is calibrated
-	// by construction but less informed than q(t).
+	// Noise (ν) is the market's observation noise in units of σ√T, the
+	// path's spread over the market's life: the market sees W(t−Lag) + η
+	// with sd(η) = ν·σ·√T (η mean-reverting over noiseCorrTime) and prices
+	// P(Yes | that observation), which is calibrated by construction but
+	// less informed than q(t).
 	Noise float64
 	Lag   time.Duration // the market sees the latent path this late
 	// Corr is the correlation of the latent paths of markets on one event.
@@ -152,7 +153,7 @@ const (
 )
 
 // noiseCorrTime is the correlation time of the market's observation noise:
-// prices wander around the truth for hours, not every grid step.
+// mispricings persist for days rather than flickering every grid step.
 const noiseCorrTime = 72 * time.Hour
 
 // staleAge is how old the stale agent's price is.

@@ -5,13 +5,21 @@ import "math"
 // The latent model (SPEC M2), shared by the world's grid and by Draws.
 //
 // A market lives on [0,T] (days since it opened). Its latent path is
-// W(t) = σ·B(t) with B a standard Brownian motion started at 0; it resolves
-// Yes when W(T) > c. The truth q(t) = P(W(T) > c | W(t)) = Φ((W(t) − c)/(σ√(T−t)))
-// is a martingale. The market observes Y = W(s) + η with s = t − lag and
-// η ~ N(0, τ²), τ = ν·σ·√T, and prices p = P(W(T) > c | Y). Because p is a
-// conditional expectation of the outcome given what the market saw, the
-// market is calibrated; because it saw less than W(t), it trails q and an
-// agent that sees q has positive expected Alpha = E[(p−q)²] − E[(f−q)²].
+// W(t) = σ·B(t) with B a standard Brownian motion started at 0, plus at
+// close a terminal shock J ~ N(0, Jump²) (the game, the count: what keeps
+// real markets uncertain until they close); it resolves Yes when
+// W(T) + J > c. The truth
+//
+//	q(t) = P(Yes | W(t)) = Φ((W(t) − c) / √(σ²(T−t) + Jump²))
+//
+// is a martingale (with Jump = 0 and σ = 1 it is SPEC M2's formula; the
+// shock is Brownian motion run on an information clock with a lump at T).
+// The market observes Y = W(s) + η with s = t − lag and η an
+// Ornstein–Uhlenbeck noise of sd τ = ν·σ·√T, and prices p = P(Yes | Y).
+// Because p is a conditional expectation of the outcome given something
+// the market saw, the market is calibrated; because it saw less than W(t),
+// it trails q, and an agent that sees q earns expected Alpha
+// E[(p−q)²] − E[(f−q)²] > 0.
 
 // phi is the standard normal CDF.
 func phi(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }

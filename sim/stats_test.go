@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -321,5 +322,40 @@ func TestScheduleSupportsRoundsAndCohorts(t *testing.T) {
 	t.Logf("over every hour of the horizon: ≥ %d events closing in (1d, 7d], ≥ %d categories among them, ≥ %d open markets", minEvents, minCats, minOpen)
 	if minEvents < 7 || minCats < 3 || minOpen < 25 {
 		t.Errorf("schedule too thin: %d events, %d categories, %d open markets", minEvents, minCats, minOpen)
+	}
+}
+
+func TestInformedSigmaHitsChosenEdge(t *testing.T) {
+	ds := Draws(4, 20000, 24*time.Hour, 7*24*time.Hour)
+	for _, alpha := range []float64{0.005, 0.01, 0.02} {
+		sigma, ok := InformedSigma(ds, alpha)
+		if !ok {
+			t.Fatalf("α* = %v unreachable", alpha)
+		}
+		// Check with the agent itself, on fresh noise.
+		a, err := ParseAgent(InformedPrefix + strconv.FormatFloat(sigma, 'g', -1, 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newTestRNG(77)
+		var sum, d, d2 float64
+		for _, x := range ds {
+			f := a.Forecast(x.Obs, r)
+			sum += ExpectedAlpha(x.Obs, f)
+			d += math.Abs(f - x.Price)
+			d2 += (f - x.Price) * (f - x.Price)
+		}
+		n := float64(len(ds))
+		got := sum / n
+		t.Logf("α* = %.3f: σ = %.4f, measured expected alpha %.4f, mean |b−p| %.3f, rms(b−p) %.3f", alpha, sigma, got, d/n, math.Sqrt(d2/n))
+		if math.Abs(got-alpha) > 0.0005 {
+			t.Errorf("α* = %v: informed-%.4f has expected alpha %.4f", alpha, sigma, got)
+		}
+	}
+	if _, ok := InformedSigma(ds, 0.5); ok {
+		t.Error("an alpha above the market's gap was reachable")
+	}
+	if _, ok := InformedSigma(nil, 0.01); ok {
+		t.Error("no draws, yet a σ")
 	}
 }
