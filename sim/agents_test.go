@@ -168,3 +168,34 @@ func TestMakeIntent(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+
+// FuzzParseAgent: agent names come from flags and config files. Any name
+// either fails cleanly or gives an agent whose forecasts are probabilities.
+func FuzzParseAgent(f *testing.F) {
+	for _, s := range append(Agents(), "informed-0", "informed-1", "informed-1e-3", "informed-NaN", "informed-+Inf", "informed-", "", "market ") {
+		f.Add(s, 0.3, 0.6, 0.5)
+	}
+	f.Fuzz(func(t *testing.T, name string, q, price, stale float64) {
+		a, err := ParseAgent(name)
+		if err != nil {
+			if arena.ErrorKind(err) != arena.EINVALID {
+				t.Fatalf("ParseAgent(%q): %v", name, err)
+			}
+			return
+		}
+		if a.Name != name {
+			t.Fatalf("ParseAgent(%q).Name = %q", name, a.Name)
+		}
+		clamp := func(v float64) float64 {
+			if v != v {
+				return 0.5
+			}
+			return clipPrice(v)
+		}
+		o := Obs{Q: clamp(q), Price: clamp(price), Stale: clamp(stale)}
+		p := a.Forecast(o, newTestRNG(1))
+		if !(p >= 0 && p <= 1) {
+			t.Fatalf("%s forecast %v on %+v", name, p, o)
+		}
+	})
+}

@@ -53,7 +53,6 @@ type event struct {
 
 type market struct {
 	spec   Spec
-	ev     *event
 	cat    *Category
 	void   bool
 	c      float64 // latent threshold
@@ -127,7 +126,7 @@ func build(cfg Config) *World {
 
 	for _, e := range w.events {
 		for j := range e.markets {
-			m := &market{ev: e, cat: e.cat, sigma: e.cat.Vol, jump: e.cat.Jump}
+			m := &market{cat: e.cat, sigma: e.cat.Vol, jump: e.cat.Jump}
 			m.spec = Spec{
 				Index:    len(w.markets),
 				SourceID: fmt.Sprintf("s%d-m%d", cfg.Seed, len(w.markets)),

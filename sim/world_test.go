@@ -74,7 +74,13 @@ func TestViewHasNoFuture(t *testing.T) {
 }
 
 func TestViewConsistency(t *testing.T) {
-	w := NewWorld(Config{Seed: 3, Markets: 150, ResolveDelay: 2 * time.Hour})
+	for _, step := range []time.Duration{0, 15 * time.Minute, time.Hour} {
+		w := NewWorld(Config{Seed: 3, Markets: 150, ResolveDelay: 2 * time.Hour, Step: step})
+		t.Run(w.Config().Step.String(), func(t *testing.T) { checkViews(t, w) })
+	}
+}
+
+func checkViews(t *testing.T, w *World) {
 	start := w.Config().Start
 	for _, now := range []time.Time{start.Add(-time.Hour), start.Add(33*time.Hour + 7*time.Minute), start.Add(40 * 24 * time.Hour)} {
 		views := w.MarketsAt(now)
