@@ -230,6 +230,17 @@ type Decision struct {
 	FinishedAt    time.Time
 }
 
+// ClaimRequest asks for the decision row of (CohortID, AgentID, Week).
+type ClaimRequest struct {
+	CohortID    int64
+	AgentID     string
+	Week        time.Time
+	Owner       string
+	Now         time.Time
+	StaleBefore time.Time
+	MaxAttempts int // 0: unlimited
+}
+
 // ValuationSnapshot is a portfolio's marked value at a 10-minute boundary
 // (SPEC T7). Brier is meaningful only when ResolvedBets > 0.
 type ValuationSnapshot struct {
@@ -284,11 +295,12 @@ type CohortStore interface {
 	// one exists, and returns the stored one: every run of the week uses it.
 	SaveFrame(ctx context.Context, cohortID int64, week time.Time, frame []byte) ([]byte, error)
 
-	// ClaimDecision claims the (cohort, agent, week) row for owner. It wins
-	// when the row is new, failed retryably, or claimed before staleBefore
-	// (a stuck run). Finished rows and live claims are not taken; the
-	// current row is returned either way.
-	ClaimDecision(ctx context.Context, cohortID int64, agentID string, week time.Time, owner string, now, staleBefore time.Time) (*Decision, bool, error)
+	// ClaimDecision claims the (cohort, agent, week) row for r.Owner. It
+	// wins when the row is new, failed retryably (fewer than r.MaxAttempts
+	// times, when that is set), or claimed before r.StaleBefore (a stuck
+	// run). Finished rows and live claims are not taken; the current row is
+	// returned either way.
+	ClaimDecision(ctx context.Context, r ClaimRequest) (*Decision, bool, error)
 	// FinishDecision records d as done and applies ch (nil for no ledger
 	// change) in one transaction, provided d.Owner still holds the claim.
 	FinishDecision(ctx context.Context, d *Decision, ch *PortfolioChange) error

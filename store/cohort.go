@@ -1,0 +1,635 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+var _ arena.CohortStore = (*DB)(nil)
+
+// isWeekStart reports whether t is a normalized week start: Sunday 00:00 UTC.
+func isWeekStart(t time.Time) bool {
+	u := t.UTC()
+	return u.Weekday() == time.Sunday && u.Hour() == 0 && u.Minute() == 0 && u.Second() == 0 && u.Nanosecond() == 0
+}
+
+// CreateCohort implements arena.CohortStore.
+func (d *DB) CreateCohort(ctx context.Context, c *arena.Cohort) (bool, error) {
+	switch {
+	case !isWeekStart(c.WeekStart):
+		return false, arena.Errorf(arena.EINVALID, "cohort: week start %s is not a Sunday 00:00 UTC", c.WeekStart.UTC().Format(time.RFC3339))
+	case c.InitialCash <= 0:
+		return false, arena.Errorf(arena.EINVALID, "cohort: initial cash %s must be positive", c.InitialCash)
+	case len(c.Lineup) == 0:
+		return false, arena.Errorf(arena.EINVALID, "cohort: empty lineup")
+	}
+	seen := map[string]bool{}
+	for _, e := range c.Lineup {
+		if e.AgentID == "" || seen[e.AgentID] {
+			return false, arena.Errorf(arena.EINVALID, "cohort: missing or duplicate agent id %q in lineup", e.AgentID)
+		}
+		seen[e.AgentID] = true
+	}
+	lineup, err := json.Marshal(c.Lineup)
+	if err != nil {
+		return false, fmt.Errorf("store: encode lineup: %w", err)
+	}
+	if c.Status == "" {
+		c.Status = arena.CohortActive
+	}
+	created := false
+	err = d.tx(ctx, func(tx *sql.Tx) error {
+		now := d.Now()
+		var id int64
+		err := tx.QueryRowContext(ctx, d.rebind(`INSERT INTO cohorts (week_start, status, lineup, initial_cash, created_at)
+			VALUES (?,?,?,?,?) ON CONFLICT (week_start) DO NOTHING RETURNING id`),
+			c.WeekStart.UnixMicro(), string(c.Status), string(lineup), int64(c.InitialCash), now.UnixMicro()).Scan(&id)
+		if isNoRows(err) {
+			return nil // the week already has its cohort
+		}
+		if err != nil {
+			return fmt.Errorf("store: insert cohort: %w", err)
+		}
+		for _, e := range c.Lineup {
+			if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO portfolios (cohort_id, agent_id, cash) VALUES (?,?,?)`),
+				id, e.AgentID, int64(c.InitialCash)); err != nil {
+				return fmt.Errorf("store: insert portfolio of %s: %w", e.AgentID, err)
+			}
+		}
+		created, c.ID, c.CreatedAt = true, id, time.UnixMicro(now.UnixMicro()).UTC()
+		return nil
+	})
+	if err != nil || created {
+		return created, err
+	}
+	got, err := d.CohortByWeek(ctx, c.WeekStart)
+	if err != nil {
+		return false, err
+	}
+	*c = *got
+	return false, nil
+}
+
+const cohortColumns = `id, week_start, status, lineup, initial_cash, created_at, completed_at`
+
+func scanCohort(sc interface{ Scan(...any) error }) (*arena.Cohort, error) {
+	var c arena.Cohort
+	var week, created int64
+	var completed sql.NullInt64
+	var status, lineup string
+	if err := sc.Scan(&c.ID, &week, &status, &lineup, &c.InitialCash, &created, &completed); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(lineup), &c.Lineup); err != nil {
+		return nil, fmt.Errorf("store: cohort %d lineup: %w", c.ID, err)
+	}
+	c.Status, c.WeekStart, c.CreatedAt = arena.CohortStatus(status), time.UnixMicro(week).UTC(), time.UnixMicro(created).UTC()
+	c.CompletedAt = fromMicros(completed)
+	return &c, nil
+}
+
+// Cohort implements arena.CohortStore.
+func (d *DB) Cohort(ctx context.Context, id int64) (*arena.Cohort, error) {
+	c, err := scanCohort(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE id = ?`), id))
+	if isNoRows(err) {
+		return nil, arena.Errorf(arena.ENOTFOUND, "cohort %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: load cohort %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// CohortByWeek implements arena.CohortStore.
+func (d *DB) CohortByWeek(ctx context.Context, weekStart time.Time) (*arena.Cohort, error) {
+	c, err := scanCohort(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE week_start = ?`), weekStart.UnixMicro()))
+	if isNoRows(err) {
+		return nil, arena.Errorf(arena.ENOTFOUND, "no cohort for the week of %s", weekStart.UTC().Format("2006-01-02"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: load cohort of %s: %w", weekStart.UTC().Format("2006-01-02"), err)
+	}
+	return c, nil
+}
+
+// Cohorts implements arena.CohortStore.
+func (d *DB) Cohorts(ctx context.Context, status arena.CohortStatus) ([]*arena.Cohort, error) {
+	q, args := `SELECT `+cohortColumns+` FROM cohorts`, []any{}
+	if status != "" {
+		q, args = q+` WHERE status = ?`, append(args, string(status))
+	}
+	rows, err := d.db.QueryContext(ctx, d.rebind(q+` ORDER BY week_start DESC`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list cohorts: %w", err)
+	}
+	defer rows.Close()
+	var out []*arena.Cohort
+	for rows.Next() {
+		c, err := scanCohort(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list cohorts: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// CompleteCohorts implements arena.CohortStore.
+func (d *DB) CompleteCohorts(ctx context.Context, weekStartBefore, at time.Time) (int, error) {
+	r, err := d.db.ExecContext(ctx, d.rebind(`UPDATE cohorts SET status = ?, completed_at = ?
+		WHERE status = ? AND week_start < ? AND NOT EXISTS (
+			SELECT 1 FROM positions p JOIN portfolios f ON p.portfolio_id = f.id
+			WHERE f.cohort_id = cohorts.id AND p.status = ?)`),
+		string(arena.CohortCompleted), at.UnixMicro(), string(arena.CohortActive), weekStartBefore.UnixMicro(), string(arena.PositionOpen))
+	if err != nil {
+		return 0, fmt.Errorf("store: complete cohorts: %w", err)
+	}
+	n, err := r.RowsAffected()
+	return int(n), err
+}
+
+const portfolioColumns = `id, cohort_id, agent_id, cash, realized, bankrupt, version`
+
+func scanPortfolio(sc interface{ Scan(...any) error }) (*arena.Portfolio, error) {
+	var p arena.Portfolio
+	err := sc.Scan(&p.ID, &p.CohortID, &p.AgentID, &p.Cash, &p.Realized, &p.Bankrupt, &p.Version)
+	return &p, err
+}
+
+const positionColumns = `id, portfolio_id, market_id, side, shares, cost_basis, mark, status, opened_at, closed_at`
+
+func scanPosition(sc interface{ Scan(...any) error }) (*arena.Position, error) {
+	var p arena.Position
+	var status string
+	var opened int64
+	var closed sql.NullInt64
+	if err := sc.Scan(&p.ID, &p.PortfolioID, &p.MarketID, &p.Side, &p.Shares, &p.CostBasis, &p.Mark, &status, &opened, &closed); err != nil {
+		return nil, err
+	}
+	p.Status, p.OpenedAt, p.ClosedAt = arena.PositionStatus(status), time.UnixMicro(opened).UTC(), fromMicros(closed)
+	return &p, nil
+}
+
+func (d *DB) positions(ctx context.Context, q queryer, where string, args ...any) ([]*arena.Position, error) {
+	rows, err := q.QueryContext(ctx, d.rebind(`SELECT `+positionColumns+` FROM positions WHERE `+where+` ORDER BY id`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: load positions: %w", err)
+	}
+	defer rows.Close()
+	var out []*arena.Position
+	for rows.Next() {
+		p, err := scanPosition(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: load positions: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// Portfolios implements arena.CohortStore.
+func (d *DB) Portfolios(ctx context.Context, cohortID int64) ([]*arena.Portfolio, error) {
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+portfolioColumns+` FROM portfolios WHERE cohort_id = ? ORDER BY agent_id`), cohortID)
+	if err != nil {
+		return nil, fmt.Errorf("store: portfolios of cohort %d: %w", cohortID, err)
+	}
+	var out []*arena.Portfolio
+	byID := map[int64]*arena.Portfolio{}
+	for rows.Next() {
+		p, err := scanPortfolio(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: portfolios of cohort %d: %w", cohortID, err)
+		}
+		out = append(out, p)
+		byID[p.ID] = p
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	pos, err := d.positions(ctx, d.db, `status = ? AND portfolio_id IN (SELECT id FROM portfolios WHERE cohort_id = ?)`, string(arena.PositionOpen), cohortID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pos {
+		if f := byID[p.PortfolioID]; f != nil {
+			f.Positions = append(f.Positions, p)
+		}
+	}
+	return out, nil
+}
+
+// Portfolio implements arena.CohortStore.
+func (d *DB) Portfolio(ctx context.Context, id int64) (*arena.Portfolio, error) {
+	p, err := scanPortfolio(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+portfolioColumns+` FROM portfolios WHERE id = ?`), id))
+	if isNoRows(err) {
+		return nil, arena.Errorf(arena.ENOTFOUND, "portfolio %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: load portfolio %d: %w", id, err)
+	}
+	if p.Positions, err = d.positions(ctx, d.db, `portfolio_id = ? AND status = ?`, id, string(arena.PositionOpen)); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// PositionsOf implements arena.CohortStore.
+func (d *DB) PositionsOf(ctx context.Context, portfolioID int64) ([]*arena.Position, error) {
+	return d.positions(ctx, d.db, `portfolio_id = ?`, portfolioID)
+}
+
+// Trades implements arena.CohortStore.
+func (d *DB) Trades(ctx context.Context, portfolioID int64) ([]*arena.Trade, error) {
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT id, portfolio_id, position_id, decision_id, market_id, side, kind,
+		amount, shares, price, cost_basis, cash_before, confidence, created_at FROM trades WHERE portfolio_id = ? ORDER BY id`), portfolioID)
+	if err != nil {
+		return nil, fmt.Errorf("store: trades of portfolio %d: %w", portfolioID, err)
+	}
+	defer rows.Close()
+	var out []*arena.Trade
+	for rows.Next() {
+		var t arena.Trade
+		var dec sql.NullInt64
+		var kind string
+		var created int64
+		if err := rows.Scan(&t.ID, &t.PortfolioID, &t.PositionID, &dec, &t.MarketID, &t.Side, &kind, &t.Amount, &t.Shares,
+			&t.Price, &t.CostBasis, &t.CashBefore, &t.Confidence, &created); err != nil {
+			return nil, fmt.Errorf("store: trades of portfolio %d: %w", portfolioID, err)
+		}
+		t.DecisionID, t.Kind, t.CreatedAt = dec.Int64, arena.TradeKind(kind), time.UnixMicro(created).UTC()
+		out = append(out, &t)
+	}
+	return out, rows.Err()
+}
+
+// ApplyChange implements arena.CohortStore.
+func (d *DB) ApplyChange(ctx context.Context, ch *arena.PortfolioChange) error {
+	return d.tx(ctx, func(tx *sql.Tx) error { return d.applyChange(ctx, tx, ch, 0) })
+}
+
+// applyChange writes one portfolio's ledger change: the portfolio row
+// (guarded by its version), changed positions before new ones (so a
+// position closed and reopened on the same side never trips the one-open
+// index), then the trades with provisional position ids mapped to real ones.
+func (d *DB) applyChange(ctx context.Context, tx *sql.Tx, ch *arena.PortfolioChange, decisionID int64) error {
+	r, err := tx.ExecContext(ctx, d.rebind(`UPDATE portfolios SET cash = ?, realized = ?, bankrupt = ?, version = version + 1
+		WHERE id = ? AND version = ?`), int64(ch.Cash), int64(ch.Realized), ch.Bankrupt, ch.PortfolioID, ch.ExpectVersion)
+	if err != nil {
+		return fmt.Errorf("store: update portfolio %d: %w", ch.PortfolioID, err)
+	}
+	if n, err := r.RowsAffected(); err != nil || n != 1 {
+		return arena.Rejectf(arena.ECONFLICT, "portfolio_changed", "portfolio %d changed since version %d", ch.PortfolioID, ch.ExpectVersion)
+	}
+	ids := map[int64]int64{}
+	for _, p := range ch.Positions {
+		if p.ID < 0 {
+			continue
+		}
+		r, err := tx.ExecContext(ctx, d.rebind(`UPDATE positions SET shares = ?, cost_basis = ?, mark = ?, status = ?, closed_at = ?
+			WHERE id = ? AND portfolio_id = ?`), int64(p.Shares), int64(p.CostBasis), int64(p.Mark), string(p.Status), micros(p.ClosedAt), p.ID, ch.PortfolioID)
+		if err != nil {
+			return fmt.Errorf("store: update position %d: %w", p.ID, err)
+		}
+		if n, _ := r.RowsAffected(); n != 1 {
+			return arena.Errorf(arena.ENOTFOUND, "position %d not found in portfolio %d", p.ID, ch.PortfolioID)
+		}
+		ids[p.ID] = p.ID
+	}
+	for _, p := range ch.Positions {
+		if p.ID >= 0 {
+			continue
+		}
+		var id int64
+		err := tx.QueryRowContext(ctx, d.rebind(`INSERT INTO positions (portfolio_id, market_id, side, shares, cost_basis, mark, status, opened_at, closed_at)
+			VALUES (?,?,?,?,?,?,?,?,?) RETURNING id`), ch.PortfolioID, p.MarketID, p.Side, int64(p.Shares), int64(p.CostBasis),
+			int64(p.Mark), string(p.Status), p.OpenedAt.UnixMicro(), micros(p.ClosedAt)).Scan(&id)
+		if err != nil {
+			if isUniqueViolation(err) {
+				return arena.Rejectf(arena.ECONFLICT, "position_exists", "portfolio %d already has an open %s position in market %d", ch.PortfolioID, p.Side, p.MarketID)
+			}
+			return fmt.Errorf("store: insert position in market %d: %w", p.MarketID, err)
+		}
+		ids[p.ID] = id
+		p.ID = id
+	}
+	var dec any
+	if decisionID != 0 {
+		dec = decisionID
+	}
+	for _, t := range ch.Trades {
+		pid, ok := ids[t.PositionID]
+		if !ok {
+			if t.PositionID < 0 {
+				return fmt.Errorf("store: trade refers to unknown provisional position %d", t.PositionID)
+			}
+			pid = t.PositionID
+		}
+		t.PositionID, t.PortfolioID, t.DecisionID = pid, ch.PortfolioID, decisionID
+		err := tx.QueryRowContext(ctx, d.rebind(`INSERT INTO trades (portfolio_id, position_id, decision_id, market_id, side, kind,
+			amount, shares, price, cost_basis, cash_before, confidence, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`),
+			ch.PortfolioID, pid, dec, t.MarketID, t.Side, string(t.Kind), int64(t.Amount), int64(t.Shares), int64(t.Price),
+			int64(t.CostBasis), int64(t.CashBefore), t.Confidence, t.CreatedAt.UnixMicro()).Scan(&t.ID)
+		if err != nil {
+			return fmt.Errorf("store: insert %s trade: %w", t.Kind, err)
+		}
+	}
+	return nil
+}
+
+func isUniqueViolation(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505")
+}
+
+// SaveFrame implements arena.CohortStore.
+func (d *DB) SaveFrame(ctx context.Context, cohortID int64, week time.Time, frame []byte) ([]byte, error) {
+	if _, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO trading_frames (cohort_id, week, frame, created_at) VALUES (?,?,?,?)
+		ON CONFLICT (cohort_id, week) DO NOTHING`), cohortID, week.UnixMicro(), string(frame), d.Now().UnixMicro()); err != nil {
+		return nil, fmt.Errorf("store: save frame of cohort %d: %w", cohortID, err)
+	}
+	var stored string
+	if err := d.db.QueryRowContext(ctx, d.rebind(`SELECT frame FROM trading_frames WHERE cohort_id = ? AND week = ?`),
+		cohortID, week.UnixMicro()).Scan(&stored); err != nil {
+		return nil, fmt.Errorf("store: load frame of cohort %d: %w", cohortID, err)
+	}
+	return []byte(stored), nil
+}
+
+const decisionColumns = `id, cohort_id, agent_id, week, status, owner, claimed_at, attempts, system_prompt, user_prompt,
+	raw_responses, action, executions, retries, system_default, tokens_in, tokens_out, cost, latency_ms, error, finished_at`
+
+func scanDecision(sc interface{ Scan(...any) error }) (*arena.Decision, error) {
+	var dc arena.Decision
+	var week, claimed int64
+	var status, raw string
+	var action, execs sql.NullString
+	var finished sql.NullInt64
+	err := sc.Scan(&dc.ID, &dc.CohortID, &dc.AgentID, &week, &status, &dc.Owner, &claimed, &dc.Attempts, &dc.SystemPrompt,
+		&dc.UserPrompt, &raw, &action, &execs, &dc.Retries, &dc.SystemDefault, &dc.TokensIn, &dc.TokensOut, &dc.Cost,
+		&dc.LatencyMS, &dc.Error, &finished)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(raw), &dc.RawResponses); err != nil {
+		return nil, fmt.Errorf("store: decision %d raw responses: %w", dc.ID, err)
+	}
+	if action.Valid {
+		dc.Action = json.RawMessage(action.String)
+	}
+	if execs.Valid {
+		dc.Executions = json.RawMessage(execs.String)
+	}
+	dc.Week, dc.Status, dc.ClaimedAt = time.UnixMicro(week).UTC(), arena.DecisionStatus(status), time.UnixMicro(claimed).UTC()
+	dc.FinishedAt = fromMicros(finished)
+	return &dc, nil
+}
+
+func (d *DB) decision(ctx context.Context, q queryer, cohortID int64, agentID string, week time.Time) (*arena.Decision, error) {
+	dc, err := scanDecision(q.QueryRowContext(ctx, d.rebind(`SELECT `+decisionColumns+` FROM decisions
+		WHERE cohort_id = ? AND agent_id = ? AND week = ?`), cohortID, agentID, week.UnixMicro()))
+	if err != nil {
+		return nil, fmt.Errorf("store: load decision of %s in cohort %d: %w", agentID, cohortID, err)
+	}
+	return dc, nil
+}
+
+// ClaimDecision implements arena.CohortStore. Every step is a single
+// statement whose WHERE clause re-checks the state it read, so of any
+// number of concurrent claimants exactly one wins, on either engine.
+func (d *DB) ClaimDecision(ctx context.Context, r arena.ClaimRequest) (*arena.Decision, bool, error) {
+	if r.Owner == "" {
+		return nil, false, arena.Errorf(arena.EINVALID, "claim: missing owner")
+	}
+	week, now := r.Week.UnixMicro(), r.Now.UnixMicro()
+	res, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO decisions (cohort_id, agent_id, week, status, owner, claimed_at, attempts)
+		VALUES (?,?,?,?,?,?,1) ON CONFLICT (cohort_id, agent_id, week) DO NOTHING`),
+		r.CohortID, r.AgentID, week, string(arena.DecisionClaimed), r.Owner, now)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: claim decision of %s in cohort %d: %w", r.AgentID, r.CohortID, err)
+	}
+	won, _ := res.RowsAffected()
+	if won == 0 {
+		cur, err := d.decision(ctx, d.db, r.CohortID, r.AgentID, r.Week)
+		if err != nil {
+			return nil, false, err
+		}
+		retry := cur.Status == arena.DecisionRetryable && (r.MaxAttempts == 0 || cur.Attempts < r.MaxAttempts)
+		stale := cur.Status == arena.DecisionClaimed && cur.ClaimedAt.Before(r.StaleBefore)
+		if !retry && !stale {
+			return cur, false, nil
+		}
+		res, err := d.db.ExecContext(ctx, d.rebind(`UPDATE decisions SET status = ?, owner = ?, claimed_at = ?, attempts = attempts + 1
+			WHERE id = ? AND status = ? AND owner = ? AND claimed_at = ?`),
+			string(arena.DecisionClaimed), r.Owner, now, cur.ID, string(cur.Status), cur.Owner, cur.ClaimedAt.UnixMicro())
+		if err != nil {
+			return nil, false, fmt.Errorf("store: take over decision %d: %w", cur.ID, err)
+		}
+		won, _ = res.RowsAffected()
+	}
+	cur, err := d.decision(ctx, d.db, r.CohortID, r.AgentID, r.Week)
+	if err != nil {
+		return nil, false, err
+	}
+	return cur, won == 1, nil
+}
+
+func encodeRaw(d *arena.Decision) (string, any, any, error) {
+	raw := d.RawResponses
+	if raw == nil {
+		raw = []string{}
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var action, execs any
+	if len(d.Action) > 0 {
+		action = string(d.Action)
+	}
+	if len(d.Executions) > 0 {
+		execs = string(d.Executions)
+	}
+	return string(b), action, execs, nil
+}
+
+// finish writes the decision's audit fields and new status, provided the
+// caller still holds the claim.
+func (d *DB) finish(ctx context.Context, tx *sql.Tx, dc *arena.Decision, status arena.DecisionStatus) error {
+	raw, action, execs, err := encodeRaw(dc)
+	if err != nil {
+		return fmt.Errorf("store: encode decision %d: %w", dc.ID, err)
+	}
+	finished := d.Now()
+	res, err := tx.ExecContext(ctx, d.rebind(`UPDATE decisions SET status = ?, system_prompt = ?, user_prompt = ?, raw_responses = ?,
+		action = ?, executions = ?, retries = ?, system_default = ?, tokens_in = ?, tokens_out = ?, cost = ?, latency_ms = ?,
+		error = ?, finished_at = ? WHERE id = ? AND owner = ? AND status = ?`),
+		string(status), dc.SystemPrompt, dc.UserPrompt, raw, action, execs, dc.Retries, dc.SystemDefault, dc.TokensIn,
+		dc.TokensOut, int64(dc.Cost), dc.LatencyMS, dc.Error, finished.UnixMicro(), dc.ID, dc.Owner, string(arena.DecisionClaimed))
+	if err != nil {
+		return fmt.Errorf("store: finish decision %d: %w", dc.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return arena.Rejectf(arena.ECONFLICT, "claim_lost", "decision %d of %s is no longer claimed by %s", dc.ID, dc.AgentID, dc.Owner)
+	}
+	dc.Status, dc.FinishedAt = status, time.UnixMicro(finished.UnixMicro()).UTC()
+	return nil
+}
+
+// FinishDecision implements arena.CohortStore.
+func (d *DB) FinishDecision(ctx context.Context, dc *arena.Decision, ch *arena.PortfolioChange) error {
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		if err := d.finish(ctx, tx, dc, arena.DecisionDone); err != nil {
+			return err
+		}
+		if ch == nil {
+			return nil
+		}
+		return d.applyChange(ctx, tx, ch, dc.ID)
+	})
+}
+
+// FailDecision implements arena.CohortStore.
+func (d *DB) FailDecision(ctx context.Context, dc *arena.Decision) error {
+	return d.tx(ctx, func(tx *sql.Tx) error { return d.finish(ctx, tx, dc, arena.DecisionRetryable) })
+}
+
+// Decisions implements arena.CohortStore.
+func (d *DB) Decisions(ctx context.Context, cohortID int64) ([]*arena.Decision, error) {
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+decisionColumns+` FROM decisions WHERE cohort_id = ? ORDER BY week, agent_id`), cohortID)
+	if err != nil {
+		return nil, fmt.Errorf("store: decisions of cohort %d: %w", cohortID, err)
+	}
+	defer rows.Close()
+	var out []*arena.Decision
+	for rows.Next() {
+		dc, err := scanDecision(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: decisions of cohort %d: %w", cohortID, err)
+		}
+		out = append(out, dc)
+	}
+	return out, rows.Err()
+}
+
+// OpenPositionMarkets implements arena.CohortStore.
+func (d *DB) OpenPositionMarkets(ctx context.Context) ([]int64, error) {
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT DISTINCT market_id FROM positions WHERE status = ? ORDER BY market_id`), string(arena.PositionOpen))
+	if err != nil {
+		return nil, fmt.Errorf("store: markets with open positions: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// SettleMarket implements arena.CohortStore. The settlement row is written
+// only when no open position is left in the market after the changes.
+func (d *DB) SettleMarket(ctx context.Context, s arena.Settlement, changes []*arena.PortfolioChange) error {
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		for _, ch := range changes {
+			if err := d.applyChange(ctx, tx, ch, 0); err != nil {
+				return err
+			}
+		}
+		var open int
+		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM positions WHERE market_id = ? AND status = ?`),
+			s.MarketID, string(arena.PositionOpen)).Scan(&open); err != nil {
+			return fmt.Errorf("store: count open positions of market %d: %w", s.MarketID, err)
+		}
+		if open > 0 {
+			return arena.Rejectf(arena.ECONFLICT, "positions_open", "market %d still has %d open positions", s.MarketID, open)
+		}
+		_, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO market_settlements (market_id, resolution, policy, positions, settled_at)
+			VALUES (?,?,?,?,?) ON CONFLICT (market_id) DO UPDATE SET positions = market_settlements.positions + excluded.positions,
+			settled_at = excluded.settled_at`), s.MarketID, s.Resolution, s.Policy, s.Positions, s.SettledAt.UnixMicro())
+		if err != nil {
+			return fmt.Errorf("store: record settlement of market %d: %w", s.MarketID, err)
+		}
+		return nil
+	})
+}
+
+// Settlements implements arena.CohortStore.
+func (d *DB) Settlements(ctx context.Context) ([]arena.Settlement, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT market_id, resolution, policy, positions, settled_at FROM market_settlements ORDER BY market_id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: settlements: %w", err)
+	}
+	defer rows.Close()
+	var out []arena.Settlement
+	for rows.Next() {
+		var s arena.Settlement
+		var at int64
+		if err := rows.Scan(&s.MarketID, &s.Resolution, &s.Policy, &s.Positions, &at); err != nil {
+			return nil, err
+		}
+		s.SettledAt = time.UnixMicro(at).UTC()
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// SnapshotInterval is the valuation cadence; snapshot times are floored to it.
+const SnapshotInterval = 10 * time.Minute
+
+// SaveSnapshots implements arena.CohortStore.
+func (d *DB) SaveSnapshots(ctx context.Context, snaps []arena.ValuationSnapshot, marks map[int64]arena.PPM) (int, error) {
+	n := 0
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		for _, s := range snaps {
+			at := s.At.UTC().Truncate(SnapshotInterval)
+			r, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO portfolio_snapshots (portfolio_id, at, cash, positions_value, total, pnl,
+				pnl_pct, brier, resolved_bets) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (portfolio_id, at) DO NOTHING`),
+				s.PortfolioID, at.UnixMicro(), int64(s.Cash), int64(s.PositionsValue), int64(s.Total), int64(s.PnL), s.PnLPct, s.Brier, s.ResolvedBets)
+			if err != nil {
+				return fmt.Errorf("store: insert snapshot of portfolio %d: %w", s.PortfolioID, err)
+			}
+			k, _ := r.RowsAffected()
+			n += int(k)
+		}
+		for id, mark := range marks {
+			if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE positions SET mark = ? WHERE id = ? AND status = ?`),
+				int64(mark), id, string(arena.PositionOpen)); err != nil {
+				return fmt.Errorf("store: mark position %d: %w", id, err)
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Snapshots implements arena.CohortStore.
+func (d *DB) Snapshots(ctx context.Context, portfolioID int64) ([]arena.ValuationSnapshot, error) {
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT portfolio_id, at, cash, positions_value, total, pnl, pnl_pct, brier, resolved_bets
+		FROM portfolio_snapshots WHERE portfolio_id = ? ORDER BY at`), portfolioID)
+	if err != nil {
+		return nil, fmt.Errorf("store: snapshots of portfolio %d: %w", portfolioID, err)
+	}
+	defer rows.Close()
+	var out []arena.ValuationSnapshot
+	for rows.Next() {
+		var s arena.ValuationSnapshot
+		var at int64
+		if err := rows.Scan(&s.PortfolioID, &at, &s.Cash, &s.PositionsValue, &s.Total, &s.PnL, &s.PnLPct, &s.Brier, &s.ResolvedBets); err != nil {
+			return nil, err
+		}
+		s.At = time.UnixMicro(at).UTC()
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
