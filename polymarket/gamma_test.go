@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/polymarket/polymarkettest"
 )
 
 var decodeNow = time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
@@ -215,11 +216,11 @@ func TestNearest(t *testing.T) {
 // must satisfy the domain invariants.
 func FuzzDecodeMarket(f *testing.F) {
 	for _, name := range []string{"gamma_markets.json"} {
-		for _, raw := range loadJSONList(f, name) {
+		for _, raw := range polymarkettest.FixtureList(f, name) {
 			f.Add([]byte(raw))
 		}
 	}
-	for _, ev := range loadJSONList(f, "gamma_events.json") {
+	for _, ev := range polymarkettest.FixtureList(f, "gamma_events.json") {
 		var e struct{ Markets []json.RawMessage }
 		if json.Unmarshal(ev, &e) == nil {
 			for _, m := range e.Markets {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/polymarket/polymarkettest"
 )
 
 // gammaSingle renders a GET /markets/{id} answer in Gamma's shape.
@@ -34,18 +35,18 @@ func knownMarket(id string, status arena.MarketStatus) *arena.Market {
 
 func TestSyncRefreshesKnownMarkets(t *testing.T) {
 	f := newFake(t)
-	f.single["400001"] = gammaSingle("400001", true, true, "resolved", [2]string{"1", "0"}, "")
-	f.single["400002"] = gammaSingle("400002", true, true, "resolved", [2]string{"0.5", "0.5"}, "")
-	f.single["400003"] = gammaSingle("400003", true, true, "resolved", [2]string{"0.62", "0.38"}, "")
+	f.Single["400001"] = gammaSingle("400001", true, true, "resolved", [2]string{"1", "0"}, "")
+	f.Single["400002"] = gammaSingle("400002", true, true, "resolved", [2]string{"0.5", "0.5"}, "")
+	f.Single["400003"] = gammaSingle("400003", true, true, "resolved", [2]string{"0.62", "0.38"}, "")
 	// 400004 is gone upstream (404).
-	f.single["400005"] = gammaSingle("400005", true, false, "", [2]string{"0.2", "0.8"}, "")
-	f.single["400007"] = gammaSingle("400007", false, true, "", [2]string{"0.9", "0.1"}, "")
-	f.single["400008"] = gammaSingle("400008", true, true, "resolved", [2]string{"0.7", "0.3"},
+	f.Single["400005"] = gammaSingle("400005", true, false, "", [2]string{"0.2", "0.8"}, "")
+	f.Single["400007"] = gammaSingle("400007", false, true, "", [2]string{"0.9", "0.1"}, "")
+	f.Single["400008"] = gammaSingle("400008", true, true, "resolved", [2]string{"0.7", "0.3"},
 		`,"tokens":[{"token_id":"4000082","outcome":"No","winner":true},{"token_id":"4000081","outcome":"Yes","winner":false}]`)
-	f.single["400009"] = json.RawMessage(`{"id":"400009","question":"Now broken?","outcomes":"[\"Yes\", \"No\"]","outcomePrices":"[\"x\", \"y\"]"}`)
-	f.mids["4000051"] = "0.21"
-	f.mids["4000052"] = "0.79"
-	c, _ := f.start(t)
+	f.Single["400009"] = json.RawMessage(`{"id":"400009","question":"Now broken?","outcomes":"[\"Yes\", \"No\"]","outcomePrices":"[\"x\", \"y\"]"}`)
+	f.Mids["4000051"] = "0.21"
+	f.Mids["4000052"] = "0.79"
+	c, _ := startClient(t, f)
 	st := newMemStore()
 	seed := []*arena.Market{
 		knownMarket("400001", arena.StatusOpen),
@@ -72,7 +73,7 @@ func TestSyncRefreshesKnownMarkets(t *testing.T) {
 		t.Errorf("%d SaveMarkets calls, want 1", st.saves)
 	}
 	for _, id := range []string{"400006", "501001"} {
-		if n := f.count("GET /markets/" + id + "?"); n != 0 {
+		if n := f.Count("GET /markets/" + id + "?"); n != 0 {
 			t.Errorf("market %s re-read %d times", id, n)
 		}
 	}
@@ -120,13 +121,13 @@ func TestSyncRefreshesKnownMarkets(t *testing.T) {
 	if _, err := Sync(context.Background(), st, c, 5); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count("GET /markets/400007?"); n != 2 {
+	if n := f.Count("GET /markets/400007?"); n != 2 {
 		t.Errorf("400007 re-read %d times, want 2", n)
 	}
 	if after := len(st.prices[got["400007"].ID]); after != before {
 		t.Errorf("closed market gained %d price points", after-before)
 	}
-	if n := f.count("GET /markets/400001?"); n != 1 {
+	if n := f.Count("GET /markets/400001?"); n != 1 {
 		t.Errorf("resolved 400001 re-read %d times, want once", n)
 	}
 }
@@ -135,9 +136,9 @@ func TestPriceHistoryAndBenchmark(t *testing.T) {
 	f := newFake(t)
 	deadline := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	d := deadline.Unix()
-	f.history["tok"] = fmt.Sprintf(`{"history":[{"t":%d,"p":0.41},{"t":%d,"p":0.44},{"t":%d,"p":"0.47"},{"t":%d,"p":1.7}]}`, d-250, d+130, d-90, d+10)
-	f.history["far"] = fmt.Sprintf(`{"history":[{"t":%d,"p":0.41},{"t":%d,"p":0.44}]}`, d-400, d+301)
-	c, _ := f.start(t)
+	f.History["tok"] = fmt.Sprintf(`{"history":[{"t":%d,"p":0.41},{"t":%d,"p":0.44},{"t":%d,"p":"0.47"},{"t":%d,"p":1.7}]}`, d-250, d+130, d-90, d+10)
+	f.History["far"] = fmt.Sprintf(`{"history":[{"t":%d,"p":0.41},{"t":%d,"p":0.44}]}`, d-400, d+301)
+	c, _ := startClient(t, f)
 	ctx := context.Background()
 
 	pts, err := c.PriceHistory(ctx, "tok", deadline.Add(-time.Hour), deadline.Add(time.Hour))
@@ -160,9 +161,7 @@ func TestPriceHistoryAndBenchmark(t *testing.T) {
 	if _, err := c.PriceHistory(ctx, "tok", deadline, deadline.Add(-time.Second)); arena.ErrorKind(err) != arena.EINVALID {
 		t.Errorf("reversed range: %v", err)
 	}
-	f.mu.Lock()
-	f.clobStatus = 500
-	f.mu.Unlock()
+	f.Update(func(s *polymarkettest.Server) { s.CLOBStatus = 500 })
 	if _, _, _, err := c.BenchmarkAt(ctx, "tok", deadline); err == nil {
 		t.Error("benchmark succeeded against a failing CLOB")
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/polymarket/polymarkettest"
 )
 
 type syncBuffer struct {
@@ -62,7 +63,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // would rank "99000" above "950000.25" and "1800000".
 func TestSyncTopN(t *testing.T) {
 	f := newFake(t)
-	c, _ := f.start(t)
+	c, _ := startClient(t, f)
 	logs := &syncBuffer{}
 	c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	st := newMemStore()
@@ -87,14 +88,14 @@ func TestSyncTopN(t *testing.T) {
 	// Paging stopped as soon as the top 5 were certain: two /markets pages
 	// (Gamma caps pages at 4 here) and one /events page, whose fourth event
 	// has less volume than the 5th market.
-	if n := f.count("GET /markets?"); n != 2 {
-		t.Errorf("%d /markets pages fetched, want 2: %v", n, f.requests)
+	if n := f.Count("GET /markets?"); n != 2 {
+		t.Errorf("%d /markets pages fetched, want 2: %v", n, f.Requests())
 	}
-	if n := f.count("GET /events?"); n != 1 {
+	if n := f.Count("GET /events?"); n != 1 {
 		t.Errorf("%d /events pages fetched, want 1", n)
 	}
 
-	tok := loadTokens(t)
+	tok := polymarkettest.Tokens(t)
 	fed := got["501001"]
 	if fed.Type != arena.Binary || !reflect.DeepEqual(fed.Outcomes, []string{"Yes", "No"}) ||
 		!reflect.DeepEqual(fed.TokenIDs, tok["501001"]) {
@@ -173,7 +174,7 @@ func TestSyncTopN(t *testing.T) {
 // entry is accounted for exactly once.
 func TestSyncAllPagesAndCounts(t *testing.T) {
 	f := newFake(t)
-	c, _ := f.start(t)
+	c, _ := startClient(t, f)
 	st := newMemStore()
 	rep, err := Sync(context.Background(), st, c, 100)
 	if err != nil {
@@ -212,7 +213,7 @@ func TestSyncAllPagesAndCounts(t *testing.T) {
 		t.Error("501010 lost negRisk")
 	}
 	// Pages continue past a capped (short) page until an empty one.
-	if n := f.count("GET /markets?"); n != 5 {
+	if n := f.Count("GET /markets?"); n != 5 {
 		t.Errorf("%d /markets pages, want 5 (13 entries in pages of 4, then empty)", n)
 	}
 
@@ -229,10 +230,10 @@ func TestSyncAllPagesAndCounts(t *testing.T) {
 // 429 with Retry-After, then success; 503 without it backs off with jitter.
 func TestSyncRetries(t *testing.T) {
 	f := newFake(t)
-	f.throttle["/markets?4"] = 2
-	f.throttle["/events?0"] = 1
-	f.retryAfter = "7"
-	c, waits := f.start(t)
+	f.Throttle["/markets?4"] = 2
+	f.Throttle["/events?0"] = 1
+	f.RetryAfter = "7"
+	c, waits := startClient(t, f)
 	st := newMemStore()
 	if _, err := Sync(context.Background(), st, c, 5); err != nil {
 		t.Fatal(err)
@@ -246,9 +247,9 @@ func TestSyncRetries(t *testing.T) {
 
 	// Retry-After larger than the cap is capped.
 	f2 := newFake(t)
-	f2.throttle["/markets?0"] = 1
-	f2.retryAfter = "3600"
-	c2, waits2 := f2.start(t)
+	f2.Throttle["/markets?0"] = 1
+	f2.RetryAfter = "3600"
+	c2, waits2 := startClient(t, f2)
 	c2.MaxRetryAfter = 2 * time.Second
 	if _, err := Sync(context.Background(), newMemStore(), c2, 5); err != nil {
 		t.Fatal(err)
@@ -310,21 +311,21 @@ func TestSyncErrorsLeaveStoreUnchanged(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		setup func(f *fakeUpstream, c *Client)
+		setup func(f *polymarkettest.Server, c *Client)
 	}{
-		{"gamma down", func(f *fakeUpstream, c *Client) { c.GammaURL = deadURL(t) }},
-		{"gamma 500 forever", func(f *fakeUpstream, c *Client) { f.gammaStatus = 500 }},
-		{"gamma 429 forever", func(f *fakeUpstream, c *Client) { f.throttle["/markets?0"] = 1000 }},
-		{"gamma invalid JSON", func(f *fakeUpstream, c *Client) { f.gammaBadJSON = true }},
-		{"gamma 403", func(f *fakeUpstream, c *Client) { f.gammaStatus = 403 }},
-		{"clob 502 forever", func(f *fakeUpstream, c *Client) { f.clobStatus = 502 }},
-		{"clob down", func(f *fakeUpstream, c *Client) { c.CLOBURL = deadURL(t) }},
-		{"refresh 429 forever", func(f *fakeUpstream, c *Client) { f.throttle["/markets/400005"] = 1000 }},
+		{"gamma down", func(f *polymarkettest.Server, c *Client) { c.GammaURL = deadURL(t) }},
+		{"gamma 500 forever", func(f *polymarkettest.Server, c *Client) { f.GammaStatus = 500 }},
+		{"gamma 429 forever", func(f *polymarkettest.Server, c *Client) { f.Throttle["/markets?0"] = 1000 }},
+		{"gamma invalid JSON", func(f *polymarkettest.Server, c *Client) { f.GammaBadJSON = true }},
+		{"gamma 403", func(f *polymarkettest.Server, c *Client) { f.GammaStatus = 403 }},
+		{"clob 502 forever", func(f *polymarkettest.Server, c *Client) { f.CLOBStatus = 502 }},
+		{"clob down", func(f *polymarkettest.Server, c *Client) { c.CLOBURL = deadURL(t) }},
+		{"refresh 429 forever", func(f *polymarkettest.Server, c *Client) { f.Throttle["/markets/400005"] = 1000 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t)
-			c, _ := f.start(t)
+			c, _ := startClient(t, f)
 			tc.setup(f, c)
 			st := seed(t)
 			before, beforeP := st.snapshot()
@@ -347,7 +348,7 @@ func TestSyncErrorsLeaveStoreUnchanged(t *testing.T) {
 
 	t.Run("cancelled", func(t *testing.T) {
 		f := newFake(t)
-		c, _ := f.start(t)
+		c, _ := startClient(t, f)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		st := seed(t)
@@ -364,7 +365,7 @@ func TestSyncErrorsLeaveStoreUnchanged(t *testing.T) {
 	})
 	t.Run("store error", func(t *testing.T) {
 		f := newFake(t)
-		c, _ := f.start(t)
+		c, _ := startClient(t, f)
 		st := newMemStore()
 		st.failSave = errors.New("disk full")
 		if _, err := Sync(context.Background(), st, c, 5); err == nil || !strings.Contains(err.Error(), "disk full") {
@@ -385,13 +386,13 @@ func deadURL(t *testing.T) string {
 // the same prices.
 func TestMidpointFallback(t *testing.T) {
 	f := newFake(t)
-	f.midpointsStatus = 404
-	c, _ := f.start(t)
+	f.MidpointsStatus = 404
+	c, _ := startClient(t, f)
 	st := newMemStore()
 	if _, err := Sync(context.Background(), st, c, 5); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count("GET /midpoint?"); n != 10 {
+	if n := f.Count("GET /midpoint?"); n != 10 {
 		t.Errorf("%d single midpoint requests, want 10 (5 markets × 2 tokens)", n)
 	}
 	if p := stored(t, st)["501001"].Prices["Yes"]; !near(p, 0.615) {
@@ -401,15 +402,15 @@ func TestMidpointFallback(t *testing.T) {
 
 func TestMidpointsBatching(t *testing.T) {
 	f := newFake(t)
-	c, _ := f.start(t)
+	c, _ := startClient(t, f)
 	c.MidpointBatch = 3
-	tok := loadTokens(t)
+	tok := polymarkettest.Tokens(t)
 	ts := slices.Concat(tok["501001"], tok["501004"], tok["601006"], tok["501001"]) // a duplicate, and no-book tokens
 	mids, err := c.Midpoints(context.Background(), ts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count("POST /midpoints"); n != 2 {
+	if n := f.Count("POST /midpoints"); n != 2 {
 		t.Errorf("%d batches, want 2 (6 unique tokens in batches of 3)", n)
 	}
 	if len(mids) != 4 || !near(mids[tok["501004"][0]], 0.40) {
