@@ -264,3 +264,17 @@ func FuzzDecodeMarket(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeMarket measures decoding and mapping one realistic Gamma
+// market (string-encoded lists, event summary); a full sync decodes ~1,000.
+func BenchmarkDecodeMarket(b *testing.B) {
+	raw := []byte(polymarkettest.FixtureList(b, "gamma_markets.json")[0])
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeMarket(raw, decodeNow); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "markets/s")
+}

@@ -23,6 +23,10 @@ var (
 	simOnly        = []string{"seed", "markets", "start", "now"}
 )
 
+// tuneSyncClient lets tests shorten retry backoff; production leaves the
+// client's defaults alone.
+var tuneSyncClient = func(*polymarket.Client) {}
+
 func runSync(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "sync", "--source polymarket [--limit N] | --source sim [--seed N] [--markets N] [--start T] [--now T]")
 	cf := addConfigFlags(fs, true)
@@ -70,6 +74,7 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("--limit %d: must be positive", n)
 		}
 		client := &polymarket.Client{GammaURL: o.GammaURL, CLOBURL: o.CLOBURL, Logger: log}
+		tuneSyncClient(client)
 		run = func(ctx context.Context, db *store.DB) (string, error) {
 			rep, err := polymarket.Sync(ctx, db, client, n)
 			if err != nil {
