@@ -3,8 +3,10 @@ package score
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // MarketAgent is the name of the benchmark baseline added by Analyze (S7,
@@ -124,33 +126,41 @@ func Analyze(t *Table, opt Options) ([]AgentResult, error) {
 	}
 	bad := &InputError{}
 
+	order, byRound := groupOrder(t)
+
 	// (round, market) → first row: outcomes and benchmarks must agree.
-	first := make(map[uint64]int32, n/4+16)
-	var marketRows []int32 // first row of each benchmarked (round, market)
+	// byRound lists rows grouped by round, so a per-market stamp of the
+	// round replaces a map keyed by (round, market).
+	mRound := make([]int32, t.Markets.Len())
+	mFirst := make([]int32, t.Markets.Len())
+	for i := range mRound {
+		mRound[i] = -1
+	}
+	var marketRows []int32 // first row of each benchmarked (round, market), by round
 	anyB := false
-	for i := range n {
-		key := uint64(uint32(t.Round[i]))<<32 | uint64(uint32(t.Market[i]))
-		j, ok := first[key]
-		if !ok {
-			first[key] = int32(i)
+	for _, i32 := range byRound {
+		i := int(i32)
+		m, r := t.Market[i], t.Round[i]
+		if mRound[m] != r {
+			mRound[m], mFirst[m] = r, i32
 			if t.HasB(i) {
 				anyB = true
-				marketRows = append(marketRows, int32(i))
+				marketRows = append(marketRows, i32)
 			}
 			continue
 		}
+		j := int(mFirst[m])
 		if t.X[i] != t.X[j] {
 			bad.Add("%s: outcome %v of market %q in round %q conflicts with %s (%v)", t.where(i), t.X[i],
-				t.Markets.Names[t.Market[i]], t.Rounds.Names[t.Round[i]], t.where(int(j)), t.X[j])
+				t.Markets.Names[m], t.Rounds.Names[r], t.where(j), t.X[j])
 		}
-		if hb, hj := t.HasB(i), t.HasB(int(j)); hb != hj || (hb && t.B[i] != t.B[j]) {
+		if hb, hj := t.HasB(i), t.HasB(j); hb != hj || (hb && t.B[i] != t.B[j]) {
 			bad.Add("%s: benchmark %s of market %q in round %q conflicts with %s (%s)", t.where(i), fmtB(t, i),
-				t.Markets.Names[t.Market[i]], t.Rounds.Names[t.Round[i]], t.where(int(j)), fmtB(t, int(j)))
+				t.Markets.Names[m], t.Rounds.Names[r], t.where(j), fmtB(t, j))
 		}
 	}
 	addMarket := anyB && !opt.NoMarket
 
-	order := groupOrder(t)
 	// Agent runs in order, and duplicate (agent, round, market) detection.
 	stamp := make([]int32, t.Markets.Len())
 	seenAt := make([]int32, t.Markets.Len())
@@ -187,17 +197,37 @@ func Analyze(t *Table, opt Options) ([]AgentResult, error) {
 		return nil, bad
 	}
 
-	g := newGrouper(t)
-	out := make([]AgentResult, 0, len(spans)+1)
-	for _, s := range spans {
-		out = append(out, g.agent(t.Agents.Names[s.agent], order[s.lo:s.hi], false, opt))
-	}
-	slices.SortFunc(out, func(a, b AgentResult) int { return strings.Compare(a.Agent, b.Agent) })
+	// Agents are independent: score them on all cores, each worker with its
+	// own scratch. Results do not depend on the schedule.
+	jobs := len(spans)
 	if addMarket {
-		// Benchmarked (round, market)s grouped by round, in input order.
-		slices.SortStableFunc(marketRows, func(a, b int32) int { return int(t.Round[a]) - int(t.Round[b]) })
-		out = append(out, g.agent(MarketAgent, marketRows, true, opt))
+		jobs++
 	}
+	out := make([]AgentResult, jobs)
+	workers := min(runtime.GOMAXPROCS(0), jobs)
+	next := make(chan int, jobs)
+	for j := range jobs {
+		next <- j
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := newGrouper(t)
+			for j := range next {
+				if j == len(spans) {
+					out[j] = g.agent(MarketAgent, marketRows, true, opt)
+					continue
+				}
+				s := spans[j]
+				out[j] = g.agent(t.Agents.Names[s.agent], order[s.lo:s.hi], false, opt)
+			}
+		}()
+	}
+	wg.Wait()
+	slices.SortFunc(out[:len(spans)], func(a, b AgentResult) int { return strings.Compare(a.Agent, b.Agent) })
 	return out, nil
 }
 
@@ -210,8 +240,8 @@ func fmtB(t *Table, i int) string {
 
 // groupOrder returns row indices grouped by agent (by id) and, within an
 // agent, by round in order of first appearance, stable otherwise: two
-// counting-sort passes, O(n).
-func groupOrder(t *Table) []int32 {
+// counting-sort passes, O(n). byRound is the intermediate order by round.
+func groupOrder(t *Table) (byAgent, byRound []int32) {
 	n := t.Len()
 	tmp := make([]int32, n)
 	out := make([]int32, n)
@@ -235,7 +265,7 @@ func groupOrder(t *Table) []int32 {
 	}
 	pass(t.Round, t.Rounds.Len(), out, tmp)
 	pass(t.Agent, t.Agents.Len(), tmp, out)
-	return out
+	return out, tmp
 }
 
 // grouper holds scratch space reused across agents.
@@ -285,9 +315,10 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 	var briers, alphas []float64
 	var alphaBase, alphaAgent []float64 // round means on the benchmarked set, for BSS vs market
 	// Benchmarked predictions, their round weights and clusters (S1 cluster SE, bootstrap).
-	var dv, pb, bb, xb []float64
-	var roundOfB []int
-	var cl []int32
+	dv, pb, bb, xb := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	roundOfB := make([]int, 0, n)
+	cl := make([]int32, 0, n)
+	res.RoundScores = make([]RoundScore, 0, n/4+1)
 	g.pass++
 	nClusters := int32(0)
 	var sAbs float64

@@ -124,9 +124,9 @@ func radixSort(keys []uint64) {
 	}
 	buf := make([]uint64, n)
 	src, dst := keys, buf
-	var count [1 << 16]int
+	count := make([]int, 1<<16)
 	for shift := uint(0); shift < 64; shift += 16 {
-		clear(count[:])
+		clear(count)
 		for _, k := range src {
 			count[(k>>shift)&0xffff]++
 		}

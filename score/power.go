@@ -21,6 +21,9 @@ type PowerParams struct {
 	Q        float64 // q̄, mean true probability
 	Boldness float64 // d = mean |b − p|
 	K        int     // markets per round
+	// Var, when > 0, replaces Proposition 2's homogeneous 4q̄(1−q̄)d² with a
+	// measured per-market Var(δ) (e.g. from a pilot sample).
+	Var float64
 }
 
 // DefaultPowerParams returns S5's defaults.
@@ -31,6 +34,9 @@ func DefaultPowerParams() PowerParams {
 // Variance is Proposition 2's per-market Var(δ) = 4q(1−q)d² at the
 // homogeneous q̄ and d.
 func (pp PowerParams) Variance() float64 {
+	if pp.Var > 0 {
+		return pp.Var
+	}
 	return 4 * pp.Q * (1 - pp.Q) * pp.Boldness * pp.Boldness
 }
 
@@ -106,7 +112,7 @@ func (pp PowerParams) Table(alphas []float64) []PowerRow {
 // Undefined when the observed edge is not positive (it will never become
 // significant as a positive edge) or the agent never departs from the market.
 func RoundsToSignificance(pp PowerParams, alpha, d float64, nDone, rDone int) Float {
-	pp.Boldness = d
+	pp.Boldness, pp.Var = d, 0
 	need := pp.N(alpha)
 	if need == 0 {
 		return Undef

@@ -1,0 +1,651 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unsafe"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/score"
+)
+
+func init() {
+	register("score", "score forecasts offline from a CSV or JSONL file (SPEC S7)", runScore)
+}
+
+const scoreUsage = "--in FILE [--bins 10] [--format table|json|csv] [--bootstrap B] [--seed S]"
+
+func runScore(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "score", scoreUsage)
+	in := fs.String("in", "", "input file: CSV with a header or JSONL, columns agent,round,market,category,forecast,benchmark,outcome[,event]")
+	bins := fs.Int("bins", score.DefaultBins, "number of equal bins K for the Murphy decomposition and ECE")
+	format := fs.String("format", "table", "output format: table, json or csv")
+	boot := fs.Int("bootstrap", 0, "block-bootstrap replicates for the alpha CI in the table (0: skip; 1999 is the usual choice)")
+	seed := fs.Uint64("seed", 1, "seed of the bootstrap")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *in == "" {
+		return fmt.Errorf("--in FILE is required (run 'arena score -h')")
+	}
+	if err := checkFormat(*format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	if *bins < 1 || *bins > 1000 {
+		return arena.Errorf(arena.EINVALID, "--bins %d: want 1..1000", *bins)
+	}
+	if *boot < 0 {
+		return arena.Errorf(arena.EINVALID, "--bootstrap %d: want ≥ 0", *boot)
+	}
+	t, err := readScoreFile(*in)
+	if err != nil {
+		return err
+	}
+	res, err := analyzeTable(*in, t, score.Options{Bins: *bins, Bootstrap: *boot, Seed: *seed})
+	if err != nil {
+		return err
+	}
+	switch *format {
+	case "json":
+		return writeJSON(env.Stdout, res)
+	case "csv":
+		return writeScoreCSV(env.Stdout, res)
+	}
+	return writeScoreTable(env.Stdout, res, *boot > 0)
+}
+
+func checkFormat(f string, allowed ...string) error {
+	for _, a := range allowed {
+		if f == a {
+			return nil
+		}
+	}
+	return arena.Errorf(arena.EINVALID, "format %q: want %s", f, strings.Join(allowed, ", "))
+}
+
+// analyzeTable runs score.Analyze and turns input problems into a user error
+// naming the file.
+func analyzeTable(path string, t *score.Table, opt score.Options) ([]score.AgentResult, error) {
+	res, err := score.Analyze(t, opt)
+	if err != nil {
+		return nil, arena.Errorf(arena.EINVALID, "%s: %v", path, err)
+	}
+	return res, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// fmtF prints a defined float with prec decimals, "—" when undefined.
+func fmtF(f score.Float, prec int) string { return f.Format(prec, "—") }
+
+func fmtV(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+// csvF prints a float at full precision for CSV, empty when undefined.
+func csvF(f score.Float) string { return f.Format(-1, "") }
+
+func csvV(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+var scoreCSVHeader = []string{"agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct",
+	"murphy_unc", "murphy_rel", "murphy_res", "murphy_residual", "murphy_bins",
+	"corp_score", "corp_mcb", "corp_dsc", "corp_unc", "ece", "log_score"}
+
+// writeScoreCSV writes S7's figures, one agent a row; the nested Murphy and
+// CORP objects become prefixed columns and murphy_bins counts non-empty bins.
+func writeScoreCSV(w io.Writer, res []score.AgentResult) error {
+	cw := csv.NewWriter(w)
+	cw.Write(scoreCSVHeader)
+	for _, r := range res {
+		cw.Write([]string{r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
+			csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.T), csvF(r.P), csvF(r.BeatPct),
+			csvV(r.Murphy.UNC), csvV(r.Murphy.REL), csvV(r.Murphy.RES), csvV(r.Murphy.Residual), strconv.Itoa(len(r.Murphy.Bins)),
+			csvV(r.CORP.Score), csvV(r.CORP.MCB), csvV(r.CORP.DSC), csvV(r.CORP.UNC), csvV(r.ECE), csvV(r.LogScore)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeScoreTable prints S7's figures plus S1's ranking aids (shrunken
+// alpha, provisional flag, event-clustered SE, optional bootstrap CI).
+func writeScoreTable(w io.Writer, res []score.AgentResult, ci bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	hdr := "agent\tn\trounds\tbrier\t±se\talpha\t±se\tt\tp\tbeat%\tshrunk α\tclust.se"
+	if ci {
+		hdr += "\tα 95% CI"
+	}
+	hdr += "\tUNC\tREL\tRES\tresid\tMCB\tDSC\tECE\tlog\t\n"
+	io.WriteString(tw, hdr)
+	var notes []string
+	for _, r := range res {
+		inf := r.Inference
+		name := r.Agent
+		if inf.Provisional && inf.AlphaN > 0 {
+			name += "*"
+		}
+		cells := []string{name, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), fmtV(r.Brier, 4), fmtF(r.BrierSE, 4),
+			fmtF(r.Alpha, 4), fmtF(r.AlphaSE, 4), fmtF(r.T, 2), fmtF(r.P, 3), fmtF(r.BeatPct, 1),
+			fmtF(inf.ShrunkAlpha, 4), fmtF(inf.ClusterSE, 4)}
+		if ci {
+			cells = append(cells, "["+fmtF(inf.CI.Lo, 4)+", "+fmtF(inf.CI.Hi, 4)+"]")
+		}
+		cells = append(cells, fmtV(r.Murphy.UNC, 4), fmtV(r.Murphy.REL, 4), fmtV(r.Murphy.RES, 4), fmtV(r.Murphy.Residual, 5),
+			fmtV(r.CORP.MCB, 4), fmtV(r.CORP.DSC, 4), fmtV(r.ECE, 4), fmtV(r.LogScore, 4))
+		io.WriteString(tw, strings.Join(cells, "\t")+"\t\n")
+		if inf.MissingB > 0 && inf.AlphaN > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d of %d predictions have no benchmark and count for Brier only (F5)", r.Agent, inf.MissingB, r.N))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\n* provisional: fewer than 140 resolved predictions with a benchmark (S1); shrunk α = n/(n+140)·α.")
+	fmt.Fprintln(w, "t, p: Student t on per-round alpha, R−1 df, two-sided; — = undefined (one round, or SE 0).")
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
+}
+
+// ---- input ----
+
+// scoreColumns are S7's input columns; event is optional.
+var scoreColumns = []string{"agent", "round", "market", "category", "forecast", "benchmark", "outcome", "event"}
+
+const (
+	colAgent = iota
+	colRound
+	colMarket
+	colCategory
+	colForecast
+	colBenchmark
+	colOutcome
+	colEvent
+	nCols
+)
+
+// readScoreFile reads S7 input: JSONL when the name ends in .jsonl/.ndjson
+// or the first non-blank byte is '{', CSV with a header otherwise.
+func readScoreFile(path string) (*score.Table, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scores: %w", err)
+	}
+	t, err := parseScoreInput(data, isJSONL(path, data))
+	if err != nil {
+		return nil, arena.Errorf(arena.EINVALID, "%s: %v", path, err)
+	}
+	return t, nil
+}
+
+func isJSONL(path string, data []byte) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl", ".ndjson", ".json":
+		return true
+	case ".csv":
+		return false
+	}
+	d := bytes.TrimLeft(bytes.TrimPrefix(data, bom), " \t\r\n")
+	return len(d) > 0 && d[0] == '{'
+}
+
+var bom = []byte("\xef\xbb\xbf")
+
+// parseScoreInput parses a whole input. Every malformed row is collected
+// (up to score.MaxProblems with a total) and the parse fails: nothing is
+// silently dropped (S7).
+func parseScoreInput(data []byte, jsonl bool) (*score.Table, error) {
+	data = bytes.TrimPrefix(data, bom)
+	p := &rowParser{t: score.NewTable(bytes.Count(data, []byte{'\n'}) + 1), bad: &score.InputError{}}
+	var err error
+	if jsonl {
+		err = p.jsonl(data)
+	} else {
+		err = p.csv(data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.bad.Total > 0 {
+		return nil, p.bad
+	}
+	if p.t.Len() == 0 {
+		return nil, fmt.Errorf("no data rows")
+	}
+	return p.t, nil
+}
+
+type rowParser struct {
+	t   *score.Table
+	bad *score.InputError
+	// Per string column, a small direct-mapped cache in front of the
+	// dictionary's map: ids repeat heavily (agents, rounds, categories),
+	// and a byte compare beats hashing into a large map.
+	cache [nCols][256]cacheSlot
+}
+
+type cacheSlot struct {
+	key []byte
+	id  int32
+}
+
+func (p *rowParser) intern(col int, d *score.Dict, b []byte) int32 {
+	h := uint(len(b))
+	if n := len(b); n > 0 {
+		h = h*31 + uint(b[0])
+		h = h*31 + uint(b[n-1])
+		if n > 1 {
+			h = h*31 + uint(b[n-2])
+		}
+	}
+	s := &p.cache[col][h&255]
+	if s.key != nil && bytes.Equal(s.key, b) {
+		return s.id
+	}
+	id := d.IDBytes(b)
+	s.key, s.id = append(s.key[:0], b...), id
+	if s.key == nil {
+		s.key = []byte{} // non-nil marks the slot used, even for ""
+	}
+	return id
+}
+
+func (p *rowParser) csv(data []byte) error {
+	line := 1
+	pos := 0
+	var fields [][]byte
+	var scratch []byte
+	// Header.
+	for pos < len(data) && len(bytes.TrimSpace(lineAt(data, pos))) == 0 {
+		pos = nextLine(data, pos)
+		line++
+	}
+	if pos >= len(data) {
+		return fmt.Errorf("empty file: want a CSV header %s", strings.Join(scoreColumns[:nCols-1], ",")+"[,event] or JSONL rows")
+	}
+	fields, scratch, pos, n, err := splitRecord(data, pos, fields[:0], scratch[:0])
+	if err != nil {
+		return fmt.Errorf("line %d: %v", line, err)
+	}
+	line += n
+	idx, err := headerIndex(fields)
+	if err != nil {
+		return fmt.Errorf("line 1: %v", err)
+	}
+	ncol := len(fields)
+	for pos < len(data) {
+		start := line
+		if data[pos] == '\n' || (data[pos] == '\r' && (pos+1 == len(data) || data[pos+1] == '\n')) {
+			pos = nextLine(data, pos)
+			line++
+			continue
+		}
+		fields, scratch, pos, n, err = splitRecord(data, pos, fields[:0], scratch[:0])
+		line += n
+		if err != nil {
+			p.bad.Add("line %d: %v", start, err)
+			continue
+		}
+		if len(fields) != ncol {
+			p.bad.Add("line %d: %d fields, want %d as in the header", start, len(fields), ncol)
+			continue
+		}
+		var f [nCols][]byte
+		for c := range nCols {
+			if idx[c] >= 0 {
+				f[c] = fields[idx[c]]
+			}
+		}
+		p.add(f, start)
+	}
+	return nil
+}
+
+// headerIndex maps S7's columns to header positions; unknown, duplicate or
+// missing columns are errors.
+func headerIndex(fields [][]byte) ([nCols]int, error) {
+	var idx [nCols]int
+	for i := range idx {
+		idx[i] = -1
+	}
+	var unknown []string
+	for i, f := range fields {
+		name := strings.ToLower(strings.TrimSpace(string(f)))
+		c := -1
+		for j, s := range scoreColumns {
+			if s == name {
+				c = j
+			}
+		}
+		switch {
+		case c < 0:
+			unknown = append(unknown, strconv.Quote(string(f)))
+		case idx[c] >= 0:
+			return idx, fmt.Errorf("duplicate column %q", name)
+		default:
+			idx[c] = i
+		}
+	}
+	want := strings.Join(scoreColumns[:nCols-1], ",") + "[,event]"
+	if len(unknown) > 0 {
+		return idx, fmt.Errorf("unknown column(s) %s: want %s", strings.Join(unknown, ", "), want)
+	}
+	var missing []string
+	for c := range nCols - 1 { // event is optional
+		if idx[c] < 0 {
+			missing = append(missing, scoreColumns[c])
+		}
+	}
+	if len(missing) > 0 {
+		return idx, fmt.Errorf("missing column(s) %s: want %s", strings.Join(missing, ", "), want)
+	}
+	return idx, nil
+}
+
+// add validates one row's fields and appends it, or records why not.
+func (p *rowParser) add(f [nCols][]byte, line int) {
+	for _, c := range []int{colAgent, colRound, colMarket} {
+		if len(f[c]) == 0 {
+			p.bad.Add("line %d: empty %s", line, scoreColumns[c])
+			return
+		}
+	}
+	pv, err := parseProb(f[colForecast])
+	if err != nil {
+		p.bad.Add("line %d: forecast %v", line, err)
+		return
+	}
+	var bv float64
+	hasB := len(bytes.TrimSpace(f[colBenchmark])) > 0
+	if hasB {
+		if bv, err = parseProb(f[colBenchmark]); err != nil {
+			p.bad.Add("line %d: benchmark %v", line, err)
+			return
+		}
+	}
+	var x float64
+	switch o := f[colOutcome]; {
+	case len(o) == 1 && o[0] == '0':
+	case len(o) == 1 && o[0] == '1':
+		x = 1
+	default:
+		v, err := parseFloat(bytes.TrimSpace(o))
+		if err != nil || (v != 0 && v != 1) {
+			p.bad.Add("line %d: outcome %q is not 0 or 1", line, o)
+			return
+		}
+		x = v
+	}
+	t := p.t
+	t.Append(p.intern(colAgent, t.Agents, f[colAgent]), p.intern(colRound, t.Rounds, f[colRound]),
+		p.intern(colMarket, t.Markets, f[colMarket]), p.intern(colCategory, t.Categories, f[colCategory]),
+		p.intern(colEvent, t.Events, f[colEvent]), pv+0, bv+0, hasB, x, line)
+}
+
+func parseProb(b []byte) (float64, error) {
+	v, err := parseFloat(bytes.TrimSpace(b))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", b)
+	}
+	if !(v >= 0 && v <= 1) {
+		return 0, fmt.Errorf("%s outside [0,1]", b)
+	}
+	return v, nil
+}
+
+// pow10 holds the exactly representable powers of ten.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseFloat parses a decimal like "0.1234" with Clinger's fast path: when
+// the digits fit in 2^53 and the scale is an exact power of ten, one IEEE
+// division is correctly rounded, i.e. the same float strconv returns. Any
+// other form goes to strconv.ParseFloat.
+func parseFloat(b []byte) (float64, error) {
+	var mant uint64
+	digits, scale := 0, -1
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if scale >= 0 {
+				scale++
+			}
+		case c == '.' && scale < 0 && i+1 < len(b):
+			scale = 0
+		default:
+			digits = 99 // not a plain decimal
+		}
+		if digits > 15 {
+			return strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64)
+		}
+	}
+	if digits == 0 {
+		return strconv.ParseFloat(string(b), 64) // error with a copy of the input
+	}
+	if scale <= 0 {
+		return float64(mant), nil
+	}
+	return float64(mant) / pow10[scale], nil
+}
+
+func lineAt(data []byte, pos int) []byte {
+	if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+		return data[pos : pos+i]
+	}
+	return data[pos:]
+}
+
+func nextLine(data []byte, pos int) int {
+	if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+		return pos + i + 1
+	}
+	return len(data)
+}
+
+// splitRecord splits the CSV record at pos (RFC 4180: quoted fields may
+// hold commas, doubled quotes and newlines). Fields alias data on the fast
+// path (no quote in the line) and scratch otherwise. It returns the next
+// position and the number of lines consumed.
+func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byte, []byte, int, int, error) {
+	// Fast path: one pass to the end of the line, splitting at commas;
+	// a quote anywhere sends the record to the slow path.
+	start, i := pos, pos
+	for ; i < len(data); i++ {
+		c := data[i]
+		if c == ',' {
+			fields = append(fields, data[start:i])
+			start = i + 1
+		} else if c == '\n' || c == '"' {
+			break
+		}
+	}
+	if i == len(data) || data[i] == '\n' {
+		end := i
+		if end > start && data[end-1] == '\r' {
+			end--
+		}
+		fields = append(fields, data[start:end])
+		return fields, scratch, min(i+1, len(data)), 1, nil
+	}
+	fields = fields[:0]
+	// Slow path: a state machine over data from pos; fields go to scratch
+	// and are sliced out once the record is complete.
+	lines := 1
+	var ends []int
+	i = pos
+	for {
+		if i < len(data) && data[i] == '"' {
+			i++
+			for {
+				if i >= len(data) {
+					return fields, scratch, len(data), lines, fmt.Errorf("unterminated quoted field")
+				}
+				c := data[i]
+				if c == '"' {
+					if i+1 < len(data) && data[i+1] == '"' {
+						scratch = append(scratch, '"')
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				if c == '\n' {
+					lines++
+				}
+				scratch = append(scratch, c)
+				i++
+			}
+			if i < len(data) && data[i] != ',' && data[i] != '\n' && data[i] != '\r' {
+				return fields, scratch, nextLine(data, i), lines, fmt.Errorf("unexpected %q after a quoted field", data[i])
+			}
+		} else {
+			for i < len(data) && data[i] != ',' && data[i] != '\n' {
+				if data[i] == '"' {
+					return fields, scratch, nextLine(data, i), lines, fmt.Errorf("bare quote in an unquoted field")
+				}
+				scratch = append(scratch, data[i])
+				i++
+			}
+			if i < len(data) && data[i] == '\n' && len(scratch) > 0 && scratch[len(scratch)-1] == '\r' {
+				scratch = scratch[:len(scratch)-1]
+			}
+		}
+		ends = append(ends, len(scratch))
+		if i < len(data) && data[i] == '\r' {
+			i++
+		}
+		if i >= len(data) || data[i] == '\n' {
+			start := 0
+			for _, e := range ends {
+				fields = append(fields, scratch[start:e])
+				start = e
+			}
+			return fields, scratch, min(i+1, len(data)), lines, nil
+		}
+		i++ // the comma
+	}
+}
+
+// jsonRow is one JSONL row: S7's keys; round and ids may be numbers.
+type jsonRow struct {
+	Agent     *jsonID    `json:"agent"`
+	Round     *jsonID    `json:"round"`
+	Market    *jsonID    `json:"market"`
+	Category  *jsonID    `json:"category"`
+	Event     *jsonID    `json:"event"`
+	Forecast  *float64   `json:"forecast"`
+	Benchmark *jsonMaybe `json:"benchmark"`
+	Outcome   *float64   `json:"outcome"`
+}
+
+// jsonID accepts a string or a number (round 3 and round "3" are the same).
+type jsonID string
+
+func (s *jsonID) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = jsonID(v)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("want a string or number, got %s", b)
+	}
+	*s = jsonID(n.String())
+	return nil
+}
+
+// jsonMaybe is a number, or null / "" for "no benchmark".
+type jsonMaybe struct {
+	v  float64
+	ok bool
+}
+
+func (m *jsonMaybe) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null", `""`:
+		*m = jsonMaybe{}
+		return nil
+	}
+	if err := json.Unmarshal(b, &m.v); err != nil {
+		return fmt.Errorf("want a number, null or \"\", got %s", b)
+	}
+	m.ok = true
+	return nil
+}
+
+func (p *rowParser) jsonl(data []byte) error {
+	line := 0
+	for pos := 0; pos < len(data); {
+		l := lineAt(data, pos)
+		pos = nextLine(data, pos)
+		line++
+		l = bytes.TrimSpace(l)
+		if len(l) == 0 {
+			continue
+		}
+		var r jsonRow
+		dec := json.NewDecoder(bytes.NewReader(l))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			p.bad.Add("line %d: %v", line, err)
+			continue
+		}
+		if dec.More() {
+			p.bad.Add("line %d: more than one JSON value", line)
+			continue
+		}
+		var missing []string
+		for name, ok := range map[string]bool{"agent": r.Agent != nil, "round": r.Round != nil, "market": r.Market != nil,
+			"forecast": r.Forecast != nil, "outcome": r.Outcome != nil} {
+			if !ok {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			p.bad.Add("line %d: missing key(s) %s", line, strings.Join(missing, ", "))
+			continue
+		}
+		row := score.Row{Agent: string(*r.Agent), Round: string(*r.Round), Market: string(*r.Market),
+			Forecast: *r.Forecast, Outcome: *r.Outcome}
+		if r.Category != nil {
+			row.Category = string(*r.Category)
+		}
+		if r.Event != nil {
+			row.Event = string(*r.Event)
+		}
+		if r.Benchmark != nil && r.Benchmark.ok {
+			row.Benchmark, row.HasBenchmark = r.Benchmark.v, true
+		}
+		if err := p.t.Add(row, line); err != nil {
+			p.bad.Add("line %d: %v", line, err)
+		}
+	}
+	return nil
+}
+
+// strconvParse is strconv.ParseFloat on a string (the reference the fast
+// path must match; kept here so tests need no unsafe).
+func strconvParse(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
