@@ -84,6 +84,16 @@ type Report struct {
 	Saved  arena.SaveResult
 }
 
+// DryRun loads the files and reports what an import would bring, without
+// a store (so without merging what one holds).
+func DryRun(files Files, now time.Time) (*Report, error) {
+	b, err := Load(files, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Report{Read: b.Read, Counts: b.Count()}, nil
+}
+
 // Import loads the files, merges what the store already holds for them
 // (see Batch.Merge) and saves every market in one SaveMarkets call, so a
 // failure leaves the store unchanged. Importing the same files again
@@ -93,6 +103,12 @@ func Import(ctx context.Context, st arena.MarketStore, files Files, now time.Tim
 	if err != nil {
 		return nil, err
 	}
+	return Save(ctx, st, b, now)
+}
+
+// Save merges a loaded batch with what the store holds and writes it in
+// one SaveMarkets call. A batch is saved once.
+func Save(ctx context.Context, st arena.MarketStore, b *Batch, now time.Time) (*Report, error) {
 	stored, err := st.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
 	if err != nil {
 		return nil, fmt.Errorf("forecastbench: load stored markets: %w", err)

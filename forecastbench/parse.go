@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -270,7 +271,7 @@ func (p *parser) jsonErr(err error, base int64, where string) error {
 		if f != "" {
 			where += "." + f
 		}
-		return p.errAt(base+te.Offset, where, "want %v, got JSON %s", te.Type, te.Value)
+		return p.errAt(base+te.Offset, where, "want %s, got %s", jsonType(te.Type), te.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return p.errAt(p.dec.InputOffset(), where, "unexpected end of file")
 	}
@@ -300,11 +301,11 @@ func (p *parser) object(arrayKey string, header func(key string, raw json.RawMes
 		}
 		seen[key] = true
 		if key != arrayKey {
-			var raw json.RawMessage
-			if err := p.dec.Decode(&raw); err != nil {
-				return p.jsonErr(err, 0, key)
+			raw, at, err := p.value(key)
+			if err != nil {
+				return err
 			}
-			if err := header(key, raw, p.dec.InputOffset()-int64(len(raw))); err != nil {
+			if err := header(key, raw, at); err != nil {
 				return err
 			}
 			continue
@@ -318,12 +319,11 @@ func (p *parser) object(arrayKey string, header func(key string, raw json.RawMes
 		}
 		p.sawArray = true
 		for i := 0; p.dec.More(); i++ {
-			var raw json.RawMessage
-			where := fmt.Sprintf("%s[%d]", key, i)
-			if err := p.dec.Decode(&raw); err != nil {
-				return p.jsonErr(err, 0, where)
+			raw, at, err := p.value(fmt.Sprintf("%s[%d]", key, i))
+			if err != nil {
+				return err
 			}
-			if err := elem(i, raw, p.dec.InputOffset()-int64(len(raw))); err != nil {
+			if err := elem(i, raw, at); err != nil {
 				return err
 			}
 		}
@@ -338,6 +338,54 @@ func (p *parser) object(arrayKey string, header func(key string, raw json.RawMes
 		return p.errAt(p.dec.InputOffset(), "", "unexpected data after the top-level object")
 	}
 	return nil
+}
+
+// value decodes the next value and returns it with its start offset.
+func (p *parser) value(where string) (json.RawMessage, int64, error) {
+	before := p.dec.InputOffset()
+	p.src.mark(before)
+	var raw json.RawMessage
+	if err := p.dec.Decode(&raw); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			// The stream decoder's syntax error offsets are not stream
+			// offsets (they omit bytes consumed by Token), so re-scan the
+			// value's bytes, still buffered, with json.Unmarshal, whose
+			// offsets are exact.
+			rest := p.src.since(before)
+			k := 0
+			for k < len(rest) && (rest[k] == ',' || rest[k] == ':' || isSpace(rest[k])) {
+				k++
+			}
+			var v json.RawMessage
+			if err2 := json.Unmarshal(rest[k:], &v); errors.As(err2, &se) {
+				return nil, 0, p.errAt(before+int64(k)+se.Offset-1, where, "invalid JSON: %v", se)
+			}
+		}
+		return nil, 0, p.jsonErr(err, 0, where)
+	}
+	return raw, p.dec.InputOffset() - int64(len(raw)), nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// jsonType names the JSON type a Go type is decoded from.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	}
+	return "object"
 }
 
 func describe(tok json.Token) string {
@@ -397,6 +445,21 @@ type rawQuestion struct {
 	ResolutionDates          json.RawMessage `json:"resolution_dates"`
 }
 
+// idOf names the element in an error message when its id is readable.
+func idOf(raw json.RawMessage) string {
+	var v struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(raw, &v) != nil || len(v.ID) == 0 || len(v.ID) > 200 || string(v.ID) == "null" {
+		return ""
+	}
+	var id string
+	if json.Unmarshal(v.ID, &id) == nil {
+		return " (id " + id + ")"
+	}
+	return " (id " + string(v.ID) + ")"
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -411,7 +474,7 @@ func (p *parser) question(i int, raw json.RawMessage, at int64) (Question, error
 	}
 	var r rawQuestion
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Question{}, p.jsonErr(err, at, where)
+		return Question{}, p.jsonErr(err, at, where+idOf(raw))
 	}
 	bad := func(field, format string, args ...any) (Question, error) {
 		return Question{}, p.errAt(at, where+"."+field, format, args...)
@@ -538,7 +601,7 @@ func (p *parser) resolution(i int, raw json.RawMessage, at int64) (Resolution, e
 	}
 	var r rawResolution
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Resolution{}, p.jsonErr(err, at, where)
+		return Resolution{}, p.jsonErr(err, at, where+idOf(raw))
 	}
 	bad := func(field, format string, args ...any) (Resolution, error) {
 		return Resolution{}, p.errAt(at, where+"."+field, format, args...)
@@ -643,11 +706,14 @@ func parseProbability(s string) (p float64, ok bool, err error) {
 }
 
 // lineReader records where lines start so byte offsets can be reported as
-// line:col without keeping the input.
+// line:col, and keeps the bytes read since the last mark (the value being
+// decoded) to locate syntax errors exactly.
 type lineReader struct {
 	r      io.Reader
 	n      int64
 	starts []int64 // offsets of line starts after the first
+	keep   []byte  // bytes from offset keepAt on
+	keepAt int64
 }
 
 func (l *lineReader) Read(b []byte) (int, error) {
@@ -657,8 +723,29 @@ func (l *lineReader) Read(b []byte) (int, error) {
 			l.starts = append(l.starts, l.n+int64(i)+1)
 		}
 	}
+	l.keep = append(l.keep, b[:n]...)
 	l.n += int64(n)
 	return n, err
+}
+
+// mark drops kept bytes before off. It compacts only when the dead prefix
+// outweighs the live bytes, so marking every element stays linear.
+func (l *lineReader) mark(off int64) {
+	d := off - l.keepAt
+	if d <= 0 || d > int64(len(l.keep)) || d < int64(len(l.keep))-d {
+		return
+	}
+	l.keep = l.keep[:copy(l.keep, l.keep[d:])]
+	l.keepAt = off
+}
+
+// since returns the kept bytes from off on.
+func (l *lineReader) since(off int64) []byte {
+	d := off - l.keepAt
+	if d < 0 || d > int64(len(l.keep)) {
+		return nil
+	}
+	return l.keep[d:]
 }
 
 func (l *lineReader) position(off int64) (line, col int) {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena/forecastbench"
+	"github.com/forecast-arena/arena/store"
+)
+
+func init() {
+	register("import", "import question sets (forecastbench) into the store", runImport)
+}
+
+// importers are the sources `arena import` knows, by name.
+var importers = map[string]func(ctx context.Context, env *Env, args []string) error{
+	"forecastbench": runImportForecastBench,
+}
+
+func runImport(ctx context.Context, env *Env, args []string) error {
+	names := make([]string, 0, len(importers))
+	for n := range importers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintf(env.Stderr, "Usage: arena import <source> [flags]\n\nSources: %s\n\nRun 'arena import <source> -h' for a source's flags.\n", strings.Join(names, ", "))
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	run, ok := importers[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown source %q (want %s)", args[0], strings.Join(names, ", "))
+	}
+	return run(ctx, env, args[1:])
+}
+
+const importFBUsage = "--questions FILE… --resolutions FILE… [--db URL] [--now T] [--dry-run]"
+
+func runImportForecastBench(ctx context.Context, env *Env, args []string) error {
+	// The flag package takes one value per flag, but shells expand
+	// "--questions dir/*.json" into many words: gather them first.
+	lists, rest, err := fileLists(args, "questions", "resolutions")
+	if err != nil {
+		return fmt.Errorf("%v (run 'arena import forecastbench -h')", err)
+	}
+	fs := newFlagSet(env, "import forecastbench", importFBUsage)
+	cf := addConfigFlags(fs, false)
+	fs.Func("questions", "question set files (YYYY-MM-DD-llm.json), several after one flag", func(string) error { return nil })
+	fs.Func("resolutions", "resolution set files (YYYY-MM-DD_resolution_set.json), several after one flag", func(string) error { return nil })
+	nowStr := fs.String("now", "", "import time, RFC 3339: unresolved markets past their close time are marked closed (default: the wall clock)")
+	dry := fs.Bool("dry-run", false, "read, check and count the files without writing to the store")
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (files go after --questions or --resolutions)", fs.Arg(0))
+	}
+	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"]}
+	if len(files.Questions) == 0 && len(files.Resolutions) == 0 {
+		return fmt.Errorf("give --questions FILE… and/or --resolutions FILE… (run 'arena import forecastbench -h')")
+	}
+	now := time.Now().UTC()
+	if *nowStr != "" {
+		t, err := time.Parse(time.RFC3339, *nowStr)
+		if err != nil {
+			return fmt.Errorf("--now %q: want an RFC 3339 time such as 2026-01-05T00:00:00Z", *nowStr)
+		}
+		now = t.UTC()
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	if *dry {
+		rep, err := forecastbench.DryRun(files, now)
+		if err != nil {
+			return err
+		}
+		return rep.WriteText(env.Stdout, false)
+	}
+	// Parse everything before touching the store, so a bad file never
+	// opens (or creates) a database.
+	batch, err := forecastbench.Load(files, now)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rep, err := forecastbench.Save(ctx, db, batch, now)
+	if err != nil {
+		return err
+	}
+	return rep.WriteText(env.Stdout, true)
+}
+
+// fileLists pulls "--name FILE FILE …" (also -name, and --name=FILE, which
+// may repeat) out of args for each list flag, and returns the other args.
+func fileLists(args []string, names ...string) (map[string][]string, []string, error) {
+	isList := map[string]bool{}
+	for _, n := range names {
+		isList[n] = true
+	}
+	lists := map[string][]string{}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || !isList[name] {
+			rest = append(rest, a)
+			continue
+		}
+		if hasValue {
+			if value == "" {
+				return nil, nil, fmt.Errorf("--%s= needs a file", name)
+			}
+			lists[name] = append(lists[name], value)
+			continue
+		}
+		n := 0
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++
+			lists[name] = append(lists[name], args[i])
+			n++
+		}
+		if n == 0 {
+			return nil, nil, fmt.Errorf("--%s needs at least one file", name)
+		}
+	}
+	return lists, rest, nil
+}
