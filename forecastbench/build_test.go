@@ -59,11 +59,11 @@ func TestBuildQuestionsOnly(t *testing.T) {
 	fv := 0.979920031255855
 	want := &arena.Market{
 		Source: "forecastbench", SourceID: manifoldSID, Kind: "market", Origin: "manifold",
-		Question:   "Will San Diego FC make the playoffs in 2025?",
-		Criteria:   "Resolves to the outcome of the question found at https://manifold.markets/x.",
-		URL:        "https://manifold.markets/UniversalFC/will-san-diego-fc-make-the-playoffs",
-		EventID:    "manifold:K8qazyZJ3tXyuLlzkkyk",
-		Type:       arena.Binary, Outcomes: []string{"Yes", "No"},
+		Question: "Will San Diego FC make the playoffs in 2025?",
+		Criteria: "Resolves to the outcome of the question found at https://manifold.markets/x.",
+		URL:      "https://manifold.markets/UniversalFC/will-san-diego-fc-make-the-playoffs",
+		EventID:  "manifold:K8qazyZJ3tXyuLlzkkyk",
+		Type:     arena.Binary, Outcomes: []string{"Yes", "No"},
 		Prices:     map[string]float64{"Yes": fv, "No": 1 - fv},
 		OpenTime:   time.Date(2023, 11, 16, 18, 37, 14, 0, time.UTC),
 		CloseTime:  time.Date(2026, 1, 1, 4, 59, 0, 0, time.UTC),
