@@ -311,6 +311,8 @@ type CohortStore interface {
 
 	// OpenPositionMarkets lists markets with at least one open position.
 	OpenPositionMarkets(ctx context.Context) ([]int64, error)
+	// OpenPositionsIn lists the open positions in a market, any cohort, by id.
+	OpenPositionsIn(ctx context.Context, marketID int64) ([]*Position, error)
 	// SettleMarket applies the settlement changes of every portfolio holding
 	// the market and records s, in one transaction.
 	SettleMarket(ctx context.Context, s Settlement, changes []*PortfolioChange) error

@@ -536,6 +536,11 @@ func (d *DB) OpenPositionMarkets(ctx context.Context) ([]int64, error) {
 	return out, rows.Err()
 }
 
+// OpenPositionsIn implements arena.CohortStore.
+func (d *DB) OpenPositionsIn(ctx context.Context, marketID int64) ([]*arena.Position, error) {
+	return d.positions(ctx, d.db, `market_id = ? AND status = ?`, marketID, string(arena.PositionOpen))
+}
+
 // SettleMarket implements arena.CohortStore. The settlement row is written
 // only when no open position is left in the market after the changes.
 func (d *DB) SettleMarket(ctx context.Context, s arena.Settlement, changes []*arena.PortfolioChange) error {

@@ -1,0 +1,681 @@
+package trading
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// Store is what the engine needs: markets and the trading records.
+type Store interface {
+	arena.MarketStore
+	arena.CohortStore
+}
+
+// Decision is what a Decider returns: the action and the audit record of
+// how it was reached (SPEC T2).
+type Decision struct {
+	Action        Action
+	SystemPrompt  string
+	UserPrompt    string
+	RawResponses  []string // every attempt, in order
+	Retries       int
+	SystemDefault bool // the action is the fallback HOLD, not the agent's
+	TokensIn      int64
+	TokensOut     int64
+	Cost          Micros
+	Latency       time.Duration
+}
+
+// Decider decides one agent's weekly action from its frozen snapshot. The
+// LLM agent and the simulated traders implement it. An error means no
+// decision was reached (stored as a retryable failure); a valid fallback
+// HOLD is a decision.
+type Decider interface {
+	Decide(ctx context.Context, s Snapshot) (Decision, error)
+}
+
+// DeciderFunc adapts a function to Decider.
+type DeciderFunc func(ctx context.Context, s Snapshot) (Decision, error)
+
+// Decide implements Decider.
+func (f DeciderFunc) Decide(ctx context.Context, s Snapshot) (Decision, error) { return f(ctx, s) }
+
+// Policy says what settlement does with an ambiguous market (upstream says
+// resolved, winner unknown; SPEC T8).
+type Policy string
+
+const (
+	PolicyRefund Policy = "refund" // cancel positions at cost basis
+	PolicyDefer  Policy = "defer"  // leave positions open until resolved
+	PolicyOracle Policy = "oracle" // wait for the oracle's resolution (O5)
+)
+
+// ParsePolicy validates a policy name.
+func ParsePolicy(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case PolicyRefund, PolicyDefer, PolicyOracle:
+		return p, nil
+	}
+	return "", arena.Errorf(arena.EINVALID, "unknown settlement policy %q (want refund, defer or oracle)", s)
+}
+
+// Engine runs cohorts: starts them, runs weekly decisions, values and
+// settles portfolios.
+type Engine struct {
+	Store Store
+	// Lineup is frozen into each new cohort (SPEC T9).
+	Lineup      []arena.LineupEntry
+	InitialCash Micros // default $10,000
+	TopMarkets  int    // markets offered per week, by volume (default 500)
+	// ModelTimeout bounds one model call; a decision gets twice that, and a
+	// claim older than twice that may be taken over (SPEC T5).
+	ModelTimeout time.Duration // default 120 s
+	// ProviderLimit bounds concurrent decisions per provider across all
+	// runs of this engine (default 2). Set it before the first run.
+	ProviderLimit int
+	// MaxAttempts bounds claims of a decision that keeps failing (default 3).
+	MaxAttempts int
+	Clock       func() time.Time // default time.Now
+	Log         *slog.Logger
+
+	mu   sync.Mutex
+	sems map[string]chan struct{} // per provider, shared by concurrent runs
+}
+
+// semaphore returns the provider's concurrency bound, shared by every run
+// of this engine.
+func (e *Engine) semaphore(provider string) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sems == nil {
+		e.sems = map[string]chan struct{}{}
+	}
+	s := e.sems[provider]
+	if s == nil {
+		s = make(chan struct{}, e.providerLimit())
+		e.sems[provider] = s
+	}
+	return s
+}
+
+func (e *Engine) initialCash() Micros {
+	if e.InitialCash > 0 {
+		return e.InitialCash
+	}
+	return InitialCash
+}
+
+func (e *Engine) topMarkets() int {
+	if e.TopMarkets > 0 {
+		return e.TopMarkets
+	}
+	return 500
+}
+
+func (e *Engine) modelTimeout() time.Duration {
+	if e.ModelTimeout > 0 {
+		return e.ModelTimeout
+	}
+	return 120 * time.Second
+}
+
+func (e *Engine) providerLimit() int {
+	if e.ProviderLimit > 0 {
+		return e.ProviderLimit
+	}
+	return 2
+}
+
+func (e *Engine) maxAttempts() int {
+	if e.MaxAttempts > 0 {
+		return e.MaxAttempts
+	}
+	return 3
+}
+
+func (e *Engine) now() time.Time {
+	if e.Clock != nil {
+		return e.Clock().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log != nil {
+		return e.Log
+	}
+	return slog.Default()
+}
+
+// WeekStart normalizes t to the start of its UTC week: Sunday 00:00.
+func WeekStart(t time.Time) time.Time {
+	u := t.UTC()
+	day := time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
+	return day.AddDate(0, 0, -int(day.Weekday()))
+}
+
+// StartCohort creates the cohort of the week containing weekStart with the
+// engine's lineup, or returns the existing one (created false).
+func (e *Engine) StartCohort(ctx context.Context, weekStart time.Time) (*arena.Cohort, bool, error) {
+	if len(e.Lineup) == 0 {
+		return nil, false, arena.Errorf(arena.EINVALID, "trading: no agents in the lineup")
+	}
+	c := &arena.Cohort{WeekStart: WeekStart(weekStart), Status: arena.CohortActive, InitialCash: e.initialCash(),
+		Lineup: append([]arena.LineupEntry(nil), e.Lineup...)}
+	created, err := e.Store.CreateCohort(ctx, c)
+	if err != nil {
+		return nil, false, fmt.Errorf("trading: start cohort of %s: %w", c.WeekStart.Format("2006-01-02"), err)
+	}
+	if created {
+		e.log().Info("cohort started", "cohort", c.ID, "week", c.WeekStart.Format("2006-01-02"), "agents", len(c.Lineup))
+	}
+	return c, created, nil
+}
+
+// Outcome of one agent in a run.
+const (
+	OutcomeDone      = "done"      // decision recorded now
+	OutcomeSkipped   = "skipped"   // already done, claimed by a live run, or out of attempts
+	OutcomeRetryable = "retryable" // failed; a later run may retry
+	OutcomeNoDecider = "no_decider"
+)
+
+// AgentResult is what happened to one agent in a run.
+type AgentResult struct {
+	AgentID    string
+	Outcome    string
+	DecisionID int64
+	Status     arena.DecisionStatus // the row's status after the run
+	Action     ActionKind
+	Executed   int
+	Failed     int
+	Error      string
+}
+
+// RunReport summarizes a decision run, agents in lineup order.
+type RunReport struct {
+	CohortID int64
+	Week     time.Time
+	Owner    string
+	Markets  int
+	Agents   []AgentResult
+}
+
+// Count returns how many agents ended with outcome.
+func (r *RunReport) Count(outcome string) int {
+	n := 0
+	for _, a := range r.Agents {
+		if a.Outcome == outcome {
+			n++
+		}
+	}
+	return n
+}
+
+func newOwner() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// Run is the weekly decision run of a cohort (SPEC T2, T5) for the week
+// containing now. It freezes the week's frame (or reuses the stored one),
+// then for every lineup agent with a decider claims the (agent, cohort,
+// week) row before calling the decider, executes the action at the frame's
+// prices, and records decision and ledger change in one transaction.
+// Agents run concurrently, at most ProviderLimit per provider. Running it
+// again, or twice at once, never decides an agent twice.
+func (e *Engine) Run(ctx context.Context, cohortID int64, now time.Time, deciders map[string]Decider) (*RunReport, error) {
+	c, err := e.Store.Cohort(ctx, cohortID)
+	if err != nil {
+		return nil, fmt.Errorf("trading: run cohort %d: %w", cohortID, err)
+	}
+	week := WeekStart(now)
+	switch {
+	case c.Status != arena.CohortActive:
+		return nil, arena.Errorf(arena.EINVALID, "cohort %d is %s", c.ID, c.Status)
+	case week.Before(c.WeekStart):
+		return nil, arena.Errorf(arena.EINVALID, "cohort %d starts %s, after the week of %s", c.ID,
+			c.WeekStart.Format("2006-01-02"), now.UTC().Format(time.RFC3339))
+	}
+	frame, err := e.freeze(ctx, c, week, now)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := e.Store.Portfolios(ctx, c.ID)
+	if err != nil {
+		return nil, fmt.Errorf("trading: run cohort %d: %w", c.ID, err)
+	}
+	portfolioOf := map[string]int64{}
+	for _, p := range ports {
+		portfolioOf[p.AgentID] = p.ID
+	}
+	rep := &RunReport{CohortID: c.ID, Week: week, Owner: newOwner(), Markets: len(frame.Markets), Agents: make([]AgentResult, len(c.Lineup))}
+	var wg sync.WaitGroup
+	for i, entry := range c.Lineup {
+		rep.Agents[i] = AgentResult{AgentID: entry.AgentID}
+		dec := deciders[entry.AgentID]
+		pid, ok := portfolioOf[entry.AgentID]
+		if dec == nil || !ok {
+			rep.Agents[i].Outcome = OutcomeNoDecider
+			continue
+		}
+		provider := entry.Provider
+		if provider == "" {
+			provider = entry.Kind
+		}
+		sem := e.semaphore(provider)
+		wg.Add(1)
+		go func(i int, agent string, pid int64, dec Decider) {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				rep.Agents[i].Outcome, rep.Agents[i].Error = OutcomeRetryable, ctx.Err().Error()
+				return
+			}
+			defer func() { <-sem }()
+			rep.Agents[i] = e.decide(ctx, c, frame, rep.Owner, agent, pid, dec)
+		}(i, entry.AgentID, pid, dec)
+	}
+	wg.Wait()
+	e.log().Info("decision run finished", "cohort", c.ID, "week", week.Format("2006-01-02"), "done", rep.Count(OutcomeDone),
+		"skipped", rep.Count(OutcomeSkipped), "retryable", rep.Count(OutcomeRetryable))
+	return rep, ctx.Err()
+}
+
+// freeze returns the week's frame, building and storing it on first use:
+// the open markets closing after now, top by volume, plus the markets of
+// every open position in the cohort.
+func (e *Engine) freeze(ctx context.Context, c *arena.Cohort, week, now time.Time) (*Frame, error) {
+	top, err := e.Store.Markets(ctx, arena.MarketFilter{Status: arena.StatusOpen, ClosesAfter: now, Limit: e.topMarkets()})
+	if err != nil {
+		return nil, fmt.Errorf("trading: freeze markets: %w", err)
+	}
+	ports, err := e.Store.Portfolios(ctx, c.ID)
+	if err != nil {
+		return nil, fmt.Errorf("trading: freeze positions: %w", err)
+	}
+	seen := map[int64]bool{}
+	var held []*arena.Market
+	for _, p := range ports {
+		for _, pos := range p.Positions {
+			if seen[pos.MarketID] {
+				continue
+			}
+			seen[pos.MarketID] = true
+			m, err := e.Store.Market(ctx, pos.MarketID)
+			if err != nil {
+				return nil, fmt.Errorf("trading: freeze market %d: %w", pos.MarketID, err)
+			}
+			held = append(held, m)
+		}
+	}
+	b, err := EncodeFrame(BuildFrame(c.ID, week, now, top, held))
+	if err != nil {
+		return nil, fmt.Errorf("trading: encode frame: %w", err)
+	}
+	stored, err := e.Store.SaveFrame(ctx, c.ID, week, b)
+	if err != nil {
+		return nil, fmt.Errorf("trading: store frame: %w", err)
+	}
+	return DecodeFrame(stored)
+}
+
+// decide handles one agent: claim, decide, execute, record.
+func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owner, agent string, pid int64, dec Decider) AgentResult {
+	res := AgentResult{AgentID: agent}
+	now := e.now()
+	row, won, err := e.Store.ClaimDecision(ctx, arena.ClaimRequest{CohortID: c.ID, AgentID: agent, Week: frame.Week, Owner: owner,
+		Now: now, StaleBefore: now.Add(-2 * e.modelTimeout()), MaxAttempts: e.maxAttempts()})
+	if err != nil {
+		res.Outcome, res.Error = OutcomeRetryable, err.Error()
+		return res
+	}
+	res.DecisionID, res.Status = row.ID, row.Status
+	if !won {
+		res.Outcome = OutcomeSkipped
+		return res
+	}
+	// The claim is ours: whatever happens next is written to the row, even
+	// if the run is being cancelled, so a rerun can retry at once.
+	bg := context.WithoutCancel(ctx)
+	fail := func(d Decision, msg string) AgentResult {
+		e.audit(row, d)
+		row.Error = msg
+		if err := e.Store.FailDecision(bg, row); err != nil {
+			msg += "; recording the failure: " + err.Error()
+		}
+		res.Outcome, res.Status, res.Error = OutcomeRetryable, arena.DecisionRetryable, msg
+		e.log().Warn("decision failed", "cohort", c.ID, "agent", agent, "attempt", row.Attempts, "err", msg)
+		return res
+	}
+	p, err := e.Store.Portfolio(ctx, pid)
+	if err != nil {
+		return fail(Decision{}, err.Error())
+	}
+	l, err := NewLedger(p, c.InitialCash)
+	if err != nil {
+		return fail(Decision{}, err.Error())
+	}
+	var d Decision
+	if len(l.Open()) == 0 && !l.CanBet() {
+		// Nothing the agent could do: no model call, a recorded HOLD.
+		d = Decision{Action: Hold(fmt.Sprintf("no open positions and cash %s is below the %s needed for a minimum bet", l.Cash(), MaxBetDivisor*MinBet)), SystemDefault: true}
+	} else {
+		dctx, cancel := context.WithTimeout(ctx, 2*e.modelTimeout())
+		start := time.Now()
+		d, err = dec.Decide(dctx, BuildSnapshot(l, frame, agent))
+		cancel()
+		if d.Latency == 0 {
+			d.Latency = time.Since(start)
+		}
+		if err != nil {
+			return fail(d, "decider: "+err.Error())
+		}
+	}
+	if err := d.Action.Validate(); err != nil {
+		return fail(d, "invalid action: "+arena.ErrorMessage(err))
+	}
+	res.Action = d.Action.Kind
+	// A concurrent settlement may change the portfolio between load and
+	// write; re-execute the same action on the fresh state then.
+	for attempt := 0; ; attempt++ {
+		ex, err := Execute(l, frame, d.Action, now)
+		if err != nil {
+			return fail(d, err.Error())
+		}
+		res.Executed, res.Failed = Executed(ex), len(ex)-Executed(ex)
+		e.audit(row, d)
+		row.Executions, _ = json.Marshal(ex)
+		if d.Action.Kind != ActionHold && res.Executed == 0 {
+			return fail(d, "no successful executions: "+reasons(ex))
+		}
+		var ch *arena.PortfolioChange
+		if l.Changed() {
+			if ch, err = l.Change(); err != nil {
+				return fail(d, err.Error())
+			}
+		}
+		row.Error = ""
+		err = e.Store.FinishDecision(bg, row, ch)
+		if err == nil {
+			res.Outcome, res.Status = OutcomeDone, arena.DecisionDone
+			return res
+		}
+		if arena.ErrorCode(err) != "portfolio_changed" || attempt == 3 {
+			res.Outcome, res.Error = OutcomeRetryable, err.Error()
+			if arena.ErrorCode(err) == "claim_lost" {
+				res.Outcome = OutcomeSkipped
+			} else if ferr := e.Store.FailDecision(bg, row); ferr == nil {
+				res.Status = arena.DecisionRetryable
+			}
+			return res
+		}
+		if p, err = e.Store.Portfolio(bg, pid); err != nil {
+			return fail(d, err.Error())
+		}
+		if l, err = NewLedger(p, c.InitialCash); err != nil {
+			return fail(d, err.Error())
+		}
+	}
+}
+
+// audit copies the decider's record into the decision row.
+func (e *Engine) audit(row *arena.Decision, d Decision) {
+	row.SystemPrompt, row.UserPrompt, row.RawResponses = d.SystemPrompt, d.UserPrompt, d.RawResponses
+	row.Retries, row.SystemDefault = d.Retries, d.SystemDefault
+	row.TokensIn, row.TokensOut, row.Cost, row.LatencyMS = d.TokensIn, d.TokensOut, d.Cost, d.Latency.Milliseconds()
+	if d.Action.Kind != "" {
+		row.Action, _ = json.Marshal(d.Action)
+	}
+}
+
+func reasons(ex []Execution) string {
+	var parts []string
+	for _, x := range ex {
+		if !x.OK {
+			parts = append(parts, fmt.Sprintf("%s[%d]: %s", strings.ToLower(string(x.Kind)), x.Index, x.Reason))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing to execute"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// marketCache loads each market once per job.
+type marketCache struct {
+	store Store
+	views map[int64]*MarketView
+}
+
+func (mc *marketCache) get(ctx context.Context, id int64) (*MarketView, error) {
+	if v, ok := mc.views[id]; ok {
+		return v, nil
+	}
+	m, err := mc.store.Market(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v := ViewOf(m)
+	if mc.views == nil {
+		mc.views = map[int64]*MarketView{}
+	}
+	mc.views[id] = &v
+	return &v, nil
+}
+
+// Snapshot values every portfolio of every active cohort at current market
+// prices and stores one snapshot per portfolio at now floored to 10
+// minutes (SPEC T7); a second call in the same interval adds nothing. It
+// returns how many snapshots were new.
+func (e *Engine) Snapshot(ctx context.Context, now time.Time) (int, error) {
+	at := now.UTC().Truncate(10 * time.Minute)
+	cohorts, err := e.Store.Cohorts(ctx, arena.CohortActive)
+	if err != nil {
+		return 0, fmt.Errorf("trading: snapshot: %w", err)
+	}
+	mc := &marketCache{store: e.Store}
+	total := 0
+	for _, c := range cohorts {
+		ports, err := e.Store.Portfolios(ctx, c.ID)
+		if err != nil {
+			return total, fmt.Errorf("trading: snapshot cohort %d: %w", c.ID, err)
+		}
+		var snaps []arena.ValuationSnapshot
+		marks := map[int64]PPM{}
+		for _, p := range ports {
+			s, m, err := e.value(ctx, mc, c, p, at)
+			if err != nil {
+				return total, err
+			}
+			snaps = append(snaps, s)
+			for id, v := range m {
+				marks[id] = v
+			}
+		}
+		n, err := e.Store.SaveSnapshots(ctx, snaps, marks)
+		if err != nil {
+			return total, fmt.Errorf("trading: snapshot cohort %d: %w", c.ID, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// value marks one portfolio; marks lists only positions with a fresh price.
+func (e *Engine) value(ctx context.Context, mc *marketCache, c *arena.Cohort, p *arena.Portfolio, at time.Time) (arena.ValuationSnapshot, map[int64]PPM, error) {
+	views := map[int64]*MarketView{}
+	marks := map[int64]PPM{}
+	for _, pos := range p.Positions {
+		v, err := mc.get(ctx, pos.MarketID)
+		if err != nil {
+			return arena.ValuationSnapshot{}, nil, fmt.Errorf("trading: value portfolio %d: %w", p.ID, err)
+		}
+		views[pos.MarketID] = v
+		if price, _, fresh := Mark(pos, v); fresh {
+			marks[pos.ID] = price
+		}
+	}
+	val, _ := Value(p.Cash, p.Positions, views, c.InitialCash)
+	trades, err := e.Store.Trades(ctx, p.ID)
+	if err != nil {
+		return arena.ValuationSnapshot{}, nil, fmt.Errorf("trading: value portfolio %d: %w", p.ID, err)
+	}
+	for _, t := range trades {
+		if t.Kind == arena.TradeBet {
+			v, err := mc.get(ctx, t.MarketID)
+			if err != nil {
+				return arena.ValuationSnapshot{}, nil, fmt.Errorf("trading: value portfolio %d: %w", p.ID, err)
+			}
+			views[t.MarketID] = v
+		}
+	}
+	brier, n := CumulativeBrier(trades, views)
+	return arena.ValuationSnapshot{PortfolioID: p.ID, At: at, Cash: val.Cash, PositionsValue: val.PositionsValue, Total: val.Total,
+		PnL: val.PnL, PnLPct: val.PnLPct, Brier: brier, ResolvedBets: n}, marks, nil
+}
+
+// SettleReport summarizes a settlement pass.
+type SettleReport struct {
+	Markets          []arena.Settlement // settled now
+	Settled          int                // positions paid out
+	Cancelled        int                // positions refunded
+	Deferred         []int64            // ambiguous markets left open by policy
+	AwaitingOracle   []int64            // ambiguous markets waiting for the oracle
+	CohortsCompleted int
+}
+
+// Settle settles every open position in a resolved market (SPEC T8):
+// winners pay $1 a share, losers nothing, void markets refund cost basis as
+// CANCELLED, and ambiguous markets follow policy. A market is recorded as
+// settled in the same transaction that settles its last open position.
+// Cohorts whose first week is over and that hold no open position are
+// marked completed.
+func (e *Engine) Settle(ctx context.Context, now time.Time, policy Policy) (*SettleReport, error) {
+	if _, err := ParsePolicy(string(policy)); err != nil {
+		return nil, err
+	}
+	ids, err := e.Store.OpenPositionMarkets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("trading: settle: %w", err)
+	}
+	rep := &SettleReport{}
+	cohorts := map[int64]*arena.Cohort{}
+	for _, id := range ids {
+		m, err := e.Store.Market(ctx, id)
+		if err != nil {
+			return rep, fmt.Errorf("trading: settle market %d: %w", id, err)
+		}
+		resolution, how := m.Resolution, ""
+		if resolution == "" {
+			if !m.Ambiguous {
+				continue // not resolved yet
+			}
+			switch policy {
+			case PolicyDefer:
+				rep.Deferred = append(rep.Deferred, id)
+				continue
+			case PolicyOracle:
+				rep.AwaitingOracle = append(rep.AwaitingOracle, id)
+				continue
+			}
+			resolution, how = arena.Void, string(PolicyRefund)
+		}
+		var s *arena.Settlement
+		for attempt := 0; ; attempt++ {
+			s, err = e.settleMarket(ctx, m, resolution, how, now, cohorts)
+			if err == nil || arena.ErrorKind(err) != arena.ECONFLICT || attempt == 3 {
+				break
+			}
+		}
+		if err != nil {
+			return rep, fmt.Errorf("trading: settle market %d: %w", id, err)
+		}
+		rep.Markets = append(rep.Markets, *s)
+		if resolution == arena.Void {
+			rep.Cancelled += s.Positions
+		} else {
+			rep.Settled += s.Positions
+		}
+	}
+	n, err := e.Store.CompleteCohorts(ctx, WeekStart(now), now)
+	if err != nil {
+		return rep, fmt.Errorf("trading: settle: %w", err)
+	}
+	rep.CohortsCompleted = n
+	if len(rep.Markets) > 0 || n > 0 {
+		e.log().Info("settlement", "markets", len(rep.Markets), "settled", rep.Settled, "cancelled", rep.Cancelled,
+			"deferred", len(rep.Deferred), "awaiting_oracle", len(rep.AwaitingOracle), "cohorts_completed", n)
+	}
+	return rep, nil
+}
+
+func (e *Engine) settleMarket(ctx context.Context, m *arena.Market, resolution, how string, now time.Time, cohorts map[int64]*arena.Cohort) (*arena.Settlement, error) {
+	open, err := e.Store.OpenPositionsIn(ctx, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	byPortfolio := map[int64]bool{}
+	var pids []int64
+	for _, pos := range open {
+		if !byPortfolio[pos.PortfolioID] {
+			byPortfolio[pos.PortfolioID] = true
+			pids = append(pids, pos.PortfolioID)
+		}
+	}
+	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
+	s := &arena.Settlement{MarketID: m.ID, Resolution: resolution, Policy: how, SettledAt: now}
+	var changes []*arena.PortfolioChange
+	for _, pid := range pids {
+		p, err := e.Store.Portfolio(ctx, pid)
+		if err != nil {
+			return nil, err
+		}
+		c := cohorts[p.CohortID]
+		if c == nil {
+			if c, err = e.Store.Cohort(ctx, p.CohortID); err != nil {
+				return nil, err
+			}
+			cohorts[p.CohortID] = c
+		}
+		l, err := NewLedger(p, c.InitialCash)
+		if err != nil {
+			return nil, err
+		}
+		for _, pos := range l.OpenIn(m.ID) {
+			if resolution == arena.Void {
+				_, err = l.Cancel(pos.ID, now)
+			} else {
+				won, _ := Won(resolution, m.Type, pos.Side)
+				_, err = l.Settle(pos.ID, won, now)
+			}
+			if err != nil {
+				return nil, err
+			}
+			s.Positions++
+		}
+		ch, err := l.Change()
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, ch)
+	}
+	if err := e.Store.SettleMarket(ctx, *s, changes); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
