@@ -23,7 +23,7 @@ import (
 
 var (
 	week = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) // Sunday
-	run  = week.Add(5 * time.Minute)                  // the weekly decision run
+	run  = week.Add(5 * time.Minute)                   // the weekly decision run
 	ctx  = context.Background()
 )
 
@@ -61,7 +61,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func engine(db *store.DB, clk *clock, lu []arena.LineupEntry) *trading.Engine {
