@@ -1,13 +1,3 @@
-// Package forecastbench imports ForecastBench question sets and resolution
-// sets (SPEC M3) as arena markets: one market per market-source question per
-// question set, one per (dataset question, resolution date) pair.
-//
-// The parsers stream: they walk the top-level object with a json.Decoder
-// and decode one question or resolution at a time, so memory stays
-// proportional to one element plus the output. They are strict about the
-// types of the fields they use (a number where a string is expected is an
-// error, never a guess) and lenient about fields they do not know, because
-// ForecastBench adds fields over time. Errors carry the line and column.
 package forecastbench
 
 import (
@@ -151,6 +141,7 @@ func ScanQuestionSet(r io.Reader, fn func(i int, q Question) error) (*QuestionSe
 	p := newParser(r)
 	set := &QuestionSet{}
 	var haveDue bool
+	var looksLike kindHint
 	err := p.object("questions", func(key string, raw json.RawMessage, at int64) error {
 		switch key {
 		case "forecast_due_date":
@@ -161,6 +152,8 @@ func ScanQuestionSet(r io.Reader, fn func(i int, q Question) error) (*QuestionSe
 			s, err := p.str(raw, at, "question_set")
 			set.Name = s
 			return err
+		case "resolutions":
+			looksLike = "resolution set"
 		}
 		return nil // unknown header fields are ignored
 	}, func(i int, raw json.RawMessage, at int64) error {
@@ -177,7 +170,7 @@ func ScanQuestionSet(r io.Reader, fn func(i int, q Question) error) (*QuestionSe
 		return nil, &ParseError{Msg: "missing forecast_due_date"}
 	}
 	if !p.sawArray {
-		return nil, &ParseError{Msg: "missing questions"}
+		return nil, &ParseError{Msg: "missing questions" + looksLike.hint()}
 	}
 	return set, nil
 }
@@ -199,6 +192,7 @@ func ScanResolutionSet(r io.Reader, fn func(i int, res Resolution) error) (*Reso
 	p := newParser(r)
 	set := &ResolutionSet{}
 	var haveDue bool
+	var looksLike kindHint
 	err := p.object("resolutions", func(key string, raw json.RawMessage, at int64) error {
 		switch key {
 		case "forecast_due_date":
@@ -209,6 +203,8 @@ func ScanResolutionSet(r io.Reader, fn func(i int, res Resolution) error) (*Reso
 			s, err := p.str(raw, at, "question_set")
 			set.QuestionSet = s
 			return err
+		case "questions":
+			looksLike = "question set"
 		}
 		return nil
 	}, func(i int, raw json.RawMessage, at int64) error {
@@ -225,7 +221,7 @@ func ScanResolutionSet(r io.Reader, fn func(i int, res Resolution) error) (*Reso
 		return nil, &ParseError{Msg: "missing forecast_due_date"}
 	}
 	if !p.sawArray {
-		return nil, &ParseError{Msg: "missing resolutions"}
+		return nil, &ParseError{Msg: "missing resolutions" + looksLike.hint()}
 	}
 	return set, nil
 }
@@ -239,6 +235,17 @@ func ReadResolutionSet(r io.Reader) (*ResolutionSet, error) {
 	}
 	set.Resolutions = rows
 	return set, nil
+}
+
+// kindHint names the other kind of file when a file was given as the
+// wrong kind, the commonest mistake on the command line.
+type kindHint string
+
+func (k kindHint) hint() string {
+	if k == "" {
+		return ""
+	}
+	return " (this looks like a " + string(k) + ")"
 }
 
 // parser walks one JSON document and turns byte offsets into line:col.

@@ -176,6 +176,7 @@ func TestQuestionSetErrors(t *testing.T) {
 		{"trailing data", questionSet("2025-10-26", marketQ) + "{}", "unexpected data after"},
 		{"no due date", `{"questions": []}`, "missing forecast_due_date"},
 		{"no questions", `{"forecast_due_date": "2025-10-26"}`, "missing questions"},
+		{"a resolution set", resolutionSet("2025-10-26"), "missing questions (this looks like a resolution set)"},
 		{"questions null", `{"forecast_due_date": "2025-10-26", "questions": null}`, "want an array, got null"},
 		{"bad due date", `{"forecast_due_date": "26/10/2025", "questions": []}`, `want a date YYYY-MM-DD, got "26/10/2025"`},
 		{"due date number", `{"forecast_due_date": 20251026, "questions": []}`, "forecast_due_date: want string, got number"},

@@ -211,7 +211,7 @@ func TestImportBadInputLeavesStoreUnchanged(t *testing.T) {
 		{"missing file", Files{Questions: []string{other, missing}}, []string{"nope.json", "no such file"}},
 		{"invalid JSON", Files{Questions: []string{other, invalid}}, []string{"invalid.json:", "unexpected end of file"}},
 		{"wrong type", Files{Questions: []string{other}, Resolutions: []string{wrongType}}, []string{"wrongtype.json:", "resolutions[1] (id DAAA).resolved: want boolean, got number"}},
-		{"question file as resolutions", Files{Resolutions: []string{other}}, []string{"other.json", "missing resolutions"}},
+		{"question file as resolutions", Files{Resolutions: []string{other}}, []string{"other.json", "missing resolutions (this looks like a question set)"}},
 		{"conflicting rows", Files{Resolutions: []string{goodRes, conflict}}, []string{"resolved twice"}},
 		{"nothing", Files{}, []string{"no question or resolution files"}},
 	}
