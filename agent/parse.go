@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,15 +16,15 @@ import (
 
 // Rejection codes of model output (arena.EINVALID kind).
 const (
-	CodeNoJSON        = "no_action_json"    // no JSON object with an "action" field
-	CodeTruncatedJSON = "truncated_json"    // an object starts but never closes
-	CodeBadAction     = "bad_action"        // an action object with wrong fields or types
-	CodeInvalidAction = "invalid_action"    // parsed, but against the rules or the snapshot
-	CodeEmptyResponse = "empty_response"    // nothing to parse
-	maxParseBytes     = 256 << 10           // longer output is cut before parsing
-	maxCandidates     = 512                 // JSON objects tried per response
-	maxCandidateBytes = 4 << 20             // total bytes decoded per response
-	maxReasoningChars = 8000                // reasoning kept from one action
+	CodeNoJSON        = "no_action_json" // no JSON object with an "action" field
+	CodeTruncatedJSON = "truncated_json" // an object starts but never closes
+	CodeBadAction     = "bad_action"     // an action object with wrong fields or types
+	CodeInvalidAction = "invalid_action" // parsed, but against the rules or the snapshot
+	CodeEmptyResponse = "empty_response" // nothing to parse
+	maxParseBytes     = 256 << 10        // longer output is cut before parsing
+	maxCandidates     = 512              // JSON objects tried per response
+	maxCandidateBytes = 4 << 20          // total bytes decoded per response
+	maxReasoningChars = 8000             // reasoning kept from one action
 	reasoningCutMark  = " …[truncated]"
 )
 

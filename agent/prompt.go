@@ -68,11 +68,13 @@ func UserPrompt(s *trading.Snapshot) string {
 	if date.IsZero() {
 		date = s.Week
 	}
-	fmt.Fprintf(&b, "Decision date: %s UTC\n\n", date.UTC().Format("2006-01-02 15:04"))
+	if !date.IsZero() {
+		fmt.Fprintf(&b, "Decision date: %s UTC\n\n", date.UTC().Format("2006-01-02 15:04"))
+	}
 
 	b.WriteString("PORTFOLIO\n")
-	fmt.Fprintf(&b, "Cash: %s\n", s.Cash)
-	fmt.Fprintf(&b, "Open positions value: %s\n", s.PositionsValue)
+	fmt.Fprintf(&b, "Cash: %s\n", cents(s.Cash))
+	fmt.Fprintf(&b, "Open positions value: %s\n", cents(s.PositionsValue))
 	total := s.Total
 	if total == 0 {
 		total = s.Cash + s.PositionsValue
@@ -81,16 +83,16 @@ func UserPrompt(s *trading.Snapshot) string {
 	if initial == 0 {
 		initial = trading.InitialCash
 	}
-	fmt.Fprintf(&b, "Total value: %s (P/L %s, %s since the start with %s)\n", total, signed(total-initial),
-		signedPct(trading.ReturnPct(total, initial)), initial)
+	fmt.Fprintf(&b, "Total value: %s (P/L %s, %s since the start with %s)\n", cents(total), signed(total-initial),
+		signedPct(trading.ReturnPct(total, initial)), cents(initial))
 	maxBet := s.MaxBet
 	if maxBet == 0 {
 		maxBet = s.Cash / trading.MaxBetDivisor
 	}
 	if maxBet < trading.MinBet {
-		fmt.Fprintf(&b, "Bets this week: none possible (25%% of cash is %s, below the minimum bet of %s)\n", maxBet, trading.MinBet)
+		fmt.Fprintf(&b, "Bets this week: none possible (25%% of cash is %s, below the minimum bet of %s)\n", floorCents(maxBet), trading.MinBet)
 	} else {
-		fmt.Fprintf(&b, "Bets this week: from %s to %s each (25%% of cash)\n", trading.MinBet, maxBet)
+		fmt.Fprintf(&b, "Bets this week: from %s to %s each (25%% of cash)\n", trading.MinBet, floorCents(maxBet))
 	}
 
 	fmt.Fprintf(&b, "\nOPEN POSITIONS (%d)\n", len(s.Positions))
@@ -108,7 +110,7 @@ func UserPrompt(s *trading.Snapshot) string {
 			price += " (last known; no current price)"
 		}
 		fmt.Fprintf(&b, "  side %s | %s shares | avg entry %s | current %s | value %s | unrealized P/L %s\n",
-			p.Side, sharesText(p.Shares), dollarsPerShare(p.AvgEntry), price, p.Value, signed(p.Unrealized))
+			p.Side, sharesText(p.Shares), dollarsPerShare(p.AvgEntry), price, cents(p.Value), signed(p.Unrealized))
 	}
 
 	fmt.Fprintf(&b, "\nMARKETS (%d, by volume)\n", len(s.Markets))
@@ -142,11 +144,29 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// signed shows a gain or loss to the cent with its sign.
 func signed(m trading.Micros) string {
 	if m > 0 {
-		return "+" + m.String()
+		return "+" + cents(m)
 	}
-	return m.String()
+	return cents(m)
+}
+
+// cents shows an amount rounded to the nearest cent (half away from zero);
+// the ledger stays exact, the prompt stays readable.
+func cents(m trading.Micros) string {
+	const c = trading.Micros(10_000)
+	if m >= 0 {
+		return ((m + c/2) / c * c).String()
+	}
+	return (-((-m + c/2) / c * c)).String()
+}
+
+// floorCents rounds down to the cent, so a limit shown is never exceeded
+// by betting it exactly.
+func floorCents(m trading.Micros) string {
+	const c = trading.Micros(10_000)
+	return (m / c * c).String()
 }
 
 func signedPct(p float64) string {
