@@ -52,7 +52,7 @@ type Client struct {
 	HTTP     *http.Client // default: a client with a 30 s timeout
 	Logger   *slog.Logger // default slog.Default()
 
-	PageSize      int // items per Gamma listing page (upstream caps at 500)
+	PageSize      int // items requested per Gamma listing page (default 500); shorter pages are tolerated
 	MaxPages      int // pages per listing, a guard against endless pagination
 	MidpointBatch int // tokens per POST /midpoints request
 	Concurrency   int // parallel status refreshes and single-token midpoint requests
