@@ -38,7 +38,7 @@ func TestDecideFirstAnswerValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 500 * usd)}, Reasoning: "cheap"}
+	want := trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 500*usd)}, Reasoning: "cheap"}
 	if d.Action.String() != want.String() || d.Action.Reasoning != "cheap" || d.SystemDefault || d.Retries != 0 || len(d.Attempts) != 1 {
 		t.Errorf("decision %+v", d)
 	}

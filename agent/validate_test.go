@@ -16,17 +16,17 @@ func TestValidateAcceptsAndCanonicalizes(t *testing.T) {
 		in, out trading.Action
 	}{
 		{"hold", trading.Hold("r"), trading.Hold("r")},
-		{"binary sides any case", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "yes", 50 * usd), bet(103, " No ", 100 * usd)}},
-			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 50 * usd), bet(103, "NO", 100 * usd)}}},
-		{"outcome name case-insensitive", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(102, "newsom", 2_000 * usd)}},
-			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(102, "Newsom", 2_000 * usd)}}},
-		{"max bet exactly 25%", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000 * usd)}},
-			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000 * usd)}}},
+		{"binary sides any case", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "yes", 50*usd), bet(103, " No ", 100*usd)}},
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 50*usd), bet(103, "NO", 100*usd)}}},
+		{"outcome name case-insensitive", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(102, "newsom", 2_000*usd)}},
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(102, "Newsom", 2_000*usd)}}},
+		{"max bet exactly 25%", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000*usd)}},
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000*usd)}}},
 		// 8000 → 2000 (cap 2000) → 6000 left, cap 1500.
-		{"sequential caps", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000 * usd), bet(101, "NO", 1_500 * usd)}},
-			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000 * usd), bet(101, "NO", 1_500 * usd)}}},
-		{"adding to a held side is allowed", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "NO", 100 * usd)}},
-			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "NO", 100 * usd)}}},
+		{"sequential caps", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000*usd), bet(101, "NO", 1_500*usd)}},
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000*usd), bet(101, "NO", 1_500*usd)}}},
+		{"adding to a held side is allowed", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "NO", 100*usd)}},
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "NO", 100*usd)}}},
 		{"sells", trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 41, Percentage: 100}, {PositionID: 42, Percentage: 1}}},
 			trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 41, Percentage: 100}, {PositionID: 42, Percentage: 1}}}},
 	}
@@ -108,7 +108,7 @@ func TestValidateMatchesExecution(t *testing.T) {
 	s.Cash = trading.InitialCash
 	f := &trading.Frame{Markets: s.Markets}
 	actions := []trading.Action{
-		{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "yes", 2_500 * usd), bet(101, "no", 1_875 * usd), bet(102, "VANCE", 1_406_250_000), bet(103, "No", 50 * usd)}},
+		{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "yes", 2_500*usd), bet(101, "no", 1_875*usd), bet(102, "VANCE", 1_406_250_000), bet(103, "No", 50*usd)}},
 	}
 	for _, a := range actions {
 		v, err := Validate(a, s)
@@ -125,7 +125,7 @@ func TestValidateMatchesExecution(t *testing.T) {
 		}
 	}
 	// One micro-dollar over the sequential cap: Validate and execution agree.
-	over := trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_500 * usd), bet(101, "NO", 1_875*usd + 1)}}
+	over := trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_500*usd), bet(101, "NO", 1_875*usd+1)}}
 	if _, err := Validate(over, s); err == nil {
 		t.Error("Validate accepted a bet over the sequential cap")
 	}
