@@ -96,7 +96,13 @@ func writeJSON(w io.Writer, v any) error {
 // fmtF prints a defined float with prec decimals, "—" when undefined.
 func fmtF(f score.Float, prec int) string { return f.Format(prec, "—") }
 
-func fmtV(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+func fmtV(v float64, prec int) string {
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.HasPrefix(s, "-") && strings.Trim(s, "-0.") == "" {
+		return s[1:] // a tiny negative residual prints as 0, not -0.00000
+	}
+	return s
+}
 
 // csvF prints a float at full precision for CSV, empty when undefined.
 func csvF(f score.Float) string { return f.Format(-1, "") }

@@ -1,0 +1,879 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/store"
+)
+
+func init() {
+	register("report", "score reports: leaderboard, murphy, categories, power, calibration, baselines (SPEC S8)", runReport)
+}
+
+// reportKinds are the subcommands of `arena report`.
+var reportKinds = map[string]struct {
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}{
+	"leaderboard": {"agents ranked by shrunken alpha with SEs, bootstrap CIs and power", runReportLeaderboard},
+	"murphy":      {"Murphy decomposition per agent and alpha split into resolution gain and reliability gap", runReportMurphy},
+	"categories":  {"per-category Brier and alpha per agent", runReportCategories},
+	"calibration": {"reliability diagram data: S2 bins and CORP (PAV) recalibration per agent", runReportCalibration},
+	"power":       {"sample size needed to detect an edge (Proposition 3), or the inverse", runReportPower},
+	"baselines":   {"constant, market-price and random forecasters on stored questions, by source kind", runReportBaselines},
+}
+
+func runReport(ctx context.Context, env *Env, args []string) error {
+	names := make([]string, 0, len(reportKinds))
+	for n := range reportKinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(env.Stderr, "Usage: arena report <kind> [flags]\n\nKinds:")
+		for _, n := range names {
+			fmt.Fprintf(env.Stderr, "  %-12s %s\n", n, reportKinds[n].summary)
+		}
+		fmt.Fprintln(env.Stderr, "\nRun 'arena report <kind> -h' for a kind's flags.")
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	k, ok := reportKinds[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown report %q (want %s)", args[0], strings.Join(names, ", "))
+	}
+	return k.run(ctx, env, args[1:])
+}
+
+// ---- scored forecasts: from a file or the store ----
+
+// forecastSource is what a store offers these reports once the tracks
+// store scored forecasts: every resolved, scored prediction of a track as
+// S7 rows (void and unresolved markets excluded, forfeits as Brier-1
+// forecasts per F6). The lead wires store.DB to it.
+type forecastSource interface {
+	ScoredForecasts(ctx context.Context, track string) ([]score.Row, error)
+}
+
+// scoreInput holds the flags shared by the reports that read forecasts.
+type scoreInput struct {
+	cf     *configFlags
+	in     *string
+	track  *string
+	bins   *int
+	format *string
+}
+
+func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) scoreInput {
+	return scoreInput{
+		cf:     cf,
+		in:     fs.String("in", "", "score this CSV/JSONL file (as 'arena score --in') instead of the store"),
+		track:  fs.String("track", "forecast", "track whose stored forecasts to score"),
+		bins:   fs.Int("bins", score.DefaultBins, "number of equal bins K (S2)"),
+		format: fs.String("format", "table", "output format: "+formats),
+	}
+}
+
+// errNoForecasts is returned (and printed as a note, not a failure) when the
+// store holds no scored forecasts yet.
+var errNoForecasts = fmt.Errorf("no scored forecasts")
+
+// load returns the table to report on. With no --in and nothing stored it
+// prints a note to stdout and returns errNoForecasts.
+func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, error) {
+	if *si.bins < 1 || *si.bins > 1000 {
+		return nil, "", arena.Errorf(arena.EINVALID, "--bins %d: want 1..1000", *si.bins)
+	}
+	if *si.in != "" {
+		t, err := readScoreFile(*si.in)
+		return t, *si.in, err
+	}
+	o, err := si.cf.options(env)
+	if err != nil {
+		return nil, "", err
+	}
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return nil, "", err
+	}
+	defer db.Close()
+	var rows []score.Row
+	if src, ok := any(db).(forecastSource); ok {
+		if rows, err = src.ScoredForecasts(ctx, *si.track); err != nil {
+			return nil, "", fmt.Errorf("load scored forecasts of track %q: %w", *si.track, err)
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(env.Stdout, "no scored forecasts stored yet for track %q; score a file with --in FILE (columns as 'arena score')\n", *si.track)
+		return nil, "", errNoForecasts
+	}
+	t := score.NewTable(len(rows))
+	for i, r := range rows {
+		if err := t.Add(r, 0); err != nil {
+			return nil, "", fmt.Errorf("stored forecast %d (%s/%s/%s): %w", i, r.Agent, r.Round, r.Market, err)
+		}
+	}
+	return t, "store", nil
+}
+
+// quiet turns the "nothing stored" note into success.
+func quiet(err error) error {
+	if err == errNoForecasts {
+		return nil
+	}
+	return err
+}
+
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// ---- leaderboard ----
+
+// leaderRow is one leaderboard entry: S7's figures plus S1's ranking aids
+// and S4/S5 extras.
+type leaderRow struct {
+	Rank        int              `json:"rank"`
+	Agent       string           `json:"agent"`
+	N           int              `json:"n"`
+	Rounds      int              `json:"rounds"`
+	Brier       float64          `json:"brier"`
+	BrierSE     score.Float      `json:"brier_se"`
+	Alpha       score.Float      `json:"alpha"`
+	AlphaSE     score.Float      `json:"alpha_se"`
+	T           score.Float      `json:"t"`
+	P           score.Float      `json:"p"`
+	BeatPct     score.Float      `json:"beat_pct"`
+	ShrunkAlpha score.Float      `json:"shrunk_alpha"`
+	Provisional bool             `json:"provisional"`
+	ClusterSE   score.Float      `json:"alpha_cluster_se"`
+	CI          score.CI         `json:"alpha_ci"`
+	BSS         score.Float      `json:"bss"`
+	BSSMarket   score.Float      `json:"bss_market"`
+	WinRate     score.WinRate    `json:"win_rate"`
+	Accuracy    score.Proportion `json:"accuracy"`
+	LogScore    float64          `json:"log_score"`
+	Boldness    score.Float      `json:"boldness"`
+	ToSignif    score.Float      `json:"rounds_to_significance"`
+}
+
+// rankAgents orders results for the leaderboard: by shrunken alpha (S1),
+// agents without any benchmark after them by Brier, ties by name.
+func rankAgents(res []score.AgentResult) []score.AgentResult {
+	out := slices.Clone(res)
+	slices.SortStableFunc(out, func(a, b score.AgentResult) int {
+		sa, sb := a.Inference.ShrunkAlpha, b.Inference.ShrunkAlpha
+		switch {
+		case sa.OK && !sb.OK:
+			return -1
+		case !sa.OK && sb.OK:
+			return 1
+		case sa.OK && sa.V != sb.V:
+			if sa.V > sb.V {
+				return -1
+			}
+			return 1
+		case a.Brier != b.Brier:
+			if a.Brier < b.Brier {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Agent, b.Agent)
+	})
+	return out
+}
+
+func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "report leaderboard", "[--in FILE | --db URL --track T] [--bootstrap 1999] [--seed S] [--format table|json|csv|svg]")
+	cf := addConfigFlags(fs, false)
+	si := addScoreInput(fs, cf, "table, json, csv or svg (cumulative-alpha trajectories)")
+	boot := fs.Int("bootstrap", score.DefaultBootstrap, "block-bootstrap replicates for the alpha CI (0: skip)")
+	seed := fs.Uint64("seed", 1, "bootstrap seed")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := checkFormat(*si.format, "table", "json", "csv", "svg"); err != nil {
+		return err
+	}
+	t, src, err := si.load(ctx, env)
+	if err != nil {
+		return quiet(err)
+	}
+	res, err := analyzeTable(src, t, score.Options{Bins: *si.bins, Bootstrap: max(*boot, 0), Seed: *seed})
+	if err != nil {
+		return err
+	}
+	ranked := rankAgents(res)
+	if *si.format == "svg" {
+		return writeAlphaTrajectories(env.Stdout, ranked)
+	}
+	rows := make([]leaderRow, len(ranked))
+	for i, r := range ranked {
+		inf := r.Inference
+		rows[i] = leaderRow{Rank: i + 1, Agent: r.Agent, N: r.N, Rounds: r.Rounds, Brier: r.Brier, BrierSE: r.BrierSE,
+			Alpha: r.Alpha, AlphaSE: r.AlphaSE, T: r.T, P: r.P, BeatPct: r.BeatPct, ShrunkAlpha: inf.ShrunkAlpha,
+			Provisional: inf.Provisional, ClusterSE: inf.ClusterSE, CI: inf.CI, BSS: inf.BSS, BSSMarket: inf.BSSMarket,
+			WinRate: inf.WinRate, Accuracy: inf.Accuracy, LogScore: r.LogScore, Boldness: inf.Boldness, ToSignif: inf.ToSignif}
+	}
+	switch *si.format {
+	case "json":
+		return writeJSON(env.Stdout, rows)
+	case "csv":
+		cw := csv.NewWriter(env.Stdout)
+		cw.Write([]string{"rank", "agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct",
+			"shrunk_alpha", "provisional", "alpha_cluster_se", "alpha_ci_lo", "alpha_ci_hi", "bss", "bss_market",
+			"win_rate", "accuracy", "accuracy_lo", "accuracy_hi", "log_score", "boldness", "rounds_to_significance"})
+		for _, r := range rows {
+			cw.Write([]string{strconv.Itoa(r.Rank), r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
+				csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.T), csvF(r.P), csvF(r.BeatPct), csvF(r.ShrunkAlpha), strconv.FormatBool(r.Provisional),
+				csvF(r.ClusterSE), csvF(r.CI.Lo), csvF(r.CI.Hi), csvF(r.BSS), csvF(r.BSSMarket), csvF(r.WinRate.Rate),
+				csvF(r.Accuracy.Rate), csvF(r.Accuracy.Lo), csvF(r.Accuracy.Hi), csvV(r.LogScore), csvF(r.Boldness), csvF(r.ToSignif)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\tagent\tn\trounds\tbrier\talpha\t±se\tshrunk α\t95% CI (events)\tp\tbeat%\tBSS\tBSS mkt\twin%\tacc% [Wilson 95%]\tbold\trounds→sig\t")
+	for _, r := range rows {
+		name := r.Agent
+		if r.Provisional && r.Alpha.OK {
+			name += "*"
+		}
+		ci := "—"
+		if r.CI.Lo.OK {
+			ci = "[" + fmtF(r.CI.Lo, 4) + ", " + fmtF(r.CI.Hi, 4) + "]"
+		}
+		acc := "—"
+		if r.Accuracy.Rate.OK {
+			acc = fmt.Sprintf("%s [%s, %s]", fmtPct(r.Accuracy.Rate), fmtPct(r.Accuracy.Lo), fmtPct(r.Accuracy.Hi))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Rank, name, r.N, r.Rounds,
+			fmtV(r.Brier, 4), fmtF(r.Alpha, 4), fmtF(r.AlphaSE, 4), fmtF(r.ShrunkAlpha, 4), ci, fmtF(r.P, 3), fmtF(r.BeatPct, 1),
+			fmtF(r.BSS, 3), fmtF(r.BSSMarket, 3), fmtPct(r.WinRate.Rate), acc, fmtF(r.Boldness, 3), fmtF(r.ToSignif, 0))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, "\nRanked by shrunk α = n/(n+140)·α (S1); * provisional (n < 140). CI: block bootstrap over events, seed", *seed, "("+strconv.Itoa(*boot)+" replicates).")
+	fmt.Fprintln(env.Stdout, "rounds→sig: further rounds until the observed edge would be significant at 80% power (S5); — when α ≤ 0.")
+	return nil
+}
+
+func fmtPct(f score.Float) string {
+	if !f.OK {
+		return "—"
+	}
+	return strconv.FormatFloat(100*f.V, 'f', 1, 64)
+}
+
+// ---- murphy ----
+
+type murphyRow struct {
+	Agent    string  `json:"agent"`
+	N        int     `json:"n"`
+	Brier    float64 `json:"brier"`
+	UNC      float64 `json:"unc"`
+	REL      float64 `json:"rel"`
+	RES      float64 `json:"res"`
+	Residual float64 `json:"residual"`
+	Bins     int     `json:"bins"`
+	// S2's corollary over the agent's benchmarked markets (nil without).
+	AlphaSplit *alphaSplit `json:"alpha_split"`
+}
+
+type alphaSplit struct {
+	N            int     `json:"n"`
+	Alpha        float64 `json:"alpha"`
+	ResGain      float64 `json:"res_gain"`
+	RelGap       float64 `json:"rel_gap"`
+	ResidualDiff float64 `json:"residual_diff"`
+}
+
+func runReportMurphy(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "report murphy", "[--in FILE | --db URL --track T] [--bins 10] [--format table|json|csv|svg]")
+	cf := addConfigFlags(fs, false)
+	si := addScoreInput(fs, cf, "table, json, csv or svg (Murphy bars)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := checkFormat(*si.format, "table", "json", "csv", "svg"); err != nil {
+		return err
+	}
+	t, src, err := si.load(ctx, env)
+	if err != nil {
+		return quiet(err)
+	}
+	res, err := analyzeTable(src, t, score.Options{Bins: *si.bins})
+	if err != nil {
+		return err
+	}
+	rows := make([]murphyRow, len(res))
+	for i, r := range res {
+		m := r.Murphy
+		rows[i] = murphyRow{Agent: r.Agent, N: m.N, Brier: m.Brier, UNC: m.UNC, REL: m.REL, RES: m.RES, Residual: m.Residual, Bins: len(m.Bins)}
+		if ap := r.Inference.AlphaParts; r.Inference.AlphaN > 0 && r.Agent != score.MarketAgent {
+			rows[i].AlphaSplit = &alphaSplit{N: r.Inference.AlphaN, Alpha: ap.Alpha, ResGain: ap.ResGain, RelGap: ap.RelGap, ResidualDiff: ap.ResidualDiff}
+		}
+	}
+	switch *si.format {
+	case "json":
+		return writeJSON(env.Stdout, rows)
+	case "svg":
+		return writeMurphyBars(env.Stdout, rows)
+	case "csv":
+		cw := csv.NewWriter(env.Stdout)
+		cw.Write([]string{"agent", "n", "brier", "unc", "rel", "res", "residual", "bins", "alpha_n", "alpha", "res_gain", "rel_gap", "residual_diff"})
+		for _, r := range rows {
+			rec := []string{r.Agent, strconv.Itoa(r.N), csvV(r.Brier), csvV(r.UNC), csvV(r.REL), csvV(r.RES), csvV(r.Residual), strconv.Itoa(r.Bins)}
+			if a := r.AlphaSplit; a != nil {
+				rec = append(rec, strconv.Itoa(a.N), csvV(a.Alpha), csvV(a.ResGain), csvV(a.RelGap), csvV(a.ResidualDiff))
+			} else {
+				rec = append(rec, "", "", "", "", "")
+			}
+			cw.Write(rec)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "agent\tn\tbrier\tUNC\tREL\tRES\tresidual\tbins\t\tα (per prediction)\tRES gain\tREL gap\tresid. diff\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t\t", r.Agent, r.N, fmtV(r.Brier, 4), fmtV(r.UNC, 4), fmtV(r.REL, 4), fmtV(r.RES, 4), fmtV(r.Residual, 5), r.Bins)
+		if a := r.AlphaSplit; a != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", fmtV(a.Alpha, 4), fmtV(a.ResGain, 4), fmtV(a.RelGap, 4), fmtV(a.ResidualDiff, 5))
+		} else {
+			fmt.Fprint(tw, "—\t—\t—\t—\t\n")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\nbrier = UNC + REL − RES + residual with K = %d equal bins (S2); the residual is the binning error.\n", *si.bins)
+	fmt.Fprintln(env.Stdout, "α = RES gain + REL gap + residual difference vs the market on the agent's benchmarked markets (S2 corollary).")
+	return nil
+}
+
+// ---- categories ----
+
+type categoryRow struct {
+	Category string      `json:"category"`
+	Agent    string      `json:"agent"`
+	N        int         `json:"n"`
+	Rounds   int         `json:"rounds"`
+	Brier    float64     `json:"brier"`
+	BrierSE  score.Float `json:"brier_se"`
+	Alpha    score.Float `json:"alpha"`
+	AlphaSE  score.Float `json:"alpha_se"`
+	P        score.Float `json:"p"`
+	BeatPct  score.Float `json:"beat_pct"`
+}
+
+func runReportCategories(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "report categories", "[--in FILE | --db URL --track T] [--format table|json|csv]")
+	cf := addConfigFlags(fs, false)
+	si := addScoreInput(fs, cf, "table, json or csv")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := checkFormat(*si.format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	t, src, err := si.load(ctx, env)
+	if err != nil {
+		return quiet(err)
+	}
+	// Validate the whole input once, so errors are reported as for the file.
+	if _, err := analyzeTable(src, t, score.Options{Bins: *si.bins}); err != nil {
+		return err
+	}
+	byCat := make([][]int, t.Categories.Len())
+	for i := range t.Len() {
+		byCat[t.Category[i]] = append(byCat[t.Category[i]], i)
+	}
+	cats := slices.Clone(t.Categories.Names)
+	order := make([]int, len(cats))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return cats[order[a]] < cats[order[b]] })
+	var rows []categoryRow
+	for _, c := range order {
+		if len(byCat[c]) == 0 {
+			continue
+		}
+		res, err := score.Analyze(t.Subset(byCat[c]), score.Options{Bins: *si.bins})
+		if err != nil {
+			return fmt.Errorf("category %q: %w", cats[c], err)
+		}
+		for _, r := range res {
+			rows = append(rows, categoryRow{Category: cats[c], Agent: r.Agent, N: r.N, Rounds: r.Rounds, Brier: r.Brier, BrierSE: r.BrierSE,
+				Alpha: r.Alpha, AlphaSE: r.AlphaSE, P: r.P, BeatPct: r.BeatPct})
+		}
+	}
+	switch *si.format {
+	case "json":
+		return writeJSON(env.Stdout, rows)
+	case "csv":
+		cw := csv.NewWriter(env.Stdout)
+		cw.Write([]string{"category", "agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "p", "beat_pct"})
+		for _, r := range rows {
+			cw.Write([]string{r.Category, r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
+				csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.P), csvF(r.BeatPct)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "category\tagent\tn\trounds\tbrier\t±se\talpha\t±se\tp\tbeat%\t")
+	for _, r := range rows {
+		cat := r.Category
+		if cat == "" {
+			cat = "(none)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", cat, r.Agent, r.N, r.Rounds, fmtV(r.Brier, 4), fmtF(r.BrierSE, 4),
+			fmtF(r.Alpha, 4), fmtF(r.AlphaSE, 4), fmtF(r.P, 3), fmtF(r.BeatPct, 1))
+	}
+	return tw.Flush()
+}
+
+// ---- calibration ----
+
+type calibrationRow struct {
+	Agent string        `json:"agent"`
+	N     int           `json:"n"`
+	ECE   float64       `json:"ece"`
+	CORP  score.CORP    `json:"corp"`
+	Bins  []score.Bin   `json:"bins"`
+	PAV   []score.Block `json:"corp_diagram"`
+}
+
+func runReportCalibration(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "report calibration", "[--in FILE | --db URL --track T] [--bins 10] [--format table|json|csv|svg]")
+	cf := addConfigFlags(fs, false)
+	si := addScoreInput(fs, cf, "table, json, csv or svg (reliability diagrams)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := checkFormat(*si.format, "table", "json", "csv", "svg"); err != nil {
+		return err
+	}
+	t, src, err := si.load(ctx, env)
+	if err != nil {
+		return quiet(err)
+	}
+	res, err := analyzeTable(src, t, score.Options{Bins: *si.bins})
+	if err != nil {
+		return err
+	}
+	rows := make([]calibrationRow, len(res))
+	for i, r := range res {
+		rows[i] = calibrationRow{Agent: r.Agent, N: r.N, ECE: r.ECE, CORP: r.CORP, Bins: r.Murphy.Bins, PAV: r.CORP.Blocks}
+	}
+	switch *si.format {
+	case "json":
+		return writeJSON(env.Stdout, rows)
+	case "svg":
+		return writeReliability(env.Stdout, rows)
+	case "csv":
+		// Long format: one line per S2 bin ("bin") and per PAV block ("corp").
+		cw := csv.NewWriter(env.Stdout)
+		cw.Write([]string{"agent", "kind", "lo", "hi", "n", "mean_p", "observed"})
+		for _, r := range rows {
+			for _, b := range r.Bins {
+				cw.Write([]string{r.Agent, "bin", csvV(b.Lo), csvV(b.Hi), strconv.Itoa(b.N), csvV(b.MeanP), csvV(b.ObsFreq)})
+			}
+			for _, b := range r.PAV {
+				cw.Write([]string{r.Agent, "corp", csvV(b.PLo), csvV(b.PHi), strconv.Itoa(b.N), "", csvV(b.Recal)})
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	for _, r := range rows {
+		fmt.Fprintf(env.Stdout, "%s  n %d  ECE %s  CORP: score %s = MCB %s − DSC %s + UNC %s  (%d PAV blocks)\n", r.Agent, r.N,
+			fmtV(r.ECE, 4), fmtV(r.CORP.Score, 4), fmtV(r.CORP.MCB, 4), fmtV(r.CORP.DSC, 4), fmtV(r.CORP.UNC, 4), len(r.PAV))
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  bin\tn\tmean p\tobserved\tgap\t")
+		for _, b := range r.Bins {
+			fmt.Fprintf(tw, "  [%s, %s)\t%d\t%s\t%s\t%+.4f\t\n", fmtV(b.Lo, 2), fmtV(b.Hi, 2), b.N, fmtV(b.MeanP, 4), fmtV(b.ObsFreq, 4), b.ObsFreq-b.MeanP)
+		}
+		tw.Flush()
+		fmt.Fprintln(env.Stdout)
+	}
+	return nil
+}
+
+// ---- power ----
+
+func runReportPower(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "report power", "[--alpha LIST | --n LIST] [--kappa 0.05] [--power 0.8] [--q 0.5] [--boldness 0.15] [--markets-per-round 7] [--format table|json|csv]")
+	alphas := fs.String("alpha", "", "comma-separated true edges α* (default 0.005,0.01,0.02,0.03,0.05,0.1)")
+	ns := fs.String("n", "", "comma-separated sample sizes: report the minimum detectable α* instead")
+	pp := score.DefaultPowerParams()
+	fs.Float64Var(&pp.Kappa, "kappa", pp.Kappa, "one-sided significance level κ")
+	fs.Float64Var(&pp.Power, "power", pp.Power, "target power π")
+	fs.Float64Var(&pp.Q, "q", pp.Q, "mean true probability q̄")
+	fs.Float64Var(&pp.Boldness, "boldness", pp.Boldness, "mean |b − p|, the agent's boldness d")
+	fs.IntVar(&pp.K, "markets-per-round", pp.K, "markets per round k")
+	format := fs.String("format", "table", "output format: table, json or csv")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := checkFormat(*format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	switch {
+	case !(pp.Kappa > 0 && pp.Kappa < 1):
+		return arena.Errorf(arena.EINVALID, "--kappa %v: want 0 < κ < 1", pp.Kappa)
+	case !(pp.Power > 0 && pp.Power < 1):
+		return arena.Errorf(arena.EINVALID, "--power %v: want 0 < π < 1", pp.Power)
+	case !(pp.Q > 0 && pp.Q < 1):
+		return arena.Errorf(arena.EINVALID, "--q %v: want 0 < q̄ < 1", pp.Q)
+	case !(pp.Boldness > 0 && pp.Boldness <= 1):
+		return arena.Errorf(arena.EINVALID, "--boldness %v: want 0 < d ≤ 1", pp.Boldness)
+	case pp.K < 1:
+		return arena.Errorf(arena.EINVALID, "--markets-per-round %d: want ≥ 1", pp.K)
+	case *alphas != "" && *ns != "":
+		return arena.Errorf(arena.EINVALID, "give --alpha or --n, not both")
+	}
+	var rows []score.PowerRow
+	if *ns != "" {
+		for _, f := range strings.Split(*ns, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return arena.Errorf(arena.EINVALID, "--n: %q is not a positive integer", f)
+			}
+			rows = append(rows, score.PowerRow{Alpha: pp.MinDetectable(n).V, N: n, Rounds: pp.Rounds(n)})
+		}
+	} else {
+		list := score.DefaultAlphas
+		if *alphas != "" {
+			list = nil
+			for _, f := range strings.Split(*alphas, ",") {
+				a, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+				if err != nil || !(a > 0) || math.IsInf(a, 0) {
+					return arena.Errorf(arena.EINVALID, "--alpha: %q is not a positive number", f)
+				}
+				list = append(list, a)
+			}
+		}
+		rows = pp.Table(list)
+	}
+	switch *format {
+	case "json":
+		return writeJSON(env.Stdout, rows)
+	case "csv":
+		cw := csv.NewWriter(env.Stdout)
+		cw.Write([]string{"alpha", "n", "rounds"})
+		for _, r := range rows {
+			cw.Write([]string{csvV(r.Alpha), strconv.Itoa(r.N), strconv.Itoa(r.Rounds)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "α*\tpredictions n\trounds (k=%d)\t\n"
+	if *ns != "" {
+		head = "min detectable α*\tpredictions n\trounds (k=%d)\t\n"
+	}
+	fmt.Fprintf(tw, head, pp.K)
+	for _, r := range rows {
+		a := strconv.FormatFloat(r.Alpha, 'f', -1, 64)
+		if *ns != "" {
+			a = strconv.FormatFloat(r.Alpha, 'f', 5, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", a, r.N, r.Rounds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\nn = ⌈((z_{1−κ} + z_π)/α*)² · 4q̄(1−q̄)·d²⌉ with exact normal quantiles (S5); κ = %v one-sided, π = %v, q̄ = %v, d = %v.\n",
+		pp.Kappa, pp.Power, pp.Q, pp.Boldness)
+	return nil
+}
+
+// ---- baselines ----
+
+func runReportBaselines(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "report baselines", "[--source S] [--seed S] [--format table|json|csv] [--db URL]")
+	cf := addConfigFlags(fs, false)
+	source := fs.String("source", "", "only markets of this source (e.g. forecastbench, polymarket, sim)")
+	seed := fs.Uint64("seed", 1, "seed of the random forecaster")
+	format := fs.String("format", "table", "output format: table, json or csv")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := checkFormat(*format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ms, err := db.Markets(ctx, arena.MarketFilter{Source: *source})
+	if err != nil {
+		return fmt.Errorf("list markets: %w", err)
+	}
+	items, skipped := baselineItems(ms)
+	rows := score.Baselines(items, *seed)
+	switch *format {
+	case "json":
+		if rows == nil {
+			rows = []score.BaselineRow{}
+		}
+		return writeJSON(env.Stdout, rows)
+	case "csv":
+		cw := csv.NewWriter(env.Stdout)
+		cw.Write([]string{"forecaster", "kind", "n", "brier"})
+		for _, r := range rows {
+			cw.Write([]string{r.Forecaster, r.Kind, strconv.Itoa(r.N), csvV(r.Brier)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(env.Stdout, "no resolved binary questions stored%s (%d markets skipped: unresolved, void or not binary)\n", sourceNote(*source), skipped)
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "forecaster\tkind\tN\tBrier\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t\n", r.Forecaster, r.Kind, r.N, fmtV(r.Brier, 4))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\nOne item per resolved binary question (dataset questions: per resolution date)%s; %d markets skipped (unresolved, void or not binary).\n", sourceNote(*source), skipped)
+	fmt.Fprintln(env.Stdout, "Market price: the freeze value, on items that have one. Overall: mean of the kinds' Brier scores (ForecastBench's definition), N their sum.")
+	return nil
+}
+
+func sourceNote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " of source " + s
+}
+
+// baselineItems turns stored markets into S8 items: binary markets resolved
+// Yes or No (void, unresolved and multi-outcome markets are skipped and
+// counted). The market/freeze price is the stored FreezeValue of market
+// questions; a resolved market's latest price is never used, since after
+// resolution it reveals the outcome.
+func baselineItems(ms []*arena.Market) ([]score.BaselineItem, int) {
+	items := make([]score.BaselineItem, 0, len(ms))
+	skipped := 0
+	for _, m := range ms {
+		if !m.IsBinary() || (m.Resolution != arena.Yes && m.Resolution != arena.No) {
+			skipped++
+			continue
+		}
+		it := score.BaselineItem{Key: m.Source + "/" + m.SourceID, Kind: m.Kind}
+		if m.Resolution == arena.Yes {
+			it.Outcome = 1
+		}
+		if fv := m.FreezeValue; fv != nil && m.Kind == arena.KindMarket && *fv >= 0 && *fv <= 1 {
+			it.Price, it.HasPrice = *fv, true
+		}
+		items = append(items, it)
+	}
+	return items, skipped
+}
+
+// ---- SVG charts (server-side, no JavaScript) ----
+
+// svgPlot is a minimal line/marker plot on [x0,x1]×[y0,y1].
+type svgPlot struct {
+	w          io.Writer
+	W, H       float64
+	pad        float64
+	x0, x1     float64
+	y0, y1     float64
+	title      string
+	xlab, ylab string
+}
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
+
+func (p *svgPlot) sx(x float64) float64 { return p.pad + (x-p.x0)/(p.x1-p.x0)*(p.W-2*p.pad) }
+func (p *svgPlot) sy(y float64) float64 { return p.H - p.pad - (y-p.y0)/(p.y1-p.y0)*(p.H-2*p.pad) }
+
+func (p *svgPlot) begin() {
+	fmt.Fprintf(p.w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", p.W, p.H, p.W, p.H)
+	fmt.Fprintf(p.w, `<rect width="100%%" height="100%%" fill="white"/><text x="%.0f" y="16" font-size="13" text-anchor="middle">%s</text>`+"\n", p.W/2, xmlEscape(p.title))
+	fmt.Fprintf(p.w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`+"\n", p.pad, p.pad, p.W-2*p.pad, p.H-2*p.pad)
+	for i := 0; i <= 4; i++ {
+		x := p.x0 + float64(i)/4*(p.x1-p.x0)
+		y := p.y0 + float64(i)/4*(p.y1-p.y0)
+		fmt.Fprintf(p.w, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", p.sx(x), p.H-p.pad+14, tick(x))
+		fmt.Fprintf(p.w, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", p.pad-4, p.sy(y)+4, tick(y))
+	}
+	fmt.Fprintf(p.w, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", p.W/2, p.H-6, xmlEscape(p.xlab))
+	fmt.Fprintf(p.w, `<text x="12" y="%.1f" text-anchor="middle" transform="rotate(-90 12 %.1f)">%s</text>`+"\n", p.H/2, p.H/2, xmlEscape(p.ylab))
+}
+
+func (p *svgPlot) line(xs, ys []float64, color string, dash bool) {
+	if len(xs) == 0 {
+		return
+	}
+	var b strings.Builder
+	for i := range xs {
+		fmt.Fprintf(&b, "%.1f,%.1f ", p.sx(xs[i]), p.sy(ys[i]))
+	}
+	d := ""
+	if dash {
+		d = ` stroke-dasharray="4 3"`
+	}
+	fmt.Fprintf(p.w, `<polyline fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>`+"\n", color, d, strings.TrimSpace(b.String()))
+}
+
+func (p *svgPlot) legend(i int, name, color string) {
+	y := p.pad + 14 + float64(i)*14
+	fmt.Fprintf(p.w, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`+"\n",
+		p.pad+8, y-9, color, p.pad+22, y, xmlEscape(name))
+}
+
+func tick(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// writeAlphaTrajectories draws each agent's cumulative alpha ᾱ_R against the
+// round index R (the seed's Figure 5).
+func writeAlphaTrajectories(w io.Writer, res []score.AgentResult) error {
+	p := &svgPlot{w: w, W: 720, H: 420, pad: 48, title: "Cumulative alpha by round", xlab: "round", ylab: "cumulative α"}
+	type traj struct {
+		name   string
+		xs, ys []float64
+	}
+	var ts []traj
+	maxR := 1.0
+	lo, hi := 0.0, 0.0
+	for _, r := range res {
+		var tr traj
+		tr.name = r.Agent
+		var s float64
+		k := 0
+		for _, rs := range r.RoundScores {
+			if !rs.Alpha.OK {
+				continue
+			}
+			k++
+			s += rs.Alpha.V
+			tr.xs = append(tr.xs, float64(k))
+			tr.ys = append(tr.ys, s/float64(k))
+			lo, hi = math.Min(lo, s/float64(k)), math.Max(hi, s/float64(k))
+		}
+		if k > 0 {
+			maxR = math.Max(maxR, float64(k))
+			ts = append(ts, tr)
+		}
+	}
+	if hi-lo < 1e-9 {
+		lo, hi = -0.01, 0.01
+	}
+	p.x0, p.x1, p.y0, p.y1 = 1, math.Max(maxR, 2), lo, hi
+	p.begin()
+	p.line([]float64{p.x0, p.x1}, []float64{0, 0}, "#999", true)
+	for i, tr := range ts {
+		c := palette[i%len(palette)]
+		p.line(tr.xs, tr.ys, c, false)
+		p.legend(i, tr.name, c)
+	}
+	_, err := io.WriteString(w, "</svg>\n")
+	return err
+}
+
+// writeMurphyBars draws, per agent, REL (miscalibration) and RES
+// (resolution) side by side, with UNC as a reference line.
+func writeMurphyBars(w io.Writer, rows []murphyRow) error {
+	hi := 0.0
+	for _, r := range rows {
+		hi = math.Max(hi, math.Max(r.REL, math.Max(r.RES, r.UNC)))
+	}
+	if hi == 0 {
+		hi = 0.25
+	}
+	p := &svgPlot{w: w, W: math.Max(360, 90*float64(len(rows))+96), H: 380, pad: 48, title: "Murphy decomposition: REL (red) and RES (green); UNC dashed",
+		x0: 0, x1: float64(len(rows)), y0: 0, y1: hi * 1.1, ylab: "Brier components"}
+	p.begin()
+	bw := (p.W - 2*p.pad) / float64(max(len(rows), 1)) / 3
+	for i, r := range rows {
+		x := p.sx(float64(i)) + bw/2
+		for j, v := range []float64{r.REL, r.RES} {
+			color := []string{"#d62728", "#2ca02c"}[j]
+			fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", x+float64(j)*bw, p.sy(v), bw, p.sy(0)-p.sy(v), color)
+		}
+		p.line([]float64{float64(i) + 0.05, float64(i) + 0.95}, []float64{r.UNC, r.UNC}, "#333", true)
+		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x+bw, p.H-p.pad+28, xmlEscape(r.Agent))
+	}
+	_, err := io.WriteString(w, "</svg>\n")
+	return err
+}
+
+// writeReliability draws the CORP reliability diagram (PAV step function)
+// of every agent with the diagonal, and the S2 bin points as markers.
+func writeReliability(w io.Writer, rows []calibrationRow) error {
+	p := &svgPlot{w: w, W: 520, H: 520, pad: 48, x0: 0, x1: 1, y0: 0, y1: 1, title: "Reliability diagram (CORP)", xlab: "forecast probability", ylab: "conditional event probability"}
+	p.begin()
+	p.line([]float64{0, 1}, []float64{0, 1}, "#999", true)
+	for i, r := range rows {
+		c := palette[i%len(palette)]
+		var xs, ys []float64
+		for _, b := range r.PAV {
+			xs = append(xs, b.PLo, b.PHi)
+			ys = append(ys, b.Recal, b.Recal)
+		}
+		p.line(xs, ys, c, false)
+		for _, b := range r.Bins {
+			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", p.sx(b.MeanP), p.sy(b.ObsFreq), c)
+		}
+		p.legend(i, fmt.Sprintf("%s (MCB %.4f, DSC %.4f)", r.Agent, r.CORP.MCB, r.CORP.DSC), c)
+	}
+	_, err := io.WriteString(w, "</svg>\n")
+	return err
+}
