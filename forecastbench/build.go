@@ -72,6 +72,9 @@ type item struct {
 func Build(qsets []*QuestionSet, rsets []*ResolutionSet, now time.Time) (*Batch, error) {
 	b := &Batch{Read: ReadStats{Combination: map[string]int{}}}
 	byID := map[string]*item{}
+	// Dataset questions by <due>:<origin>:<id>, for rows whose resolution
+	// date the question did not list.
+	datasetQs := map[string]*Question{}
 	add := func(it *item) error {
 		if old, ok := byID[it.m.SourceID]; ok {
 			if reflect.DeepEqual(old.m, it.m) {
@@ -94,6 +97,7 @@ func Build(qsets []*QuestionSet, rsets []*ResolutionSet, now time.Time) (*Batch,
 				}
 				continue
 			}
+			datasetQs[MarketSourceID(qs.ForecastDueDate, q.Source, q.ID)] = q
 			for _, rd := range q.ResolutionDates {
 				if err := add(&item{m: datasetFromQuestion(qs.ForecastDueDate, q, rd), hasText: true}); err != nil {
 					return nil, err
@@ -118,7 +122,11 @@ func Build(qsets []*QuestionSet, rsets []*ResolutionSet, now time.Time) (*Batch,
 			}
 			it := byID[sid]
 			if it == nil {
-				it = &item{m: placeholder(rs.ForecastDueDate, kind, r)}
+				if q := datasetQs[MarketSourceID(rs.ForecastDueDate, r.Source, r.ID)]; q != nil && kind == arena.KindDataset {
+					it = &item{m: datasetFromQuestion(rs.ForecastDueDate, q, r.ResolutionDate), hasText: true}
+				} else {
+					it = &item{m: placeholder(rs.ForecastDueDate, kind, r)}
+				}
 				byID[sid] = it
 			}
 			if it.hasRow {

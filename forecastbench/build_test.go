@@ -175,6 +175,24 @@ func TestBuildResolutionsOnly(t *testing.T) {
 	}
 }
 
+// A row for a date the dataset question did not list still gets the
+// question's text.
+func TestBuildRowForUnlistedDate(t *testing.T) {
+	qs := mustQS(t, questionSet("2025-10-26", datasetQ))
+	rs := mustRS(t, resolutionSet("2025-10-26", row("DAAA", "fred", "2025-12-01", "1.0", true)))
+	b, err := Build([]*QuestionSet{qs}, []*ResolutionSet{rs}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := bySID(b)["2025-10-26:fred:DAAA:2025-12-01"]
+	if m == nil || m.Resolution != arena.Yes || !strings.Contains(m.Question, "increased by 2025-12-01 as compared to its value on 2025-10-26") {
+		t.Fatalf("item %+v", m)
+	}
+	if c := b.Count(); c[1].Items != 4 || c[1].NoText != 0 {
+		t.Errorf("counts %+v", c)
+	}
+}
+
 func TestBuildFractionalResolutionIsVoid(t *testing.T) {
 	rs := mustRS(t, resolutionSet("2025-03-02",
 		row("a", "manifold", "2025-06-01", "0.5", true),
