@@ -1,0 +1,80 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPrecedenceFileThenEnv(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "arena.conf")
+	os.WriteFile(f, []byte("# comment\nARENA_DB=postgres://u:secret@db/arena\nARENA_SYNC_LIMIT=100\nARENA_ADMIN_TOKEN=\"tok\"\n"), 0o600)
+	o, err := Load(f, []string{"ARENA_SYNC_LIMIT=200", "OTHER=x", "ARENA_SYNC_EVERY=1m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.DB != "postgres://u:secret@db/arena" || o.SyncLimit != 200 || o.SyncEvery != time.Minute || o.AdminToken != "tok" {
+		t.Fatalf("%+v", o)
+	}
+	if o.GammaURL != Defaults().GammaURL {
+		t.Fatalf("default lost: %q", o.GammaURL)
+	}
+	lines := strings.Join(o.Lines(), "\n")
+	if strings.Contains(lines, "secret") || strings.Contains(lines, "tok") ||
+		!strings.Contains(lines, "ARENA_DB=postgres://u:[redacted]@db/arena") || !strings.Contains(lines, "ARENA_ADMIN_TOKEN=[redacted]") {
+		t.Fatalf("redaction:\n%s", lines)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.conf")
+	os.WriteFile(bad, []byte("ARENA_NOPE=1\n"), 0o600)
+	for name, c := range map[string]struct {
+		file string
+		env  []string
+	}{
+		"missing file": {file: filepath.Join(dir, "none")},
+		"unknown key":  {file: bad},
+		"bad int":      {env: []string{"ARENA_SYNC_LIMIT=many"}},
+		"bad duration": {env: []string{"ARENA_SYNC_EVERY=soon"}},
+	} {
+		if _, err := Load(c.file, c.env); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, mut := range []func(*Options){
+		func(o *Options) { o.DB = "mysql://x" },
+		func(o *Options) { o.SyncLimit = 0 },
+		func(o *Options) { o.SyncEvery = 0 },
+		func(o *Options) { o.LogLevel = "loud" },
+	} {
+		o := Defaults()
+		mut(&o)
+		if err := o.Validate(); err == nil {
+			t.Errorf("invalid options accepted: %+v", o)
+		}
+	}
+	o := Defaults()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:p@h/db":  "postgres://u:[redacted]@h/db",
+		"postgres://u@h/db":    "postgres://u@h/db",
+		"sqlite:arena.db":      "sqlite:arena.db",
+		"postgres://u:p:q@h/d": "postgres://u:[redacted]@h/d",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
