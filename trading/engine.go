@@ -377,7 +377,7 @@ func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owne
 	} else {
 		dctx, cancel := context.WithTimeout(ctx, 2*e.modelTimeout())
 		start := time.Now()
-		d, err = dec.Decide(dctx, BuildSnapshot(l, frame, agent))
+		d, err = safeDecide(dctx, dec, BuildSnapshot(l, frame, agent))
 		cancel()
 		if d.Latency == 0 {
 			d.Latency = time.Since(start)
@@ -431,6 +431,17 @@ func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owne
 			return fail(d, err.Error())
 		}
 	}
+}
+
+// safeDecide turns a decider's panic into an error, so one broken agent
+// records a retryable failure instead of taking the run down.
+func safeDecide(ctx context.Context, dec Decider, s Snapshot) (d Decision, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return dec.Decide(ctx, s)
 }
 
 // audit copies the decider's record into the decision row.
@@ -547,6 +558,53 @@ func (e *Engine) value(ctx context.Context, mc *marketCache, c *arena.Cohort, p 
 	brier, n := CumulativeBrier(trades, views)
 	return arena.ValuationSnapshot{PortfolioID: p.ID, At: at, Cash: val.Cash, PositionsValue: val.PositionsValue, Total: val.Total,
 		PnL: val.PnL, PnLPct: val.PnLPct, Brier: brier, ResolvedBets: n}, marks, nil
+}
+
+// Standing is one agent's live position in a cohort's leaderboard.
+type Standing struct {
+	AgentID       string
+	Name          string
+	PortfolioID   int64
+	Valuation     Valuation
+	Brier         float64 // mean over ResolvedBets; meaningful only when ResolvedBets > 0
+	ResolvedBets  int
+	OpenPositions int
+	Bankrupt      bool
+}
+
+// Standings values a cohort's portfolios now at current market prices
+// (without storing a snapshot), best total value first, ties by agent id.
+func (e *Engine) Standings(ctx context.Context, cohortID int64) ([]Standing, error) {
+	c, err := e.Store.Cohort(ctx, cohortID)
+	if err != nil {
+		return nil, fmt.Errorf("trading: standings: %w", err)
+	}
+	ports, err := e.Store.Portfolios(ctx, c.ID)
+	if err != nil {
+		return nil, fmt.Errorf("trading: standings: %w", err)
+	}
+	names := map[string]string{}
+	for _, l := range c.Lineup {
+		names[l.AgentID] = l.Name
+	}
+	mc := &marketCache{store: e.Store}
+	var out []Standing
+	for _, p := range ports {
+		s, _, err := e.value(ctx, mc, c, p, e.now())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Standing{AgentID: p.AgentID, Name: names[p.AgentID], PortfolioID: p.ID,
+			Valuation: Valuation{Cash: s.Cash, PositionsValue: s.PositionsValue, Total: s.Total, PnL: s.PnL, PnLPct: s.PnLPct},
+			Brier:     s.Brier, ResolvedBets: s.ResolvedBets, OpenPositions: len(p.Positions), Bankrupt: p.Bankrupt})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Valuation.Total != out[j].Valuation.Total {
+			return out[i].Valuation.Total > out[j].Valuation.Total
+		}
+		return out[i].AgentID < out[j].AgentID
+	})
+	return out, nil
 }
 
 // SettleReport summarizes a settlement pass.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -167,12 +168,13 @@ type Frame struct {
 	// not offered; they price the agents' positions.
 	Held []MarketView `json:"held,omitempty"`
 
+	once  sync.Once // the index is built on first use; frames are shared by concurrent agents
 	index map[int64]*MarketView
 }
 
 // Market returns the frame's view of a market, offered or held.
 func (f *Frame) Market(id int64) *MarketView {
-	if f.index == nil {
+	f.once.Do(func() {
 		f.index = map[int64]*MarketView{}
 		for i := range f.Held {
 			f.index[f.Held[i].ID] = &f.Held[i]
@@ -180,7 +182,7 @@ func (f *Frame) Market(id int64) *MarketView {
 		for i := range f.Markets {
 			f.index[f.Markets[i].ID] = &f.Markets[i]
 		}
-	}
+	})
 	return f.index[id]
 }
 

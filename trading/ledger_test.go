@@ -422,3 +422,25 @@ func verifyFromTrades(t *testing.T, l *Ledger) {
 		t.Fatalf("identity: %s + %s != %s + %s", cash, openBasis, InitialCash, realized)
 	}
 }
+
+// BenchmarkLedgerBetSell measures ledger throughput (a bet, then a partial
+// and a full sell), each followed by the invariant check.
+func BenchmarkLedgerBetSell(b *testing.B) {
+	l := NewPortfolioLedger(InitialCash)
+	for i := 0; i < b.N; i++ {
+		tr, err := l.Bet(int64(i%50), SideYes, MinBet, p(0.37), at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.Sell(tr.PositionID, 40, p(0.41), at); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.Sell(tr.PositionID, 100, p(0.39), at); err != nil {
+			b.Fatal(err)
+		}
+		if len(l.trades) > 3000 { // keep memory flat
+			l.trades = l.trades[:0]
+		}
+	}
+	b.ReportMetric(float64(3*b.N)/b.Elapsed().Seconds(), "ops/s")
+}
