@@ -108,8 +108,8 @@ func executeSell(l *Ledger, f *Frame, s Sell, at time.Time) (*arena.Trade, error
 	if m == nil {
 		return nil, reject(CodeNoPrice, "no price for market %d of position %d", p.MarketID, p.ID)
 	}
-	if m.Resolution != "" || m.Status == arena.StatusResolved {
-		return nil, reject(CodeMarketClosed, "market %d is resolved; position %d settles instead", m.ID, p.ID)
+	if m.Status != arena.StatusOpen || m.Resolution != "" {
+		return nil, reject(CodeMarketClosed, "market %d is %s and cannot be traded; position %d settles at resolution", m.ID, m.Status, p.ID)
 	}
 	price, ok := m.SidePrice(p.Side)
 	if !ok {

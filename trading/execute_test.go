@@ -15,14 +15,17 @@ func testFrame() *Frame {
 	noPrice := &arena.Market{ID: 3, Source: "sim", SourceID: "n", Question: "Unpriced?", Type: arena.Binary,
 		Outcomes: []string{arena.Yes, arena.No}, Status: arena.StatusOpen}
 	held := &arena.Market{ID: 4, Source: "sim", SourceID: "h", Question: "Held?", Type: arena.Binary,
-		Outcomes: []string{arena.Yes, arena.No}, Prices: map[string]float64{arena.Yes: 0.2}, Status: arena.StatusClosed}
-	return BuildFrame(1, at, at, []*arena.Market{bin, multi, noPrice}, []*arena.Market{held, bin})
+		Outcomes: []string{arena.Yes, arena.No}, Prices: map[string]float64{arena.Yes: 0.2}, Status: arena.StatusOpen}
+	closed := &arena.Market{ID: 5, Source: "sim", SourceID: "c", Question: "Closed?", Type: arena.Binary,
+		Outcomes: []string{arena.Yes, arena.No}, Prices: map[string]float64{arena.Yes: 0.9}, Status: arena.StatusClosed}
+	return BuildFrame(1, at, at, []*arena.Market{bin, multi, noPrice}, []*arena.Market{held, bin, closed})
 }
 
 func TestExecuteAgainstFrame(t *testing.T) {
 	f := testFrame()
 	l := NewPortfolioLedger(InitialCash)
 	heldPos, _ := l.Bet(4, SideNo, d(400), p(0.5), at)
+	closedPos, _ := l.Bet(5, SideYes, d(100), p(0.5), at)
 	a := Action{Kind: ActionBet, Bets: []Bet{
 		{MarketID: 1, Side: "no", Amount: d(380)},        // NO at 1 − 0.62 = 0.38: 1000 shares
 		{MarketID: 2, Side: "celtics", Amount: d(300)},   // named outcome at its own price
@@ -47,18 +50,20 @@ func TestExecuteAgainstFrame(t *testing.T) {
 	if ex[0].Price != 380_000 || ex[0].Shares != 1000*arena.OneShare || ex[0].Side != SideNo || ex[1].Side != "Celtics" || ex[1].Price != 300_000 {
 		t.Fatalf("executions %+v %+v", ex[0], ex[1])
 	}
-	if Executed(ex) != 3 || len(l.Open()) != 3 {
+	if Executed(ex) != 3 || len(l.Open()) != 4 {
 		t.Fatalf("%d executed, %d open", Executed(ex), len(l.Open()))
 	}
 	// Sells price held positions from the frame, side-correct: NO at 1 − 0.2.
-	sells := Action{Kind: ActionSell, Sells: []Sell{{PositionID: heldPos.PositionID, Percentage: 100}, {PositionID: 77, Percentage: 50}}}
+	sells := Action{Kind: ActionSell, Sells: []Sell{{PositionID: heldPos.PositionID, Percentage: 100}, {PositionID: 77, Percentage: 50},
+		{PositionID: closedPos.PositionID, Percentage: 100}}}
 	ex, err = Execute(l, f, sells, at)
-	if err != nil || !ex[0].OK || ex[0].Price != 800_000 || ex[0].Proceeds != d(640) || ex[1].Code != CodeNoPosition {
+	if err != nil || !ex[0].OK || ex[0].Price != 800_000 || ex[0].Proceeds != d(640) || ex[1].Code != CodeNoPosition || ex[2].Code != CodeMarketClosed {
 		t.Fatalf("sells %+v %v", ex, err)
 	}
 	// The agent's view.
 	s := BuildSnapshot(l, f, "a")
-	if len(s.Markets) != 3 || len(s.Positions) != 2 || s.Positions[0].Price != 380_000 || s.Positions[0].Shares != 1200*arena.OneShare {
+	if len(s.Markets) != 3 || len(s.Positions) != 3 || s.Positions[1].Price != 380_000 || s.Positions[1].Shares != 1200*arena.OneShare ||
+		s.Positions[0].MarketID != 5 || s.Positions[0].Price != 900_000 {
 		t.Fatalf("snapshot %+v", s)
 	}
 	if got := f.Market(2).PriceLine(); got != "Lakers 50%, Celtics 30%, Knicks (no price)" {
