@@ -97,15 +97,6 @@ func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.Sa
 			return err
 		}
 		now := d.Now().UnixMicro()
-		ins, err := tx.PrepareContext(ctx, d.rebind(`INSERT INTO markets (source, source_id, kind, origin, question,
-			criteria, background, url, category, event_id, type, outcomes, prices, volume, liquidity, open_time,
-			close_time, status, resolution, resolved_at, ambiguous, condition_id, token_ids, slug, event_slug,
-			neg_risk, uma_status, freeze_time, freeze_value, resolution_date, digest, updated_at)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`))
-		if err != nil {
-			return fmt.Errorf("store: prepare market insert: %w", err)
-		}
-		defer ins.Close()
 		upd, err := tx.PrepareContext(ctx, d.rebind(`UPDATE markets SET kind=?, origin=?, question=?, criteria=?,
 			background=?, url=?, category=?, event_id=?, type=?, outcomes=?, prices=?, volume=?, liquidity=?,
 			open_time=?, close_time=?, status=?, resolution=?, resolved_at=?, ambiguous=?, condition_id=?,
@@ -116,6 +107,8 @@ func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.Sa
 		}
 		defer upd.Close()
 		seen := map[[2]string]bool{}
+		var inserts [][]any
+		var inserted []*arena.Market
 		for _, m := range markets {
 			key := [2]string{m.Source, m.SourceID}
 			if seen[key] {
@@ -144,11 +137,8 @@ func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.Sa
 				micros(mm.FreezeTime), fv, micros(mm.ResolutionDate), r.digest, now}
 			switch {
 			case !found:
-				args := append([]any{mm.Source, mm.SourceID}, fields...)
-				if err := ins.QueryRowContext(ctx, args...).Scan(&m.ID); err != nil {
-					return fmt.Errorf("store: insert market %s: %w", m, err)
-				}
-				res.Inserted++
+				inserts = append(inserts, append([]any{mm.Source, mm.SourceID}, fields...))
+				inserted = append(inserted, m)
 			case ex.digest == r.digest:
 				m.ID = ex.id
 				res.Unchanged++
@@ -159,15 +149,23 @@ func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.Sa
 				}
 				res.Updated++
 			}
-			for i := range m.History {
-				m.History[i].MarketID = m.ID
-			}
-			n, err := d.addPrices(ctx, tx, m.History)
-			if err != nil {
-				return err
-			}
-			res.Prices += n
 		}
+		if err := d.insertMarkets(ctx, tx, inserts, inserted); err != nil {
+			return err
+		}
+		res.Inserted = len(inserted)
+		var pts []arena.PricePoint
+		for _, m := range markets {
+			for _, p := range m.History {
+				p.MarketID = m.ID
+				pts = append(pts, p)
+			}
+		}
+		n, err := d.addPrices(ctx, tx, pts)
+		if err != nil {
+			return err
+		}
+		res.Prices = n
 		return nil
 	})
 	if err != nil {
@@ -208,6 +206,53 @@ func (d *DB) loadExisting(ctx context.Context, q queryer, markets []*arena.Marke
 		}
 	}
 	return out, nil
+}
+
+const marketInsertColumns = `source, source_id, kind, origin, question, criteria, background, url, category,
+	event_id, type, outcomes, prices, volume, liquidity, open_time, close_time, status, resolution, resolved_at,
+	ambiguous, condition_id, token_ids, slug, event_slug, neg_risk, uma_status, freeze_time, freeze_value,
+	resolution_date, digest, updated_at`
+
+// insertMarkets inserts rows in multi-row statements (one round trip per
+// chunk, which matters for imports of tens of thousands of markets) and
+// sets the new ids, matched back by source id.
+func (d *DB) insertMarkets(ctx context.Context, tx *sql.Tx, rows [][]any, ms []*arena.Market) error {
+	const chunk = 200 // 32 columns: well under both engines' parameter limits
+	for lo := 0; lo < len(rows); lo += chunk {
+		hi := min(lo+chunk, len(rows))
+		var args []any
+		var vals []string
+		for _, r := range rows[lo:hi] {
+			vals = append(vals, "("+strings.TrimSuffix(strings.Repeat("?,", len(r)), ",")+")")
+			args = append(args, r...)
+		}
+		q := `INSERT INTO markets (` + marketInsertColumns + `) VALUES ` + strings.Join(vals, ",") + ` RETURNING id, source, source_id`
+		res, err := tx.QueryContext(ctx, d.rebind(q), args...)
+		if err != nil {
+			return fmt.Errorf("store: insert markets: %w", err)
+		}
+		ids := map[[2]string]int64{}
+		for res.Next() {
+			var id int64
+			var src, sid string
+			if err := res.Scan(&id, &src, &sid); err != nil {
+				res.Close()
+				return fmt.Errorf("store: insert markets: %w", err)
+			}
+			ids[[2]string{src, sid}] = id
+		}
+		if err := res.Close(); err != nil {
+			return fmt.Errorf("store: insert markets: %w", err)
+		}
+		for _, m := range ms[lo:hi] {
+			id, ok := ids[[2]string{m.Source, m.SourceID}]
+			if !ok {
+				return fmt.Errorf("store: insert market %s: no id returned", m)
+			}
+			m.ID = id
+		}
+	}
+	return nil
 }
 
 func scanMarket(sc interface{ Scan(...any) error }) (*arena.Market, error) {

@@ -5,35 +5,37 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/forecast-arena/arena"
 )
 
-// addPrices appends price points, ignoring ones already stored (same
-// market, outcome, source and time), and returns how many were new.
+// addPrices appends price points in multi-row statements, ignoring ones
+// already stored (same market, outcome, source and time), and returns how
+// many were new.
 func (d *DB) addPrices(ctx context.Context, tx *sql.Tx, pts []arena.PricePoint) (int, error) {
-	if len(pts) == 0 {
-		return 0, nil
-	}
-	st, err := tx.PrepareContext(ctx, d.rebind(`INSERT INTO price_points (market_id, outcome, at, source, price, fetched_at, flagged)
-		VALUES (?,?,?,?,?,?,?) ON CONFLICT (market_id, outcome, source, at) DO NOTHING`))
-	if err != nil {
-		return 0, fmt.Errorf("store: prepare price insert: %w", err)
-	}
-	defer st.Close()
+	const chunk = 1000 // 7 parameters a row
 	n := 0
-	for _, p := range pts {
-		if p.Time.IsZero() || p.Outcome == "" || p.Source == "" || math.IsNaN(p.Price) || p.Price < 0 || p.Price > 1 {
-			return 0, arena.Errorf(arena.EINVALID, "store: invalid price point %+v for market %d", p, p.MarketID)
+	for lo := 0; lo < len(pts); lo += chunk {
+		hi := min(lo+chunk, len(pts))
+		args := make([]any, 0, 7*(hi-lo))
+		vals := make([]string, 0, hi-lo)
+		for _, p := range pts[lo:hi] {
+			if p.Time.IsZero() || p.Outcome == "" || p.Source == "" || math.IsNaN(p.Price) || p.Price < 0 || p.Price > 1 {
+				return 0, arena.Errorf(arena.EINVALID, "store: invalid price point %+v for market %d", p, p.MarketID)
+			}
+			fetched := p.FetchedAt
+			if fetched.IsZero() {
+				fetched = p.Time
+			}
+			vals = append(vals, "(?,?,?,?,?,?,?)")
+			args = append(args, p.MarketID, p.Outcome, p.Time.UnixMicro(), string(p.Source), p.Price, fetched.UnixMicro(), p.Flagged)
 		}
-		fetched := p.FetchedAt
-		if fetched.IsZero() {
-			fetched = p.Time
-		}
-		r, err := st.ExecContext(ctx, p.MarketID, p.Outcome, p.Time.UnixMicro(), string(p.Source), p.Price, fetched.UnixMicro(), p.Flagged)
+		r, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO price_points (market_id, outcome, at, source, price, fetched_at, flagged)
+			VALUES `+strings.Join(vals, ",")+` ON CONFLICT (market_id, outcome, source, at) DO NOTHING`), args...)
 		if err != nil {
-			return 0, fmt.Errorf("store: insert price of market %d: %w", p.MarketID, err)
+			return 0, fmt.Errorf("store: insert prices: %w", err)
 		}
 		k, _ := r.RowsAffected()
 		n += int(k)
