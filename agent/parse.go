@@ -33,7 +33,8 @@ const (
 // Where the JSON is found:
 //   - anywhere in the text: code fences (```json … ```), prose before and
 //     after, and <think>…</think> blocks are all tolerated. Text inside
-//     <think> blocks is searched only when nothing outside them parses.
+//     <think> blocks is searched only when nothing outside them parses
+//     (then the whole text, in case a tag sat inside a JSON string).
 //   - every balanced {…} object is a candidate, nested ones included, in
 //     order of their opening brace; braces inside JSON strings do not count.
 //     The first candidate with an "action" field that decodes is the
@@ -72,6 +73,10 @@ func ParseAction(raw string) (trading.Action, error) {
 	a, err := parseText(outside)
 	if err != nil && inside != "" {
 		if a2, err2 := parseText(inside); err2 == nil {
+			return a2, nil
+		}
+		// A "<think>" inside a JSON string is not a block: try the text whole.
+		if a2, err2 := parseText(raw); err2 == nil {
 			return a2, nil
 		}
 	}

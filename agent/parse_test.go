@@ -66,6 +66,7 @@ func TestParseActionAccepts(t *testing.T) {
 			trading.Hold("final")},
 		{"only inside think", "<think>I'll answer {\"action\":\"HOLD\",\"reasoning\":\"in think\"}</think>", trading.Hold("in think")},
 		{"prose quote before json", `The market "looks {cheap, so: {"action":"HOLD","reasoning":"q"}`, trading.Hold("q")},
+		{"think tag inside a string", `{"action":"HOLD","reasoning":"I skipped <think> tags"}`, trading.Hold("I skipped <think> tags")},
 		{"array wrapper", `[{"action":"HOLD","reasoning":"arr"}]`, trading.Hold("arr")},
 		{"outer action wins over nested example", `{"action":"HOLD","reasoning":"not {\"action\":\"BET\"}","example":{"action":"BET"}}`,
 			trading.Hold(`not {"action":"BET"}`)},

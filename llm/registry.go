@@ -415,3 +415,15 @@ func formatMicros(v int64) string {
 	}
 	return s
 }
+
+// Lineup freezes the spec as a cohort lineup entry (SPEC T9): the stable
+// id, display name, provider, model and prices it runs with, and the whole
+// spec as JSON (which holds the key's variable name, never the key).
+func (s ModelSpec) Lineup() (arena.LineupEntry, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return arena.LineupEntry{}, fmt.Errorf("llm: freeze spec %s: %w", s.ID, err)
+	}
+	return arena.LineupEntry{AgentID: s.ID, Name: s.Name, Kind: "llm", Provider: s.Provider, Model: s.Model,
+		InputMicrosPerMtok: int64(s.InputUSDPerMtok), OutputMicrosPerMtok: int64(s.OutputUSDPerMtok), Spec: b}, nil
+}

@@ -179,3 +179,23 @@ func TestParseMicros(t *testing.T) {
 		}
 	}
 }
+
+func TestLineupFreezesSpec(t *testing.T) {
+	reg, err := ParseRegistry(strings.NewReader(goodRegistry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := reg.Agents[0].Lineup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.AgentID != "gpt-4o" || e.Name != "GPT-4o" || e.Kind != "llm" || e.Provider != "openrouter" || e.Model != "openai/gpt-4o" ||
+		e.InputMicrosPerMtok != 2_500_000 || e.OutputMicrosPerMtok != 10_000_000 {
+		t.Errorf("entry %+v", e)
+	}
+	// The frozen spec parses back as a registry entry.
+	back, err := ParseRegistry(strings.NewReader(`{"agents":[` + string(e.Spec) + `]}`))
+	if err != nil || back.Agents[0].Model != "openai/gpt-4o" || time.Duration(back.Agents[0].Timeout) != 90*time.Second {
+		t.Errorf("frozen spec %s: %v", e.Spec, err)
+	}
+}
