@@ -22,7 +22,7 @@ const (
 	CodeInvalidAction = "invalid_action" // parsed, but against the rules or the snapshot
 	CodeEmptyResponse = "empty_response" // nothing to parse
 	maxParseBytes     = 256 << 10        // longer output is cut before parsing
-	maxCandidates     = 512              // JSON objects tried per response
+	maxCandidates     = 4096             // JSON objects tried per response
 	maxCandidateBytes = 4 << 20          // total bytes decoded per response
 	maxReasoningChars = 8000             // reasoning kept from one action
 	reasoningCutMark  = " …[truncated]"

@@ -315,3 +315,10 @@ func FuzzParseAction(f *testing.F) {
 		}
 	})
 }
+
+func TestManySmallObjectsBeforeAction(t *testing.T) {
+	raw := strings.Repeat(`{"p":0.5} `, 2000) + `{"action":"HOLD","reasoning":"late"}`
+	if a, err := ParseAction(raw); err != nil || a.Reasoning != "late" {
+		t.Errorf("%+v %v", a, err)
+	}
+}
