@@ -1,0 +1,265 @@
+package forecast
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+func mkt(id, event, cat string, vol float64, closeAt time.Time) *arena.Market {
+	return &arena.Market{
+		Source: arena.SourcePolymarket, SourceID: id, Kind: arena.KindMarket, Question: "Q " + id,
+		EventID: event, Category: cat, Type: arena.Binary, Outcomes: []string{arena.Yes, arena.No},
+		Prices: map[string]float64{arena.Yes: 0.4, arena.No: 0.6}, Volume: vol, Liquidity: 5000,
+		CloseTime: closeAt, Status: arena.StatusOpen,
+	}
+}
+
+func TestScheduleValidate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		s  Schedule
+		ok bool
+	}{
+		"ok":                        {sched, true},
+		"reveal starts at deadline": {Schedule{t0, t0.Add(time.Second), t0.Add(time.Second)}, true},
+		"commit = reveal start":     {Schedule{t0, t0, t0.Add(time.Hour)}, false},
+		"commit after reveal start": {Schedule{t0.Add(time.Minute), t0, t0.Add(time.Hour)}, false},
+		"reveal ends before start":  {Schedule{t0, t0.Add(time.Hour), t0.Add(time.Minute)}, false},
+		"zero":                      {Schedule{}, false},
+	} {
+		err := tc.s.Validate()
+		if (err == nil) != tc.ok || (err != nil && arena.ErrorCode(err) != CodeScheduleInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestValidateRound(t *testing.T) {
+	after := sched.RevealDeadline.Add(time.Hour)
+	good := func() []*arena.Market {
+		return []*arena.Market{mkt("a", "e1", "politics", 9, after), mkt("b", "e2", "sports", 8, after), mkt("c", "", "crypto", 7, after)}
+	}
+	if err := ValidateRound(sched, 3, good()); err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func([]*arena.Market) []*arena.Market{
+		"count":      func(ms []*arena.Market) []*arena.Market { return ms[:2] },
+		"nil market": func(ms []*arena.Market) []*arena.Market { ms[1] = nil; return ms },
+		"multi":      func(ms []*arena.Market) []*arena.Market { ms[0].Type = arena.Multi; return ms },
+		"resolved": func(ms []*arena.Market) []*arena.Market {
+			ms[0].Status, ms[0].Resolution = arena.StatusResolved, arena.Yes
+			return ms
+		},
+		"closed":           func(ms []*arena.Market) []*arena.Market { ms[0].Status = arena.StatusClosed; return ms },
+		"no close time":    func(ms []*arena.Market) []*arena.Market { ms[2].CloseTime = time.Time{}; return ms },
+		"closes at reveal": func(ms []*arena.Market) []*arena.Market { ms[2].CloseTime = sched.RevealDeadline; return ms },
+		"closes in reveal": func(ms []*arena.Market) []*arena.Market { ms[2].CloseTime = sched.RevealStart; return ms },
+		"same market":      func(ms []*arena.Market) []*arena.Market { ms[2] = ms[0]; return ms },
+		"same event":       func(ms []*arena.Market) []*arena.Market { ms[1].EventID = "e1"; return ms },
+	} {
+		if err := ValidateRound(sched, 3, edit(good())); arena.ErrorCode(err) != CodeRoundMarketsInvalid {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := ValidateRound(Schedule{}, 3, good()); arena.ErrorCode(err) != CodeScheduleInvalid {
+		t.Errorf("bad schedule: %v", err)
+	}
+	if err := ValidateRound(sched, 0, nil); arena.ErrorCode(err) != CodeRoundMarketsInvalid {
+		t.Errorf("k = 0: %v", err)
+	}
+}
+
+func TestRulesJSON(t *testing.T) {
+	r := DefaultRules()
+	r.ExcludeCategories = []string{"Sports"}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"min_volume":10000,"min_liquidity":1000,"min_price":0.03,"max_price":0.97,"min_close_after":"1h0m0s","max_close_after":"168h0m0s","max_per_category":0,"sources":["polymarket"],"exclude_categories":["Sports"]}`
+	if string(b) != want {
+		t.Errorf("rules JSON\n got %s\nwant %s", b, want)
+	}
+	var back Rules
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(back) != fmt.Sprint(r) {
+		t.Errorf("round trip %+v != %+v", back, r)
+	}
+	if err := json.Unmarshal([]byte(`{"min_close_after":3600}`), &back); err == nil {
+		t.Error("numeric duration accepted")
+	}
+	if err := json.Unmarshal([]byte(`{"min_close_after":"soon"}`), &back); err == nil {
+		t.Error("bad duration accepted")
+	}
+}
+
+func TestRulesValidate(t *testing.T) {
+	if err := DefaultRules().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*Rules){
+		"negative volume":    func(r *Rules) { r.MinVolume = -1 },
+		"NaN liquidity":      func(r *Rules) { r.MinLiquidity = math.NaN() },
+		"inf volume":         func(r *Rules) { r.MinVolume = math.Inf(1) },
+		"price > 1":          func(r *Rules) { r.MaxPrice = 1.5 },
+		"price inverted":     func(r *Rules) { r.MinPrice, r.MaxPrice = 0.9, 0.1 },
+		"min without max":    func(r *Rules) { r.MaxPrice = 0 },
+		"negative close":     func(r *Rules) { r.MinCloseAfter = -1 },
+		"window inverted":    func(r *Rules) { r.MaxCloseAfter = r.MinCloseAfter },
+		"negative cat limit": func(r *Rules) { r.MaxPerCategory = -1 },
+	} {
+		r := DefaultRules()
+		edit(&r)
+		if err := r.Validate(); arena.ErrorCode(err) != CodeRulesInvalid {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestEligible(t *testing.T) {
+	rules := DefaultRules()
+	rules.ExcludeCategories = []string{" Sports "}
+	rd := sched.RevealDeadline
+	ok := func() *arena.Market { return mkt("a", "e", "Politics", 50_000, rd.Add(2*time.Hour)) }
+	if e, why := rules.Eligible(ok(), rd); !e {
+		t.Fatalf("eligible market refused: %s", why)
+	}
+	for want, edit := range map[string]func(*arena.Market){
+		"not binary":       func(m *arena.Market) { m.Type = arena.Multi },
+		"not open":         func(m *arena.Market) { m.Ambiguous = true },
+		"source sim":       func(m *arena.Market) { m.Source = arena.SourceSim },
+		"closes too early": func(m *arena.Market) { m.CloseTime = rd.Add(time.Hour) }, // = reveal + MinCloseAfter
+		"closes too late":  func(m *arena.Market) { m.CloseTime = rd.Add(8 * 24 * time.Hour) },
+		"volume":           func(m *arena.Market) { m.Volume = math.NaN() },
+		"liquidity":        func(m *arena.Market) { m.Liquidity = 999 },
+		"category sports":  func(m *arena.Market) { m.Category = "SPORTS" },
+		"price":            func(m *arena.Market) { m.Prices = map[string]float64{arena.Yes: 0.98, arena.No: 0.02} },
+	} {
+		m := ok()
+		edit(m)
+		if e, why := rules.Eligible(m, rd); e || why != want {
+			t.Errorf("want refusal %q, got eligible=%v %q", want, e, why)
+		}
+	}
+	m := ok()
+	m.Prices = nil
+	if e, why := rules.Eligible(m, rd); e || why != "price" {
+		t.Errorf("unknown price with price bounds: %v %q", e, why)
+	}
+	rules.MinPrice, rules.MaxPrice = 0, 0
+	if e, why := rules.Eligible(m, rd); !e {
+		t.Errorf("unknown price without price bounds refused: %s", why)
+	}
+}
+
+// world is a candidate pool: 4 categories of very different sizes, events
+// with several markets, and a few ineligible markets.
+func world() []*arena.Market {
+	closeAt := sched.RevealDeadline.Add(48 * time.Hour)
+	var ms []*arena.Market
+	add := func(id, event, cat string, vol float64) *arena.Market {
+		m := mkt(id, event, cat, vol, closeAt)
+		ms = append(ms, m)
+		return m
+	}
+	// Politics dominates by volume, and its top event has three markets.
+	add("p1a", "election", "Politics", 9_000_000)
+	add("p1b", "election", "Politics", 8_000_000)
+	add("p1c", "election", "Politics", 7_000_000)
+	add("p2", "senate", "Politics", 6_000_000)
+	add("p3", "", "Politics", 5_000_000)
+	add("p4", "house", "politics", 4_000_000)
+	add("s1", "final", "Sports", 900_000)
+	add("s2", "derby", "Sports", 800_000)
+	add("c1", "btc", "Crypto", 500_000)
+	add("c2", "eth", "Crypto", 500_000) // volume tie with c1: SourceID breaks it
+	add("e1", "oscars", "", 100_000)
+	// Ineligible.
+	add("x1", "x1", "Crypto", 99_000_000).Type = arena.Multi
+	add("x2", "x2", "Crypto", 99_000_000).CloseTime = sched.RevealDeadline
+	add("x3", "x3", "Sports", 5)
+	return ms
+}
+
+func ids(ms []*arena.Market) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.SourceID
+	}
+	return out
+}
+
+func TestSelectMarkets(t *testing.T) {
+	got, err := SelectMarkets(world(), 7, DefaultRules(), sched.RevealDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Round-robin over categories ordered by their best market's volume:
+	// politics, sports, crypto, uncategorized; then the second of each.
+	want := []string{"p1a", "s1", "c1", "e1", "p2", "s2", "c2"}
+	if !slices.Equal(ids(got), want) {
+		t.Fatalf("selected %v, want %v", ids(got), want)
+	}
+	if err := ValidateRound(sched, 7, got); err != nil {
+		t.Fatalf("selection is not a valid round: %v", err)
+	}
+
+	// Deterministic whatever the candidates' order.
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := 0; i < 50; i++ {
+		w := world()
+		rng.Shuffle(len(w), func(a, b int) { w[a], w[b] = w[b], w[a] })
+		again, err := SelectMarkets(w, 7, DefaultRules(), sched.RevealDeadline)
+		if err != nil || !slices.Equal(ids(again), want) {
+			t.Fatalf("shuffle %d: %v, %v", i, ids(again), err)
+		}
+	}
+
+	// k larger than one layer per category takes more from the big ones.
+	got, err = SelectMarkets(world(), 9, DefaultRules(), sched.RevealDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"p1a", "s1", "c1", "e1", "p2", "s2", "c2", "p3", "p4"}; !slices.Equal(ids(got), want) {
+		t.Errorf("k = 9: %v, want %v", ids(got), want)
+	}
+
+	// One per event: 11 eligible markets on 9 events give at most 9.
+	if _, err := SelectMarkets(world(), 10, DefaultRules(), sched.RevealDeadline); arena.ErrorCode(err) != CodeNotEnoughMarkets {
+		t.Errorf("k = 10: %v, want %s", err, CodeNotEnoughMarkets)
+	}
+
+	// A category cap of 1 leaves 4 markets.
+	capped := DefaultRules()
+	capped.MaxPerCategory = 1
+	if got, err := SelectMarkets(world(), 4, capped, sched.RevealDeadline); err != nil || !slices.Equal(ids(got), []string{"p1a", "s1", "c1", "e1"}) {
+		t.Errorf("cap 1: %v %v", ids(got), err)
+	}
+	if _, err := SelectMarkets(world(), 5, capped, sched.RevealDeadline); arena.ErrorCode(err) != CodeNotEnoughMarkets {
+		t.Errorf("cap 1, k = 5: %v", err)
+	}
+
+	// Bad k and bad rules.
+	if _, err := SelectMarkets(world(), 0, DefaultRules(), sched.RevealDeadline); arena.ErrorCode(err) != CodeRulesInvalid {
+		t.Errorf("k = 0: %v", err)
+	}
+	bad := DefaultRules()
+	bad.MinVolume = -1
+	if _, err := SelectMarkets(world(), 3, bad, sched.RevealDeadline); arena.ErrorCode(err) != CodeRulesInvalid {
+		t.Errorf("bad rules: %v", err)
+	}
+	// Candidates are not reordered or modified.
+	w := world()
+	before := ids(w)
+	if _, err := SelectMarkets(w, 7, DefaultRules(), sched.RevealDeadline); err != nil || !slices.Equal(ids(w), before) {
+		t.Errorf("candidates changed: %v", ids(w))
+	}
+}
