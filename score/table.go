@@ -67,6 +67,12 @@ type Dict struct {
 // NewDict returns an empty dictionary.
 func NewDict() *Dict { return &Dict{ids: map[string]int32{}} }
 
+// NewDictSize returns an empty dictionary with room for about n strings,
+// sparing a parser the rehashing of a growing map.
+func NewDictSize(n int) *Dict {
+	return &Dict{ids: make(map[string]int32, n), Names: make([]string, 0, n)}
+}
+
 // ID interns s.
 func (d *Dict) ID(s string) int32 {
 	if id, ok := d.ids[s]; ok {
@@ -108,8 +114,11 @@ type Table struct {
 
 // NewTable returns an empty table with capacity for n rows.
 func NewTable(n int) *Table {
+	// Markets, rounds and events grow with the input; agents and
+	// categories stay few.
+	hint := min(n/8, 1<<20)
 	return &Table{
-		Agents: NewDict(), Rounds: NewDict(), Markets: NewDict(), Categories: NewDict(), Events: NewDict(),
+		Agents: NewDict(), Rounds: NewDictSize(hint / 4), Markets: NewDictSize(hint), Categories: NewDict(), Events: NewDictSize(hint / 2),
 		Agent: make([]int32, 0, n), Round: make([]int32, 0, n), Market: make([]int32, 0, n),
 		Category: make([]int32, 0, n), Event: make([]int32, 0, n),
 		P: make([]float64, 0, n), X: make([]float64, 0, n), B: make([]float64, 0, n), Line: make([]int32, 0, n),

@@ -3,15 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"unsafe"
 
@@ -285,16 +289,66 @@ func (p *rowParser) csv(data []byte) error {
 	if pos >= len(data) {
 		return fmt.Errorf("empty file: want a CSV header %s", strings.Join(scoreColumns[:nCols-1], ",")+"[,event] or JSONL rows")
 	}
-	fields, scratch, pos, n, err := splitRecord(data, pos, fields[:0], scratch[:0])
+	hline := line
+	fields, _, pos, n, err := splitRecord(data, pos, fields[:0], scratch[:0])
 	if err != nil {
-		return fmt.Errorf("line %d: %v", line, err)
+		return fmt.Errorf("line %d: %v", hline, err)
 	}
 	line += n
 	idx, err := headerIndex(fields)
 	if err != nil {
-		return fmt.Errorf("line 1: %v", err)
+		return fmt.Errorf("line %d: %v", hline, err)
 	}
 	ncol := len(fields)
+
+	// Large unquoted inputs are parsed in parallel chunks split at line
+	// boundaries (a quote could hide a newline inside a field, so any quote
+	// means one sequential pass), then merged in order.
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || len(data)-pos < parallelMin || bytes.IndexByte(data[pos:], '"') >= 0 {
+		p.body(data, pos, line, idx, ncol)
+		return nil
+	}
+	bounds := []int{pos}
+	for k := 1; k < workers; k++ {
+		cut := pos + (len(data)-pos)*k/workers
+		if i := bytes.IndexByte(data[cut:], '\n'); i >= 0 && cut+i+1 > bounds[len(bounds)-1] {
+			bounds = append(bounds, cut+i+1)
+		}
+	}
+	bounds = append(bounds, len(data))
+	parts := make([]*rowParser, len(bounds)-1)
+	var wg sync.WaitGroup
+	startLine := line
+	for k := range parts {
+		pk := p
+		if k > 0 {
+			startLine += bytes.Count(data[bounds[k-1]:bounds[k]], []byte{'\n'})
+			pk = &rowParser{t: score.NewTable((bounds[k+1] - bounds[k]) / 32), bad: &score.InputError{}}
+			parts[k] = pk
+		}
+		wg.Add(1)
+		go func(pk *rowParser, lo, hi, line int) {
+			defer wg.Done()
+			pk.body(data[:hi], lo, line, idx, ncol)
+		}(pk, bounds[k], bounds[k+1], startLine)
+	}
+	wg.Wait()
+	for _, pk := range parts[1:] {
+		p.merge(pk)
+	}
+	return nil
+}
+
+// parallelMin is the input size from which the CSV body is parsed in parallel.
+var parallelMin = 4 << 20 // a var so tests can force either path
+
+// body parses CSV records from pos to the end of data; line is pos's line.
+func (p *rowParser) body(data []byte, pos, line int, idx [nCols]int, ncol int) {
+	var fields [][]byte
+	var scratch []byte
+	var n int
+	var err error
 	for pos < len(data) {
 		start := line
 		if data[pos] == '\n' || (data[pos] == '\r' && (pos+1 == len(data) || data[pos+1] == '\n')) {
@@ -320,7 +374,28 @@ func (p *rowParser) csv(data []byte) error {
 		}
 		p.add(f, start)
 	}
-	return nil
+}
+
+// merge appends q's rows and problems after p's, re-interning q's ids.
+func (p *rowParser) merge(q *rowParser) {
+	for _, msg := range q.bad.Problems {
+		p.bad.Add("%s", msg)
+	}
+	p.bad.Total += q.bad.Total - len(q.bad.Problems)
+	remap := func(into, from *score.Dict) []int32 {
+		ids := make([]int32, from.Len())
+		for i, name := range from.Names {
+			ids[i] = into.ID(name)
+		}
+		return ids
+	}
+	t, u := p.t, q.t
+	ag, rd, mk, ct, ev := remap(t.Agents, u.Agents), remap(t.Rounds, u.Rounds), remap(t.Markets, u.Markets),
+		remap(t.Categories, u.Categories), remap(t.Events, u.Events)
+	for i := range u.Len() {
+		t.Append(ag[u.Agent[i]], rd[u.Round[i]], mk[u.Market[i]], ct[u.Category[i]], ev[u.Event[i]],
+			u.P[i], u.B[i], u.HasB(i), u.X[i], int(u.Line[i]))
+	}
 }
 
 // headerIndex maps S7's columns to header positions; unknown, duplicate or
@@ -471,16 +546,28 @@ func nextLine(data []byte, pos int) int {
 // position and the number of lines consumed.
 func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byte, []byte, int, int, error) {
 	// Fast path: one pass to the end of the line, splitting at commas;
-	// a quote anywhere sends the record to the slow path.
+	// a quote anywhere sends the record to the slow path. Eight bytes at a
+	// time (SWAR): a word without ',', '\n' or '"' is skipped whole.
 	start, i := pos, pos
-	for ; i < len(data); i++ {
-		c := data[i]
-		if c == ',' {
-			fields = append(fields, data[start:i])
-			start = i + 1
-		} else if c == '\n' || c == '"' {
-			break
+	for {
+		for i+8 <= len(data) {
+			w := binary.LittleEndian.Uint64(data[i:])
+			if m := specialBytes(w); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
 		}
+		for i < len(data) && data[i] != ',' && data[i] != '\n' && data[i] != '"' {
+			i++
+		}
+		if i < len(data) && data[i] == ',' {
+			fields = append(fields, data[start:i])
+			i++
+			start = i
+			continue
+		}
+		break
 	}
 	if i == len(data) || data[i] == '\n' {
 		end := i
@@ -548,6 +635,18 @@ func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byt
 		}
 		i++ // the comma
 	}
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// specialBytes marks (in each byte's high bit) the bytes of w equal to ',',
+// '\n' or '"'. The lowest mark is exact, which is all the scanner uses.
+func specialBytes(w uint64) uint64 {
+	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
+	return zero(w^(','*ones)) | zero(w^('\n'*ones)) | zero(w^('"'*ones))
 }
 
 // jsonRow is one JSONL row: S7's keys; round and ids may be numbers.
