@@ -322,3 +322,20 @@ func TestManySmallObjectsBeforeAction(t *testing.T) {
 		t.Errorf("%+v %v", a, err)
 	}
 }
+
+// BenchmarkParseAction measures parsing a realistic answer: prose, a fenced
+// BET with three bets, and a long reasoning string.
+func BenchmarkParseAction(b *testing.B) {
+	raw := strings.Repeat("Looking at the markets, several look mispriced given base rates. ", 30) +
+		"\n```json\n{\"action\":\"BET\",\"bets\":[{\"market_id\":101,\"side\":\"YES\",\"amount\":500}," +
+		"{\"market_id\":102,\"side\":\"Newsom\",\"amount\":\"$250.50\"},{\"market_id\":103,\"side\":\"NO\",\"amount\":75}]," +
+		"\"reasoning\":\"" + strings.Repeat("Rates {likely} to fall; ", 40) + "\"}\n```\nThat is my decision."
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseAction(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "parses/s")
+}
