@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/score"
 )
 
 // Outcomes as ScoreRound takes them.
@@ -25,20 +26,20 @@ type Entry struct {
 	Forfeit     bool
 }
 
-// RoundScore is a round's scores over its frozen set M* (SPEC F6).
-type RoundScore struct {
-	Scored      int // |M*|: markets with outcome 0 or 1
-	Benchmarked int // markets of M* with a benchmark: the Alpha set
-	// BaseBrierBps2 is the market baseline's Brier over the Alpha set;
-	// meaningful only when Benchmarked > 0.
+// RoundResult is a round's scores over its frozen set M* (SPEC F6). N and
+// AlphaN are named as in score.RoundScore.
+type RoundResult struct {
+	N      int // |M*|: markets with outcome 0 or 1
+	AlphaN int // markets of M* with a benchmark: the Alpha set A
+	// BaseBrierBps2 is the market baseline's Brier over A; meaningful only
+	// when AlphaN > 0.
 	BaseBrierBps2 int64
 	BaseBrier     float64
 	Agents        []AgentScore // aligned with the entries
 }
 
 // AgentScore is one agent's round score. Brier is over M* and meaningful
-// only when Scored > 0; Alpha is over the Alpha set and meaningful only
-// when Benchmarked > 0.
+// only when N > 0; Alpha is over A and meaningful only when AlphaN > 0.
 type AgentScore struct {
 	Forfeit   bool
 	BrierBps2 int64 // truncated mean of (p − 10000·x)², in [0, 10⁸]
@@ -58,81 +59,92 @@ type AgentScore struct {
 // benchmark, and trunc rounds toward zero (Solidity int256 division, and
 // Go's). Alpha is one signed division of the summed differences, so it can
 // differ by one from BaseBrierBps2 minus an agent's Brier over A. A forfeit
-// scores p_i − x_i = 1 on every market of M*: Brier 10⁸ bps² and Alpha
-// base − 10⁸.
+// scores |p_i − x_i| = 1 on every market of M*: Brier 10⁸ bps² and Alpha
+// over A of base − 10⁸.
 //
-// The float fields are the same quantities over probabilities p/10000 in
-// [0, 1]; they agree with the integers to within the truncation (< 1 bps²,
-// i.e. 1e−8). Cumulative and statistical figures are package score's job.
-func ScoreRound(outcomes []int8, benchmarks []int32, entries []Entry) (RoundScore, error) {
+// The float fields come from package score's kernels (score.RoundBrier and
+// score.RoundBrierAlpha) over p/10000, so they are the very numbers the
+// analysis computes; they agree with the integers to within the truncation
+// (< 1 bps², i.e. 1e−8).
+func ScoreRound(outcomes []int8, benchmarks []int32, entries []Entry) (RoundResult, error) {
 	k := len(outcomes)
 	if len(benchmarks) != k {
-		return RoundScore{}, arena.Errorf(arena.EINVALID, "score round: %d benchmarks for %d markets", len(benchmarks), k)
+		return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: %d benchmarks for %d markets", len(benchmarks), k)
 	}
-	var rs RoundScore
+	var rs RoundResult
+	var scored, alphaSet []int // market indices of M* and A
 	var baseSum int64
-	var baseF float64
 	for i, x := range outcomes {
 		if x != OutcomeNo && x != OutcomeYes && x != OutcomeExcluded {
-			return RoundScore{}, arena.Errorf(arena.EINVALID, "score round: market %d has outcome %d", i, x)
+			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: market %d has outcome %d", i, x)
 		}
 		b := benchmarks[i]
 		if b != NoBenchmark && (b < 0 || b > MaxBps) {
-			return RoundScore{}, arena.Errorf(arena.EINVALID, "score round: market %d has benchmark %d bps", i, b)
+			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: market %d has benchmark %d bps", i, b)
 		}
 		if x == OutcomeExcluded {
 			continue
 		}
-		rs.Scored++
+		scored = append(scored, i)
 		if b != NoBenchmark {
-			rs.Benchmarked++
+			alphaSet = append(alphaSet, i)
 			baseSum += sqErr(int64(b), x)
-			baseF += sqErrF(float64(b)/MaxBps, x)
 		}
 	}
-	if rs.Benchmarked > 0 {
-		rs.BaseBrierBps2 = baseSum / int64(rs.Benchmarked)
-		rs.BaseBrier = baseF / float64(rs.Benchmarked)
+	rs.N, rs.AlphaN = len(scored), len(alphaSet)
+	if rs.AlphaN > 0 {
+		rs.BaseBrierBps2 = baseSum / int64(rs.AlphaN)
 	}
+	// Float inputs: outcomes and benchmarks on M* and A; predictions per agent.
+	xs, xa, ba := make([]float64, rs.N), make([]float64, rs.AlphaN), make([]float64, rs.AlphaN)
+	for j, i := range scored {
+		xs[j] = float64(outcomes[i])
+	}
+	for j, i := range alphaSet {
+		xa[j], ba[j] = float64(outcomes[i]), float64(benchmarks[i])/MaxBps
+	}
+	ps, pa := make([]float64, rs.N), make([]float64, rs.AlphaN)
+
 	rs.Agents = make([]AgentScore, len(entries))
 	for a, e := range entries {
 		if e.Forfeit {
 			if e.Predictions != nil {
-				return RoundScore{}, arena.Errorf(arena.EINVALID, "score round: entry %d is a forfeit with predictions", a)
+				return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: entry %d is a forfeit with predictions", a)
 			}
 		} else if err := CheckPredictions(e.Predictions, k); err != nil {
-			return RoundScore{}, arena.Errorf(arena.EINVALID, "score round: entry %d: %v", a, err)
+			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: entry %d: %v", a, err)
+		}
+		// p in bps as scored: a forfeit is the opposite of each outcome.
+		pred := func(i int) int64 {
+			if e.Forfeit {
+				return int64(1-outcomes[i]) * MaxBps
+			}
+			return int64(e.Predictions[i])
 		}
 		var brierSum, alphaSum int64
-		var brierF, agentOnA float64
-		for i, x := range outcomes {
-			if x == OutcomeExcluded {
-				continue
-			}
-			var sq int64 = Bps2
-			sqF := 1.0
-			if !e.Forfeit {
-				p := e.Predictions[i]
-				sq = sqErr(int64(p), x)
-				sqF = sqErrF(float64(p)/MaxBps, x)
-			}
-			brierSum += sq
-			brierF += sqF
-			if b := benchmarks[i]; b != NoBenchmark {
-				alphaSum += sqErr(int64(b), x) - sq
-				agentOnA += sqF
-			}
+		for j, i := range scored {
+			p := pred(i)
+			brierSum += sqErr(p, outcomes[i])
+			ps[j] = float64(p) / MaxBps
+		}
+		for j, i := range alphaSet {
+			p := pred(i)
+			alphaSum += sqErr(int64(benchmarks[i]), outcomes[i]) - sqErr(p, outcomes[i])
+			pa[j] = float64(p) / MaxBps
 		}
 		s := AgentScore{Forfeit: e.Forfeit}
-		if rs.Scored > 0 {
-			s.BrierBps2 = brierSum / int64(rs.Scored)
-			s.Brier = brierF / float64(rs.Scored)
+		if rs.N > 0 {
+			s.BrierBps2 = brierSum / int64(rs.N)
+			s.Brier = score.RoundBrier(ps, xs)
 		}
-		if rs.Benchmarked > 0 {
-			s.AlphaBps2 = alphaSum / int64(rs.Benchmarked) // truncates toward zero, as Solidity does
-			s.Alpha = rs.BaseBrier - agentOnA/float64(rs.Benchmarked)
+		if rs.AlphaN > 0 {
+			s.AlphaBps2 = alphaSum / int64(rs.AlphaN) // truncates toward zero, as Solidity does
+			_, rs.BaseBrier, s.Alpha = score.RoundBrierAlpha(pa, ba, xa)
 		}
 		rs.Agents[a] = s
+	}
+	if rs.AlphaN > 0 && len(entries) == 0 {
+		_, rs.BaseBrier, _ = score.RoundBrierAlpha(ba, ba, xa)
 	}
 	return rs, nil
 }
@@ -140,10 +152,5 @@ func ScoreRound(outcomes []int8, benchmarks []int32, entries []Entry) (RoundScor
 // sqErr is (p − 10000·x)² for p in bps.
 func sqErr(p int64, x int8) int64 {
 	d := p - int64(x)*MaxBps
-	return d * d
-}
-
-func sqErrF(p float64, x int8) float64 {
-	d := p - float64(x)
 	return d * d
 }

@@ -22,8 +22,8 @@ func TestScoreRoundWorkedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.Scored != 3 || rs.Benchmarked != 2 {
-		t.Fatalf("scored %d, benchmarked %d; want 3, 2", rs.Scored, rs.Benchmarked)
+	if rs.N != 3 || rs.AlphaN != 2 {
+		t.Fatalf("scored %d, benchmarked %d; want 3, 2", rs.N, rs.AlphaN)
 	}
 	// Base over the Alpha set: (0.4² + 0.3²)/2 = 0.125.
 	if rs.BaseBrierBps2 != 12_500_000 || !near(rs.BaseBrier, 0.125) {
@@ -84,7 +84,7 @@ func TestScoreRoundExclusions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.Scored != 2 || rs.Benchmarked != 0 || rs.Agents[0].BrierBps2 != Bps2/2 || rs.Agents[0].AlphaBps2 != 0 {
+	if rs.N != 2 || rs.AlphaN != 0 || rs.Agents[0].BrierBps2 != Bps2/2 || rs.Agents[0].AlphaBps2 != 0 {
 		t.Errorf("%+v", rs)
 	}
 	// Had the missing benchmark been taken as 0.5, base would be 0.25 and
@@ -93,7 +93,7 @@ func TestScoreRoundExclusions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.Benchmarked != 1 || rs.Agents[0].AlphaBps2 != 0 || rs.Agents[0].BrierBps2 != (Bps2+1_000_000)/2 {
+	if rs.AlphaN != 1 || rs.Agents[0].AlphaBps2 != 0 || rs.Agents[0].BrierBps2 != (Bps2+1_000_000)/2 {
 		t.Errorf("%+v", rs.Agents[0])
 	}
 	// Everything void: nothing scored.
@@ -101,7 +101,7 @@ func TestScoreRoundExclusions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.Scored != 0 || rs.Benchmarked != 0 || rs.Agents[1].BrierBps2 != 0 {
+	if rs.N != 0 || rs.AlphaN != 0 || rs.Agents[1].BrierBps2 != 0 {
 		t.Errorf("%+v", rs)
 	}
 }
@@ -185,8 +185,8 @@ func TestScoreRoundMatchesExactRationals(t *testing.T) {
 				}
 			}
 			s := rs.Agents[a]
-			if n != rs.Scored || nb != rs.Benchmarked {
-				t.Fatalf("round %d: counts %d/%d vs %d/%d", round, rs.Scored, rs.Benchmarked, n, nb)
+			if n != rs.N || nb != rs.AlphaN {
+				t.Fatalf("round %d: counts %d/%d vs %d/%d", round, rs.N, rs.AlphaN, n, nb)
 			}
 			if n > 0 {
 				wantB := truncBps2(brier.Quo(&brier, big.NewRat(int64(n), 1)))
