@@ -205,8 +205,10 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report leaderboard", "[--in FILE | --db URL --track T] [--bootstrap 1999] [--seed S] [--format table|json|csv|svg]")
 	cf := addConfigFlags(fs, false)
 	si := addScoreInput(fs, cf, "table, json, csv or svg (cumulative-alpha trajectories)")
-	boot := fs.Int("bootstrap", score.DefaultBootstrap, "block-bootstrap replicates for the alpha CI (0: skip)")
+	boot := fs.Int("bootstrap", score.DefaultBootstrap, "bootstrap replicates: alpha CI by events, or S9's question bootstrap (0: skip)")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
+	adjusted := fs.Bool("adjusted", false, "difficulty-adjusted Brier leaderboard (S9): two-way fixed effects, question bootstrap by round")
+	estimation := fs.String("estimation", "", "with --adjusted: comma-separated agents that estimate question difficulty (default: all but the market baseline)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -216,11 +218,17 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*si.format, "table", "json", "csv", "svg"); err != nil {
 		return err
 	}
+	if *boot < 0 {
+		return arena.Errorf(arena.EINVALID, "--bootstrap %d: want ≥ 0", *boot)
+	}
 	t, src, err := si.load(ctx, env)
 	if err != nil {
 		return quiet(err)
 	}
-	res, err := analyzeTable(src, t, score.Options{Bins: *si.bins, Bootstrap: max(*boot, 0), Seed: *seed})
+	if *adjusted {
+		return adjustedLeaderboard(env, src, t, *si.format, *boot, *seed, *estimation)
+	}
+	res, err := analyzeTable(src, t, score.Options{Bins: *si.bins, Bootstrap: *boot, Seed: *seed})
 	if err != nil {
 		return err
 	}
@@ -277,6 +285,85 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout, "\nRanked by shrunk α = n/(n+140)·α (S1); * provisional (n < 140). CI: block bootstrap over events, seed", *seed, "("+strconv.Itoa(*boot)+" replicates).")
 	fmt.Fprintln(env.Stdout, "rounds→sig: further rounds until the observed edge would be significant at 80% power (S5); — when α ≤ 0.")
+	return nil
+}
+
+// adjustedLeaderboard is S9 on S7 rows: a question is a (round, market),
+// its bootstrap stratum the round (S7 rows carry no source kind), b_ij the
+// agent's squared error on it. The market baseline joins as an agent
+// outside the estimation set when benchmarks are present.
+func adjustedLeaderboard(env *Env, src string, t *score.Table, format string, boot int, seed uint64, estimation string) error {
+	if format == "svg" {
+		return arena.Errorf(arena.EINVALID, "--adjusted has no svg format")
+	}
+	// Validate as 'arena score' does (conflicts, duplicates).
+	if _, err := analyzeTable(src, t, score.Options{}); err != nil {
+		return err
+	}
+	obs := make([]score.FEObs, 0, t.Len())
+	seenMkt := map[string]bool{}
+	var est []string
+	if estimation != "" {
+		for _, e := range strings.Split(estimation, ",") {
+			est = append(est, strings.TrimSpace(e))
+		}
+	}
+	for i := range t.Len() {
+		r := t.Row(i)
+		q := r.Round + "\x00" + r.Market
+		obs = append(obs, score.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: (r.Forecast - r.Outcome) * (r.Forecast - r.Outcome)})
+		if r.HasBenchmark && !seenMkt[q] {
+			seenMkt[q] = true
+			obs = append(obs, score.FEObs{Agent: score.MarketAgent, Question: q, Stratum: r.Round, Brier: (r.Benchmark - r.Outcome) * (r.Benchmark - r.Outcome)})
+		}
+	}
+	if est == nil && len(seenMkt) > 0 {
+		est = slices.Clone(t.Agents.Names)
+	}
+	if boot == 0 {
+		boot = -1 // FEOptions: negative skips the bootstrap
+	}
+	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: boot, Seed: seed})
+	if err != nil {
+		return arena.Errorf(arena.EINVALID, "%s: %v", src, err)
+	}
+	switch format {
+	case "json":
+		if res.Pairs == nil {
+			res.Pairs = []score.FEPair{}
+		}
+		return writeJSON(env.Stdout, res)
+	case "csv":
+		cw := csv.NewWriter(env.Stdout)
+		cw.Write([]string{"rank", "tie_group", "agent", "n", "brier", "adjusted", "ci_lo", "ci_hi", "p_rank1"})
+		for _, a := range res.Agents {
+			cw.Write([]string{strconv.Itoa(a.Rank), strconv.Itoa(a.Tie), a.Agent, strconv.Itoa(a.N), csvV(a.Brier), csvV(a.Adjusted),
+				csvF(a.CILo), csvF(a.CIHi), csvF(a.PRank1)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\ttie\tagent\tn\traw Brier\tadjusted\t95% CI\tP(rank 1)\t")
+	for _, a := range res.Agents {
+		ci := "—"
+		if a.CILo.OK {
+			ci = "[" + fmtF(a.CILo, 4) + ", " + fmtF(a.CIHi, 4) + "]"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t\n", a.Rank, a.Tie, a.Agent, a.N, fmtV(a.Brier, 4), fmtV(a.Adjusted, 4), ci, fmtPct(a.PRank1))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\nDifficulty-adjusted Brier (S9): b_ij = α_i + γ_j + ε_ij by alternating means (%d sweeps) on %d questions (%d dropped: no estimation agent);\n",
+		res.Iterations, res.Questions, res.Dropped)
+	fmt.Fprintf(env.Stdout, "scaled so a constant 0.5 forecaster scores 0.25. Bootstrap over questions within rounds: %d replicates, seed %d. Same tie group = CIs overlap the group leader's.\n", res.Bootstrap, res.Seed)
+	if len(res.Pairs) > 0 {
+		fmt.Fprintln(env.Stdout, "\nP-values, A better than B (one-sided, paired bootstrap):")
+		for _, p := range res.Pairs {
+			fmt.Fprintf(env.Stdout, "  %s < %s: p = %.4f\n", p.A, p.B, p.P)
+		}
+	}
 	return nil
 }
 

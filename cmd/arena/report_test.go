@@ -400,3 +400,37 @@ func TestReportFromEmptyStore(t *testing.T) {
 		t.Error("--bins 0 accepted")
 	}
 }
+
+func TestReportAdjusted(t *testing.T) {
+	in := reportCSV(t)
+	out, _, err := cli(t, nil, "report", "leaderboard", "--adjusted", "--in", in, "--bootstrap", "199", "--seed", "3", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res score.FEResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// Balanced design (every agent on every question): adjusted = raw Brier.
+	if len(res.Agents) != 4 || res.Questions != 150 || res.Bootstrap != 199 || len(res.Pairs) != 12 {
+		t.Fatalf("%+v", res)
+	}
+	for _, a := range res.Agents {
+		if math.Abs(a.Adjusted-a.Brier) > 1e-12 || !a.CILo.OK || a.N != 150 {
+			t.Errorf("%+v", a)
+		}
+	}
+	again, _, _ := cli(t, nil, "report", "leaderboard", "--adjusted", "--in", in, "--bootstrap", "199", "--seed", "3", "--format", "json")
+	if again != out {
+		t.Error("not reproducible")
+	}
+	for _, f := range []string{"table", "csv"} {
+		o, _, err := cli(t, nil, "report", "leaderboard", "--adjusted", "--in", in, "--bootstrap", "99", "--format", f, "--estimation", "sharp,coin")
+		if err != nil || !strings.Contains(o, "sharp") {
+			t.Errorf("%s: %v\n%s", f, err, o)
+		}
+	}
+	if _, _, err := cli(t, nil, "report", "leaderboard", "--adjusted", "--in", in, "--estimation", "nobody"); err == nil {
+		t.Error("unknown estimation agent accepted")
+	}
+}

@@ -1,0 +1,137 @@
+package score_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/forecast-arena/arena/score"
+)
+
+// Balanced design: every agent answers every question, so difficulty
+// adjustment changes nothing and the adjusted score is the raw Brier.
+func TestAdjustedBalanced(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	var obs []score.FEObs
+	for q := range 40 {
+		for a := range 4 {
+			obs = append(obs, score.FEObs{Agent: fmt.Sprint("a", a), Question: fmt.Sprint(q), Stratum: fmt.Sprint(q % 4), Brier: r.Float64() * 0.5})
+		}
+	}
+	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Bootstrap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res.Agents {
+		near(t, a.Agent, a.Adjusted, a.Brier, 1e-12)
+		if a.N != 40 {
+			t.Errorf("%s n %d", a.Agent, a.N)
+		}
+	}
+}
+
+// Noise-free additive data on an unbalanced design: the fit recovers the
+// agents' effects exactly, and a constant 0.5 forecaster (b = 0.25 on every
+// question) outside the estimation set scores exactly 0.25 (S9 rescaling).
+func TestAdjustedRecoversEffects(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	alpha := []float64{0.10, 0.14, 0.18, 0.22}
+	nq := 200
+	gamma := make([]float64, nq)
+	for q := range gamma {
+		gamma[q] = (r.Float64() - 0.5) * 0.15
+	}
+	var obs []score.FEObs
+	for q := range nq {
+		for a, al := range alpha {
+			// Weak agents answer the hard questions more often: raw Brier
+			// is confounded with difficulty.
+			if r.Float64() < 0.3+0.4*float64(a)/3*(0.5+gamma[q]*3) || (a == 0 && q%3 == 0) {
+				obs = append(obs, score.FEObs{Agent: fmt.Sprint("a", a), Question: fmt.Sprint(q), Stratum: "s", Brier: al + gamma[q]})
+			}
+		}
+		obs = append(obs, score.FEObs{Agent: "half", Question: fmt.Sprint(q), Stratum: "s", Brier: 0.25})
+	}
+	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: []string{"a0", "a1", "a2", "a3"}, Bootstrap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]score.FEAgent{}
+	for _, a := range res.Agents {
+		by[a.Agent] = a
+	}
+	near(t, "half", by["half"].Adjusted, 0.25, 1e-12)
+	for a := 1; a < len(alpha); a++ {
+		got := by[fmt.Sprint("a", a)].Adjusted - by["a0"].Adjusted
+		near(t, fmt.Sprint("effect a", a), got, alpha[a]-alpha[0], 1e-9)
+	}
+	if res.Agents[0].Agent != "a0" || res.Iterations < 2 {
+		t.Errorf("order %v after %d iterations", res.Agents, res.Iterations)
+	}
+	// The estimation set: an outlier outside it does not move the others.
+	withOutlier := append(append([]score.FEObs(nil), obs...), score.FEObs{Agent: "wild", Question: "0", Stratum: "s", Brier: 1})
+	res2, err := score.AdjustedLeaderboard(withOutlier, score.FEOptions{Estimation: []string{"a0", "a1", "a2", "a3"}, Bootstrap: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res2.Agents {
+		if b, ok := by[a.Agent]; ok && a.Adjusted != b.Adjusted {
+			t.Errorf("%s moved from %v to %v", a.Agent, b.Adjusted, a.Adjusted)
+		}
+	}
+}
+
+func TestAdjustedBootstrap(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	skill := map[string]float64{"good": 0.12, "mid1": 0.2, "mid2": 0.205, "bad": 0.3}
+	var obs []score.FEObs
+	for q := range 300 {
+		g := r.NormFloat64() * 0.05
+		for name, s := range skill {
+			if r.Float64() < 0.8 {
+				obs = append(obs, score.FEObs{Agent: name, Question: fmt.Sprint(q), Stratum: fmt.Sprint("round", q/30),
+					Brier: min(max(s+g+r.NormFloat64()*0.05, 0), 1)})
+			}
+		}
+	}
+	opt := score.FEOptions{Bootstrap: 499, Seed: 7}
+	a, err := score.AdjustedLeaderboard(obs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := score.AdjustedLeaderboard(obs, opt)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different result")
+	}
+	if a.Agents[0].Agent != "good" || a.Agents[0].Tie != 1 || a.Agents[1].Tie != 2 || a.Agents[2].Tie != 2 || a.Agents[3].Tie != 3 {
+		t.Errorf("ranks/ties: %+v", a.Agents)
+	}
+	if p := a.Agents[0].PRank1.V; p < 0.99 {
+		t.Errorf("P(rank 1) of the best = %v", p)
+	}
+	var sum float64
+	for _, ag := range a.Agents {
+		sum += ag.PRank1.V
+		if !(ag.CILo.V <= ag.Adjusted && ag.Adjusted <= ag.CIHi.V) {
+			t.Errorf("%s: CI [%v, %v] excludes %v", ag.Agent, ag.CILo.V, ag.CIHi.V, ag.Adjusted)
+		}
+	}
+	near(t, "ΣP(rank 1)", sum, 1, 1e-12)
+	p := map[string]float64{}
+	for _, pr := range a.Pairs {
+		p[pr.A+">"+pr.B] = pr.P
+	}
+	if len(a.Pairs) != 12 || p["good>bad"] > 0.01 || p["bad>good"] < 0.99 || p["mid1>mid2"] < 0.01 {
+		t.Errorf("pairs: %v", p)
+	}
+	if _, err := score.AdjustedLeaderboard(nil, opt); err == nil {
+		t.Error("no observations accepted")
+	}
+	if _, err := score.AdjustedLeaderboard([]score.FEObs{{Agent: "a", Question: "q", Brier: 2}}, opt); err == nil {
+		t.Error("Brier 2 accepted")
+	}
+	if _, err := score.AdjustedLeaderboard([]score.FEObs{{Agent: "a", Question: "q"}, {Agent: "a", Question: "q"}}, opt); err == nil {
+		t.Error("duplicate accepted")
+	}
+}
