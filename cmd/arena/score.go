@@ -606,7 +606,7 @@ func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byt
 				scratch = append(scratch, c)
 				i++
 			}
-			if i < len(data) && data[i] != ',' && data[i] != '\n' && data[i] != '\r' {
+			if i < len(data) && data[i] != ',' && data[i] != '\n' && !(data[i] == '\r' && (i+1 == len(data) || data[i+1] == '\n')) {
 				return fields, scratch, nextLine(data, i), lines, fmt.Errorf("unexpected %q after a quoted field", data[i])
 			}
 		} else {

@@ -274,6 +274,8 @@ func FuzzScoreInput(f *testing.F) {
 	f.Add([]byte(`{"agent":"A","round":1,"market":"m","category":"c","forecast":0.5,"benchmark":null,"outcome":1}`+"\n"), true)
 	f.Add([]byte("agent,round\n\"unterminated"), false)
 	f.Fuzz(func(t *testing.T, data []byte, jsonl bool) {
+		timer := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("hang on %q jsonl=%v", data, jsonl)) })
+		defer timer.Stop()
 		tab, err := parseScoreInput(data, jsonl)
 		if err != nil {
 			return
