@@ -25,10 +25,7 @@ func NewStrategy(name string, agent common.Address, world *sim.World, markets Ma
 	case "market":
 		return marketStrategy{}, nil
 	case "sim":
-		if world == nil || markets == nil {
-			return nil, fmt.Errorf("strategy sim needs the simulator world (--seed) and the server's market lookup")
-		}
-		return &simStrategy{world: world, agent: "informed-0.05", markets: markets}, nil
+		return NewSimStrategy(world, "informed-0.05", markets, nil)
 	}
 	return nil, fmt.Errorf("unknown strategy %q (want random, market or sim)", name)
 }
@@ -82,11 +79,27 @@ type simStrategy struct {
 	now     func() time.Time
 }
 
-func (s *simStrategy) Name() string { return "sim" }
+// NewSimStrategy forecasts as the simulator agent named agent (see
+// sim.Agents) at the time now returns (default: one minute before the
+// commit deadline).
+func NewSimStrategy(world *sim.World, agent string, markets MarketLookup, now func() time.Time) (Strategy, error) {
+	if world == nil || markets == nil {
+		return nil, fmt.Errorf("strategy sim needs the simulator world (--seed) and the server's market lookup")
+	}
+	if _, err := sim.ParseAgent(agent); err != nil {
+		return nil, err
+	}
+	return &simStrategy{world: world, agent: agent, markets: markets, now: now}, nil
+}
+
+func (s *simStrategy) Name() string { return "sim:" + s.agent }
 
 func (s *simStrategy) Forecast(ctx context.Context, r *forecast.RoundJSON) ([]uint16, []string, error) {
 	out := make([]uint16, len(r.Markets))
 	t := r.CommitDeadline.Add(-time.Minute)
+	if s.now != nil {
+		t = s.now()
+	}
 	for i, m := range r.Markets {
 		src, sid, err := s.markets(ctx, m.MarketID)
 		if err != nil {

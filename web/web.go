@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 )
 
 // MaxBodyBytes bounds every request body (SPEC §11).
@@ -32,6 +33,10 @@ type Server struct {
 	AdminToken string
 	Logger     *slog.Logger
 	Mux        *http.ServeMux
+	// Forecast is set by RegisterForecast.
+	Forecast *forecast.Service
+	// TradingLeaderboard serves ?track=trading when the trading track is on.
+	TradingLeaderboard http.HandlerFunc
 }
 
 // New returns a server with the base routes registered.
@@ -43,6 +48,8 @@ func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.L
 	s.Mux.HandleFunc("GET /healthz", s.healthz)
 	s.Mux.HandleFunc("GET /api/v1/markets", s.listMarkets)
 	s.Mux.HandleFunc("GET /api/v1/markets/{id}", s.getMarket)
+	s.Mux.HandleFunc("GET /api/v1/leaderboard", s.leaderboard)
+	s.Mux.HandleFunc("GET /{$}", s.leaderboardPage)
 	return s
 }
 

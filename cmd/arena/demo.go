@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"text/tabwriter"
+
+	"github.com/forecast-arena/arena/demo"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/web"
+)
+
+func init() {
+	register("demo", "run the arena offline on the simulator, print the leaderboard and serve it", runDemo)
+}
+
+func runDemo(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "demo", "[--seed N] [--rounds N] [--addr HOST:PORT] [--no-serve] [--format table|json]")
+	seed := fs.Int64("seed", 1, "simulator seed: the same seed gives the same run")
+	rounds := fs.Int("rounds", 50, "forecast rounds to play")
+	addr := fs.String("addr", "127.0.0.1:8080", "where to serve the API and leaderboard page afterwards")
+	noServe := fs.Bool("no-serve", false, "print the leaderboard and exit")
+	format := fs.String("format", "table", "output format: table or json")
+	dir := fs.String("dir", "", "keep the demo database and agent state here (default: a new temp dir)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *format != "table" && *format != "json" {
+		return fmt.Errorf("format %q: want table or json", *format)
+	}
+	var ln net.Listener
+	if !*noServe {
+		var err error // listen first: a busy port fails before minutes of work
+		if ln, err = net.Listen("tcp", *addr); err != nil {
+			return fmt.Errorf("listen on %s: %w (use --addr or --no-serve)", *addr, err)
+		}
+		defer ln.Close()
+	}
+	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir})
+	if err != nil {
+		return err
+	}
+	defer res.Close()
+	if *format == "json" {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res.Leaderboard); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(env.Stdout, "Forecast Arena demo: seed %d, %d rounds (%d scored), database %s\n\n", *seed, res.Rounds, res.Scored, res.DBURL)
+		printLeaderboard(env.Stdout, res.Leaderboard)
+	}
+	if *noServe {
+		return nil
+	}
+	fmt.Fprintf(env.Stderr, "\nServing the leaderboard on http://%s/ (API under /api/v1); Ctrl-C to stop.\n", ln.Addr())
+	return web.Serve(ctx, ln, res.Server.Handler())
+}
+
+func printLeaderboard(w io.Writer, lb []forecast.LeaderboardJSON) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "AGENT\tROUNDS\tN\tBRIER\tALPHA\tSE\tt\tp\tBEAT%\t")
+	f := func(p *float64, format string) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	for _, e := range lb {
+		name := e.Name
+		if e.Provisional {
+			name += " *"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", name, e.Rounds, e.N, e.Brier,
+			f(e.Alpha, "%+.4f"), f(e.AlphaSE, "%.4f"), f(e.T, "%.2f"), f(e.P, "%.3f"), f(e.BeatPct, "%.0f"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\n* provisional: fewer than 140 resolved predictions. Alpha = market Brier − agent Brier per round (positive beats the market).")
+}

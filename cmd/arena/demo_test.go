@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/forecast-arena/arena/forecast"
+)
+
+// The README's main command: 50 rounds through the real protocol path.
+func TestDemoSeed1(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 50 rounds")
+	}
+	out, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "1", "--rounds", "50", "--format", "json", "--dir", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lb []forecast.LeaderboardJSON
+	if err := json.Unmarshal([]byte(out), &lb); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	byName := map[string]forecast.LeaderboardJSON{}
+	for _, e := range lb {
+		byName[e.Name] = e
+		if e.Rounds != 50 || e.N < 300 {
+			t.Errorf("%s: %d rounds, n = %d", e.Name, e.Rounds, e.N)
+		}
+	}
+	m, ok := byName["Market (benchmark)"]
+	if !ok || m.Alpha == nil || *m.Alpha != 0 {
+		t.Fatalf("market alpha must be exactly 0: %+v", m)
+	}
+	r := byName["Random (uniform)"]
+	if math.Abs(r.Brier-1.0/3) > 0.03 {
+		t.Errorf("random Brier %.4f not within 0.03 of 1/3", r.Brier)
+	}
+	for _, name := range []string{"informed-0.02", "informed-0.05", "informed-0.10"} {
+		if a := byName[name].Alpha; a == nil || *a <= 0 {
+			t.Errorf("%s: alpha %v, want positive", name, a)
+		}
+	}
+	if len(lb) != 7 {
+		t.Errorf("%d leaderboard rows, want 5 agents + random + market", len(lb))
+	}
+	// Same seed, same leaderboard.
+	again, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "1", "--rounds", "50", "--format", "json", "--dir", t.TempDir())
+	if err != nil || again != out {
+		t.Fatalf("demo is not deterministic by seed (err %v)", err)
+	}
+}
+
+func TestDemoBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"demo", "--rounds", "0", "--no-serve"},
+		{"demo", "--rounds", "500", "--no-serve"},
+		{"demo", "--format", "xml"},
+		{"demo", "--seed", "x"},
+	} {
+		if _, _, err := cli(t, nil, args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

@@ -1,0 +1,524 @@
+package forecast
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/forecast-arena/arena"
+)
+
+// Store is what the service needs of storage.
+type Store interface {
+	arena.MarketStore
+	arena.RoundStore
+}
+
+// PriceLookup finds a market's Yes price near t from a source other than
+// the local price history (e.g. Polymarket's CLOB prices-history).
+type PriceLookup func(ctx context.Context, m *arena.Market, t time.Time) (price float64, at time.Time, ok bool, err error)
+
+// BenchmarkTolerance is how far from the commit deadline a price point may
+// lie and still serve as the benchmark (SPEC F5).
+const BenchmarkTolerance = 300 * time.Second
+
+// Baseline agents scored in every round (SPEC F7).
+const (
+	RandomAgent = "random"
+	MarketAgent = "market"
+)
+
+// Service runs the forecast track: rounds, submissions, benchmarks,
+// triggering and scoring. Every method takes the clock from Now, so the
+// demo can run it on an accelerated clock.
+type Service struct {
+	Store  Store
+	Domain Domain
+	Now    func() time.Time
+	// Lookup is consulted when the local price history has no benchmark.
+	Lookup PriceLookup
+	Logger *slog.Logger
+
+	// Round creation by rule.
+	K     int
+	Rules Rules
+	Grace time.Duration
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// CreateRoundRequest is the admin request to create a round.
+type CreateRoundRequest struct {
+	MarketIDs      []int64   `json:"market_ids,omitempty"`
+	CommitDeadline time.Time `json:"commit_deadline"`
+	RevealStart    time.Time `json:"reveal_start"`
+	RevealDeadline time.Time `json:"reveal_deadline"`
+}
+
+// CreateRound creates a round from explicit markets or, when none are
+// given, from the stored rules (SPEC F1).
+func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*arena.Round, error) {
+	sched := Schedule{CommitDeadline: req.CommitDeadline.UTC(), RevealStart: req.RevealStart.UTC(), RevealDeadline: req.RevealDeadline.UTC()}
+	if err := sched.Validate(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if !sched.CommitDeadline.After(now) {
+		return nil, reject(CodeScheduleInvalid, "schedule: commit deadline %s is not in the future", fmtTime(sched.CommitDeadline))
+	}
+	var markets []*arena.Market
+	var rules []byte
+	if len(req.MarketIDs) > 0 {
+		for _, id := range req.MarketIDs {
+			m, err := s.Store.Market(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			markets = append(markets, m)
+		}
+		rules, _ = json.Marshal(map[string]any{"manual": true, "market_ids": req.MarketIDs})
+	} else {
+		k := s.K
+		if k == 0 {
+			k = DefaultK
+		}
+		cands, err := s.Store.Markets(ctx, arena.MarketFilter{Type: arena.Binary, Status: arena.StatusOpen, ClosesAfter: sched.RevealDeadline})
+		if err != nil {
+			return nil, err
+		}
+		if markets, err = SelectMarkets(cands, k, s.Rules, sched.RevealDeadline); err != nil {
+			return nil, err
+		}
+		rules, _ = json.Marshal(map[string]any{"k": k, "rules": s.Rules})
+	}
+	for _, m := range markets {
+		if m.Status != arena.StatusOpen {
+			return nil, reject(CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", m.ID, m, m.Status)
+		}
+	}
+	if err := ValidateRound(sched, len(markets), markets); err != nil {
+		return nil, err
+	}
+	grace := s.Grace
+	if grace == 0 {
+		grace = 24 * time.Hour
+	}
+	r := &arena.Round{CommitDeadline: sched.CommitDeadline, RevealStart: sched.RevealStart, RevealDeadline: sched.RevealDeadline,
+		Grace: grace, Rules: rules, CreatedAt: now}
+	for i, m := range markets {
+		r.Markets = append(r.Markets, arena.RoundMarket{Index: i, MarketID: m.ID})
+	}
+	if err := s.Store.CreateRound(ctx, r); err != nil {
+		return nil, err
+	}
+	s.log().Info("round created", "round", r.ID, "markets", len(markets), "commit_deadline", fmtTime(r.CommitDeadline))
+	return r, nil
+}
+
+func roundState(r *arena.Round) *RoundState {
+	if r == nil {
+		return nil
+	}
+	return &RoundState{ID: r.ID, K: len(r.Markets), Invalidated: r.Invalidated,
+		Schedule: Schedule{CommitDeadline: r.CommitDeadline, RevealStart: r.RevealStart, RevealDeadline: r.RevealDeadline}}
+}
+
+func state(st arena.SubmissionState) State {
+	out := State{Round: roundState(st.Round), Nonce: st.Nonce}
+	if sub := st.Submission; sub != nil {
+		out.Committed = true
+		out.CommitHash = common.HexToHash(sub.CommitHash)
+		if sub.ReasoningHash != "" {
+			out.ReasoningHash = common.HexToHash(sub.ReasoningHash)
+		}
+		out.Revealed = sub.Revealed()
+		out.ReasoningStored = sub.Reasoning != ""
+	}
+	return out
+}
+
+// ParseAddress accepts a 0x-prefixed address in any case.
+func ParseAddress(s string) (common.Address, error) {
+	if !common.IsHexAddress(s) || len(s) != 42 {
+		return common.Address{}, arena.Rejectf(arena.EINVALID, "address_invalid", "agent %q is not a 0x-prefixed 20-byte hex address", s)
+	}
+	return common.HexToAddress(s), nil
+}
+
+func parseHash(field, s string) (common.Hash, error) {
+	if len(s) != 66 || s[:2] != "0x" {
+		return common.Hash{}, arena.Rejectf(arena.EINVALID, "hash_invalid", "%s %q is not a 0x-prefixed 32-byte hex value", field, s)
+	}
+	b, err := hex.DecodeString(s[2:])
+	if err != nil {
+		return common.Hash{}, arena.Rejectf(arena.EINVALID, "hash_invalid", "%s %q is not hex", field, s)
+	}
+	return common.BytesToHash(b), nil
+}
+
+// Commit verifies and records a signed commit.
+func (s *Service) Commit(ctx context.Context, roundID uint64, req CommitRequest) (SubmissionJSON, error) {
+	agent, err := ParseAddress(req.Agent)
+	if err != nil {
+		return SubmissionJSON{}, err
+	}
+	ch, err := parseHash("commit_hash", req.CommitHash)
+	if err != nil {
+		return SubmissionJSON{}, err
+	}
+	var rh common.Hash
+	if req.ReasoningHash != "" {
+		if rh, err = parseHash("reasoning_hash", req.ReasoningHash); err != nil {
+			return SubmissionJSON{}, err
+		}
+	}
+	if err := s.Domain.CheckRequest(req.ChainID, req.VerifyingContract); err != nil {
+		return SubmissionJSON{}, err
+	}
+	sig, err := DecodeSignature(req.Signature)
+	if err != nil {
+		return SubmissionJSON{}, err
+	}
+	msg := Commit{RoundID: roundID, CommitHash: ch, ReasoningHash: rh, Agent: agent, Nonce: req.Nonce, Deadline: req.Deadline}
+	if err := s.Domain.VerifyCommit(msg, sig); err != nil {
+		return SubmissionJSON{}, err
+	}
+	now := s.now()
+	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), CommitHash: ch.Hex(), CommitNonce: req.Nonce, CommitSig: EncodeSignature(sig)}
+	if rh != (common.Hash{}) {
+		sub.ReasoningHash = rh.Hex()
+	}
+	err = s.Store.Submit(ctx, arena.SubmitCommit, sub, now, func(st arena.SubmissionState) error {
+		return ValidateCommit(state(st), msg, now)
+	})
+	if err != nil {
+		return SubmissionJSON{}, err
+	}
+	return SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
+}
+
+// Reveal verifies and records a signed reveal.
+func (s *Service) Reveal(ctx context.Context, roundID uint64, req RevealRequest) (SubmissionJSON, error) {
+	agent, err := ParseAddress(req.Agent)
+	if err != nil {
+		return SubmissionJSON{}, err
+	}
+	salt, err := parseHash("salt", req.Salt)
+	if err != nil {
+		return SubmissionJSON{}, err
+	}
+	if req.Predictions == nil {
+		return SubmissionJSON{}, reject(CodePredictionCount, "predictions missing")
+	}
+	if err := s.Domain.CheckRequest(req.ChainID, req.VerifyingContract); err != nil {
+		return SubmissionJSON{}, err
+	}
+	sig, err := DecodeSignature(req.Signature)
+	if err != nil {
+		return SubmissionJSON{}, err
+	}
+	msg := Reveal{RoundID: roundID, Predictions: req.Predictions, Salt: salt, Agent: agent, Nonce: req.Nonce, Deadline: req.Deadline}
+	if err := s.Domain.VerifyReveal(msg, sig); err != nil {
+		return SubmissionJSON{}, err
+	}
+	now := s.now()
+	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), Predictions: req.Predictions, Salt: salt.Hex(),
+		RevealNonce: req.Nonce, RevealSig: EncodeSignature(sig)}
+	err = s.Store.Submit(ctx, arena.SubmitReveal, sub, now, func(st arena.SubmissionState) error {
+		return ValidateReveal(state(st), msg, now)
+	})
+	if err != nil {
+		return SubmissionJSON{}, err
+	}
+	return SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
+}
+
+// UploadReasoning records reasoning that hashes to the committed value.
+func (s *Service) UploadReasoning(ctx context.Context, roundID uint64, req ReasoningRequest) error {
+	agent, err := ParseAddress(req.Agent)
+	if err != nil {
+		return err
+	}
+	if len(req.Content) > 4*MaxReasoningBytes {
+		return reject(CodeReasoningTooLarge, "reasoning upload of %d bytes exceeds the limit", len(req.Content))
+	}
+	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex()}
+	return s.Store.Submit(ctx, arena.SubmitReasoning, sub, s.now(), func(st arena.SubmissionState) error {
+		_, canon, err := ValidateReasoning(state(st), []byte(req.Content))
+		sub.Reasoning = string(canon)
+		return err
+	})
+}
+
+// Reasoning returns an agent's reasoning, published only after outcomes
+// are triggered (SPEC F4).
+func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) ([]string, error) {
+	addr, err := ParseAddress(agent)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.Store.Round(ctx, roundID)
+	if err != nil {
+		return nil, err
+	}
+	if r.TriggeredAt.IsZero() {
+		return nil, arena.Rejectf(arena.ENOTFOUND, "reasoning_unpublished", "round %d: reasoning is published after outcomes are triggered", roundID)
+	}
+	subs, err := s.Store.Submissions(ctx, roundID)
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range subs {
+		if sub.Agent == addr.Hex() && sub.Reasoning != "" {
+			var out []string
+			if err := json.Unmarshal([]byte(sub.Reasoning), &out); err != nil {
+				return nil, fmt.Errorf("forecast: stored reasoning of %s: %w", sub.Agent, err)
+			}
+			return out, nil
+		}
+	}
+	return nil, arena.Rejectf(arena.ENOTFOUND, "reasoning_not_found", "round %d: no reasoning from %s", roundID, addr.Hex())
+}
+
+// CaptureBenchmarks records the benchmark price of every market of each
+// round whose commit deadline has passed by more than the tolerance (so
+// points on both sides of the deadline are in) and returns how many rounds
+// it completed (SPEC F5).
+func (s *Service) CaptureBenchmarks(ctx context.Context) (int, error) {
+	now := s.now()
+	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{})
+	if err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, r := range rounds {
+		if !r.BenchmarkAt.IsZero() || r.Invalidated || now.Before(r.CommitDeadline.Add(BenchmarkTolerance)) {
+			continue
+		}
+		ms := make([]arena.RoundMarket, len(r.Markets))
+		for i, rm := range r.Markets {
+			ms[i] = rm
+			m, err := s.Store.Market(ctx, rm.MarketID)
+			if err != nil {
+				return done, err
+			}
+			p, at, src, ok, err := s.benchmark(ctx, m, r.CommitDeadline)
+			if err != nil {
+				return done, fmt.Errorf("forecast: benchmark of market %d in round %d: %w", m.ID, r.ID, err)
+			}
+			if ok {
+				ms[i].Benchmark, ms[i].BenchmarkBps, ms[i].BenchmarkTime, ms[i].BenchmarkSource = &p, int32(math.Round(p*MaxBps)), at, src
+			}
+		}
+		if err := s.Store.SetBenchmarks(ctx, r.ID, ms, now); err != nil {
+			return done, err
+		}
+		done++
+	}
+	return done, nil
+}
+
+func (s *Service) benchmark(ctx context.Context, m *arena.Market, t time.Time) (float64, time.Time, arena.PriceSource, bool, error) {
+	pts, err := s.Store.PriceHistory(ctx, m.ID, arena.Yes, t.Add(-BenchmarkTolerance), t.Add(BenchmarkTolerance))
+	if err != nil {
+		return 0, time.Time{}, "", false, err
+	}
+	var best *arena.PricePoint
+	for i := range pts {
+		p := &pts[i]
+		if p.Source == arena.PriceGamma || p.Source == arena.PriceFreeze {
+			continue // the benchmark is a mid-price (CLOB or simulator), never Gamma's quote
+		}
+		if best == nil || absDur(p.Time.Sub(t)) < absDur(best.Time.Sub(t)) {
+			best = p
+		}
+	}
+	if best != nil {
+		return best.Price, best.Time, best.Source, true, nil
+	}
+	if s.Lookup != nil {
+		p, at, ok, err := s.Lookup(ctx, m, t)
+		if err != nil || !ok {
+			return 0, time.Time{}, "", false, err
+		}
+		return p, at, arena.PriceCLOBHistory, true, nil
+	}
+	return 0, time.Time{}, "", false, nil
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// TriggerDue triggers every round that is due (SPEC F6) and returns how
+// many it scored.
+func (s *Service) TriggerDue(ctx context.Context) (int, error) {
+	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScoring, Now: s.now()})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rounds {
+		ok, err := s.trigger(ctx, r, false)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Trigger freezes a round's outcomes and scores it now, without waiting
+// for the grace period (the admin trigger). At least one market must have
+// resolved to YES or NO.
+func (s *Service) Trigger(ctx context.Context, roundID uint64) error {
+	r, err := s.Store.Round(ctx, roundID)
+	if err != nil {
+		return err
+	}
+	if st := r.Status(s.now()); st != arena.RoundScoring {
+		return arena.Rejectf(arena.ECONFLICT, "trigger_not_allowed", "round %d is %s; outcomes are triggered after the reveal deadline, once", roundID, st)
+	}
+	ok, err := s.trigger(ctx, r, true)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return arena.Rejectf(arena.ECONFLICT, "no_resolved_markets", "round %d: no market has resolved to YES or NO yet", roundID)
+	}
+	return nil
+}
+
+// trigger scores r when all its markets resolved, or (force, or after the
+// grace period) when at least one did.
+func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool, error) {
+	now := s.now()
+	outcomes := make([]int8, len(r.Markets))
+	markets := make([]*arena.Market, len(r.Markets))
+	resolved, scoreable := 0, 0
+	for i, rm := range r.Markets {
+		m, err := s.Store.Market(ctx, rm.MarketID)
+		if err != nil {
+			return false, err
+		}
+		markets[i] = m
+		outcomes[i] = OutcomeExcluded
+		if m.Status == arena.StatusResolved {
+			resolved++
+			switch m.Resolution {
+			case arena.Yes:
+				outcomes[i], scoreable = OutcomeYes, scoreable+1
+			case arena.No:
+				outcomes[i], scoreable = OutcomeNo, scoreable+1
+			}
+		}
+	}
+	due := resolved == len(r.Markets) || ((force || !now.Before(r.RevealDeadline.Add(r.Grace))) && scoreable > 0)
+	if !due || scoreable == 0 {
+		return false, nil
+	}
+	benchmarks := make([]int32, len(r.Markets))
+	for i, rm := range r.Markets {
+		benchmarks[i] = NoBenchmark
+		if rm.Benchmark != nil {
+			benchmarks[i] = rm.BenchmarkBps
+		}
+	}
+	subs, err := s.Store.Submissions(ctx, r.ID)
+	if err != nil {
+		return false, err
+	}
+	agents := make([]string, 0, len(subs)+1)
+	entries := make([]Entry, 0, len(subs)+1)
+	for _, sub := range subs {
+		agents = append(agents, sub.Agent)
+		if sub.Revealed() {
+			entries = append(entries, Entry{Predictions: sub.Predictions})
+		} else {
+			entries = append(entries, Entry{Forfeit: true})
+		}
+	}
+	agents = append(agents, RandomAgent)
+	entries = append(entries, Entry{Predictions: RandomPredictions(r.ID, r.CommitDeadline, len(r.Markets))})
+	res, err := ScoreRound(outcomes, benchmarks, entries)
+	if err != nil {
+		return false, err
+	}
+	var scores []arena.RoundScore
+	var rows []arena.ScoredForecast
+	for a, as := range res.Agents {
+		sc := arena.RoundScore{RoundID: r.ID, Agent: agents[a], Brier: as.Brier, BrierBps2: as.BrierBps2,
+			Scored: res.N, Benchmarked: res.AlphaN, Forfeit: as.Forfeit}
+		if res.AlphaN > 0 {
+			alpha, abps := as.Alpha, as.AlphaBps2
+			sc.Alpha, sc.AlphaBps2 = &alpha, &abps
+		}
+		scores = append(scores, sc)
+		for i, x := range outcomes {
+			if x == OutcomeExcluded {
+				continue
+			}
+			f := arena.ScoredForecast{RoundID: r.ID, Agent: agents[a], MarketID: markets[i].ID, Category: markets[i].Category,
+				Event: markets[i].EventID, Outcome: x, Benchmark: r.Markets[i].Benchmark, Forfeit: as.Forfeit}
+			if as.Forfeit {
+				f.Forecast = float64(1 - x) // Brier 1 on every market (F6)
+			} else {
+				f.Forecast = float64(entries[a].Predictions[i]) / MaxBps
+			}
+			rows = append(rows, f)
+		}
+	}
+	if res.AlphaN > 0 {
+		zero, zeroBps := 0.0, int64(0)
+		scores = append(scores, arena.RoundScore{RoundID: r.ID, Agent: MarketAgent, Brier: res.BaseBrier, BrierBps2: res.BaseBrierBps2,
+			Alpha: &zero, AlphaBps2: &zeroBps, Scored: res.AlphaN, Benchmarked: res.AlphaN})
+	}
+	if err := s.Store.SaveRoundResult(ctx, r.ID, outcomes, scores, rows, now); err != nil {
+		if arena.ErrorCode(err) == "already_triggered" {
+			return false, nil // another replica scored it first
+		}
+		return false, err
+	}
+	s.log().Info("round scored", "round", r.ID, "scored_markets", res.N, "benchmarked", res.AlphaN, "agents", len(agents))
+	return true, nil
+}
+
+// RandomPredictions is the random baseline of a round: uniform in
+// [0, 10000], seeded by the round id and commit deadline (public, fixed
+// before anyone commits) so anyone can recompute it, and two arenas'
+// round 1 differ.
+func RandomPredictions(roundID uint64, commitDeadline time.Time, k int) []uint16 {
+	rng := rand.New(rand.NewPCG(roundID, uint64(commitDeadline.Unix())))
+	out := make([]uint16, k)
+	for i := range out {
+		out[i] = uint16(rng.IntN(MaxBps + 1))
+	}
+	return out
+}
+
+// Clock is the service's current time (UTC).
+func (s *Service) Clock() time.Time { return s.now() }

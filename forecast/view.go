@@ -1,0 +1,154 @@
+package forecast
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/score"
+)
+
+// View renders a round for the API: benchmarks appear once captured after
+// the commit deadline, outcomes once triggered.
+func (s *Service) View(ctx context.Context, r *arena.Round) (RoundJSON, error) {
+	now := s.now()
+	out := RoundJSON{ID: r.ID, Status: r.Status(now), CommitDeadline: r.CommitDeadline, RevealStart: r.RevealStart,
+		RevealDeadline: r.RevealDeadline, Markets: make([]RoundMarketJSON, len(r.Markets))}
+	for i, rm := range r.Markets {
+		m, err := s.Store.Market(ctx, rm.MarketID)
+		if err != nil {
+			return out, err
+		}
+		mj := RoundMarketJSON{Index: i, MarketID: m.ID, Question: m.Question, Category: m.Category, CloseTime: m.CloseTime}
+		// Until the commit deadline agents see the latest price; after it,
+		// the benchmark is the reference and outcomes may be near.
+		if p, ok := m.YesPrice(); ok && now.Before(r.CommitDeadline) {
+			mj.Price = &p
+		}
+		out.Markets[i] = mj
+	}
+	if !r.BenchmarkAt.IsZero() {
+		out.Benchmarks = make([]*float64, len(r.Markets))
+		for i, rm := range r.Markets {
+			out.Benchmarks[i] = rm.Benchmark
+		}
+	}
+	if !r.TriggeredAt.IsZero() {
+		out.Outcomes = make([]*string, len(r.Markets))
+		for i, rm := range r.Markets {
+			if rm.Outcome == nil {
+				continue
+			}
+			var o string
+			switch *rm.Outcome {
+			case OutcomeYes:
+				o = "YES"
+			case OutcomeNo:
+				o = "NO"
+			default:
+				o = "VOID" // void or unresolved at trigger: excluded from scoring
+			}
+			out.Outcomes[i] = &o
+		}
+	}
+	return out, nil
+}
+
+// Scores returns a scored round's per-agent scores.
+func (s *Service) Scores(ctx context.Context, roundID uint64) ([]ScoreJSON, error) {
+	r, err := s.Store.Round(ctx, roundID)
+	if err != nil {
+		return nil, err
+	}
+	if r.TriggeredAt.IsZero() {
+		return []ScoreJSON{}, nil
+	}
+	scs, err := s.Store.RoundScores(ctx, roundID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ScoreJSON, 0, len(scs))
+	for _, sc := range scs {
+		out = append(out, ScoreJSON{Agent: sc.Agent, Brier: sc.Brier, Alpha: sc.Alpha, BrierBps2: sc.BrierBps2,
+			AlphaBps2: sc.AlphaBps2, ScoredMarkets: sc.Scored, Forfeit: sc.Forfeit})
+	}
+	return out, nil
+}
+
+// Table loads every frozen forecast into a scoring table (S7 rows): the
+// single source for the leaderboard and the reports.
+func Table(fs []arena.ScoredForecast) (*score.Table, error) {
+	t := score.NewTable(len(fs))
+	for i, f := range fs {
+		r := score.Row{Agent: f.Agent, Round: fmt.Sprint(f.RoundID), Market: fmt.Sprint(f.MarketID), Category: f.Category,
+			Event: f.Event, Forecast: f.Forecast, Outcome: float64(f.Outcome)}
+		if f.Benchmark != nil {
+			r.Benchmark, r.HasBenchmark = *f.Benchmark, true
+		}
+		if err := t.Add(r, i+1); err != nil {
+			return nil, fmt.Errorf("forecast: scored forecast %d: %w", i, err)
+		}
+	}
+	return t, nil
+}
+
+// Leaderboard computes the forecast track's leaderboard (S1) from the
+// frozen forecasts, ranked by shrunken alpha, then Brier.
+func (s *Service) Leaderboard(ctx context.Context) ([]LeaderboardJSON, error) {
+	fs, err := s.Store.ScoredForecasts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(fs) == 0 {
+		return []LeaderboardJSON{}, nil
+	}
+	t, err := Table(fs)
+	if err != nil {
+		return nil, err
+	}
+	res, err := score.Analyze(t, score.Options{})
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
+	agents, err := s.Store.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range agents {
+		if a.Name != "" {
+			names[a.Address] = a.Name
+		}
+	}
+	out := make([]LeaderboardJSON, 0, len(res))
+	shrunk := map[string]float64{}
+	for _, a := range res {
+		name := names[a.Agent]
+		if name == "" {
+			name = a.Agent
+		}
+		out = append(out, LeaderboardJSON{Agent: a.Agent, Name: name, Rounds: a.Rounds, N: a.N, Brier: a.Brier,
+			BrierSE: ptr(a.BrierSE), Alpha: ptr(a.Alpha), AlphaSE: ptr(a.AlphaSE), T: ptr(a.T), P: ptr(a.P),
+			BeatPct: ptr(a.BeatPct), Provisional: a.Inference.Provisional})
+		shrunk[a.Agent] = a.Inference.ShrunkAlpha.V
+		if !a.Inference.ShrunkAlpha.OK {
+			shrunk[a.Agent] = -1e9
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if shrunk[out[i].Agent] != shrunk[out[j].Agent] {
+			return shrunk[out[i].Agent] > shrunk[out[j].Agent]
+		}
+		return out[i].Brier < out[j].Brier
+	})
+	return out, nil
+}
+
+func ptr(f score.Float) *float64 {
+	if !f.OK {
+		return nil
+	}
+	v := f.V
+	return &v
+}

@@ -1,0 +1,165 @@
+package arena
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Forecast track (SPEC §5) domain records and storage interface.
+
+// Round statuses, derived from the clock and the round's record.
+const (
+	RoundOpen        = "open"      // before the commit deadline
+	RoundRevealing   = "revealing" // commit deadline passed, reveal window not yet closed
+	RoundScoring     = "scoring"   // reveal window closed, outcomes not yet triggered
+	RoundScored      = "scored"
+	RoundInvalidated = "invalidated"
+)
+
+// Round is k markets with a commit deadline and a reveal window.
+type Round struct {
+	ID             uint64
+	CommitDeadline time.Time
+	RevealStart    time.Time
+	RevealDeadline time.Time
+	// Grace after the reveal deadline before scoring proceeds with only
+	// part of the markets resolved (SPEC F6, default 24 h).
+	Grace time.Duration
+	// Rules is the JSON of the selection rules the markets were chosen by.
+	Rules       json.RawMessage
+	Markets     []RoundMarket
+	CreatedAt   time.Time
+	BenchmarkAt time.Time // when benchmarks were captured; zero: not yet
+	TriggeredAt time.Time // when outcomes were frozen and scored; zero: not yet
+	Invalidated bool
+}
+
+// Status derives the round's status at now.
+func (r *Round) Status(now time.Time) string {
+	switch {
+	case r.Invalidated:
+		return RoundInvalidated
+	case !r.TriggeredAt.IsZero():
+		return RoundScored
+	case !now.After(r.CommitDeadline):
+		return RoundOpen
+	case !now.After(r.RevealDeadline):
+		return RoundRevealing
+	}
+	return RoundScoring
+}
+
+// RoundMarket is one market of a round.
+type RoundMarket struct {
+	Index    int
+	MarketID int64
+	// Benchmark is the market's Yes price at the commit deadline (F5); nil
+	// when there is none, and then the market is excluded from Alpha.
+	Benchmark       *float64
+	BenchmarkBps    int32 // the benchmark in basis points, as the scoring takes it
+	BenchmarkTime   time.Time
+	BenchmarkSource PriceSource
+	// Outcome is frozen at trigger: 1 (Yes), 0 (No), −1 (void or unresolved).
+	Outcome *int8
+}
+
+// Submission is one agent's commit and, later, reveal in one round.
+type Submission struct {
+	RoundID       uint64
+	Agent         string // checksummed address
+	CommitHash    string
+	ReasoningHash string // "" when the commit carried none
+	CommitNonce   uint64
+	CommitSig     string
+	CommittedAt   time.Time
+	Predictions   []uint16 // nil until revealed
+	Salt          string
+	RevealNonce   uint64
+	RevealSig     string
+	RevealedAt    time.Time
+	Reasoning     string // canonical JSON, once uploaded
+}
+
+// Revealed reports whether the reveal was accepted.
+func (s *Submission) Revealed() bool { return s.Predictions != nil }
+
+// SubmissionState is what a submission's checks read, loaded inside the
+// transaction that records it.
+type SubmissionState struct {
+	Round      *Round // nil: no such round
+	Nonce      uint64
+	Submission *Submission // nil: no commit yet
+}
+
+// SubmissionKind selects what Submit records.
+type SubmissionKind int
+
+const (
+	SubmitCommit SubmissionKind = iota
+	SubmitReveal
+	SubmitReasoning
+)
+
+// RoundScore is one agent's frozen score in one round.
+type RoundScore struct {
+	RoundID     uint64
+	Agent       string
+	Brier       float64
+	Alpha       *float64 // nil when no market of the round had a benchmark
+	BrierBps2   int64
+	AlphaBps2   *int64
+	Scored      int // markets in the frozen set M*
+	Benchmarked int
+	Forfeit     bool
+}
+
+// ScoredForecast is one frozen (agent, market) forecast of a scored round:
+// the rows every report and the leaderboard are computed from.
+type ScoredForecast struct {
+	RoundID   uint64
+	Agent     string
+	MarketID  int64
+	Category  string
+	Event     string
+	Forecast  float64
+	Benchmark *float64
+	Outcome   int8 // 0 or 1
+	Forfeit   bool
+}
+
+// AgentInfo describes a forecast-track agent.
+type AgentInfo struct {
+	Address string // checksummed address, or a built-in's name ("random", "market")
+	Name    string
+	Kind    string // external, builtin, sim, llm
+	Nonce   uint64
+}
+
+// RoundFilter selects rounds.
+type RoundFilter struct {
+	// Status filters by derived status at Now.
+	Status string
+	Now    time.Time
+	Limit  int
+}
+
+// RoundStore persists the forecast track.
+type RoundStore interface {
+	CreateRound(ctx context.Context, r *Round) error
+	Round(ctx context.Context, id uint64) (*Round, error)
+	Rounds(ctx context.Context, f RoundFilter) ([]*Round, error)
+	SetBenchmarks(ctx context.Context, roundID uint64, ms []RoundMarket, at time.Time) error
+	// Submit loads the agent's state in one transaction, runs check on it
+	// and, when check passes, records sub (per kind) and, for commits and
+	// reveals, advances the agent's nonce. A rejected request stores nothing.
+	Submit(ctx context.Context, kind SubmissionKind, sub *Submission, at time.Time, check func(SubmissionState) error) error
+	Nonce(ctx context.Context, agent string) (uint64, error)
+	Submissions(ctx context.Context, roundID uint64) ([]*Submission, error)
+	// SaveRoundResult freezes outcomes, scores and scored forecasts at once.
+	SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int8, scores []RoundScore, rows []ScoredForecast, at time.Time) error
+	RoundScores(ctx context.Context, roundID uint64) ([]RoundScore, error)
+	ScoredForecasts(ctx context.Context) ([]ScoredForecast, error)
+	SetAgent(ctx context.Context, a AgentInfo) error
+	Agents(ctx context.Context) ([]AgentInfo, error)
+}
