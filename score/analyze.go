@@ -315,8 +315,23 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 	var briers, alphas []float64
 	var alphaBase, alphaAgent []float64 // round means on the benchmarked set, for BSS vs market
 	// Benchmarked predictions, their round weights and clusters (S1 cluster SE, bootstrap).
-	dv, pb, bb, xb := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
-	roundOfB := make([]int, 0, n)
+	// When every prediction has a benchmark (the usual case) the
+	// benchmarked subset is the whole agent: reuse p, b, x, copy nothing.
+	allB := true
+	for _, v := range b {
+		if v != v {
+			allB = false
+			break
+		}
+	}
+	dv := make([]float64, 0, n)
+	var pb, bb, xb []float64
+	if allB {
+		pb, bb, xb = p, b, x
+	} else {
+		pb, bb, xb = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	}
+	roundOfB := make([]int32, 0, n)
 	cl := make([]int32, 0, n)
 	res.RoundScores = make([]RoundScore, 0, n/4+1)
 	g.pass++
@@ -343,8 +358,10 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 			d := eb - ea
 			sd += d
 			dv = append(dv, d)
-			pb, bb, xb = append(pb, p[k]), append(bb, b[k]), append(xb, x[k])
-			roundOfB = append(roundOfB, nb) // replaced by the round's n_b below
+			if !allB {
+				pb, bb, xb = append(pb, p[k]), append(bb, b[k]), append(xb, x[k])
+			}
+			roundOfB = append(roundOfB, int32(nb)) // replaced by the round's n_b below
 			sAbs += math.Abs(b[k] - p[k])
 			i := idx[k]
 			var c int32
@@ -373,7 +390,7 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 			alphaBase = append(alphaBase, sb/f)
 			alphaAgent = append(alphaAgent, sa/f)
 			for k := len(roundOfB) - nb; k < len(roundOfB); k++ {
-				roundOfB[k] = nb
+				roundOfB[k] = int32(nb)
 			}
 		}
 		res.RoundScores = append(res.RoundScores, rs)
