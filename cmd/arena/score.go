@@ -165,8 +165,30 @@ func writeScoreTable(w io.Writer, res []score.AgentResult, ci bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// S4 and S5 figures per agent.
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	io.WriteString(tw, "agent	BSS (vs 0.25)	BSS (vs market)	win%	W/L/T	accuracy% [Wilson 95%]	boldness	rounds→sig	\n")
+	for _, r := range res {
+		inf := r.Inference
+		acc := "—"
+		if inf.Accuracy.Rate.OK {
+			acc = fmt.Sprintf("%s [%s, %s]", fmtPct(inf.Accuracy.Rate), fmtPct(inf.Accuracy.Lo), fmtPct(inf.Accuracy.Hi))
+		}
+		wlt := "—"
+		if inf.AlphaN > 0 {
+			wlt = fmt.Sprintf("%d/%d/%d", inf.WinRate.Wins, inf.WinRate.Losses, inf.WinRate.Ties)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Agent, fmtF(inf.BSS, 3), fmtF(inf.BSSMarket, 3), fmtPct(inf.WinRate.Rate),
+			wlt, acc, fmtF(inf.Boldness, 3), fmtF(inf.ToSignif, 0))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintln(w, "\n* provisional: fewer than 140 resolved predictions with a benchmark (S1); shrunk α = n/(n+140)·α.")
-	fmt.Fprintln(w, "t, p: Student t on per-round alpha, R−1 df, two-sided; — = undefined (one round, or SE 0).")
+	fmt.Fprintln(w, "t, p: Student t on per-round alpha, R−1 df, two-sided; — = undefined (one round, or SE 0). clust.se: alpha SE clustered by event (S1).")
+	fmt.Fprintln(w, "brier is the mean of round Brier scores (S1); Murphy (K bins) and CORP are over all predictions (S2, S3).")
+	fmt.Fprintln(w, "win%: markets where the agent's squared error beats the benchmark's, ties excluded; rounds→sig: further rounds to 80% power at the observed α and boldness (S5).")
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}

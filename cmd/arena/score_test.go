@@ -129,7 +129,7 @@ func TestScoreFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"agent", "A*", "market*", "0.2350", "α 95% CI", "provisional"} {
+	for _, want := range []string{"agent", "A*", "market*", "0.2350", "α 95% CI", "provisional", "BSS (vs market)", "3/0/0", "rounds→sig"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
