@@ -90,7 +90,11 @@ func (d *Dict) IDBytes(b []byte) int32 {
 	if id, ok := d.ids[string(b)]; ok {
 		return id
 	}
-	return d.ID(string(b))
+	s := string(b)
+	id := int32(len(d.Names))
+	d.ids[s] = id
+	d.Names = append(d.Names, s)
+	return id
 }
 
 // Len is the number of distinct strings.
