@@ -308,6 +308,8 @@ type CohortStore interface {
 	FailDecision(ctx context.Context, d *Decision) error
 	// Decisions lists a cohort's decisions by week, then agent.
 	Decisions(ctx context.Context, cohortID int64) ([]*Decision, error)
+	// Decision loads one decision row by id (ENOTFOUND when absent).
+	Decision(ctx context.Context, id int64) (*Decision, error)
 
 	// OpenPositionMarkets lists markets with at least one open position.
 	OpenPositionMarkets(ctx context.Context) ([]int64, error)

@@ -35,6 +35,9 @@ type Decision struct {
 	TokensOut     int64
 	Cost          Micros
 	Latency       time.Duration
+	// Note is stored in the decision row's error field even when the
+	// decision succeeds: why earlier answers were rejected, for the audit.
+	Note string
 }
 
 // Decider decides one agent's weekly action from its frozen snapshot. The
@@ -355,6 +358,9 @@ func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owne
 	fail := func(d Decision, msg string) AgentResult {
 		e.audit(row, d)
 		row.Error = msg
+		if d.Note != "" {
+			row.Error += "; earlier: " + d.Note
+		}
 		if err := e.Store.FailDecision(bg, row); err != nil {
 			msg += "; recording the failure: " + err.Error()
 		}
@@ -409,7 +415,7 @@ func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owne
 				return fail(d, err.Error())
 			}
 		}
-		row.Error = ""
+		row.Error = d.Note
 		err = e.Store.FinishDecision(bg, row, ch)
 		if err == nil {
 			res.Outcome, res.Status = OutcomeDone, arena.DecisionDone

@@ -1,0 +1,196 @@
+package trading
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// BetOutcome is one resolved bet: the implied confidence of the bet (SPEC
+// T6), the side-correct market price it executed at and whether its side
+// won.
+type BetOutcome struct {
+	Confidence float64
+	Price      PPM
+	Won        bool
+}
+
+// CohortResult is one agent's result in one cohort: its current valuation
+// and its bets on markets with a winner.
+type CohortResult struct {
+	AgentID   string
+	Name      string
+	CohortID  int64
+	WeekStart time.Time
+	Active    bool
+	Valuation Valuation
+	Bankrupt  bool
+	Bets      []BetOutcome
+}
+
+// LeaderRow is one agent's trading-track record across cohorts. Brier
+// figures are NaN when the agent has no resolved bet.
+type LeaderRow struct {
+	AgentID       string
+	Name          string // display name in the agent's latest cohort
+	Cohorts       int
+	ActiveCohorts int
+	MeanReturnPct float64 // mean over cohorts of the return %
+	TotalPnL      Micros  // sum over cohorts
+	Bankruptcies  int
+	ResolvedBets  int
+	// Brier is the mean over every resolved bet of every cohort (SPEC T6).
+	Brier float64
+	// BrierSkill is 1 − Brier/0.25: above 0 beats always saying 50%.
+	BrierSkill float64
+	// MarketBrier is the mean Brier of the market's own price on the same
+	// bets (the side-correct price paid); SkillVsMarket is 1 − Brier/MarketBrier.
+	MarketBrier   float64
+	SkillVsMarket float64
+}
+
+// Aggregate combines per-cohort results into one row per agent, by mean
+// return descending, then agent id. Pure: no I/O.
+func Aggregate(results []CohortResult) []LeaderRow {
+	type acc struct {
+		row           LeaderRow
+		retSum        float64
+		brier, market float64
+		latest        time.Time
+	}
+	by := map[string]*acc{}
+	var order []string
+	for _, r := range results {
+		a := by[r.AgentID]
+		if a == nil {
+			a = &acc{row: LeaderRow{AgentID: r.AgentID, Name: r.Name}, latest: r.WeekStart}
+			by[r.AgentID] = a
+			order = append(order, r.AgentID)
+		}
+		if !r.WeekStart.Before(a.latest) {
+			a.latest = r.WeekStart
+			if r.Name != "" {
+				a.row.Name = r.Name
+			}
+		}
+		a.row.Cohorts++
+		if r.Active {
+			a.row.ActiveCohorts++
+		}
+		if r.Bankrupt {
+			a.row.Bankruptcies++
+		}
+		a.retSum += r.Valuation.PnLPct
+		a.row.TotalPnL += r.Valuation.PnL
+		for _, b := range r.Bets {
+			a.row.ResolvedBets++
+			a.brier += BetBrier(b.Confidence, b.Won)
+			a.market += BetBrier(b.Price.Float(), b.Won)
+		}
+	}
+	out := make([]LeaderRow, 0, len(order))
+	for _, id := range order {
+		a := by[id]
+		r := a.row
+		r.MeanReturnPct = a.retSum / float64(r.Cohorts)
+		r.Brier, r.BrierSkill, r.MarketBrier, r.SkillVsMarket = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		if n := float64(r.ResolvedBets); n > 0 {
+			r.Brier, r.MarketBrier = a.brier/n, a.market/n
+			r.BrierSkill = 1 - r.Brier/0.25
+			if r.MarketBrier > 0 {
+				r.SkillVsMarket = 1 - r.Brier/r.MarketBrier
+			}
+		}
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].MeanReturnPct != out[j].MeanReturnPct {
+			return out[i].MeanReturnPct > out[j].MeanReturnPct
+		}
+		return out[i].AgentID < out[j].AgentID
+	})
+	return out
+}
+
+// Results values every portfolio of every cohort (status "" for all) at
+// current prices and collects its resolved bets.
+func (e *Engine) Results(ctx context.Context, status arena.CohortStatus) ([]CohortResult, error) {
+	cohorts, err := e.Store.Cohorts(ctx, status)
+	if err != nil {
+		return nil, fmt.Errorf("trading: results: %w", err)
+	}
+	mc := &marketCache{store: e.Store}
+	var out []CohortResult
+	for _, c := range cohorts {
+		names := map[string]string{}
+		for _, l := range c.Lineup {
+			names[l.AgentID] = l.Name
+		}
+		ports, err := e.Store.Portfolios(ctx, c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("trading: results of cohort %d: %w", c.ID, err)
+		}
+		for _, p := range ports {
+			views := map[int64]*MarketView{}
+			for _, pos := range p.Positions {
+				v, err := mc.get(ctx, pos.MarketID)
+				if err != nil {
+					return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
+				}
+				views[pos.MarketID] = v
+			}
+			val, _ := Value(p.Cash, p.Positions, views, c.InitialCash)
+			r := CohortResult{AgentID: p.AgentID, Name: names[p.AgentID], CohortID: c.ID, WeekStart: c.WeekStart,
+				Active: c.Status == arena.CohortActive, Valuation: val, Bankrupt: p.Bankrupt}
+			trades, err := e.Store.Trades(ctx, p.ID)
+			if err != nil {
+				return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
+			}
+			for _, t := range trades {
+				if t.Kind != arena.TradeBet {
+					continue
+				}
+				v, err := mc.get(ctx, t.MarketID)
+				if err != nil {
+					return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
+				}
+				if won, decided := Won(v.Resolution, v.Type, t.Side); decided {
+					r.Bets = append(r.Bets, BetOutcome{Confidence: t.Confidence, Price: t.Price, Won: won})
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Leaderboard is the trading track's leaderboard across every cohort.
+func (e *Engine) Leaderboard(ctx context.Context) ([]LeaderRow, error) {
+	rs, err := e.Results(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return Aggregate(rs), nil
+}
+
+// SortByBrier orders rows by Brier score, lowest (best) first; agents
+// without a resolved bet go last; ties by mean return, then agent id.
+func SortByBrier(rows []LeaderRow) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		an, bn := math.IsNaN(a.Brier), math.IsNaN(b.Brier)
+		switch {
+		case an != bn:
+			return bn
+		case !an && a.Brier != b.Brier:
+			return a.Brier < b.Brier
+		case a.MeanReturnPct != b.MeanReturnPct:
+			return a.MeanReturnPct > b.MeanReturnPct
+		}
+		return a.AgentID < b.AgentID
+	})
+}
