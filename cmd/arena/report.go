@@ -118,7 +118,17 @@ func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, 
 		}
 	}
 	if len(rows) == 0 {
-		fmt.Fprintf(env.Stdout, "no scored forecasts stored yet for track %q; score a file with --in FILE (columns as 'arena score')\n", *si.track)
+		// Machine-readable formats stay parseable: the note goes to stderr
+		// and JSON gets an empty array.
+		note := env.Stdout
+		switch *si.format {
+		case "json":
+			fmt.Fprintln(env.Stdout, "[]")
+			note = env.Stderr
+		case "csv", "svg":
+			note = env.Stderr
+		}
+		fmt.Fprintf(note, "no scored forecasts stored yet for track %q; score a file with --in FILE (columns as 'arena score')\n", *si.track)
 		return nil, "", errNoForecasts
 	}
 	t := score.NewTable(len(rows))

@@ -392,6 +392,10 @@ func TestReportFromEmptyStore(t *testing.T) {
 		if err != nil || !strings.Contains(out, "no scored forecasts stored yet") {
 			t.Errorf("%s: %v %q", kind, err, out)
 		}
+		out, errOut, err := cli(t, nil, "report", kind, "--db", db, "--format", "json")
+		if err != nil || strings.TrimSpace(out) != "[]" || !strings.Contains(errOut, "no scored forecasts stored yet") {
+			t.Errorf("%s json: %v %q %q", kind, err, out, errOut)
+		}
 	}
 	if _, _, err := cli(t, nil, "report", "leaderboard", "--in", writeFile(t, "bad.csv", "agent,x\n")); err == nil {
 		t.Error("bad file accepted")
