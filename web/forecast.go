@@ -165,7 +165,8 @@ func (s *Server) uploadReasoning(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"round_id": id, "agent": req.Agent})
+	a, _ := forecast.ParseAddress(req.Agent) // valid: the upload was accepted
+	WriteJSON(w, http.StatusCreated, map[string]any{"round_id": id, "agent": a.Hex()})
 }
 
 func (s *Server) getReasoning(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +180,8 @@ func (s *Server) getReasoning(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"round_id": id, "agent": r.PathValue("agent"), "reasoning": out})
+	a, _ := forecast.ParseAddress(r.PathValue("agent")) // valid: Reasoning parsed it
+	WriteJSON(w, http.StatusOK, map[string]any{"round_id": id, "agent": a.Hex(), "reasoning": out})
 }
 
 func (s *Server) createRound(w http.ResponseWriter, r *http.Request) {
