@@ -924,3 +924,384 @@ func derefI(p *int64) any {
 	}
 	return *p
 }
+
+// TestRoundPhases follows one round's public view through its phases on a
+// controlled clock, and the admin endpoints' refusals.
+func TestRoundPhases(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+		clk := &clock{}
+		clk.Set(t0)
+		e := startServer(t, db, clk.Now, forecast.Domain{})
+		ms := seedMarkets(t, db, 3, t0.Add(10*24*time.Hour))
+		cd, rs, rd := t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), t0.Add(3*time.Hour)
+		countRounds := func() int {
+			rs, err := db.Rounds(ctx, arena.RoundFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(rs)
+		}
+
+		// Admin refusals store nothing.
+		create := map[string]any{"market_ids": marketIDs(ms), "commit_deadline": cd, "reveal_start": rs, "reveal_deadline": rd}
+		for _, c := range []struct {
+			name, token string
+			body        any
+			status      int
+			code        string
+		}{
+			{"no token", "", create, 401, "unauthorized"},
+			{"wrong token", adminToken + "x", create, 401, "unauthorized"},
+			{"token prefix", adminToken[:5], create, 401, "unauthorized"},
+			{"reveal before commit deadline", adminToken, map[string]any{"market_ids": marketIDs(ms), "commit_deadline": cd, "reveal_start": cd.Add(-time.Second), "reveal_deadline": rd}, 400, "schedule_invalid"},
+			{"reveal start equals commit deadline", adminToken, map[string]any{"market_ids": marketIDs(ms), "commit_deadline": cd, "reveal_start": cd, "reveal_deadline": rd}, 400, "schedule_invalid"},
+			{"commit deadline passed", adminToken, map[string]any{"market_ids": marketIDs(ms), "commit_deadline": t0.Add(-time.Second), "reveal_start": rs, "reveal_deadline": rd}, 400, "schedule_invalid"},
+			{"missing deadlines", adminToken, map[string]any{"market_ids": marketIDs(ms)}, 400, "schedule_invalid"},
+			{"market closes before the reveal deadline (F1)", adminToken, map[string]any{"market_ids": marketIDs(ms), "commit_deadline": cd, "reveal_start": rs, "reveal_deadline": t0.Add(11 * 24 * time.Hour)}, 400, "round_markets_invalid"},
+			{"duplicate market", adminToken, map[string]any{"market_ids": []int64{ms[0].ID, ms[0].ID}, "commit_deadline": cd, "reveal_start": rs, "reveal_deadline": rd}, 400, "round_markets_invalid"},
+			{"unknown market", adminToken, map[string]any{"market_ids": []int64{ms[0].ID, 424242}, "commit_deadline": cd, "reveal_start": rs, "reveal_deadline": rd}, 404, "not_found"},
+			{"unknown field", adminToken, map[string]any{"markets": marketIDs(ms), "commit_deadline": cd, "reveal_start": rs, "reveal_deadline": rd}, 400, "malformed_json"},
+			{"no eligible markets for the rules", adminToken, map[string]any{"commit_deadline": cd, "reveal_start": rs, "reveal_deadline": rd}, 400, "not_enough_markets"},
+		} {
+			st, body := e.call("POST", "/api/v1/admin/rounds", c.body, c.token)
+			if st != c.status || errorOf(t, body).Error.Code != c.code {
+				t.Errorf("%s: %d %s, want %d %s", c.name, st, body, c.status, c.code)
+			}
+			if n := countRounds(); n != 0 {
+				t.Fatalf("%s: %d rounds stored", c.name, n)
+			}
+		}
+		// A server without a token has no admin API at all.
+		bare := web.New(db, db, "", quiet)
+		bare.RegisterForecast(e.svc)
+		rec := httptestDo(bare.Handler(), "POST", "/api/v1/admin/rounds", create, "anything")
+		if rec.status != 401 || errorOf(t, rec.body).Error.Code != "admin_disabled" {
+			t.Errorf("admin without a configured token: %d %s", rec.status, rec.body)
+		}
+
+		r := e.createRound(ms, cd, rs, rd)
+		list := func(status string) []uint64 {
+			var out []forecast.RoundJSON
+			e.ok(200, "GET", "/api/v1/rounds?status="+status, nil, "", &out)
+			var ids []uint64
+			for _, x := range out {
+				ids = append(ids, x.ID)
+			}
+			return ids
+		}
+		view := func() forecast.RoundJSON {
+			var v forecast.RoundJSON
+			e.ok(200, "GET", fmt.Sprintf("/api/v1/rounds/%d", r.ID), nil, "", &v)
+			return v
+		}
+		expectStatus := func(want string) forecast.RoundJSON {
+			t.Helper()
+			v := view()
+			if v.Status != want {
+				t.Fatalf("at %s: status %s, want %s", clk.Now(), v.Status, want)
+			}
+			for _, s := range []string{"open", "revealing", "scoring", "scored"} {
+				ids := list(s)
+				if (s == want) != (len(ids) == 1 && ids[0] == r.ID) {
+					t.Fatalf("at %s: ?status=%s lists %v", clk.Now(), s, ids)
+				}
+			}
+			return v
+		}
+		// Open: latest prices shown; no benchmarks or outcomes.
+		v := expectStatus("open")
+		if !v.CommitDeadline.Equal(cd) || !v.RevealStart.Equal(rs) || !v.RevealDeadline.Equal(rd) || v.Benchmarks != nil || v.Outcomes != nil {
+			t.Fatalf("open round: %+v", v)
+		}
+		for i, m := range v.Markets {
+			if m.Price == nil || m.Category != ms[i].Category || !m.CloseTime.Equal(ms[i].CloseTime) {
+				t.Fatalf("open round market %+v", m)
+			}
+		}
+		st, body := e.call("POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", r.ID), nil, adminToken)
+		if st != 409 || errorOf(t, body).Error.Code != "trigger_not_allowed" {
+			t.Fatalf("trigger of an open round: %d %s", st, body)
+		}
+		k := newKey("phases")
+		e.commit(k, r.ID, []uint16{100, 200, 300}, saltOf("phases"), common.Hash{}, 0)
+
+		// Revealing: prices hidden; benchmarks once captured.
+		clk.Set(cd.Add(time.Second))
+		v = expectStatus("revealing")
+		if v.Markets[0].Price != nil || v.Benchmarks != nil {
+			t.Fatalf("revealing round before capture: %+v", v)
+		}
+		ms[0].History = []arena.PricePoint{{Outcome: arena.Yes, Time: cd.Add(-time.Minute), Price: 0.41, Source: arena.PriceCLOBMid}}
+		if _, err := db.SaveMarkets(ctx, ms[:1]); err != nil {
+			t.Fatal(err)
+		}
+		clk.Set(cd.Add(forecast.BenchmarkTolerance))
+		if n, err := e.svc.CaptureBenchmarks(ctx); err != nil || n != 1 {
+			t.Fatalf("capture: %d, %v", n, err)
+		}
+		if n, err := e.svc.CaptureBenchmarks(ctx); err != nil || n != 0 {
+			t.Fatalf("second capture: %d, %v (benchmarks are recorded once)", n, err)
+		}
+		v = expectStatus("revealing")
+		if len(v.Benchmarks) != 3 || v.Benchmarks[0] == nil || *v.Benchmarks[0] != 0.41 || v.Benchmarks[1] != nil || v.Benchmarks[2] != nil {
+			t.Fatalf("benchmarks %v", v.Benchmarks)
+		}
+		e.reveal(k, r.ID, []uint16{100, 200, 300}, saltOf("phases"), 1)
+
+		// Scoring: trigger needs a resolved market.
+		clk.Set(rd.Add(time.Second))
+		expectStatus("scoring")
+		st, body = e.call("POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", r.ID), nil, adminToken)
+		if st != 409 || errorOf(t, body).Error.Code != "no_resolved_markets" {
+			t.Fatalf("trigger with nothing resolved: %d %s", st, body)
+		}
+		for _, c := range []struct {
+			path, outcome string
+			status        int
+			code          string
+		}{
+			{fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), "MAYBE", 400, "invalid"},
+			{fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), "yes", 400, "invalid"},
+			{"/api/v1/admin/markets/999999/resolve", "YES", 404, "not_found"},
+			{"/api/v1/admin/markets/x/resolve", "YES", 404, "not_found"},
+		} {
+			st, body := e.call("POST", c.path, map[string]string{"outcome": c.outcome}, adminToken)
+			if st != c.status || errorOf(t, body).Error.Code != c.code {
+				t.Errorf("resolve %s %s: %d %s", c.path, c.outcome, st, body)
+			}
+		}
+		st, body = e.call("POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), map[string]string{"outcome": "NO"}, "")
+		if st != 401 {
+			t.Fatalf("resolve without a token: %d %s", st, body)
+		}
+		e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), map[string]string{"outcome": "NO"}, adminToken, nil)
+		st, body = e.call("POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), map[string]string{"outcome": "YES"}, adminToken)
+		if st != 409 {
+			t.Fatalf("re-resolving to another outcome: %d %s", st, body)
+		}
+		// Only one of three markets resolved, before the grace period:
+		// the scheduled trigger waits, the admin trigger scores now.
+		if n, err := e.svc.TriggerDue(ctx); err != nil || n != 0 {
+			t.Fatalf("TriggerDue before grace: %d, %v", n, err)
+		}
+		var scores []forecast.ScoreJSON
+		e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", r.ID), nil, adminToken, &scores)
+		v = expectStatus("scored")
+		if len(v.Outcomes) != 3 || v.Outcomes[0] == nil || *v.Outcomes[0] != "VOID" || *v.Outcomes[1] != "NO" {
+			t.Fatalf("outcomes %v", v.Outcomes)
+		}
+		// One scored market (NO), no benchmark on it: Brier only.
+		for _, s := range scores {
+			if s.ScoredMarkets != 1 || s.Alpha != nil || s.AlphaBps2 != nil {
+				t.Errorf("score %+v: want one scored market and no alpha", s)
+			}
+			if s.Agent == k.Address().Hex() && (s.BrierBps2 != 200*200 || !near(s.Brier, 0.0004)) {
+				t.Errorf("agent score %+v, want (0.02 − 0)²", s)
+			}
+			if s.Agent == "market" {
+				t.Errorf("market baseline scored without a benchmarked market: %+v", s)
+			}
+		}
+		if len(scores) != 2 {
+			t.Errorf("scores %+v: want the agent and random", scores)
+		}
+		st, body = e.call("POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", r.ID), nil, adminToken)
+		if st != 409 || errorOf(t, body).Error.Code != "trigger_not_allowed" {
+			t.Fatalf("second trigger: %d %s", st, body)
+		}
+		for _, p := range []string{"/api/v1/rounds/77", "/api/v1/rounds/77/scores", "/api/v1/rounds/abc"} {
+			st, body := e.call("GET", p, nil, "")
+			if st != 404 || errorOf(t, body).Error.Code != "round_not_found" {
+				t.Errorf("GET %s: %d %s", p, st, body)
+			}
+		}
+		st, body = e.call("GET", "/api/v1/rounds?status=pending", nil, "")
+		if st != 400 {
+			t.Errorf("bad status filter: %d %s", st, body)
+		}
+		st, body = e.call("GET", "/api/v1/leaderboard?track=chess", nil, "")
+		if st != 400 {
+			t.Errorf("bad track: %d %s", st, body)
+		}
+	})
+}
+
+type recorded struct {
+	status int
+	body   []byte
+}
+
+// httptestDo runs one request through h in-process.
+func httptestDo(h http.Handler, method, path string, body any, token string) recorded {
+	j, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, path, bytes.NewReader(j))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := &recorder{header: http.Header{}}
+	h.ServeHTTP(w, req)
+	return recorded{w.status, w.body.Bytes()}
+}
+
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = 200
+	}
+	return r.body.Write(b)
+}
+func (r *recorder) WriteHeader(s int) { r.status = s }
+
+// Addresses are accepted in any case and returned checksummed.
+func TestAddressesAnyCase(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+		clk := &clock{}
+		clk.Set(t0)
+		e := startServer(t, db, clk.Now, forecast.Domain{})
+		ms := seedMarkets(t, db, 2, t0.Add(10*24*time.Hour))
+		r := e.createRound(ms, t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour))
+		k := newKey("mixed case")
+		addr := k.Address().Hex()
+		lower, upper := strings.ToLower(addr), "0x"+strings.ToUpper(addr[2:])
+		req := e.commitReq(k, r.ID, []uint16{1, 2}, saltOf("mc"), common.Hash{}, 0)
+		req.Agent = lower
+		var out forecast.SubmissionJSON
+		e.ok(201, "POST", fmt.Sprintf("/api/v1/rounds/%d/commits", r.ID), req, "", &out)
+		if out.Agent != addr {
+			t.Fatalf("commit answer agent %q, want checksummed %q", out.Agent, addr)
+		}
+		for _, a := range []string{lower, upper, addr} {
+			if n := e.nonce(a); n != 1 {
+				t.Fatalf("nonce of %s = %d", a, n)
+			}
+		}
+		subs := e.submissions(r.ID)
+		if len(subs) != 1 || subs[0].Agent != addr {
+			t.Fatalf("stored agent %+v", subs)
+		}
+		clk.Set(t0.Add(2 * time.Hour))
+		rv := e.revealReq(k, r.ID, []uint16{1, 2}, saltOf("mc"), 1)
+		rv.Agent = upper
+		e.ok(201, "POST", fmt.Sprintf("/api/v1/rounds/%d/reveals", r.ID), rv, "", &out)
+		if out.Agent != addr || out.Nonce != 1 {
+			t.Fatalf("reveal answer %+v", out)
+		}
+		for _, bad := range []string{"0x123", addr[2:] + "00", "0x" + strings.Repeat("g", 40), addr + "0"} {
+			st, body := e.call("GET", "/api/v1/agents/"+bad+"/nonce", nil, "")
+			if st != 400 || errorOf(t, body).Error.Code != "address_invalid" {
+				t.Errorf("nonce of %q: %d %s", bad, st, body)
+			}
+		}
+	})
+}
+
+// One nonce, many concurrent requests: exactly one is accepted, on both
+// engines (the nonce advances by compare-and-set inside the transaction).
+func TestConcurrentSameNonce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+		clk := &clock{}
+		clk.Set(t0)
+		e := startServer(t, db, clk.Now, forecast.Domain{})
+		ms := seedMarkets(t, db, 2, t0.Add(10*24*time.Hour))
+		const n = 12
+		var rounds []uint64
+		for i := 0; i < n; i++ {
+			rounds = append(rounds, e.createRound(ms, t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)).ID)
+		}
+		k := newKey("racer")
+		reqs := make([]forecast.CommitRequest, n)
+		for i, id := range rounds {
+			reqs[i] = e.commitReq(k, id, []uint16{5000, 5000}, saltOf(fmt.Sprint(i)), common.Hash{}, 0)
+		}
+		statuses := make([]int, n)
+		bodies := make([][]byte, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range rounds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				statuses[i], bodies[i] = e.call("POST", fmt.Sprintf("/api/v1/rounds/%d/commits", rounds[i]), reqs[i], "")
+			}()
+		}
+		close(start)
+		wg.Wait()
+		accepted := 0
+		for i, st := range statuses {
+			switch {
+			case st == 201:
+				accepted++
+			case st == 409 && errorOf(t, bodies[i]).Error.Code == "nonce_invalid":
+			default:
+				t.Errorf("request %d: %d %s", i, st, bodies[i])
+			}
+		}
+		rows := 0
+		for _, id := range rounds {
+			rows += len(e.submissions(id))
+		}
+		if accepted != 1 || rows != 1 || e.nonce(k.Address().Hex()) != 1 {
+			t.Fatalf("%d accepted, %d rows, nonce %d: want exactly one", accepted, rows, e.nonce(k.Address().Hex()))
+		}
+	})
+}
+
+// FuzzSubmissionBodies sends arbitrary bodies to the commit, reveal and
+// reasoning endpoints: every answer is a success or a 4xx with the error
+// envelope, never a 5xx or a crash.
+func FuzzSubmissionBodies(f *testing.F) {
+	dir := f.TempDir()
+	db, err := store.Open(context.Background(), "sqlite:"+dir+"/fuzz.db")
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+	clk := &clock{}
+	clk.Set(t0)
+	svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+	srv := web.New(db, db, adminToken, quiet)
+	srv.RegisterForecast(svc)
+	h := srv.Handler()
+	ms := seedMarkets(f, db, 3, t0.Add(10*24*time.Hour))
+	r, err := svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: marketIDs(ms),
+		CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	e := &env{t: f, db: db, svc: svc, now: clk.Now}
+	k := newKey("fuzz")
+	valid, _ := json.Marshal(e.commitReq(k, r.ID, []uint16{1, 2, 3}, saltOf("fuzz"), common.Hash{}, 0))
+	reveal, _ := json.Marshal(e.revealReq(k, r.ID, []uint16{1, 2, 3}, saltOf("fuzz"), 1))
+	for _, s := range []string{string(valid), string(reveal), `{}`, `{"agent":null}`, `{"predictions":[1,2,3],"salt":"0x"}`,
+		`{"agent":"0x2c7536e3605d9c16a7a3d7b1898e529396a65c23","content":"[\"a\",\"b\",\"c\"]"}`, `[`, `"x"`, `{"nonce":1e400}`,
+		`{"signature":"0x` + strings.Repeat("1b", 65) + `"}`} {
+		for _, ep := range []uint8{0, 1, 2} {
+			f.Add(ep, []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, ep uint8, body []byte) {
+		path := fmt.Sprintf("/api/v1/rounds/%d/%s", r.ID, []string{"commits", "reveals", "reasoning"}[ep%3])
+		req, _ := http.NewRequest("POST", path, bytes.NewReader(body))
+		w := &recorder{header: http.Header{}}
+		h.ServeHTTP(w, req)
+		if w.status == 201 {
+			return
+		}
+		if w.status < 400 || w.status > 499 {
+			t.Fatalf("%s %q: status %d %s", path, body, w.status, w.body.Bytes())
+		}
+		errorOf(t, w.body.Bytes())
+	})
+}
