@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/forecast-arena/arena/forecast"
@@ -13,7 +15,8 @@ func TestDemoSeed1(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 50 rounds")
 	}
-	out, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "1", "--rounds", "50", "--format", "json", "--dir", t.TempDir())
+	dir := t.TempDir()
+	out, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "1", "--rounds", "50", "--format", "json", "--dir", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +46,16 @@ func TestDemoSeed1(t *testing.T) {
 	}
 	if len(lb) != 7 {
 		t.Errorf("%d leaderboard rows, want 5 agents + random + market", len(lb))
+	}
+	// The stored forecasts feed the reports.
+	rep, _, err := cli(t, nil, "report", "murphy", "--db", "sqlite:"+filepath.Join(dir, "arena.db"), "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range lb {
+		if !strings.Contains(rep, e.Agent) {
+			t.Errorf("report murphy misses agent %s", e.Agent)
+		}
 	}
 	// Same seed, same leaderboard.
 	again, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "1", "--rounds", "50", "--format", "json", "--dir", t.TempDir())

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/score"
 	"github.com/forecast-arena/arena/store"
 )
@@ -61,14 +62,6 @@ func runReport(ctx context.Context, env *Env, args []string) error {
 
 // ---- scored forecasts: from a file or the store ----
 
-// forecastSource is what a store offers these reports once the tracks
-// store scored forecasts: every resolved, scored prediction of a track as
-// S7 rows (void and unresolved markets excluded, forfeits as Brier-1
-// forecasts per F6). The lead wires store.DB to it.
-type forecastSource interface {
-	ScoredForecasts(ctx context.Context, track string) ([]score.Row, error)
-}
-
 // scoreInput holds the flags shared by the reports that read forecasts.
 type scoreInput struct {
 	cf     *configFlags
@@ -111,11 +104,12 @@ func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, 
 		return nil, "", err
 	}
 	defer db.Close()
-	var rows []score.Row
-	if src, ok := any(db).(forecastSource); ok {
-		if rows, err = src.ScoredForecasts(ctx, *si.track); err != nil {
-			return nil, "", fmt.Errorf("load scored forecasts of track %q: %w", *si.track, err)
-		}
+	if *si.track != "forecast" {
+		return nil, "", arena.Errorf(arena.EINVALID, "--track %q: stored forecasts are kept for the forecast track only (the trading track reports through 'arena cohort')", *si.track)
+	}
+	rows, err := db.ScoredForecasts(ctx)
+	if err != nil {
+		return nil, "", err
 	}
 	if len(rows) == 0 {
 		// Machine-readable formats stay parseable: the note goes to stderr
@@ -131,11 +125,11 @@ func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, 
 		fmt.Fprintf(note, "no scored forecasts stored yet for track %q; score a file with --in FILE (columns as 'arena score')\n", *si.track)
 		return nil, "", errNoForecasts
 	}
-	t := score.NewTable(len(rows))
-	for i, r := range rows {
-		if err := t.Add(r, 0); err != nil {
-			return nil, "", fmt.Errorf("stored forecast %d (%s/%s/%s): %w", i, r.Agent, r.Round, r.Market, err)
-		}
+	// Frozen rows: void and unresolved markets excluded, forfeits as
+	// Brier-1 forecasts (F6).
+	t, err := forecast.Table(rows)
+	if err != nil {
+		return nil, "", err
 	}
 	return t, "store", nil
 }
