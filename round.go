@@ -60,7 +60,8 @@ type RoundMarket struct {
 	BenchmarkBps    int32 // the benchmark in basis points, as the scoring takes it
 	BenchmarkTime   time.Time
 	BenchmarkSource PriceSource
-	// Outcome is frozen at trigger: 1 (Yes), 0 (No), −1 (void or unresolved).
+	// Outcome is frozen at trigger: 1 (Yes), 0 (No), −1 (void), −2
+	// (unresolved at the trigger); only 0 and 1 are scored.
 	Outcome *int8
 }
 

@@ -25,6 +25,12 @@ type Store interface {
 // the local price history (e.g. Polymarket's CLOB prices-history).
 type PriceLookup func(ctx context.Context, m *arena.Market, t time.Time) (price float64, at time.Time, ok bool, err error)
 
+// OutcomeUnresolved is the frozen outcome of a market that had not
+// resolved when the round was triggered; like a void market
+// (OutcomeExcluded) it is excluded from scoring, but the API shows it as
+// unresolved (null), not as VOID.
+const OutcomeUnresolved int8 = -2
+
 // BenchmarkTolerance is how far from the commit deadline a price point may
 // lie and still serve as the benchmark (SPEC F5).
 const BenchmarkTolerance = 300 * time.Second
@@ -417,7 +423,8 @@ func (s *Service) Trigger(ctx context.Context, roundID uint64) error {
 // grace period) when at least one did.
 func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool, error) {
 	now := s.now()
-	outcomes := make([]int8, len(r.Markets))
+	outcomes := make([]int8, len(r.Markets)) // as scored: void and unresolved are both excluded
+	frozen := make([]int8, len(r.Markets))   // as stored and shown: void and unresolved apart
 	markets := make([]*arena.Market, len(r.Markets))
 	resolved, scoreable := 0, 0
 	for i, rm := range r.Markets {
@@ -426,8 +433,10 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			return false, err
 		}
 		markets[i] = m
-		outcomes[i] = OutcomeExcluded
-		if m.Status == arena.StatusResolved {
+		outcomes[i], frozen[i] = OutcomeExcluded, OutcomeUnresolved
+		// An ambiguous market (resolved upstream, winner unknown) waits for
+		// the oracle: it is not resolved yet.
+		if m.Status == arena.StatusResolved && !m.Ambiguous {
 			resolved++
 			switch m.Resolution {
 			case arena.Yes:
@@ -435,11 +444,26 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			case arena.No:
 				outcomes[i], scoreable = OutcomeNo, scoreable+1
 			}
+			frozen[i] = outcomes[i]
 		}
 	}
-	due := resolved == len(r.Markets) || ((force || !now.Before(r.RevealDeadline.Add(r.Grace))) && scoreable > 0)
-	if !due || scoreable == 0 {
+	all := resolved == len(r.Markets)
+	due := all || ((force || !now.Before(r.RevealDeadline.Add(r.Grace))) && scoreable > 0)
+	if !due {
 		return false, nil
+	}
+	if scoreable == 0 {
+		// Every market resolved and every one void: nothing to score, but
+		// the round is over; freeze it with no scores rather than leave it
+		// in "scoring" for ever.
+		if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, nil, nil, now); err != nil {
+			if arena.ErrorCode(err) == "already_triggered" {
+				return false, nil
+			}
+			return false, err
+		}
+		s.log().Info("round closed without scoreable markets", "round", r.ID, "void", len(r.Markets))
+		return true, nil
 	}
 	benchmarks := make([]int32, len(r.Markets))
 	for i, rm := range r.Markets {
@@ -497,7 +521,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 		scores = append(scores, arena.RoundScore{RoundID: r.ID, Agent: MarketAgent, Brier: res.BaseBrier, BrierBps2: res.BaseBrierBps2,
 			Alpha: &zero, AlphaBps2: &zeroBps, Scored: res.AlphaN, Benchmarked: res.AlphaN})
 	}
-	if err := s.Store.SaveRoundResult(ctx, r.ID, outcomes, scores, rows, now); err != nil {
+	if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, scores, rows, now); err != nil {
 		if arena.ErrorCode(err) == "already_triggered" {
 			return false, nil // another replica scored it first
 		}

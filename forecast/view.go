@@ -46,8 +46,10 @@ func (s *Service) View(ctx context.Context, r *arena.Round) (RoundJSON, error) {
 				o = "YES"
 			case OutcomeNo:
 				o = "NO"
+			case OutcomeExcluded:
+				o = "VOID"
 			default:
-				o = "VOID" // void or unresolved at trigger: excluded from scoring
+				continue // unresolved when the round was triggered: null (also excluded from scoring)
 			}
 			out.Outcomes[i] = &o
 		}

@@ -1089,7 +1089,8 @@ func TestRoundPhases(t *testing.T) {
 		var scores []forecast.ScoreJSON
 		e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", r.ID), nil, adminToken, &scores)
 		v = expectStatus("scored")
-		if len(v.Outcomes) != 3 || v.Outcomes[0] == nil || *v.Outcomes[0] != "VOID" || *v.Outcomes[1] != "NO" {
+		// Unresolved at the trigger is null (not VOID), and stays frozen.
+		if len(v.Outcomes) != 3 || v.Outcomes[0] != nil || v.Outcomes[1] == nil || *v.Outcomes[1] != "NO" || v.Outcomes[2] != nil {
 			t.Fatalf("outcomes %v", v.Outcomes)
 		}
 		// One scored market (NO), no benchmark on it: Brier only.
