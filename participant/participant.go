@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -90,15 +91,22 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	// A round the server refuses is reported but does not hold up the
+	// others: each is retried by the next run.
+	var errs []error
+	fail := func(id uint64, err error) {
+		c.log().Warn("round step failed; a later run retries", "round", id, "err", err)
+		errs = append(errs, fmt.Errorf("round %d: %w", id, err))
+	}
 	for _, st := range pending {
 		if err := c.advance(ctx, domain, dir, st, &rep); err != nil {
-			return rep, err
+			fail(st.RoundID, err)
 		}
 	}
 	// New rounds.
 	var open []forecast.RoundJSON
 	if err := c.get(ctx, "/api/v1/rounds?status=open", &open); err != nil {
-		return rep, err
+		return rep, errors.Join(append(errs, err)...)
 	}
 	for i := range open {
 		r := &open[i]
@@ -117,8 +125,9 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 			c.log().Warn("forecast failed; skipping round", "round", r.ID, "err", err)
 			continue
 		}
-		if len(preds) != len(r.Markets) {
-			return rep, fmt.Errorf("participant: strategy %s gave %d predictions for %d markets", c.Strategy.Name(), len(preds), len(r.Markets))
+		// A commit the server would refuse to reveal is a forfeit: check first.
+		if err := forecast.CheckPredictions(preds, len(r.Markets)); err != nil {
+			return rep, fmt.Errorf("participant: strategy %s: %w", c.Strategy.Name(), err)
 		}
 		salt, err := forecast.NewSalt()
 		if err != nil {
@@ -135,13 +144,13 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 		}
 		// Durable before anything leaves the machine.
 		if err := dir.save(st); err != nil {
-			return rep, err
+			return rep, errors.Join(append(errs, err)...)
 		}
 		if err := c.advance(ctx, domain, dir, st, &rep); err != nil {
-			return rep, err
+			fail(st.RoundID, err)
 		}
 	}
-	return rep, nil
+	return rep, errors.Join(errs...)
 }
 
 // advance moves one round's state forward as far as the clock allows.
@@ -156,12 +165,9 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 		return err
 	}
 	now := c.now()
-	if !st.Committed {
-		if !now.Before(r.CommitDeadline) {
-			st.Abandoned = "commit deadline passed before the commit was acknowledged"
-			rep.Abandoned++
-			return dir.save(st)
-		}
+	// Commits are accepted while now ≤ commit_deadline (second resolution
+	// is enough here: the server has the last word).
+	if !st.Committed && !now.After(r.CommitDeadline) {
 		err := c.commit(ctx, d, st)
 		switch {
 		case err == nil:
@@ -176,12 +182,20 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 			return err
 		}
 	}
+	// Past the commit deadline with the commit unacknowledged, an earlier
+	// run may still have landed it before crashing (or losing the answer):
+	// the reveal settles it, since the server answers not_committed when it
+	// never got the commit. Abandoning here instead would forfeit a round
+	// that was in fact committed.
 	if !st.Revealed {
 		if now.Before(r.RevealStart) {
 			return nil // not yet: a later run reveals
 		}
 		if !now.Before(r.RevealDeadline) {
 			st.Abandoned = "reveal window closed before the reveal was sent"
+			if !st.Committed {
+				st.Abandoned = "commit deadline passed before the commit was acknowledged"
+			}
 			rep.Abandoned++
 			return dir.save(st)
 		}
@@ -190,9 +204,14 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 		case err == nil:
 			rep.Revealed++
 		case arena.ErrorCode(err) == forecast.CodeAlreadyRevealed:
+		case arena.ErrorCode(err) == forecast.CodeNotCommitted && !st.Committed:
+			st.Abandoned = "commit deadline passed; the server never received the commit"
+			rep.Abandoned++
+			return dir.save(st)
 		default:
 			return err
 		}
+		st.Committed = true
 		st.Revealed = true
 		if err := dir.save(st); err != nil {
 			return err
