@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/agent"
+	"github.com/forecast-arena/arena/config"
+	"github.com/forecast-arena/arena/jobs"
 	"github.com/forecast-arena/arena/llm"
 	"github.com/forecast-arena/arena/store"
 	"github.com/forecast-arena/arena/trading"
@@ -206,6 +209,46 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 	}
 	s.engine = &trading.Engine{Store: s.db, Lineup: s.lineup, ProviderLimit: c.concurrency, MaxAttempts: c.attempts, Log: s.log}
 	return s, nil
+}
+
+// TradingJobs builds the trading track for `arena serve` (SPEC §12): the
+// engine (also what web.RegisterTrading needs) and its jobs — cohort start
+// Sunday 00:00 UTC with the LLM lineup of o.AgentsFile (ARENA_AGENTS),
+// decision runs from 00:05 (resumed every 10 minutes while an agent is
+// undecided), snapshots every 10 minutes, settlement hourly. Existing
+// cohorts are decided with their frozen lineups, simulated ones included.
+// Agents whose key is missing from environ are skipped with a warning. A
+// broken agents file is an error, so serve fails at startup.
+func TradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.Logger) (*trading.Engine, []jobs.Job, error) {
+	getenv := llm.EnvLookup(environ)
+	f := &agent.Factory{Getenv: getenv, LLMOptions: []llm.Option{llm.WithLogger(logger)}, Log: logger}
+	var lineup []arena.LineupEntry
+	if o.AgentsFile != "" {
+		reg, err := llm.LoadRegistry(o.AgentsFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		f.Registry = reg
+		var skipped []llm.Skipped
+		if lineup, skipped, err = agent.LLMLineup(reg, getenv); err != nil {
+			return nil, nil, err
+		}
+		for _, sk := range skipped {
+			logger.Warn("trading agent skipped", "agent", sk.ID, "name", sk.Name, "reason", sk.Reason)
+		}
+	}
+	eng := &trading.Engine{Store: db, Lineup: lineup, ModelTimeout: f.ModelTimeout(lineup), Log: logger}
+	var warned sync.Map // deciders are rebuilt every period; warn once per cohort and agent
+	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
+		ds, skipped := f.Deciders(c.Lineup)
+		for _, sk := range skipped {
+			if _, dup := warned.LoadOrStore(fmt.Sprintf("%d/%s", c.ID, sk.ID), true); !dup {
+				logger.Warn("trading agent has no decider", "cohort", c.ID, "agent", sk.ID, "reason", sk.Reason)
+			}
+		}
+		return ds, nil
+	}
+	return eng, trading.Jobs(eng, trading.JobsConfig{Deciders: deciders, Policy: trading.PolicyRefund}), nil
 }
 
 func cohortStart(ctx context.Context, env *Env, args []string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/config"
 	"github.com/forecast-arena/arena/llm/llmtest"
 	"github.com/forecast-arena/arena/store"
 	"github.com/forecast-arena/arena/store/storetest"
@@ -369,5 +371,64 @@ func TestCohortRunKill9(t *testing.T) {
 			}
 			t.Logf("%s: killed with 2 decided and 2 in flight; reruns decided 3, then took over 2 stale claims", engine)
 		})
+	}
+}
+
+// TestTradingJobsForServe drives the jobs `arena serve` gets from
+// TradingJobs by hand: the Sunday start freezes the agents file's lineup
+// (the keyless agent is left out), the 00:05 run decides through the test
+// server, and a broken agents file fails at construction.
+func TestTradingJobsForServe(t *testing.T) {
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
+	ids := cohortMarkets(t, dbURL)
+	srv := llmtest.New(t)
+	srv.Script("alpha", llmtest.OK(betJSON(ids[2], "YES", 1000), 500, 50))
+	o := config.Defaults()
+	o.AgentsFile = writeRegistry(t, srv.BaseURL, "5s", "alpha")
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	eng, js, err := TradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, j := range js {
+		names = append(names, j.Name)
+	}
+	if fmt.Sprint(names) != "[trading-cohort-start trading-decision-run trading-snapshot trading-settle]" || len(eng.Lineup) != 1 ||
+		eng.ModelTimeout != 5*time.Second || !strings.Contains(logs.String(), `msg="trading agent skipped" agent=keyless`) {
+		t.Fatalf("jobs %v, lineup %+v, timeout %v, logs:\n%s", names, eng.Lineup, eng.ModelTimeout, logs.String())
+	}
+	ctx := context.Background()
+	if err := js[0].Run(ctx, cohortWeek); err != nil {
+		t.Fatal(err)
+	}
+	if err := js[1].Run(ctx, cohortWeek.Add(5*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := js[2].Run(ctx, cohortWeek.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	ports, _ := db.Portfolios(ctx, 1)
+	snaps, _ := db.Snapshots(ctx, ports[0].ID)
+	// $1000 at 0.25 = 4000 shares.
+	if len(ports) != 1 || ports[0].AgentID != "alpha" || ports[0].Cash != 9_000*arena.Dollar || ports[0].Positions[0].Shares != 4_000*arena.OneShare || len(snaps) != 1 {
+		t.Fatalf("portfolios %+v, snapshots %d", ports, len(snaps))
+	}
+	// The next period finds nothing pending and calls no model.
+	if err := js[1].Run(ctx, cohortWeek.Add(15*time.Minute)); err != nil || len(srv.Requests("")) != 1 {
+		t.Fatalf("second period: %v, %d requests", err, len(srv.Requests("")))
+	}
+
+	bad := filepath.Join(t.TempDir(), "agents.json")
+	os.WriteFile(bad, []byte(`{"agents":[]}`), 0o600)
+	o.AgentsFile = bad
+	if _, _, err := TradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "no agents") {
+		t.Fatalf("broken agents file: %v", err)
 	}
 }
