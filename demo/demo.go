@@ -20,10 +20,12 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/agent"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/participant"
 	"github.com/forecast-arena/arena/sim"
 	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/trading"
 	"github.com/forecast-arena/arena/web"
 )
 
@@ -50,6 +52,10 @@ type Result struct {
 	Rounds      int
 	Scored      int
 	Leaderboard []forecast.LeaderboardJSON
+	// Cohorts is how many weekly trading cohorts ran; Trading is the
+	// trading track's leaderboard across them.
+	Cohorts int
+	Trading []trading.LeaderRow
 	// Server and Store stay usable for serving the dashboard; Close
 	// releases them.
 	Server *web.Server
@@ -129,6 +135,21 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	srv.RegisterForecast(svc)
 	res.Server = srv
 
+	// The trading track runs alongside: weekly cohorts of simulated traders
+	// whose bet sizes follow their own skill (SPEC §6).
+	lineup, err := agent.SimLineup(agent.SimSpec{Seed: cfg.Seed, Markets: cfg.Markets, Start: cfg.Start}, cfg.Agents)
+	if err != nil {
+		return err
+	}
+	eng := &trading.Engine{Store: db, Lineup: lineup, Clock: clock.Now, Log: log}
+	tapi := web.RegisterTrading(srv, eng)
+	srv.TradingLeaderboard = tapi.Leaderboard
+	factory := &agent.Factory{Log: log}
+	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
+		ds, _ := factory.Deciders(c.Lineup)
+		return ds, nil
+	}
+
 	// The agents talk to the real HTTP server on loopback.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -153,6 +174,8 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		}
 		clients = append(clients, c)
 	}
+	// Cohorts start while rounds are being played.
+	tradingEnd := start.Add(time.Duration(cfg.Rounds) * roundEvery)
 	lastSync := start.Add(-2 * time.Hour)
 	sync := func() error {
 		now := clock.Now()
@@ -177,6 +200,23 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		}
 		n, err := svc.TriggerDue(ctx)
 		res.Scored += n
+		if err != nil {
+			return err
+		}
+		if t.Before(tradingEnd) {
+			if _, created, err := eng.StartCohort(ctx, t); err != nil {
+				return err
+			} else if created {
+				res.Cohorts++
+			}
+			if _, err := eng.RunWeek(ctx, t, deciders); err != nil {
+				return err
+			}
+		}
+		if _, err := eng.Snapshot(ctx, t); err != nil {
+			return err
+		}
+		_, err = eng.Settle(ctx, t, trading.PolicyRefund)
 		return err
 	}
 	for i := 0; i < cfg.Rounds; i++ {
@@ -199,9 +239,17 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 			}
 		}
 	}
-	// Let the remaining markets resolve and score what is due.
-	end := start.Add(time.Duration(cfg.Rounds-1)*roundEvery + commitIn + revealWindow + grace + 8*24*time.Hour)
-	for t := clock.Now().Add(6 * time.Hour); !t.After(end) && res.Scored < res.Rounds; t = t.Add(6 * time.Hour) {
+	// Let the remaining markets resolve: score the rounds, settle the
+	// cohorts' positions (the simulator resolves every market by its end).
+	worldEnd := start.Add(world.Config().Horizon + 15*24*time.Hour)
+	for t := clock.Now().Add(6 * time.Hour); !t.After(worldEnd); t = t.Add(6 * time.Hour) {
+		open, err := db.OpenPositionMarkets(ctx)
+		if err != nil {
+			return err
+		}
+		if res.Scored == res.Rounds && len(open) == 0 {
+			break
+		}
 		if err := step(t); err != nil {
 			return err
 		}
@@ -211,6 +259,9 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		return err
 	}
 	res.Leaderboard = lb
+	if res.Trading, err = eng.Leaderboard(ctx); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -14,7 +14,7 @@ import (
 
 func TestSchedules(t *testing.T) {
 	now := time.Date(2026, 11, 25, 13, 7, 31, 0, time.UTC) // a Wednesday
-	if p, due := jobs.Every(5*time.Minute).Period(now); !due || !p.Equal(time.Date(2026, 11, 25, 13, 5, 0, 0, time.UTC)) {
+	if p, due := jobs.Every(5 * time.Minute).Period(now); !due || !p.Equal(time.Date(2026, 11, 25, 13, 5, 0, 0, time.UTC)) {
 		t.Fatalf("every: %v %v", p, due)
 	}
 	sun := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -24,7 +24,7 @@ func TestSchedules(t *testing.T) {
 	if ws := jobs.WeekStart(sun); !ws.Equal(sun) {
 		t.Fatalf("week start of a Sunday midnight %v", ws)
 	}
-	if p, due := jobs.Weekly(5*time.Minute).Period(sun.Add(4 * time.Minute)); due || !p.Equal(sun.Add(5*time.Minute)) {
+	if p, due := jobs.Weekly(5 * time.Minute).Period(sun.Add(4 * time.Minute)); due || !p.Equal(sun.Add(5*time.Minute)) {
 		t.Fatalf("weekly before offset: %v %v", p, due)
 	}
 	if _, due := jobs.Weekly(5 * time.Minute).Period(sun.Add(5 * time.Minute)); !due {

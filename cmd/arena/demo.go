@@ -10,6 +10,7 @@ import (
 
 	"github.com/forecast-arena/arena/demo"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/trading"
 	"github.com/forecast-arena/arena/web"
 )
 
@@ -56,12 +57,28 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	} else {
 		fmt.Fprintf(env.Stdout, "Forecast Arena demo: seed %d, %d rounds (%d scored), database %s\n\n", *seed, res.Rounds, res.Scored, res.DBURL)
 		printLeaderboard(env.Stdout, res.Leaderboard)
+		fmt.Fprintf(env.Stdout, "\nTrading track: %d weekly cohorts, $10,000 each\n\n", res.Cohorts)
+		printTrading(env.Stdout, res.Trading)
 	}
 	if *noServe {
 		return nil
 	}
 	fmt.Fprintf(env.Stderr, "\nServing the leaderboard on http://%s/ (API under /api/v1); Ctrl-C to stop.\n", ln.Addr())
 	return web.Serve(ctx, ln, res.Server.Handler())
+}
+
+func printTrading(w io.Writer, rows []trading.LeaderRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "AGENT\tCOHORTS\tMEAN RETURN\tTOTAL P/L\tBETS\tBRIER\tSKILL vs MARKET\t")
+	for _, r := range rows {
+		brier, skill := "-", "-"
+		if r.ResolvedBets > 0 {
+			brier, skill = fmt.Sprintf("%.4f", r.Brier), fmt.Sprintf("%+.3f", r.SkillVsMarket)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%+.2f%%\t%s\t%d\t%s\t%s\t\n", r.Name, r.Cohorts, r.MeanReturnPct, r.TotalPnL, r.ResolvedBets, brier, skill)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nBrier from bet size: confidence = amount / (25% of cash), scored at resolution (SPEC T6).")
 }
 
 func printLeaderboard(w io.Writer, lb []forecast.LeaderboardJSON) {
