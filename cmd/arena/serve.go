@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/forecast-arena/arena/config"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/jobs"
 	"github.com/forecast-arena/arena/polymarket"
 	"github.com/forecast-arena/arena/store"
@@ -22,11 +23,12 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "serve", "[--db URL] [--addr HOST:PORT] [--admin-token T] [--sync-every D] [--no-sync]")
+	fs := newFlagSet(env, "serve", "[--db URL] [--addr HOST:PORT] [--admin-token T] [--sync-every D] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
 	cf := addConfigFlags(fs, true)
 	cf.addServe()
 	syncEvery := fs.Duration("sync-every", 0, "Polymarket sync interval (default 5m)")
 	noSync := fs.Bool("no-sync", false, "do not sync Polymarket (offline)")
+	ff := addForecastServeFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -51,7 +53,18 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
 	srv := web.New(db, db, o.AdminToken, logger)
-	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: serveJobs(o, db, logger, !*noSync)}
+	var lookup forecast.PriceLookup // benchmarks from Polymarket's CLOB history when syncing
+	if !*noSync {
+		pc := polymarket.NewClient(o.GammaURL, o.CLOBURL)
+		pc.Logger = logger
+		lookup = forecast.TokenLookup(pc.BenchmarkAt)
+	}
+	fsvc, fjobs, err := ff.setup(o, db, logger, lookup)
+	if err != nil {
+		return err
+	}
+	srv.RegisterForecast(fsvc)
+	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: append(serveJobs(o, db, logger, !*noSync), fjobs...)}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", config.RedactURL(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return web.Serve(gctx, ln, srv.Handler()) })

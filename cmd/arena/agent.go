@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/participant"
+	"github.com/forecast-arena/arena/sim"
+)
+
+func init() {
+	register("agent", "reference forecast participant: keygen, run", runAgent)
+}
+
+const agentUsage = `Usage: arena agent <subcommand> [flags]
+
+Subcommands:
+  keygen  --out FILE    create a new secp256k1 key (mode 0600) and print its address
+  run     --server URL --key FILE [--strategy random|market|sim] [--state DIR]
+                        commit to open rounds, reveal in the window, upload
+                        reasoning; every step is durable and idempotent, so
+                        it is safe to run from cron and resumes after a crash
+
+Run 'arena agent <subcommand> -h' for its flags.
+`
+
+func runAgent(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, agentUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(env.Stderr, agentUsage)
+		return nil
+	case "keygen":
+		return agentKeygen(env, args[1:])
+	case "run":
+		return agentRun(ctx, env, args[1:])
+	}
+	return fmt.Errorf("unknown subcommand %q (want keygen or run)", args[0])
+}
+
+func agentKeygen(env *Env, args []string) error {
+	fs := newFlagSet(env, "agent keygen", "--out FILE")
+	out := fs.String("out", "", "where to write the key (must not exist)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *out == "" {
+		return fmt.Errorf("--out FILE is required")
+	}
+	k, err := forecast.GenerateKey()
+	if err != nil {
+		return err
+	}
+	if err := k.Save(*out); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s exists; refusing to overwrite a key", *out)
+		}
+		return err
+	}
+	fmt.Fprintln(env.Stdout, k.Address().Hex())
+	return nil
+}
+
+func agentRun(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "agent run", "--server URL --key FILE [--strategy random|market|sim] [--state DIR] [--seed N] [--lead-time D] [--every D]")
+	server := fs.String("server", "", "arena server base URL, e.g. http://127.0.0.1:8080")
+	keyFile := fs.String("key", "", "key file written by 'arena agent keygen'")
+	strategy := fs.String("strategy", "random", "forecasting strategy: random, market (echo the listed price) or sim (an informed simulator agent)")
+	stateDir := fs.String("state", "", "directory of the durable salt/reveal queue (default: KEY.state next to the key file)")
+	seed := fs.Int64("seed", 1, "sim: world seed, as given to 'arena sync --source sim --seed N'")
+	simMarkets := fs.Int("sim-markets", 0, fmt.Sprintf("sim: number of markets of the world (default %d)", sim.DefaultMarkets))
+	simStart := fs.String("sim-start", "", "sim: start of the world's horizon, RFC 3339 (default "+sim.DefaultStart.Format(time.RFC3339)+")")
+	simAgent := fs.String("sim-agent", "informed-0.05", "sim: which simulator agent to forecast as")
+	leadTime := fs.Duration("lead-time", 0, "commit only when the commit deadline is this close (0: as soon as a round is open)")
+	every := fs.Duration("every", 0, "run again at this interval until interrupted (0: run once, e.g. from cron)")
+	timeout := fs.Duration("timeout", 30*time.Second, "HTTP timeout per request")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *server == "" || *keyFile == "" {
+		return fmt.Errorf("--server URL and --key FILE are required (run 'arena agent run -h')")
+	}
+	if u, err := url.Parse(*server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--server %q: want an http(s) URL", *server)
+	}
+	if *every < 0 || *leadTime < 0 || *timeout <= 0 {
+		return fmt.Errorf("--every, --lead-time must not be negative and --timeout must be positive")
+	}
+	switch *logLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	key, err := forecast.LoadKey(*keyFile)
+	if err != nil {
+		return err
+	}
+	if *stateDir == "" {
+		*stateDir = *keyFile + ".state"
+	}
+	c := &participant.Client{Server: *server, Key: key, StateDir: *stateDir, LeadTime: *leadTime,
+		HTTP: &http.Client{Timeout: *timeout}, Logger: newLogger(env, *logLevel)}
+	switch *strategy {
+	case "random", "market":
+		if c.Strategy, err = participant.NewStrategy(*strategy, key.Address(), nil, nil); err != nil {
+			return err
+		}
+	case "sim":
+		cfg := sim.Config{Seed: *seed, Markets: *simMarkets}
+		if *simStart != "" {
+			if cfg.Start, err = time.Parse(time.RFC3339, *simStart); err != nil {
+				return fmt.Errorf("--sim-start: %w", err)
+			}
+		}
+		world, err := sim.New(cfg)
+		if err != nil {
+			return err
+		}
+		// Forecast from what the world showed at the last point of its
+		// price grid, never from later; on the grid a rerun (or anyone
+		// with the seed) recomputes the same forecast.
+		step := world.Config().Step
+		at := func() time.Time { return time.Now().UTC().Truncate(step) }
+		if c.Strategy, err = participant.NewSimStrategy(world, *simAgent, c.LookupMarket, at); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("--strategy %q: want random, market or sim", *strategy)
+	}
+	for {
+		rep, err := c.RunOnce(ctx)
+		fmt.Fprintf(env.Stdout, "agent %s (%s): committed %d, revealed %d, reasoning %d, abandoned %d\n",
+			key.Address().Hex(), c.Strategy.Name(), rep.Committed, rep.Revealed, rep.ReasoningSent, rep.Abandoned)
+		if *every == 0 {
+			return err
+		}
+		if err != nil {
+			c.Logger.Error("run failed; retrying at the next interval", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(*every):
+		}
+	}
+}

@@ -1,0 +1,446 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/config"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/jobs"
+	"github.com/forecast-arena/arena/store"
+)
+
+func init() {
+	register("round", "forecast rounds: create, list, show, trigger", runRound)
+}
+
+const roundUsage = `Usage: arena round <subcommand> [flags]
+
+Subcommands:
+  create      create a round by the selection rules (or from --markets)
+  list        rounds, newest first
+  show ID     a round: schedule, markets, benchmarks, outcomes and scores
+  trigger ID  freeze outcomes and score a round after its reveal deadline
+              (--due: every round that is due, as the scheduler does)
+
+Run 'arena round <subcommand> -h' for its flags.
+`
+
+func runRound(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, roundUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(env.Stderr, roundUsage)
+		return nil
+	case "create":
+		return roundCreate(ctx, env, args[1:])
+	case "list":
+		return roundList(ctx, env, args[1:])
+	case "show":
+		return roundShow(ctx, env, args[1:])
+	case "trigger":
+		return roundTrigger(ctx, env, args[1:])
+	}
+	return fmt.Errorf("unknown subcommand %q (want create, list, show or trigger)", args[0])
+}
+
+// roundService opens the store and a forecast service on it with the
+// configured EIP-712 domain.
+func roundService(ctx context.Context, env *Env, cf *configFlags) (*forecast.Service, *store.DB, error) {
+	o, err := cf.options(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	dom, err := forecastDomain(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &forecast.Service{Store: db, Domain: dom, Logger: newLogger(env, o.LogLevel)}, db, nil
+}
+
+// forecastDomain is the EIP-712 domain of the configuration (ARENA_CHAIN_ID,
+// ARENA_CONTRACT).
+func forecastDomain(o config.Options) (forecast.Domain, error) {
+	if o.ChainID < 0 {
+		return forecast.Domain{}, fmt.Errorf("chain id %d: must not be negative", o.ChainID)
+	}
+	if !common.IsHexAddress(o.Contract) {
+		return forecast.Domain{}, fmt.Errorf("contract %q: want a 0x-prefixed 20-byte address", o.Contract)
+	}
+	return forecast.Domain{ChainID: uint64(o.ChainID), Contract: common.HexToAddress(o.Contract)}, nil
+}
+
+// roundArgs parses flags that may come before, between or after
+// positional arguments ("show 3 --format json") and returns the latter.
+func roundArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+}
+
+func parseRoundID(s string) (uint64, error) {
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || id == 0 {
+		return 0, fmt.Errorf("round id %q: want a positive integer", s)
+	}
+	return id, nil
+}
+
+// roundIDArg parses flags around exactly one positional round id.
+func roundIDArg(fs *flag.FlagSet, args []string) (uint64, error) {
+	pos, err := roundArgs(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(pos) != 1 {
+		return 0, fmt.Errorf("want one round id, got %d arguments (run 'arena %s -h')", len(pos), fs.Name())
+	}
+	return parseRoundID(pos[0])
+}
+
+func roundCreate(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "round create", "[--db URL] [--markets ID,…] [--k N] [--rules FILE] [--commit-in D | --commit-deadline T] [--reveal-delay D] [--reveal-window D] [--grace D] [--format table|json]")
+	cf := addConfigFlags(fs, false)
+	def := forecast.DefaultJobsConfig()
+	markets := fs.String("markets", "", "comma-separated market ids (default: select by the rules)")
+	k := fs.Int("k", forecast.DefaultK, "markets per round when selecting by the rules")
+	rulesFile := fs.String("rules", "", "complete selection rules as JSON (default: the built-in Polymarket rules)")
+	commitIn := fs.Duration("commit-in", def.CommitIn, "commit phase: the commit deadline is this long from now")
+	commitAt := fs.String("commit-deadline", "", "commit deadline, RFC 3339 (instead of --commit-in)")
+	revealDelay := fs.Duration("reveal-delay", def.RevealDelay, "from the commit deadline to the reveal start")
+	revealWindow := fs.Duration("reveal-window", def.RevealWindow, "length of the reveal phase")
+	grace := fs.Duration("grace", 24*time.Hour, "after the reveal deadline, score with whatever has resolved")
+	format := fs.String("format", "table", "output format: table or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
+	}
+	var req forecast.CreateRoundRequest
+	if *markets != "" {
+		for _, s := range strings.Split(*markets, ",") {
+			id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil || id <= 0 {
+				return fmt.Errorf("--markets: %q is not a market id", s)
+			}
+			req.MarketIDs = append(req.MarketIDs, id)
+		}
+	}
+	rules := forecast.DefaultRules()
+	if *rulesFile != "" {
+		rules = forecast.Rules{} // the file holds the complete rules
+		b, err := os.ReadFile(*rulesFile)
+		if err != nil {
+			return fmt.Errorf("--rules: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rules); err != nil {
+			return fmt.Errorf("--rules %s: %w", *rulesFile, err)
+		}
+		if err := rules.Validate(); err != nil {
+			return err
+		}
+	}
+	if *grace <= 0 {
+		return fmt.Errorf("--grace %s: must be positive", *grace)
+	}
+	now := time.Now().UTC()
+	cfg := forecast.JobsConfig{CommitIn: *commitIn, RevealDelay: *revealDelay, RevealWindow: *revealWindow}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	sched := cfg.ScheduleAt(now)
+	if *commitAt != "" {
+		cd, err := time.Parse(time.RFC3339, *commitAt)
+		if err != nil {
+			return fmt.Errorf("--commit-deadline: %w", err)
+		}
+		sched.CommitDeadline = cd.UTC()
+		sched.RevealStart = sched.CommitDeadline.Add(*revealDelay)
+		sched.RevealDeadline = sched.RevealStart.Add(*revealWindow)
+	}
+	req.CommitDeadline, req.RevealStart, req.RevealDeadline = sched.CommitDeadline, sched.RevealStart, sched.RevealDeadline
+	svc, db, err := roundService(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc.K, svc.Rules, svc.Grace = *k, rules, *grace
+	r, err := svc.CreateRound(ctx, req)
+	if err != nil {
+		return err
+	}
+	return printRound(ctx, env, svc, r, *format)
+}
+
+func roundList(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "round list", "[--db URL] [--status open|revealing|scoring|scored] [--limit N] [--format table|json]")
+	cf := addConfigFlags(fs, false)
+	status := fs.String("status", "", "only rounds with this status: open, revealing, scoring, scored or invalidated")
+	limit := fs.Int("limit", 50, "maximum number of rounds (0 = all)")
+	format := fs.String("format", "table", "output format: table or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
+	}
+	switch *status {
+	case "", arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring, arena.RoundScored, arena.RoundInvalidated:
+	default:
+		return fmt.Errorf("status %q: want open, revealing, scoring, scored or invalidated", *status)
+	}
+	if *limit < 0 {
+		return fmt.Errorf("limit %d: must not be negative", *limit)
+	}
+	svc, db, err := roundService(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rounds, err := db.Rounds(ctx, arena.RoundFilter{Status: *status, Now: svc.Clock(), Limit: *limit})
+	if err != nil {
+		return err
+	}
+	views := make([]forecast.RoundJSON, 0, len(rounds))
+	for _, r := range rounds {
+		v, err := svc.View(ctx, r)
+		if err != nil {
+			return err
+		}
+		views = append(views, v)
+	}
+	if *format == "json" {
+		return writeJSON(env.Stdout, views)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tK\tCOMMIT DEADLINE\tREVEAL START\tREVEAL DEADLINE")
+	for _, v := range views {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\n", v.ID, v.Status, len(v.Markets), rfc3339(v.CommitDeadline), rfc3339(v.RevealStart), rfc3339(v.RevealDeadline))
+	}
+	return tw.Flush()
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func roundShow(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "round show", "ID [--db URL] [--format table|json]")
+	cf := addConfigFlags(fs, false)
+	format := fs.String("format", "table", "output format: table or json")
+	id, err := roundIDArg(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
+	}
+	svc, db, err := roundService(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	r, err := db.Round(ctx, id)
+	if err != nil {
+		return err
+	}
+	return printRound(ctx, env, svc, r, *format)
+}
+
+// roundDetail is `round show --format json`: the API's round view and its
+// scores.
+type roundDetail struct {
+	forecast.RoundJSON
+	Scores []forecast.ScoreJSON `json:"scores"`
+}
+
+func printRound(ctx context.Context, env *Env, svc *forecast.Service, r *arena.Round, format string) error {
+	v, err := svc.View(ctx, r)
+	if err != nil {
+		return err
+	}
+	scores, err := svc.Scores(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return writeJSON(env.Stdout, roundDetail{v, scores})
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "Round %d (%s)\n  commit deadline  %s\n  reveal window    %s – %s\n\n", v.ID, v.Status, rfc3339(v.CommitDeadline), rfc3339(v.RevealStart), rfc3339(v.RevealDeadline))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tMARKET\tCATEGORY\tCLOSES\tPRICE\tBENCHMARK\tOUTCOME\tQUESTION")
+	for i, m := range v.Markets {
+		price, bench, outcome := "-", "-", "-"
+		if m.Price != nil {
+			price = fmt.Sprintf("%.3f", *m.Price)
+		}
+		if v.Benchmarks != nil {
+			bench = "none"
+			if b := v.Benchmarks[i]; b != nil {
+				bench = fmt.Sprintf("%.4f", *b)
+			}
+		}
+		if v.Outcomes != nil {
+			outcome = "unresolved"
+			if o := v.Outcomes[i]; o != nil {
+				outcome = *o
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Index, m.MarketID, m.Category, m.CloseTime.UTC().Format("2006-01-02"), price, bench, outcome, truncate(m.Question, 60))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(scores) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tBRIER\tALPHA\tBRIER bps²\tALPHA bps²\tSCORED\tFORFEIT")
+	for _, s := range scores {
+		alpha, abps := "-", "-"
+		if s.Alpha != nil {
+			alpha, abps = fmt.Sprintf("%+.4f", *s.Alpha), fmt.Sprint(*s.AlphaBps2)
+		}
+		fmt.Fprintf(tw, "%s\t%.4f\t%s\t%d\t%s\t%d\t%v\n", s.Agent, s.Brier, alpha, s.BrierBps2, abps, s.ScoredMarkets, s.Forfeit)
+	}
+	return tw.Flush()
+}
+
+func roundTrigger(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "round trigger", "ID | --due [--db URL] [--format table|json]")
+	cf := addConfigFlags(fs, false)
+	due := fs.Bool("due", false, "trigger every round that is due (all markets resolved, or grace over)")
+	format := fs.String("format", "table", "output format: table or json")
+	pos, err := roundArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	var id uint64
+	switch {
+	case *due && len(pos) > 0:
+		return fmt.Errorf("give a round id or --due, not both")
+	case !*due && len(pos) != 1:
+		return fmt.Errorf("want one round id or --due (run 'arena round trigger -h')")
+	case !*due:
+		if id, err = parseRoundID(pos[0]); err != nil {
+			return err
+		}
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
+	}
+	svc, db, err := roundService(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if *due {
+		n, err := svc.TriggerDue(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "scored %d round(s)\n", n)
+		return nil
+	}
+	if err := svc.Trigger(ctx, id); err != nil {
+		return err
+	}
+	r, err := db.Round(ctx, id)
+	if err != nil {
+		return err
+	}
+	return printRound(ctx, env, svc, r, *format)
+}
+
+// forecastServeFlags are `arena serve`'s forecast-track settings.
+type forecastServeFlags struct {
+	cfg   forecast.JobsConfig
+	k     int
+	grace time.Duration
+	rules string
+}
+
+func addForecastServeFlags(fs *flag.FlagSet) *forecastServeFlags {
+	f := &forecastServeFlags{}
+	def := forecast.DefaultJobsConfig()
+	fs.BoolVar(&f.cfg.NoRounds, "no-rounds", false, "do not create forecast rounds on a schedule (create them with the admin API or 'arena round create')")
+	fs.DurationVar(&f.cfg.RoundEvery, "round-every", def.RoundEvery, "forecast round creation interval")
+	fs.DurationVar(&f.cfg.CommitIn, "commit-in", def.CommitIn, "commit phase of a scheduled round")
+	fs.DurationVar(&f.cfg.RevealDelay, "reveal-delay", def.RevealDelay, "from a round's commit deadline to its reveal start")
+	fs.DurationVar(&f.cfg.RevealWindow, "reveal-window", def.RevealWindow, "length of a round's reveal phase")
+	fs.IntVar(&f.k, "round-k", forecast.DefaultK, "markets per scheduled round")
+	fs.DurationVar(&f.grace, "grace", 24*time.Hour, "after the reveal deadline, score a round with whatever has resolved")
+	fs.StringVar(&f.rules, "round-rules", "", "complete market selection rules as JSON (default: the built-in Polymarket rules)")
+	return f
+}
+
+// setup builds the forecast service of `arena serve` and its scheduled
+// jobs. With lookup (Polymarket's CLOB) benchmarks missing from the local
+// price history come from prices-history.
+func (f *forecastServeFlags) setup(o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup) (*forecast.Service, []jobs.Job, error) {
+	dom, err := forecastDomain(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules := forecast.DefaultRules()
+	if f.rules != "" {
+		rules = forecast.Rules{} // the file holds the complete rules
+		b, err := os.ReadFile(f.rules)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--round-rules: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rules); err != nil {
+			return nil, nil, fmt.Errorf("--round-rules %s: %w", f.rules, err)
+		}
+	}
+	if err := rules.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if f.k < 1 || f.grace <= 0 {
+		return nil, nil, fmt.Errorf("--round-k %d and --grace %s must be positive", f.k, f.grace)
+	}
+	svc := &forecast.Service{Store: db, Domain: dom, Logger: logger, K: f.k, Rules: rules, Grace: f.grace, Lookup: lookup}
+	js, err := forecast.Jobs(svc, f.cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return svc, js, nil
+}
