@@ -28,6 +28,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	cf.addServe()
 	syncEvery := fs.Duration("sync-every", 0, "Polymarket sync interval (default 5m)")
 	noSync := fs.Bool("no-sync", false, "do not sync Polymarket (offline)")
+	agentsFile := fs.String("agents", "", "LLM model registry for the trading track (default ARENA_AGENTS; none: no trading cohorts)")
 	ff := addForecastServeFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -41,6 +42,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	if *syncEvery > 0 {
 		o.SyncEvery = *syncEvery
+	}
+	if *agentsFile != "" {
+		o.AgentsFile = *agentsFile
 	}
 	logger := newLogger(env, o.LogLevel)
 	db, err := store.Open(ctx, o.DB)
@@ -64,7 +68,17 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	srv.RegisterForecast(fsvc)
-	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: append(serveJobs(o, db, logger, !*noSync), fjobs...)}
+	js := append(serveJobs(o, db, logger, !*noSync), fjobs...)
+	// The trading track runs when a model registry names its agents.
+	if o.AgentsFile != "" {
+		eng, tjobs, err := TradingJobs(o, db, env.Environ, logger)
+		if err != nil {
+			return err
+		}
+		srv.TradingLeaderboard = web.RegisterTrading(srv, eng).Leaderboard
+		js = append(js, tjobs...)
+	}
+	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", config.RedactURL(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return web.Serve(gctx, ln, srv.Handler()) })
