@@ -293,4 +293,3 @@ func BenchmarkCommitLatency(b *testing.B) {
 		b.ReportMetric(rate, "req/s")
 	})
 }
-
