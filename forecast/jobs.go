@@ -32,7 +32,7 @@ type JobsConfig struct {
 	TriggerEvery   time.Duration
 	// RetryFor: when round creation finds too few eligible markets (e.g. at
 	// start-up, before the first market sync), it retries every RetryEvery
-	// for this long before giving up on the period.
+	// for this long before giving up on the period (negative: no retries).
 	RetryFor   time.Duration
 	RetryEvery time.Duration
 	// NoRounds disables round creation (rounds come from the admin API).
@@ -68,6 +68,7 @@ func (c JobsConfig) withDefaults() JobsConfig {
 	set(&c.BenchmarkEvery, d.BenchmarkEvery)
 	set(&c.TriggerEvery, d.TriggerEvery)
 	set(&c.RetryEvery, d.RetryEvery)
+	set(&c.RetryFor, d.RetryFor)
 	return c
 }
 
@@ -80,9 +81,6 @@ func (c JobsConfig) Validate() error {
 		if v < 0 {
 			return arena.Errorf(arena.EINVALID, "forecast jobs: %s %s is negative", name, v)
 		}
-	}
-	if c.RetryFor < 0 {
-		return arena.Errorf(arena.EINVALID, "forecast jobs: retry period %s is negative", c.RetryFor)
 	}
 	if c.CommitIn < time.Second || c.RevealDelay < time.Second {
 		return arena.Errorf(arena.EINVALID, "forecast jobs: commit phase %s and reveal delay %s must be at least 1s", c.CommitIn, c.RevealDelay)
@@ -146,7 +144,7 @@ func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) err
 		if err == nil {
 			return nil // CreateRound logs the new round
 		}
-		if arena.ErrorCode(err) != CodeNotEnoughMarkets || time.Since(start)+cfg.RetryEvery > cfg.RetryFor {
+		if arena.ErrorCode(err) != CodeNotEnoughMarkets || cfg.RetryFor < 0 || time.Since(start)+cfg.RetryEvery > cfg.RetryFor {
 			return fmt.Errorf("forecast: scheduled round: %w", err)
 		}
 		svc.log().Warn("scheduled round: too few eligible markets; retrying", "err", err, "retry_in", cfg.RetryEvery)

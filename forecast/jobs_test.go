@@ -29,7 +29,7 @@ func TestJobsConfig(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []forecast.JobsConfig{{CommitIn: -time.Hour}, {RevealWindow: -1}, {CommitIn: time.Millisecond}, {RetryFor: -1}, {TriggerEvery: -time.Second}} {
+	for _, bad := range []forecast.JobsConfig{{CommitIn: -time.Hour}, {RevealWindow: -1}, {CommitIn: time.Millisecond}, {RetryEvery: -1}, {TriggerEvery: -time.Second}} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v validated", bad)
 		}
@@ -142,7 +142,7 @@ func TestCreateRoundJobRetries(t *testing.T) {
 		ctx := context.Background()
 		now := time.Now().UTC()
 		svc := &forecast.Service{Store: db, Logger: quiet, K: 2, Rules: forecast.Rules{Sources: []string{"late"}}}
-		js, _ := forecast.Jobs(svc, forecast.JobsConfig{RetryFor: 0})
+		js, _ := forecast.Jobs(svc, forecast.JobsConfig{RetryFor: -1})
 		if err := js[0].Run(ctx, now); arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets {
 			t.Fatalf("without markets and retries: %v", err)
 		}

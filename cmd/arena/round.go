@@ -406,6 +406,7 @@ func addForecastServeFlags(fs *flag.FlagSet) *forecastServeFlags {
 	fs.DurationVar(&f.cfg.RevealWindow, "reveal-window", def.RevealWindow, "length of a round's reveal phase")
 	fs.IntVar(&f.k, "round-k", forecast.DefaultK, "markets per scheduled round")
 	fs.DurationVar(&f.grace, "grace", 24*time.Hour, "after the reveal deadline, score a round with whatever has resolved")
+	fs.DurationVar(&f.cfg.RetryEvery, "round-retry-every", def.RetryEvery, "while too few markets are eligible (before the first sync), retry round creation this often, for up to 15 minutes")
 	fs.StringVar(&f.rules, "round-rules", "", "complete market selection rules as JSON (default: the built-in Polymarket rules)")
 	return f
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/polymarket/polymarkettest"
 	"github.com/forecast-arena/arena/store"
 	"github.com/forecast-arena/arena/store/storetest"
 )
@@ -200,7 +201,12 @@ func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); retur
 
 func startServe(t *testing.T, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--no-sync"}, args...)...)
+	return startServeArgs(t, append([]string{"serve", "--addr", "127.0.0.1:0", "--no-sync"}, args...)...)
+}
+
+func startServeArgs(t *testing.T, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "ARENA_TEST_EXEC=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -358,5 +364,61 @@ func TestServeKill9BetweenCommitAndReveal(t *testing.T) {
 				t.Fatalf("agent missing from scores %+v", scores)
 			}
 		})
+	}
+}
+
+// `arena serve` runs the forecast jobs: with the fake Polymarket it syncs,
+// creates a round by the rules at start-up (retrying until the first sync
+// has stored markets) and serves it on the API.
+func TestServeSchedulesRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	fake := polymarkettest.New(t)
+	// The fixtures close on 2026-06-30; move them a month ahead of now.
+	end := time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	fake.Update(func(s *polymarkettest.Server) {
+		for i, m := range s.Markets {
+			s.Markets[i] = json.RawMessage(strings.ReplaceAll(string(m), "2026-06-30T12:00:00Z", end))
+		}
+		for i, e := range s.Events {
+			s.Events[i] = json.RawMessage(strings.ReplaceAll(string(e), "2026-06-30T12:00:00Z", end))
+		}
+	})
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	os.WriteFile(rules, []byte(`{"min_volume":10000,"min_liquidity":1000,"min_price":0.03,"max_price":0.97,
+		"min_close_after":"1h","max_close_after":"1000h","sources":["polymarket"]}`), 0o600)
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
+	p := startServeArgs(t, "serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--gamma-url", fake.GammaURL, "--clob-url", fake.CLOBURL,
+		"--sync-every", "1h", "--round-k", "3", "--round-rules", rules, "--round-retry-every", "100ms", "--commit-in", "90m")
+	var rounds []forecast.RoundJSON
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		p.api(t, "GET", "/api/v1/rounds?status=open", nil, "", &rounds)
+		if len(rounds) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no round after 20 s; logs:\n%s", p.logs)
+		}
+	}
+	r := rounds[0]
+	if len(r.Markets) != 3 || r.CommitDeadline.Before(time.Now().Add(80*time.Minute)) || !r.RevealStart.Equal(r.CommitDeadline.Add(time.Hour)) ||
+		!r.RevealDeadline.Equal(r.CommitDeadline.Add(2*time.Hour)) || r.Markets[0].Price == nil {
+		t.Fatalf("scheduled round %+v", r)
+	}
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("serve did not stop cleanly: %v\n%s", err, p.logs)
+	}
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.JobRuns(context.Background(), forecast.JobCreateRound)
+	if err != nil || len(runs) != 1 || runs[0].Error != "" {
+		t.Fatalf("round creation runs %+v, %v", runs, err)
 	}
 }
