@@ -62,7 +62,11 @@ func (d *DB) Submit(ctx context.Context, kind arena.SubmissionKind, sub *arena.S
 	batch := append([]*submitReq{r}, g.queue[:n]...)
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
-	d.runSubmitBatch(context.WithoutCancel(ctx), batch)
+	// The batch is everyone's: it outlives its leader's request (a client
+	// hanging up must not fail the others) but not a stuck database.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitBatchTimeout)
+	d.runSubmitBatch(bctx, batch)
+	cancel()
 	for _, q := range batch[1:] {
 		q.lead <- false
 	}
@@ -81,6 +85,9 @@ func (d *DB) Submit(ctx context.Context, kind arena.SubmissionKind, sub *arena.S
 
 // maxSubmitBatch bounds a group commit, and so the latency one batch adds.
 const maxSubmitBatch = 128
+
+// submitBatchTimeout bounds one batch, replays included.
+const submitBatchTimeout = 30 * time.Second
 
 // maxLeaders is how many batches run at once: one on SQLite (one writer at
 // a time anyway), a few on PostgreSQL, where a batch mostly waits for its
