@@ -17,21 +17,21 @@ import (
 // Submit implements arena.RoundStore. It is the hot path of the API (every
 // signed commit and reveal), so
 //
-//   - concurrent submissions are group-committed: one caller at a time leads
-//     and writes everything queued so far in one transaction (one BEGIN, one
-//     COMMIT and, on PostgreSQL, one WAL flush for the batch), then hands the
-//     lead to the next waiter. Within a batch each submission still reads
-//     the state left by those before it, so the checks and the nonce
-//     sequence are exactly those of one transaction per submission; a
-//     rejected submission writes nothing, and a write failing after its
-//     check passed rolls the batch back and replays each submission in its
-//     own transaction;
-//   - each submission is three prepared statements: one query loads the
-//     round, the agent's nonce and its submission together; one upsert
-//     advances the nonce with a compare-and-set (so two racing requests with
-//     the same nonce cannot both be recorded, across replicas and on
-//     PostgreSQL's READ COMMITTED too); one statement records the commit,
-//     reveal or reasoning.
+//   - concurrent submissions are group-committed: a caller leads and writes
+//     everything queued so far in one transaction (one BEGIN, one COMMIT
+//     and, on PostgreSQL, one WAL flush for the batch), then hands the lead
+//     to the next waiter. A batch is written as a set with a fixed number
+//     of statements (submitSet); within it each submission is checked
+//     against the state left by those before it, so the checks and the
+//     nonce sequence are exactly those of one transaction per submission. A
+//     rejected submission writes nothing; anything doubtful rolls the batch
+//     back and replays each submission in its own transaction;
+//   - alone, a submission is three prepared statements (submitIn): one query
+//     loads the round, the agent's nonce and its submission together; one
+//     upsert advances the nonce with a compare-and-set (so two racing
+//     requests with the same nonce cannot both be recorded, across replicas
+//     and on PostgreSQL's READ COMMITTED too); one statement records the
+//     commit, reveal or reasoning.
 //
 // The Round handed to check carries the schedule, the invalidation flag and
 // k markets with their indices only (no market ids, benchmarks or
