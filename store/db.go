@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
@@ -36,6 +37,12 @@ type DB struct {
 	dialect dialect
 	// Now is the clock used for bookkeeping timestamps; tests may replace it.
 	Now func() time.Time
+
+	// The submission path's batching group and its prepared statements
+	// (query → *sql.Stmt): preparing once saves SQLite from re-parsing the
+	// SQL and PostgreSQL from re-planning it on every request.
+	submits submitGroup
+	stmts   sync.Map
 }
 
 // Open connects to url ("sqlite:PATH" or "postgres://…"), and applies
@@ -86,8 +93,14 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	return d, nil
 }
 
-// Close closes the database.
-func (d *DB) Close() error { return d.db.Close() }
+// Close releases the prepared statements and closes the database.
+func (d *DB) Close() error {
+	d.stmts.Range(func(_, s any) bool {
+		s.(*sql.Stmt).Close()
+		return true
+	})
+	return d.db.Close()
+}
 
 // Engine names the database engine ("sqlite" or "postgres").
 func (d *DB) Engine() string {

@@ -116,13 +116,7 @@ type submitReq struct {
 	lead  chan bool // true: lead the next batch; false: done, see err
 }
 
-// submitGroups holds one group per database handle.
-var submitGroups sync.Map // *sql.DB → *submitGroup
-
-func (d *DB) submitGroup() *submitGroup {
-	g, _ := submitGroups.LoadOrStore(d.db, new(submitGroup))
-	return g.(*submitGroup)
-}
+func (d *DB) submitGroup() *submitGroup { return &d.submits }
 
 // errReplay aborts a batch whose transaction can no longer be trusted.
 var errReplay = errors.New("store: replay the batch one by one")
@@ -580,27 +574,16 @@ func scanState(sc interface{ Scan(...any) error }, roundID uint64, agent string)
 	return int(i), st, addr.Valid, nil
 }
 
-// Prepared statements of the submission path, per database: preparing once
-// saves SQLite from re-parsing the SQL and PostgreSQL from re-planning it on
-// every request.
-var preparedStmts sync.Map // preparedKey → *sql.Stmt
-
-type preparedKey struct {
-	db    *sql.DB
-	query string
-}
-
 // prepared returns query prepared for use in tx.
 func (d *DB) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
-	key := preparedKey{d.db, query}
-	s, ok := preparedStmts.Load(key)
+	s, ok := d.stmts.Load(query)
 	if !ok {
 		st, err := d.db.PrepareContext(ctx, d.rebind(query))
 		if err != nil {
 			return nil, fmt.Errorf("store: prepare: %w", err)
 		}
 		var loaded bool
-		if s, loaded = preparedStmts.LoadOrStore(key, st); loaded {
+		if s, loaded = d.stmts.LoadOrStore(query, st); loaded {
 			st.Close()
 		}
 	}
