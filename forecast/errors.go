@@ -9,6 +9,8 @@ import "github.com/forecast-arena/arena"
 // Agent submissions (SPEC F3, F4), in the order the checks run:
 //
 //	code                   kind          when
+//	address_invalid        invalid       agent is not a 0x-prefixed 20-byte hex address
+//	hash_invalid           invalid       commit_hash, reasoning_hash or salt is not 0x-prefixed 32-byte hex
 //	domain_mismatch        invalid       the request names a chain_id / verifying_contract other than the server's
 //	signature_malformed    invalid       signature is not 65 bytes (or not 0x-hex when decoded from text)
 //	signature_v_invalid    invalid       v is not 27 or 28 (v = 0/1 is refused: sign with v+27)
@@ -39,6 +41,8 @@ import "github.com/forecast-arena/arena"
 //	reasoning_not_committed   conflict   the commit carried no reasoning hash (zero)
 //	reasoning_already_stored  conflict   reasoning for this commit was already accepted
 //	reasoning_mismatch        invalid    ReasoningHash(reasoning) ≠ the committed reasoning hash
+//	reasoning_unpublished     not_found  reading reasoning before the round's outcomes are triggered
+//	reasoning_not_found       not_found  the agent uploaded no reasoning in this round
 //
 // Round definition (operator side, SPEC F1):
 //
@@ -47,7 +51,17 @@ import "github.com/forecast-arena/arena"
 //	                                not open, or closing at or before the reveal deadline
 //	not_enough_markets     invalid  SelectMarkets found fewer than k eligible markets
 //	rules_invalid          invalid  selection rules out of range
+//
+// Operator trigger (SPEC F6):
+//
+//	trigger_not_allowed    conflict  the round is not past its reveal deadline, or already scored
+//	no_resolved_markets    conflict  no market of the round has resolved to YES or NO yet
+//
+// The HTTP layer adds malformed_json (invalid), body_too_large (too_large),
+// unauthorized and admin_disabled (unauthorized) for any request.
 const (
+	CodeAddressInvalid     = "address_invalid"
+	CodeHashInvalid        = "hash_invalid"
 	CodeSignatureMalformed = "signature_malformed"
 	CodeSignatureV         = "signature_v_invalid"
 	CodeSignatureInvalid   = "signature_invalid"
@@ -75,6 +89,11 @@ const (
 	CodeReasoningNotCommitted = "reasoning_not_committed"
 	CodeReasoningStored       = "reasoning_already_stored"
 	CodeReasoningMismatch     = "reasoning_mismatch"
+	CodeReasoningUnpublished  = "reasoning_unpublished"
+	CodeReasoningNotFound     = "reasoning_not_found"
+
+	CodeTriggerNotAllowed = "trigger_not_allowed"
+	CodeNoResolvedMarkets = "no_resolved_markets"
 
 	CodeScheduleInvalid     = "schedule_invalid"
 	CodeRoundMarketsInvalid = "round_markets_invalid"
@@ -112,6 +131,13 @@ var Codes = map[string]string{
 	CodeReasoningNotCommitted: arena.ECONFLICT,
 	CodeReasoningStored:       arena.ECONFLICT,
 	CodeReasoningMismatch:     arena.EINVALID,
+
+	CodeAddressInvalid:       arena.EINVALID,
+	CodeHashInvalid:          arena.EINVALID,
+	CodeReasoningUnpublished: arena.ENOTFOUND,
+	CodeReasoningNotFound:    arena.ENOTFOUND,
+	CodeTriggerNotAllowed:    arena.ECONFLICT,
+	CodeNoResolvedMarkets:    arena.ECONFLICT,
 
 	CodeScheduleInvalid:     arena.EINVALID,
 	CodeRoundMarketsInvalid: arena.EINVALID,

@@ -165,18 +165,18 @@ func state(st arena.SubmissionState) State {
 // ParseAddress accepts a 0x-prefixed address in any case.
 func ParseAddress(s string) (common.Address, error) {
 	if !common.IsHexAddress(s) || len(s) != 42 {
-		return common.Address{}, arena.Rejectf(arena.EINVALID, "address_invalid", "agent %q is not a 0x-prefixed 20-byte hex address", s)
+		return common.Address{}, reject(CodeAddressInvalid, "agent %q is not a 0x-prefixed 20-byte hex address", s)
 	}
 	return common.HexToAddress(s), nil
 }
 
 func parseHash(field, s string) (common.Hash, error) {
 	if len(s) != 66 || s[:2] != "0x" {
-		return common.Hash{}, arena.Rejectf(arena.EINVALID, "hash_invalid", "%s %q is not a 0x-prefixed 32-byte hex value", field, s)
+		return common.Hash{}, reject(CodeHashInvalid, "%s %q is not a 0x-prefixed 32-byte hex value", field, s)
 	}
 	b, err := hex.DecodeString(s[2:])
 	if err != nil {
-		return common.Hash{}, arena.Rejectf(arena.EINVALID, "hash_invalid", "%s %q is not hex", field, s)
+		return common.Hash{}, reject(CodeHashInvalid, "%s %q is not hex", field, s)
 	}
 	return common.BytesToHash(b), nil
 }
@@ -287,7 +287,7 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 		return nil, err
 	}
 	if r.TriggeredAt.IsZero() {
-		return nil, arena.Rejectf(arena.ENOTFOUND, "reasoning_unpublished", "round %d: reasoning is published after outcomes are triggered", roundID)
+		return nil, reject(CodeReasoningUnpublished, "round %d: reasoning is published after outcomes are triggered", roundID)
 	}
 	subs, err := s.Store.Submissions(ctx, roundID)
 	if err != nil {
@@ -302,7 +302,7 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 			return out, nil
 		}
 	}
-	return nil, arena.Rejectf(arena.ENOTFOUND, "reasoning_not_found", "round %d: no reasoning from %s", roundID, addr.Hex())
+	return nil, reject(CodeReasoningNotFound, "round %d: no reasoning from %s", roundID, addr.Hex())
 }
 
 // CaptureBenchmarks records the benchmark price of every market of each
@@ -407,14 +407,14 @@ func (s *Service) Trigger(ctx context.Context, roundID uint64) error {
 		return err
 	}
 	if st := r.Status(s.now()); st != arena.RoundScoring {
-		return arena.Rejectf(arena.ECONFLICT, "trigger_not_allowed", "round %d is %s; outcomes are triggered after the reveal deadline, once", roundID, st)
+		return reject(CodeTriggerNotAllowed, "round %d is %s; outcomes are triggered after the reveal deadline, once", roundID, st)
 	}
 	ok, err := s.trigger(ctx, r, true)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return arena.Rejectf(arena.ECONFLICT, "no_resolved_markets", "round %d: no market has resolved to YES or NO yet", roundID)
+		return reject(CodeNoResolvedMarkets, "round %d: no market has resolved to YES or NO yet", roundID)
 	}
 	return nil
 }
