@@ -78,7 +78,7 @@ func (d *DB) CreateCohort(ctx context.Context, c *arena.Cohort) (bool, error) {
 
 const cohortColumns = `id, week_start, status, lineup, initial_cash, created_at, completed_at`
 
-func scanCohort(sc interface{ Scan(...any) error }) (*arena.Cohort, error) {
+func scanCohort(sc scanner) (*arena.Cohort, error) {
 	var c arena.Cohort
 	var week, created int64
 	var completed sql.NullInt64
@@ -156,7 +156,7 @@ func (d *DB) CompleteCohorts(ctx context.Context, weekStartBefore, at time.Time)
 
 const portfolioColumns = `id, cohort_id, agent_id, cash, realized, bankrupt, version`
 
-func scanPortfolio(sc interface{ Scan(...any) error }) (*arena.Portfolio, error) {
+func scanPortfolio(sc scanner) (*arena.Portfolio, error) {
 	var p arena.Portfolio
 	err := sc.Scan(&p.ID, &p.CohortID, &p.AgentID, &p.Cash, &p.Realized, &p.Bankrupt, &p.Version)
 	return &p, err
@@ -164,7 +164,7 @@ func scanPortfolio(sc interface{ Scan(...any) error }) (*arena.Portfolio, error)
 
 const positionColumns = `id, portfolio_id, market_id, side, shares, cost_basis, mark, status, opened_at, closed_at`
 
-func scanPosition(sc interface{ Scan(...any) error }) (*arena.Position, error) {
+func scanPosition(sc scanner) (*arena.Position, error) {
 	var p arena.Position
 	var status string
 	var opened int64
@@ -365,7 +365,7 @@ func (d *DB) SaveFrame(ctx context.Context, cohortID int64, week time.Time, fram
 const decisionColumns = `id, cohort_id, agent_id, week, status, owner, claimed_at, attempts, system_prompt, user_prompt,
 	raw_responses, action, executions, retries, system_default, tokens_in, tokens_out, cost, latency_ms, error, finished_at`
 
-func scanDecision(sc interface{ Scan(...any) error }) (*arena.Decision, error) {
+func scanDecision(sc scanner) (*arena.Decision, error) {
 	var dc arena.Decision
 	var week, claimed int64
 	var status, raw string
@@ -502,20 +502,12 @@ func (d *DB) FailDecision(ctx context.Context, dc *arena.Decision) error {
 
 // Decisions implements arena.CohortStore.
 func (d *DB) Decisions(ctx context.Context, cohortID int64) ([]*arena.Decision, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+decisionColumns+` FROM decisions WHERE cohort_id = ? ORDER BY week, agent_id`), cohortID)
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+decisionColumns+` FROM decisions WHERE cohort_id = ? ORDER BY week, agent_id`),
+		[]any{cohortID}, scanDecision)
 	if err != nil {
 		return nil, fmt.Errorf("store: decisions of cohort %d: %w", cohortID, err)
 	}
-	defer rows.Close()
-	var out []*arena.Decision
-	for rows.Next() {
-		dc, err := scanDecision(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: decisions of cohort %d: %w", cohortID, err)
-		}
-		out = append(out, dc)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // OpenPositionMarkets implements arena.CohortStore.

@@ -184,3 +184,24 @@ func isNoRows(err error) bool { return errors.Is(err, errNoRows) }
 
 // Ping checks the connection.
 func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }
+
+// scanner is a row being scanned: *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs a query and scans every row with scan.
+func queryAll[T any](ctx context.Context, q queryer, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

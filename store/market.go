@@ -255,7 +255,7 @@ func (d *DB) insertMarkets(ctx context.Context, tx *sql.Tx, rows [][]any, ms []*
 	return nil
 }
 
-func scanMarket(sc interface{ Scan(...any) error }) (*arena.Market, error) {
+func scanMarket(sc scanner) (*arena.Market, error) {
 	var (
 		m                                                   arena.Market
 		outcomes, tokenIDs                                  string
@@ -347,20 +347,11 @@ func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
 	}
-	rows, err := d.db.QueryContext(ctx, d.rebind(q), args...)
+	out, err := queryAll(ctx, d.db, d.rebind(q), args, scanMarket)
 	if err != nil {
 		return nil, fmt.Errorf("store: list markets: %w", err)
 	}
-	defer rows.Close()
-	var out []*arena.Market
-	for rows.Next() {
-		m, err := scanMarket(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list markets: %w", err)
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ResolveMarket implements arena.MarketStore.

@@ -44,7 +44,7 @@ func (d *DB) CreateRound(ctx context.Context, r *arena.Round) error {
 
 const roundColumns = `id, commit_deadline, reveal_start, reveal_deadline, grace_micros, rules, created_at, benchmark_at, triggered_at, invalidated`
 
-func scanRound(sc interface{ Scan(...any) error }) (*arena.Round, error) {
+func scanRound(sc scanner) (*arena.Round, error) {
 	var r arena.Round
 	var id, cd, rs, rd, grace, created int64
 	var rules string
@@ -177,7 +177,7 @@ func (d *DB) SetBenchmarks(ctx context.Context, roundID uint64, ms []arena.Round
 const submissionColumns = `round_id, agent, commit_hash, reasoning_hash, commit_nonce, commit_sig, committed_at,
 	predictions, salt, reveal_nonce, reveal_sig, revealed_at, reasoning`
 
-func scanSubmission(sc interface{ Scan(...any) error }) (*arena.Submission, error) {
+func scanSubmission(sc scanner) (*arena.Submission, error) {
 	var s arena.Submission
 	var rid, cnonce, committed int64
 	var preds, salt, rsig, reasoning sql.NullString
@@ -214,20 +214,12 @@ func (d *DB) Nonce(ctx context.Context, agent string) (uint64, error) {
 
 // Submissions implements arena.RoundStore, ordered by agent.
 func (d *DB) Submissions(ctx context.Context, roundID uint64) ([]*arena.Submission, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+submissionColumns+` FROM submissions WHERE round_id = ? ORDER BY agent`), int64(roundID))
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+submissionColumns+` FROM submissions WHERE round_id = ? ORDER BY agent`),
+		[]any{int64(roundID)}, func(sc scanner) (*arena.Submission, error) { return scanSubmission(sc) })
 	if err != nil {
 		return nil, fmt.Errorf("store: submissions of round %d: %w", roundID, err)
 	}
-	defer rows.Close()
-	var out []*arena.Submission
-	for rows.Next() {
-		s, err := scanSubmission(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: submissions of round %d: %w", roundID, err)
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SaveRoundResult implements arena.RoundStore. A round is scored once.
