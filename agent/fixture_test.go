@@ -8,7 +8,8 @@ import (
 )
 
 // testSnapshot is a week's view with binary and multi-outcome markets, a
-// market without prices, and two open positions (one priced, one stale).
+// market without prices, and two open positions (one priced and sellable,
+// one stale and not sellable).
 func testSnapshot() *trading.Snapshot {
 	close1 := time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)
 	return &trading.Snapshot{
@@ -23,7 +24,7 @@ func testSnapshot() *trading.Snapshot {
 		MaxBet:         2_000 * usd,
 		Positions: []trading.PositionView{
 			{ID: 41, MarketID: 101, Question: "Will the Fed cut rates in March 2026?", MarketType: arena.Binary, Side: "NO",
-				Shares: 1_724_137_931, CostBasis: 1_000 * usd, AvgEntry: 580_000, Price: 650_000, Value: 1_120_689_655, Unrealized: 120_689_655},
+				Shares: 1_724_137_931, CostBasis: 1_000 * usd, AvgEntry: 580_000, Price: 650_000, Value: 1_120_689_655, Unrealized: 120_689_655, Tradable: true},
 			{ID: 42, MarketID: 999, Question: "Will it snow in\nLondon on Christmas 2025?", MarketType: arena.Binary, Side: "YES",
 				Shares: 3_000_000_000, CostBasis: 1_000 * usd, AvgEntry: 333_333, Price: 344_183, PriceStale: true, Value: 1_032_550_345, Unrealized: 32_550_345},
 		},

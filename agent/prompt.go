@@ -45,7 +45,7 @@ How the markets work
 Rules
 - Minimum bet: %[2]s. Maximum single bet: %[3]d%% of your cash at the moment the bet executes. Several bets in one decision execute in the order given, each one lowering your cash.
 - One position per market and side: a bet on a side you already hold adds to that position. Do not bet the same market and side twice in one decision.
-- A sale sells a percentage (1 to 100) of one open position at its current price; 100 closes it.
+- A sale sells a percentage (1 to 100) of one open position at its current price; 100 closes it. A position marked "cannot be sold" (its market is closed, resolved or unpriced) stays until it settles at resolution.
 - A decision either places bets (BET) or sells positions (SELL), never both. HOLD changes nothing.
 - Use only market IDs and position IDs from the lists you are given. Amounts are in US dollars.
 - The size of a bet states your confidence: a bet of %[3]d%% of your cash means you are certain. Bets are scored by their profit and by the Brier score of that implied confidence once markets resolve.
@@ -109,8 +109,12 @@ func UserPrompt(s *trading.Snapshot) string {
 		if p.PriceStale {
 			price += " (last known; no current price)"
 		}
-		fmt.Fprintf(&b, "  side %s | %s shares | avg entry %s | current %s | value %s | unrealized P/L %s\n",
-			p.Side, sharesText(p.Shares), dollarsPerShare(p.AvgEntry), price, cents(p.Value), signed(p.Unrealized))
+		sellable := ""
+		if !p.Tradable {
+			sellable = " (cannot be sold; settles at resolution)"
+		}
+		fmt.Fprintf(&b, "  side %s | %s shares | avg entry %s | current %s | value %s | unrealized P/L %s%s\n",
+			p.Side, sharesText(p.Shares), dollarsPerShare(p.AvgEntry), price, cents(p.Value), signed(p.Unrealized), sellable)
 	}
 
 	fmt.Fprintf(&b, "\nMARKETS (%d, by volume)\n", len(s.Markets))

@@ -23,8 +23,9 @@ import (
 //     cap of later ones), and the bets together fit in the cash;
 //   - no two bets of one action share a market and side (a bet on a side
 //     already held adds to that position, which the rules allow);
-//   - a sell names an open position of the snapshot, at most once, with a
-//     percentage from 1 to 100.
+//   - a sell names an open position of the snapshot that can be sold this
+//     week (PositionView.Tradable: its market open, unresolved and priced,
+//     as execution requires), at most once, with a percentage from 1 to 100.
 //
 // Validate does not execute anything: the ledger re-checks at execution.
 func Validate(a trading.Action, s *trading.Snapshot) (trading.Action, error) {
@@ -107,14 +108,17 @@ func Validate(a trading.Action, s *trading.Snapshot) (trading.Action, error) {
 			add("%d sells in one action (max %d)", len(a.Sells), trading.MaxItems)
 			break
 		}
-		held := make(map[int64]bool, len(s.Positions))
-		for _, p := range s.Positions {
-			held[p.ID] = true
+		held := make(map[int64]*trading.PositionView, len(s.Positions))
+		for i := range s.Positions {
+			held[s.Positions[i].ID] = &s.Positions[i]
 		}
 		seen := map[int64]int{}
 		for i, x := range a.Sells {
-			if !held[x.PositionID] {
+			switch p := held[x.PositionID]; {
+			case p == nil:
 				add("sells[%d]: position_id %d is not one of your open positions", i, x.PositionID)
+			case !p.Tradable:
+				add("sells[%d]: position %d cannot be sold this week (its market %d is closed, resolved or has no current price); it settles at resolution", i, x.PositionID, p.MarketID)
 			}
 			if j, dup := seen[x.PositionID]; dup {
 				add("sells[%d]: position %d is already sold in sells[%d]", i, x.PositionID, j)

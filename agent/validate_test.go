@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	arena "github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/trading"
@@ -27,8 +29,10 @@ func TestValidateAcceptsAndCanonicalizes(t *testing.T) {
 			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "YES", 2_000*usd), bet(101, "NO", 1_500*usd)}}},
 		{"adding to a held side is allowed", trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "NO", 100*usd)}},
 			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(101, "NO", 100*usd)}}},
-		{"sells", trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 41, Percentage: 100}, {PositionID: 42, Percentage: 1}}},
-			trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 41, Percentage: 100}, {PositionID: 42, Percentage: 1}}}},
+		{"sell all", trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 41, Percentage: 100}}},
+			trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 41, Percentage: 100}}}},
+		{"sell some", trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 41, Percentage: 1}}},
+			trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 41, Percentage: 1}}}},
 	}
 	for _, tc := range cases {
 		got, err := Validate(tc.in, s)
@@ -66,6 +70,8 @@ func TestValidateRejects(t *testing.T) {
 		{"no price", bets(bet(104, "YES", 100*usd)), []string{"market 104 has no price for YES"}},
 		{"untradeable price", bets(bet(105, "NO", 100*usd)), []string{"market 105's NO price 0% cannot be traded"}},
 		{"unknown position", sells(trading.Sell{PositionID: 7, Percentage: 50}), []string{"sells[0]: position_id 7 is not one of your open positions"}},
+		{"position not tradable", sells(trading.Sell{PositionID: 42, Percentage: 50}),
+			[]string{"sells[0]: position 42 cannot be sold this week", "settles at resolution"}},
 		{"percentage low", sells(trading.Sell{PositionID: 41, Percentage: 0.5}), []string{"percentage 0.5 must be from 1 to 100"}},
 		{"percentage high", sells(trading.Sell{PositionID: 41, Percentage: 150}), []string{"percentage 150 must be from 1 to 100"}},
 		{"duplicate sell", sells(trading.Sell{PositionID: 41, Percentage: 50}, trading.Sell{PositionID: 41, Percentage: 50}), []string{"sells[1]: position 41 is already sold in sells[0]"}},
@@ -133,5 +139,80 @@ func TestValidateMatchesExecution(t *testing.T) {
 	ex, _ := trading.Execute(l, f, over, s.TakenAt)
 	if trading.Executed(ex) != 1 || ex[1].Code != trading.CodeAboveMax {
 		t.Errorf("execution: %+v", ex)
+	}
+}
+
+// TestValidateMatchesExecutionSells: a SELL is accepted by Validate exactly
+// when the engine executes it. Positions sit on an open priced market, a
+// closed market, a resolved market, an open market without a price for the
+// side, and a market missing from the frame; the snapshot comes from
+// trading.BuildSnapshot, as the engine builds it.
+func TestValidateMatchesExecutionSells(t *testing.T) {
+	at := time.Date(2026, 3, 1, 0, 5, 0, 0, time.UTC)
+	binary := func(id int64, status arena.MarketStatus, res string, prices map[string]trading.PPM) trading.MarketView {
+		return trading.MarketView{ID: id, Question: fmt.Sprintf("market %d", id), Type: arena.Binary,
+			Outcomes: []string{arena.Yes, arena.No}, Prices: prices, Status: status, Resolution: res}
+	}
+	yes := map[string]trading.PPM{arena.Yes: 600_000}
+	markets := map[int64]trading.MarketView{
+		1: binary(1, arena.StatusOpen, "", yes),
+		2: binary(2, arena.StatusClosed, "", yes),
+		3: binary(3, arena.StatusResolved, arena.Yes, yes),
+		4: {ID: 4, Question: "multi", Type: arena.Multi, Outcomes: []string{"A", "B"},
+			Prices: map[string]trading.PPM{"B": 500_000}, Status: arena.StatusOpen},
+	}
+	sides := map[int64]string{1: "YES", 2: "NO", 3: "YES", 4: "A", 5: "YES"}
+	tradable := map[int64]bool{1: true}
+
+	// Open one position per market, then reload the ledger with ids.
+	l := trading.NewPortfolioLedger(trading.InitialCash)
+	for id := int64(1); id <= 5; id++ {
+		if _, err := l.Bet(id, sides[id], 500*usd, 400_000, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch, _ := l.Change()
+	p := &arena.Portfolio{ID: 1, Cash: ch.Cash}
+	for i, x := range ch.Positions {
+		p.Positions = append(p.Positions, &arena.Position{ID: int64(100 + i + 1), MarketID: x.MarketID, Side: x.Side,
+			Shares: x.Shares, CostBasis: x.CostBasis, Mark: 400_000, Status: arena.PositionOpen})
+	}
+	f := &trading.Frame{Week: at, TakenAt: at}
+	f.Markets = append(f.Markets, markets[1])
+	f.Held = append(f.Held, markets[2], markets[3], markets[4]) // market 5 is not in the frame
+
+	for _, pos := range p.Positions {
+		l, err := trading.NewLedger(p, trading.InitialCash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := trading.BuildSnapshot(l, f, "a")
+		for _, v := range s.Positions {
+			if v.Tradable != tradable[v.MarketID] {
+				t.Errorf("position on market %d: Tradable %v", v.MarketID, v.Tradable)
+			}
+		}
+		for _, pct := range []float64{100, 50} {
+			a := trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: pos.ID, Percentage: pct}}}
+			v, verr := Validate(a, &s)
+			fresh, err := trading.NewLedger(p, trading.InitialCash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex, err := trading.Execute(fresh, f, a, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok := trading.Executed(ex) == 1
+			if (verr == nil) != ok {
+				t.Errorf("market %d sell %v%%: Validate err=%v, execution %+v", pos.MarketID, pct, verr, ex)
+			}
+			if verr == nil && v.Sells[0] != a.Sells[0] {
+				t.Errorf("market %d: validated %+v", pos.MarketID, v)
+			}
+			if verr != nil && !strings.Contains(verr.Error(), "settles at resolution") {
+				t.Errorf("market %d: message %q", pos.MarketID, verr)
+			}
+		}
 	}
 }

@@ -118,6 +118,11 @@ type PositionView struct {
 	PriceStale bool             `json:"price_stale,omitempty"`
 	Value      Micros           `json:"value_micros"`
 	Unrealized Micros           `json:"unrealized_micros"`
+	// Tradable reports whether the position can be sold this week: its
+	// market is in the frame, open, unresolved and priced for the side.
+	// It mirrors the checks of the SELL execution, so the validator can
+	// refuse what the engine would refuse.
+	Tradable bool `json:"tradable"`
 }
 
 // Snapshot is what a decider sees (SPEC T2): its own cash and open
@@ -148,6 +153,8 @@ func BuildSnapshot(l *Ledger, f *Frame, agentID string) Snapshot {
 			AvgEntry: AvgEntry(p), Price: price, PriceStale: !fresh, Value: value, Unrealized: value - p.CostBasis}
 		if m != nil {
 			v.Question, v.MarketType = m.Question, m.Type
+			_, priced := m.SidePrice(p.Side)
+			v.Tradable = m.Status == arena.StatusOpen && m.Resolution == "" && priced
 		}
 		s.Positions = append(s.Positions, v)
 		s.PositionsValue += value
