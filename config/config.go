@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,7 +152,7 @@ func readFile(path string) (map[string]string, error) {
 func (o *Options) Validate() error {
 	var errs []error
 	if !strings.HasPrefix(o.DB, "sqlite:") && !strings.HasPrefix(o.DB, "postgres://") && !strings.HasPrefix(o.DB, "postgresql://") {
-		errs = append(errs, fmt.Errorf("db %q: want sqlite:PATH or postgres://…", o.DB))
+		errs = append(errs, fmt.Errorf("db %q: want sqlite:PATH or postgres://…", RedactURL(o.DB)))
 	}
 	if o.SyncLimit <= 0 {
 		errs = append(errs, fmt.Errorf("sync limit %d: must be positive", o.SyncLimit))
@@ -188,8 +189,10 @@ func (o *Options) Lines() []string {
 	return out
 }
 
-// RedactURL hides the password of a URL-style connection string.
+// RedactURL hides the passwords of a connection string: the user:pass@
+// part of a URL and any password=… parameter (pgx accepts both).
 func RedactURL(s string) string {
+	s = passwordParam.ReplaceAllString(s, "${1}[redacted]")
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
 		return s
@@ -204,3 +207,5 @@ func RedactURL(s string) string {
 	}
 	return scheme + "://" + user + ":[redacted]" + rest[at:]
 }
+
+var passwordParam = regexp.MustCompile(`(?i)(password=)[^&\s]*`)

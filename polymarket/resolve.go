@@ -57,7 +57,9 @@ func Resolve(closed bool, umaStatus string, outcomes []string, prices []float64,
 		if w := priceWinner(prices); w >= 0 {
 			return Resolution{Status: arena.StatusResolved, Resolution: outcomes[w]}
 		}
-		if allHalf(prices) {
+		// 50-50 only when UMA says the market resolved: untouched default
+		// prices on a merely closed market are not a resolution.
+		if allHalf(prices) && uma == "resolved" {
 			return Resolution{Status: arena.StatusResolved, Resolution: arena.Void}
 		}
 	}

@@ -55,6 +55,9 @@ func (pp PowerParams) N(alpha float64) int {
 	}
 	z := pp.zSum() / alpha
 	n := z * z * v
+	if n > 1<<53 {
+		return math.MaxInt // beyond any sample: saturate rather than overflow
+	}
 	// Guard against n landing a hair above an integer through rounding.
 	return int(math.Ceil(n - 1e-9))
 }
@@ -65,7 +68,11 @@ func (pp PowerParams) Rounds(n int) int {
 	if k < 1 {
 		k = 1
 	}
-	return (n + k - 1) / k
+	r := n / k
+	if n%k != 0 {
+		r++ // ⌈n/k⌉ without overflowing near MaxInt
+	}
+	return r
 }
 
 // MinDetectable is S5's inverse: the smallest α* detected with power π at

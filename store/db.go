@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/config"
 )
 
 // Compile-time checks that DB implements the domain interfaces.
@@ -110,16 +111,7 @@ func (d *DB) Engine() string {
 	return "sqlite"
 }
 
-func redact(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
+func redact(s string) string { return config.RedactURL(s) }
 
 // rebind turns ? placeholders into $n for PostgreSQL. Queries in this
 // package never contain a literal '?'.

@@ -74,6 +74,18 @@ func unix(t time.Time) int64 {
 	return t.UnixMicro()
 }
 
+// stripNUL removes NUL bytes from text fields: PostgreSQL refuses them in
+// TEXT while SQLite keeps them, and one upstream market with a stray
+// \u0000 must not fail a whole sync on one engine only.
+func stripNUL(m *arena.Market) {
+	for _, f := range []*string{&m.Question, &m.Criteria, &m.Background, &m.URL, &m.Category, &m.EventID,
+		&m.Origin, &m.ConditionID, &m.Slug, &m.EventSlug, &m.UMAStatus} {
+		if strings.IndexByte(*f, 0) >= 0 {
+			*f = strings.ReplaceAll(*f, "\x00", "")
+		}
+	}
+}
+
 type existing struct {
 	id         int64
 	digest     string
@@ -117,6 +129,7 @@ func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.Sa
 			seen[key] = true
 			ex, found := known[key]
 			mm := *m
+			stripNUL(&mm)
 			// A resolution, once recorded (upstream, oracle or admin), is never
 			// cleared by a later sync that no longer reports it.
 			if found && ex.resolution != "" && mm.Resolution == "" {

@@ -219,3 +219,20 @@ func TestReopenKeepsData(t *testing.T) {
 		})
 	}
 }
+
+// A NUL byte from upstream is stored the same way on both engines.
+func TestSaveMarketsNULBytes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		m := binary("nul", 1)
+		m.Question = "Will\x00 it?"
+		m.Category = "po\x00litics"
+		if _, err := db.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Market(ctx, m.ID)
+		if err != nil || got.Question != "Will it?" || got.Category != "politics" {
+			t.Fatalf("%q %q %v", got.Question, got.Category, err)
+		}
+	})
+}

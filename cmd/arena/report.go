@@ -675,8 +675,9 @@ func runReportPower(ctx context.Context, env *Env, args []string) error {
 			list = nil
 			for _, f := range strings.Split(*alphas, ",") {
 				a, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-				if err != nil || !(a > 0) || math.IsInf(a, 0) {
-					return arena.Errorf(arena.EINVALID, "--alpha: %q is not a positive number", f)
+				// An edge below 1e-6 needs more predictions than exist.
+				if err != nil || !(a >= 1e-6 && a <= 1) {
+					return arena.Errorf(arena.EINVALID, "--alpha: %q is not an edge in [1e-6, 1]", f)
 				}
 				list = append(list, a)
 			}

@@ -15,7 +15,7 @@ func Dir(t testing.TB) string {
 	t.Helper()
 	d, ok := Find()
 	if !ok {
-		t.Skip("../shared/data not found beside the checkout; skipping test on published data")
+		missing(t, "../shared/data not found beside the checkout")
 	}
 	return d
 }
@@ -25,9 +25,19 @@ func Path(t testing.TB, elem ...string) string {
 	t.Helper()
 	p := filepath.Join(append([]string{Dir(t)}, elem...)...)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not found; skipping test on published data", p)
+		missing(t, p+" not found")
 	}
 	return p
+}
+
+// missing skips the test, or fails it when ARENA_REQUIRE_SHARED_DATA=1
+// (set by CI, so the reference checks cannot pass by being skipped).
+func missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("ARENA_REQUIRE_SHARED_DATA") == "1" {
+		t.Fatalf("%s, and ARENA_REQUIRE_SHARED_DATA=1", why)
+	}
+	t.Skipf("%s; skipping test on published data", why)
 }
 
 // Find walks up from the working directory to the module root (go.mod)
