@@ -167,6 +167,7 @@ func TestResolve(t *testing.T) {
 		{"just below threshold", true, "", yn, []float64{0.985, 0.015}, nil, Resolution{Status: arena.StatusClosed}},
 		{"loser too high", true, "resolved", []string{"A", "B", "C"}, []float64{0.99, 0.005, 0.02}, nil, Resolution{Status: arena.StatusClosed, Ambiguous: true}},
 		{"void 50-50", true, "resolved", yn, []float64{0.5, 0.5}, nil, Resolution{Status: arena.StatusResolved, Resolution: arena.Void}},
+		{"closed at default 50-50, UMA silent", true, "", yn, []float64{0.5, 0.5}, nil, Resolution{Status: arena.StatusClosed}},
 		{"near even is not void", true, "", yn, []float64{0.505, 0.495}, nil, Resolution{Status: arena.StatusClosed}},
 		{"ambiguous", true, "resolved", yn, []float64{0.6, 0.4}, nil, Resolution{Status: arena.StatusClosed, Ambiguous: true}},
 		{"ambiguous without prices", true, "Resolved", yn, nil, nil, Resolution{Status: arena.StatusClosed, Ambiguous: true}},
