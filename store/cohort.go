@@ -193,48 +193,86 @@ func (d *DB) positions(ctx context.Context, q queryer, where string, args ...any
 	return out, rows.Err()
 }
 
-// Portfolios implements arena.CohortStore.
+// portfolioReadHook, when set by a test, runs between the read of portfolio
+// rows and the read of their positions, where a concurrent write used to
+// tear the result.
+var portfolioReadHook func()
+
+// readTx runs fn in a read-only transaction that sees one consistent state
+// of the database: REPEATABLE READ on PostgreSQL (a single snapshot for
+// every statement), a deferred transaction on SQLite (its WAL snapshot is
+// fixed by the first read, and a read-only begin takes no write lock).
+// Reads that span several statements use it so a concurrent write between
+// them cannot tear the result.
+func (d *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if d.dialect == postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := d.db.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("store: begin read: %w", err)
+	}
+	defer tx.Rollback() // read-only: nothing to commit
+	return fn(tx)
+}
+
+// Portfolios implements arena.CohortStore. The portfolio rows and their
+// open positions are read in one snapshot, so a settlement or decision
+// committing in between cannot pair a new cash with old positions.
 func (d *DB) Portfolios(ctx context.Context, cohortID int64) ([]*arena.Portfolio, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+portfolioColumns+` FROM portfolios WHERE cohort_id = ? ORDER BY agent_id`), cohortID)
-	if err != nil {
-		return nil, fmt.Errorf("store: portfolios of cohort %d: %w", cohortID, err)
-	}
 	var out []*arena.Portfolio
-	byID := map[int64]*arena.Portfolio{}
-	for rows.Next() {
-		p, err := scanPortfolio(rows)
+	err := d.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = queryAll(ctx, tx, d.rebind(`SELECT `+portfolioColumns+` FROM portfolios WHERE cohort_id = ? ORDER BY agent_id`),
+			[]any{cohortID}, scanPortfolio)
 		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store: portfolios of cohort %d: %w", cohortID, err)
+			return fmt.Errorf("store: portfolios of cohort %d: %w", cohortID, err)
 		}
-		out = append(out, p)
-		byID[p.ID] = p
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	pos, err := d.positions(ctx, d.db, `status = ? AND portfolio_id IN (SELECT id FROM portfolios WHERE cohort_id = ?)`, string(arena.PositionOpen), cohortID)
+		if portfolioReadHook != nil {
+			portfolioReadHook()
+		}
+		byID := make(map[int64]*arena.Portfolio, len(out))
+		for _, p := range out {
+			byID[p.ID] = p
+		}
+		pos, err := d.positions(ctx, tx, `status = ? AND portfolio_id IN (SELECT id FROM portfolios WHERE cohort_id = ?)`, string(arena.PositionOpen), cohortID)
+		if err != nil {
+			return err
+		}
+		for _, p := range pos {
+			if f := byID[p.PortfolioID]; f != nil {
+				f.Positions = append(f.Positions, p)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	for _, p := range pos {
-		if f := byID[p.PortfolioID]; f != nil {
-			f.Positions = append(f.Positions, p)
-		}
 	}
 	return out, nil
 }
 
-// Portfolio implements arena.CohortStore.
+// Portfolio implements arena.CohortStore; like Portfolios, it reads the row
+// and the open positions in one snapshot.
 func (d *DB) Portfolio(ctx context.Context, id int64) (*arena.Portfolio, error) {
-	p, err := scanPortfolio(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+portfolioColumns+` FROM portfolios WHERE id = ?`), id))
-	if isNoRows(err) {
-		return nil, arena.Errorf(arena.ENOTFOUND, "portfolio %d not found", id)
-	}
+	var p *arena.Portfolio
+	err := d.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		p, err = scanPortfolio(tx.QueryRowContext(ctx, d.rebind(`SELECT `+portfolioColumns+` FROM portfolios WHERE id = ?`), id))
+		if isNoRows(err) {
+			return arena.Errorf(arena.ENOTFOUND, "portfolio %d not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("store: load portfolio %d: %w", id, err)
+		}
+		if portfolioReadHook != nil {
+			portfolioReadHook()
+		}
+		p.Positions, err = d.positions(ctx, tx, `portfolio_id = ? AND status = ?`, id, string(arena.PositionOpen))
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("store: load portfolio %d: %w", id, err)
-	}
-	if p.Positions, err = d.positions(ctx, d.db, `portfolio_id = ? AND status = ?`, id, string(arena.PositionOpen)); err != nil {
 		return nil, err
 	}
 	return p, nil
