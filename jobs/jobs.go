@@ -62,9 +62,15 @@ type Scheduler struct {
 	Now    func() time.Time
 	Logger *slog.Logger
 
-	mu   sync.Mutex
-	done map[string]time.Time // last period handled locally, per job
+	mu      sync.Mutex
+	done    map[string]time.Time // last period handled locally, per job
+	nextTry map[string]time.Time // when to ask again for a period held elsewhere
 }
+
+// RetryClaim is how often a replica asks again for a period another
+// replica holds, so a period whose claimant died is taken over once its
+// lease (store.JobLease) expires.
+const RetryClaim = time.Minute
 
 // Run blocks until ctx is cancelled, then waits for running jobs to finish.
 func (s *Scheduler) Run(ctx context.Context) error {
@@ -81,7 +87,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		host, _ := os.Hostname()
 		s.Owner = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
-	s.done = map[string]time.Time{}
+	s.done, s.nextTry = map[string]time.Time{}, map[string]time.Time{}
 	var wg sync.WaitGroup
 	t := time.NewTicker(s.Tick)
 	defer t.Stop()
@@ -94,8 +100,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if busy {
 				continue // a slow run keeps its job busy; it never overlaps itself
 			}
-			period, due := j.Schedule.Period(s.Now())
-			if !due || s.done[j.Name].Equal(period) {
+			now := s.Now()
+			period, due := j.Schedule.Period(now)
+			if !due || s.done[j.Name].Equal(period) || now.Before(s.nextTry[j.Name]) {
 				continue
 			}
 			s.done[j.Name] = period
@@ -109,6 +116,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 			if !ok {
 				s.Logger.Debug("job claimed elsewhere", "job", j.Name, "period", period)
+				delete(s.done, j.Name)
+				s.nextTry[j.Name] = now.Add(RetryClaim)
 				continue
 			}
 			s.mu.Lock()

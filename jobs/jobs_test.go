@@ -79,3 +79,38 @@ func TestReplicasRunEachPeriodOnce(t *testing.T) {
 		})
 	}
 }
+
+// A weekly period claimed by a replica that died is run by another once
+// the claim's lease has expired.
+func TestSchedulerTakesOverDeadClaim(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		week := jobs.WeekStart(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+		var clock atomic.Int64
+		clock.Store(week.Add(time.Hour).UnixNano())
+		now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+		db.Now = now
+		if ok, _ := db.ClaimJob(context.Background(), "cohort-start", week, "dead"); !ok {
+			t.Fatal("pre-claim failed")
+		}
+		var runs atomic.Int32
+		s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: now, Jobs: []jobs.Job{{Name: "cohort-start", Schedule: jobs.Weekly(0),
+			Run: func(context.Context, time.Time) error { runs.Add(1); return nil }}}}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { s.Run(ctx); close(done) }()
+		time.Sleep(30 * time.Millisecond)
+		if runs.Load() != 0 {
+			t.Fatal("ran a period another replica holds")
+		}
+		clock.Store(week.Add(time.Hour + store.JobLease + jobs.RetryClaim + time.Second).UnixNano())
+		for i := 0; i < 200 && runs.Load() == 0; i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+		<-done
+		if runs.Load() != 1 {
+			t.Fatalf("dead claim run %d times, want 1", runs.Load())
+		}
+	})
+}

@@ -6,19 +6,32 @@ import (
 	"time"
 )
 
+// JobLease is how long a claimed, unfinished job run is presumed alive. A
+// replica killed mid-run leaves its claim behind; after the lease another
+// replica may take the period over (every job is idempotent, so a run that
+// was merely slow and is repeated changes nothing twice).
+const JobLease = 30 * time.Minute
+
 // ClaimJob implements arena.JobStore: the primary key (job, period) lets
-// exactly one claimant win, on either engine.
+// exactly one claimant win, on either engine; a claim left unfinished past
+// JobLease is taken over by a compare-and-set on its start time.
 func (d *DB) ClaimJob(ctx context.Context, name string, period time.Time, owner string) (bool, error) {
+	now := d.Now()
 	r, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO job_runs (job, period, owner, started_at) VALUES (?,?,?,?)
-		ON CONFLICT (job, period) DO NOTHING`), name, period.UnixMicro(), owner, d.Now().UnixMicro())
+		ON CONFLICT (job, period) DO NOTHING`), name, period.UnixMicro(), owner, now.UnixMicro())
 	if err != nil {
 		return false, fmt.Errorf("store: claim job %s at %s: %w", name, period.Format(time.RFC3339), err)
 	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("store: claim job %s: %w", name, err)
+	if n, err := r.RowsAffected(); err != nil || n == 1 {
+		return n == 1, err
 	}
-	return n == 1, nil
+	r, err = d.db.ExecContext(ctx, d.rebind(`UPDATE job_runs SET owner = ?, started_at = ? WHERE job = ? AND period = ?
+		AND finished_at IS NULL AND started_at < ?`), owner, now.UnixMicro(), name, period.UnixMicro(), now.Add(-JobLease).UnixMicro())
+	if err != nil {
+		return false, fmt.Errorf("store: take over job %s at %s: %w", name, period.Format(time.RFC3339), err)
+	}
+	n, err := r.RowsAffected()
+	return n == 1, err
 }
 
 // FinishJob implements arena.JobStore.

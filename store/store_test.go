@@ -236,3 +236,36 @@ func TestSaveMarketsNULBytes(t *testing.T) {
 		}
 	})
 }
+
+// A claim left unfinished by a dead replica is taken over after the lease;
+// a finished or live one is not.
+func TestClaimJobLease(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := t0
+		db.Now = func() time.Time { return now }
+		if ok, _ := db.ClaimJob(ctx, "weekly", t0, "dead"); !ok {
+			t.Fatal("first claim failed")
+		}
+		now = t0.Add(store.JobLease - time.Minute)
+		if ok, _ := db.ClaimJob(ctx, "weekly", t0, "b"); ok {
+			t.Fatal("live claim taken over")
+		}
+		now = t0.Add(store.JobLease + time.Minute)
+		if ok, err := db.ClaimJob(ctx, "weekly", t0, "b"); !ok || err != nil {
+			t.Fatalf("stale claim not taken over: %v", err)
+		}
+		if ok, _ := db.ClaimJob(ctx, "weekly", t0, "c"); ok {
+			t.Fatal("a fresh takeover was taken over again")
+		}
+		db.FinishJob(ctx, "weekly", t0, nil)
+		now = now.Add(2 * store.JobLease)
+		if ok, _ := db.ClaimJob(ctx, "weekly", t0, "c"); ok {
+			t.Fatal("finished run claimed again")
+		}
+		runs, _ := db.JobRuns(ctx, "weekly")
+		if len(runs) != 1 || runs[0].Owner != "b" || !runs[0].Finished {
+			t.Fatalf("%+v", runs)
+		}
+	})
+}
