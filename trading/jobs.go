@@ -90,8 +90,18 @@ func Jobs(e *Engine, cfg JobsConfig) []Job {
 				if cfg.Deciders == nil {
 					return errors.New("trading: decision job without deciders")
 				}
+				// The cohort-start job's period is claimed once; if that run
+				// failed, the week would have no cohort. StartCohort is
+				// idempotent, so the decision run (retried every 10
+				// minutes) makes sure the week's cohort exists first.
+				var startErr error
+				if len(e.Lineup) > 0 {
+					if _, _, err := e.StartCohort(ctx, period); err != nil {
+						startErr = err
+					}
+				}
 				_, err := e.RunWeek(ctx, period, cfg.Deciders)
-				return err
+				return errors.Join(startErr, err)
 			}},
 		{Name: JobSnapshot, Schedule: jobs.Every(SnapshotEvery), Run: func(ctx context.Context, period time.Time) error {
 			_, err := e.Snapshot(ctx, period)

@@ -189,3 +189,44 @@ func TestAggregateLeaderboard(t *testing.T) {
 		t.Fatalf("by Brier: %+v", rows)
 	}
 }
+
+// TestDecisionJobStartsMissingCohort: if the Sunday cohort-start run failed
+// (its period is claimed once), the decision job creates the week's cohort
+// itself and runs it.
+func TestDecisionJobStartsMissingCohort(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		m1 := mkBinary("m1", 0.40, 100)
+		save(t, db, m1)
+		e := engine(db, &clock{t: run}, lineup("p", "a"))
+		bet := trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{{MarketID: m1.ID, Side: "YES", Amount: usd(1000)}}}
+		deciders := func(context.Context, *arena.Cohort) (map[string]trading.Decider, error) {
+			return map[string]trading.Decider{"a": scripted(bet, nil)}, nil
+		}
+		var decide trading.Job
+		for _, j := range trading.Jobs(e, trading.JobsConfig{Deciders: deciders}) {
+			if j.Name == trading.JobDecisionRun {
+				decide = j
+			}
+		}
+		if err := decide.Run(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		c, err := db.CohortByWeek(ctx, week)
+		if err != nil {
+			t.Fatalf("no cohort after the decision job: %v", err)
+		}
+		if ds, _ := db.Decisions(ctx, c.ID); len(ds) != 1 || ds[0].Status != arena.DecisionDone {
+			t.Fatalf("decisions %+v", ds)
+		}
+		// Running again neither creates a second cohort nor decides twice.
+		if err := decide.Run(ctx, run.Add(10*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if cs, _ := db.Cohorts(ctx, ""); len(cs) != 1 {
+			t.Fatalf("%d cohorts", len(cs))
+		}
+		if tr, _ := db.Trades(ctx, mustPortfolio(t, db, c.ID, "a").ID); len(tr) != 1 {
+			t.Fatalf("%d trades", len(tr))
+		}
+	})
+}
