@@ -290,7 +290,7 @@ func (e *Engine) Run(ctx context.Context, cohortID int64, now time.Time, decider
 				return
 			}
 			defer func() { <-sem }()
-			rep.Agents[i] = e.decide(ctx, c, frame, rep.Owner, agent, pid, dec)
+			rep.Agents[i] = e.decide(ctx, c, frame, rep.Owner, agent, pid, dec, now)
 		}(i, entry.AgentID, pid, dec)
 	}
 	wg.Wait()
@@ -337,8 +337,11 @@ func (e *Engine) freeze(ctx context.Context, c *arena.Cohort, week, now time.Tim
 	return DecodeFrame(stored)
 }
 
-// decide handles one agent: claim, decide, execute, record.
-func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owner, agent string, pid int64, dec Decider) AgentResult {
+// decide handles one agent: claim, decide, execute, record. Trades are
+// stamped at, the run's time (so `--now` replays are consistent with the
+// frame, snapshots and settlement); the claim uses the wall clock, since
+// its staleness is judged against other live processes.
+func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owner, agent string, pid int64, dec Decider, at time.Time) AgentResult {
 	res := AgentResult{AgentID: agent}
 	now := e.now()
 	row, won, err := e.Store.ClaimDecision(ctx, arena.ClaimRequest{CohortID: c.ID, AgentID: agent, Week: frame.Week, Owner: owner,
@@ -399,7 +402,7 @@ func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owne
 	// A concurrent settlement may change the portfolio between load and
 	// write; re-execute the same action on the fresh state then.
 	for attempt := 0; ; attempt++ {
-		ex, err := Execute(l, frame, d.Action, now)
+		ex, err := Execute(l, frame, d.Action, at.UTC())
 		if err != nil {
 			return fail(d, err.Error())
 		}
@@ -425,8 +428,17 @@ func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owne
 			res.Outcome, res.Error = OutcomeRetryable, err.Error()
 			if arena.ErrorCode(err) == "claim_lost" {
 				res.Outcome = OutcomeSkipped
-			} else if ferr := e.Store.FailDecision(bg, row); ferr == nil {
+				return res
+			}
+			// The row records why the decision was not kept.
+			row.Error = "recording the decision: " + err.Error()
+			if d.Note != "" {
+				row.Error += "; earlier: " + d.Note
+			}
+			if ferr := e.Store.FailDecision(bg, row); ferr == nil {
 				res.Status = arena.DecisionRetryable
+			} else {
+				res.Error += "; recording the failure: " + ferr.Error()
 			}
 			return res
 		}

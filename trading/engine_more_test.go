@@ -3,6 +3,7 @@ package trading_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -287,4 +288,63 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(agents))/b.Elapsed().Seconds(), "decisions/s")
+}
+
+// TestRunTimeStampsTrades: trades carry the run's time (`--now`), not the
+// wall clock, while the claim keeps the wall clock (staleness is judged
+// between live processes).
+func TestRunTimeStampsTrades(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		wall := run.Add(50 * time.Hour) // later the same week
+		e := engine(db, &clock{t: wall}, lineup("p", "a"))
+		m := mkBinary("m1", 0.5, 10)
+		save(t, db, m)
+		c, _, _ := e.StartCohort(ctx, run)
+		bet := trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{{MarketID: m.ID, Side: "YES", Amount: usd(100)}}}
+		rep, err := e.Run(ctx, c.ID, run, map[string]trading.Decider{"a": scripted(bet, nil)})
+		if err != nil || rep.Count(trading.OutcomeDone) != 1 {
+			t.Fatalf("%+v %v", rep, err)
+		}
+		p := mustPortfolio(t, db, c.ID, "a")
+		tr, _ := db.Trades(ctx, p.ID)
+		all, _ := db.PositionsOf(ctx, p.ID)
+		if len(tr) != 1 || !tr[0].CreatedAt.Equal(run) || len(all) != 1 || !all[0].OpenedAt.Equal(run) {
+			t.Fatalf("trade/position not stamped at the run's time %s: %+v %+v", run, tr, all)
+		}
+		ds, _ := db.Decisions(ctx, c.ID)
+		if !ds[0].ClaimedAt.Equal(wall) {
+			t.Fatalf("claim at %s, want the wall clock %s", ds[0].ClaimedAt, wall)
+		}
+	})
+}
+
+// finishFails is a store whose FinishDecision fails with a plain
+// (non-conflict) error, like a dropped connection.
+type finishFails struct {
+	*store.DB
+}
+
+func (finishFails) FinishDecision(context.Context, *arena.Decision, *arena.PortfolioChange) error {
+	return fmt.Errorf("store: commit: connection reset by peer")
+}
+
+// TestFinishFailureIsRecorded: when recording a decision fails for a reason
+// other than a conflict, the retryable row says why.
+func TestFinishFailureIsRecorded(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := engine(db, &clock{t: run}, lineup("p", "a"))
+		m := mkBinary("m1", 0.5, 10)
+		save(t, db, m)
+		c, _, _ := e.StartCohort(ctx, run)
+		e.Store = finishFails{db}
+		bet := trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{{MarketID: m.ID, Side: "YES", Amount: usd(100)}}}
+		rep, _ := e.Run(ctx, c.ID, run, map[string]trading.Decider{"a": scripted(bet, nil)})
+		if rep.Agents[0].Outcome != trading.OutcomeRetryable || rep.Agents[0].Status != arena.DecisionRetryable {
+			t.Fatalf("%+v", rep.Agents)
+		}
+		ds, _ := db.Decisions(ctx, c.ID)
+		if len(ds) != 1 || ds[0].Status != arena.DecisionRetryable || !strings.Contains(ds[0].Error, "connection reset by peer") {
+			t.Fatalf("decision row %+v", ds)
+		}
+	})
 }
