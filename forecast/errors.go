@@ -54,7 +54,8 @@ import "github.com/forecast-arena/arena"
 //
 // Operator trigger (SPEC F6):
 //
-//	trigger_not_allowed    conflict  the round is not past its reveal deadline, or already scored
+//	trigger_not_allowed    conflict  the round is not past its reveal deadline, already scored, or its
+//	                                 benchmarks are not captured yet (a failing lookup is retried)
 //	no_resolved_markets    conflict  no market of the round has resolved to YES or NO yet
 //
 // The HTTP layer adds malformed_json (invalid), body_too_large (too_large),

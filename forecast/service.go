@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -144,7 +145,7 @@ func roundState(r *arena.Round) *RoundState {
 	if r == nil {
 		return nil
 	}
-	return &RoundState{ID: r.ID, K: len(r.Markets), Invalidated: r.Invalidated,
+	return &RoundState{ID: r.ID, K: len(r.Markets), Invalidated: r.Invalidated, Triggered: !r.TriggeredAt.IsZero(),
 		Schedule: Schedule{CommitDeadline: r.CommitDeadline, RevealStart: r.RevealStart, RevealDeadline: r.RevealDeadline}}
 }
 
@@ -213,8 +214,10 @@ func (s *Service) Commit(ctx context.Context, roundID uint64, req CommitRequest)
 	if rh != (common.Hash{}) {
 		sub.ReasoningHash = rh.Hex()
 	}
+	// The deadline is checked at the time of the check, in the store's
+	// transaction, not at arrival: a request may wait in the group commit.
 	err = s.Store.Submit(ctx, arena.SubmitCommit, sub, now, func(st arena.SubmissionState) error {
-		return ValidateCommit(state(st), msg, now)
+		return ValidateCommit(state(st), msg, s.now())
 	})
 	if err != nil {
 		return SubmissionJSON{}, err
@@ -249,8 +252,10 @@ func (s *Service) Reveal(ctx context.Context, roundID uint64, req RevealRequest)
 	now := s.now()
 	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), Predictions: req.Predictions, Salt: salt.Hex(),
 		RevealNonce: req.Nonce, RevealSig: EncodeSignature(sig)}
+	// As for commits, the clock is read at check time (a queued reveal
+	// past the deadline, or after the trigger, must not count).
 	err = s.Store.Submit(ctx, arena.SubmitReveal, sub, now, func(st arena.SubmissionState) error {
-		return ValidateReveal(state(st), msg, now)
+		return ValidateReveal(state(st), msg, s.now())
 	})
 	if err != nil {
 		return SubmissionJSON{}, err
@@ -305,42 +310,81 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 	return nil, reject(CodeReasoningNotFound, "round %d: no reasoning from %s", roundID, addr.Hex())
 }
 
+// BenchmarkRetryFor bounds how long after a round's commit deadline a
+// failing benchmark lookup is retried; after it, the market whose lookup
+// still fails has no benchmark (excluded from Alpha) and the others keep
+// theirs (SPEC F5).
+const BenchmarkRetryFor = time.Hour
+
 // CaptureBenchmarks records the benchmark price of every market of each
 // round whose commit deadline has passed by more than the tolerance (so
 // points on both sides of the deadline are in) and returns how many rounds
-// it completed (SPEC F5).
+// it completed (SPEC F5). A round whose lookup fails is left for a later
+// pass (until BenchmarkRetryFor); the other rounds are captured anyway and
+// the errors are returned together.
 func (s *Service) CaptureBenchmarks(ctx context.Context) (int, error) {
-	now := s.now()
 	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {
 		return 0, err
 	}
 	done := 0
+	var errs []error
 	for _, r := range rounds {
-		if !r.BenchmarkAt.IsZero() || r.Invalidated || now.Before(r.CommitDeadline.Add(BenchmarkTolerance)) {
+		if !r.BenchmarkAt.IsZero() || r.Invalidated || !r.TriggeredAt.IsZero() {
 			continue
 		}
-		ms := make([]arena.RoundMarket, len(r.Markets))
-		for i, rm := range r.Markets {
-			ms[i] = rm
-			m, err := s.Store.Market(ctx, rm.MarketID)
-			if err != nil {
-				return done, err
-			}
-			p, at, src, ok, err := s.benchmark(ctx, m, r.CommitDeadline)
-			if err != nil {
-				return done, fmt.Errorf("forecast: benchmark of market %d in round %d: %w", m.ID, r.ID, err)
-			}
-			if ok {
-				ms[i].Benchmark, ms[i].BenchmarkBps, ms[i].BenchmarkTime, ms[i].BenchmarkSource = &p, int32(math.Round(p*MaxBps)), at, src
-			}
+		ok, err := s.captureRound(ctx, r)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		if err := s.Store.SetBenchmarks(ctx, r.ID, ms, now); err != nil {
-			return done, err
+		if ok {
+			done++
 		}
-		done++
 	}
-	return done, nil
+	return done, errors.Join(errs...)
+}
+
+// captureRound records r's benchmarks when due; ok reports whether they
+// are recorded now (by this call or, concurrently, by another replica).
+func (s *Service) captureRound(ctx context.Context, r *arena.Round) (bool, error) {
+	now := s.now()
+	if now.Before(r.CommitDeadline.Add(BenchmarkTolerance)) {
+		return false, nil
+	}
+	giveUp := !now.Before(r.CommitDeadline.Add(BenchmarkRetryFor))
+	ms := make([]arena.RoundMarket, len(r.Markets))
+	var errs []error
+	for i, rm := range r.Markets {
+		ms[i] = rm
+		m, err := s.Store.Market(ctx, rm.MarketID)
+		if err != nil {
+			return false, err
+		}
+		p, at, src, ok, err := s.benchmark(ctx, m, r.CommitDeadline)
+		if err != nil {
+			err = fmt.Errorf("forecast: benchmark of market %d in round %d: %w", m.ID, r.ID, err)
+			if !giveUp {
+				errs = append(errs, err)
+				continue // try the others too, so one pass reports every failing market
+			}
+			s.log().Warn("benchmark lookup still failing after the retry bound; market has no benchmark",
+				"round", r.ID, "market", m.ID, "bound", BenchmarkRetryFor, "err", err)
+			ok = false
+		}
+		if ok {
+			ms[i].Benchmark, ms[i].BenchmarkBps, ms[i].BenchmarkTime, ms[i].BenchmarkSource = &p, int32(math.Round(p*MaxBps)), at, src
+		}
+	}
+	if len(errs) > 0 {
+		return false, errors.Join(errs...) // retried on a later pass
+	}
+	if err := s.Store.SetBenchmarks(ctx, r.ID, ms, now); err != nil {
+		if arena.ErrorKind(err) == arena.ECONFLICT {
+			return true, nil // another replica recorded them first
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 func (s *Service) benchmark(ctx context.Context, m *arena.Market, t time.Time) (float64, time.Time, arena.PriceSource, bool, error) {
@@ -386,16 +430,20 @@ func (s *Service) TriggerDue(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, r := range rounds {
 		ok, err := s.trigger(ctx, r, false)
+		if errors.Is(err, errNoBenchmarks) {
+			continue // retried on the next pass
+		}
 		if err != nil {
-			return n, err
+			errs = append(errs, fmt.Errorf("forecast: trigger round %d: %w", r.ID, err))
 		}
 		if ok {
 			n++
 		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
 
 // Trigger freezes a round's outcomes and scores it now, without waiting
@@ -410,6 +458,10 @@ func (s *Service) Trigger(ctx context.Context, roundID uint64) error {
 		return reject(CodeTriggerNotAllowed, "round %d is %s; outcomes are triggered after the reveal deadline, once", roundID, st)
 	}
 	ok, err := s.trigger(ctx, r, true)
+	if errors.Is(err, errNoBenchmarks) {
+		return reject(CodeTriggerNotAllowed, "round %d: benchmarks are not captured yet (a lookup is retried until %s)",
+			roundID, fmtTime(r.CommitDeadline.Add(BenchmarkRetryFor)))
+	}
 	if err != nil {
 		return err
 	}
@@ -465,16 +517,61 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 		s.log().Info("round closed without scoreable markets", "round", r.ID, "void", len(r.Markets))
 		return true, nil
 	}
+	// Alpha needs the benchmarks: capture them first if the job has not
+	// (yet), and wait while a lookup is still being retried.
+	if r.BenchmarkAt.IsZero() {
+		ok, err := s.captureRound(ctx, r)
+		if !ok {
+			if err != nil {
+				s.log().Warn("round due but its benchmarks are not captured yet", "round", r.ID, "err", err)
+			}
+			return false, errNoBenchmarks
+		}
+		if r, err = s.Store.Round(ctx, r.ID); err != nil {
+			return false, err
+		}
+	}
 	benchmarks := make([]int32, len(r.Markets))
+	bench := make([]*float64, len(r.Markets)) // as scored, for the leaderboard's rows
 	for i, rm := range r.Markets {
 		benchmarks[i] = NoBenchmark
 		if rm.Benchmark != nil {
 			benchmarks[i] = rm.BenchmarkBps
+			b := float64(rm.BenchmarkBps) / MaxBps
+			bench[i] = &b
 		}
 	}
+	// A reveal committed between reading the submissions and saving the
+	// result makes the store refuse (rescore): read and score again.
+	for attempt := 1; ; attempt++ {
+		err := s.scoreAndSave(ctx, r, outcomes, frozen, markets, benchmarks, bench, now)
+		if arena.ErrorCode(err) == codeRescore && attempt < maxRescores {
+			s.log().Info("submissions changed while scoring; rescoring", "round", r.ID)
+			continue
+		}
+		if arena.ErrorCode(err) == "already_triggered" {
+			return false, nil // another replica scored it first
+		}
+		return err == nil, err
+	}
+}
+
+// codeRescore is the store's refusal to save scores that do not cover the
+// submissions as revealed in its transaction.
+const codeRescore = "rescore"
+
+// maxRescores bounds trigger's retries when reveals keep committing under
+// it (each retry means a reveal was accepted before the trigger; they stop
+// at the deadline).
+const maxRescores = 5
+
+// errNoBenchmarks: the round is due but its benchmarks are not recorded.
+var errNoBenchmarks = reject(CodeTriggerNotAllowed, "benchmarks are not captured yet")
+
+func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, outcomes, frozen []int8, markets []*arena.Market, benchmarks []int32, bench []*float64, now time.Time) error {
 	subs, err := s.Store.Submissions(ctx, r.ID)
 	if err != nil {
-		return false, err
+		return err
 	}
 	agents := make([]string, 0, len(subs)+1)
 	entries := make([]Entry, 0, len(subs)+1)
@@ -490,7 +587,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 	entries = append(entries, Entry{Predictions: RandomPredictions(r.ID, r.CommitDeadline, len(r.Markets))})
 	res, err := ScoreRound(outcomes, benchmarks, entries)
 	if err != nil {
-		return false, err
+		return err
 	}
 	var scores []arena.RoundScore
 	var rows []arena.ScoredForecast
@@ -507,7 +604,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 				continue
 			}
 			f := arena.ScoredForecast{RoundID: r.ID, Agent: agents[a], MarketID: markets[i].ID, Category: markets[i].Category,
-				Event: markets[i].EventID, Outcome: x, Benchmark: r.Markets[i].Benchmark, Forfeit: as.Forfeit}
+				Event: markets[i].EventID, Outcome: x, Benchmark: bench[i], Forfeit: as.Forfeit}
 			if as.Forfeit {
 				f.Forecast = float64(1 - x) // Brier 1 on every market (F6)
 			} else {
@@ -522,13 +619,10 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			Alpha: &zero, AlphaBps2: &zeroBps, Scored: res.AlphaN, Benchmarked: res.AlphaN})
 	}
 	if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, scores, rows, now); err != nil {
-		if arena.ErrorCode(err) == "already_triggered" {
-			return false, nil // another replica scored it first
-		}
-		return false, err
+		return err
 	}
 	s.log().Info("round scored", "round", r.ID, "scored_markets", res.N, "benchmarked", res.AlphaN, "agents", len(agents))
-	return true, nil
+	return nil
 }
 
 // RandomPredictions is the random baseline of a round: uniform in

@@ -17,6 +17,9 @@ type RoundState struct {
 	K           int // number of markets = number of predictions
 	Schedule    Schedule
 	Invalidated bool
+	// Triggered: outcomes are frozen and the round scored; no reveal can
+	// count any more, whatever the clock says.
+	Triggered bool
 }
 
 // State is everything ValidateCommit, ValidateReveal and ValidateReasoning
@@ -75,6 +78,9 @@ func ValidateReveal(st State, r Reveal, now time.Time) error {
 	}
 	if now.After(s.RevealDeadline) {
 		return reject(CodeRevealClosed, "round %d: reveals closed at %s", r.RoundID, s.RevealDeadline.UTC().Format(time.RFC3339))
+	}
+	if st.Round.Triggered {
+		return reject(CodeRevealClosed, "round %d: reveals closed: the round was scored", r.RoundID)
 	}
 	if !st.Committed {
 		return reject(CodeNotCommitted, "round %d: agent %s has no commit to reveal", r.RoundID, r.Agent.Hex())

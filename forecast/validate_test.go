@@ -84,6 +84,8 @@ func TestValidateReveal(t *testing.T) {
 	committed := State{Round: &f.round, Nonce: 5, Committed: true, CommitHash: f.commit.CommitHash}
 	invalidated := f.round
 	invalidated.Invalidated = true
+	triggered := f.round
+	triggered.Triggered = true
 	type tc struct {
 		st   State
 		edit func(*Reveal)
@@ -106,6 +108,7 @@ func TestValidateReveal(t *testing.T) {
 		"early reveal":          {committed, nil, sched.RevealStart.Add(-time.Second), CodeRevealNotOpen},
 		"reveal in the gap":     {committed, nil, t0.Add(time.Minute), CodeRevealNotOpen},
 		"late reveal":           {committed, nil, sched.RevealDeadline.Add(time.Second), CodeRevealClosed},
+		"reveal after trigger":  {State{Round: &triggered, Nonce: 5, Committed: true, CommitHash: f.commit.CommitHash}, nil, now, CodeRevealClosed},
 		"reveal without commit": {State{Round: &f.round, Nonce: 5}, nil, now, CodeNotCommitted},
 		"second reveal": {State{Round: &f.round, Nonce: 6, Committed: true, Revealed: true, CommitHash: f.commit.CommitHash},
 			func(r *Reveal) { r.Nonce = 6 }, now, CodeAlreadyRevealed},

@@ -232,6 +232,17 @@ func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int
 		if k, _ := res.RowsAffected(); k != 1 {
 			return arena.Rejectf(arena.ECONFLICT, "already_triggered", "round %d: outcomes already triggered", roundID)
 		}
+		// The caller scored submissions it read before this transaction; a
+		// reveal may have committed since. Now that triggered_at is set
+		// (and, on PostgreSQL, the round row is locked, which waits for
+		// reveals holding it FOR SHARE), no further reveal can be accepted:
+		// the scores must match the revealed set exactly, or the caller
+		// rescores.
+		if len(scores) > 0 {
+			if err := d.checkScoredSet(ctx, tx, roundID, scores); err != nil {
+				return err
+			}
+		}
 		for i, o := range outcomes {
 			if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE round_markets SET outcome = ? WHERE round_id = ? AND idx = ?`), int(o), int64(roundID), i); err != nil {
 				return fmt.Errorf("store: outcome %d of round %d: %w", i, roundID, err)
@@ -259,6 +270,37 @@ func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int
 		}
 		return nil
 	})
+}
+
+// ErrRescore is the code of SaveRoundResult's refusal when the scores do
+// not cover exactly the round's submissions as revealed now: the caller
+// reloads the submissions and scores again.
+const ErrRescore = "rescore"
+
+// checkScoredSet: every submission of the round has a score, forfeit
+// exactly when it is not revealed.
+func (d *DB) checkScoredSet(ctx context.Context, tx *sql.Tx, roundID uint64, scores []arena.RoundScore) error {
+	forfeit := make(map[string]bool, len(scores))
+	for _, s := range scores {
+		forfeit[s.Agent] = s.Forfeit
+	}
+	rows, err := tx.QueryContext(ctx, d.rebind(`SELECT agent, predictions IS NOT NULL FROM submissions WHERE round_id = ?`), int64(roundID))
+	if err != nil {
+		return fmt.Errorf("store: submissions of round %d: %w", roundID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var agent string
+		var revealed bool
+		if err := rows.Scan(&agent, &revealed); err != nil {
+			return fmt.Errorf("store: submissions of round %d: %w", roundID, err)
+		}
+		f, ok := forfeit[agent]
+		if !ok || f == revealed {
+			return arena.Rejectf(arena.ECONFLICT, ErrRescore, "round %d: submission of %s changed while scoring (revealed %v)", roundID, agent, revealed)
+		}
+	}
+	return rows.Err()
 }
 
 // RoundScores implements arena.RoundStore, ordered by agent.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -153,12 +154,19 @@ type subKey struct {
 func (d *DB) submitSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) error {
 	var keys []subKey
 	seen := map[subKey]int{}
+	var revealRounds []uint64
 	for _, r := range batch {
 		k := subKey{r.sub.RoundID, r.sub.Agent}
 		if _, ok := seen[k]; !ok {
 			seen[k] = len(keys)
 			keys = append(keys, k)
 		}
+		if r.kind == arena.SubmitReveal && !slices.Contains(revealRounds, r.sub.RoundID) {
+			revealRounds = append(revealRounds, r.sub.RoundID)
+		}
+	}
+	if err := d.lockRoundsShared(ctx, tx, revealRounds); err != nil {
+		return err
 	}
 	states, agentRows, err := d.submissionStates(ctx, tx, keys)
 	if err != nil {
@@ -385,6 +393,11 @@ func (d *DB) valuesTable(n int, alias string, cols ...string) string {
 // before failing (then the transaction must be rolled back).
 func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool, err error) {
 	sub := r.sub
+	if r.kind == arena.SubmitReveal {
+		if err := d.lockRoundsShared(ctx, tx, []uint64{sub.RoundID}); err != nil {
+			return false, err
+		}
+	}
 	st, err := d.submissionState(ctx, tx, sub.RoundID, sub.Agent)
 	if err != nil {
 		return false, err
@@ -447,6 +460,25 @@ func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool
 		return false, fmt.Errorf("store: unknown submission kind %d", r.kind)
 	}
 	return true, nil
+}
+
+// lockRoundsShared holds the rounds' rows FOR SHARE on PostgreSQL before a
+// reveal's state is loaded, so a reveal and SaveRoundResult (which updates
+// the row) are serialized: either the trigger waits for the reveal to
+// commit and sees it, or the reveal waits for the trigger and its check
+// sees triggered_at. Shared locks do not block each other. SQLite needs
+// nothing: its write transactions are serialized (BEGIN IMMEDIATE).
+func (d *DB) lockRoundsShared(ctx context.Context, tx *sql.Tx, ids []uint64) error {
+	if d.dialect != postgres {
+		return nil
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if _, err := d.execPrepared(ctx, tx, `SELECT id FROM rounds WHERE id = ? FOR SHARE`, int64(id)); err != nil {
+			return fmt.Errorf("store: lock round %d: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // safeCheck runs a caller's check; a panic becomes an error instead of
