@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -100,4 +101,108 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 			t.Fatalf("alice %+v: Alpha must be scored over the two benchmarked markets", sc)
 		}
 	})
+}
+
+// L2: a replica that finds the benchmarks already recorded by another
+// (SetBenchmarks: conflict) counts the round as done, not as an error.
+func TestCaptureBenchmarksConflictIsDone(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		clk := &clock{}
+		clk.Set(t0)
+		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+		r, _ := newRound(t, db, svc, "c", 2)
+		clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance))
+		stale, err := db.Rounds(ctx, arena.RoundFilter{}) // listed before the other replica wrote
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := svc.CaptureBenchmarks(ctx); n != 1 || err != nil {
+			t.Fatalf("first replica: %d, %v", n, err)
+		}
+		other := &forecast.Service{Store: staleRounds{db, stale}, Now: clk.Now, Logger: quiet}
+		if n, err := other.CaptureBenchmarks(ctx); n != 1 || err != nil {
+			t.Fatalf("second replica: %d, %v; want the round counted as done", n, err)
+		}
+	})
+}
+
+type staleRounds struct {
+	*store.DB
+	rounds []*arena.Round
+}
+
+func (s staleRounds) Rounds(context.Context, arena.RoundFilter) ([]*arena.Round, error) {
+	return s.rounds, nil
+}
+
+// M1: the leaderboard's Alpha is computed from the benchmarks as scored
+// (whole basis points), so it equals the mean of the per-round Alphas that
+// /scores reports, even for benchmark prices that are not whole bps.
+func TestLeaderboardAlphaMatchesRoundScores(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		clk := &clock{}
+		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+		k := agentKey("erin")
+		preds := [][]uint16{{7000, 2000}, {5000, 9000}, {9900, 100}}
+		outcomes := [][]string{{arena.Yes, arena.No}, {arena.No, arena.Yes}, {arena.Yes, arena.No}}
+		bench := []float64{0.412367, 0.555549} // 4124 and 5555 bps
+		var sum float64
+		for i := range preds {
+			clk.Set(t0)
+			r, ms := newRound(t, db, svc, fmt.Sprintf("m1-%d-", i), 2)
+			salt := commit(t, svc, clk, k, r, preds[i])
+			for j, m := range ms {
+				addPoints(t, db, m, arena.PricePoint{Time: r.CommitDeadline, Price: bench[j], Source: arena.PriceCLOBMid})
+			}
+			clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance))
+			if _, err := svc.CaptureBenchmarks(ctx); err != nil {
+				t.Fatal(err)
+			}
+			clk.Set(r.RevealStart)
+			reveal(t, svc, clk, k, r, preds[i], salt)
+			for j, m := range ms {
+				if err := db.ResolveMarket(ctx, m.ID, outcomes[i][j], clk.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.Set(r.RevealDeadline.Add(time.Second))
+			if n, err := svc.TriggerDue(ctx); err != nil || n != 1 {
+				t.Fatalf("round %d: trigger %d, %v", i, n, err)
+			}
+			scs, err := svc.Scores(ctx, r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range scs {
+				if s.Agent == k.Address().Hex() {
+					if s.Alpha == nil {
+						t.Fatalf("round %d: no alpha", i)
+					}
+					sum += *s.Alpha
+				}
+			}
+		}
+		lb, err := svc.Leaderboard(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range lb {
+			if row.Agent == k.Address().Hex() {
+				if row.Alpha == nil || math.Abs(*row.Alpha-sum/3) > 1e-12 {
+					t.Fatalf("leaderboard alpha %v, mean of /scores alphas %v", deref(row.Alpha), sum/3)
+				}
+				return
+			}
+		}
+		t.Fatalf("agent missing from the leaderboard %+v", lb)
+	})
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
