@@ -35,11 +35,15 @@ const (
 //     after, and <think>…</think> blocks are all tolerated. Text inside
 //     <think> blocks is searched only when nothing outside them parses
 //     (then the whole text, in case a tag sat inside a JSON string).
-//   - every balanced {…} object is a candidate, nested ones included, in
-//     order of their opening brace; braces inside JSON strings do not count.
-//     The first candidate with an "action" field that decodes is the
-//     action; later objects are ignored. When none decodes, the error is
-//     the first action candidate's.
+//   - every balanced {…} object is a candidate, nested ones included;
+//     braces inside JSON strings do not count. The answer is told to come
+//     last, so outermost objects are tried from the last to the first; an
+//     object is tried before the objects nested in it (an outer action
+//     wins over an example in its fields; a wrapper without "action" falls
+//     through to its contents, again last first). The first candidate
+//     tried with an "action" field that decodes is the action. When none
+//     decodes, the error is that of the first action candidate tried (the
+//     last answer given).
 //
 // What is accepted inside the object (the model's likely slips, each
 // unambiguous):
@@ -49,9 +53,11 @@ const (
 //   - "action" is BET, SELL or HOLD in any case; anything else is an error
 //     (no synonyms such as BUY are guessed).
 //   - amounts are dollars, as a JSON number or a string like "100",
-//     "$1,250.50"; converted to micro-dollars exactly. Negative, zero,
-//     NaN/Infinity, more than 6 decimals (finer than a micro-dollar) and
-//     more than $1e12 are errors.
+//     "$1,250.50"; converted from the decimal text (never through a float)
+//     to micro-dollars, rounding half up past 6 decimals, as
+//     trading.DollarsToMicros does ("333.3333333" → $333.333333,
+//     "2499.9999999999995" → $2,500). Negative, zero (also after rounding),
+//     NaN/Infinity and more than $1e12 are errors.
 //   - ids are integers, as numbers (12 or 12.0) or digit strings ("12").
 //   - percentages are numbers or strings like "50" or "50%"; the 1–100
 //     range is checked by Validate (0.5 is not read as 50%).
@@ -112,7 +118,7 @@ func parseText(s string) (trading.Action, error) {
 	spans, unclosed := objectSpans(s)
 	var firstErr error
 	budget := maxCandidateBytes
-	for i, sp := range spans {
+	for i, sp := range candidateOrder(spans) {
 		if i >= maxCandidates || budget <= 0 {
 			break
 		}
@@ -182,6 +188,40 @@ func objectSpans(s string) (spans [][2]int, unclosed bool) {
 	// action wins over an example nested in its reasoning.
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
 	return spans, len(stack) > 0
+}
+
+// candidateOrder orders spans (sorted by start, properly nested) for
+// trying: outermost objects last to first, each one before the objects
+// nested in it, whose siblings are again taken last to first. The model is
+// told to end with its answer, so a later object beats an earlier example;
+// an outer action beats an example nested inside it; a wrapper without an
+// "action" field falls through to what it contains.
+func candidateOrder(spans [][2]int) [][2]int {
+	if len(spans) < 2 {
+		return spans
+	}
+	children := make([][]int, len(spans))
+	var roots, open []int
+	for i, sp := range spans {
+		for len(open) > 0 && spans[open[len(open)-1]][1] <= sp[0] {
+			open = open[:len(open)-1]
+		}
+		if n := len(open); n > 0 {
+			children[open[n-1]] = append(children[open[n-1]], i)
+		} else {
+			roots = append(roots, i)
+		}
+		open = append(open, i)
+	}
+	out := make([][2]int, 0, len(spans))
+	stack := append([]int(nil), roots...) // popped from the end: last first
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		out = append(out, spans[i])
+		stack = append(stack, children[i]...)
+	}
+	return out
 }
 
 // decodeCandidate decodes one object. isAction reports whether it has an
@@ -508,7 +548,8 @@ func amountField(raw json.RawMessage) (trading.Micros, error) {
 }
 
 // dollarsToMicros converts a non-negative decimal (as matched by numberRE)
-// to micro-dollars exactly.
+// to micro-dollars, exactly when it has at most 6 decimals, else rounded
+// half up to the micro-dollar.
 func dollarsToMicros(text string) (trading.Micros, error) {
 	mant, expStr, hasExp := strings.Cut(strings.ToLower(text), "e")
 	exp := 0
@@ -526,17 +567,38 @@ func dollarsToMicros(text string) (trading.Micros, error) {
 	trimmed := strings.TrimRight(digits, "0")
 	shift += len(digits) - len(trimmed)
 	digits = trimmed
-	if digits == "" {
-		return 0, fmt.Errorf("must be positive")
-	}
+	up := false
 	if shift < 0 {
-		return 0, fmt.Errorf("has more than 6 decimals (amounts are whole micro-dollars at most)")
+		// Finer than a micro-dollar: keep the whole micro-dollars and round
+		// on the first digit dropped (an implicit 0 when none is kept).
+		keep := len(digits) + shift
+		if keep >= 0 {
+			up = digits[keep] >= '5'
+		} else {
+			keep = 0
+		}
+		digits, shift = digits[:keep], 0
+	}
+	if digits == "" && !up {
+		return 0, fmt.Errorf("must be positive (at least one micro-dollar)")
 	}
 	if len(digits)+shift > 19 {
 		return 0, fmt.Errorf("is too large")
 	}
-	v, err := strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64)
-	if err != nil || v > maxAmountDollars*int64(arena.Dollar) {
+	var v int64
+	if digits != "" {
+		var err error
+		if v, err = strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64); err != nil {
+			return 0, fmt.Errorf("is too large")
+		}
+	}
+	if v > maxAmountDollars*int64(arena.Dollar) {
+		return 0, fmt.Errorf("is too large")
+	}
+	if up {
+		v++
+	}
+	if v > maxAmountDollars*int64(arena.Dollar) {
 		return 0, fmt.Errorf("is too large")
 	}
 	return trading.Micros(v), nil

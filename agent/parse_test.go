@@ -34,8 +34,19 @@ func TestParseActionAccepts(t *testing.T) {
 			trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 7, Percentage: 50}}, Reasoning: "take profit"}},
 		{"prose around", `After careful analysis I will hold. {"action": "hold", "reasoning": "markets look fair"} That's final.`,
 			trading.Hold("markets look fair")},
-		{"first of several objects", `{"action":"HOLD","reasoning":"a"} or maybe {"action":"BET","bets":[{"market_id":1,"side":"NO","amount":60}]}`,
+		{"last of several objects", `{"action":"HOLD","reasoning":"a"} or maybe {"action":"BET","bets":[{"market_id":1,"side":"NO","amount":60}]}`,
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(1, "NO", 60*usd)}}},
+		{"example before the answer", `Example: {"action": "HOLD", "reasoning": "..."}. My decision: {"action":"BET","bets":[{"market_id":12,"side":"YES","amount":500}]}`,
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(12, "YES", 500*usd)}}},
+		{"last answer malformed falls back to an earlier one", `{"action":"HOLD","reasoning":"a"} {"action":"BET","bets":[{"market_id":"abc","side":"YES","amount":100}]}`,
 			trading.Hold("a")},
+		{"non-action object last", `Decision: {"action":"HOLD","reasoning":"r"} Context: {"cash": 10000}`, trading.Hold("r")},
+		{"last of nested wrappers", `{"draft":{"action":"HOLD","reasoning":"d"},"final":{"action":"SELL","sells":[{"position_id":4,"percentage":100}]}}`,
+			trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: 4, Percentage: 100}}}},
+		{"array of actions takes the last", `[{"action":"hold"}, {"action":"bet","market_id":3,"side":"yes","amount":".5"}]`,
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(3, "yes", 500_000)}}},
+		{"amount rounded half up past 6 decimals", `{"action":"BET","bets":[{"market_id":5,"side":"YES","amount":2499.9999999999995},{"market_id":6,"side":"NO","amount":"333.3333333"}]}`,
+			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(5, "YES", 2_500*usd), bet(6, "NO", 333_333_333)}}},
 		{"non-action object first", `Context: {"cash": 10000} Decision: {"action":"HOLD","reasoning":"r"}`, trading.Hold("r")},
 		{"invalid action object then valid", `{"action":"BET","bets":[{"market_id":"abc","side":"YES","amount":100}]} Sorry, corrected: {"action":"BET","bets":[{"market_id":3,"side":"YES","amount":100}]}`,
 			trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{bet(3, "YES", 100*usd)}}},
@@ -97,7 +108,8 @@ func TestParseActionRejects(t *testing.T) {
 		{"sell without sells", `{"action":"SELL"}`, CodeBadAction, `"sells"`},
 		{"negative amount", `{"action":"BET","bets":[{"market_id":1,"side":"YES","amount":-100}]}`, CodeBadAction, "positive"},
 		{"zero amount", `{"action":"BET","bets":[{"market_id":1,"side":"YES","amount":0}]}`, CodeBadAction, "positive"},
-		{"too many decimals", `{"action":"BET","bets":[{"market_id":1,"side":"YES","amount":100.1234567}]}`, CodeBadAction, "6 decimals"},
+		{"rounds to zero", `{"action":"BET","bets":[{"market_id":1,"side":"YES","amount":0.0000004}]}`, CodeBadAction, "positive"},
+		{"error of the last answer", `{"action":"BUY"} then {"action":"BET","bets":[{"market_id":1,"side":"YES"}]}`, CodeBadAction, `missing "amount"`},
 		{"NaN string", `{"action":"BET","bets":[{"market_id":1,"side":"YES","amount":"NaN"}]}`, CodeBadAction, "number of dollars"},
 		{"Infinity", `{"action":"BET","bets":[{"market_id":1,"side":"YES","amount":Infinity}]}`, CodeBadAction, "malformed"},
 		{"huge amount", `{"action":"BET","bets":[{"market_id":1,"side":"YES","amount":1e30}]}`, CodeBadAction, "too large"},
@@ -135,6 +147,9 @@ func TestDollarsToMicros(t *testing.T) {
 		"50": 50 * usd, "50.": 50 * usd, ".5": 500_000, "0.000001": 1, "1234.5678": 1_234_567_800,
 		"1e3": 1000 * usd, "1.25E2": 125 * usd, "12345678e-6": 12_345_678, "1000000000000": 1_000_000_000_000 * usd,
 		"00100": 100 * usd, "100.000000000": 100 * usd,
+		// Past 6 decimals: half up to the micro-dollar.
+		"100.1234567": 100_123_457, "100.1234564": 100_123_456, "100.1234565": 100_123_457, "2499.9999999999995": 2_500 * usd,
+		"333.3333333": 333_333_333, "0.0000005": 1, "1.5e-6": 2, "999999999999.9999995": 1_000_000_000_000 * usd,
 	}
 	for s, want := range good {
 		got, err := dollarsToMicros(s)
@@ -142,7 +157,7 @@ func TestDollarsToMicros(t *testing.T) {
 			t.Errorf("dollarsToMicros(%q) = %d, %v; want %d", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"0", "0.0", "0.0000001", "1e-7", "1000000000001", "1e13", "9999999999999999999999"} {
+	for _, s := range []string{"0", "0.0", "0.0000001", "1e-7", "0.00000049999", "1000000000000.0000005", "1000000000001", "1e13", "9999999999999999999999"} {
 		if got, err := dollarsToMicros(s); err == nil {
 			t.Errorf("dollarsToMicros(%q) = %d, want error", s, got)
 		}
@@ -258,6 +273,9 @@ func FuzzParseAction(f *testing.F) {
 		`{"action":"BET","bets":[{"market_id":1e400,"side":"YES","amount":1e-999}]}`,
 		`{"action":"SELL","sells":{"position_id":1.0,"percentage":1e2}}`,
 		`[{"action":"hold"}, {"action":"bet","market_id":3,"side":"yes","amount":".5"}]`,
+		`Example: {"action": "HOLD", "reasoning": "..."}. My decision: {"action":"BET","bets":[{"market_id":12,"side":"YES","amount":500}]}`,
+		`{"draft":{"action":"HOLD"},"final":{"action":"SELL","sells":[{"position_id":4,"percentage":100}]}} {"note":{"x":{}}}`,
+		`{"action":"BET","bets":[{"market_id":12,"side":"YES","amount":2499.9999999999995},{"market_id":13,"side":"NO","amount":"333.3333333"}]}`,
 		"\n<answer>no</answer>\n<confidence>10</confidence>",
 		"{\"action\":\"HOLD\",\"reasoning\":\"\xff\xfe invalid utf8\"}",
 	}
