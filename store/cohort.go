@@ -459,7 +459,11 @@ func (d *DB) ClaimDecision(ctx context.Context, r arena.ClaimRequest) (*arena.De
 			return nil, false, err
 		}
 		retry := cur.Status == arena.DecisionRetryable && (r.MaxAttempts == 0 || cur.Attempts < r.MaxAttempts)
-		stale := cur.Status == arena.DecisionClaimed && cur.ClaimedAt.Before(r.StaleBefore)
+		// A claim left by crashed processes is taken over only while
+		// attempts remain, like a retryable failure: an agent whose run
+		// keeps crashing its process stops being retried.
+		stale := cur.Status == arena.DecisionClaimed && cur.ClaimedAt.Before(r.StaleBefore) &&
+			(r.MaxAttempts == 0 || cur.Attempts < r.MaxAttempts)
 		if !retry && !stale {
 			return cur, false, nil
 		}

@@ -357,3 +357,23 @@ func TestPortfolioReadIsConsistent(t *testing.T) {
 		}
 	})
 }
+
+// TestStaleClaimsRespectMaxAttempts: a claim abandoned again and again (the
+// process dies mid-decision) is taken over only until MaxAttempts.
+func TestStaleClaimsRespectMaxAttempts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		c := newCohort(t, db, "a")
+		now := week.Add(5 * time.Minute)
+		for i := 1; i <= 3; i++ {
+			at := now.Add(time.Duration(i-1) * 10 * time.Minute)
+			d, ok, err := claim(db, c, "a", fmt.Sprint("crash", i), at)
+			if err != nil || !ok || d.Attempts != i {
+				t.Fatalf("claim %d: %+v %v %v", i, d, ok, err)
+			}
+		}
+		d, ok, err := claim(db, c, "a", "crash4", now.Add(time.Hour))
+		if err != nil || ok || d.Owner != "crash3" || d.Attempts != 3 || d.Status != arena.DecisionClaimed {
+			t.Fatalf("stale claim taken past MaxAttempts: %+v %v %v", d, ok, err)
+		}
+	})
+}
