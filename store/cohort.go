@@ -330,8 +330,16 @@ func (d *DB) applyChange(ctx context.Context, tx *sql.Tx, ch *arena.PortfolioCha
 		if p.ID < 0 {
 			continue
 		}
-		r, err := tx.ExecContext(ctx, d.rebind(`UPDATE positions SET shares = ?, cost_basis = ?, mark = ?, status = ?, closed_at = ?
-			WHERE id = ? AND portfolio_id = ?`), int64(p.Shares), int64(p.CostBasis), int64(p.Mark), string(p.Status), micros(p.ClosedAt), p.ID, ch.PortfolioID)
+		// A decision's ledger carries the mark it loaded, which the
+		// snapshot job may have refreshed since: a decision never writes the
+		// mark of an existing position (settlements do, with the payout).
+		q, args := `UPDATE positions SET shares = ?, cost_basis = ?, mark = ?, status = ?, closed_at = ? WHERE id = ? AND portfolio_id = ?`,
+			[]any{int64(p.Shares), int64(p.CostBasis), int64(p.Mark), string(p.Status), micros(p.ClosedAt), p.ID, ch.PortfolioID}
+		if decisionID != 0 {
+			q, args = `UPDATE positions SET shares = ?, cost_basis = ?, status = ?, closed_at = ? WHERE id = ? AND portfolio_id = ?`,
+				[]any{int64(p.Shares), int64(p.CostBasis), string(p.Status), micros(p.ClosedAt), p.ID, ch.PortfolioID}
+		}
+		r, err := tx.ExecContext(ctx, d.rebind(q), args...)
 		if err != nil {
 			return fmt.Errorf("store: update position %d: %w", p.ID, err)
 		}

@@ -377,3 +377,41 @@ func TestStaleClaimsRespectMaxAttempts(t *testing.T) {
 		}
 	})
 }
+
+// TestDecisionKeepsSnapshotMark: a decision updating an existing position
+// (a partial sell) does not overwrite the mark a later snapshot wrote with
+// the stale mark its ledger loaded.
+func TestDecisionKeepsSnapshotMark(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		c := newCohort(t, db, "a")
+		mkt := saveMarket(t, db, "m1")
+		ps, _ := db.Portfolios(ctx, c.ID)
+		if err := db.ApplyChange(ctx, bet(ps[0], mkt)); err != nil {
+			t.Fatal(err)
+		}
+		loaded, _ := db.Portfolio(ctx, ps[0].ID) // the decision's ledger copy, mark 0.5
+		pos := *loaded.Positions[0]
+		if _, err := db.SaveSnapshots(ctx, nil, map[int64]arena.PPM{pos.ID: 700_000}); err != nil {
+			t.Fatal(err)
+		}
+		next := week.AddDate(0, 0, 7)
+		d, ok, err := db.ClaimDecision(ctx, arena.ClaimRequest{CohortID: c.ID, AgentID: "a", Week: next, Owner: "o", Now: next, StaleBefore: next})
+		if err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		// Sell half at 0.6: 1000 shares, $600, releasing $500 of cost.
+		pos.Shares, pos.CostBasis = 1000*arena.OneShare, 500*arena.Dollar
+		ch := &arena.PortfolioChange{PortfolioID: loaded.ID, ExpectVersion: loaded.Version, Cash: loaded.Cash + 600*arena.Dollar,
+			Realized: 100 * arena.Dollar, Positions: []*arena.Position{&pos},
+			Trades: []*arena.Trade{{PositionID: pos.ID, MarketID: mkt, Side: "YES", Kind: arena.TradeSell, Amount: 600 * arena.Dollar,
+				Shares: 1000 * arena.OneShare, Price: 600_000, CostBasis: 500 * arena.Dollar, CashBefore: loaded.Cash, CreatedAt: next}}}
+		if err := db.FinishDecision(ctx, d, ch); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := db.Portfolio(ctx, loaded.ID)
+		if len(got.Positions) != 1 || got.Positions[0].Shares != 1000*arena.OneShare || got.Positions[0].Mark != 700_000 {
+			t.Fatalf("position after the decision: %+v", got.Positions)
+		}
+	})
+}
