@@ -162,8 +162,14 @@ func (l *Ledger) CostBasis() Micros {
 	return s
 }
 
-// Bankrupt reports the SPEC T1 condition: no cash and no open position.
-func (l *Ledger) Bankrupt() bool { return l.cash == 0 && len(l.open) == 0 }
+// Bankrupt reports that the portfolio is out of the game: no open position
+// and too little cash for any bet (CanBet: 25% of cash must reach the $50
+// minimum, so below $200). This departs from SPEC T1's literal wording
+// ("cash and open positions are both zero"): a bet is at most 25% of cash,
+// so cash never reaches zero and the literal condition could never hold.
+// What T1 means — an agent that can no longer trade and holds nothing that
+// could pay out — is this condition.
+func (l *Ledger) Bankrupt() bool { return len(l.open) == 0 && !l.CanBet() }
 
 // CanBet reports whether any bet is still legal: the 25% cap must allow
 // the minimum bet.

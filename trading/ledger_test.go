@@ -444,3 +444,50 @@ func BenchmarkLedgerBetSell(b *testing.B) {
 	}
 	b.ReportMetric(float64(3*b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// TestBankrupt: bankrupt means no open position and cash too low for the
+// minimum bet under the 25% cap (below $200), since cash never reaches 0.
+func TestBankrupt(t *testing.T) {
+	cases := []struct {
+		name     string
+		initial  float64
+		bet      float64
+		won      bool
+		bankrupt bool
+	}{
+		{"lost down to $180", 240, 60, false, true},
+		{"lost down to exactly $200", 250, 50, false, false},
+		{"won back above the threshold", 240, 60, true, false},
+	}
+	for _, tc := range cases {
+		l := NewPortfolioLedger(d(tc.initial))
+		if l.Bankrupt() {
+			t.Fatalf("%s: bankrupt at the start", tc.name)
+		}
+		tr, err := l.Bet(7, SideYes, d(tc.bet), p(0.5), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Bankrupt() {
+			t.Errorf("%s: bankrupt while holding a position", tc.name)
+		}
+		if _, err := l.Settle(tr.PositionID, tc.won, at); err != nil {
+			t.Fatal(err)
+		}
+		ch, err := l.Change()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Bankrupt() != tc.bankrupt || ch.Bankrupt != tc.bankrupt {
+			t.Errorf("%s: cash %s, Bankrupt %v, change %v, want %v", tc.name, l.Cash(), l.Bankrupt(), ch.Bankrupt, tc.bankrupt)
+		}
+	}
+	// A stored portfolio with $199.99 and nothing open is bankrupt.
+	l, err := NewLedger(&arena.Portfolio{Cash: d(199.99), Realized: d(199.99) - InitialCash}, InitialCash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Bankrupt() {
+		t.Error("$199.99 and no positions is not bankrupt")
+	}
+}
