@@ -58,6 +58,11 @@ import "github.com/forecast-arena/arena"
 //	                                 benchmarks are not captured yet (a failing lookup is retried)
 //	no_resolved_markets    conflict  no market of the round has resolved to YES or NO yet
 //
+// Operator resolution (admin resolve):
+//
+//	market_in_open_round   conflict  a round containing the market, not yet scored, is before its
+//	                                 reveal deadline (publishing the outcome would leak it to revealers)
+//
 // The HTTP layer adds malformed_json (invalid), body_too_large (too_large),
 // unauthorized and admin_disabled (unauthorized) for any request.
 const (
@@ -95,6 +100,8 @@ const (
 
 	CodeTriggerNotAllowed = "trigger_not_allowed"
 	CodeNoResolvedMarkets = "no_resolved_markets"
+
+	CodeMarketInOpenRound = "market_in_open_round"
 
 	CodeScheduleInvalid     = "schedule_invalid"
 	CodeRoundMarketsInvalid = "round_markets_invalid"
@@ -139,6 +146,7 @@ var Codes = map[string]string{
 	CodeReasoningNotFound:    arena.ENOTFOUND,
 	CodeTriggerNotAllowed:    arena.ECONFLICT,
 	CodeNoResolvedMarkets:    arena.ECONFLICT,
+	CodeMarketInOpenRound:    arena.ECONFLICT,
 
 	CodeScheduleInvalid:     arena.EINVALID,
 	CodeRoundMarketsInvalid: arena.EINVALID,

@@ -316,6 +316,29 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 // theirs (SPEC F5).
 const BenchmarkRetryFor = time.Hour
 
+// ResolveMarket publishes the operator's resolution of a market. It is
+// refused while a round containing the market, not yet scored, is before
+// its reveal deadline: agents still able to reveal would see the outcome.
+func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution string) error {
+	now := s.now()
+	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{})
+	if err != nil {
+		return err
+	}
+	for _, r := range rounds {
+		if !r.TriggeredAt.IsZero() || r.Invalidated || now.After(r.RevealDeadline) {
+			continue
+		}
+		for _, rm := range r.Markets {
+			if rm.MarketID == marketID {
+				return reject(CodeMarketInOpenRound, "market %d is in round %d, whose reveals close at %s; resolve it after that",
+					marketID, r.ID, fmtTime(r.RevealDeadline))
+			}
+		}
+	}
+	return s.Store.ResolveMarket(ctx, marketID, resolution, now)
+}
+
 // CaptureBenchmarks records the benchmark price of every market of each
 // round whose commit deadline has passed by more than the tolerance (so
 // points on both sides of the deadline are in) and returns how many rounds
@@ -333,7 +356,7 @@ func (s *Service) CaptureBenchmarks(ctx context.Context) (int, error) {
 		if !r.BenchmarkAt.IsZero() || r.Invalidated || !r.TriggeredAt.IsZero() {
 			continue
 		}
-		ok, err := s.captureRound(ctx, r)
+		ok, err := s.captureRound(ctx, r, false)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -346,10 +369,17 @@ func (s *Service) CaptureBenchmarks(ctx context.Context) (int, error) {
 
 // captureRound records r's benchmarks when due; ok reports whether they
 // are recorded now (by this call or, concurrently, by another replica).
-func (s *Service) captureRound(ctx context.Context, r *arena.Round) (bool, error) {
+// early (the operator's trigger of a round whose reveal deadline lies
+// within the tolerance of its commit deadline) captures from the points
+// available now instead of waiting for the window to close.
+func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) (bool, error) {
 	now := s.now()
 	if now.Before(r.CommitDeadline.Add(BenchmarkTolerance)) {
-		return false, nil
+		if !early {
+			return false, nil
+		}
+		s.log().Warn("capturing benchmarks before the tolerance window closed (operator trigger)", "round", r.ID,
+			"window_closes", fmtTime(r.CommitDeadline.Add(BenchmarkTolerance)))
 	}
 	giveUp := !now.Before(r.CommitDeadline.Add(BenchmarkRetryFor))
 	ms := make([]arena.RoundMarket, len(r.Markets))
@@ -520,7 +550,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 	// Alpha needs the benchmarks: capture them first if the job has not
 	// (yet), and wait while a lookup is still being retried.
 	if r.BenchmarkAt.IsZero() {
-		ok, err := s.captureRound(ctx, r)
+		ok, err := s.captureRound(ctx, r, force)
 		if !ok {
 			if err != nil {
 				s.log().Warn("round due but its benchmarks are not captured yet", "round", r.ID, "err", err)

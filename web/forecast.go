@@ -239,7 +239,7 @@ func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, arena.Errorf(arena.EINVALID, "outcome %q: want YES, NO or VOID", req.Outcome))
 		return
 	}
-	if err := s.Markets.ResolveMarket(r.Context(), id, res, s.Forecast.Clock()); err != nil {
+	if err := s.Forecast.ResolveMarket(r.Context(), id, res); err != nil {
 		s.reply(w, err)
 		return
 	}

@@ -810,6 +810,12 @@ func TestEndToEndRealTime(t *testing.T) {
 			t.Fatalf("scores before the trigger: %+v", scores)
 		}
 
+		// An outcome is not published while agents can still reveal.
+		st, body = e.call("POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[0].ID), map[string]string{"outcome": "YES"}, adminToken)
+		if st != 409 || errorOf(t, body).Error.Code != forecast.CodeMarketInOpenRound {
+			t.Fatalf("resolve before the reveal deadline: %d %s", st, body)
+		}
+		waitUntil(rd)
 		// Resolution: YES, NO, VOID, YES.
 		outcomes := []int{1, 0, -1, 1}
 		for i, o := range []string{"YES", "NO", "VOID", "YES"} {
@@ -819,7 +825,6 @@ func TestEndToEndRealTime(t *testing.T) {
 				t.Fatalf("resolve %d: %+v", i, mj)
 			}
 		}
-		waitUntil(rd)
 		e.ok(200, "GET", fmt.Sprintf("/api/v1/rounds/%d", id), nil, "", &rj)
 		if rj.Status != arena.RoundScoring {
 			t.Fatalf("after the reveal deadline: status %s", rj.Status)

@@ -340,12 +340,14 @@ func TestServeKill9BetweenCommitAndReveal(t *testing.T) {
 				Predictions: preds, Salt: salt.Hex(), Nonce: 1, Deadline: rv.Deadline, Signature: forecast.EncodeSignature(sig)}, "", &ack); st != 201 {
 				t.Fatalf("reveal after restart: %d", st)
 			}
+			// Outcomes are published after the reveal deadline (before it
+			// the server refuses: market_in_open_round).
+			time.Sleep(time.Until(rd) + 20*time.Millisecond)
 			for i, o := range []string{"YES", "NO", "VOID"} {
 				if st := p.api(t, "POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ids[i]), map[string]string{"outcome": o}, fcToken, nil); st != 200 {
 					t.Fatalf("resolve: %d", st)
 				}
 			}
-			time.Sleep(time.Until(rd) + 20*time.Millisecond)
 			var scores []forecast.ScoreJSON
 			if st := p.api(t, "POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", round.ID), nil, fcToken, &scores); st != 200 {
 				t.Fatalf("trigger: %d", st)
