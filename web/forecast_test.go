@@ -516,6 +516,14 @@ func TestRejections(t *testing.T) {
 				b, _ := json.Marshal(e.commitReq(k, r1, preds, salt, common.Hash{}, 0))
 				return e.call("POST", fmt.Sprintf("/api/v1/rounds/%d/commits", r1), append(b, []byte(`{}`)...), "")
 			}, code: "malformed_json", status: 400},
+			{name: "stray closing brace", send: func(e *env, k *forecast.Key, salt common.Hash) (int, []byte) {
+				b, _ := json.Marshal(e.commitReq(k, r1, preds, salt, common.Hash{}, 0))
+				return e.call("POST", fmt.Sprintf("/api/v1/rounds/%d/commits", r1), append(b, []byte(`}`)...), "")
+			}, code: "malformed_json", status: 400},
+			{name: "stray closing bracket", send: func(e *env, k *forecast.Key, salt common.Hash) (int, []byte) {
+				b, _ := json.Marshal(e.commitReq(k, r1, preds, salt, common.Hash{}, 0))
+				return e.call("POST", fmt.Sprintf("/api/v1/rounds/%d/commits", r1), append(b, []byte(" \n]")...), "")
+			}, code: "malformed_json", status: 400},
 			{name: "nonce as a string", send: post(fmt.Sprintf("/api/v1/rounds/%d/commits", r1), []byte(`{"nonce":"0"}`)), code: "malformed_json", status: 400},
 			{name: "prediction beyond uint16", setup: []func(*env, *forecast.Key, common.Hash){commitR1}, at: inWindow,
 				send: post(fmt.Sprintf("/api/v1/rounds/%d/reveals", r1), []byte(`{"predictions":[6500,0,70000]}`)), code: "malformed_json", status: 400},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -147,16 +148,38 @@ func DecodeJSON(r *http.Request, v any) error {
 		}
 		return arena.Rejectf(arena.EINVALID, "malformed_json", "malformed JSON body: %v", err)
 	}
-	if dec.More() {
+	// Only whitespace may follow the value: dec.More is false before a
+	// stray '}' or ']', so read the next token and require the end.
+	if _, err := dec.Token(); err != io.EOF {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return arena.Rejectf(arena.ETOOLARGE, "body_too_large", "request body exceeds %d bytes", tooBig.Limit)
+		}
 		return arena.Rejectf(arena.EINVALID, "malformed_json", "malformed JSON body: trailing data")
 	}
 	return nil
 }
 
+// Server timeouts: a client that trickles its headers or body, stops
+// reading the response, or idles on a kept-alive connection is cut off
+// instead of holding a connection and goroutine for ever. Bodies are at
+// most MaxBodyBytes, so 15 s to read one is generous.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 15 * time.Second
+	WriteTimeout      = 30 * time.Second
+	IdleTimeout       = 60 * time.Second
+)
+
+func newHTTPServer(handler http.Handler) *http.Server {
+	return &http.Server{Handler: handler, ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
+		WriteTimeout: WriteTimeout, IdleTimeout: IdleTimeout}
+}
+
 // Serve runs handler on ln until ctx is cancelled, then shuts down
 // gracefully, letting in-flight requests finish.
 func Serve(ctx context.Context, ln net.Listener, handler http.Handler) error {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
