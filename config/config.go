@@ -17,30 +17,32 @@ import (
 
 // Options is the effective configuration.
 type Options struct {
-	DB         string        // ARENA_DB: sqlite:PATH or postgres://…
-	Addr       string        // ARENA_ADDR: HTTP listen address
-	AdminToken string        // ARENA_ADMIN_TOKEN: bearer token for admin endpoints (secret)
-	GammaURL   string        // ARENA_GAMMA_URL
-	CLOBURL    string        // ARENA_CLOB_URL
-	SyncLimit  int           // ARENA_SYNC_LIMIT: markets kept per Polymarket sync
-	SyncEvery  time.Duration // ARENA_SYNC_EVERY
-	ChainID    int64         // ARENA_CHAIN_ID: EIP-712 domain chain id (0 without a chain)
-	Contract   string        // ARENA_CONTRACT: EIP-712 verifying contract
-	AgentsFile string        // ARENA_AGENTS: LLM model registry file
-	LogLevel   string        // ARENA_LOG_LEVEL: debug|info|warn|error
+	DB            string        // ARENA_DB: sqlite:PATH or postgres://…
+	Addr          string        // ARENA_ADDR: HTTP listen address
+	AdminToken    string        // ARENA_ADMIN_TOKEN: bearer token for admin endpoints (secret)
+	GammaURL      string        // ARENA_GAMMA_URL
+	CLOBURL       string        // ARENA_CLOB_URL
+	SyncLimit     int           // ARENA_SYNC_LIMIT: markets kept per Polymarket sync
+	SyncEvery     time.Duration // ARENA_SYNC_EVERY
+	ChainID       int64         // ARENA_CHAIN_ID: EIP-712 domain chain id (0 without a chain)
+	Contract      string        // ARENA_CONTRACT: EIP-712 verifying contract
+	AgentsFile    string        // ARENA_AGENTS: LLM model registry file
+	LogLevel      string        // ARENA_LOG_LEVEL: debug|info|warn|error
+	TradingPolicy string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets (SPEC T8)
 }
 
 // Defaults returns the built-in configuration.
 func Defaults() Options {
 	return Options{
-		DB:        "sqlite:arena.db",
-		Addr:      "127.0.0.1:8080",
-		GammaURL:  "https://gamma-api.polymarket.com",
-		CLOBURL:   "https://clob.polymarket.com",
-		SyncLimit: 500,
-		SyncEvery: 5 * time.Minute,
-		Contract:  "0x0000000000000000000000000000000000000000",
-		LogLevel:  "info",
+		DB:            "sqlite:arena.db",
+		Addr:          "127.0.0.1:8080",
+		GammaURL:      "https://gamma-api.polymarket.com",
+		CLOBURL:       "https://clob.polymarket.com",
+		SyncLimit:     500,
+		SyncEvery:     5 * time.Minute,
+		Contract:      "0x0000000000000000000000000000000000000000",
+		LogLevel:      "info",
+		TradingPolicy: "refund",
 	}
 }
 
@@ -79,6 +81,7 @@ var fields = func() []field {
 		mk("ARENA_CONTRACT", false, func(o *Options) *string { return &o.Contract }),
 		mk("ARENA_AGENTS", false, func(o *Options) *string { return &o.AgentsFile }),
 		mk("ARENA_LOG_LEVEL", false, func(o *Options) *string { return &o.LogLevel }),
+		mk("ARENA_TRADING_POLICY", false, func(o *Options) *string { return &o.TradingPolicy }),
 	}
 }()
 
@@ -164,6 +167,11 @@ func (o *Options) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		errs = append(errs, fmt.Errorf("log level %q: want debug|info|warn|error", o.LogLevel))
+	}
+	switch o.TradingPolicy {
+	case "refund", "defer", "oracle":
+	default:
+		errs = append(errs, fmt.Errorf("trading policy %q: want refund|defer|oracle", o.TradingPolicy))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("config: %w", err)

@@ -53,6 +53,8 @@ func TestValidate(t *testing.T) {
 		func(o *Options) { o.SyncLimit = 0 },
 		func(o *Options) { o.SyncEvery = 0 },
 		func(o *Options) { o.LogLevel = "loud" },
+		func(o *Options) { o.TradingPolicy = "coinflip" },
+		func(o *Options) { o.TradingPolicy = "" },
 	} {
 		o := Defaults()
 		mut(&o)
@@ -63,6 +65,15 @@ func TestValidate(t *testing.T) {
 	o := Defaults()
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	if o.TradingPolicy != "refund" {
+		t.Fatalf("default trading policy %q", o.TradingPolicy)
+	}
+	for _, pol := range []string{"refund", "defer", "oracle"} {
+		o, err := Load("", []string{"ARENA_TRADING_POLICY=" + pol})
+		if err != nil || o.TradingPolicy != pol || o.Validate() != nil {
+			t.Errorf("ARENA_TRADING_POLICY=%s: %+v %v", pol, o, err)
+		}
 	}
 }
 

@@ -215,11 +215,20 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 // engine (also what web.RegisterTrading needs) and its jobs — cohort start
 // Sunday 00:00 UTC with the LLM lineup of o.AgentsFile (ARENA_AGENTS),
 // decision runs from 00:05 (resumed every 10 minutes while an agent is
-// undecided), snapshots every 10 minutes, settlement hourly. Existing
+// undecided), snapshots every 10 minutes, settlement hourly with the
+// ambiguous-market policy o.TradingPolicy (ARENA_TRADING_POLICY). Existing
 // cohorts are decided with their frozen lineups, simulated ones included.
 // Agents whose key is missing from environ are skipped with a warning. A
 // broken agents file is an error, so serve fails at startup.
 func TradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.Logger) (*trading.Engine, []jobs.Job, error) {
+	policy := trading.PolicyRefund
+	if o.TradingPolicy != "" {
+		p, err := trading.ParsePolicy(o.TradingPolicy)
+		if err != nil {
+			return nil, nil, err
+		}
+		policy = p
+	}
 	getenv := llm.EnvLookup(environ)
 	f := &agent.Factory{Getenv: getenv, LLMOptions: []llm.Option{llm.WithLogger(logger)}, Log: logger}
 	var lineup []arena.LineupEntry
@@ -248,7 +257,7 @@ func TradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.
 		}
 		return ds, nil
 	}
-	return eng, trading.Jobs(eng, trading.JobsConfig{Deciders: deciders, Policy: trading.PolicyRefund}), nil
+	return eng, trading.Jobs(eng, trading.JobsConfig{Deciders: deciders, Policy: policy}), nil
 }
 
 func cohortStart(ctx context.Context, env *Env, args []string) error {

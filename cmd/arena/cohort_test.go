@@ -385,6 +385,7 @@ func TestTradingJobsForServe(t *testing.T) {
 	srv.Script("alpha", llmtest.OK(betJSON(ids[2], "YES", 1000), 500, 50))
 	o := config.Defaults()
 	o.AgentsFile = writeRegistry(t, srv.BaseURL, "5s", "alpha")
+	o.TradingPolicy = "defer"
 	db, err := store.Open(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -424,6 +425,39 @@ func TestTradingJobsForServe(t *testing.T) {
 	if err := js[1].Run(ctx, cohortWeek.Add(15*time.Minute)); err != nil || len(srv.Requests("")) != 1 {
 		t.Fatalf("second period: %v, %d requests", err, len(srv.Requests("")))
 	}
+
+	// ARENA_TRADING_POLICY reaches the settlement job: an ambiguous market
+	// stays open under defer, and is refunded under refund.
+	m, err := db.Market(ctx, ids[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Status, m.Ambiguous, m.Prices = arena.StatusResolved, true, nil
+	if _, err := db.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := js[3].Run(ctx, cohortWeek.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := db.Portfolio(ctx, ports[0].ID); len(p.Positions) != 1 {
+		t.Fatalf("defer policy settled the ambiguous market: %+v", p)
+	}
+	o.TradingPolicy = "refund"
+	_, js, err = TradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js[3].Run(ctx, cohortWeek.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := db.Portfolio(ctx, ports[0].ID); len(p.Positions) != 0 || p.Cash != 10_000*arena.Dollar {
+		t.Fatalf("refund policy: %+v", p)
+	}
+	o.TradingPolicy = "coinflip"
+	if _, _, err := TradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "coinflip") {
+		t.Fatalf("bad policy: %v", err)
+	}
+	o.TradingPolicy = "refund"
 
 	bad := filepath.Join(t.TempDir(), "agents.json")
 	os.WriteFile(bad, []byte(`{"agents":[]}`), 0o600)
