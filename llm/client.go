@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -393,6 +395,14 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 		return e
 	}
 	if httpResp != nil && httpResp.StatusCode < 300 {
+		if bodyCut(err) {
+			// The connection failed while the body was read (reset,
+			// closed short of Content-Length): a connection error like
+			// any other, worth another attempt.
+			e := c.newError(0, "connection: response body cut off: "+err.Error(), err)
+			e.Retryable = true
+			return e
+		}
 		// The body did not decode: a broken response, not worth repeating.
 		return c.newError(httpResp.StatusCode, "decode response: "+err.Error(), err)
 	}
@@ -403,6 +413,14 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 		return e
 	}
 	return c.newError(0, err.Error(), err)
+}
+
+// bodyCut reports an error from reading a response body that ended early
+// (the connection closed or reset), as opposed to a complete body that
+// does not decode.
+func bodyCut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.As(err, &ne) || errors.Is(err, net.ErrClosed)
 }
 
 func isConnError(err error) bool {

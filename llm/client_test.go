@@ -495,3 +495,30 @@ func TestConcurrentCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncatedBodyRetried: a 200 whose body is cut off by the connection
+// closing is a connection failure, retried like one; a later complete
+// answer is used.
+func TestTruncatedBodyRetried(t *testing.T) {
+	srv := llmtest.New(t)
+	cut := llmtest.OK(`{"action":"HOLD","reasoning":"a long enough answer"}`, 10, 5)
+	cut.TruncateAfter = 40
+	srv.Script("m", cut, llmtest.OK("fine", 10, 5))
+	c, rec := newTestClient(t, srv, testSpec("m"), "k", WithRetryPolicy(RetryPolicy{MaxAttempts: 3, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}))
+	resp, err := c.Complete(context.Background(), Request{User: "u"})
+	if err != nil {
+		t.Fatalf("truncated body not retried: %v", err)
+	}
+	if resp.Attempts != 2 || resp.Content != "fine" || len(rec.waits) != 1 || len(srv.Requests("m")) != 2 {
+		t.Errorf("attempts %d content %q waits %v requests %d", resp.Attempts, resp.Content, rec.waits, len(srv.Requests("m")))
+	}
+
+	// Cut off every time: reported as a retryable connection error.
+	srv.Script("m2", cut, cut)
+	c2, _ := newTestClient(t, srv, testSpec("m2"), "k", WithRetryPolicy(RetryPolicy{MaxAttempts: 2}))
+	_, err = c2.Complete(context.Background(), Request{User: "u"})
+	le := asError(t, err)
+	if !le.Retryable || le.Attempts != 2 || !strings.Contains(le.Message, "connection") {
+		t.Errorf("error %+v", le)
+	}
+}

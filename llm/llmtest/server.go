@@ -42,6 +42,12 @@ type Reply struct {
 
 	// ErrorMessage is the message of an error reply (Status ≥ 400).
 	ErrorMessage string
+
+	// TruncateAfter > 0 cuts the reply off: the status line and headers
+	// announce the full Content-Length, only the first TruncateAfter bytes
+	// of the body are sent, then the connection is closed (a connection
+	// reset mid-body).
+	TruncateAfter int
 }
 
 // ToolCall is a scripted function call.
@@ -230,9 +236,31 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, msg)
 		return
 	}
+	if rep.TruncateAfter > 0 {
+		b, _ := json.Marshal(completion(body.Model, seq, rep))
+		truncate(w, status, b, rep.TruncateAfter)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(completion(body.Model, seq, rep))
+}
+
+// truncate writes a response announcing len(body) bytes, sends only the
+// first n and closes the connection under the client.
+func truncate(w http.ResponseWriter, status int, body []byte, n int) {
+	if n > len(body) {
+		n = len(body)
+	}
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "llmtest: hijack: "+err.Error())
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", status, http.StatusText(status), len(body))
+	buf.Write(body[:n])
+	buf.Flush()
 }
 
 // completion builds a chat.completion object as OpenAI-compatible servers
