@@ -146,7 +146,10 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	srv.TradingLeaderboard = tapi.Leaderboard
 	factory := &agent.Factory{Log: log}
 	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
-		ds, _ := factory.Deciders(c.Lineup)
+		ds, skipped := factory.Deciders(c.Lineup)
+		if len(skipped) > 0 { // every simulated agent must be decidable; a gap is a bug, not a missing key
+			return nil, fmt.Errorf("demo: cohort %d: agents without a decider: %v", c.ID, skipped)
+		}
 		return ds, nil
 	}
 
