@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -70,8 +71,7 @@ func (c *Client) log() *slog.Logger {
 // RunOnce does every step that is due now and returns.
 func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 	var rep Report
-	dir := stateDir(c.StateDir)
-	unlock, err := dir.lock()
+	unlock, err := stateDir(c.StateDir).lock()
 	if err != nil {
 		return rep, err
 	}
@@ -84,16 +84,28 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 		return rep, fmt.Errorf("participant: server domain has bad verifying_contract %q", dom.VerifyingContract)
 	}
 	domain := forecast.Domain{ChainID: dom.ChainID, Contract: common.HexToAddress(dom.VerifyingContract)}
+	dir := serverDir(c.StateDir, c.Server, domain)
+	if err := os.MkdirAll(string(dir), 0o700); err != nil {
+		return rep, fmt.Errorf("participant: state dir: %w", err)
+	}
+	if err := migrateLegacy(c.StateDir, dir, c.log()); err != nil {
+		return rep, err
+	}
 
 	// Finish what earlier runs started: commits not yet acknowledged,
 	// reveals and reasoning uploads.
-	pending, err := dir.pending()
+	pending, skipped, err := dir.pending()
 	if err != nil {
 		return rep, err
 	}
-	// A round the server refuses is reported but does not hold up the
-	// others: each is retried by the next run.
+	// A round the server refuses (or whose state file is unreadable) is
+	// reported but does not hold up the others: each is retried by the
+	// next run.
 	var errs []error
+	for _, err := range skipped {
+		c.log().Error("unreadable state file skipped; fix or remove it by hand", "err", err)
+		errs = append(errs, err)
+	}
 	fail := func(id uint64, err error) {
 		c.log().Warn("round step failed; a later run retries", "round", id, "err", err)
 		errs = append(errs, fmt.Errorf("round %d: %w", id, err))
@@ -111,10 +123,7 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 	for i := range open {
 		r := &open[i]
 		if _, seen, err := dir.load(r.ID); err != nil || seen {
-			if err != nil {
-				return rep, err
-			}
-			continue
+			continue // an unreadable file was reported above; never overwrite it
 		}
 		now := c.now()
 		if !now.Before(r.CommitDeadline) || (c.LeadTime > 0 && r.CommitDeadline.Sub(now) > c.LeadTime) {
@@ -134,7 +143,10 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 			return rep, err
 		}
 		st := &roundState{RoundID: r.ID, Predictions: preds, Salt: "0x" + hex.EncodeToString(salt[:]), Reasoning: reasons,
-			CommitHash: forecast.CommitHash(r.ID, c.Key.Address(), preds, salt).Hex()}
+			CommitHash: forecast.CommitHash(r.ID, c.Key.Address(), preds, salt).Hex(), CommitDeadline: r.CommitDeadline}
+		for _, m := range r.Markets {
+			st.MarketIDs = append(st.MarketIDs, m.MarketID)
+		}
 		if len(reasons) > 0 {
 			h, err := forecast.ReasoningHash(reasons)
 			if err != nil {
@@ -163,6 +175,13 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 			return dir.save(st)
 		}
 		return err
+	}
+	if !st.sameRound(&r) {
+		st.Abandoned = fmt.Sprintf("the server's round %d is not the one prepared (markets %v, commit deadline %s)",
+			st.RoundID, st.MarketIDs, st.CommitDeadline.UTC().Format(time.RFC3339))
+		c.log().Warn("round differs from the one in the state file; abandoned", "round", st.RoundID)
+		rep.Abandoned++
+		return dir.save(st)
 	}
 	now := c.now()
 	// Commits are accepted while now ≤ commit_deadline (second resolution
@@ -225,6 +244,17 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 		err = c.post(ctx, fmt.Sprintf("/api/v1/rounds/%d/reasoning", st.RoundID),
 			forecast.ReasoningRequest{Agent: c.Key.Address().Hex(), Content: string(content)}, nil)
 		if err != nil && arena.ErrorCode(err) != forecast.CodeReasoningStored {
+			var ae *arena.Error
+			if !errors.As(err, &ae) || ae.Kind == arena.EUNAVAILABLE || ae.Kind == arena.EINTERNAL {
+				return err // transport or server trouble: a later run retries
+			}
+			// The server refused it (4xx): retrying the same text cannot
+			// succeed, and must not keep the round open for ever.
+			st.ReasoningGivenUp = err.Error()
+			c.log().Warn("reasoning refused by the server; giving up on it", "round", st.RoundID, "err", err)
+			if serr := dir.save(st); serr != nil {
+				return serr
+			}
 			return err
 		}
 		if err == nil {

@@ -160,9 +160,27 @@ type state struct {
 	Abandoned     string   `json:"abandoned"`
 }
 
+// serverState is the client's state directory for its server: the single
+// server-* subdirectory of StateDir.
+func serverState(t *testing.T, c *participant.Client) string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(c.StateDir, "server-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("server state dirs %v, want one", dirs)
+	}
+	return dirs[0]
+}
+
 func readState(t *testing.T, c *participant.Client, round uint64) (state, bool) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(c.StateDir, fmt.Sprintf("round-%d.json", round)))
+	files, _ := filepath.Glob(filepath.Join(c.StateDir, "server-*", fmt.Sprintf("round-%d.json", round)))
+	if len(files) > 1 {
+		t.Fatalf("round %d in several server dirs: %v", round, files)
+	}
+	if len(files) == 0 {
+		return state{}, false
+	}
+	b, err := os.ReadFile(files[0])
 	if os.IsNotExist(err) {
 		return state{}, false
 	}
@@ -381,7 +399,7 @@ func TestFailuresAndAbandonment(t *testing.T) {
 	c := s.client(t, "tamper", "random")
 	run(t, c, participant.Report{Committed: 1})
 	// Corrupt the stored predictions: the reveal will not match the commit.
-	path := filepath.Join(c.StateDir, fmt.Sprintf("round-%d.json", r1.ID))
+	path := filepath.Join(serverState(t, c), fmt.Sprintf("round-%d.json", r1.ID))
 	b, _ := os.ReadFile(path)
 	var raw map[string]any
 	json.Unmarshal(b, &raw)
@@ -405,15 +423,117 @@ func TestFailuresAndAbandonment(t *testing.T) {
 		t.Fatalf("state %+v", st)
 	}
 	// A state file for a round the server does not know.
-	os.WriteFile(filepath.Join(c.StateDir, "round-9999.json"), []byte(`{"round_id":9999,"predictions":[1],"salt":"0x01","commit_hash":"0x02"}`), 0o600)
+	os.WriteFile(filepath.Join(serverState(t, c), "round-9999.json"), []byte(`{"round_id":9999,"predictions":[1],"salt":"0x01","commit_hash":"0x02"}`), 0o600)
 	rep, err = c.RunOnce(context.Background())
 	if err != nil || rep.Abandoned != 1 {
 		t.Fatalf("unknown round: %+v, %v", rep, err)
 	}
-	// A corrupt state file stops the run with its path; it is never overwritten.
-	os.WriteFile(filepath.Join(c.StateDir, "round-77.json"), []byte(`{"round_id":`), 0o600)
-	if _, err := c.RunOnce(context.Background()); err == nil || !strings.Contains(err.Error(), "round-77.json") {
+	// A corrupt state file is reported with its path but does not stop the
+	// run (M3): the other rounds go on; it is never overwritten.
+	corrupt := filepath.Join(serverState(t, c), "round-77.json")
+	os.WriteFile(corrupt, []byte(`{"round_id":`), 0o600)
+	s.clk.Set(r2.RevealStart)
+	rep, err = c.RunOnce(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "round-77.json") {
 		t.Fatalf("corrupt state: %v", err)
+	}
+	if rep.Revealed != 1 || !s.submission(t, r2.ID, c.Key.Address()).Revealed() {
+		t.Fatalf("a corrupt state file held up round %d: %+v", r2.ID, rep)
+	}
+	if b, _ := os.ReadFile(corrupt); string(b) != `{"round_id":` {
+		t.Fatalf("corrupt state file overwritten: %s", b)
+	}
+}
+
+// M3: round ids are per server: one state directory used against two
+// servers keeps their rounds apart, and a state whose round differs from
+// the server's (a reset database) is abandoned, not revealed into it.
+func TestStatePerServer(t *testing.T) {
+	a, b := newServer(t, sqliteDB(t)), newServer(t, sqliteDB(t))
+	ra, rb := a.round(t, 0), b.round(t, 0)
+	if ra.ID != rb.ID {
+		t.Fatalf("round ids %d, %d: the test needs the same id on both", ra.ID, rb.ID)
+	}
+	ca := a.client(t, "two servers", "random")
+	cb := b.client(t, "two servers", "random")
+	cb.StateDir = ca.StateDir
+	run(t, ca, participant.Report{Committed: 1})
+	run(t, cb, participant.Report{Committed: 1})
+	if a.submission(t, ra.ID, ca.Key.Address()) == nil || b.submission(t, rb.ID, cb.Key.Address()) == nil {
+		t.Fatal("each server must have its own commit")
+	}
+	for _, s := range []*arenaServer{a, b} {
+		s.clk.Set(ra.RevealStart)
+	}
+	run(t, ca, participant.Report{Revealed: 1})
+	run(t, cb, participant.Report{Revealed: 1})
+
+	// The server's round under the stored id is another round.
+	c := newServer(t, sqliteDB(t))
+	r := c.round(t, 0)
+	cl := c.client(t, "reset", "random")
+	run(t, cl, participant.Report{Committed: 1})
+	path := filepath.Join(serverState(t, cl), fmt.Sprintf("round-%d.json", r.ID))
+	raw, _ := os.ReadFile(path)
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	m["market_ids"] = []int64{101, 102, 103}
+	raw, _ = json.Marshal(m)
+	os.WriteFile(path, raw, 0o600)
+	c.clk.Set(r.RevealStart)
+	run(t, cl, participant.Report{Abandoned: 1})
+	if st, _ := readState(t, cl, r.ID); !strings.Contains(st.Abandoned, "not the one prepared") {
+		t.Fatalf("state %+v", st)
+	}
+	if c.submission(t, r.ID, cl.Key.Address()).Revealed() {
+		t.Fatal("revealed into another round")
+	}
+}
+
+// A state directory written by an earlier version (round files at its
+// root) is moved into the server's subdirectory and resumed.
+func TestLegacyStateMigrated(t *testing.T) {
+	s := newServer(t, sqliteDB(t))
+	r := s.round(t, 0)
+	c := s.client(t, "legacy", "random")
+	run(t, c, participant.Report{Committed: 1})
+	name := fmt.Sprintf("round-%d.json", r.ID)
+	if err := os.Rename(filepath.Join(serverState(t, c), name), filepath.Join(c.StateDir, name)); err != nil {
+		t.Fatal(err)
+	}
+	s.clk.Set(r.RevealStart)
+	run(t, c, participant.Report{Revealed: 1})
+	if st, ok := readState(t, c, r.ID); !ok || !st.Revealed {
+		t.Fatalf("state after migration %+v", st)
+	}
+}
+
+// L3: reasoning the server refuses for good (4xx) is given up with a note,
+// once; the round is then complete instead of retried on every run.
+func TestReasoningRefusedGivenUp(t *testing.T) {
+	s := newServer(t, sqliteDB(t))
+	r := s.round(t, 0)
+	c := s.client(t, "bad reasoning", "market")
+	run(t, c, participant.Report{Committed: 1})
+	path := filepath.Join(serverState(t, c), fmt.Sprintf("round-%d.json", r.ID))
+	raw, _ := os.ReadFile(path)
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	m["reasoning"] = []string{"not", "what was", "committed"}
+	raw, _ = json.Marshal(m)
+	os.WriteFile(path, raw, 0o600)
+	s.clk.Set(r.RevealStart)
+	rep, err := c.RunOnce(context.Background())
+	if arena.ErrorCode(err) != forecast.CodeReasoningMismatch || rep.Revealed != 1 {
+		t.Fatalf("first run: %+v, %v", rep, err)
+	}
+	run(t, c, participant.Report{})
+	var st struct {
+		GivenUp string `json:"reasoning_given_up"`
+	}
+	raw, _ = os.ReadFile(path)
+	if json.Unmarshal(raw, &st); !strings.Contains(st.GivenUp, forecast.CodeReasoningMismatch) {
+		t.Fatalf("state %s: want the refusal noted", raw)
 	}
 }
 

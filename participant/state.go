@@ -1,13 +1,20 @@
 package participant
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/forecast-arena/arena/forecast"
 )
 
 // roundState is what the participant must never lose: the predictions and
@@ -23,12 +30,81 @@ type roundState struct {
 	Committed     bool     `json:"committed"`
 	Revealed      bool     `json:"revealed"`
 	ReasoningSent bool     `json:"reasoning_sent"`
+	// ReasoningGivenUp: the server refused the reasoning for good (a 4xx
+	// other than already stored); why.
+	ReasoningGivenUp string `json:"reasoning_given_up,omitempty"`
+	// The round as the server described it when the commit was prepared:
+	// a later run that finds another round under this id (another server,
+	// a reset database) abandons instead of revealing into it. Empty in
+	// state files written before they were recorded.
+	MarketIDs      []int64   `json:"market_ids,omitempty"`
+	CommitDeadline time.Time `json:"commit_deadline,omitzero"`
 	// Abandoned: the round can no longer be committed or revealed.
 	Abandoned string `json:"abandoned,omitempty"`
 }
 
 func (s *roundState) done() bool {
-	return s.Abandoned != "" || (s.Revealed && (len(s.Reasoning) == 0 || s.ReasoningSent))
+	return s.Abandoned != "" || (s.Revealed && (len(s.Reasoning) == 0 || s.ReasoningSent || s.ReasoningGivenUp != ""))
+}
+
+// sameRound reports whether the server's round r is the one this state was
+// prepared for (true when the state predates the check).
+func (s *roundState) sameRound(r *forecast.RoundJSON) bool {
+	if len(s.MarketIDs) == 0 {
+		return true
+	}
+	if !s.CommitDeadline.Equal(r.CommitDeadline) || len(s.MarketIDs) != len(r.Markets) {
+		return false
+	}
+	for i, m := range r.Markets {
+		if m.MarketID != s.MarketIDs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// serverDir is the subdirectory of root holding one server's rounds: round
+// ids are per server, so two servers (or a server and its reset database,
+// which has another verifying contract only if reconfigured) must never
+// share round files. Keyed by a hash of the server URL and EIP-712 domain.
+func serverDir(root, server string, dom forecast.Domain) stateDir {
+	u := strings.TrimRight(strings.TrimSpace(server), "/")
+	if pu, err := url.Parse(u); err == nil {
+		pu.Scheme, pu.Host = strings.ToLower(pu.Scheme), strings.ToLower(pu.Host)
+		u = pu.String()
+	}
+	h := sha256.Sum256(fmt.Appendf(nil, "%s\n%d\n%s", u, dom.ChainID, strings.ToLower(dom.Contract.Hex())))
+	return stateDir(filepath.Join(root, "server-"+hex.EncodeToString(h[:8])))
+}
+
+// migrateLegacy moves round files written at the root by earlier versions
+// (one state dir per server was assumed) into d, the current server's.
+func migrateLegacy(root string, d stateDir, log *slog.Logger) error {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("participant: list state: %w", err)
+	}
+	for _, e := range entries {
+		if !isRoundFile(e.Name()) {
+			continue
+		}
+		dst := filepath.Join(string(d), e.Name())
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		if err := os.Rename(filepath.Join(root, e.Name()), dst); err != nil {
+			return fmt.Errorf("participant: migrate state: %w", err)
+		}
+		log.Info("moved state file into the server's state directory", "file", e.Name(), "dir", string(d))
+	}
+	return nil
+}
+
+func isRoundFile(name string) bool {
+	var id uint64
+	_, err := fmt.Sscanf(name, "round-%d.json", &id)
+	return err == nil && strings.HasSuffix(name, ".json")
 }
 
 type stateDir string
@@ -86,28 +162,32 @@ func (d stateDir) save(s *roundState) error {
 	return dir.Sync()
 }
 
-// pending lists rounds with unfinished work, oldest first.
-func (d stateDir) pending() ([]*roundState, error) {
+// pending lists rounds with unfinished work, oldest first. A file that
+// cannot be read is skipped (and never overwritten: its salt may still be
+// recovered by hand) so it does not hold up the other rounds; skipped
+// lists those errors.
+func (d stateDir) pending() (out []*roundState, skipped []error, err error) {
 	entries, err := os.ReadDir(string(d))
 	if err != nil {
-		return nil, fmt.Errorf("participant: list state: %w", err)
+		return nil, nil, fmt.Errorf("participant: list state: %w", err)
 	}
-	var out []*roundState
 	for _, e := range entries {
-		var id uint64
-		if _, err := fmt.Sscanf(e.Name(), "round-%d.json", &id); err != nil || !strings.HasSuffix(e.Name(), ".json") {
+		if !isRoundFile(e.Name()) {
 			continue
 		}
+		var id uint64
+		fmt.Sscanf(e.Name(), "round-%d.json", &id)
 		s, ok, err := d.load(id)
 		if err != nil {
-			return nil, err
+			skipped = append(skipped, err)
+			continue
 		}
 		if ok && !s.done() {
 			out = append(out, s)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].RoundID < out[j].RoundID })
-	return out, nil
+	return out, skipped, nil
 }
 
 // lock takes an exclusive lock on the state directory so overlapping cron

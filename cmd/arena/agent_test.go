@@ -264,7 +264,12 @@ type agentState struct {
 
 func readAgentState(t *testing.T, dir string, round uint64) agentState {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("round-%d.json", round)))
+	// Round files live in a per-server subdirectory of the state dir.
+	files, _ := filepath.Glob(filepath.Join(dir, "server-*", fmt.Sprintf("round-%d.json", round)))
+	if len(files) != 1 {
+		t.Fatalf("state files of round %d: %v", round, files)
+	}
+	b, err := os.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
