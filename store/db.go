@@ -62,7 +62,14 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		}
 		// WAL lets readers proceed during writes; IMMEDIATE transactions take
 		// the write lock up front so concurrent writers wait instead of failing.
-		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		// synchronous(FULL) fsyncs the WAL at every commit, so an acknowledged
+		// commit (an agent's only proof it committed) survives power loss, not
+		// only kill -9 as with NORMAL. Measured with BenchmarkCommit (web, 2
+		// shared cores, 4 runs each): FULL costs about 20% of commit
+		// throughput (~11k → ~8.8k commits/s; 0.27 → 0.215 of ecrecover) and
+		// raises p50 latency at 200 req/s from 1.15 to 1.46 ms; the group
+		// commit shares one fsync per batch, which keeps the cost modest.
+		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
 		db, err := sql.Open("sqlite", dsn)
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
