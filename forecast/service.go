@@ -214,10 +214,10 @@ func (s *Service) Commit(ctx context.Context, roundID uint64, req CommitRequest)
 	if rh != (common.Hash{}) {
 		sub.ReasoningHash = rh.Hex()
 	}
-	// The deadline is checked at the time of the check, in the store's
-	// transaction, not at arrival: a request may wait in the group commit.
+	// Deadlines are checked against the arrival time: a request that came
+	// in time is not refused because it waited in the group commit.
 	err = s.Store.Submit(ctx, arena.SubmitCommit, sub, now, func(st arena.SubmissionState) error {
-		return ValidateCommit(state(st), msg, s.now())
+		return ValidateCommit(state(st), msg, now)
 	})
 	if err != nil {
 		return SubmissionJSON{}, err
@@ -252,10 +252,12 @@ func (s *Service) Reveal(ctx context.Context, roundID uint64, req RevealRequest)
 	now := s.now()
 	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), Predictions: req.Predictions, Salt: salt.Hex(),
 		RevealNonce: req.Nonce, RevealSig: EncodeSignature(sig)}
-	// As for commits, the clock is read at check time (a queued reveal
-	// past the deadline, or after the trigger, must not count).
+	// As for commits, deadlines use the arrival time. What must never
+	// happen, a reveal counted after the round was scored, is excluded in
+	// the transaction: the check refuses a triggered round, and the trigger
+	// re-scores if a reveal landed while it was scoring.
 	err = s.Store.Submit(ctx, arena.SubmitReveal, sub, now, func(st arena.SubmissionState) error {
-		return ValidateReveal(state(st), msg, s.now())
+		return ValidateReveal(state(st), msg, now)
 	})
 	if err != nil {
 		return SubmissionJSON{}, err
