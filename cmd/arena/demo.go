@@ -90,14 +90,19 @@ func printLeaderboard(w io.Writer, lb []forecast.LeaderboardJSON) {
 		}
 		return fmt.Sprintf(format, *p)
 	}
+	provisional := false
 	for _, e := range lb {
 		name := e.Name
 		if e.Provisional {
 			name += " *"
+			provisional = true
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", name, e.Rounds, e.N, e.Brier,
 			f(e.Alpha, "%+.4f"), f(e.AlphaSE, "%.4f"), f(e.T, "%.2f"), f(e.P, "%.3f"), f(e.BeatPct, "%.0f"))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\n* provisional: fewer than 140 resolved predictions. Alpha = market Brier − agent Brier per round (positive beats the market).")
+	if provisional {
+		fmt.Fprintln(w, "\n* provisional: fewer than 140 resolved predictions.")
+	}
+	fmt.Fprintln(w, "\nAlpha = market Brier − agent Brier per round (positive beats the market); SE, t and p over rounds.")
 }
