@@ -134,6 +134,21 @@ func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, 
 	return t, "store", nil
 }
 
+// parseAndLoad parses a report's flags, checks the format against the
+// allowed ones and loads its input.
+func (si scoreInput) parseAndLoad(ctx context.Context, env *Env, fs *flag.FlagSet, args []string, formats ...string) (*score.Table, string, error) {
+	if err := parse(fs, args); err != nil {
+		return nil, "", err
+	}
+	if err := noArgs(fs); err != nil {
+		return nil, "", err
+	}
+	if err := checkFormat(*si.format, formats...); err != nil {
+		return nil, "", err
+	}
+	return si.load(ctx, env)
+}
+
 // quiet turns the "nothing stored" note into success.
 func quiet(err error) error {
 	if err == errNoForecasts {
@@ -405,16 +420,7 @@ func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report murphy", "[--in FILE | --db URL --track T] [--bins 10] [--format table|json|csv|svg]")
 	cf := addConfigFlags(fs, false)
 	si := addScoreInput(fs, cf, "table, json, csv or svg (Murphy bars)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := checkFormat(*si.format, "table", "json", "csv", "svg"); err != nil {
-		return err
-	}
-	t, src, err := si.load(ctx, env)
+	t, src, err := si.parseAndLoad(ctx, env, fs, args, "table", "json", "csv", "svg")
 	if err != nil {
 		return quiet(err)
 	}
@@ -487,16 +493,7 @@ func runReportCategories(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report categories", "[--in FILE | --db URL --track T] [--format table|json|csv]")
 	cf := addConfigFlags(fs, false)
 	si := addScoreInput(fs, cf, "table, json or csv")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := checkFormat(*si.format, "table", "json", "csv"); err != nil {
-		return err
-	}
-	t, src, err := si.load(ctx, env)
+	t, src, err := si.parseAndLoad(ctx, env, fs, args, "table", "json", "csv")
 	if err != nil {
 		return quiet(err)
 	}
@@ -569,16 +566,7 @@ func runReportCalibration(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report calibration", "[--in FILE | --db URL --track T] [--bins 10] [--format table|json|csv|svg]")
 	cf := addConfigFlags(fs, false)
 	si := addScoreInput(fs, cf, "table, json, csv or svg (reliability diagrams)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := checkFormat(*si.format, "table", "json", "csv", "svg"); err != nil {
-		return err
-	}
-	t, src, err := si.load(ctx, env)
+	t, src, err := si.parseAndLoad(ctx, env, fs, args, "table", "json", "csv", "svg")
 	if err != nil {
 		return quiet(err)
 	}
