@@ -118,15 +118,16 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("unknown source %q (want polymarket or sim)", *source)
 	}
 
-	db, err := store.Open(ctx, o.DB)
+	db, undo, err := openOrUndo(ctx, o.DB)
 	if err != nil {
+		return err
+	}
+	summary, err := run(ctx, db)
+	if err != nil {
+		undo()
 		return err
 	}
 	defer db.Close()
-	summary, err := run(ctx, db)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintln(env.Stdout, summary)
 	return nil
 }

@@ -212,3 +212,19 @@ func TestSyncSim(t *testing.T) {
 		t.Fatalf("later sync: %v %q", err, out)
 	}
 }
+
+// A sync that fails against an unreachable source leaves no database file
+// behind when there was none.
+func TestSyncFailureLeavesNoNewDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fresh.db")
+	_, _, err := cli(t, []string{"ARENA_SYNC_LIMIT=5"}, "sync", "--source", "polymarket", "--db", "sqlite:"+path,
+		"--gamma-url", "http://127.0.0.1:1", "--clob-url", "http://127.0.0.1:1")
+	if err == nil {
+		t.Fatal("sync against an unreachable source succeeded")
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if _, statErr := os.Stat(path + suffix); statErr == nil {
+			t.Errorf("failed sync left %s behind", path+suffix)
+		}
+	}
+}

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/forecast-arena/arena/store"
+)
+
+// openOrUndo opens the store for a command that may fail after opening it
+// (e.g. on an unreachable source). When the SQLite file did not exist
+// before, undo removes it again, so a failed command leaves nothing
+// behind, not even an empty database.
+func openOrUndo(ctx context.Context, url string) (db *store.DB, undo func(), err error) {
+	path, isSQLite := strings.CutPrefix(url, "sqlite:")
+	_, statErr := os.Stat(path)
+	fresh := isSQLite && errors.Is(statErr, os.ErrNotExist)
+	if db, err = store.Open(ctx, url); err != nil {
+		return nil, nil, err
+	}
+	return db, func() {
+		db.Close()
+		if fresh {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(path + suffix)
+			}
+		}
+	}, nil
+}
