@@ -142,8 +142,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		return err
 	}
 	eng := &trading.Engine{Store: db, Lineup: lineup, Clock: clock.Now, Log: log}
-	tapi := web.RegisterTrading(srv, eng)
-	srv.TradingLeaderboard = tapi.Leaderboard
+	web.RegisterTrading(srv, eng)
 	factory := &agent.Factory{Log: log}
 	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
 		ds, skipped := factory.Deciders(c.Lineup)

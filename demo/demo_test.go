@@ -55,8 +55,17 @@ func TestLeaderboardPageInChromium(t *testing.T) {
 	if len(res.Leaderboard) < 7 {
 		t.Fatalf("%d leaderboard rows", len(res.Leaderboard))
 	}
-	if got := strings.Count(dom, "<tr>") - 1; got != len(res.Leaderboard) { // minus the header row
-		t.Errorf("page shows %d agent rows, leaderboard has %d", got, len(res.Leaderboard))
+	// One header row per table, then one row per agent of each track.
+	if got, want := strings.Count(dom, "<tr>"), 2+len(res.Leaderboard)+len(res.Trading); got != want {
+		t.Errorf("page shows %d rows, want %d (forecast %d, trading %d, 2 headers)", got, want, len(res.Leaderboard), len(res.Trading))
+	}
+	if len(res.Trading) == 0 || !strings.Contains(dom, `id="trading"`) {
+		t.Error("no trading leaderboard on the page")
+	}
+	for _, r := range res.Trading {
+		if !strings.Contains(dom, r.Name) {
+			t.Errorf("trader %s missing from the rendered page", r.Name)
+		}
 	}
 	for _, e := range res.Leaderboard {
 		if !strings.Contains(dom, e.Name) {

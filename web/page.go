@@ -9,6 +9,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/trading"
 )
 
 //go:embed templates/*.html
@@ -21,6 +22,8 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf(format, *p)
 	},
+	"money": func(m arena.Micros) string { return m.String() },
+	"pct":   func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
 	"sign": func(p *float64) string {
 		switch {
 		case p == nil || *p == 0:
@@ -47,11 +50,20 @@ func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, err)
 		return
 	}
+	var trades []trading.LeaderRow
+	if s.Trading != nil {
+		if trades, err = s.Trading.Leaderboard(r.Context()); err != nil {
+			s.internal(w, err)
+			return
+		}
+	}
 	var buf bytes.Buffer
 	if err := pages.ExecuteTemplate(&buf, "leaderboard.html", struct {
-		Rows   []forecast.LeaderboardJSON
-		Rounds int
-	}{rows, len(scored)}); err != nil {
+		Rows       []forecast.LeaderboardJSON
+		Rounds     int
+		Trading    []trading.LeaderRow
+		HasTrading bool
+	}{rows, len(scored), trades, s.Trading != nil}); err != nil {
 		s.internal(w, err)
 		return
 	}

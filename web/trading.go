@@ -288,14 +288,15 @@ type TradingAPI struct {
 //	GET /api/v1/cohorts/{id}/snapshots     ?agent=&step=10m|1h|1d|1w
 //	GET /api/v1/decisions/{id}
 //
-// The leaderboard is not mounted here: GET /api/v1/leaderboard serves both
-// tracks, so its dispatcher calls the returned API's Leaderboard for
-// track=trading.
+// GET /api/v1/leaderboard serves both tracks: its dispatcher calls this
+// API's Leaderboard for track=trading, and the leaderboard page shows the
+// engine's standings.
 func RegisterTrading(s *Server, eng *trading.Engine) *TradingAPI {
 	a := &TradingAPI{Engine: eng, Logger: s.Logger}
 	if a.Logger == nil {
 		a.Logger = slog.Default()
 	}
+	s.Trading, s.TradingLeaderboard = eng, a.Leaderboard
 	s.Mux.HandleFunc("GET /api/v1/cohorts", a.ListCohorts)
 	s.Mux.HandleFunc("GET /api/v1/cohorts/{id}", a.GetCohort)
 	s.Mux.HandleFunc("GET /api/v1/cohorts/{id}/snapshots", a.Snapshots)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/trading"
 )
 
 // MaxBodyBytes bounds every request body (SPEC §11).
@@ -36,7 +37,9 @@ type Server struct {
 	Mux        *http.ServeMux
 	// Forecast is set by RegisterForecast.
 	Forecast *forecast.Service
-	// TradingLeaderboard serves ?track=trading when the trading track is on.
+	// Trading and TradingLeaderboard (?track=trading) are set by
+	// RegisterTrading.
+	Trading            *trading.Engine
 	TradingLeaderboard http.HandlerFunc
 }
 

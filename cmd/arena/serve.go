@@ -75,7 +75,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		srv.TradingLeaderboard = web.RegisterTrading(srv, eng).Leaderboard
+		web.RegisterTrading(srv, eng)
 		js = append(js, tjobs...)
 	}
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js}
