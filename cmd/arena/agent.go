@@ -31,20 +31,10 @@ Run 'arena agent <subcommand> -h' for its flags.
 `
 
 func runAgent(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, agentUsage)
-		return errUsage
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(env.Stderr, agentUsage)
-		return nil
-	case "keygen":
-		return agentKeygen(env, args[1:])
-	case "run":
-		return agentRun(ctx, env, args[1:])
-	}
-	return fmt.Errorf("unknown subcommand %q (want keygen or run)", args[0])
+	return dispatch(ctx, env, args, agentUsage, map[string]func(context.Context, *Env, []string) error{
+		"keygen": func(_ context.Context, env *Env, args []string) error { return agentKeygen(env, args) },
+		"run":    agentRun,
+	})
 }
 
 func agentKeygen(env *Env, args []string) error {

@@ -46,28 +46,14 @@ Run 'arena cohort <subcommand> -h' for its flags.
 `
 
 func runCohort(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, cohortUsage)
-		return errUsage
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(env.Stderr, cohortUsage)
-		return nil
-	case "start":
-		return cohortStart(ctx, env, args[1:])
-	case "run":
-		return cohortRun(ctx, env, args[1:])
-	case "show":
-		return cohortShow(ctx, env, args[1:])
-	case "list":
-		return cohortList(ctx, env, args[1:])
-	case "snapshot":
-		return cohortSnapshot(ctx, env, args[1:])
-	case "settle":
-		return cohortSettle(ctx, env, args[1:])
-	}
-	return fmt.Errorf("unknown subcommand %q (want start, run, show, list, snapshot or settle)", args[0])
+	return dispatch(ctx, env, args, cohortUsage, map[string]func(context.Context, *Env, []string) error{
+		"start":    cohortStart,
+		"run":      cohortRun,
+		"show":     cohortShow,
+		"list":     cohortList,
+		"snapshot": cohortSnapshot,
+		"settle":   cohortSettle,
+	})
 }
 
 // parseInterspersed parses flags that may follow positional arguments

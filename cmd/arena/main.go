@@ -100,3 +100,27 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun 'arena <command> -h' for a command's flags.")
 }
+
+// dispatch runs the subcommand named by args[0] (as in 'arena round
+// show'), printing usage when there is none or help is asked for.
+func dispatch(ctx context.Context, env *Env, args []string, usage string, subs map[string]func(context.Context, *Env, []string) error) error {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usage)
+		return errUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(env.Stderr, usage)
+		return nil
+	}
+	run, ok := subs[args[0]]
+	if !ok {
+		names := make([]string, 0, len(subs))
+		for n := range subs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("unknown subcommand %q (want %s)", args[0], strings.Join(names, ", "))
+	}
+	return run(ctx, env, args[1:])
+}

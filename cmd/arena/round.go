@@ -39,24 +39,12 @@ Run 'arena round <subcommand> -h' for its flags.
 `
 
 func runRound(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, roundUsage)
-		return errUsage
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(env.Stderr, roundUsage)
-		return nil
-	case "create":
-		return roundCreate(ctx, env, args[1:])
-	case "list":
-		return roundList(ctx, env, args[1:])
-	case "show":
-		return roundShow(ctx, env, args[1:])
-	case "trigger":
-		return roundTrigger(ctx, env, args[1:])
-	}
-	return fmt.Errorf("unknown subcommand %q (want create, list, show or trigger)", args[0])
+	return dispatch(ctx, env, args, roundUsage, map[string]func(context.Context, *Env, []string) error{
+		"create":  roundCreate,
+		"list":    roundList,
+		"show":    roundShow,
+		"trigger": roundTrigger,
+	})
 }
 
 // roundService opens the store and a forecast service on it with the
