@@ -14,6 +14,9 @@ type MarketStore interface {
 	SaveMarkets(ctx context.Context, markets []*Market) (SaveResult, error)
 	Market(ctx context.Context, id int64) (*Market, error)
 	MarketBySource(ctx context.Context, source, sourceID string) (*Market, error)
+	// MarketsByID loads the given markets in one query; a missing id is
+	// ENOTFOUND.
+	MarketsByID(ctx context.Context, ids []int64) (map[int64]*Market, error)
 	// Markets lists markets by volume descending, then id.
 	Markets(ctx context.Context, f MarketFilter) ([]*Market, error)
 	// PriceHistory returns a market's stored prices in [from, to] ordered by time.

@@ -15,11 +15,16 @@ func (s *Service) View(ctx context.Context, r *arena.Round) (RoundJSON, error) {
 	now := s.now()
 	out := RoundJSON{ID: r.ID, Status: r.Status(now), CommitDeadline: r.CommitDeadline, RevealStart: r.RevealStart,
 		RevealDeadline: r.RevealDeadline, Markets: make([]RoundMarketJSON, len(r.Markets))}
+	ids := make([]int64, len(r.Markets))
 	for i, rm := range r.Markets {
-		m, err := s.Store.Market(ctx, rm.MarketID)
-		if err != nil {
-			return out, err
-		}
+		ids[i] = rm.MarketID
+	}
+	ms, err := s.Store.MarketsByID(ctx, ids)
+	if err != nil {
+		return out, err
+	}
+	for i, rm := range r.Markets {
+		m := ms[rm.MarketID]
 		mj := RoundMarketJSON{Index: i, MarketID: m.ID, Question: m.Question, Category: m.Category, CloseTime: m.CloseTime}
 		// Until the commit deadline agents see the latest price; after it,
 		// the benchmark is the reference and outcomes may be near.

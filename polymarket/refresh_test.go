@@ -47,7 +47,7 @@ func TestSyncRefreshesKnownMarkets(t *testing.T) {
 	f.Mids["4000051"] = "0.21"
 	f.Mids["4000052"] = "0.79"
 	c, _ := startClient(t, f)
-	st := newMemStore()
+	st := newSpyStore(t)
 	seed := []*arena.Market{
 		knownMarket("400001", arena.StatusOpen),
 		knownMarket("400002", arena.StatusClosed),
@@ -117,14 +117,14 @@ func TestSyncRefreshesKnownMarkets(t *testing.T) {
 
 	// The next sync re-reads the still-closed 400007 but records no new
 	// price points for it: a closed market's price is logged once.
-	before := len(st.prices[got["400007"].ID])
+	before := st.priceCount(t, got["400007"].ID)
 	if _, err := Sync(context.Background(), st, c, 5); err != nil {
 		t.Fatal(err)
 	}
 	if n := f.Count("GET /markets/400007?"); n != 2 {
 		t.Errorf("400007 re-read %d times, want 2", n)
 	}
-	if after := len(st.prices[got["400007"].ID]); after != before {
+	if after := st.priceCount(t, got["400007"].ID); after != before {
 		t.Errorf("closed market gained %d price points", after-before)
 	}
 	if n := f.Count("GET /markets/400001?"); n != 1 {

@@ -44,7 +44,7 @@ func ids(ms []*arena.Market) []string {
 	return out
 }
 
-func stored(t *testing.T, st *memStore) map[string]*arena.Market {
+func stored(t *testing.T, st *spyStore) map[string]*arena.Market {
 	t.Helper()
 	ms, err := st.Markets(context.Background(), arena.MarketFilter{Source: arena.SourcePolymarket})
 	if err != nil {
@@ -66,7 +66,7 @@ func TestSyncTopN(t *testing.T) {
 	c, _ := startClient(t, f)
 	logs := &syncBuffer{}
 	c.Logger = slog.New(slog.NewTextHandler(logs, nil))
-	st := newMemStore()
+	st := newSpyStore(t)
 
 	rep, err := Sync(context.Background(), st, c, 5)
 	if err != nil {
@@ -175,7 +175,7 @@ func TestSyncTopN(t *testing.T) {
 func TestSyncAllPagesAndCounts(t *testing.T) {
 	f := newFake(t)
 	c, _ := startClient(t, f)
-	st := newMemStore()
+	st := newSpyStore(t)
 	rep, err := Sync(context.Background(), st, c, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,13 @@ func TestSyncAllPagesAndCounts(t *testing.T) {
 		t.Errorf("%d /markets pages, want 5 (13 entries in pages of 4, then empty)", n)
 	}
 
-	// A second sync with the same upstream updates nothing but appends prices.
+	// A second sync with the same upstream at the same instant changes
+	// nothing; a minute later it appends prices and updates nothing else.
+	same, err := Sync(context.Background(), st, c, 100)
+	if err != nil || same.Inserted != 0 || same.Updated != 0 || same.PricePoints != 0 {
+		t.Errorf("same-instant sync: %s %v", same, err)
+	}
+	c.Now = func() time.Time { return fixedNow.Add(time.Minute) }
 	rep2, err := Sync(context.Background(), st, c, 100)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +240,7 @@ func TestSyncRetries(t *testing.T) {
 	f.Throttle["/events?0"] = 1
 	f.RetryAfter = "7"
 	c, waits := startClient(t, f)
-	st := newMemStore()
+	st := newSpyStore(t)
 	if _, err := Sync(context.Background(), st, c, 5); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +257,7 @@ func TestSyncRetries(t *testing.T) {
 	f2.RetryAfter = "3600"
 	c2, waits2 := startClient(t, f2)
 	c2.MaxRetryAfter = 2 * time.Second
-	if _, err := Sync(context.Background(), newMemStore(), c2, 5); err != nil {
+	if _, err := Sync(context.Background(), newSpyStore(t), c2, 5); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(*waits2, []time.Duration{2 * time.Second}) {
@@ -298,8 +304,8 @@ func TestParseRetryAfter(t *testing.T) {
 
 // Any upstream failure leaves the store exactly as it was.
 func TestSyncErrorsLeaveStoreUnchanged(t *testing.T) {
-	seed := func(t *testing.T) *memStore {
-		st := newMemStore()
+	seed := func(t *testing.T) *spyStore {
+		st := newSpyStore(t)
 		m := &arena.Market{Source: arena.SourcePolymarket, SourceID: "400005", Kind: arena.KindMarket, Question: "Seeded?",
 			Type: arena.Binary, Outcomes: []string{"Yes", "No"}, Status: arena.StatusOpen, Volume: 10,
 			Prices: map[string]float64{"Yes": 0.5, "No": 0.5}}
@@ -328,7 +334,7 @@ func TestSyncErrorsLeaveStoreUnchanged(t *testing.T) {
 			c, _ := startClient(t, f)
 			tc.setup(f, c)
 			st := seed(t)
-			before, beforeP := st.snapshot()
+			before, beforeP := st.snapshot(t)
 			_, err := Sync(context.Background(), st, c, 5)
 			if err == nil {
 				t.Fatal("sync succeeded against a failing source")
@@ -339,7 +345,7 @@ func TestSyncErrorsLeaveStoreUnchanged(t *testing.T) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("multi-line error: %q", err)
 			}
-			after, afterP := st.snapshot()
+			after, afterP := st.snapshot(t)
 			if st.saves != 0 || !reflect.DeepEqual(before, after) || !reflect.DeepEqual(beforeP, afterP) {
 				t.Errorf("store changed: %d saves", st.saves)
 			}
@@ -358,7 +364,7 @@ func TestSyncErrorsLeaveStoreUnchanged(t *testing.T) {
 		}
 	})
 	t.Run("bad limit", func(t *testing.T) {
-		_, err := Sync(context.Background(), newMemStore(), &Client{}, 0)
+		_, err := Sync(context.Background(), newSpyStore(t), &Client{}, 0)
 		if arena.ErrorKind(err) != arena.EINVALID {
 			t.Errorf("err %v", err)
 		}
@@ -366,7 +372,7 @@ func TestSyncErrorsLeaveStoreUnchanged(t *testing.T) {
 	t.Run("store error", func(t *testing.T) {
 		f := newFake(t)
 		c, _ := startClient(t, f)
-		st := newMemStore()
+		st := newSpyStore(t)
 		st.failSave = errors.New("disk full")
 		if _, err := Sync(context.Background(), st, c, 5); err == nil || !strings.Contains(err.Error(), "disk full") {
 			t.Errorf("err %v", err)
@@ -388,7 +394,7 @@ func TestMidpointFallback(t *testing.T) {
 	f := newFake(t)
 	f.MidpointsStatus = 404
 	c, _ := startClient(t, f)
-	st := newMemStore()
+	st := newSpyStore(t)
 	if _, err := Sync(context.Background(), st, c, 5); err != nil {
 		t.Fatal(err)
 	}

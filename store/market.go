@@ -320,6 +320,32 @@ func (d *DB) Market(ctx context.Context, id int64) (*arena.Market, error) {
 	return m, nil
 }
 
+// MarketsByID implements arena.MarketStore.
+func (d *DB) MarketsByID(ctx context.Context, ids []int64) (map[int64]*arena.Market, error) {
+	out := make(map[int64]*arena.Market, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	ms, err := queryAll(ctx, d.db, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id IN (`+ph+`)`), args, scanMarket)
+	if err != nil {
+		return nil, fmt.Errorf("store: load markets: %w", err)
+	}
+	for _, m := range ms {
+		out[m.ID] = m
+	}
+	for _, id := range ids {
+		if out[id] == nil {
+			return nil, arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
+		}
+	}
+	return out, nil
+}
+
 // MarketBySource implements arena.MarketStore.
 func (d *DB) MarketBySource(ctx context.Context, source, sourceID string) (*arena.Market, error) {
 	m, err := scanMarket(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE source = ? AND source_id = ?`), source, sourceID))
