@@ -269,3 +269,23 @@ func TestClaimJobLease(t *testing.T) {
 		}
 	})
 }
+
+func TestMarketsByID(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		a, b := binary("a", 1), binary("b", 2)
+		if _, err := db.SaveMarkets(ctx, []*arena.Market{a, b}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.MarketsByID(ctx, []int64{b.ID, a.ID})
+		if err != nil || len(got) != 2 || got[a.ID].SourceID != "a" || got[b.ID].SourceID != "b" {
+			t.Fatalf("%v %v", got, err)
+		}
+		if _, err := db.MarketsByID(ctx, []int64{a.ID, 999}); arena.ErrorKind(err) != arena.ENOTFOUND {
+			t.Fatalf("missing id: %v", err)
+		}
+		if got, err := db.MarketsByID(ctx, nil); err != nil || len(got) != 0 {
+			t.Fatalf("empty: %v %v", got, err)
+		}
+	})
+}
