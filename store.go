@@ -29,7 +29,8 @@ type MarketStore interface {
 // each (job, period) exactly once (SPEC §12).
 type JobStore interface {
 	// ClaimJob inserts the unique (name, period) row; it reports false when
-	// another runner already holds it.
+	// another runner holds it (a claim left unfinished past its lease may
+	// be taken over, see store.JobLease).
 	ClaimJob(ctx context.Context, name string, period time.Time, owner string) (bool, error)
 	// FinishJob records the outcome of a claimed run.
 	FinishJob(ctx context.Context, name string, period time.Time, runErr error) error
