@@ -2,8 +2,10 @@ package score_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/forecast-arena/arena/score"
@@ -88,7 +90,8 @@ func TestAdjustedBootstrap(t *testing.T) {
 	var obs []score.FEObs
 	for q := range 300 {
 		g := r.NormFloat64() * 0.05
-		for name, s := range skill {
+		for _, name := range slices.Sorted(maps.Keys(skill)) { // map order would make the data differ run to run
+			s := skill[name]
 			if r.Float64() < 0.8 {
 				obs = append(obs, score.FEObs{Agent: name, Question: fmt.Sprint(q), Stratum: fmt.Sprint("round", q/30),
 					Brier: min(max(s+g+r.NormFloat64()*0.05, 0), 1)})
