@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -315,60 +314,12 @@ func bigScoreCSV(b *testing.B) string {
 			return
 		}
 		bigCSV.path = filepath.Join(dir, "scores.csv")
-		f, err := os.Create(bigCSV.path)
-		if err != nil {
-			bigCSV.err = err
-			return
-		}
-		w := bufio.NewWriterSize(f, 1<<20)
-		w.WriteString("agent,round,market,category,forecast,benchmark,outcome,event\n")
-		r := rand.New(rand.NewPCG(42, 42))
-		cats := []string{"politics", "crypto", "sports", "economics", "geopolitics"}
-		const agents, markets, k = 10, 100_000, 7
-		for m := range markets {
-			q := r.Float64()
-			bmk := math.Round(min(max(q+r.NormFloat64()*0.1, 0.01), 0.99)*1000) / 1000
-			x := 0
-			if r.Float64() < q {
-				x = 1
-			}
-			for a := range agents {
-				p := math.Round(min(max(q+r.NormFloat64()*0.05*float64(a+1), 0), 1)*10000) / 10000
-				fmt.Fprintf(w, "agent-%02d,%d,mkt-%06d,%s,%g,%g,%d,ev-%d\n", a, m/k, m, cats[m%5], p, bmk, x, m/3)
-			}
-		}
-		if err := w.Flush(); err != nil {
-			bigCSV.err = err
-		}
-		f.Close()
+		bigCSV.err = writeBenchCSV(bigCSV.path, 100_000)
 	})
 	if bigCSV.err != nil {
 		b.Fatal(bigCSV.err)
 	}
 	return bigCSV.path
-}
-
-// bareCSVRead is the baseline: encoding/csv reading every record of the
-// file (reusing the record slice, its fastest mode), doing nothing else.
-func bareCSVRead(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	cr := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
-	cr.ReuseRecord = true
-	n := 0
-	for {
-		_, err := cr.Read()
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-	}
 }
 
 // BenchmarkScoreEndToEnd runs `arena score --format json` on the
