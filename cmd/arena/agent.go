@@ -43,8 +43,8 @@ func agentKeygen(env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if *out == "" {
 		return fmt.Errorf("--out FILE is required")
@@ -80,8 +80,8 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if *server == "" || *keyFile == "" {
 		return fmt.Errorf("--server URL and --key FILE are required (run 'arena agent run -h')")

@@ -39,6 +39,14 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// noArgs rejects positional arguments after the flags.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
 // configFlags are the configuration flags shared by commands that touch the
 // store or the network. Flags set on the command line win over ARENA_*
 // environment variables, which win over the config file.

@@ -26,8 +26,8 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if *format != "table" && *format != "json" {
 		return fmt.Errorf("format %q: want table or json", *format)

@@ -157,13 +157,6 @@ func quiet(err error) error {
 	return err
 }
 
-func noArgs(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
-}
-
 // ---- leaderboard ----
 
 // leaderRow is one leaderboard entry: S7's figures plus S1's ranking aids

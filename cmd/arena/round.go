@@ -129,8 +129,8 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
@@ -202,8 +202,8 @@ func roundList(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err

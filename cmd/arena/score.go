@@ -39,8 +39,8 @@ func runScore(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if *in == "" {
 		return fmt.Errorf("--in FILE is required (run 'arena score -h')")

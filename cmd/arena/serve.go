@@ -33,8 +33,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	o, err := cf.options(env)
 	if err != nil {
