@@ -138,39 +138,19 @@ func (e *ParseError) Error() string {
 // file order; it returns the set's header (Questions left nil). fn's error
 // stops the scan and is returned as is.
 func ScanQuestionSet(r io.Reader, fn func(i int, q Question) error) (*QuestionSet, error) {
-	p := newParser(r)
 	set := &QuestionSet{}
-	var haveDue bool
-	var looksLike kindHint
-	err := p.object("questions", func(key string, raw json.RawMessage, at int64) error {
-		switch key {
-		case "forecast_due_date":
-			t, err := p.date(raw, at, "forecast_due_date")
-			set.ForecastDueDate, haveDue = t, true
-			return err
-		case "question_set":
-			s, err := p.str(raw, at, "question_set")
-			set.Name = s
-			return err
-		case "resolutions":
-			looksLike = "resolution set"
-		}
-		return nil // unknown header fields are ignored
-	}, func(i int, raw json.RawMessage, at int64) error {
-		q, err := p.question(i, raw, at)
-		if err != nil {
-			return err
-		}
-		return fn(i, q)
-	})
+	p := newParser(r)
+	err := p.scanSet(setLayout{items: "questions", nameKey: "question_set", other: "resolutions", otherKind: "resolution set"},
+		func(due time.Time, name string) { set.ForecastDueDate, set.Name = due, name },
+		func(i int, raw json.RawMessage, at int64) error {
+			q, err := p.question(i, raw, at)
+			if err != nil {
+				return err
+			}
+			return fn(i, q)
+		})
 	if err != nil {
 		return nil, err
-	}
-	if !haveDue {
-		return nil, &ParseError{Msg: "missing forecast_due_date"}
-	}
-	if !p.sawArray {
-		return nil, &ParseError{Msg: "missing questions" + looksLike.hint()}
 	}
 	return set, nil
 }
@@ -189,41 +169,62 @@ func ReadQuestionSet(r io.Reader) (*QuestionSet, error) {
 // ScanResolutionSet streams a resolution set, calling fn for each row
 // (combination rows included, marked by IsCombination).
 func ScanResolutionSet(r io.Reader, fn func(i int, res Resolution) error) (*ResolutionSet, error) {
-	p := newParser(r)
 	set := &ResolutionSet{}
-	var haveDue bool
-	var looksLike kindHint
-	err := p.object("resolutions", func(key string, raw json.RawMessage, at int64) error {
-		switch key {
-		case "forecast_due_date":
-			t, err := p.date(raw, at, "forecast_due_date")
-			set.ForecastDueDate, haveDue = t, true
-			return err
-		case "question_set":
-			s, err := p.str(raw, at, "question_set")
-			set.QuestionSet = s
-			return err
-		case "questions":
-			looksLike = "question set"
-		}
-		return nil
-	}, func(i int, raw json.RawMessage, at int64) error {
-		res, err := p.resolution(i, raw, at)
-		if err != nil {
-			return err
-		}
-		return fn(i, res)
-	})
+	p := newParser(r)
+	err := p.scanSet(setLayout{items: "resolutions", nameKey: "question_set", other: "questions", otherKind: "question set"},
+		func(due time.Time, name string) { set.ForecastDueDate, set.QuestionSet = due, name },
+		func(i int, raw json.RawMessage, at int64) error {
+			res, err := p.resolution(i, raw, at)
+			if err != nil {
+				return err
+			}
+			return fn(i, res)
+		})
 	if err != nil {
 		return nil, err
 	}
+	return set, nil
+}
+
+// setLayout names the keys of a question or resolution set file.
+type setLayout struct {
+	items     string // the array of questions or resolutions
+	nameKey   string // the header field naming the question set
+	other     string // the other kind's array key, seen when files are swapped
+	otherKind kindHint
+}
+
+// scanSet walks a set file: header fields go to header (the due date is
+// required), each array element to elem; unknown header fields are ignored.
+func (p *parser) scanSet(l setLayout, header func(due time.Time, name string), elem func(i int, raw json.RawMessage, at int64) error) error {
+	var due time.Time
+	var name string
+	var haveDue bool
+	var looksLike kindHint
+	err := p.object(l.items, func(key string, raw json.RawMessage, at int64) error {
+		var err error
+		switch key {
+		case "forecast_due_date":
+			due, err = p.date(raw, at, "forecast_due_date")
+			haveDue = true
+		case l.nameKey:
+			name, err = p.str(raw, at, l.nameKey)
+		case l.other:
+			looksLike = l.otherKind
+		}
+		return err
+	}, elem)
+	if err != nil {
+		return err
+	}
 	if !haveDue {
-		return nil, &ParseError{Msg: "missing forecast_due_date"}
+		return &ParseError{Msg: "missing forecast_due_date"}
 	}
 	if !p.sawArray {
-		return nil, &ParseError{Msg: "missing resolutions" + looksLike.hint()}
+		return &ParseError{Msg: "missing " + l.items + looksLike.hint()}
 	}
-	return set, nil
+	header(due, name)
+	return nil
 }
 
 // ReadResolutionSet parses a whole resolution set.
