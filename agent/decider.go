@@ -71,6 +71,10 @@ func (d *Decision) Trading() trading.Decision {
 // trade.
 func LLMLineup(reg *llm.Registry, getenv func(string) (string, bool)) (entries []arena.LineupEntry, skipped []llm.Skipped, err error) {
 	for _, spec := range reg.Agents {
+		if spec.IsEnsemble() {
+			skipped = append(skipped, llm.Skipped{ID: spec.ID, Name: spec.Name, Reason: "ensembles forecast only; they do not trade"})
+			continue
+		}
 		if reason := missingKey(spec, getenv); reason != "" {
 			skipped = append(skipped, llm.Skipped{ID: spec.ID, Name: spec.Name, Reason: reason})
 			continue

@@ -80,40 +80,61 @@ func CacheKey(namespace string, req Request) (string, error) {
 
 // Complete answers from the store when it can, else from the model.
 func (c *Cache) Complete(ctx context.Context, req Request) (Response, error) {
+	r, ok, err := c.Lookup(ctx, req)
+	if err != nil || ok {
+		return r, err
+	}
+	if c.cacheOnly {
+		key, _ := CacheKey(c.namespace, req)
+		return Response{}, fmt.Errorf("%w: key %s", ErrCacheMiss, key[:12])
+	}
+	r, err = c.next.Complete(ctx, req)
+	if err != nil {
+		return r, err
+	}
+	r.Cached = false
+	c.Save(ctx, req, r)
+	return r, nil
+}
+
+// Lookup returns the stored answer to req, with Cached set, counting a
+// hit or a miss.
+func (c *Cache) Lookup(ctx context.Context, req Request) (Response, bool, error) {
 	key, err := CacheKey(c.namespace, req)
 	if err != nil {
-		return Response{}, err
+		return Response{}, false, err
 	}
 	b, ok, err := c.store.Get(ctx, key)
 	if err != nil {
-		return Response{}, fmt.Errorf("llm: cache get %s: %w", key[:12], err)
+		return Response{}, false, fmt.Errorf("llm: cache get %s: %w", key[:12], err)
 	}
 	if ok {
 		var r Response
 		if err := json.Unmarshal(b, &r); err == nil {
 			c.hits.Add(1)
 			r.Cached = true
-			return r, nil
+			return r, true, nil
 		}
 		// A corrupt entry is treated as a miss and overwritten.
 		c.log.Warn("llm cache: corrupt entry ignored", "key", key)
 	}
 	c.misses.Add(1)
-	if c.cacheOnly {
-		return Response{}, fmt.Errorf("%w: key %s", ErrCacheMiss, key[:12])
-	}
-	r, err := c.next.Complete(ctx, req)
+	return Response{}, false, nil
+}
+
+// Save stores the answer to req. A failed write is logged, not returned:
+// the answer is good, and losing its cache entry only costs a rerun.
+func (c *Cache) Save(ctx context.Context, req Request, r Response) {
+	key, err := CacheKey(c.namespace, req)
 	if err != nil {
-		return r, err
+		return
 	}
 	r.Cached = false
 	if b, err := json.Marshal(r); err == nil {
 		if err := c.store.Put(ctx, key, b); err != nil {
-			// The answer is good; losing its cache entry only costs a rerun.
 			c.log.Warn("llm cache: put failed", "key", key, "error", err)
 		}
 	}
-	return r, nil
 }
 
 // MemStore is an in-memory CacheStore.

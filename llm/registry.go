@@ -50,6 +50,18 @@ type ModelSpec struct {
 	InputUSDPerMtok   Price    `json:"input_usd_per_mtok"`
 	OutputUSDPerMtok  Price    `json:"output_usd_per_mtok"`
 	TrainingCutoff    Date     `json:"training_cutoff"`
+	// MaxUSD caps what the agent may spend in one run (0: no cap).
+	MaxUSD Price `json:"max_usd,omitempty"`
+	// NoTools marks a model without tool calling: it is asked for a JSON
+	// answer instead.
+	NoTools bool `json:"no_tools,omitempty"`
+	// Kind is "" (a model) or KindEnsemble: an agent that combines the
+	// forecasts of Members by Combine ("mean" or "median"), with optional
+	// Weights aligned with Members.
+	Kind              string    `json:"kind,omitempty"`
+	Members           []string  `json:"members,omitempty"`
+	Combine           string    `json:"combine,omitempty"`
+	Weights           []float64 `json:"weights,omitempty"`
 	temperatureSet    bool
 	timeoutSet        bool
 	inputPriceSet     bool
@@ -70,8 +82,17 @@ func (s *ModelSpec) Cost(inputTokens, outputTokens int64) int64 {
 	return (num + 500_000) / 1_000_000
 }
 
+// KindEnsemble is the registry kind of an agent that combines its
+// members' forecasts (forecast track only).
+const KindEnsemble = "ensemble"
+
+// IsEnsemble reports whether the entry is an ensemble, not a model.
+func (s *ModelSpec) IsEnsemble() bool { return s.Kind == KindEnsemble }
+
 // Registry is a parsed model registry file (`--agents FILE`).
 type Registry struct {
+	// MaxUSD caps what all agents together may spend in one run (0: no cap).
+	MaxUSD Price       `json:"max_usd,omitempty"`
 	Agents []ModelSpec `json:"agents"`
 }
 
@@ -174,6 +195,16 @@ func (reg *Registry) validate() error {
 		if a.Name == "" {
 			a.Name = a.ID
 		}
+		switch a.Kind {
+		case "":
+		case KindEnsemble:
+			continue // checked below, once every id is known
+		default:
+			bad("kind", "want \"\" (a model) or %q, got %q", KindEnsemble, a.Kind)
+		}
+		if len(a.Members) > 0 || a.Combine != "" || len(a.Weights) > 0 {
+			bad("members", "only an agent of kind %q has members, combine or weights", KindEnsemble)
+		}
 		if strings.TrimSpace(a.Model) == "" {
 			bad("model", "required")
 		}
@@ -211,6 +242,54 @@ func (reg *Registry) validate() error {
 		}
 		if !a.outputPriceSet {
 			bad("output_usd_per_mtok", "required (use 0 for a free model)")
+		}
+	}
+	for i := range reg.Agents {
+		a := &reg.Agents[i]
+		if !a.IsEnsemble() {
+			continue
+		}
+		bad := func(field, format string, args ...any) {
+			errs = append(errs, fmt.Sprintf("agents[%d] (id %q): field %q: %s", i, a.ID, field, fmt.Sprintf(format, args...)))
+		}
+		if a.Model != "" || a.BaseURL != "" || a.APIKeyEnv != "" {
+			bad("model", "an ensemble has members, not a model, base_url or api_key_env")
+		}
+		if len(a.Members) == 0 {
+			bad("members", "required for an ensemble")
+		}
+		dup := map[string]bool{}
+		for _, m := range a.Members {
+			j, ok := seen[m]
+			switch {
+			case !ok:
+				bad("members", "unknown agent %q", m)
+			case reg.Agents[j].IsEnsemble():
+				bad("members", "member %q is an ensemble; members must be models", m)
+			case dup[m]:
+				bad("members", "member %q listed twice", m)
+			}
+			dup[m] = true
+		}
+		switch a.Combine {
+		case "mean", "median":
+		default:
+			bad("combine", "want \"mean\" or \"median\", got %q", a.Combine)
+		}
+		if len(a.Weights) > 0 {
+			if len(a.Weights) != len(a.Members) {
+				bad("weights", "%d weights for %d members", len(a.Weights), len(a.Members))
+			}
+			sum := 0.0
+			for _, w := range a.Weights {
+				if !(w >= 0) || w > 1e6 {
+					bad("weights", "must be non-negative numbers, got %v", w)
+				}
+				sum += w
+			}
+			if !(sum > 0) {
+				bad("weights", "must not all be zero")
+			}
 		}
 	}
 	if len(errs) > 0 {
@@ -270,6 +349,10 @@ func clientFor(spec ModelSpec, getenv func(string) (string, bool), opts []Option
 // getenv is typically os.LookupEnv.
 func (reg *Registry) Clients(getenv func(string) (string, bool), opts ...Option) (clients []*Client, skipped []Skipped) {
 	for _, spec := range reg.Agents {
+		if spec.IsEnsemble() {
+			skipped = append(skipped, Skipped{ID: spec.ID, Name: spec.Name, Reason: "an ensemble has no model client"})
+			continue
+		}
 		c, sk := clientFor(spec, getenv, opts)
 		if sk != nil {
 			skipped = append(skipped, *sk)

@@ -199,3 +199,31 @@ func TestLineupFreezesSpec(t *testing.T) {
 		t.Errorf("frozen spec %s: %v", e.Spec, err)
 	}
 }
+
+func TestRegistryEnsembles(t *testing.T) {
+	base := `{"id":"a","provider":"local","model":"m","base_url":"http://x/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0},
+	{"id":"b","provider":"local","model":"m2","base_url":"http://x/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0}`
+	reg, err := ParseRegistry(strings.NewReader(`{"max_usd":1.5,"agents":[` + base + `,{"id":"e","kind":"ensemble","members":["a","b"],"combine":"median","weights":[1,2]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := reg.Agent("e")
+	if !e.IsEnsemble() || e.Combine != "median" || len(e.Members) != 2 || reg.MaxUSD != 1_500_000 {
+		t.Errorf("parsed %+v max %d", e, reg.MaxUSD)
+	}
+	if cs, sk := reg.Clients(EnvLookup(nil)); len(cs) != 2 || len(sk) != 1 || sk[0].ID != "e" {
+		t.Errorf("clients %d skipped %+v", len(cs), sk)
+	}
+	for _, bad := range []string{
+		`{"id":"e","kind":"ensemble","members":["a","zz"],"combine":"mean"}`,
+		`{"id":"e","kind":"ensemble","members":["a"],"combine":"max"}`,
+		`{"id":"e","kind":"ensemble","members":["a","b"],"combine":"mean","weights":[1]}`,
+		`{"id":"e","kind":"ensemble","members":[],"combine":"mean"}`,
+		`{"id":"e","kind":"ensemble","members":["a","a"],"combine":"mean"}`,
+		`{"id":"e","kind":"team","members":["a"],"combine":"mean"}`,
+	} {
+		if _, err := ParseRegistry(strings.NewReader(`{"agents":[` + base + `,` + bad + `]}`)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}
