@@ -2,6 +2,6 @@
 // connect its parts. Implementations live in packages named after what they
 // wrap (store, polymarket, sim, forecastbench, …); this package does no I/O.
 //
-// Data flows one way (SPEC §3): sources → store → tracks → agents →
+// Data flows one way: sources → store → tracks → agents →
 // validated submissions → resolution → scoring → API/exports.
 package arena

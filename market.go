@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Market sources (SPEC §4).
+// Market sources.
 const (
 	SourcePolymarket    = "polymarket"
 	SourceSim           = "sim"
@@ -14,7 +14,7 @@ const (
 )
 
 // Source kinds separate questions priced by a market from questions about
-// a dataset's future value (ForecastBench's split, SPEC S8).
+// a dataset's future value (ForecastBench's split).
 const (
 	KindMarket  = "market"
 	KindDataset = "dataset"
@@ -82,7 +82,7 @@ type Market struct {
 	Resolution string // "" (unresolved), an outcome name, or Void
 	ResolvedAt time.Time
 	// Ambiguous is set when the source says the market resolved but the
-	// winner cannot be determined (SPEC M1, T8).
+	// winner cannot be determined.
 	Ambiguous bool
 
 	// Polymarket identifiers.
@@ -184,7 +184,7 @@ func (m *Market) Validate() error {
 // String identifies the market in logs and errors.
 func (m *Market) String() string { return fmt.Sprintf("%s/%s", m.Source, m.SourceID) }
 
-// PriceSource says what a stored price is (SPEC M1: every price has provenance).
+// PriceSource says what a stored price is (every price has provenance).
 type PriceSource string
 
 const (

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Forecast track (SPEC §5) domain records and storage interface.
+// Forecast track domain records and storage interface.
 
 // Round statuses, derived from the clock and the round's record.
 const (
@@ -24,7 +24,7 @@ type Round struct {
 	RevealStart    time.Time
 	RevealDeadline time.Time
 	// Grace after the reveal deadline before scoring proceeds with only
-	// part of the markets resolved (SPEC F6, default 24 h).
+	// part of the markets resolved.
 	Grace time.Duration
 	// Rules is the JSON of the selection rules the markets were chosen by.
 	Rules       json.RawMessage
@@ -54,7 +54,7 @@ func (r *Round) Status(now time.Time) string {
 type RoundMarket struct {
 	Index    int
 	MarketID int64
-	// Benchmark is the market's Yes price at the commit deadline (F5); nil
+	// Benchmark is the market's Yes price at the commit deadline; nil
 	// when there is none, and then the market is excluded from Alpha.
 	Benchmark       *float64
 	BenchmarkBps    int32 // the benchmark in basis points, as the scoring takes it

@@ -26,7 +26,7 @@ type MarketStore interface {
 }
 
 // JobStore claims scheduled job runs so that any number of replicas run
-// each (job, period) exactly once (SPEC §12).
+// each (job, period) exactly once.
 type JobStore interface {
 	// ClaimJob inserts the unique (name, period) row; it reports false when
 	// another runner holds it (a claim left unfinished past its lease may

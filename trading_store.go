@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Trading track (SPEC §6) domain records and the storage interface the
+// Trading track domain records and the storage interface the
 // cohort engine (package trading) uses. Money and quantities are exact
 // integers: the ledger reconciles to the micro-dollar.
 
@@ -73,7 +73,7 @@ func (p PPM) Float() float64 { return float64(p) / float64(OnePPM) }
 // Float returns the quantity in whole shares.
 func (s Shares) Float() float64 { return float64(s) / float64(OneShare) }
 
-// CohortStatus is the lifecycle state of a cohort (SPEC T1).
+// CohortStatus is the lifecycle state of a cohort.
 type CohortStatus string
 
 const (
@@ -81,8 +81,8 @@ const (
 	CohortCompleted CohortStatus = "completed"
 )
 
-// LineupEntry is one agent of a cohort, frozen when the cohort starts
-// (SPEC T9): the stable AgentID is used for joins, Name only for display.
+// LineupEntry is one agent of a cohort, frozen when the cohort starts:
+// the stable AgentID is used for joins, Name only for display.
 type LineupEntry struct {
 	AgentID  string `json:"agent_id"`
 	Name     string `json:"name"`
@@ -127,7 +127,7 @@ type Position struct {
 	Shares      Shares
 	CostBasis   Micros
 	// Mark is the last side-correct price the position was valued at; a
-	// market without a usable price keeps it (SPEC T7).
+	// market without a usable price keeps it.
 	Mark     PPM
 	Status   PositionStatus
 	OpenedAt time.Time
@@ -175,7 +175,7 @@ type Trade struct {
 	Price       PPM
 	CostBasis   Micros
 	CashBefore  Micros
-	// Confidence is the implied confidence of a BET (SPEC T6), 0 otherwise.
+	// Confidence is the implied confidence of a BET, 0 otherwise.
 	Confidence float64
 	CreatedAt  time.Time
 }
@@ -194,7 +194,7 @@ type PortfolioChange struct {
 	Trades    []*Trade
 }
 
-// DecisionStatus is the state of a weekly decision claim (SPEC T5).
+// DecisionStatus is the state of a weekly decision claim.
 type DecisionStatus string
 
 const (
@@ -241,8 +241,8 @@ type ClaimRequest struct {
 	MaxAttempts int // 0: unlimited
 }
 
-// ValuationSnapshot is a portfolio's marked value at a 10-minute boundary
-// (SPEC T7). Brier is meaningful only when ResolvedBets > 0.
+// ValuationSnapshot is a portfolio's marked value at a 10-minute boundary.
+// Brier is meaningful only when ResolvedBets > 0.
 type ValuationSnapshot struct {
 	PortfolioID    int64
 	At             time.Time
@@ -255,8 +255,8 @@ type ValuationSnapshot struct {
 	ResolvedBets   int
 }
 
-// Settlement records that every position in a market has been settled
-// (SPEC T8). Resolution is the winning outcome or Void; Policy says how an
+// Settlement records that every position in a market has been settled.
+// Resolution is the winning outcome or Void; Policy says how an
 // ambiguous market was handled ("" for a clean resolution).
 type Settlement struct {
 	MarketID   int64

@@ -13,18 +13,18 @@ import (
 )
 
 // DefaultRetries is how many corrections a model is asked for after an
-// unusable answer (SPEC T3).
+// unusable answer.
 const DefaultRetries = 1
 
 // ExcerptChars is how much of an unusable answer is sent back with the
-// error (SPEC T3: the first 500 characters).
+// error (the first 500 characters).
 const ExcerptChars = 500
 
 // SystemDefaultPrefix starts the reasoning of a HOLD the system chose
 // because the model never produced a usable action.
 const SystemDefaultPrefix = "[system default] "
 
-// Trader is the trading-track LLM agent: it shows a model the T2 prompt
+// Trader is the trading-track LLM agent: it shows a model the decision prompt
 // and turns its answer into a valid action. It holds no state between
 // calls and is safe for concurrent use.
 type Trader struct {
@@ -58,7 +58,7 @@ type Attempt struct {
 }
 
 // Decision is the full record of one weekly decision: prompts, every
-// attempt, the action taken and the totals (SPEC T2: everything is stored).
+// attempt, the action taken and the totals (everything is stored).
 type Decision struct {
 	AgentID       string         `json:"agent_id"`
 	Prompt        Prompt         `json:"prompt"`
@@ -82,7 +82,7 @@ type Decision struct {
 //
 // A failed model call (after the llm package's own retries) ends the
 // decision with an error and the record so far: an outage is a retryable
-// failure, not a decision (SPEC T5).
+// failure, not a decision.
 func (t *Trader) Decide(ctx context.Context, s *trading.Snapshot) (*Decision, error) {
 	p := BuildPrompt(s)
 	d := &Decision{AgentID: t.AgentID, Prompt: p}

@@ -65,7 +65,7 @@ func (d *Decision) Trading() trading.Decision {
 	return out
 }
 
-// LLMLineup freezes the registry's agents as a cohort lineup (SPEC T9).
+// LLMLineup freezes the registry's agents as a cohort lineup.
 // Agents whose API key is missing from getenv are left out and listed in
 // skipped with the reason, so a cohort never holds an agent that cannot
 // trade.
@@ -142,8 +142,8 @@ func SimLineup(world SimSpec, agents []string) ([]arena.LineupEntry, error) {
 	return out, nil
 }
 
-// Factory builds the deciders of a cohort from its frozen lineup (SPEC
-// T9): LLM agents from the spec they started with (model, provider,
+// Factory builds the deciders of a cohort from its frozen lineup:
+// LLM agents from the spec they started with (model, provider,
 // prices, temperature), simulated traders from their world. It is safe for
 // concurrent use and caches the simulated worlds it builds.
 type Factory struct {
@@ -156,8 +156,8 @@ type Factory struct {
 	Registry *llm.Registry
 	// LLMOptions are passed to every client (retry policy, HTTP client, logger).
 	LLMOptions []llm.Option
-	// Retries is the number of corrections after an unusable answer (SPEC
-	// T3): 0 means DefaultRetries, negative means none.
+	// Retries is the number of corrections after an unusable answer:
+	// 0 means DefaultRetries, negative means none.
 	Retries int
 	Log     *slog.Logger
 
@@ -280,7 +280,7 @@ func (f *Factory) spec(e arena.LineupEntry) (llm.ModelSpec, error) {
 
 // ModelTimeout is the longest per-call timeout of the lineup's LLM agents
 // (0 when there are none). The engine bounds a decision by twice it and
-// takes over claims older than that (SPEC T5).
+// takes over claims older than that.
 func (f *Factory) ModelTimeout(lineup []arena.LineupEntry) time.Duration {
 	var d time.Duration
 	for _, e := range lineup {

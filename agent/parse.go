@@ -28,7 +28,7 @@ const (
 	reasoningCutMark  = " …[truncated]"
 )
 
-// ParseAction extracts the agent's action from raw model output (SPEC T3).
+// ParseAction extracts the agent's action from raw model output.
 //
 // Where the JSON is found:
 //   - anywhere in the text: code fences (```json … ```), prose before and

@@ -1,6 +1,6 @@
 // Package agent holds the trading-track LLM agent: the prompt built from a
-// frozen snapshot (SPEC T2), the tolerant parser of model output and the
-// rule validator (T3), and the decide loop that retries invalid output and
+// frozen snapshot, the tolerant parser of model output and the
+// rule validator, and the decide loop that retries invalid output and
 // falls back to HOLD, recording every attempt.
 package agent
 
@@ -20,7 +20,7 @@ type Prompt struct {
 	User   string
 }
 
-// BuildPrompt renders the T2 prompts for a snapshot. The output depends on
+// BuildPrompt renders the decision prompts for a snapshot. The output depends on
 // the snapshot alone, so every agent of a week is shown the same market
 // list in the same words.
 func BuildPrompt(s *trading.Snapshot) Prompt {
@@ -58,7 +58,7 @@ Reply with exactly one JSON object, and nothing after it. One of:
 "bets" and "sells" may list several items. For a multi-outcome market, "side" is the outcome's name.
 An answer that cannot be used is sent back to you with the error to correct; if it still fails, your decision this week is HOLD.`
 
-// UserPrompt lists every field T2 names: cash, open positions (ID, market,
+// UserPrompt lists every field the decision prompt must show: cash, open positions (ID, market,
 // side, shares, average entry price, side-correct current price, marked
 // value, unrealized P/L) and the markets (ID, question, category, type,
 // prices, volume, close date).

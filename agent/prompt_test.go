@@ -63,7 +63,7 @@ func TestMoneyDisplay(t *testing.T) {
 	}
 }
 
-// TestPromptHasEveryT2Field checks the fields SPEC T2 lists, independently
+// TestPromptHasEveryT2Field checks every field the decision prompt must show, independently
 // of the golden file's exact wording.
 func TestPromptHasEveryT2Field(t *testing.T) {
 	s := testSnapshot()

@@ -8,7 +8,8 @@ import (
 	"github.com/forecast-arena/arena/trading"
 )
 
-// Validate checks a parsed action against the rules of SPEC T4 and the
+// Validate checks a parsed action against the betting rules (minimum $50, at most 25% of cash, one position per
+// market and side, sells of 1–100%) and the
 // agent's snapshot, and returns it with sides canonicalized ("yes" → "YES",
 // an outcome's exact name). Every problem is reported, in one
 // *arena.Error (EINVALID, code invalid_action) whose message is written to

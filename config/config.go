@@ -28,7 +28,7 @@ type Options struct {
 	Contract      string        // ARENA_CONTRACT: EIP-712 verifying contract
 	AgentsFile    string        // ARENA_AGENTS: LLM model registry file
 	LogLevel      string        // ARENA_LOG_LEVEL: debug|info|warn|error
-	TradingPolicy string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets (SPEC T8)
+	TradingPolicy string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets
 }
 
 // Defaults returns the built-in configuration.

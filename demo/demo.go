@@ -1,5 +1,5 @@
 // Package demo runs Forecast Arena offline, end to end: a fresh SQLite
-// store, the simulator (SPEC M2) on an accelerated clock, and every round
+// store, the simulator on an accelerated clock, and every round
 // through the real protocol path — agents sign commits and reveals and send
 // them over HTTP to the real server, which verifies, stores and scores them.
 package demo
@@ -136,7 +136,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	res.Server = srv
 
 	// The trading track runs alongside: weekly cohorts of simulated traders
-	// whose bet sizes follow their own skill (SPEC §6).
+	// whose bet sizes follow their own skill.
 	lineup, err := agent.SimLineup(agent.SimSpec{Seed: cfg.Seed, Markets: cfg.Markets, Start: cfg.Start}, cfg.Agents)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"github.com/forecast-arena/arena/store/storetest"
 )
 
-// H2 (SPEC F5): a failing lookup for one market holds back only its round,
+// H2: a failing lookup for one market holds back only its round,
 // and only until BenchmarkRetryFor after the commit deadline; other rounds
 // are captured in the same pass; the trigger waits for the benchmarks; past
 // the bound the failing market alone has no benchmark and Alpha is scored

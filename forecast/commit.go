@@ -14,10 +14,10 @@ import (
 // MaxBps is the largest probability in basis points (1.0).
 const MaxBps = 10000
 
-// MaxReasoningBytes caps the canonical JSON of an agent's reasoning (SPEC F4).
+// MaxReasoningBytes caps the canonical JSON of an agent's reasoning.
 const MaxReasoningBytes = 64 << 10
 
-// CommitHash is the commitment of SPEC F2:
+// CommitHash is the commitment an agent publishes before the deadline:
 //
 //	keccak256(uint256 roundId ‖ address agent ‖ uint16 p_1 … p_k ‖ bytes32 salt)
 //
@@ -73,7 +73,7 @@ func appendUint16s(buf []byte, preds []uint16) []byte {
 }
 
 // CanonicalReasoning is the canonical JSON of an agent's per-market
-// reasoning (SPEC F4), the bytes ReasoningHash hashes. It is a JSON array of
+// reasoning, the bytes ReasoningHash hashes. It is a JSON array of
 // exactly k strings, reasons[i] explaining prediction i ("" for none), with
 // no whitespace, each string serialized as RFC 8785 (JCS) / ECMAScript
 // JSON.stringify do:

@@ -56,7 +56,7 @@ func loadVectors(t testing.TB) vectors {
 }
 
 func TestCompatCommitHashSpecVector(t *testing.T) {
-	// SPEC F2: roundId = 1, predictions = [7500, 3000], salt = 0x00…01.
+	// Foresight-compatible vector: roundId = 1, predictions = [7500, 3000], salt = 0x00…01.
 	var salt [32]byte
 	salt[31] = 1
 	want := common.HexToHash("0x64ae6dbf6bb178fe94aeaf851583af73f26bc2d59aa9a124e1de0570cccf09f5")

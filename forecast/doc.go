@@ -1,4 +1,4 @@
-// Package forecast is the forecast track's protocol (SPEC §5): commitment
+// Package forecast is the forecast track's protocol: commitment
 // hashes, EIP-712 signed messages, signature recovery, validation of
 // submissions against round state, round schedules and market selection,
 // and exact integer round scoring. It is pure logic with no I/O except the

@@ -10,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 )
 
-// EIP-712 names and type strings (SPEC F3). The digests are hand-built from
+// EIP-712 names and type strings. The digests are hand-built from
 // these with keccak256 for speed; tests check them against go-ethereum's
 // generic apitypes encoder and the EIP-712 specification's own example.
 const (

@@ -6,7 +6,7 @@ import "github.com/forecast-arena/arena"
 // *arena.Error whose Code is one of these constants and whose Kind selects
 // the HTTP status. The codes are the API contract: never rename or reuse one.
 //
-// Agent submissions (SPEC F3, F4), in the order the checks run:
+// Agent submissions, in the order the checks run:
 //
 //	code                   kind          when
 //	address_invalid        invalid       agent is not a 0x-prefixed 20-byte hex address
@@ -33,7 +33,7 @@ import "github.com/forecast-arena/arena"
 //	nonce_invalid          conflict      the nonce is not the agent's current one (stale, reused or ahead)
 //	commit_mismatch        invalid       reveal: CommitHash(round, agent, predictions, salt) ≠ stored commit
 //
-// Reasoning upload (SPEC F4), after the agent's reveal:
+// Reasoning upload, after the agent's reveal:
 //
 //	reasoning_too_large       too_large  canonical reasoning exceeds MaxReasoningBytes
 //	reasoning_malformed       invalid    not a JSON array of k strings in valid UTF-8
@@ -44,7 +44,7 @@ import "github.com/forecast-arena/arena"
 //	reasoning_unpublished     not_found  reading reasoning before the round's outcomes are triggered
 //	reasoning_not_found       not_found  the agent uploaded no reasoning in this round
 //
-// Round definition (operator side, SPEC F1):
+// Round definition (operator side):
 //
 //	schedule_invalid       invalid  not commit_deadline < reveal_start ≤ reveal_deadline
 //	round_markets_invalid  invalid  market count ≠ k, duplicate market or event, non-binary,
@@ -52,7 +52,7 @@ import "github.com/forecast-arena/arena"
 //	not_enough_markets     invalid  SelectMarkets found fewer than k eligible markets
 //	rules_invalid          invalid  selection rules out of range
 //
-// Operator trigger (SPEC F6):
+// Operator trigger:
 //
 //	trigger_not_allowed    conflict  the round is not past its reveal deadline, already scored, or its
 //	                                 benchmarks are not captured yet (a failing lookup is retried)

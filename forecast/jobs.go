@@ -10,7 +10,7 @@ import (
 	"github.com/forecast-arena/arena/jobs"
 )
 
-// JobsConfig is the forecast track's schedule in `arena serve` (SPEC §12):
+// JobsConfig is the forecast track's schedule in `arena serve`:
 // a round by rule every RoundEvery, benchmark capture and triggering on
 // short intervals. Zero fields take DefaultJobsConfig's values.
 type JobsConfig struct {

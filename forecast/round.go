@@ -11,10 +11,10 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-// DefaultK is the number of markets in a round (SPEC F1).
+// DefaultK is the number of markets in a round.
 const DefaultK = 7
 
-// Schedule is a round's deadlines (SPEC F1). Commits are accepted while
+// Schedule is a round's deadlines. Commits are accepted while
 // now ≤ CommitDeadline; reveals while RevealStart ≤ now ≤ RevealDeadline.
 type Schedule struct {
 	CommitDeadline time.Time `json:"commit_deadline"`
@@ -35,7 +35,7 @@ func (s Schedule) Validate() error {
 	return nil
 }
 
-// ValidateRound checks a round definition (SPEC F1): a valid schedule and
+// ValidateRound checks a round definition: a valid schedule and
 // exactly k distinct open binary markets, at most one per event, every one
 // closing strictly after the reveal deadline, so that no agent can see an
 // outcome before deciding whether to reveal.
@@ -82,7 +82,7 @@ func ValidateRound(s Schedule, k int, markets []*arena.Market) error {
 	return nil
 }
 
-// Rules are how a round's markets are chosen (SPEC F1: curated by rules,
+// Rules are how a round's markets are chosen (curated by rules,
 // not by hand). They are stored with the round as JSON, so a round's
 // selection can be re-run and audited.
 type Rules struct {

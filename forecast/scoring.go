@@ -12,7 +12,7 @@ const (
 	OutcomeExcluded int8 = -1 // void (50-50) or unresolved when the set was frozen
 )
 
-// NoBenchmark marks a market without a benchmark price (SPEC F5): it is
+// NoBenchmark marks a market without a benchmark price: it is
 // scored for Brier but excluded from Alpha, never treated as 0.5.
 const NoBenchmark int32 = -1
 
@@ -26,7 +26,7 @@ type Entry struct {
 	Forfeit     bool
 }
 
-// RoundResult is a round's scores over its frozen set M* (SPEC F6). N and
+// RoundResult is a round's scores over its frozen set M*. N and
 // AlphaN are named as in score.RoundScore.
 type RoundResult struct {
 	N      int // |M*|: markets with outcome 0 or 1
@@ -48,7 +48,7 @@ type AgentScore struct {
 	Alpha     float64
 }
 
-// ScoreRound scores a round (SPEC F6) exactly in integer bps² with
+// ScoreRound scores a round exactly in integer bps² with
 // Solidity's semantics, and in float64 for analysis:
 //
 //	BrierBps2     = ⌊ Σ_{i∈M*} (p_i − 10000·x_i)² / |M*| ⌋
@@ -112,7 +112,7 @@ func ScoreRound(outcomes []int8, benchmarks []int32, entries []Entry) (RoundResu
 				return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: entry %d is a forfeit with predictions", a)
 			}
 		} else if err := CheckPredictions(e.Predictions, k); err != nil {
-			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: entry %d: %v", a, err)
+			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: entry %d: %w", a, err)
 		}
 		// p in bps as scored: a forfeit is the opposite of each outcome.
 		pred := func(i int) int64 {

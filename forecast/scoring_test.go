@@ -10,7 +10,7 @@ import (
 )
 
 func TestScoreRoundWorkedExample(t *testing.T) {
-	// Markets: YES with b = 0.60 (the seed's Figure 2), NO with b = 0.30,
+	// Markets: YES with b = 0.60 (the Foresight Arena paper's Figure 2), NO with b = 0.30,
 	// a void market, and YES without a benchmark.
 	outcomes := []int8{OutcomeYes, OutcomeNo, OutcomeExcluded, OutcomeYes}
 	benchmarks := []int32{6000, 3000, 5000, NoBenchmark}
@@ -217,7 +217,7 @@ func truncBps2(q *big.Rat) int64 {
 }
 
 func TestRandomForecasterBrierIsOneThird(t *testing.T) {
-	// SPEC F7: a uniform forecaster's expected Brier is 1/3.
+	// A uniform forecaster's expected Brier is 1/3.
 	rng := rand.New(rand.NewPCG(3, 5))
 	const k, rounds = 7, 4000
 	var sum float64

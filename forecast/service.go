@@ -33,10 +33,10 @@ type PriceLookup func(ctx context.Context, m *arena.Market, t time.Time) (price 
 const OutcomeUnresolved int8 = -2
 
 // BenchmarkTolerance is how far from the commit deadline a price point may
-// lie and still serve as the benchmark (SPEC F5).
+// lie and still serve as the benchmark.
 const BenchmarkTolerance = 300 * time.Second
 
-// Baseline agents scored in every round (SPEC F7).
+// Baseline agents scored in every round.
 const (
 	RandomAgent = "random"
 	MarketAgent = "market"
@@ -82,7 +82,7 @@ type CreateRoundRequest struct {
 }
 
 // CreateRound creates a round from explicit markets or, when none are
-// given, from the stored rules (SPEC F1).
+// given, from the stored rules.
 func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*arena.Round, error) {
 	sched := Schedule{CommitDeadline: req.CommitDeadline.UTC(), RevealStart: req.RevealStart.UTC(), RevealDeadline: req.RevealDeadline.UTC()}
 	if err := sched.Validate(); err != nil {
@@ -283,7 +283,7 @@ func (s *Service) UploadReasoning(ctx context.Context, roundID uint64, req Reaso
 }
 
 // Reasoning returns an agent's reasoning, published only after outcomes
-// are triggered (SPEC F4).
+// are triggered.
 func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) ([]string, error) {
 	addr, err := ParseAddress(agent)
 	if err != nil {
@@ -315,7 +315,7 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 // BenchmarkRetryFor bounds how long after a round's commit deadline a
 // failing benchmark lookup is retried; after it, the market whose lookup
 // still fails has no benchmark (excluded from Alpha) and the others keep
-// theirs (SPEC F5).
+// theirs.
 const BenchmarkRetryFor = time.Hour
 
 // ResolveMarket publishes the operator's resolution of a market. It is
@@ -344,7 +344,7 @@ func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution 
 // CaptureBenchmarks records the benchmark price of every market of each
 // round whose commit deadline has passed by more than the tolerance (so
 // points on both sides of the deadline are in) and returns how many rounds
-// it completed (SPEC F5). A round whose lookup fails is left for a later
+// it completed. A round whose lookup fails is left for a later
 // pass (until BenchmarkRetryFor); the other rounds are captured anyway and
 // the errors are returned together.
 func (s *Service) CaptureBenchmarks(ctx context.Context) (int, error) {
@@ -454,7 +454,7 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// TriggerDue triggers every round that is due (SPEC F6) and returns how
+// TriggerDue triggers every round that is due and returns how
 // many it scored.
 func (s *Service) TriggerDue(ctx context.Context) (int, error) {
 	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScoring, Now: s.now()})
@@ -541,7 +541,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 		// the round is over; freeze it with no scores rather than leave it
 		// in "scoring" for ever.
 		if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, nil, nil, now); err != nil {
-			if arena.ErrorCode(err) == "already_triggered" {
+			if arena.ErrorCode(err) == arena.CodeAlreadyTriggered {
 				return false, nil
 			}
 			return false, err
@@ -577,20 +577,16 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 	// result makes the store refuse (rescore): read and score again.
 	for attempt := 1; ; attempt++ {
 		err := s.scoreAndSave(ctx, r, outcomes, frozen, markets, benchmarks, bench, now)
-		if arena.ErrorCode(err) == codeRescore && attempt < maxRescores {
+		if arena.ErrorCode(err) == arena.CodeRescore && attempt < maxRescores {
 			s.log().Info("submissions changed while scoring; rescoring", "round", r.ID)
 			continue
 		}
-		if arena.ErrorCode(err) == "already_triggered" {
+		if arena.ErrorCode(err) == arena.CodeAlreadyTriggered {
 			return false, nil // another replica scored it first
 		}
 		return err == nil, err
 	}
 }
-
-// codeRescore is the store's refusal to save scores that do not cover the
-// submissions as revealed in its transaction.
-const codeRescore = "rescore"
 
 // maxRescores bounds trigger's retries when reveals keep committing under
 // it (each retry means a reveal was accepted before the trigger; they stop
@@ -638,7 +634,7 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, outcomes, fr
 			f := arena.ScoredForecast{RoundID: r.ID, Agent: agents[a], MarketID: markets[i].ID, Category: markets[i].Category,
 				Event: markets[i].EventID, Outcome: x, Benchmark: bench[i], Forfeit: as.Forfeit}
 			if as.Forfeit {
-				f.Forecast = float64(1 - x) // Brier 1 on every market (F6)
+				f.Forecast = float64(1 - x) // Brier 1 on every market
 			} else {
 				f.Forecast = float64(entries[a].Predictions[i]) / MaxBps
 			}

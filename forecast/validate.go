@@ -111,7 +111,7 @@ func CheckPredictions(preds []uint16, k int) error {
 	return nil
 }
 
-// ValidateReasoning checks an uploaded reasoning document (SPEC F4) against
+// ValidateReasoning checks an uploaded reasoning document against
 // the agent's commit. It needs no signature: only the agent can know text
 // that hashes to the reasoning hash it signed. It returns the reasons and
 // their canonical encoding, which is what the service stores.

@@ -83,7 +83,7 @@ func (s *Service) Scores(ctx context.Context, roundID uint64) ([]ScoreJSON, erro
 	return out, nil
 }
 
-// Table loads every frozen forecast into a scoring table (S7 rows): the
+// Table loads every frozen forecast into a scoring table (score-file rows): the
 // single source for the leaderboard and the reports.
 func Table(fs []arena.ScoredForecast) (*score.Table, error) {
 	t := score.NewTable(len(fs))
@@ -100,7 +100,7 @@ func Table(fs []arena.ScoredForecast) (*score.Table, error) {
 	return t, nil
 }
 
-// Leaderboard computes the forecast track's leaderboard (S1) from the
+// Leaderboard computes the forecast track's leaderboard from the
 // frozen forecasts, ranked by shrunken alpha, then Brier.
 func (s *Service) Leaderboard(ctx context.Context) ([]LeaderboardJSON, error) {
 	fs, err := s.Store.ScoredForecasts(ctx)

@@ -1,5 +1,5 @@
 // Package forecastbench imports ForecastBench question sets and resolution
-// sets (SPEC M3) as arena markets with Source "forecastbench".
+// sets as arena markets with Source "forecastbench".
 //
 // Identity. ForecastBench asks a question afresh in every question set
 // (each with its own freeze value), and its leaderboards count a market

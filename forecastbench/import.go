@@ -16,7 +16,7 @@ import (
 func ReadQuestionSetFile(path string) (*QuestionSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, arena.Errorf(arena.EINVALID, "forecastbench: %v", err)
+		return nil, arena.Errorf(arena.EINVALID, "forecastbench: %w", err)
 	}
 	defer f.Close()
 	set, err := ReadQuestionSet(bufio.NewReaderSize(f, 64<<10))
@@ -27,7 +27,7 @@ func ReadQuestionSetFile(path string) (*QuestionSet, error) {
 func ReadResolutionSetFile(path string) (*ResolutionSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, arena.Errorf(arena.EINVALID, "forecastbench: %v", err)
+		return nil, arena.Errorf(arena.EINVALID, "forecastbench: %w", err)
 	}
 	defer f.Close()
 	set, err := ReadResolutionSet(bufio.NewReaderSize(f, 64<<10))
@@ -41,7 +41,7 @@ func fileErr(path string, err error) error {
 	var pe *ParseError
 	if errors.As(err, &pe) {
 		pe.File = path
-		return arena.Errorf(arena.EINVALID, "forecastbench: %v", pe)
+		return arena.Errorf(arena.EINVALID, "forecastbench: %w", pe)
 	}
 	return fmt.Errorf("forecastbench: read %s: %w", path, err)
 }

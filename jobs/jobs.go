@@ -1,4 +1,4 @@
-// Package jobs runs the scheduled work of `arena serve` (SPEC §12). Each run
+// Package jobs runs the scheduled work of `arena serve`. Each run
 // of a job is claimed through a unique (job, period) row in the store, so any
 // number of replicas sharing one database run every period exactly once.
 package jobs

@@ -25,7 +25,7 @@ type CacheStore interface {
 // ErrCacheMiss is returned in cache-only mode when an answer is not stored.
 var ErrCacheMiss = errors.New("llm: not in cache (cache-only mode)")
 
-// Cache is a content-addressed cache in front of a Completer (SPEC A2):
+// Cache is a content-addressed cache in front of a Completer:
 // the key is the SHA-256 of the model namespace and the canonical request,
 // so a rerun or a backtest asks each distinct question once. Only
 // successful answers are stored. A cached answer comes back with Cached

@@ -1,7 +1,7 @@
 // Package llm calls chat-completion models on any OpenAI-compatible endpoint
 // (OpenRouter by default; vLLM, llama.cpp or OpenAI itself), with a model
 // registry, per-call timeouts, an observable retry policy, token and cost
-// accounting, and a content-addressed cache (SPEC A2, T2, T9, O2).
+// accounting, and a content-addressed cache.
 package llm
 
 import (
@@ -487,7 +487,7 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
 		temp = *req.Temperature
 	}
 	// Always sent: "omitzero" would drop 0, and 0 is the arena's default
-	// (SPEC T2) while providers default to 1.
+	// while providers default to 1.
 	p.Temperature = openai.Float(temp)
 	if mt := req.MaxTokens; mt > 0 {
 		p.MaxTokens = openai.Int(int64(mt))

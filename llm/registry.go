@@ -31,7 +31,7 @@ const (
 // DefaultTimeout bounds one model call attempt when the registry gives none.
 const DefaultTimeout = 120 * time.Second
 
-// ModelSpec is one LLM agent of the registry (SPEC A2, T9). ID is the stable
+// ModelSpec is one LLM agent of the registry. ID is the stable
 // internal identifier used for joins and must never be reused for another
 // model; Name is only for display and may change. A ModelSpec marshals to
 // the same JSON shape it is parsed from, so a cohort can freeze the exact
@@ -499,7 +499,7 @@ func formatMicros(v int64) string {
 	return s
 }
 
-// Lineup freezes the spec as a cohort lineup entry (SPEC T9): the stable
+// Lineup freezes the spec as a cohort lineup entry: the stable
 // id, display name, provider, model and prices it runs with, and the whole
 // spec as JSON (which holds the key's variable name, never the key).
 func (s ModelSpec) Lineup() (arena.LineupEntry, error) {

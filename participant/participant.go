@@ -1,5 +1,5 @@
 // Package participant is the reference external agent of the forecast
-// track (SPEC A3): it discovers open rounds, forecasts, commits with an
+// track: it discovers open rounds, forecasts, commits with an
 // EIP-712 signature, keeps its salts in a durable local queue, reveals in
 // the window and uploads its reasoning. It is idempotent and safe to run
 // from cron: every step can be interrupted and rerun.
@@ -41,7 +41,7 @@ type Client struct {
 	StateDir string
 	Strategy Strategy
 	// LeadTime: forecast only when the commit deadline is this close
-	// (0 = as soon as a round is open). SPEC A2 defaults LLM agents to 600 s.
+	// (0 = as soon as a round is open). LLM agents default to 600 s.
 	LeadTime time.Duration
 	// SigTTL is how long a signature stays valid (its deadline field).
 	SigTTL time.Duration
@@ -333,7 +333,7 @@ func (c *Client) post(ctx context.Context, path string, body, v any) error {
 func (c *Client) do(ctx context.Context, method, path string, body []byte, v any) error {
 	u, err := url.JoinPath(strings.TrimRight(c.Server, "/"), "")
 	if err != nil {
-		return arena.Errorf(arena.EINVALID, "participant: bad server URL %q: %v", c.Server, err)
+		return arena.Errorf(arena.EINVALID, "participant: bad server URL %q: %w", c.Server, err)
 	}
 	var rd io.Reader
 	if body != nil {
@@ -341,7 +341,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, v any
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u+path, rd)
 	if err != nil {
-		return arena.Errorf(arena.EINVALID, "participant: bad request %s %s: %v", method, path, err)
+		return arena.Errorf(arena.EINVALID, "participant: bad request %s %s: %w", method, path, err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -352,12 +352,12 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, v any
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: %v", method, path, err)
+		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: read: %v", method, path, err)
+		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: read: %w", method, path, err)
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
@@ -373,7 +373,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, v any
 		return nil
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: bad JSON answer: %v", method, path, err)
+		return arena.Errorf(arena.EUNAVAILABLE, "participant: %s %s: bad JSON answer: %w", method, path, err)
 	}
 	return nil
 }

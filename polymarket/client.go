@@ -1,4 +1,4 @@
-// Package polymarket is the Polymarket market source (SPEC M1): it lists the
+// Package polymarket is the Polymarket market source: it lists the
 // most-traded open markets from the Gamma API, prices them with CLOB
 // midpoints, refreshes the status of markets already in the store, and
 // writes everything to an arena.MarketStore in one batch.

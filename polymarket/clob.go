@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkTolerance is how far from the commit deadline a CLOB history
-// point may lie and still serve as the benchmark price (SPEC F5).
+// point may lie and still serve as the benchmark price.
 const BenchmarkTolerance = 300 * time.Second
 
 // Midpoints returns the CLOB midpoint of each token that has an order book.
@@ -137,7 +137,7 @@ func (c *Client) PriceHistory(ctx context.Context, tokenID string, start, end ti
 	return pts, nil
 }
 
-// BenchmarkAt returns the benchmark price of a token at t (SPEC F5): the
+// BenchmarkAt returns the benchmark price of a token at t: the
 // CLOB history point nearest to t within ±BenchmarkTolerance. ok is false
 // when there is none; the market then has no benchmark (never a silent 0.5).
 func (c *Client) BenchmarkAt(ctx context.Context, tokenID string, t time.Time) (price float64, at time.Time, ok bool, err error) {

@@ -7,7 +7,7 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-// Resolution thresholds (SPEC M1): a closed market has resolved to an
+// Resolution thresholds: a closed market has resolved to an
 // outcome when its price is at least WinPrice and every other price is at
 // most LosePrice.
 const (
@@ -34,7 +34,7 @@ type Resolution struct {
 //   - closed with every price exactly 0.5 → resolved Void (a 50-50 result);
 //   - closed with umaResolutionStatus "resolved" but none of the above →
 //     Status closed with Ambiguous set: the source says it resolved but the
-//     winner cannot be determined, so settlement goes to the oracle (T8).
+//     winner cannot be determined, so settlement goes to the oracle.
 //     The status stays closed because arena.Market reserves "resolved" for
 //     markets with a known resolution;
 //   - otherwise (closed, awaiting resolution) → closed.

@@ -18,7 +18,7 @@ import (
 )
 
 // DisagreementThreshold is the Gamma vs CLOB price gap above which a price
-// point is flagged (SPEC M1).
+// point is flagged.
 const DisagreementThreshold = 0.05
 
 // Report counts what a sync saw and changed.

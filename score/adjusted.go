@@ -7,11 +7,11 @@ import (
 	"strings"
 )
 
-// FEObs is one agent's Brier score on one question, for S9.
+// FEObs is one agent's Brier score on one question, for the difficulty-adjusted leaderboard.
 type FEObs struct {
 	Agent    string
 	Question string
-	// Stratum is the bootstrap stratum of the question (S9: round and
+	// Stratum is the bootstrap stratum of the question (round and
 	// source kind); questions are resampled within their stratum.
 	Stratum string
 	Brier   float64
@@ -20,7 +20,7 @@ type FEObs struct {
 // FEOptions tune AdjustedLeaderboard.
 type FEOptions struct {
 	// Estimation lists the agents whose scores estimate question
-	// difficulty γ (S9's "stated estimation set"); empty means all.
+	// difficulty γ (the "stated estimation set"); empty means all.
 	Estimation []string
 	Bootstrap  int // replicates; 0 → 1999, < 0 → none
 	Seed       uint64
@@ -50,7 +50,7 @@ type FEPair struct {
 	P float64 `json:"p"`
 }
 
-// FEResult is S9's leaderboard.
+// FEResult is the difficulty-adjusted leaderboard.
 type FEResult struct {
 	Agents     []FEAgent `json:"agents"` // by adjusted score, best first
 	Pairs      []FEPair  `json:"pairs"`  // every ordered pair of agents
@@ -76,7 +76,7 @@ type feData struct {
 	questions []string
 }
 
-// AdjustedLeaderboard implements S9: the two-way fixed-effects model
+// AdjustedLeaderboard implements the difficulty-adjusted leaderboard: the two-way fixed-effects model
 // b_ij = α_i + γ_j + ε_ij fitted by alternating means (Gauss–Seidel, γ
 // centred each sweep) on the estimation agents; every agent's adjusted
 // score is mean_j (b_ij − γ̂_j) over its questions, shifted so that a

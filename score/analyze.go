@@ -9,21 +9,21 @@ import (
 	"sync"
 )
 
-// MarketAgent is the name of the benchmark baseline added by Analyze (S7,
-// F7: the agent that echoes b_i).
+// MarketAgent is the name of the benchmark baseline added by Analyze: the agent
+// that echoes b_i.
 const MarketAgent = "market"
 
-// Options tune Analyze. The zero value follows the spec's defaults.
+// Options tune Analyze. The zero value uses the documented defaults.
 type Options struct {
-	Bins      int  // S2 K; 0 → 10
+	Bins      int  // Murphy bin count K; 0 → 10
 	NoMarket  bool // do not add the market baseline agent
 	Bootstrap int  // block-bootstrap replicates for the alpha CI; 0 skips it
 	Seed      uint64
 	Level     float64     // CI level; 0 → 0.95
-	Power     PowerParams // for rounds-to-significance; zero → S5 defaults
+	Power     PowerParams // for rounds-to-significance; zero → power defaults
 }
 
-// RoundScore is one round of one agent (F6).
+// RoundScore is one round of one agent.
 type RoundScore struct {
 	Round     string  `json:"round"`
 	N         int     `json:"n"`
@@ -33,8 +33,8 @@ type RoundScore struct {
 	BaseBrier Float   `json:"base_brier"` // B^base_r over those markets
 }
 
-// AgentResult holds every S1–S5 figure for one agent. The JSON tags of the
-// exported top-level fields are exactly S7's keys, in S7's order;
+// AgentResult holds every cumulative, Murphy, CORP, skill and power figure for one agent. The JSON tags of the
+// exported top-level fields are exactly the score command's keys, in its order;
 // Inference and Rounds carry the rest and are not marshalled with them.
 type AgentResult struct {
 	Agent    string  `json:"agent"`
@@ -56,16 +56,16 @@ type AgentResult struct {
 	RoundScores []RoundScore `json:"-"`
 }
 
-// Inference holds the figures beyond S7's JSON keys.
+// Inference holds the figures beyond the score command's JSON keys.
 type Inference struct {
 	AlphaN      int   `json:"alpha_n"`      // predictions with a benchmark
 	AlphaRounds int   `json:"alpha_rounds"` // rounds with ≥ 1 of them
-	ShrunkAlpha Float `json:"shrunk_alpha"` // S1 n/(n+140)·ᾱ
-	Provisional bool  `json:"provisional"`  // S1 n < 140
+	ShrunkAlpha Float `json:"shrunk_alpha"` // n/(n+140)·ᾱ
+	Provisional bool  `json:"provisional"`  // n < 140
 	ClusterSE   Float `json:"alpha_cluster_se"`
 	Clusters    int   `json:"clusters"`
 	CI          CI    `json:"alpha_ci"` // block bootstrap by event
-	// BSS is S4's skill vs the constant 0.25 reference; BSSMarket vs the
+	// BSS is skill vs the constant 0.25 reference; BSSMarket vs the
 	// benchmark's Brier on the same markets.
 	BSS        Float      `json:"bss"`
 	BSSMarket  Float      `json:"bss_market"`
@@ -108,7 +108,7 @@ func (e *InputError) Add(format string, args ...any) {
 	}
 }
 
-// Analyze scores every agent of t (S1–S5) and, when any row has a
+// Analyze scores every agent of t (cumulative, Murphy, CORP, skill and power) and, when any row has a
 // benchmark, the market baseline as agent "market". Rows must agree on the
 // outcome and benchmark of a (round, market), and an agent may forecast a
 // market once per round; violations fail with their line numbers.
@@ -311,10 +311,10 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 	}
 	res := AgentResult{Agent: name, N: n}
 
-	// Per round (F6): Brier over all markets, Alpha over benchmarked ones.
+	// Per round: Brier over all markets, Alpha over benchmarked ones.
 	var briers, alphas []float64
 	var alphaBase, alphaAgent []float64 // round means on the benchmarked set, for BSS vs market
-	// Benchmarked predictions, their round weights and clusters (S1 cluster SE, bootstrap).
+	// Benchmarked predictions, their round weights and clusters (cluster SE, bootstrap).
 	// When every prediction has a benchmark (the usual case) the
 	// benchmarked subset is the whole agent: reuse p, b, x, copy nothing.
 	allB := true
@@ -398,7 +398,7 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 	}
 	res.Rounds = len(briers)
 
-	// S1 cumulative figures.
+	// Cumulative figures.
 	bt := TestMean(briers)
 	res.Brier, res.BrierSE = bt.Mean, bt.SE
 	inf := &res.Inference
@@ -435,7 +435,7 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 		inf.AlphaParts = DecomposeAlpha(pb, bb, xb, opt.Bins)
 	}
 
-	// S2, S3, S4 over all N scored predictions.
+	// Murphy, CORP, ECE and log score over all N scored predictions.
 	res.Murphy = Decompose(p, x, opt.Bins)
 	res.CORP = DecomposeCORP(p, x)
 	res.ECE = res.Murphy.ECE()

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// BaselineItem is one scoreable question for the S8 baselines: a resolved
+// BaselineItem is one scoreable question for the baselines report: a resolved
 // binary question (or one resolution date of a dataset question) of a
 // source kind, with the market/freeze price when the source has one.
 type BaselineItem struct {
@@ -16,7 +16,7 @@ type BaselineItem struct {
 	HasPrice bool
 }
 
-// Baseline forecaster names (S8), spelled as ForecastBench's leaderboard
+// Baseline forecaster names, spelled as ForecastBench's leaderboard
 // spells the constant ones.
 const (
 	BaselineAlways0    = "Always 0"
@@ -37,7 +37,7 @@ type BaselineRow struct {
 	Brier      float64 `json:"brier"`
 }
 
-// Baselines scores S8's baseline forecasters — constant 0, 0.5 and 1, the
+// Baselines scores the baseline forecasters — constant 0, 0.5 and 1, the
 // market/freeze price (items with a price only) and a seeded uniform random
 // forecaster — on each source kind. Brier is the plain mean over items:
 // ForecastBench's leaderboard scores every (question, resolution date) as

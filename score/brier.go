@@ -6,8 +6,8 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// RoundBrier is F6 B_{a,r} = mean_i (p_i − x_i)² over the round's frozen set.
-// It returns 0 for an empty round; callers skip empty rounds (S1).
+// RoundBrier is B_{a,r} = mean_i (p_i − x_i)² over the round's frozen set.
+// It returns 0 for an empty round; callers skip empty rounds.
 func RoundBrier(p, x []float64) float64 {
 	x = x[:len(p)]
 	var s float64
@@ -21,11 +21,11 @@ func RoundBrier(p, x []float64) float64 {
 	return s / float64(len(p))
 }
 
-// RoundBrierAlpha is the per-round kernel of F6 over markets that all have
+// RoundBrierAlpha is the per-round kernel of round scoring over markets that all have
 // a benchmark: the agent's Brier B_{a,r}, the benchmark's B^base_r and
 // α_{a,r} = B^base_r − B_{a,r}. Alpha is computed as the mean of the
 // per-market differences δ_i = (b_i − x_i)² − (p_i − x_i)², which equals
-// B^base − B but avoids cancellation and is exactly 0 when p = b (F7:
+// B^base − B but avoids cancellation and is exactly 0 when p = b (
 // the market baseline's α is 0 exactly).
 func RoundBrierAlpha(p, b, x []float64) (brier, base, alpha float64) {
 	n := len(p)
@@ -46,7 +46,7 @@ func RoundBrierAlpha(p, b, x []float64) (brier, base, alpha float64) {
 	return sa / f, sb / f, sd / f
 }
 
-// MeanTest holds S1's cumulative statistics of per-round values v_r:
+// MeanTest holds the cumulative statistics of per-round values v_r:
 // mean, SE = s/√R with the R−1 sample SD, t = mean/SE and the two-sided
 // Student-t p with R−1 df.
 type MeanTest struct {
@@ -58,7 +58,7 @@ type MeanTest struct {
 	P    Float // undefined when T is
 }
 
-// TestMean computes S1's `B̄ = mean_r`, `SE = s/√R`, `t = ᾱ/SE` and the
+// TestMean computes the `B̄ = mean_r`, `SE = s/√R`, `t = ᾱ/SE` and the
 // two-sided p from Student's t with R − 1 df. When every value is the same
 // (e.g. the market baseline, α = 0 in every round) the SD is exactly 0 and
 // t, p are undefined rather than ±Inf or NaN.
@@ -100,7 +100,7 @@ func TestMean(v []float64) MeanTest {
 }
 
 // StudentP is the two-sided p-value of t under Student's t with df degrees
-// of freedom (S1), computed from the survival function to keep precision
+// of freedom, computed from the survival function to keep precision
 // in the tail.
 func StudentP(t, df float64) float64 {
 	if math.IsNaN(t) || df <= 0 {
@@ -110,7 +110,7 @@ func StudentP(t, df float64) float64 {
 	return math.Min(1, 2*st.Survival(math.Abs(t)))
 }
 
-// NormalQuantile is the exact standard normal quantile z_p (S5).
+// NormalQuantile is the exact standard normal quantile z_p.
 func NormalQuantile(p float64) float64 {
 	return distuv.UnitNormal.Quantile(p)
 }

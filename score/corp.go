@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// CORP is the S3 decomposition of the Brier score (Dimitriadis, Gneiting &
+// CORP is the CORP decomposition of the Brier score (Dimitriadis, Gneiting &
 // Jordan 2021): with p̂ the isotonic (PAV) recalibration of p,
 // MCB = S(p) − S(p̂), DSC = S(ō) − S(p̂), UNC = S(ō), so
 // Score = MCB − DSC + UNC.
@@ -28,7 +28,7 @@ type Block struct {
 	N     int     `json:"n"`
 }
 
-// DecomposeCORP computes S3. Tied forecasts are pooled first, so p̂ is a
+// DecomposeCORP computes the CORP decomposition. Tied forecasts are pooled first, so p̂ is a
 // function of p (the unique isotonic regression). Sorting uses a radix
 // sort of the float bits, which keeps 10⁶ predictions in tens of ms.
 func DecomposeCORP(p, x []float64) CORP {

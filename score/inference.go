@@ -7,12 +7,12 @@ import (
 	"slices"
 )
 
-// ShrinkN is S1's prior weight: ranking uses n/(n+140)·ᾱ and marks an
+// ShrinkN is the prior weight: ranking uses n/(n+140)·ᾱ and marks an
 // agent provisional while it has fewer than 140 resolved predictions
-// (the seed's "20 rounds, 140+ predictions" minimum).
+// (the Foresight Arena paper's "20 rounds, 140+ predictions" minimum).
 const ShrinkN = 140
 
-// Shrink is S1's shrunken alpha n/(n+140)·ᾱ for ranking.
+// Shrink is the shrunken alpha n/(n+140)·ᾱ for ranking.
 func Shrink(alpha float64, n int) float64 {
 	if n <= 0 {
 		return 0
@@ -20,7 +20,7 @@ func Shrink(alpha float64, n int) float64 {
 	return float64(n) / float64(n+ShrinkN) * alpha
 }
 
-// Provisional is S1's flag: fewer than 140 resolved predictions.
+// Provisional is the flag: fewer than 140 resolved predictions.
 func Provisional(n int) bool { return n < ShrinkN }
 
 // Dense maps arbitrary cluster labels to 0..G−1 in order of first
@@ -49,13 +49,13 @@ func WeightedMean(v, w []float64) float64 {
 	return s / sw
 }
 
-// ClusterSE is S1's cluster-robust standard error (CR1) of the weighted
+// ClusterSE is the cluster-robust standard error (CR1) of the weighted
 // mean θ = Σ w_i v_i / Σ w_i with clusters g = 0..G−1:
 //
 //	V = G/(G−1) · Σ_g (Σ_{i∈g} w_i (v_i − θ))² / (Σ_i w_i)².
 //
 // With v = δ_i, w_i = 1/(R·n_r) and one cluster per round this equals the
-// S1 SE s/√R exactly; clustering by event instead widens it when markets
+// the plain SE s/√R exactly; clustering by event instead widens it when markets
 // on the same event move together. Undefined with fewer than 2 clusters.
 func ClusterSE(v, w []float64, cluster []int32, g int) Float {
 	if g < 2 || len(v) == 0 {
@@ -104,7 +104,7 @@ func Bounded(r *rand.PCG, n uint64) uint64 {
 	return hi
 }
 
-// ClusterBootstrapCI is S1's block bootstrap: blocks are the clusters
+// ClusterBootstrapCI is the block bootstrap: blocks are the clusters
 // (events), resampled with replacement B times; each replicate re-estimates
 // the weighted mean Σ w v / Σ w over the drawn blocks. The interval is the
 // percentile interval at level (e.g. 0.95), taking order statistics

@@ -2,7 +2,7 @@ package score
 
 import "math"
 
-// SkillScore is S4's Brier skill score 1 − B/B_ref; undefined when B_ref = 0.
+// SkillScore is Brier skill score 1 − B/B_ref; undefined when B_ref = 0.
 func SkillScore(brier, ref float64) Float {
 	if ref == 0 {
 		return Undef
@@ -10,10 +10,10 @@ func SkillScore(brier, ref float64) Float {
 	return Def(1 - brier/ref)
 }
 
-// LogClip is S4's clipping bound for the log score.
+// LogClip is clipping bound for the log score.
 const LogClip = 1e-15
 
-// LogScore is S4's mean of −ln(p if x = 1 else 1 − p), p clipped to
+// LogScore is mean of −ln(p if x = 1 else 1 − p), p clipped to
 // [1e−15, 1 − 1e−15] so a confident miss costs ≈ 34.5, not +Inf.
 func LogScore(p, x []float64) float64 {
 	if len(p) == 0 {
@@ -33,7 +33,7 @@ func LogScore(p, x []float64) float64 {
 }
 
 // WinRate counts markets where the agent's squared error is below (win),
-// above (loss) or equal to (tie) the benchmark's (S4 "win rate"). Rate is
+// above (loss) or equal to (tie) the benchmark's ("win rate"). Rate is
 // wins/(wins+losses): a tie, e.g. echoing the market, is no evidence
 // either way. Undefined when every market is a tie.
 type WinRate struct {
@@ -43,7 +43,7 @@ type WinRate struct {
 	Rate   Float `json:"rate"`
 }
 
-// Wins computes S4's win rate of forecasts p against benchmarks b.
+// Wins computes win rate of forecasts p against benchmarks b.
 func Wins(p, b, x []float64) WinRate {
 	var w WinRate
 	for i := range p {
@@ -72,7 +72,7 @@ type Proportion struct {
 	Hi   Float `json:"hi"`
 }
 
-// Wilson95 is z_{0.975}, exact (S4 "accuracy with Wilson 95% CI").
+// Wilson95 is z_{0.975}, exact ("accuracy with Wilson 95% CI").
 var Wilson95 = NormalQuantile(0.975)
 
 // Wilson returns k/n with the Wilson score interval at normal quantile z:
@@ -101,7 +101,7 @@ func Correct(p, x float64) bool {
 	return (x == 1 && p > 0.5) || (x == 0 && p < 0.5)
 }
 
-// Accuracy is S4's accuracy (share of markets called, see Correct) with
+// Accuracy is accuracy (share of markets called, see Correct) with
 // its Wilson 95% interval.
 func Accuracy(p, x []float64) Proportion {
 	k := 0
@@ -140,7 +140,7 @@ func CrossTab(a, b []bool) Pair {
 // N is the number of paired items.
 func (t Pair) N() int { return t.N11 + t.N10 + t.N01 + t.N00 }
 
-// McNemar is S4's exact McNemar test for paired systems: under H0 the
+// McNemar is exact McNemar test for paired systems: under H0 the
 // discordant items split Binomial(N10+N01, ½); the two-sided p is
 // min(1, 2·P(X ≤ min(N10, N01))). With no discordant item p = 1.
 func (t Pair) McNemar() float64 {
@@ -163,7 +163,7 @@ func mcnemarExact(b, c int) float64 {
 	return math.Min(1, 2*tail)
 }
 
-// Phi is S4's pairwise error correlation: the phi coefficient of the two
+// Phi is pairwise error correlation: the phi coefficient of the two
 // systems' error indicators, (N00·N11 − N01·N10)/√(row and column margins).
 // Undefined when either system is always or never wrong.
 func (t Pair) Phi() Float {
@@ -178,7 +178,7 @@ func (t Pair) Phi() Float {
 	return Def((bothWrong*noneWrong - onlyAWrong*onlyBWrong) / den)
 }
 
-// CondErrors are S4's conditional error probabilities between two systems.
+// CondErrors are conditional error probabilities between two systems.
 type CondErrors struct {
 	BWrongGivenAWrong Float `json:"b_wrong_given_a_wrong"` // P(B wrong | A wrong)
 	AWrongGivenBWrong Float `json:"a_wrong_given_b_wrong"` // P(A wrong | B wrong)

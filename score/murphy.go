@@ -2,10 +2,10 @@ package score
 
 import "math"
 
-// DefaultBins is S2's K.
+// DefaultBins is the Murphy bin count K.
 const DefaultBins = 10
 
-// Bin is one non-empty bin of the S2 partition (also the classic
+// Bin is one non-empty bin of the Murphy partition (also the classic
 // reliability diagram): forecasts in [Lo, Hi), the last bin closed at 1.
 type Bin struct {
 	K       int     `json:"k"`
@@ -16,7 +16,7 @@ type Bin struct {
 	ObsFreq float64 `json:"obs_freq"` // ō_k
 }
 
-// Murphy is the S2 decomposition. Brier = UNC + REL − RES + Residual holds
+// Murphy is the Murphy decomposition. Brier = UNC + REL − RES + Residual holds
 // exactly by construction; Residual is the binning error, reported and
 // never folded into the other terms.
 type Murphy struct {
@@ -30,7 +30,7 @@ type Murphy struct {
 	K        int     `json:"-"`
 }
 
-// BinOf is S2's bin = min(⌊pK⌋, K − 1), evaluated in float64.
+// BinOf is the Murphy bin = min(⌊pK⌋, K − 1), evaluated in float64.
 func BinOf(p float64, k int) int {
 	b := int(p * float64(k))
 	if b >= k {
@@ -42,7 +42,7 @@ func BinOf(p float64, k int) int {
 	return b
 }
 
-// Decompose computes S2 over all N predictions with k equal bins (k < 1
+// Decompose computes the Murphy decomposition over all N predictions with k equal bins (k < 1
 // means DefaultBins):
 //
 //	UNC = ō(1−ō), REL = (1/N) Σ n_k (p̄_k − ō_k)², RES = (1/N) Σ n_k (ō_k − ō)²,
@@ -106,8 +106,8 @@ func Decompose(p, x []float64, k int) Murphy {
 	return m
 }
 
-// ECE is S4's expected calibration error Σ_k (n_k/N)·|p̄_k − ō_k| over the
-// S2 bins of m.
+// ECE is expected calibration error Σ_k (n_k/N)·|p̄_k − ō_k| over the
+// Murphy bins of m.
 func (m Murphy) ECE() float64 {
 	if m.N == 0 {
 		return 0
@@ -119,7 +119,7 @@ func (m Murphy) ECE() float64 {
 	return s / float64(m.N)
 }
 
-// AlphaParts is S2's corollary over a shared market set:
+// AlphaParts is The Murphy corollary over a shared market set:
 // α = B_base − B_agent = (RES_agent − RES_base) + (REL_base − REL_agent)
 // + (residual_base − residual_agent). Alpha here is the mean over
 // predictions (not rounds), which is what the identity is about.
@@ -133,7 +133,7 @@ type AlphaParts struct {
 }
 
 // DecomposeAlpha applies Decompose to the agent (p) and the benchmark (b)
-// on the same outcomes and splits their Brier difference per S2.
+// on the same outcomes and splits their Brier difference per the Murphy decomposition.
 func DecomposeAlpha(p, b, x []float64, k int) AlphaParts {
 	a := Decompose(p, x, k)
 	m := Decompose(b, x, k)

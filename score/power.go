@@ -2,7 +2,7 @@ package score
 
 import "math"
 
-// Power analysis defaults of S5.
+// Power analysis defaults.
 const (
 	DefaultKappa    = 0.05 // one-sided significance κ
 	DefaultPower    = 0.8  // π
@@ -11,27 +11,27 @@ const (
 	DefaultK        = 7    // markets per round
 )
 
-// DefaultAlphas are the α* rows of the seed's Table 1.
+// DefaultAlphas are the α* rows of the Foresight Arena paper's Table 1.
 var DefaultAlphas = []float64{0.005, 0.01, 0.02, 0.03, 0.05, 0.1}
 
-// PowerParams are the inputs of Proposition 3.
+// PowerParams are the inputs of the power formula n = ⌈((z_{1−κ} + z_π)/α*)² · Var(δ)⌉ (docs/methodology.md).
 type PowerParams struct {
 	Kappa    float64 // one-sided significance level κ
 	Power    float64 // target power π
 	Q        float64 // q̄, mean true probability
 	Boldness float64 // d = mean |b − p|
 	K        int     // markets per round
-	// Var, when > 0, replaces Proposition 2's homogeneous 4q̄(1−q̄)d² with a
+	// Var, when > 0, replaces the homogeneous 4q̄(1−q̄)d² with a
 	// measured per-market Var(δ) (e.g. from a pilot sample).
 	Var float64
 }
 
-// DefaultPowerParams returns S5's defaults.
+// DefaultPowerParams returns the power analysis defaults.
 func DefaultPowerParams() PowerParams {
 	return PowerParams{Kappa: DefaultKappa, Power: DefaultPower, Q: DefaultQ, Boldness: DefaultBoldness, K: DefaultK}
 }
 
-// Variance is Proposition 2's per-market Var(δ) = 4q(1−q)d² at the
+// Variance is the per-market Var(δ) = 4q(1−q)d² at the
 // homogeneous q̄ and d.
 func (pp PowerParams) Variance() float64 {
 	if pp.Var > 0 {
@@ -40,13 +40,13 @@ func (pp PowerParams) Variance() float64 {
 	return 4 * pp.Q * (1 - pp.Q) * pp.Boldness * pp.Boldness
 }
 
-// zSum is z_{1−κ} + z_π with exact normal quantiles (S5: the seed rounds
+// zSum is z_{1−κ} + z_π with exact normal quantiles (the paper rounds
 // them to 1.645 + 0.842, which moves its first row by two).
 func (pp PowerParams) zSum() float64 {
 	return NormalQuantile(1-pp.Kappa) + NormalQuantile(pp.Power)
 }
 
-// N is S5's n = ⌈((z_{1−κ} + z_π)/α*)² · 4q̄(1−q̄)·d²⌉; 0 when α* ≤ 0 or the
+// N is the power analysis's n = ⌈((z_{1−κ} + z_π)/α*)² · 4q̄(1−q̄)·d²⌉; 0 when α* ≤ 0 or the
 // variance is 0 (nothing to detect / nothing to learn).
 func (pp PowerParams) N(alpha float64) int {
 	v := pp.Variance()
@@ -62,7 +62,7 @@ func (pp PowerParams) N(alpha float64) int {
 	return int(math.Ceil(n - 1e-9))
 }
 
-// Rounds is ⌈n/k⌉ (S5).
+// Rounds is ⌈n/k⌉.
 func (pp PowerParams) Rounds(n int) int {
 	k := pp.K
 	if k < 1 {
@@ -75,7 +75,7 @@ func (pp PowerParams) Rounds(n int) int {
 	return r
 }
 
-// MinDetectable is S5's inverse: the smallest α* detected with power π at
+// MinDetectable is the inverse: the smallest α* detected with power π at
 // significance κ from n predictions, α* = (z_{1−κ} + z_π)·√(Var/n).
 func (pp PowerParams) MinDetectable(n int) Float {
 	if n <= 0 {
@@ -102,7 +102,7 @@ type PowerRow struct {
 	Rounds int     `json:"rounds"`
 }
 
-// Table returns S5's n and rounds for each α*.
+// Table returns the power analysis's n and rounds for each α*.
 func (pp PowerParams) Table(alphas []float64) []PowerRow {
 	rows := make([]PowerRow, len(alphas))
 	for i, a := range alphas {
@@ -112,10 +112,10 @@ func (pp PowerParams) Table(alphas []float64) []PowerRow {
 	return rows
 }
 
-// RoundsToSignificance is S5's "rounds until significance" for an agent
+// RoundsToSignificance is the "rounds until significance" for an agent
 // with observed mean edge alpha and boldness d after nDone predictions in
 // rDone rounds: the remaining rounds, at the agent's observed markets per
-// round, until n reaches the Proposition 3 requirement for that edge.
+// round, until n reaches the power requirement for that edge.
 // Undefined when the observed edge is not positive (it will never become
 // significant as a positive edge) or the agent never departs from the market.
 func RoundsToSignificance(pp PowerParams, alpha, d float64, nDone, rDone int) Float {

@@ -10,7 +10,7 @@ import (
 
 // S5 with exact quantiles. Expected values computed independently from
 // z_0.95 = 1.6448536269514722 and z_0.80 = 0.8416212335729143:
-// (z sum)² · 4·0.25·0.15² = 0.13910743…, so n = ⌈0.139107/α*²⌉. The seed's
+// (z sum)² · 4·0.25·0.15² = 0.13910743…, so n = ⌈0.139107/α*²⌉. The Foresight Arena paper's
 // first row (5567, rounded z) differs by two.
 func TestPowerTable(t *testing.T) {
 	pp := score.DefaultPowerParams()

@@ -5,9 +5,9 @@ import (
 	"math"
 )
 
-// Row is one scored prediction (SPEC S7 columns): an agent's forecast on a
+// Row is one scored prediction: an agent's forecast on a
 // market in a round, with the market's benchmark price when it has one
-// (F5: a market without a benchmark is excluded from Alpha, never given a
+// (a market without a benchmark is excluded from Alpha, never given a
 // silent 0.5) and its outcome.
 type Row struct {
 	Agent        string

@@ -12,7 +12,7 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-// Simulated agents with known skill (SPEC M2).
+// Simulated agents with known skill.
 const (
 	AgentRandom        = "random"        // uniform on [0,1): Brier 1/3 whatever happens
 	AgentMarket        = "market"        // echoes the market price: Alpha exactly 0
@@ -133,7 +133,7 @@ func (w *World) Forecast(agent, sourceID string, t time.Time) (float64, error) {
 	return a.Forecast(o, w.agentRNG(agent, sourceID, t)), nil
 }
 
-// ForecastBPS is Forecast in basis points (SPEC glossary: 0..10000).
+// ForecastBPS is Forecast in basis points (0..10000).
 func (w *World) ForecastBPS(agent, sourceID string, t time.Time) (uint16, error) {
 	p, err := w.Forecast(agent, sourceID, t)
 	if err != nil {
@@ -168,7 +168,7 @@ func (w *World) agentRNG(agent, sourceID string, t time.Time) *rand.Rand {
 
 // Intent is what a simulated trader would do in one market: buy the side
 // its forecast favours, sized by the Kelly fraction of its bankroll. The
-// trading track turns it into a bet (SPEC T4 caps and minimums apply there).
+// trading track turns it into a bet.
 type Intent struct {
 	Prob  float64 // agent's probability of Yes
 	Price float64 // market Yes price

@@ -45,7 +45,7 @@ type Config struct {
 	Horizon time.Duration
 	// Step is the price grid (default 10 minutes); it must divide one hour.
 	// Every price a market ever shows sits on this grid, so a benchmark
-	// lookup with ±Step/2 tolerance always finds a point (SPEC F5).
+	// lookup with ±Step/2 tolerance always finds a point.
 	Step time.Duration
 	// ResolveDelay separates close from resolution (default 0: a market
 	// resolves when it closes). Between the two its status is "closed".

@@ -7,7 +7,7 @@ import (
 )
 
 // Draw is one scoreable market observed at one instant: what agents see
-// (Obs) and the outcome. For the power checks of SPEC S6: an agent's
+// (Obs) and the outcome. For the statistical power checks: an agent's
 // forecast f on a draw has conditional expected Alpha ExpectedAlpha(o, f),
 // and its realised Alpha is (Price − X)² − (f − X)².
 type Draw struct {

@@ -2,7 +2,7 @@ package sim
 
 import "math"
 
-// The latent model (SPEC M2), shared by the world's grid and by Draws.
+// The latent model, shared by the world's grid and by Draws.
 //
 // A market lives on [0,T] (days since it opened). Its latent path is
 // W(t) = σ·B(t) with B a standard Brownian motion started at 0, plus at
@@ -12,7 +12,7 @@ import "math"
 //
 //	q(t) = P(Yes | W(t)) = Φ((W(t) − c) / √(σ²(T−t) + Jump²))
 //
-// is a martingale (with Jump = 0 and σ = 1 it is SPEC M2's formula; the
+// is a martingale (with Jump = 0 and σ = 1 it is Φ((W_t − c)/√(T − t)); the
 // shock is Brownian motion run on an information clock with a lump at T).
 // The market observes Y = W(s) + η with s = t − lag and η an
 // Ornstein–Uhlenbeck noise of sd τ = ν·σ·√T, and prices p = P(Yes | Y).

@@ -1,8 +1,8 @@
-// Package sim is Forecast Arena's deterministic synthetic world (SPEC M2):
+// Package sim is Forecast Arena's deterministic synthetic world:
 // binary markets whose outcomes follow a latent Brownian model, a market
 // price that is calibrated but less informed than the truth, and simulated
 // agents of known skill. It feeds the offline demo (`arena sync --source
-// sim`) and the statistical checks of the scoring code (SPEC S6).
+// sim`) and the statistical checks of the scoring code.
 //
 // Everything is a pure function of Config: the same Config gives the same
 // world, byte for byte, and an observer's view at an instant depends only on

@@ -323,7 +323,7 @@ func (d *DB) applyChange(ctx context.Context, tx *sql.Tx, ch *arena.PortfolioCha
 		return fmt.Errorf("store: update portfolio %d: %w", ch.PortfolioID, err)
 	}
 	if n, err := r.RowsAffected(); err != nil || n != 1 {
-		return arena.Rejectf(arena.ECONFLICT, "portfolio_changed", "portfolio %d changed since version %d", ch.PortfolioID, ch.ExpectVersion)
+		return arena.Rejectf(arena.ECONFLICT, arena.CodePortfolioChanged, "portfolio %d changed since version %d", ch.PortfolioID, ch.ExpectVersion)
 	}
 	ids := map[int64]int64{}
 	for _, p := range ch.Positions {
@@ -526,7 +526,7 @@ func (d *DB) finish(ctx context.Context, tx *sql.Tx, dc *arena.Decision, status 
 		return fmt.Errorf("store: finish decision %d: %w", dc.ID, err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return arena.Rejectf(arena.ECONFLICT, "claim_lost", "decision %d of %s is no longer claimed by %s", dc.ID, dc.AgentID, dc.Owner)
+		return arena.Rejectf(arena.ECONFLICT, arena.CodeClaimLost, "decision %d of %s is no longer claimed by %s", dc.ID, dc.AgentID, dc.Owner)
 	}
 	dc.Status, dc.FinishedAt = status, time.UnixMicro(finished.UnixMicro()).UTC()
 	return nil

@@ -159,7 +159,7 @@ func TestDecisionClaims(t *testing.T) {
 		ps, _ := db.Portfolios(ctx, c.ID)
 		stale := *cur
 		stale.Owner = first
-		if err := db.FinishDecision(ctx, &stale, bet(ps[0], mkt)); arena.ErrorCode(err) != "claim_lost" {
+		if err := db.FinishDecision(ctx, &stale, bet(ps[0], mkt)); arena.ErrorCode(err) != arena.CodeClaimLost {
 			t.Fatalf("lost claim finished: %v", err)
 		}
 		if tr, _ := db.Trades(ctx, ps[0].ID); len(tr) != 0 {

@@ -77,11 +77,11 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		d.db, d.dialect = db, sqlite
 	case strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://"):
 		if _, err := url.Parse(rawURL); err != nil {
-			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL: %v", err)
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL: %w", err)
 		}
 		db, err := sql.Open("pgx", rawURL)
 		if err != nil {
-			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL: %v", err)
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL: %w", err)
 		}
 		db.SetMaxOpenConns(16)
 		d.db, d.dialect = db, postgres

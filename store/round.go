@@ -230,7 +230,7 @@ func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int
 			return fmt.Errorf("store: trigger round %d: %w", roundID, err)
 		}
 		if k, _ := res.RowsAffected(); k != 1 {
-			return arena.Rejectf(arena.ECONFLICT, "already_triggered", "round %d: outcomes already triggered", roundID)
+			return arena.Rejectf(arena.ECONFLICT, arena.CodeAlreadyTriggered, "round %d: outcomes already triggered", roundID)
 		}
 		// The caller scored submissions it read before this transaction; a
 		// reveal may have committed since. Now that triggered_at is set
@@ -272,11 +272,6 @@ func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int
 	})
 }
 
-// ErrRescore is the code of SaveRoundResult's refusal when the scores do
-// not cover exactly the round's submissions as revealed now: the caller
-// reloads the submissions and scores again.
-const ErrRescore = "rescore"
-
 // checkScoredSet: every submission of the round has a score, forfeit
 // exactly when it is not revealed.
 func (d *DB) checkScoredSet(ctx context.Context, tx *sql.Tx, roundID uint64, scores []arena.RoundScore) error {
@@ -297,7 +292,7 @@ func (d *DB) checkScoredSet(ctx context.Context, tx *sql.Tx, roundID uint64, sco
 		}
 		f, ok := forfeit[agent]
 		if !ok || f == revealed {
-			return arena.Rejectf(arena.ECONFLICT, ErrRescore, "round %d: submission of %s changed while scoring (revealed %v)", roundID, agent, revealed)
+			return arena.Rejectf(arena.ECONFLICT, arena.CodeRescore, "round %d: submission of %s changed while scoring (revealed %v)", roundID, agent, revealed)
 		}
 	}
 	return rows.Err()

@@ -51,8 +51,8 @@ func TestSaveRoundResultWaitsForInFlightReveal(t *testing.T) {
 			if err := <-revealed; err != nil {
 				t.Fatalf("reveal: %v", err)
 			}
-			if err := <-saved; arena.ErrorCode(err) != ErrRescore {
-				t.Fatalf("save after the reveal: %v, want %s", err, ErrRescore)
+			if err := <-saved; arena.ErrorCode(err) != arena.CodeRescore {
+				t.Fatalf("save after the reveal: %v, want %s", err, arena.CodeRescore)
 			}
 			if r, _ := db.Round(ctx, 1); !r.TriggeredAt.IsZero() {
 				t.Fatal("refused result left the round triggered")

@@ -8,7 +8,7 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-// ActionKind is what an agent decided this week (SPEC T3).
+// ActionKind is what an agent decided this week.
 type ActionKind string
 
 const (
@@ -54,7 +54,7 @@ func Hold(reasoning string) Action { return Action{Kind: ActionHold, Reasoning: 
 
 // Validate checks an action's structure and value ranges, the checks that
 // do not depend on the portfolio or prices: a failure here is the model's
-// formatting mistake and is worth a retry (SPEC T3). Limits that depend on
+// formatting mistake and is worth a retry. Limits that depend on
 // cash, positions or prices are checked when the action executes.
 func (a *Action) Validate() error {
 	switch a.Kind {

@@ -23,7 +23,7 @@ type Store interface {
 }
 
 // Decision is what a Decider returns: the action and the audit record of
-// how it was reached (SPEC T2).
+// how it was reached.
 type Decision struct {
 	Action        Action
 	SystemPrompt  string
@@ -55,13 +55,13 @@ type DeciderFunc func(ctx context.Context, s Snapshot) (Decision, error)
 func (f DeciderFunc) Decide(ctx context.Context, s Snapshot) (Decision, error) { return f(ctx, s) }
 
 // Policy says what settlement does with an ambiguous market (upstream says
-// resolved, winner unknown; SPEC T8).
+// resolved, winner unknown).
 type Policy string
 
 const (
 	PolicyRefund Policy = "refund" // cancel positions at cost basis
 	PolicyDefer  Policy = "defer"  // leave positions open until resolved
-	PolicyOracle Policy = "oracle" // wait for the oracle's resolution (O5)
+	PolicyOracle Policy = "oracle" // wait for the oracle's resolution
 )
 
 // ParsePolicy validates a policy name.
@@ -77,12 +77,12 @@ func ParsePolicy(s string) (Policy, error) {
 // settles portfolios.
 type Engine struct {
 	Store Store
-	// Lineup is frozen into each new cohort (SPEC T9).
+	// Lineup is frozen into each new cohort.
 	Lineup      []arena.LineupEntry
 	InitialCash Micros // default $10,000
 	TopMarkets  int    // markets offered per week, by volume (default 500)
 	// ModelTimeout bounds one model call; a decision gets twice that, and a
-	// claim older than twice that may be taken over (SPEC T5).
+	// claim older than twice that may be taken over.
 	ModelTimeout time.Duration // default 120 s
 	// ProviderLimit bounds concurrent decisions per provider across all
 	// runs of this engine (default 2). Set it before the first run.
@@ -233,7 +233,7 @@ func newOwner() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
 }
 
-// Run is the weekly decision run of a cohort (SPEC T2, T5) for the week
+// Run is the weekly decision run of a cohort for the week
 // containing now. It freezes the week's frame (or reuses the stored one),
 // then for every lineup agent with a decider claims the (agent, cohort,
 // week) row before calling the decider, executes the action at the frame's
@@ -424,9 +424,9 @@ func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owne
 			res.Outcome, res.Status = OutcomeDone, arena.DecisionDone
 			return res
 		}
-		if arena.ErrorCode(err) != "portfolio_changed" || attempt == 3 {
+		if arena.ErrorCode(err) != arena.CodePortfolioChanged || attempt == 3 {
 			res.Outcome, res.Error = OutcomeRetryable, err.Error()
-			if arena.ErrorCode(err) == "claim_lost" {
+			if arena.ErrorCode(err) == arena.CodeClaimLost {
 				res.Outcome = OutcomeSkipped
 				return res
 			}
@@ -509,7 +509,7 @@ func (mc *marketCache) get(ctx context.Context, id int64) (*MarketView, error) {
 
 // Snapshot values every portfolio of every active cohort at current market
 // prices and stores one snapshot per portfolio at now floored to 10
-// minutes (SPEC T7); a second call in the same interval adds nothing. It
+// minutes; a second call in the same interval adds nothing. It
 // returns how many snapshots were new.
 func (e *Engine) Snapshot(ctx context.Context, now time.Time) (int, error) {
 	at := now.UTC().Truncate(10 * time.Minute)
@@ -635,7 +635,7 @@ type SettleReport struct {
 	CohortsCompleted int
 }
 
-// Settle settles every open position in a resolved market (SPEC T8):
+// Settle settles every open position in a resolved market:
 // winners pay $1 a share, losers nothing, void markets refund cost basis as
 // CANCELLED, and ambiguous markets follow policy. A market is recorded as
 // settled in the same transaction that settles its last open position.

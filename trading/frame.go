@@ -12,7 +12,7 @@ import (
 )
 
 // MarketView is a market as the trading track shows and executes it: the
-// fields of SPEC T2 and prices frozen as exact PPM.
+// fields a decision prompt shows and prices frozen as exact PPM.
 type MarketView struct {
 	ID        int64              `json:"id"`
 	Source    string             `json:"source"`
@@ -156,8 +156,8 @@ func pct(p PPM) string {
 	return s + "%"
 }
 
-// Frame is the frozen market snapshot of one cohort's decision week (SPEC
-// T2, T5): every agent, and every rerun, executes at these prices.
+// Frame is the frozen market snapshot of one cohort's decision week:
+// every agent, and every rerun, executes at these prices.
 type Frame struct {
 	CohortID int64     `json:"cohort_id"`
 	Week     time.Time `json:"week"`

@@ -10,7 +10,7 @@ import (
 	"github.com/forecast-arena/arena/jobs"
 )
 
-// Job names of the trading track in `arena serve` (SPEC §12).
+// Job names of the trading track in `arena serve`.
 const (
 	JobCohortStart = "trading-cohort-start"
 	JobDecisionRun = "trading-decision-run"
@@ -18,7 +18,8 @@ const (
 	JobSettle      = "trading-settle"
 )
 
-// Schedule offsets of SPEC T1, T2, T7 and §12.
+// Schedule offsets: cohorts start Sunday 00:00 UTC, decisions run at 00:05,
+// snapshots every 10 minutes.
 const (
 	DecisionOffset = 5 * time.Minute  // Sunday 00:05 UTC
 	SnapshotEvery  = 10 * time.Minute // portfolio valuations

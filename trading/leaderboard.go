@@ -10,8 +10,7 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-// BetOutcome is one resolved bet: the implied confidence of the bet (SPEC
-// T6), the side-correct market price it executed at and whether its side
+// BetOutcome is one resolved bet: the implied confidence of the bet, the side-correct market price it executed at and whether its side
 // won.
 type BetOutcome struct {
 	Confidence float64
@@ -43,7 +42,7 @@ type LeaderRow struct {
 	TotalPnL      Micros  // sum over cohorts
 	Bankruptcies  int
 	ResolvedBets  int
-	// Brier is the mean over every resolved bet of every cohort (SPEC T6).
+	// Brier is the mean over every resolved bet of every cohort.
 	Brier float64
 	// BrierSkill is 1 − Brier/0.25: above 0 beats always saying 50%.
 	BrierSkill float64

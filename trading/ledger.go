@@ -1,4 +1,4 @@
-// Package trading is the trading track's engine (SPEC §6): an exact ledger
+// Package trading is the trading track's engine: an exact ledger
 // of paper portfolios (pure, no I/O), the execution of agents' actions
 // against a frozen market snapshot, implied-confidence Brier scores,
 // valuation, settlement, and the weekly cohort engine that drives them
@@ -56,7 +56,7 @@ type posKey struct {
 	side   string
 }
 
-// Ledger applies the T4/T8 rules to one portfolio in memory and records
+// Ledger applies the betting and settlement rules to one portfolio in memory and records
 // what changed so the store can write it atomically.
 type Ledger struct {
 	initial  Micros
@@ -164,10 +164,10 @@ func (l *Ledger) CostBasis() Micros {
 
 // Bankrupt reports that the portfolio is out of the game: no open position
 // and too little cash for any bet (CanBet: 25% of cash must reach the $50
-// minimum, so below $200). This departs from SPEC T1's literal wording
+// minimum, so below $200). This departs from the usual literal wording
 // ("cash and open positions are both zero"): a bet is at most 25% of cash,
 // so cash never reaches zero and the literal condition could never hold.
-// What T1 means — an agent that can no longer trade and holds nothing that
+// What bankrupt means — an agent that can no longer trade and holds nothing that
 // could pay out — is this condition.
 func (l *Ledger) Bankrupt() bool { return len(l.open) == 0 && !l.CanBet() }
 
@@ -219,7 +219,7 @@ func reject(code, format string, args ...any) error {
 	return arena.Rejectf(arena.EINVALID, code, format, args...)
 }
 
-// ImpliedConfidence is c = min(amount / (0.25 × cashBefore), 1) (SPEC T6).
+// ImpliedConfidence is c = min(amount / (0.25 × cashBefore), 1).
 func ImpliedConfidence(amount, cashBefore Micros) float64 {
 	if cashBefore <= 0 {
 		return 1

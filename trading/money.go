@@ -17,7 +17,7 @@ type (
 // Dollar is one US dollar in micro-dollars.
 const Dollar = arena.Dollar
 
-// Rules of SPEC T4.
+// Betting rules: starting cash, minimum bet, maximum share of cash per bet.
 const (
 	InitialCash Micros = 10_000 * Dollar
 	MinBet      Micros = 50 * Dollar

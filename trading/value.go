@@ -6,7 +6,7 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-// Mark values an open position against a market view (SPEC T7): at the
+// Mark values an open position against a market view: at the
 // side-correct price when usable; at $1 or $0 a share once the market has
 // a winner; at cost basis once void (it will be refunded). Without a usable
 // price (no view, or no price for the side) the position keeps its last
@@ -43,7 +43,7 @@ type Valuation struct {
 	PnLPct         float64
 }
 
-// ReturnPct is (total − initial) / initial × 100 (SPEC T7).
+// ReturnPct is (total − initial) / initial × 100.
 func ReturnPct(total, initial Micros) float64 {
 	if initial == 0 {
 		return 0
@@ -67,8 +67,8 @@ func Value(cash Micros, open []*arena.Position, markets map[int64]*MarketView, i
 	return v, marks
 }
 
-// BetBrier is the Brier score of a bet with implied confidence c (SPEC
-// T6). For YES, f_YES = c; for NO, f_YES = 1 − c; either way
+// BetBrier is the Brier score of a bet with implied confidence c
+// = min(amount / (0.25 × cash before the bet), 1). For YES, f_YES = c; for NO, f_YES = 1 − c; either way
 // (f_YES − o)² = (c − won)², which is also the score of a named outcome.
 func BetBrier(c float64, won bool) float64 {
 	o := 0.0
@@ -104,7 +104,7 @@ func CumulativeBrier(trades []*arena.Trade, markets map[int64]*MarketView) (mean
 	return sum / float64(n), n
 }
 
-// PositionView is an open position as an agent sees it (SPEC T2).
+// PositionView is an open position as an agent sees it.
 type PositionView struct {
 	ID         int64            `json:"id"`
 	MarketID   int64            `json:"market_id"`
@@ -125,7 +125,7 @@ type PositionView struct {
 	Tradable bool `json:"tradable"`
 }
 
-// Snapshot is what a decider sees (SPEC T2): its own cash and open
+// Snapshot is what a decider sees: its own cash and open
 // positions, and the week's offered markets by volume. Every agent of a
 // week sees the same markets at the same prices.
 type Snapshot struct {

@@ -26,7 +26,7 @@ import (
 )
 
 // Signed-commit throughput through the HTTP API on loopback: signature
-// recovery, validation and durable storage included (SPEC §13). Commits
+// recovery, validation and durable storage included. Commits
 // are pre-signed across many agents and rounds before the timer starts;
 // the result is reported next to bare go-ethereum crypto.Ecrecover
 // throughput measured in the same run, as ratios to the rate of all cores

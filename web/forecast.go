@@ -8,7 +8,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 )
 
-// RegisterForecast mounts the forecast track's API (SPEC §5, issue 4).
+// RegisterForecast mounts the forecast track's API.
 func (s *Server) RegisterForecast(svc *forecast.Service) {
 	s.Forecast = svc
 	s.Mux.HandleFunc("GET /api/v1/domain", s.domain)

@@ -321,7 +321,7 @@ func (e *env) submissions(round uint64) []*arena.Submission {
 	return subs
 }
 
-// Rejections (SPEC F3, F4, §13): one case per rule. Each case uses a fresh
+// Rejections: one case per rule. Each case uses a fresh
 // agent, runs its accepted setup steps, sends the offending request at its
 // clock time and checks the stable code, a 4xx status, and that the store
 // holds exactly what it held before (nonce unchanged, no new or changed
@@ -507,7 +507,7 @@ func TestRejections(t *testing.T) {
 			{name: "salt not 32 bytes", setup: []func(*env, *forecast.Key, common.Hash){commitR1}, at: inWindow,
 				send: post(fmt.Sprintf("/api/v1/rounds/%d/reveals", r1), map[string]any{"agent": "0x2c7536E3605D9C16a7a3D7b1898e529396a65c23",
 					"predictions": preds, "salt": "0x01", "nonce": 1, "deadline": 1, "signature": "0x"}), code: "hash_invalid", status: 400},
-			// Bodies (§11, §13).
+			// Bodies: size limit and malformed JSON.
 			{name: "oversized body", send: post(fmt.Sprintf("/api/v1/rounds/%d/commits", r1), []byte(`{"agent":"`+huge+`"}`)), code: "body_too_large", status: 413},
 			{name: "malformed JSON", send: post(fmt.Sprintf("/api/v1/rounds/%d/commits", r1), []byte(`{"agent":`)), code: "malformed_json", status: 400},
 			{name: "not a JSON object", send: post(fmt.Sprintf("/api/v1/rounds/%d/commits", r1), []byte(`[1,2]`)), code: "malformed_json", status: 400},
@@ -618,7 +618,7 @@ func highS(sig []byte) {
 	sig[64] = 55 - sig[64] // 27 ↔ 28
 }
 
-// hand is a round score computed here from the definitions of SPEC F6,
+// hand is a round score computed here from the round-scoring definitions (Brier, Alpha over the frozen set),
 // independently of package forecast and package score.
 type hand struct {
 	brier, alpha         float64

@@ -118,7 +118,7 @@ func NewCohortJSON(c *arena.Cohort, standings []trading.Standing) CohortJSON {
 	return j
 }
 
-// LineupJSON is one frozen lineup entry (SPEC T9), without the raw spec.
+// LineupJSON is one frozen lineup entry, without the raw spec.
 type LineupJSON struct {
 	Agent            string  `json:"agent"`
 	Name             string  `json:"name"`
@@ -171,7 +171,7 @@ func NewCohortSummaryJSON(c *arena.Cohort) CohortSummaryJSON {
 }
 
 // DecisionJSON is GET /api/v1/decisions/{id}: everything the agent was
-// shown and answered (SPEC T2), the parsed action and what executed.
+// shown and answered, the parsed action and what executed.
 type DecisionJSON struct {
 	ID            int64           `json:"id"`
 	CohortID      int64           `json:"cohort_id"`
@@ -218,7 +218,7 @@ func NewDecisionJSON(d *arena.Decision) DecisionJSON {
 	return j
 }
 
-// SnapshotJSON is one point of a portfolio curve (SPEC T7).
+// SnapshotJSON is one point of a portfolio curve.
 type SnapshotJSON struct {
 	At             time.Time `json:"at"`
 	Cash           Dollars   `json:"cash"`

@@ -19,7 +19,7 @@ import (
 	"github.com/forecast-arena/arena/trading"
 )
 
-// MaxBodyBytes bounds every request body (SPEC §11).
+// MaxBodyBytes bounds every request body.
 const MaxBodyBytes = 256 << 10
 
 // Pinger reports whether the store is reachable.
@@ -149,7 +149,7 @@ func DecodeJSON(r *http.Request, v any) error {
 		if errors.As(err, &tooBig) {
 			return arena.Rejectf(arena.ETOOLARGE, "body_too_large", "request body exceeds %d bytes", tooBig.Limit)
 		}
-		return arena.Rejectf(arena.EINVALID, "malformed_json", "malformed JSON body: %v", err)
+		return arena.Rejectf(arena.EINVALID, "malformed_json", "malformed JSON body: %w", err)
 	}
 	// Only whitespace may follow the value: dec.More is false before a
 	// stray '}' or ']', so read the next token and require the end.

@@ -62,7 +62,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	var out []benchResult
-	// Scoring end to end (S7) vs a bare encoding/csv read of the same file;
+	// Scoring end to end vs a bare encoding/csv read of the same file;
 	// best of three each, alternated so load hits both alike.
 	var bare, scored time.Duration = math.MaxInt64, math.MaxInt64
 	for range 3 {
@@ -87,7 +87,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	out = append(out, benchResult{Name: "arena score end to end", Throughput: n / scored.Seconds(), Unit: "rows/s",
 		Baseline: "encoding/csv read", Ratio: float64(scored) / float64(bare)})
 
-	// The per-round Brier/Alpha kernel (S1, F6) on one core.
+	// The per-round Brier/Alpha kernel on one core.
 	p, b, x := make([]float64, 7), make([]float64, 7), make([]float64, 7)
 	r := rand.New(rand.NewPCG(1, 1))
 	for i := range p {
@@ -156,7 +156,7 @@ func timeLoop(f func()) (int, time.Duration) {
 	return n, time.Since(start)
 }
 
-// writeBenchCSV writes a deterministic S7 forecasts file: 10 agents of
+// writeBenchCSV writes a deterministic score-file forecasts file: 10 agents of
 // graded skill on each of markets markets, 7 a round.
 func writeBenchCSV(path string, markets int) error {
 	f, err := os.Create(path)

@@ -99,7 +99,7 @@ func addCohortFlags(fs *flag.FlagSet, lineup bool) *cohortFlags {
 }
 
 func (c *cohortFlags) addRun() {
-	c.fs.IntVar(&c.retries, "retries", agent.DefaultRetries, "corrections asked after an unusable model answer (SPEC T3)")
+	c.fs.IntVar(&c.retries, "retries", agent.DefaultRetries, "corrections asked after an unusable model answer")
 	c.fs.IntVar(&c.concurrency, "concurrency", 2, "concurrent decisions per provider")
 	c.fs.IntVar(&c.attempts, "max-attempts", 3, "runs that may retry an agent's failed decision")
 }
@@ -197,7 +197,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 	return s, nil
 }
 
-// TradingJobs builds the trading track for `arena serve` (SPEC §12): the
+// TradingJobs builds the trading track for `arena serve`: the
 // engine (also what web.RegisterTrading needs) and its jobs — cohort start
 // Sunday 00:00 UTC with the LLM lineup of o.AgentsFile (ARENA_AGENTS),
 // decision runs from 00:05 (resumed every 10 minutes while an agent is

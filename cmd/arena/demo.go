@@ -78,7 +78,7 @@ func printTrading(w io.Writer, rows []trading.LeaderRow) {
 		fmt.Fprintf(tw, "%s\t%d\t%+.2f%%\t%s\t%d\t%s\t%s\t\n", r.Name, r.Cohorts, r.MeanReturnPct, r.TotalPnL, r.ResolvedBets, brier, skill)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nBrier from bet size: confidence = amount / (25% of cash), scored at resolution (SPEC T6).")
+	fmt.Fprintln(w, "\nBrier from bet size: confidence = amount / (25% of cash), scored at resolution.")
 }
 
 func printLeaderboard(w io.Writer, lb []forecast.LeaderboardJSON) {

@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register("report", "score reports: leaderboard, murphy, categories, power, calibration, baselines (SPEC S8)", runReport)
+	register("report", "score reports: leaderboard, murphy, categories, power, calibration, baselines", runReport)
 }
 
 // reportKinds are the subcommands of `arena report`.
@@ -31,8 +31,8 @@ var reportKinds = map[string]struct {
 	"leaderboard": {"agents ranked by shrunken alpha with SEs, bootstrap CIs and power", runReportLeaderboard},
 	"murphy":      {"Murphy decomposition per agent and alpha split into resolution gain and reliability gap", runReportMurphy},
 	"categories":  {"per-category Brier and alpha per agent", runReportCategories},
-	"calibration": {"reliability diagram data: S2 bins and CORP (PAV) recalibration per agent", runReportCalibration},
-	"power":       {"sample size needed to detect an edge (Proposition 3), or the inverse", runReportPower},
+	"calibration": {"reliability diagram data: 10 equal-width bins and CORP (PAV) recalibration per agent", runReportCalibration},
+	"power":       {"sample size needed to detect an edge (one-sided test at power π), or the inverse", runReportPower},
 	"baselines":   {"constant, market-price and random forecasters on stored questions, by source kind", runReportBaselines},
 }
 
@@ -76,7 +76,7 @@ func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) scoreInput
 		cf:     cf,
 		in:     fs.String("in", "", "score this CSV/JSONL file (as 'arena score --in') instead of the store"),
 		track:  fs.String("track", "forecast", "track whose stored forecasts to score"),
-		bins:   fs.Int("bins", score.DefaultBins, "number of equal bins K (S2)"),
+		bins:   fs.Int("bins", score.DefaultBins, "number of equal bins K"),
 		format: fs.String("format", "table", "output format: "+formats),
 	}
 }
@@ -126,7 +126,7 @@ func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, 
 		return nil, "", errNoForecasts
 	}
 	// Frozen rows: void and unresolved markets excluded, forfeits as
-	// Brier-1 forecasts (F6).
+	// Brier-1 forecasts.
 	t, err := forecast.Table(rows)
 	if err != nil {
 		return nil, "", err
@@ -159,8 +159,8 @@ func quiet(err error) error {
 
 // ---- leaderboard ----
 
-// leaderRow is one leaderboard entry: S7's figures plus S1's ranking aids
-// and S4/S5 extras.
+// leaderRow is one leaderboard entry: the score file's figures plus the ranking aids
+// and skill and power extras.
 type leaderRow struct {
 	Rank        int              `json:"rank"`
 	Agent       string           `json:"agent"`
@@ -186,7 +186,7 @@ type leaderRow struct {
 	ToSignif    score.Float      `json:"rounds_to_significance"`
 }
 
-// rankAgents orders results for the leaderboard: by shrunken alpha (S1),
+// rankAgents orders results for the leaderboard: by shrunken alpha,
 // agents without any benchmark after them by Brier, ties by name.
 func rankAgents(res []score.AgentResult) []score.AgentResult {
 	out := slices.Clone(res)
@@ -217,9 +217,9 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report leaderboard", "[--in FILE | --db URL --track T] [--bootstrap 1999] [--seed S] [--format table|json|csv|svg]")
 	cf := addConfigFlags(fs, false)
 	si := addScoreInput(fs, cf, "table, json, csv or svg (cumulative-alpha trajectories)")
-	boot := fs.Int("bootstrap", score.DefaultBootstrap, "bootstrap replicates: alpha CI by events, or S9's question bootstrap (0: skip)")
+	boot := fs.Int("bootstrap", score.DefaultBootstrap, "bootstrap replicates: alpha CI by events, or the question bootstrap (0: skip)")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
-	adjusted := fs.Bool("adjusted", false, "difficulty-adjusted Brier leaderboard (S9): two-way fixed effects, question bootstrap by round")
+	adjusted := fs.Bool("adjusted", false, "difficulty-adjusted Brier leaderboard: two-way fixed effects, question bootstrap by round")
 	estimation := fs.String("estimation", "", "with --adjusted: comma-separated agents that estimate question difficulty (default: all but the market baseline)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -295,13 +295,13 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(env.Stdout, "\nRanked by shrunk α = n/(n+140)·α (S1); * provisional (n < 140). CI: block bootstrap over events, seed", *seed, "("+strconv.Itoa(*boot)+" replicates).")
-	fmt.Fprintln(env.Stdout, "rounds→sig: further rounds until the observed edge would be significant at 80% power (S5); — when α ≤ 0.")
+	fmt.Fprintln(env.Stdout, "\nRanked by shrunk α = n/(n+140)·α; * provisional (n < 140). CI: block bootstrap over events, seed", *seed, "("+strconv.Itoa(*boot)+" replicates).")
+	fmt.Fprintln(env.Stdout, "rounds→sig: further rounds until the observed edge would be significant at 80% power; — when α ≤ 0.")
 	return nil
 }
 
-// adjustedLeaderboard is S9 on S7 rows: a question is a (round, market),
-// its bootstrap stratum the round (S7 rows carry no source kind), b_ij the
+// adjustedLeaderboard is the difficulty-adjusted leaderboard on score-file rows: a question is a (round, market),
+// its bootstrap stratum the round (score-file rows carry no source kind), b_ij the
 // agent's squared error on it. The market baseline joins as an agent
 // outside the estimation set when benchmarks are present.
 func adjustedLeaderboard(env *Env, src string, t *score.Table, format string, boot int, seed uint64, estimation string) error {
@@ -337,7 +337,7 @@ func adjustedLeaderboard(env *Env, src string, t *score.Table, format string, bo
 	}
 	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: boot, Seed: seed})
 	if err != nil {
-		return arena.Errorf(arena.EINVALID, "%s: %v", src, err)
+		return arena.Errorf(arena.EINVALID, "%s: %w", src, err)
 	}
 	switch format {
 	case "json":
@@ -367,7 +367,7 @@ func adjustedLeaderboard(env *Env, src string, t *score.Table, format string, bo
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "\nDifficulty-adjusted Brier (S9): b_ij = α_i + γ_j + ε_ij by alternating means (%d sweeps) on %d questions (%d dropped: no estimation agent);\n",
+	fmt.Fprintf(env.Stdout, "\nDifficulty-adjusted Brier: b_ij = α_i + γ_j + ε_ij by alternating means (%d sweeps) on %d questions (%d dropped: no estimation agent);\n",
 		res.Iterations, res.Questions, res.Dropped)
 	fmt.Fprintf(env.Stdout, "scaled so a constant 0.5 forecaster scores 0.25. Bootstrap over questions within rounds: %d replicates, seed %d. Same tie group = CIs overlap the group leader's.\n", res.Bootstrap, res.Seed)
 	if len(res.Pairs) > 0 {
@@ -397,7 +397,7 @@ type murphyRow struct {
 	RES      float64 `json:"res"`
 	Residual float64 `json:"residual"`
 	Bins     int     `json:"bins"`
-	// S2's corollary over the agent's benchmarked markets (nil without).
+	// The Murphy corollary over the agent's benchmarked markets (nil without).
 	AlphaSplit *alphaSplit `json:"alpha_split"`
 }
 
@@ -462,8 +462,8 @@ func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "\nbrier = UNC + REL − RES + residual with K = %d equal bins (S2); the residual is the binning error.\n", *si.bins)
-	fmt.Fprintln(env.Stdout, "α = RES gain + REL gap + residual difference vs the market on the agent's benchmarked markets (S2 corollary).")
+	fmt.Fprintf(env.Stdout, "\nbrier = UNC + REL − RES + residual with K = %d equal bins; the residual is the binning error.\n", *si.bins)
+	fmt.Fprintln(env.Stdout, "α = RES gain + REL gap + residual difference vs the market on the agent's benchmarked markets.")
 	return nil
 }
 
@@ -577,7 +577,7 @@ func runReportCalibration(ctx context.Context, env *Env, args []string) error {
 	case "svg":
 		return writeReliability(env.Stdout, rows)
 	case "csv":
-		// Long format: one line per S2 bin ("bin") and per PAV block ("corp").
+		// Long format: one line per Murphy bin ("bin") and per PAV block ("corp").
 		cw := csv.NewWriter(env.Stdout)
 		cw.Write([]string{"agent", "kind", "lo", "hi", "n", "mean_p", "observed"})
 		for _, r := range rows {
@@ -693,7 +693,7 @@ func runReportPower(ctx context.Context, env *Env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "\nn = ⌈((z_{1−κ} + z_π)/α*)² · 4q̄(1−q̄)·d²⌉ with exact normal quantiles (S5); κ = %v one-sided, π = %v, q̄ = %v, d = %v.\n",
+	fmt.Fprintf(env.Stdout, "\nn = ⌈((z_{1−κ} + z_π)/α*)² · 4q̄(1−q̄)·d²⌉ with exact normal quantiles; κ = %v one-sided, π = %v, q̄ = %v, d = %v.\n",
 		pp.Kappa, pp.Power, pp.Q, pp.Boldness)
 	return nil
 }
@@ -769,7 +769,7 @@ func sourceNote(s string) string {
 	return " of source " + s
 }
 
-// baselineItems turns stored markets into S8 items: binary markets resolved
+// baselineItems turns stored markets into baseline items: binary markets resolved
 // Yes or No (void, unresolved and multi-outcome markets are skipped and
 // counted). The market/freeze price is the stored FreezeValue of market
 // questions; a resolved market's latest price is never used, since after
@@ -856,7 +856,7 @@ func xmlEscape(s string) string {
 }
 
 // writeAlphaTrajectories draws each agent's cumulative alpha ᾱ_R against the
-// round index R (the seed's Figure 5).
+// round index R (the Foresight Arena paper's Figure 5).
 func writeAlphaTrajectories(w io.Writer, res []score.AgentResult) error {
 	p := &svgPlot{w: w, W: 720, H: 420, pad: 48, title: "Cumulative alpha by round", xlab: "round", ylab: "cumulative α"}
 	type traj struct {
@@ -929,7 +929,7 @@ func writeMurphyBars(w io.Writer, rows []murphyRow) error {
 }
 
 // writeReliability draws the CORP reliability diagram (PAV step function)
-// of every agent with the diagonal, and the S2 bin points as markers.
+// of every agent with the diagonal, and the Murphy bin points as markers.
 func writeReliability(w io.Writer, rows []calibrationRow) error {
 	p := &svgPlot{w: w, W: 520, H: 520, pad: 48, x0: 0, x1: 1, y0: 0, y1: 1, title: "Reliability diagram (CORP)", xlab: "forecast probability", ylab: "conditional event probability"}
 	p.begin()

@@ -25,7 +25,7 @@ func TestReportPower(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	// S5 with exact quantiles (the seed's 5567 moves by two).
+	// S5 with exact quantiles (the paper's 5567 moves by two).
 	want := [][3]float64{{0.005, 5565, 795}, {0.01, 1392, 199}, {0.02, 348, 50}, {0.03, 155, 23}, {0.05, 56, 8}, {0.1, 14, 2}}
 	if len(rows) != len(want) {
 		t.Fatalf("rows %v", rows)

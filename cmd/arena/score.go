@@ -24,7 +24,7 @@ import (
 )
 
 func init() {
-	register("score", "score forecasts offline from a CSV or JSONL file (SPEC S7)", runScore)
+	register("score", "score forecasts offline from a CSV or JSONL file", runScore)
 }
 
 const scoreUsage = "--in FILE [--bins 10] [--format table|json|csv] [--bootstrap B] [--seed S]"
@@ -85,7 +85,7 @@ func checkFormat(f string, allowed ...string) error {
 func analyzeTable(path string, t *score.Table, opt score.Options) ([]score.AgentResult, error) {
 	res, err := score.Analyze(t, opt)
 	if err != nil {
-		return nil, arena.Errorf(arena.EINVALID, "%s: %v", path, err)
+		return nil, arena.Errorf(arena.EINVALID, "%s: %w", path, err)
 	}
 	return res, nil
 }
@@ -117,7 +117,7 @@ var scoreCSVHeader = []string{"agent", "n", "rounds", "brier", "brier_se", "alph
 	"murphy_unc", "murphy_rel", "murphy_res", "murphy_residual", "murphy_bins",
 	"corp_score", "corp_mcb", "corp_dsc", "corp_unc", "ece", "log_score"}
 
-// writeScoreCSV writes S7's figures, one agent a row; the nested Murphy and
+// writeScoreCSV writes the score file's figures, one agent a row; the nested Murphy and
 // CORP objects become prefixed columns and murphy_bins counts non-empty bins.
 func writeScoreCSV(w io.Writer, res []score.AgentResult) error {
 	cw := csv.NewWriter(w)
@@ -132,7 +132,7 @@ func writeScoreCSV(w io.Writer, res []score.AgentResult) error {
 	return cw.Error()
 }
 
-// writeScoreTable prints S7's figures plus S1's ranking aids (shrunken
+// writeScoreTable prints the score file's figures plus the ranking aids (shrunken
 // alpha, provisional flag, event-clustered SE, optional bootstrap CI).
 func writeScoreTable(w io.Writer, res []score.AgentResult, ci bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -159,13 +159,13 @@ func writeScoreTable(w io.Writer, res []score.AgentResult, ci bool) error {
 			fmtV(r.CORP.MCB, 4), fmtV(r.CORP.DSC, 4), fmtV(r.ECE, 4), fmtV(r.LogScore, 4))
 		io.WriteString(tw, strings.Join(cells, "\t")+"\t\n")
 		if inf.MissingB > 0 && inf.AlphaN > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %d of %d predictions have no benchmark and count for Brier only (F5)", r.Agent, inf.MissingB, r.N))
+			notes = append(notes, fmt.Sprintf("%s: %d of %d predictions have no benchmark and count for Brier only", r.Agent, inf.MissingB, r.N))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	// S4 and S5 figures per agent.
+	// Skill and power figures per agent.
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	io.WriteString(tw, "agent	BSS (vs 0.25)	BSS (vs market)	win%	W/L/T	accuracy% [Wilson 95%]	boldness	rounds→sig	\n")
@@ -185,10 +185,10 @@ func writeScoreTable(w io.Writer, res []score.AgentResult, ci bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\n* provisional: fewer than 140 resolved predictions with a benchmark (S1); shrunk α = n/(n+140)·α.")
-	fmt.Fprintln(w, "t, p: Student t on per-round alpha, R−1 df, two-sided; — = undefined (one round, or SE 0). clust.se: alpha SE clustered by event (S1).")
-	fmt.Fprintln(w, "brier is the mean of round Brier scores (S1); Murphy (K bins) and CORP are over all predictions (S2, S3).")
-	fmt.Fprintln(w, "win%: markets where the agent's squared error beats the benchmark's, ties excluded; rounds→sig: further rounds to 80% power at the observed α and boldness (S5).")
+	fmt.Fprintln(w, "\n* provisional: fewer than 140 resolved predictions with a benchmark; shrunk α = n/(n+140)·α.")
+	fmt.Fprintln(w, "t, p: Student t on per-round alpha, R−1 df, two-sided; — = undefined (one round, or SE 0). clust.se: alpha SE clustered by event.")
+	fmt.Fprintln(w, "brier is the mean of round Brier scores; Murphy (K bins) and CORP are over all predictions.")
+	fmt.Fprintln(w, "win%: markets where the agent's squared error beats the benchmark's, ties excluded; rounds→sig: further rounds to 80% power at the observed α and boldness.")
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
@@ -197,7 +197,7 @@ func writeScoreTable(w io.Writer, res []score.AgentResult, ci bool) error {
 
 // ---- input ----
 
-// scoreColumns are S7's input columns; event is optional.
+// scoreColumns are the score file's input columns; event is optional.
 var scoreColumns = []string{"agent", "round", "market", "category", "forecast", "benchmark", "outcome", "event"}
 
 const (
@@ -212,7 +212,7 @@ const (
 	nCols
 )
 
-// readScoreFile reads S7 input: JSONL when the name ends in .jsonl/.ndjson
+// readScoreFile reads score-file input: JSONL when the name ends in .jsonl/.ndjson
 // or the first non-blank byte is '{', CSV with a header otherwise.
 func readScoreFile(path string) (*score.Table, error) {
 	data, err := os.ReadFile(path)
@@ -221,7 +221,7 @@ func readScoreFile(path string) (*score.Table, error) {
 	}
 	t, err := parseScoreInput(data, isJSONL(path, data))
 	if err != nil {
-		return nil, arena.Errorf(arena.EINVALID, "%s: %v", path, err)
+		return nil, arena.Errorf(arena.EINVALID, "%s: %w", path, err)
 	}
 	return t, nil
 }
@@ -241,7 +241,7 @@ var bom = []byte("\xef\xbb\xbf")
 
 // parseScoreInput parses a whole input. Every malformed row is collected
 // (up to score.MaxProblems with a total) and the parse fails: nothing is
-// silently dropped (S7).
+// silently dropped.
 func parseScoreInput(data []byte, jsonl bool) (*score.Table, error) {
 	data = bytes.TrimPrefix(data, bom)
 	p := &rowParser{t: score.NewTable(bytes.Count(data, []byte{'\n'}) + 1), bad: &score.InputError{}}
@@ -420,7 +420,7 @@ func (p *rowParser) merge(q *rowParser) {
 	}
 }
 
-// headerIndex maps S7's columns to header positions; unknown, duplicate or
+// headerIndex maps the score file's columns to header positions; unknown, duplicate or
 // missing columns are errors.
 func headerIndex(fields [][]byte) ([nCols]int, error) {
 	var idx [nCols]int
@@ -671,7 +671,7 @@ func specialBytes(w uint64) uint64 {
 	return zero(w^(','*ones)) | zero(w^('\n'*ones)) | zero(w^('"'*ones))
 }
 
-// jsonRow is one JSONL row: S7's keys; round and ids may be numbers.
+// jsonRow is one JSONL row: the score file's keys; round and ids may be numbers.
 type jsonRow struct {
 	Agent     *jsonID    `json:"agent"`
 	Round     *jsonID    `json:"round"`

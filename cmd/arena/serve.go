@@ -91,7 +91,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	return err
 }
 
-// serveJobs lists the scheduled jobs of SPEC §12 that exist so far.
+// serveJobs lists the scheduled jobs.
 func serveJobs(o config.Options, db *store.DB, logger *slog.Logger, sync bool) []jobs.Job {
 	var js []jobs.Job
 	if sync {
