@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -57,8 +56,10 @@ type Attempt struct {
 	Cached        bool           `json:"cached,omitempty"`
 }
 
-// Decision is the full record of one weekly decision: prompts, every
-// attempt, the action taken and the totals (everything is stored).
+// Decision is the LLM trader's full record of one weekly decision: prompts,
+// every attempt, the action taken and the totals. The decider adapter turns
+// it into a trading.Decision (what the engine executes and audits), which
+// the engine stores as an arena.Decision row.
 type Decision struct {
 	AgentID       string         `json:"agent_id"`
 	Prompt        Prompt         `json:"prompt"`
@@ -147,33 +148,4 @@ func CorrectionPrompt(err error) string {
 	return "Your previous answer (its first 500 characters are above) could not be used.\nError: " +
 		arena.ErrorMessage(err) +
 		"\n\nReply again with exactly one JSON object — BET, SELL or HOLD — in the format of the instructions, using only IDs from the lists."
-}
-
-// Record copies the decision into the store's audit record (prompts, raw
-// answers, parsed action, totals). Errors of rejected attempts are joined
-// into rec.Error in attempt order.
-func (d *Decision) Record(rec *arena.Decision) error {
-	rec.SystemPrompt, rec.UserPrompt = d.Prompt.System, d.Prompt.User
-	rec.RawResponses = rec.RawResponses[:0]
-	var errs []string
-	for i, a := range d.Attempts {
-		if !a.CallFailed {
-			rec.RawResponses = append(rec.RawResponses, a.Raw)
-		}
-		if a.Error != "" {
-			errs = append(errs, fmt.Sprintf("attempt %d: %s", i+1, a.Error))
-		}
-	}
-	act, err := json.Marshal(d.Action)
-	if err != nil {
-		return fmt.Errorf("agent: encode action: %w", err)
-	}
-	rec.Action = act
-	rec.Retries = d.Retries
-	rec.SystemDefault = d.SystemDefault
-	rec.TokensIn, rec.TokensOut = d.InputTokens, d.OutputTokens
-	rec.Cost = d.Cost
-	rec.LatencyMS = d.Latency.Milliseconds()
-	rec.Error = strings.Join(errs, "; ")
-	return nil
 }
