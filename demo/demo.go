@@ -26,7 +26,6 @@ import (
 	"github.com/forecast-arena/arena/sim"
 	"github.com/forecast-arena/arena/store"
 	"github.com/forecast-arena/arena/trading"
-	"github.com/forecast-arena/arena/web"
 )
 
 // Config sets up a demo run.
@@ -39,6 +38,18 @@ type Config struct {
 	// Agents are simulator agents that take part through the API.
 	Agents []string
 	Logger *slog.Logger
+	// Server builds the HTTP handler the agents talk to from the demo's
+	// parts. The caller's composition root supplies it (the demo does not
+	// wire the server itself); required.
+	Server func(Parts) http.Handler
+}
+
+// Parts are the components a demo runs, for Config.Server to serve.
+type Parts struct {
+	DB       *store.DB
+	Forecast *forecast.Service
+	Trading  *trading.Engine
+	Logger   *slog.Logger
 }
 
 // DefaultAgents take part in every demo round next to the server's random
@@ -56,11 +67,11 @@ type Result struct {
 	// trading track's leaderboard across them.
 	Cohorts int
 	Trading []trading.LeaderRow
-	// Server and Store stay usable for serving the dashboard; Close
-	// releases them.
-	Server *web.Server
-	DB     *store.DB
-	Clock  *Clock
+	// Handler (built by Config.Server) and DB stay usable for serving the
+	// dashboard; Close releases them.
+	Handler http.Handler
+	DB      *store.DB
+	Clock   *Clock
 }
 
 // Close releases the store.
@@ -91,6 +102,9 @@ const (
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Rounds <= 0 {
 		return nil, arena.Errorf(arena.EINVALID, "demo: rounds must be positive, got %d", cfg.Rounds)
+	}
+	if cfg.Server == nil {
+		return nil, arena.Errorf(arena.EINVALID, "demo: no server constructor given")
 	}
 	if cfg.Agents == nil {
 		cfg.Agents = DefaultAgents
@@ -131,9 +145,6 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: forecast.Duration(time.Hour),
 		MaxCloseAfter: forecast.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
 	svc := &forecast.Service{Store: db, Now: clock.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
-	srv := web.New(db, db, "", log)
-	srv.RegisterForecast(svc)
-	res.Server = srv
 
 	// The trading track runs alongside: weekly cohorts of simulated traders
 	// whose bet sizes follow their own skill.
@@ -142,7 +153,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		return err
 	}
 	eng := &trading.Engine{Store: db, Lineup: lineup, Clock: clock.Now, Log: log}
-	web.RegisterTrading(srv, eng)
+	res.Handler = cfg.Server(Parts{DB: db, Forecast: svc, Trading: eng, Logger: log})
 	factory := &agent.Factory{Log: log}
 	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
 		ds, skipped := factory.Deciders(c.Lineup)
@@ -157,7 +168,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("demo: listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv.Handler()}
+	hs := &http.Server{Handler: res.Handler}
 	go hs.Serve(ln)
 	defer hs.Close()
 	base := "http://" + ln.Addr().String()

@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/demo"
+	"github.com/forecast-arena/arena/web"
 )
 
 // chromium finds a headless browser, or skips (fails when CI requires one).
@@ -27,18 +29,23 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// server wires the demo's parts the way `arena demo` does.
+func server(p demo.Parts) http.Handler {
+	return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading}).Handler()
+}
+
 // The leaderboard page of a finished demo, rendered by a real headless
 // Chromium: every agent of the JSON leaderboard appears as a table row
 // with its signed alpha.
 func TestLeaderboardPageInChromium(t *testing.T) {
 	browser := chromium(t)
 	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 6, Dir: t.TempDir()})
+	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 6, Dir: t.TempDir(), Server: server})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Close()
-	srv := httptest.NewServer(res.Server.Handler())
+	srv := httptest.NewServer(res.Handler)
 	defer srv.Close()
 
 	shot := filepath.Join(t.TempDir(), "leaderboard.png")

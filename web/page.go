@@ -35,26 +35,22 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	},
 }).ParseFS(templateFS, "templates/*.html"))
 
-func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request) {
+func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request) error {
 	if s.Forecast == nil {
-		http.NotFound(w, r)
-		return
+		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
 	}
 	rows, err := s.Forecast.Leaderboard(r.Context())
 	if err != nil {
-		s.internal(w, err)
-		return
+		return err
 	}
-	scored, err := s.Forecast.Store.Rounds(r.Context(), arena.RoundFilter{Status: arena.RoundScored, Now: s.Forecast.Clock()})
+	scored, err := s.Forecast.ScoredRounds(r.Context())
 	if err != nil {
-		s.internal(w, err)
-		return
+		return err
 	}
 	var trades []trading.LeaderRow
 	if s.Trading != nil {
 		if trades, err = s.Trading.Leaderboard(r.Context()); err != nil {
-			s.internal(w, err)
-			return
+			return err
 		}
 	}
 	var buf bytes.Buffer
@@ -63,35 +59,33 @@ func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request) {
 		Rounds     int
 		Trading    []trading.LeaderRow
 		HasTrading bool
-	}{rows, len(scored), trades, s.Trading != nil}); err != nil {
-		s.internal(w, err)
-		return
+	}{rows, scored, trades, s.Trading != nil}); err != nil {
+		return fmt.Errorf("web: render leaderboard: %w", err)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	buf.WriteTo(w)
+	return nil
 }
 
 // leaderboard serves GET /api/v1/leaderboard?track=forecast|trading.
-func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) {
+func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 	switch track := r.URL.Query().Get("track"); track {
 	case "", "forecast":
 		if s.Forecast == nil {
-			WriteError(w, arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled"))
-			return
+			return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
 		}
 		rows, err := s.Forecast.Leaderboard(r.Context())
 		if err != nil {
-			s.internal(w, err)
-			return
+			return err
 		}
 		WriteJSON(w, http.StatusOK, rows)
+		return nil
 	case "trading":
-		if s.TradingLeaderboard == nil {
-			WriteError(w, arena.Errorf(arena.ENOTFOUND, "the trading track is not enabled"))
-			return
+		if s.Trading == nil {
+			return arena.Errorf(arena.ENOTFOUND, "the trading track is not enabled")
 		}
-		s.TradingLeaderboard(w, r)
+		return s.tradingLeaderboard(w, r)
 	default:
-		WriteError(w, arena.Errorf(arena.EINVALID, "track %q: want forecast or trading", track))
+		return arena.Errorf(arena.EINVALID, "track %q: want forecast or trading", track)
 	}
 }

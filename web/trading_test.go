@@ -99,11 +99,7 @@ func trSetup(t *testing.T, db *store.DB) *trEnv {
 	if _, err := eng.Snapshot(ctx, later); err != nil {
 		t.Fatal(err)
 	}
-	srv := web.New(db, db, "", quiet)
-	api := web.RegisterTrading(srv, eng)
-	// The lead's /api/v1/leaderboard dispatcher calls api.Leaderboard for
-	// track=trading; mount it directly here.
-	srv.Mux.HandleFunc("GET /test/leaderboard", api.Leaderboard)
+	srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Trading: eng})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	rows := map[string]int64{}
@@ -214,7 +210,7 @@ func TestTradingAPI(t *testing.T) {
 		}
 
 		var lb web.TradingLeaderboardJSON
-		e.get("/test/leaderboard", 200, &lb)
+		e.get("/api/v1/leaderboard?track=trading", 200, &lb)
 		if lb.Track != "trading" || lb.Sort != "return" || len(lb.Rows) != 2 {
 			t.Fatalf("leaderboard %+v", lb)
 		}
@@ -225,7 +221,7 @@ func TestTradingAPI(t *testing.T) {
 			r1.Agent != "b" || math.Abs(*r1.BrierSkill-(1-0.04/0.25)) > 1e-12 || math.Abs(*r1.SkillVsMarket-(1-0.04/0.36)) > 1e-12 {
 			t.Fatalf("rows %+v %+v", r0, r1)
 		}
-		e.get("/test/leaderboard?sort=brier", 200, &lb)
+		e.get("/api/v1/leaderboard?track=trading&sort=brier", 200, &lb)
 		if lb.Rows[0].Agent != "b" {
 			t.Fatalf("by brier %+v", lb.Rows)
 		}
@@ -245,7 +241,7 @@ func TestTradingAPI(t *testing.T) {
 			{fmt.Sprintf("/api/v1/cohorts/%d/snapshots?step=2h", id), 400, "want 10m, 1h, 1d or 1w"},
 			{"/api/v1/decisions/999", 404, "decision 999 not found"},
 			{"/api/v1/decisions/-1", 400, "positive integer"},
-			{"/test/leaderboard?sort=pnl", 400, "want return or brier"},
+			{"/api/v1/leaderboard?track=trading&sort=pnl", 400, "want return or brier"},
 		} {
 			var body struct {
 				Error struct{ Code, Message string } `json:"error"`

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -27,6 +28,30 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// Parts are what a server is built from. Markets and DB are required; a
+// nil track is not served (its routes answer 404 in the JSON error shape).
+type Parts struct {
+	Markets    arena.MarketStore
+	DB         Pinger
+	AdminToken string
+	Logger     *slog.Logger
+	Forecast   *forecast.Service
+	Trading    *trading.Engine
+}
+
+// Build wires a server from its parts: the one composition of routes that
+// `arena serve`, `arena demo` and the tests share.
+func Build(p Parts) *Server {
+	s := New(p.Markets, p.DB, p.AdminToken, p.Logger)
+	if p.Forecast != nil {
+		s.RegisterForecast(p.Forecast)
+	}
+	if p.Trading != nil {
+		s.RegisterTrading(p.Trading)
+	}
+	return s
+}
+
 // Server holds the handlers' dependencies. Tracks register their routes on
 // Mux before Handler is called.
 type Server struct {
@@ -35,13 +60,16 @@ type Server struct {
 	AdminToken string
 	Logger     *slog.Logger
 	Mux        *http.ServeMux
-	// Forecast is set by RegisterForecast.
+	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
 	Forecast *forecast.Service
-	// Trading and TradingLeaderboard (?track=trading) are set by
-	// RegisterTrading.
-	Trading            *trading.Engine
-	TradingLeaderboard http.HandlerFunc
+	Trading  *trading.Engine
+
+	internalErrors atomic.Int64
 }
+
+// HandlerFunc is a handler that returns its error instead of writing it:
+// the server writes every error the same way (see Server.Error).
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // New returns a server with the base routes registered.
 func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.Logger) *Server {
@@ -50,22 +78,89 @@ func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.L
 	}
 	s := &Server{Markets: markets, DB: db, AdminToken: adminToken, Logger: logger, Mux: http.NewServeMux()}
 	s.Mux.HandleFunc("GET /healthz", s.healthz)
-	s.Mux.HandleFunc("GET /api/v1/markets", s.listMarkets)
-	s.Mux.HandleFunc("GET /api/v1/markets/{id}", s.getMarket)
-	s.Mux.HandleFunc("GET /api/v1/leaderboard", s.leaderboard)
-	s.Mux.HandleFunc("GET /{$}", s.leaderboardPage)
+	s.handle("GET /api/v1/markets", s.listMarkets)
+	s.handle("GET /api/v1/markets/{id}", s.getMarket)
+	s.handle("GET /api/v1/leaderboard", s.leaderboard)
+	s.handle("GET /{$}", s.leaderboardPage)
 	return s
 }
 
+// handle registers h for pattern; its error goes through Server.Error.
+func (s *Server) handle(pattern string, h HandlerFunc) {
+	s.Mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.Error(w, r, err)
+		}
+	})
+}
+
+// Error writes err as {"error":{"code","message"}} with the status of its
+// kind. Internal errors (anything not an *arena.Error of a user-facing
+// kind) are logged once here, with method, path and cause, and counted;
+// their message is not leaked.
+func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	if arena.ErrorKind(err) == arena.EINTERNAL {
+		s.internalErrors.Add(1)
+		s.Logger.Error("http: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	WriteError(w, err)
+}
+
+// InternalErrors is how many requests failed with an internal error.
+func (s *Server) InternalErrors() int64 { return s.internalErrors.Load() }
+
 // Handler returns the root handler with body limits and request logging.
+// Requests no route matches get the JSON error shape: 404, or 405 with
+// the Allow header.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: 200}
-		s.Mux.ServeHTTP(sw, r)
+		if h, pattern := s.Mux.Handler(r); pattern == "" {
+			s.unrouted(sw, r, h)
+		} else {
+			s.Mux.ServeHTTP(sw, r)
+		}
 		s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "status", sw.status, "took", time.Since(start))
 	})
+}
+
+// unrouted runs the mux's own answer for an unmatched request (404, 405
+// or a redirect to the canonical path) and rewrites its plain-text errors
+// into the JSON shape.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	rec := &headerRecorder{header: http.Header{}}
+	h.ServeHTTP(rec, r)
+	switch rec.status {
+	case http.StatusNotFound:
+		WriteError(w, arena.Rejectf(arena.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", rec.header.Get("Allow"))
+		writeErrorBody(w, http.StatusMethodNotAllowed, "method_not_allowed",
+			fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
+	default:
+		s.Mux.ServeHTTP(w, r) // redirects and anything else: as the mux answers
+	}
+}
+
+// headerRecorder keeps a handler's status and headers, discarding its body.
+type headerRecorder struct {
+	header http.Header
+	status int
+}
+
+func (h *headerRecorder) Header() http.Header { return h.header }
+func (h *headerRecorder) WriteHeader(code int) {
+	if h.status == 0 {
+		h.status = code
+	}
+}
+func (h *headerRecorder) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	return len(b), nil
 }
 
 type statusWriter struct {
@@ -87,20 +182,18 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// RequireAdmin wraps h with a constant-time bearer-token check. Without a
+// admin wraps h with a constant-time bearer-token check. Without a
 // configured token, admin endpoints are disabled.
-func (s *Server) RequireAdmin(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) admin(h HandlerFunc) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		if s.AdminToken == "" {
-			WriteError(w, arena.Rejectf(arena.EUNAUTHORIZED, "admin_disabled", "admin endpoints are disabled: no admin token configured"))
-			return
+			return arena.Rejectf(arena.EUNAUTHORIZED, "admin_disabled", "admin endpoints are disabled: no admin token configured")
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.AdminToken)) != 1 {
-			WriteError(w, arena.Rejectf(arena.EUNAUTHORIZED, "unauthorized", "missing or wrong admin bearer token"))
-			return
+			return arena.Rejectf(arena.EUNAUTHORIZED, "unauthorized", "missing or wrong admin bearer token")
 		}
-		h(w, r)
+		return h(w, r)
 	}
 }
 
@@ -124,10 +217,13 @@ func Status(kind string) int {
 }
 
 // WriteError writes {"error":{"code","message"}} with the kind's status.
+// Handlers return errors instead; this is for writers outside a handler.
 func WriteError(w http.ResponseWriter, err error) {
-	WriteJSON(w, Status(arena.ErrorKind(err)), map[string]any{
-		"error": map[string]string{"code": arena.ErrorCode(err), "message": arena.ErrorMessage(err)},
-	})
+	writeErrorBody(w, Status(arena.ErrorKind(err)), arena.ErrorCode(err), arena.ErrorMessage(err))
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, code, message string) {
+	WriteJSON(w, status, ErrorJSON{ErrorDetailJSON{Code: code, Message: message}})
 }
 
 // WriteJSON writes v as JSON with the given status.

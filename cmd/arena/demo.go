@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"text/tabwriter"
 
 	"github.com/forecast-arena/arena/demo"
@@ -43,7 +44,9 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		}
 		defer ln.Close()
 	}
-	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir})
+	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir, Server: func(p demo.Parts) http.Handler {
+		return newServer(p.DB, "", p.Logger, p.Forecast, p.Trading).Handler()
+	}})
 	if err != nil {
 		return err
 	}
@@ -64,7 +67,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(env.Stderr, "\nServing the leaderboard on http://%s/ (API under /api/v1); Ctrl-C to stop.\n", ln.Addr())
-	return web.Serve(ctx, ln, res.Server.Handler())
+	return web.Serve(ctx, ln, res.Handler)
 }
 
 func printTrading(w io.Writer, rows []trading.LeaderRow) {

@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/jobs"
 	"github.com/forecast-arena/arena/polymarket"
 	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/trading"
 	"github.com/forecast-arena/arena/web"
 )
 
@@ -56,7 +57,6 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
-	srv := web.New(db, db, o.AdminToken, logger)
 	var lookup forecast.PriceLookup // benchmarks from Polymarket's CLOB history when syncing
 	if !*noSync {
 		pc := polymarket.NewClient(o.GammaURL, o.CLOBURL)
@@ -67,17 +67,17 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv.RegisterForecast(fsvc)
 	js := append(serveJobs(o, db, logger, !*noSync), fjobs...)
 	// The trading track runs when a model registry names its agents.
+	var eng *trading.Engine
 	if o.AgentsFile != "" {
-		eng, tjobs, err := TradingJobs(o, db, env.Environ, logger)
-		if err != nil {
+		var tjobs []jobs.Job
+		if eng, tjobs, err = TradingJobs(o, db, env.Environ, logger); err != nil {
 			return err
 		}
-		web.RegisterTrading(srv, eng)
 		js = append(js, tjobs...)
 	}
+	srv := newServer(db, o.AdminToken, logger, fsvc, eng)
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", config.RedactURL(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)
@@ -89,6 +89,12 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	logger.Info("stopped")
 	return err
+}
+
+// newServer wires the HTTP server from its parts: the one composition
+// `serve` and `demo` share. A nil track is not served.
+func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine) *web.Server {
+	return web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng})
 }
 
 // serveJobs lists the scheduled jobs.
