@@ -1,0 +1,88 @@
+package chain
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/accounts/abi/bind"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/forecast-arena/arena/chain/bindings"
+)
+
+// Addresses are a deployment's contracts.
+type Addresses struct {
+	RoundManager      common.Address `json:"round_manager"`
+	PredictionArena   common.Address `json:"prediction_arena"`
+	ConditionalTokens common.Address `json:"conditional_tokens"`
+}
+
+// Backend is what deployment and the relayer need of a chain client.
+type Backend interface {
+	bind.ContractBackend
+	bind.DeployBackend
+}
+
+// Deploy deploys a RoundManager whose curator is curator and a
+// PredictionArena reading outcomes from ctf; with a zero ctf it first
+// deploys a MockConditionalTokens (local chains and tests). It waits for
+// each deployment to be mined when wait is set (a simulated backend mines
+// on Commit instead, so its callers pass false and commit).
+func Deploy(opts *bind.TransactOpts, b Backend, curator, ctf common.Address, wait func(*types.Transaction) error) (Addresses, error) {
+	var a Addresses
+	if ctf == (common.Address{}) {
+		addr, tx, _, err := bindings.DeployMockConditionalTokens(opts, b)
+		if err != nil {
+			return a, fmt.Errorf("chain: deploy MockConditionalTokens: %w", err)
+		}
+		next(opts)
+		if err := wait(tx); err != nil {
+			return a, fmt.Errorf("chain: deploy MockConditionalTokens: %w", err)
+		}
+		ctf = addr
+	}
+	a.ConditionalTokens = ctf
+	addr, tx, _, err := bindings.DeployRoundManager(opts, b, curator)
+	if err != nil {
+		return a, fmt.Errorf("chain: deploy RoundManager: %w", err)
+	}
+	next(opts)
+	if err := wait(tx); err != nil {
+		return a, fmt.Errorf("chain: deploy RoundManager: %w", err)
+	}
+	a.RoundManager = addr
+	addr, tx, _, err = bindings.DeployPredictionArena(opts, b, a.RoundManager, ctf)
+	if err != nil {
+		return a, fmt.Errorf("chain: deploy PredictionArena: %w", err)
+	}
+	next(opts)
+	if err := wait(tx); err != nil {
+		return a, fmt.Errorf("chain: deploy PredictionArena: %w", err)
+	}
+	a.PredictionArena = addr
+	return a, nil
+}
+
+// next advances an explicit nonce in opts past a sent transaction.
+func next(opts *bind.TransactOpts) {
+	if opts.Nonce != nil {
+		opts.Nonce = new(big.Int).Add(opts.Nonce, big.NewInt(1))
+	}
+}
+
+// WaitMined returns a wait function for Deploy that blocks until the
+// transaction is mined and fails when it reverted.
+func WaitMined(ctx context.Context, b bind.DeployBackend) func(*types.Transaction) error {
+	return func(tx *types.Transaction) error {
+		r, err := bind.WaitMined(ctx, b, tx)
+		if err != nil {
+			return err
+		}
+		if r.Status != types.ReceiptStatusSuccessful {
+			return fmt.Errorf("transaction %s reverted", tx.Hash().Hex())
+		}
+		return nil
+	}
+}
