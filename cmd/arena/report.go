@@ -15,6 +15,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/chart"
 	"github.com/forecast-arena/arena/score"
 	"github.com/forecast-arena/arena/store"
 )
@@ -794,159 +795,69 @@ func baselineItems(ms []*arena.Market) ([]score.BaselineItem, int) {
 	return items, skipped
 }
 
-// ---- SVG charts (server-side, no JavaScript) ----
-
-// svgPlot is a minimal line/marker plot on [x0,x1]×[y0,y1].
-type svgPlot struct {
-	w          io.Writer
-	W, H       float64
-	pad        float64
-	x0, x1     float64
-	y0, y1     float64
-	title      string
-	xlab, ylab string
-}
-
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
-
-func (p *svgPlot) sx(x float64) float64 { return p.pad + (x-p.x0)/(p.x1-p.x0)*(p.W-2*p.pad) }
-func (p *svgPlot) sy(y float64) float64 { return p.H - p.pad - (y-p.y0)/(p.y1-p.y0)*(p.H-2*p.pad) }
-
-func (p *svgPlot) begin() {
-	fmt.Fprintf(p.w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11">`+"\n", p.W, p.H, p.W, p.H)
-	fmt.Fprintf(p.w, `<rect width="100%%" height="100%%" fill="white"/><text x="%.0f" y="16" font-size="13" text-anchor="middle">%s</text>`+"\n", p.W/2, xmlEscape(p.title))
-	fmt.Fprintf(p.w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`+"\n", p.pad, p.pad, p.W-2*p.pad, p.H-2*p.pad)
-	for i := 0; i <= 4; i++ {
-		x := p.x0 + float64(i)/4*(p.x1-p.x0)
-		y := p.y0 + float64(i)/4*(p.y1-p.y0)
-		fmt.Fprintf(p.w, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", p.sx(x), p.H-p.pad+14, tick(x))
-		fmt.Fprintf(p.w, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", p.pad-4, p.sy(y)+4, tick(y))
-	}
-	fmt.Fprintf(p.w, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", p.W/2, p.H-6, xmlEscape(p.xlab))
-	fmt.Fprintf(p.w, `<text x="12" y="%.1f" text-anchor="middle" transform="rotate(-90 12 %.1f)">%s</text>`+"\n", p.H/2, p.H/2, xmlEscape(p.ylab))
-}
-
-func (p *svgPlot) line(xs, ys []float64, color string, dash bool) {
-	if len(xs) == 0 {
-		return
-	}
-	var b strings.Builder
-	for i := range xs {
-		fmt.Fprintf(&b, "%.1f,%.1f ", p.sx(xs[i]), p.sy(ys[i]))
-	}
-	d := ""
-	if dash {
-		d = ` stroke-dasharray="4 3"`
-	}
-	fmt.Fprintf(p.w, `<polyline fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>`+"\n", color, d, strings.TrimSpace(b.String()))
-}
-
-func (p *svgPlot) legend(i int, name, color string) {
-	y := p.pad + 14 + float64(i)*14
-	fmt.Fprintf(p.w, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" y="%.1f">%s</text>`+"\n",
-		p.pad+8, y-9, color, p.pad+22, y, xmlEscape(name))
-}
-
-func tick(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
-}
-
-func xmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
-}
+// ---- SVG charts (package chart, shared with the dashboard) ----
 
 // writeAlphaTrajectories draws each agent's cumulative alpha ᾱ_R against the
 // round index R (the Foresight Arena paper's Figure 5).
 func writeAlphaTrajectories(w io.Writer, res []score.AgentResult) error {
-	p := &svgPlot{w: w, W: 720, H: 420, pad: 48, title: "Cumulative alpha by round", xlab: "round", ylab: "cumulative α"}
-	type traj struct {
-		name   string
-		xs, ys []float64
-	}
-	var ts []traj
+	c := &chart.Line{ID: "alpha", Title: "Cumulative alpha by round", Background: "white",
+		Desc: "Each agent's mean alpha (market Brier minus agent Brier) over its first R benchmarked rounds; above 0 beats the market.",
+		X:    chart.Axis{Label: "round", Integer: true}, Y: chart.Axis{Label: "cumulative alpha"}}
 	maxR := 1.0
-	lo, hi := 0.0, 0.0
 	for _, r := range res {
-		var tr traj
-		tr.name = r.Agent
-		var s float64
+		s := chart.Series{Name: r.Agent}
+		var sum float64
 		k := 0
 		for _, rs := range r.RoundScores {
 			if !rs.Alpha.OK {
 				continue
 			}
 			k++
-			s += rs.Alpha.V
-			tr.xs = append(tr.xs, float64(k))
-			tr.ys = append(tr.ys, s/float64(k))
-			lo, hi = math.Min(lo, s/float64(k)), math.Max(hi, s/float64(k))
+			sum += rs.Alpha.V
+			s.X = append(s.X, float64(k))
+			s.Y = append(s.Y, sum/float64(k))
 		}
 		if k > 0 {
 			maxR = math.Max(maxR, float64(k))
-			ts = append(ts, tr)
+			c.Series = append(c.Series, s)
 		}
 	}
-	if hi-lo < 1e-9 {
-		lo, hi = -0.01, 0.01
-	}
-	p.x0, p.x1, p.y0, p.y1 = 1, math.Max(maxR, 2), lo, hi
-	p.begin()
-	p.line([]float64{p.x0, p.x1}, []float64{0, 0}, "#999", true)
-	for i, tr := range ts {
-		c := palette[i%len(palette)]
-		p.line(tr.xs, tr.ys, c, false)
-		p.legend(i, tr.name, c)
-	}
-	_, err := io.WriteString(w, "</svg>\n")
-	return err
+	c.Refs = []chart.Ref{{X0: 1, X1: maxR, Label: "alpha = 0: as good as the market"}}
+	return c.WriteSVG(w)
 }
 
 // writeMurphyBars draws, per agent, REL (miscalibration) and RES
-// (resolution) side by side, with UNC as a reference line.
+// (resolution) side by side, with UNC as a reference level.
 func writeMurphyBars(w io.Writer, rows []murphyRow) error {
-	hi := 0.0
+	c := &chart.Bars{ID: "murphy", Title: "Murphy decomposition of the Brier score", Background: "white", YLabel: "Brier components",
+		Desc: "Per agent: REL (miscalibration, lower is better) and RES (resolution, higher is better); UNC, the outcomes' uncertainty, as a dashed level. Brier = UNC + REL − RES.",
+		Ref:  &chart.BarSeries{Name: "UNC (uncertainty)"}}
+	rel, res := chart.BarSeries{Name: "REL (miscalibration)"}, chart.BarSeries{Name: "RES (resolution)"}
 	for _, r := range rows {
-		hi = math.Max(hi, math.Max(r.REL, math.Max(r.RES, r.UNC)))
+		c.Groups = append(c.Groups, r.Agent)
+		rel.Values = append(rel.Values, r.REL)
+		res.Values = append(res.Values, r.RES)
+		c.Ref.Values = append(c.Ref.Values, r.UNC)
 	}
-	if hi == 0 {
-		hi = 0.25
-	}
-	p := &svgPlot{w: w, W: math.Max(360, 90*float64(len(rows))+96), H: 380, pad: 48, title: "Murphy decomposition: REL (red) and RES (green); UNC dashed",
-		x0: 0, x1: float64(len(rows)), y0: 0, y1: hi * 1.1, ylab: "Brier components"}
-	p.begin()
-	bw := (p.W - 2*p.pad) / float64(max(len(rows), 1)) / 3
-	for i, r := range rows {
-		x := p.sx(float64(i)) + bw/2
-		for j, v := range []float64{r.REL, r.RES} {
-			color := []string{"#d62728", "#2ca02c"}[j]
-			fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", x+float64(j)*bw, p.sy(v), bw, p.sy(0)-p.sy(v), color)
-		}
-		p.line([]float64{float64(i) + 0.05, float64(i) + 0.95}, []float64{r.UNC, r.UNC}, "#333", true)
-		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x+bw, p.H-p.pad+28, xmlEscape(r.Agent))
-	}
-	_, err := io.WriteString(w, "</svg>\n")
-	return err
+	c.Series = []chart.BarSeries{rel, res}
+	return c.WriteSVG(w)
 }
 
 // writeReliability draws the CORP reliability diagram (PAV step function)
-// of every agent with the diagonal, and the Murphy bin points as markers.
+// of every agent against the diagonal.
 func writeReliability(w io.Writer, rows []calibrationRow) error {
-	p := &svgPlot{w: w, W: 520, H: 520, pad: 48, x0: 0, x1: 1, y0: 0, y1: 1, title: "Reliability diagram (CORP)", xlab: "forecast probability", ylab: "conditional event probability"}
-	p.begin()
-	p.line([]float64{0, 1}, []float64{0, 1}, "#999", true)
-	for i, r := range rows {
-		c := palette[i%len(palette)]
-		var xs, ys []float64
+	c := &chart.Line{ID: "reliability", Title: "Reliability diagram (CORP)", Background: "white", Height: 520, Width: 560,
+		Desc: "Per agent, the PAV-recalibrated event frequency (step line) against the forecast probability; the dashed diagonal is perfect calibration.",
+		X:    chart.Axis{Label: "forecast probability", Fixed: true, Min: 0, Max: 1},
+		Y:    chart.Axis{Label: "conditional event probability", Fixed: true, Min: 0, Max: 1},
+		Refs: []chart.Ref{{X0: 0, Y0: 0, X1: 1, Y1: 1, Label: "perfect calibration"}}}
+	for _, r := range rows {
+		s := chart.Series{Name: fmt.Sprintf("%s (MCB %.4f, DSC %.4f)", r.Agent, r.CORP.MCB, r.CORP.DSC)}
 		for _, b := range r.PAV {
-			xs = append(xs, b.PLo, b.PHi)
-			ys = append(ys, b.Recal, b.Recal)
+			s.X = append(s.X, b.PLo, b.PHi)
+			s.Y = append(s.Y, b.Recal, b.Recal)
 		}
-		p.line(xs, ys, c, false)
-		for _, b := range r.Bins {
-			fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", p.sx(b.MeanP), p.sy(b.ObsFreq), c)
-		}
-		p.legend(i, fmt.Sprintf("%s (MCB %.4f, DSC %.4f)", r.Agent, r.CORP.MCB, r.CORP.DSC), c)
+		c.Series = append(c.Series, s)
 	}
-	_, err := io.WriteString(w, "</svg>\n")
-	return err
+	return c.WriteSVG(w)
 }

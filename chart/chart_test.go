@@ -1,0 +1,268 @@
+package chart
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/name.svg (rewritten with -update).
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".svg")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./chart -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s (run go test ./chart -update after checking the change)", name, path)
+	}
+}
+
+// element is a parsed SVG element, for structural checks.
+type element struct {
+	name  string
+	attrs map[string]string
+	text  string
+}
+
+func parse(t *testing.T, b []byte) []element {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	var out []element
+	var stack []int
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				return out
+			}
+			t.Fatalf("not well-formed XML: %v\n%s", err, b)
+		}
+		switch v := tok.(type) {
+		case xml.StartElement:
+			e := element{name: v.Name.Local, attrs: map[string]string{}}
+			for _, a := range v.Attr {
+				e.attrs[a.Name.Local] = a.Value
+			}
+			out = append(out, e)
+			stack = append(stack, len(out)-1)
+		case xml.EndElement:
+			i := stack[len(stack)-1]
+			out[i].text = strings.TrimSpace(out[i].text)
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			if len(stack) > 0 {
+				out[stack[len(stack)-1]].text += string(v)
+			}
+		}
+	}
+}
+
+// accessible checks what every chart must carry: role, title, description,
+// no NaN.
+func accessible(t *testing.T, name string, b []byte, els []element) {
+	t.Helper()
+	if els[0].name != "svg" || els[0].attrs["role"] != "img" || els[0].attrs["aria-labelledby"] == "" {
+		t.Errorf("%s: root %+v lacks role=img and aria-labelledby", name, els[0])
+	}
+	var title, desc bool
+	for _, e := range els {
+		title = title || (e.name == "title" && e.attrs["id"] != "" && strings.TrimSpace(e.text) != "")
+		desc = desc || (e.name == "desc" && strings.TrimSpace(e.text) != "")
+	}
+	if !title || !desc {
+		t.Errorf("%s: title %v, desc %v", name, title, desc)
+	}
+	if bytes.Contains(b, []byte("NaN")) || bytes.Contains(b, []byte("Inf")) {
+		t.Errorf("%s: NaN or Inf in output", name)
+	}
+}
+
+func f(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+
+func alphaLines(agents, rounds int) *Line {
+	c := &Line{ID: "alpha", Title: "Cumulative alpha by round", Desc: "Mean alpha over the first R rounds, per agent.",
+		X: Axis{Label: "round", Integer: true}, Y: Axis{Label: "cumulative alpha"}, Background: "white",
+		Refs: []Ref{{X0: 1, X1: float64(rounds), Label: "alpha = 0: the market's own skill"}}}
+	for a := range agents {
+		s := Series{Name: fmt.Sprintf("agent-with-a-long-name-%d", a)}
+		sum := 0.0
+		for r := 1; r <= rounds; r++ {
+			sum += 0.01*math.Sin(float64(r*(a+1))) + 0.002*float64(a-agents/2)
+			s.X = append(s.X, float64(r))
+			s.Y = append(s.Y, sum/float64(r))
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
+}
+
+func TestGolden(t *testing.T) {
+	t0 := float64(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix())
+	portfolio := &Line{ID: "pf", Title: "Portfolio value", Desc: "Total value of each agent's portfolio.",
+		X: Axis{Label: "time (UTC)", Time: true}, Y: Axis{Label: "value ($)"}}
+	for a, name := range []string{"informed", "stale"} {
+		s := Series{Name: name}
+		for i := range 30 {
+			s.X = append(s.X, t0+float64(i)*6*3600)
+			s.Y = append(s.Y, 10000+float64(i*(a*2-1))*37)
+		}
+		portfolio.Series = append(portfolio.Series, s)
+	}
+	band := &Line{ID: "band", Title: "Cumulative alpha with 95% CI", Desc: "One agent.", X: Axis{Label: "round", Integer: true},
+		Y: Axis{Label: "alpha"}, Series: []Series{{Name: "alpha", X: []float64{1, 2, 3}, Y: []float64{0.02, 0.01, 0.015},
+			Lo: []float64{-0.05, -0.03, -0.01}, Hi: []float64{0.09, 0.05, 0.04}}}}
+	reliability := &Line{ID: "rel", Title: "Reliability diagram (CORP)", Desc: "PAV-recalibrated event frequency against forecast.",
+		X: Axis{Label: "forecast probability", Fixed: true, Min: 0, Max: 1}, Y: Axis{Label: "observed frequency", Fixed: true, Min: 0, Max: 1},
+		Refs:   []Ref{{X0: 0, Y0: 0, X1: 1, Y1: 1, Label: "perfect calibration"}},
+		Series: []Series{{Name: "a (MCB 0.0100, DSC 0.0500)", X: []float64{0, 0.3, 0.3, 0.7, 0.7, 1}, Y: []float64{0.1, 0.1, 0.5, 0.5, 0.8, 0.8}}}}
+	murphy := &Bars{ID: "murphy", Title: "Murphy decomposition", Desc: "REL and RES per agent; UNC as a dashed level.", YLabel: "Brier components",
+		Groups: []string{"informed-0.02", "overconfident", "0x00000000000000000000000000000000000000aa"},
+		Series: []BarSeries{{Name: "REL (miscalibration)", Values: []float64{0.002, 0.03, 0.01}}, {Name: "RES (resolution)", Values: []float64{0.06, 0.05, 0.001}}},
+		Ref:    &BarSeries{Name: "UNC (uncertainty)", Values: []float64{0.24, 0.24, 0.24}}}
+	for name, c := range map[string]interface{ WriteSVG(io.Writer) error }{
+		"alpha_3rounds": alphaLines(4, 3), "alpha_10agents": alphaLines(10, 40), "portfolio_time": portfolio,
+		"alpha_band": band, "reliability": reliability, "murphy_bars": murphy,
+	} {
+		var b bytes.Buffer
+		if err := c.WriteSVG(&b); err != nil {
+			t.Fatal(err)
+		}
+		els := parse(t, b.Bytes())
+		accessible(t, name, b.Bytes(), els)
+		golden(t, name, b.Bytes())
+	}
+}
+
+// Round axes tick whole rounds only, even over three rounds.
+func TestIntegerTicks(t *testing.T) {
+	for _, rounds := range []int{1, 2, 3, 7, 40, 500} {
+		var b bytes.Buffer
+		if err := alphaLines(2, rounds).WriteSVG(&b); err != nil {
+			t.Fatal(err)
+		}
+		var ticks []string
+		inX := false
+		for _, e := range parse(t, b.Bytes()) {
+			if e.name == "g" {
+				inX = strings.Contains(e.attrs["class"], "axis x")
+			}
+			if inX && e.name == "text" && e.text != "round" {
+				ticks = append(ticks, e.text)
+			}
+		}
+		if len(ticks) < 1 || len(ticks) > 12 {
+			t.Errorf("%d rounds: %d x ticks %v", rounds, len(ticks), ticks)
+		}
+		for _, tk := range ticks {
+			if _, err := strconv.Atoi(tk); err != nil {
+				t.Errorf("%d rounds: fractional round tick %q in %v", rounds, tk, ticks)
+			}
+		}
+	}
+}
+
+// The legend sits below the plot and its entries do not overlap, however
+// many agents and however long their names.
+func TestLegendDoesNotOverlap(t *testing.T) {
+	for _, agents := range []int{1, 3, 10, 25} {
+		var b bytes.Buffer
+		if err := alphaLines(agents, 20).WriteSVG(&b); err != nil {
+			t.Fatal(err)
+		}
+		els := parse(t, b.Bytes())
+		var plotBottom float64
+		inLegend := false
+		type box struct{ x0, x1, y float64 }
+		var boxes []box
+		for _, e := range els {
+			if e.name == "rect" && e.attrs["class"] == "plot" {
+				plotBottom = f(e.attrs["y"]) + f(e.attrs["height"])
+			}
+			if e.name == "g" {
+				inLegend = e.attrs["class"] == "legend"
+			}
+			if inLegend && e.name == "text" {
+				x := f(e.attrs["x"])
+				boxes = append(boxes, box{x - 32, x + 6.5*float64(len(e.text)), f(e.attrs["y"])})
+			}
+		}
+		if len(boxes) != agents {
+			t.Fatalf("%d agents: %d legend entries", agents, len(boxes))
+		}
+		for i, a := range boxes {
+			if a.y-12 < plotBottom+24 {
+				t.Errorf("%d agents: legend entry %d at y %v overlaps the plot or axis (bottom %v)", agents, i, a.y, plotBottom)
+			}
+			for _, c := range boxes[i+1:] {
+				if math.Abs(a.y-c.y) < 14 && a.x0 < c.x1 && c.x0 < a.x1 {
+					t.Errorf("%d agents: legend entries overlap: %+v %+v", agents, a, c)
+				}
+			}
+		}
+	}
+}
+
+func TestTicks(t *testing.T) {
+	for _, c := range []struct {
+		a      Axis
+		lo, hi float64
+		want   string
+	}{
+		{Axis{}, 0.0013, 0.0271, "0 0.01 0.02 0.03"},
+		{Axis{}, -0.03, 0.02, "-0.03 -0.02 -0.01 0 0.01 0.02"},
+		{Axis{Integer: true}, 1, 3, "1 2 3"},
+		{Axis{Integer: true}, 1, 1, "0 1 2"},
+		{Axis{Fixed: true, Min: 0, Max: 1}, 0.2, 0.4, "0 0.2 0.4 0.6 0.8 1.0"},
+		{Axis{}, 9500, 11200, "9500 10000 10500 11000 11500"},
+	} {
+		ts, format := c.a.ticks(c.lo, c.hi)
+		var got []string
+		for _, v := range ts {
+			got = append(got, format(v))
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("ticks(%+v, %v, %v) = %v, want %s", c.a, c.lo, c.hi, got, c.want)
+		}
+	}
+	t0 := float64(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix())
+	ts, format := Axis{Time: true}.ticks(t0+100, t0+7*24*3600)
+	if len(ts) < 3 || len(ts) > 8 || format(ts[0]) != "Mar 2" {
+		t.Errorf("time ticks over a week: %v (%s)", ts, format(ts[0]))
+	}
+}
+
+// Empty and degenerate input still draws a valid, labelled chart.
+func TestDegenerate(t *testing.T) {
+	for name, c := range map[string]interface{ WriteSVG(io.Writer) error }{
+		"no series":    &Line{Title: "t", Desc: "d"},
+		"one point":    &Line{Title: "t", Desc: "d", Series: []Series{{Name: "a", X: []float64{1}, Y: []float64{2}}}},
+		"nan":          &Line{Title: "t", Desc: "d", Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{math.NaN(), 1}}}},
+		"no bars":      &Bars{Title: "t", Desc: "d"},
+		"zero bars":    &Bars{Title: "t", Desc: "d", Groups: []string{"a"}, Series: []BarSeries{{Name: "x", Values: []float64{0}}}},
+		"escaped text": &Line{Title: "<a&b>", Desc: `"q"`, Series: []Series{{Name: "<script>", X: []float64{1, 2}, Y: []float64{1, 2}}}},
+	} {
+		var b bytes.Buffer
+		if err := c.WriteSVG(&b); err != nil {
+			t.Fatal(err)
+		}
+		accessible(t, name, b.Bytes(), parse(t, b.Bytes()))
+	}
+}
