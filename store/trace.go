@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// SaveTrace implements arena.TraceStore.
+func (d *DB) SaveTrace(ctx context.Context, t *arena.ForecastTrace) error {
+	created := t.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	_, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO forecast_traces (round_id, agent, agent_id, submitted, failure, calls, cached_calls,
+		input_tokens, output_tokens, cost_micros, latency_ms, trace, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (round_id, agent) DO UPDATE SET agent_id = excluded.agent_id, submitted = excluded.submitted, failure = excluded.failure,
+		calls = excluded.calls, cached_calls = excluded.cached_calls, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+		cost_micros = excluded.cost_micros, latency_ms = excluded.latency_ms, trace = excluded.trace, created_at = excluded.created_at`),
+		t.RoundID, t.Agent, t.AgentID, t.Submitted, t.Failure, t.Calls, t.CachedCalls, t.InputTokens, t.OutputTokens, int64(t.Cost),
+		t.LatencyMS, string(t.Trace), created.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("store: save trace of %s in round %d: %w", t.Agent, t.RoundID, err)
+	}
+	return nil
+}
+
+// Trace implements arena.TraceStore.
+func (d *DB) Trace(ctx context.Context, roundID uint64, agent string) (*arena.ForecastTrace, error) {
+	t := &arena.ForecastTrace{RoundID: roundID, Agent: agent}
+	var cost, created int64
+	var trace string
+	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT agent_id, submitted, failure, calls, cached_calls, input_tokens, output_tokens,
+		cost_micros, latency_ms, trace, created_at FROM forecast_traces WHERE round_id = ? AND agent = ?`), roundID, agent).
+		Scan(&t.AgentID, &t.Submitted, &t.Failure, &t.Calls, &t.CachedCalls, &t.InputTokens, &t.OutputTokens, &cost, &t.LatencyMS, &trace, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, arena.Errorf(arena.ENOTFOUND, "no trace of %s in round %d", agent, roundID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: trace of %s in round %d: %w", agent, roundID, err)
+	}
+	t.Cost, t.Trace, t.CreatedAt = arena.Micros(cost), []byte(trace), time.UnixMicro(created).UTC()
+	return t, nil
+}
+
+// SaveBacktest implements arena.BacktestStore, in one transaction.
+func (d *DB) SaveBacktest(ctx context.Context, rows []arena.BacktestForecast) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: save backtest: %w", err)
+	}
+	defer tx.Rollback()
+	const chunk = 500
+	for lo := 0; lo < len(rows); lo += chunk {
+		hi := min(lo+chunk, len(rows))
+		vals := make([]string, 0, hi-lo)
+		args := make([]any, 0, 10*(hi-lo))
+		for _, r := range rows[lo:hi] {
+			if r.Outcome != 0 && r.Outcome != 1 || r.Forecast > 10000 {
+				return arena.Errorf(arena.EINVALID, "store: backtest row %s/%d: forecast %d outcome %d", r.Agent, r.MarketID, r.Forecast, r.Outcome)
+			}
+			created := r.CreatedAt
+			if created.IsZero() {
+				created = time.Now()
+			}
+			vals = append(vals, "(?,?,?,?,?,?,?,?,?,?)")
+			args = append(args, r.Agent, r.MarketID, r.Round, r.SourceID, r.Category, r.Event, int(r.Forecast), r.Benchmark, int(r.Outcome), created.UnixMicro())
+		}
+		_, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO backtest_forecasts (agent, market_id, round_key, source_id, category, event,
+			forecast_bps, benchmark, outcome, created_at) VALUES `+strings.Join(vals, ",")+`
+			ON CONFLICT (agent, market_id) DO UPDATE SET round_key = excluded.round_key, source_id = excluded.source_id,
+			category = excluded.category, event = excluded.event, forecast_bps = excluded.forecast_bps, benchmark = excluded.benchmark,
+			outcome = excluded.outcome, created_at = excluded.created_at`), args...)
+		if err != nil {
+			return fmt.Errorf("store: save backtest: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: save backtest: %w", err)
+	}
+	return nil
+}
+
+// BacktestForecasts implements arena.BacktestStore.
+func (d *DB) BacktestForecasts(ctx context.Context) ([]arena.BacktestForecast, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT agent, market_id, round_key, source_id, category, event, forecast_bps, benchmark, outcome, created_at
+		FROM backtest_forecasts ORDER BY agent, round_key, source_id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: backtest forecasts: %w", err)
+	}
+	defer rows.Close()
+	var out []arena.BacktestForecast
+	for rows.Next() {
+		var r arena.BacktestForecast
+		var f, o int
+		var b sql.NullFloat64
+		var created int64
+		if err := rows.Scan(&r.Agent, &r.MarketID, &r.Round, &r.SourceID, &r.Category, &r.Event, &f, &b, &o, &created); err != nil {
+			return nil, fmt.Errorf("store: backtest forecasts: %w", err)
+		}
+		r.Forecast, r.Outcome, r.CreatedAt = uint16(f), int8(o), time.UnixMicro(created).UTC()
+		if b.Valid {
+			v := b.Float64
+			r.Benchmark = &v
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
