@@ -107,6 +107,22 @@ func (s *Service) Leaderboard(ctx context.Context) ([]LeaderboardJSON, error) {
 	if err != nil {
 		return nil, err
 	}
+	names := map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
+	agents, err := s.Store.Agents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range agents {
+		if a.Name != "" {
+			names[a.Address] = a.Name
+		}
+	}
+	return LeaderboardOf(fs, names)
+}
+
+// LeaderboardOf ranks the agents of frozen forecasts by shrunken alpha,
+// then Brier; names maps agent ids to display names (default: the id).
+func LeaderboardOf(fs []arena.ScoredForecast, names map[string]string) ([]LeaderboardJSON, error) {
 	if len(fs) == 0 {
 		return []LeaderboardJSON{}, nil
 	}
@@ -117,16 +133,6 @@ func (s *Service) Leaderboard(ctx context.Context) ([]LeaderboardJSON, error) {
 	res, err := score.Analyze(t, score.Options{})
 	if err != nil {
 		return nil, err
-	}
-	names := map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
-	agents, err := s.Store.Agents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range agents {
-		if a.Name != "" {
-			names[a.Address] = a.Name
-		}
 	}
 	out := make([]LeaderboardJSON, 0, len(res))
 	shrunk := map[string]float64{}
