@@ -85,7 +85,9 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 			return arena.Errorf(arena.ENOTFOUND, "the trading track is not enabled")
 		}
 		return s.tradingLeaderboard(w, r)
+	case "backtest":
+		return s.backtestLeaderboard(w, r)
 	default:
-		return arena.Errorf(arena.EINVALID, "track %q: want forecast or trading", track)
+		return arena.Errorf(arena.EINVALID, "track %q: want forecast, trading or backtest", track)
 	}
 }

@@ -37,6 +37,8 @@ type Parts struct {
 	Logger     *slog.Logger
 	Forecast   *forecast.Service
 	Trading    *trading.Engine
+	// Forecasters serves traces, round market context and the backtest track.
+	Forecasters ForecasterStore
 }
 
 // Build wires a server from its parts: the one composition of routes that
@@ -48,6 +50,9 @@ func Build(p Parts) *Server {
 	}
 	if p.Trading != nil {
 		s.RegisterTrading(p.Trading)
+	}
+	if p.Forecasters != nil {
+		s.RegisterForecasters(p.Forecasters)
 	}
 	return s
 }
@@ -63,6 +68,8 @@ type Server struct {
 	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
 	Forecast *forecast.Service
 	Trading  *trading.Engine
+	// forecasters is set by RegisterForecasters.
+	forecasters ForecasterStore
 
 	internalErrors atomic.Int64
 }

@@ -94,7 +94,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 // newServer wires the HTTP server from its parts: the one composition
 // `serve` and `demo` share. A nil track is not served.
 func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine) *web.Server {
-	return web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng})
+	return web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db})
 }
 
 // serveJobs lists the scheduled jobs.
