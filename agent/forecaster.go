@@ -130,9 +130,11 @@ type Trace struct {
 	Steps  []StepTrace `json:"steps"`
 	// PriceShown says, per market index, whether a market price reached
 	// the model (in the prompt or a tool's answer).
-	PriceShown  []bool   `json:"price_shown"`
-	Predictions []uint16 `json:"predictions,omitempty"`
-	Reasoning   []string `json:"reasoning,omitempty"`
+	PriceShown []bool `json:"price_shown"`
+	// Members are an ensemble's member forecasts (empty for a model).
+	Members     []MemberForecast `json:"members,omitempty"`
+	Predictions []uint16         `json:"predictions,omitempty"`
+	Reasoning   []string         `json:"reasoning,omitempty"`
 	// Failure says why nothing was submitted ("" when it was).
 	Failure      string `json:"failure,omitempty"`
 	Calls        int64  `json:"calls"`

@@ -62,6 +62,7 @@ func newServer(t *testing.T, db *store.DB) *arenaServer {
 	svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Domain: forecast.Domain{ChainID: 8453}}
 	srv := web.New(db, db, "", quiet)
 	srv.RegisterForecast(svc)
+	srv.RegisterForecasters(db)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	var ms []*arena.Market
