@@ -76,6 +76,25 @@ type Request struct {
 	ToolChoice  string   `json:"tool_choice,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
 	MaxTokens   int      `json:"max_tokens,omitempty"`
+	// ResponseFormat asks for structured output; nil sends none (and keeps
+	// the cache keys of requests made before the field existed).
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+}
+
+// Response format types.
+const (
+	FormatJSONSchema = "json_schema" // output constrained to Schema
+	FormatJSONObject = "json_object" // any JSON object
+)
+
+// ResponseFormat is OpenAI's response_format: a JSON schema the answer must
+// follow (Name and Schema required, Strict optional) or plain JSON-object
+// mode. Endpoints that do not support a format answer 400.
+type ResponseFormat struct {
+	Type   string          `json:"type"`
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict bool            `json:"strict,omitempty"`
 }
 
 // Response is a successful completion with its accounting.
@@ -507,6 +526,24 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
 			fd.Parameters = shared.FunctionParameters(schema)
 		}
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case FormatJSONObject:
+			p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
+		case FormatJSONSchema:
+			var schema map[string]any
+			if err := json.Unmarshal(rf.Schema, &schema); err != nil {
+				return p, fmt.Errorf("response format %q: schema: %w", rf.Name, err)
+			}
+			js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: rf.Name, Schema: schema}
+			if rf.Strict {
+				js.Strict = openai.Bool(true)
+			}
+			p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
+		default:
+			return p, fmt.Errorf("unknown response format type %q", rf.Type)
+		}
 	}
 	switch req.ToolChoice {
 	case "":

@@ -522,3 +522,59 @@ func TestTruncatedBodyRetried(t *testing.T) {
 		t.Errorf("error %+v", le)
 	}
 }
+
+func TestResponseFormatWire(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Script("m", llmtest.OK("{}", 1, 1), llmtest.OK("{}", 1, 1), llmtest.OK("{}", 1, 1))
+	c, _ := newTestClient(t, srv, testSpec("m"), "")
+	schema := json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}`)
+	reqs := []Request{
+		{User: "u", ResponseFormat: &ResponseFormat{Type: FormatJSONSchema, Name: "answer", Schema: schema, Strict: true}},
+		{User: "u", ResponseFormat: &ResponseFormat{Type: FormatJSONObject}},
+		{User: "u"},
+	}
+	for _, r := range reqs {
+		if _, err := c.Complete(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		`{"json_schema":{"name":"answer","strict":true,"schema":{"properties":{"x":{"type":"string"}},"required":["x"],"type":"object"}},"type":"json_schema"}`,
+		`{"type":"json_object"}`,
+		``,
+	}
+	for i, r := range srv.Requests("m") {
+		var body struct {
+			RF json.RawMessage `json:"response_format"`
+		}
+		if err := json.Unmarshal(r.Raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if len(body.RF) > 0 {
+			var v any
+			json.Unmarshal(body.RF, &v)
+			b, _ := json.Marshal(v)
+			got = string(b)
+		}
+		var wv any
+		if want[i] != "" {
+			json.Unmarshal([]byte(want[i]), &wv)
+			b, _ := json.Marshal(wv)
+			want[i] = string(b)
+		}
+		if got != want[i] {
+			t.Errorf("request %d response_format %s, want %s", i, got, want[i])
+		}
+	}
+	// A request without a format keeps the cache key it had before the
+	// field existed.
+	k1, _ := CacheKey("ns", Request{User: "u"})
+	b, _ := json.Marshal(Request{User: "u"})
+	if strings.Contains(string(b), "response_format") || k1 == "" {
+		t.Fatalf("nil format marshals as %s", b)
+	}
+	if _, err := c.Complete(context.Background(), Request{User: "u", ResponseFormat: &ResponseFormat{Type: "xml"}}); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
