@@ -29,6 +29,12 @@ type Options struct {
 	AgentsFile    string        // ARENA_AGENTS: LLM model registry file
 	LogLevel      string        // ARENA_LOG_LEVEL: debug|info|warn|error
 	TradingPolicy string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets
+	// ForecastAgents is the model registry of the LLM agents `arena serve`
+	// hosts in the forecast track (ARENA_FORECAST_AGENTS).
+	ForecastAgents string
+	// DataDir holds the hosted agents' keystore, state and call cache
+	// (ARENA_DATA_DIR; default: the SQLite database's directory).
+	DataDir string
 }
 
 // Defaults returns the built-in configuration.
@@ -82,6 +88,8 @@ var fields = func() []field {
 		mk("ARENA_AGENTS", false, func(o *Options) *string { return &o.AgentsFile }),
 		mk("ARENA_LOG_LEVEL", false, func(o *Options) *string { return &o.LogLevel }),
 		mk("ARENA_TRADING_POLICY", false, func(o *Options) *string { return &o.TradingPolicy }),
+		mk("ARENA_FORECAST_AGENTS", false, func(o *Options) *string { return &o.ForecastAgents }),
+		mk("ARENA_DATA_DIR", false, func(o *Options) *string { return &o.DataDir }),
 	}
 }()
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -220,3 +222,59 @@ func TestLLMAgentsLiveRound(t *testing.T) {
 }
 
 func abs(x float64) float64 { return max(x, -x) }
+
+// Server-hosted agents: keys created once in the keystore (0600), reused
+// on restart, and forecasts committed through the server's own API.
+func TestHostedAgents(t *testing.T) {
+	db := sqliteDB(t)
+	ctx := context.Background()
+	s := newServer(t, db)
+	r := s.round(t, 0)
+	srv := llmtest.New(t)
+	srv.Handle("m1", func(llmtest.ChatRequest) llmtest.Reply {
+		return toolReply(llmtest.ToolCall{Name: agent.ToolSubmit, Arguments: `{"predictions":[1,2,3],"reasoning":["a","b","c"]}`})
+	})
+	reg, err := llm.ParseRegistry(strings.NewReader(strings.ReplaceAll(`{"agents":[
+	 {"id":"m1","provider":"local","model":"m1","base_url":"BASE","input_usd_per_mtok":1,"output_usd_per_mtok":2},
+	 {"id":"keyless","provider":"openai","model":"x","api_key_env":"NO_SUCH_KEY","input_usd_per_mtok":1,"output_usd_per_mtok":2}]}`, "BASE", srv.BaseURL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := participant.HostedConfig{Registry: reg, Getenv: llm.EnvLookup(nil), Server: s.url, DataDir: dir, LeadTime: 10 * time.Minute,
+		Store: db, Now: s.clk.Now, Logger: quiet}
+	h, skipped, err := participant.NewHosted(ctx, cfg)
+	if err != nil || len(h.Clients) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0].Reason, "NO_SUCH_KEY") {
+		t.Fatalf("hosted %+v skipped %v %v", h, skipped, err)
+	}
+	st, err := os.Stat(filepath.Join(dir, "forecast-keys", "m1.key"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file %v %v", st, err)
+	}
+	addr := h.Clients[0].Key.Address()
+	h2, _, err := participant.NewHosted(ctx, cfg)
+	if err != nil || h2.Clients[0].Key.Address() != addr {
+		t.Fatalf("key not reused: %v", err)
+	}
+	if err := h.RunOnce(ctx); err != nil || s.submission(t, r.ID, addr) != nil {
+		t.Fatalf("before the lead time: %v", err)
+	}
+	s.clk.Set(r.CommitDeadline.Add(-5 * time.Minute))
+	if err := h.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sub := s.submission(t, r.ID, addr); sub == nil || sub.ReasoningHash == "" {
+		t.Fatalf("no commit from the hosted agent: %+v", sub)
+	}
+	if tr, err := db.Trace(ctx, r.ID, addr.Hex()); err != nil || !tr.Submitted || tr.AgentID != "m1" {
+		t.Fatalf("trace %+v %v", tr, err)
+	}
+	agents, _ := db.Agents(ctx)
+	found := false
+	for _, a := range agents {
+		found = found || (a.Address == addr.Hex() && a.Kind == "llm" && a.Name == "m1")
+	}
+	if !found {
+		t.Errorf("hosted agent not registered: %+v", agents)
+	}
+}

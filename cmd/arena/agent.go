@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/forecast-arena/arena/agent"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/llm"
 	"github.com/forecast-arena/arena/participant"
 	"github.com/forecast-arena/arena/sim"
 )
@@ -22,13 +26,18 @@ const agentUsage = `Usage: arena agent <subcommand> [flags]
 
 Subcommands:
   keygen  --out FILE    create a new secp256k1 key (mode 0600) and print its address
-  run     --server URL --key FILE [--strategy random|market|sim] [--state DIR]
+  run     --server URL --key FILE [--strategy random|market|sim|llm] [--state DIR]
+          [--model ID --agents FILE [--cache-dir DIR] [--max-usd X]]
                         commit to open rounds, reveal in the window, upload
                         reasoning; every step is durable and idempotent, so
                         it is safe to run from cron and resumes after a crash
 
 Run 'arena agent <subcommand> -h' for its flags.
 `
+
+// defaultLLMLeadTime is how long before the commit deadline an LLM agent
+// forecasts: late enough to see recent prices, early enough to finish.
+const defaultLLMLeadTime = 600 * time.Second
 
 func runAgent(ctx context.Context, env *Env, args []string) error {
 	return dispatch(ctx, env, args, agentUsage, map[string]func(context.Context, *Env, []string) error{
@@ -64,16 +73,20 @@ func agentKeygen(env *Env, args []string) error {
 }
 
 func agentRun(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "agent run", "--server URL --key FILE [--strategy random|market|sim] [--state DIR] [--seed N] [--lead-time D] [--every D]")
+	fs := newFlagSet(env, "agent run", "--server URL --key FILE [--strategy random|market|sim|llm] [--model ID --agents FILE] [--state DIR] [--seed N] [--lead-time D] [--every D]")
 	server := fs.String("server", "", "arena server base URL, e.g. http://127.0.0.1:8080")
 	keyFile := fs.String("key", "", "key file written by 'arena agent keygen'")
-	strategy := fs.String("strategy", "random", "forecasting strategy: random, market (echo the listed price) or sim (an informed simulator agent)")
+	strategy := fs.String("strategy", "random", "forecasting strategy: random, market (echo the listed price), sim (an informed simulator agent) or llm (an agent of --agents)")
+	model := fs.String("model", "", "llm: id of the agent (a model or an ensemble) in --agents")
+	agentsFile := fs.String("agents", "", "llm: model registry file (see examples/agents.json)")
+	cacheDir := fs.String("cache-dir", "", "llm: content-addressed model-call cache (default STATE/llm-cache)")
+	maxUSD := fs.Float64("max-usd", 0, "llm: stop spending once this run could exceed X USD (0: the agents file's max_usd, if any)")
 	stateDir := fs.String("state", "", "directory of the durable salt/reveal queue (default: KEY.state next to the key file)")
 	seed := fs.Int64("seed", 1, "sim: world seed, as given to 'arena sync --source sim --seed N'")
 	simMarkets := fs.Int("sim-markets", 0, fmt.Sprintf("sim: number of markets of the world (default %d)", sim.DefaultMarkets))
 	simStart := fs.String("sim-start", "", "sim: start of the world's horizon, RFC 3339 (default "+sim.DefaultStart.Format(time.RFC3339)+")")
 	simAgent := fs.String("sim-agent", "informed-0.05", "sim: which simulator agent to forecast as")
-	leadTime := fs.Duration("lead-time", 0, "commit only when the commit deadline is this close (0: as soon as a round is open)")
+	leadTime := fs.Duration("lead-time", 0, "commit only when the commit deadline is this close (0: as soon as a round is open; llm: 10m)")
 	every := fs.Duration("every", 0, "run again at this interval until interrupted (0: run once, e.g. from cron)")
 	timeout := fs.Duration("timeout", 30*time.Second, "HTTP timeout per request")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -130,8 +143,38 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 		if c.Strategy, err = participant.NewSimStrategy(world, *simAgent, c.LookupMarket, at); err != nil {
 			return err
 		}
+	case "llm":
+		if *model == "" || *agentsFile == "" {
+			return fmt.Errorf("--strategy llm needs --model ID and --agents FILE")
+		}
+		if *maxUSD < 0 {
+			return fmt.Errorf("--max-usd must not be negative")
+		}
+		reg, err := llm.LoadRegistry(*agentsFile)
+		if err != nil {
+			return err
+		}
+		if _, ok := reg.Agent(*model); !ok {
+			return fmt.Errorf("--model %q is not in %s", *model, *agentsFile)
+		}
+		if *leadTime == 0 {
+			*leadTime = defaultLLMLeadTime
+			c.LeadTime = *leadTime
+		}
+		fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(c.Logger))
+		for _, sk := range skipped {
+			if sk.ID == *model {
+				return fmt.Errorf("%s", sk.String())
+			}
+		}
+		if *cacheDir == "" {
+			*cacheDir = filepath.Join(*stateDir, "llm-cache")
+		}
+		fc.Cache = llm.DirStore{Dir: *cacheDir}
+		fc.Sink = participant.DirTraces{Dir: filepath.Join(*stateDir, "traces")}
+		c.Strategy = &participant.LLMStrategy{Agents: fc, AgentID: *model, Client: c}
 	default:
-		return fmt.Errorf("--strategy %q: want random, market or sim", *strategy)
+		return fmt.Errorf("--strategy %q: want random, market, sim or llm", *strategy)
 	}
 	for {
 		rep, err := c.RunOnce(ctx)

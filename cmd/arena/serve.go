@@ -30,6 +30,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	syncEvery := fs.Duration("sync-every", 0, "Polymarket sync interval (default 5m)")
 	noSync := fs.Bool("no-sync", false, "do not sync Polymarket (offline)")
 	agentsFile := fs.String("agents", "", "LLM model registry for the trading track (default ARENA_AGENTS; none: no trading cohorts)")
+	forecastLead := fs.Duration("forecast-lead-time", 600*time.Second, "hosted LLM forecast agents (ARENA_FORECAST_AGENTS) forecast this long before a round's commit deadline")
 	ff := addForecastServeFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -76,6 +77,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		js = append(js, tjobs...)
+	}
+	if o.ForecastAgents != "" && fsvc != nil {
+		hj, err := hostedForecastJob(ctx, o, db, env.Environ, "http://"+ln.Addr().String(), *forecastLead, logger)
+		if err != nil {
+			return err
+		}
+		js = append(js, hj)
 	}
 	srv := newServer(db, o.AdminToken, logger, fsvc, eng)
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js}

@@ -1,0 +1,133 @@
+package participant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/agent"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/llm"
+)
+
+// Keystore keeps one secp256k1 key per agent id in Dir/<id>.key (mode
+// 0600, directory 0700), created on first use. Keys are never logged; only
+// their addresses are.
+type Keystore struct{ Dir string }
+
+// Key loads the agent's key, creating it the first time.
+func (ks Keystore) Key(agentID string) (*forecast.Key, error) {
+	if err := os.MkdirAll(ks.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("participant: keystore: %w", err)
+	}
+	p := filepath.Join(ks.Dir, agentID+".key")
+	k, err := forecast.LoadKey(p)
+	if err == nil {
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if k, err = forecast.GenerateKey(); err != nil {
+		return nil, err
+	}
+	if err := k.Save(p); err != nil {
+		if errors.Is(err, os.ErrExist) { // created meanwhile by another process
+			return forecast.LoadKey(p)
+		}
+		return nil, err
+	}
+	return k, nil
+}
+
+// Hosted runs the registry's agents inside the server: each is an ordinary
+// participant of the server's own HTTP API (the same verification,
+// storage and scoring as any external agent), signing with its keystore
+// key, and its traces go to the arena's store.
+type Hosted struct {
+	Clients []*Client
+	IDs     []string
+	Logger  *slog.Logger
+}
+
+// HostedConfig says how to host the agents of a registry.
+type HostedConfig struct {
+	Registry *llm.Registry
+	Getenv   func(string) (string, bool)
+	Server   string // the server's own base URL
+	DataDir  string // keystore, state, cache
+	LeadTime time.Duration
+	Store    interface {
+		arena.TraceStore
+		SetAgent(ctx context.Context, a arena.AgentInfo) error
+	}
+	Now    func() time.Time
+	Logger *slog.Logger
+	LLM    []llm.Option
+}
+
+// NewHosted prepares every agent that can run; the others are returned
+// with the reason.
+func NewHosted(ctx context.Context, cfg HostedConfig) (*Hosted, []llm.Skipped, error) {
+	fc, skipped := agent.NewForecasters(cfg.Registry, cfg.Getenv, 0, append([]llm.Option{llm.WithLogger(cfg.Logger)}, cfg.LLM...)...)
+	fc.Cache = llm.DirStore{Dir: filepath.Join(cfg.DataDir, "llm-cache")}
+	sink := &StoreTraces{Store: cfg.Store, Addresses: map[string]string{}, Now: cfg.Now}
+	fc.Sink = sink
+	ks := Keystore{Dir: filepath.Join(cfg.DataDir, "forecast-keys")}
+	h := &Hosted{Logger: cfg.Logger}
+	runnable := fc.Runnable()
+	// Ensembles read their members' traces by address, so every member
+	// needs one even if it is not runnable on its own.
+	for _, spec := range cfg.Registry.Agents {
+		k, err := ks.Key(spec.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		sink.Addresses[spec.ID] = k.Address().Hex()
+	}
+	for _, spec := range runnable {
+		k, err := ks.Key(spec.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		kind := "llm"
+		if spec.IsEnsemble() {
+			kind = "ensemble"
+		}
+		if err := cfg.Store.SetAgent(ctx, arena.AgentInfo{Address: k.Address().Hex(), Name: spec.Name, Kind: kind}); err != nil {
+			return nil, nil, err
+		}
+		c := &Client{Server: cfg.Server, Key: k, StateDir: filepath.Join(cfg.DataDir, "forecast-agents", spec.ID),
+			LeadTime: cfg.LeadTime, HTTP: &http.Client{Timeout: 30 * time.Second}, Now: cfg.Now, Logger: cfg.Logger.With("agent", spec.ID)}
+		c.Strategy = &LLMStrategy{Agents: fc, AgentID: spec.ID, Client: c}
+		h.Clients = append(h.Clients, c)
+		h.IDs = append(h.IDs, spec.ID)
+		cfg.Logger.Info("hosted forecast agent", "agent", spec.ID, "address", k.Address().Hex())
+	}
+	return h, skipped, nil
+}
+
+// RunOnce runs every hosted agent once, concurrently; their errors are
+// joined (one agent's failure does not stop the others).
+func (h *Hosted) RunOnce(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(h.Clients))
+	for i, c := range h.Clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.RunOnce(ctx); err != nil {
+				errs[i] = fmt.Errorf("agent %s: %w", h.IDs[i], err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
