@@ -19,7 +19,17 @@ type StoreData struct {
 	Store   arena.MarketStore
 	Markets []*arena.Market // by round index
 	AsOf    time.Time
-	Live    bool
+	// Times, when set, holds each market's own as-of time (a backtest: the
+	// question's freeze time), overriding AsOf.
+	Times []time.Time
+	Live  bool
+}
+
+func (d *StoreData) asOf(i int) time.Time {
+	if i < len(d.Times) && !d.Times[i].IsZero() {
+		return d.Times[i]
+	}
+	return d.AsOf
 }
 
 // Details implements MarketData.
@@ -30,7 +40,7 @@ func (d *StoreData) Details(ctx context.Context, i int) (MarketDetails, error) {
 	}
 	out := MarketDetails{Index: i, Question: m.Question, Criteria: m.Criteria, Background: m.Background,
 		Category: m.Category, CloseTime: m.CloseTime.UTC(), Outcomes: m.Outcomes}
-	pts, err := d.points(ctx, m)
+	pts, err := d.points(ctx, m, d.asOf(i))
 	if err != nil {
 		return out, err
 	}
@@ -38,7 +48,7 @@ func (d *StoreData) Details(ctx context.Context, i int) (MarketDetails, error) {
 		p := pts[n-1].Price
 		out.Price, out.PriceTime = &p, pts[n-1].Time.UTC()
 	} else if d.Live {
-		if p, ok := m.YesPrice(); ok && !m.UpdatedAt.After(d.AsOf) {
+		if p, ok := m.YesPrice(); ok && !m.UpdatedAt.After(d.asOf(i)) {
 			out.Price, out.PriceTime = &p, m.UpdatedAt.UTC()
 		}
 	}
@@ -52,7 +62,7 @@ func (d *StoreData) History(ctx context.Context, i int) ([]HistoryPoint, error) 
 	if err != nil {
 		return nil, err
 	}
-	pts, err := d.points(ctx, m)
+	pts, err := d.points(ctx, m, d.asOf(i))
 	if err != nil {
 		return nil, err
 	}
@@ -70,18 +80,18 @@ func (d *StoreData) market(i int) (*arena.Market, error) {
 	return d.Markets[i], nil
 }
 
-func (d *StoreData) points(ctx context.Context, m *arena.Market) ([]arena.PricePoint, error) {
+func (d *StoreData) points(ctx context.Context, m *arena.Market, asOf time.Time) ([]arena.PricePoint, error) {
 	if !m.IsBinary() {
 		return nil, nil
 	}
-	pts, err := d.Store.PriceHistory(ctx, m.ID, arena.Yes, d.AsOf.Add(-HistoryDays*24*time.Hour), d.AsOf)
+	pts, err := d.Store.PriceHistory(ctx, m.ID, arena.Yes, asOf.Add(-HistoryDays*24*time.Hour), asOf)
 	if err != nil {
 		return nil, err
 	}
 	// The store's bounds are inclusive; keep the rule visible here too.
 	out := pts[:0]
 	for _, p := range pts {
-		if !p.Time.After(d.AsOf) {
+		if !p.Time.After(asOf) {
 			out = append(out, p)
 		}
 	}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/agent"
+	"github.com/forecast-arena/arena/backtest"
+	"github.com/forecast-arena/arena/llm"
+	"github.com/forecast-arena/arena/store"
+)
+
+func init() {
+	register("backtest", "run LLM forecasters on imported historical questions", runBacktest)
+}
+
+const backtestUsage = "--source forecastbench --agents FILE [--from DATE] [--to DATE] [--round-size K] [--workers N] [--cache-dir DIR] [--cache-only] [--max-usd X] [--out DIR] [--format table|json]"
+
+func runBacktest(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "backtest", backtestUsage)
+	cf := addConfigFlags(fs, false)
+	source := fs.String("source", "", "question source: forecastbench (imported with 'arena import forecastbench')")
+	agentsFile := fs.String("agents", "", "model registry file (see examples/agents.json)")
+	from := fs.String("from", "", "first forecast due date, YYYY-MM-DD (default: all)")
+	to := fs.String("to", "", "last forecast due date, YYYY-MM-DD (default: all)")
+	k := fs.Int("round-size", backtest.DefaultK, "questions per round")
+	workers := fs.Int("workers", 4, "concurrent (agent, round) forecasts")
+	cacheDir := fs.String("cache-dir", "", "content-addressed model-call cache (default: llm-cache beside the SQLite database, or ARENA_DATA_DIR/llm-cache)")
+	cacheOnly := fs.Bool("cache-only", false, "answer only from the cache; a miss is a failed round, no model is called")
+	maxUSD := fs.Float64("max-usd", 0, "stop spending once the run could exceed X USD (0: the agents file's max_usd, if any)")
+	out := fs.String("out", "", "write DIR/forecasts.csv in the 'arena score' input format")
+	format := fs.String("format", "table", "output format: table or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *source != "forecastbench" {
+		return arena.Errorf(arena.EINVALID, "--source %q: want forecastbench", *source)
+	}
+	if *agentsFile == "" {
+		return arena.Errorf(arena.EINVALID, "--agents FILE is required (run 'arena backtest -h')")
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
+	}
+	if *k < 1 || *workers < 1 || *maxUSD < 0 || math.IsNaN(*maxUSD) {
+		return arena.Errorf(arena.EINVALID, "--round-size and --workers must be ≥ 1 and --max-usd ≥ 0")
+	}
+	var fromT, toT time.Time
+	var err error
+	if *from != "" {
+		if fromT, err = time.Parse(time.DateOnly, *from); err != nil {
+			return arena.Errorf(arena.EINVALID, "--from %q: want YYYY-MM-DD", *from)
+		}
+	}
+	if *to != "" {
+		if toT, err = time.Parse(time.DateOnly, *to); err != nil {
+			return arena.Errorf(arena.EINVALID, "--to %q: want YYYY-MM-DD", *to)
+		}
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	reg, err := llm.LoadRegistry(*agentsFile)
+	if err != nil {
+		return err
+	}
+	if *cacheDir == "" {
+		d, err := dataDir(o)
+		if err != nil {
+			return fmt.Errorf("--cache-dir DIR is required with this database (or set ARENA_DATA_DIR)")
+		}
+		*cacheDir = filepath.Join(d, "llm-cache")
+	}
+	logger := newLogger(env, o.LogLevel)
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench, Kind: arena.KindMarket})
+	if err != nil {
+		return err
+	}
+	plan, err := backtest.Cut(ms, *k, fromT, toT)
+	if err != nil {
+		return err
+	}
+	fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(logger))
+	fc.Cache, fc.CacheOnly, fc.Sink = llm.DirStore{Dir: *cacheDir}, *cacheOnly, &agent.MemSink{}
+	r := &backtest.Runner{Store: db, Agents: fc, Skipped: skipped, Workers: *workers, Logger: logger}
+	rep, err := r.Run(ctx, plan)
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		f, err := os.Create(filepath.Join(*out, "forecasts.csv"))
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		if err := backtest.WriteCSV(f, rep.Rows); err != nil {
+			f.Close()
+			return fmt.Errorf("--out: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if *format == "json" {
+		return writeJSON(env.Stdout, rep)
+	}
+	return writeBacktestTable(env, rep)
+}
+
+func writeBacktestTable(env *Env, rep *backtest.Report) error {
+	fmt.Fprintf(env.Stdout, "%d rounds, %d questions in rounds, %d left over\n", rep.Rounds, rep.Questions, rep.LeftOver)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "agent\tforecasts\texcluded_by_cutoff\tfailures\tbrier\talpha\tcost_usd\tcalls\tcached_calls\t")
+	f := func(p *float64) string {
+		if p == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.4f", *p)
+	}
+	for _, a := range rep.Agents {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%.6f\t%d\t%d\t\n", a.Agent, a.Forecasts, a.ExcludedByCutoff, a.Failures, f(a.Brier), f(a.Alpha), a.CostUSD, a.Calls, a.CachedCalls)
+	}
+	tw.Flush()
+	fmt.Fprintf(env.Stdout, "cost: %.6f USD over %d calls (%d cached calls, free)\n", rep.Cost.USD, rep.Cost.Calls, rep.Cost.CachedCalls)
+	for _, a := range rep.Agents {
+		for _, n := range a.Notes {
+			fmt.Fprintf(env.Stdout, "%s: %s\n", a.Agent, n)
+		}
+	}
+	for _, s := range rep.Stops {
+		fmt.Fprintf(env.Stdout, "stopped: %s\n", s.Error())
+	}
+	return nil
+}

@@ -1,0 +1,409 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/agent"
+	"github.com/forecast-arena/arena/backtest"
+	"github.com/forecast-arena/arena/forecastbench"
+	"github.com/forecast-arena/arena/internal/shareddata"
+	"github.com/forecast-arena/arena/llm/llmtest"
+	"github.com/forecast-arena/arena/store"
+)
+
+// backtestDB imports the published ForecastBench question and resolution
+// sets into a fresh SQLite database and returns its URL.
+func backtestDB(t testing.TB) (string, []string, []string) {
+	t.Helper()
+	qs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "question_sets"), "*.json"))
+	rs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "resolution_sets"), "*.json"))
+	if len(qs) == 0 || len(rs) == 0 {
+		t.Fatal("no ForecastBench files")
+	}
+	url := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := forecastbench.Import(context.Background(), db, forecastbench.Files{Questions: qs, Resolutions: rs},
+		time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	return url, qs, rs
+}
+
+// scriptedForecaster answers like a model: first it asks for the details
+// and the price history of market 0, then it submits the freeze price it
+// was shown for market 0 and a value derived from the question for the
+// others.
+func scriptedForecaster(req llmtest.ChatRequest) llmtest.Reply {
+	k := strings.Count(req.Messages[1].Text(), "\n") - 1
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			preds := make([]string, k)
+			for i := range preds {
+				preds[i] = strconv.Itoa((len(req.Messages[1].Text())*(i+7) + i*1237) % 10001)
+			}
+			return llmtest.Reply{PromptTokens: 900, OutputTokens: 60, ToolCalls: []llmtest.ToolCall{{Name: agent.ToolSubmit,
+				Arguments: `{"predictions":[` + strings.Join(preds, ",") + `],"reasoning":[]}`}}}
+		}
+	}
+	return llmtest.Reply{PromptTokens: 700, OutputTokens: 40, ToolCalls: []llmtest.ToolCall{
+		{Name: agent.ToolDetails, Arguments: `{"index":0}`}, {Name: agent.ToolHistory, Arguments: `{"index":0}`}}}
+}
+
+type independentSets struct {
+	// outcome and freeze value by source id "<due>:<source>:<id>"
+	outcome map[string]int
+	freeze  map[string]float64
+	// resolved-to-0/1 market questions per due date
+	perDue map[string]int
+}
+
+// readIndependently counts from the raw files with encoding/json, sharing
+// no code with the importer.
+func readIndependently(t testing.TB, qs, rs []string) independentSets {
+	t.Helper()
+	market := map[string]bool{"polymarket": true, "manifold": true, "metaculus": true, "infer": true}
+	out := independentSets{outcome: map[string]int{}, freeze: map[string]float64{}, perDue: map[string]int{}}
+	for _, f := range rs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var set struct {
+			Due  string `json:"forecast_due_date"`
+			Rows []struct {
+				ID         any     `json:"id"`
+				Source     string  `json:"source"`
+				ResolvedTo float64 `json:"resolved_to"`
+				Resolved   bool    `json:"resolved"`
+			} `json:"resolutions"`
+		}
+		if err := json.Unmarshal(b, &set); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range set.Rows {
+			id, ok := r.ID.(string)
+			if !ok || !market[r.Source] || !r.Resolved || (r.ResolvedTo != 0 && r.ResolvedTo != 1) {
+				continue
+			}
+			key := set.Due + ":" + r.Source + ":" + id
+			if _, dup := out.outcome[key]; !dup {
+				out.perDue[set.Due]++
+			}
+			out.outcome[key] = int(r.ResolvedTo)
+		}
+	}
+	for _, f := range qs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var set struct {
+			Due       string `json:"forecast_due_date"`
+			Questions []struct {
+				ID     string `json:"id"`
+				Source string `json:"source"`
+				Value  any    `json:"freeze_datetime_value"`
+			} `json:"questions"`
+		}
+		if err := json.Unmarshal(b, &set); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range set.Questions {
+			if s, ok := q.Value.(string); ok && market[q.Source] {
+				if v, err := strconv.ParseFloat(s, 64); err == nil {
+					out.freeze[set.Due+":"+q.Source+":"+q.ID] = v
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestBacktestForecastBench(t *testing.T) {
+	dbURL, qs, rs := backtestDB(t)
+	ind := readIndependently(t, qs, rs)
+	srv := llmtest.New(t)
+	for _, m := range []string{"early", "late"} {
+		srv.Handle(m, scriptedForecaster)
+	}
+	reg := filepath.Join(t.TempDir(), "agents.json")
+	os.WriteFile(reg, []byte(strings.ReplaceAll(`{"agents":[
+	 {"id":"early","provider":"local","model":"early","base_url":"BASE","input_usd_per_mtok":0.15,"output_usd_per_mtok":0.6,"training_cutoff":"2025-11-09"},
+	 {"id":"late","provider":"local","model":"late","base_url":"BASE","input_usd_per_mtok":2.5,"output_usd_per_mtok":10,"training_cutoff":"2026-02-01"},
+	 {"id":"nocut","provider":"local","model":"nocut","base_url":"BASE","input_usd_per_mtok":1,"output_usd_per_mtok":1},
+	 {"id":"ens","kind":"ensemble","members":["early","late"],"combine":"median"}]}`, "BASE", srv.BaseURL)), 0o600)
+	cache := filepath.Join(t.TempDir(), "cache")
+	outDir := t.TempDir()
+	args := []string{"backtest", "--source", "forecastbench", "--agents", reg, "--db", dbURL, "--cache-dir", cache, "--out", outDir, "--format", "json", "--workers", "4"}
+	start := time.Now()
+	out, stderr, err := cli(t, nil, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	t.Logf("backtest: %d requests in %v", len(srv.Requests("")), time.Since(start))
+	var rep backtest.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, key := range []string{`"rounds"`, `"questions"`, `"left_over"`, `"agents"`, `"forecasts"`, `"excluded_by_cutoff"`, `"failures"`,
+		`"brier"`, `"alpha"`, `"cost_usd"`, `"calls"`, `"cached_calls"`, `"cost"`, `"usd"`} {
+		if !strings.Contains(out, key) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+
+	// Rounds and the guard, against the independent count.
+	inRounds := map[string]int{}
+	total, left := 0, 0
+	for due, n := range ind.perDue {
+		inRounds[due] = n / 7 * 7
+		total += n / 7 * 7
+		left += n % 7
+	}
+	if rep.Questions != total || rep.LeftOver != left || rep.Rounds != total/7 {
+		t.Errorf("rounds %d questions %d left over %d; independent %d, %d, %d", rep.Rounds, rep.Questions, rep.LeftOver, total/7, total, left)
+	}
+	excluded := func(cutoff string) int {
+		n := 0
+		for due, q := range inRounds {
+			if cutoff == "" || due <= cutoff {
+				n += q
+			}
+		}
+		return n
+	}
+	want := map[string]int{"early": excluded("2025-11-09"), "late": excluded("2026-02-01"), "nocut": excluded(""), "ens": excluded("2026-02-01")}
+	byAgent := map[string]backtest.AgentResult{}
+	for _, a := range rep.Agents {
+		byAgent[a.Agent] = a
+		if a.ExcludedByCutoff != want[a.Agent] || a.Forecasts != total-want[a.Agent] || a.Failures != 0 {
+			t.Errorf("%s: excluded %d (independent %d), forecasts %d, failures %d", a.Agent, a.ExcludedByCutoff, want[a.Agent], a.Forecasts, a.Failures)
+		}
+	}
+	if want["early"] == 0 || want["late"] <= want["early"] || want["nocut"] != total {
+		t.Fatalf("the cutoffs do not split the sets: %v", want)
+	}
+	if a := byAgent["nocut"]; a.Calls != 0 || a.Brier != nil {
+		t.Errorf("agent without cutoff ran: %+v", a)
+	}
+	// Every model round made two calls (a repeat of an identical request,
+	// when two sets hold the same questions, is answered by the cache);
+	// the ensemble made none of its own. Cost is tokens × prices per call,
+	// to the micro-dollar.
+	rounds := map[string]int{"early": (total - want["early"]) / 7, "late": (total - want["late"]) / 7}
+	prices := map[string][2]int64{"early": {150_000, 600_000}, "late": {2_500_000, 10_000_000}}
+	for id, n := range rounds {
+		a := byAgent[id]
+		reqs := srv.Requests(id)
+		if a.Calls+a.CachedCalls != int64(2*n) || a.Calls != int64(len(reqs)) {
+			t.Errorf("%s: %d calls + %d cached, %d requests, want %d in all", id, a.Calls, a.CachedCalls, len(reqs), 2*n)
+		}
+		var cost int64
+		for _, r := range reqs {
+			in, out := int64(700), int64(40)
+			if len(r.Body.Messages) > 2 {
+				in, out = 900, 60
+			}
+			cost += (in*prices[id][0] + out*prices[id][1] + 500_000) / 1_000_000
+		}
+		if got := int64(a.CostUSD*1e6 + 0.5); got != cost {
+			t.Errorf("%s: cost %d µ$, want %d", id, got, cost)
+		}
+	}
+	if a := byAgent["ens"]; a.Calls != 0 || a.CachedCalls != 0 {
+		t.Errorf("ensemble made calls: %+v", a)
+	}
+
+	// forecasts.csv: benchmark = freeze value, outcome = resolution, in the
+	// shared files.
+	f, err := os.Open(filepath.Join(outDir, "forecasts.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(recs[0], ",") != "agent,round,market,category,forecast,benchmark,outcome,event" {
+		t.Fatalf("header %v", recs[0])
+	}
+	n := 0
+	for _, r := range recs[1:] {
+		fv, ok := ind.freeze[r[2]]
+		b, err := strconv.ParseFloat(r[5], 64)
+		if !ok || err != nil || b != fv {
+			t.Fatalf("%s: benchmark %q, freeze value %v (%v)", r[2], r[5], fv, ok)
+		}
+		if o, ok := ind.outcome[r[2]]; !ok || r[6] != strconv.Itoa(o) {
+			t.Fatalf("%s: outcome %q, resolution %v", r[2], r[6], o)
+		}
+		n++
+	}
+	if n != byAgent["early"].Forecasts+byAgent["late"].Forecasts+byAgent["ens"].Forecasts {
+		t.Errorf("%d CSV rows", n)
+	}
+
+	// `arena score` on the export prints the same figures.
+	sout, _, err := cli(t, nil, "score", "--in", filepath.Join(outDir, "forecasts.csv"), "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scored []struct {
+		Agent string
+		Brier float64
+		Alpha *float64
+	}
+	if err := json.Unmarshal([]byte(sout), &scored); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, s := range scored {
+		a, ok := byAgent[s.Agent]
+		if !ok {
+			continue // the score command's own market baseline
+		}
+		checked++
+		if a.Brier == nil || *a.Brier != s.Brier || a.Alpha == nil || s.Alpha == nil || *a.Alpha != *s.Alpha {
+			t.Errorf("%s: backtest brier %v alpha %v, score brier %v alpha %v", s.Agent, a.Brier, a.Alpha, s.Brier, s.Alpha)
+		}
+	}
+
+	if checked != 3 {
+		t.Errorf("score compared %d agents, want 3", checked)
+	}
+	// A rerun with the warm cache makes no request and reports the same.
+	before := len(srv.Requests(""))
+	out2, _, err := cli(t, nil, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests("")) - before; n != 0 {
+		t.Errorf("rerun made %d requests", n)
+	}
+	var rep2 backtest.Report
+	json.Unmarshal([]byte(out2), &rep2)
+	if rep2.Cost.Calls != 0 || rep2.Cost.CachedCalls != rep.Cost.Calls+rep.Cost.CachedCalls || rep2.Cost.USD != 0 {
+		t.Errorf("rerun cost %+v, first %+v", rep2.Cost, rep.Cost)
+	}
+	for i := range rep2.Agents {
+		if fmt.Sprint(rep2.Agents[i].Brier) != fmt.Sprint(rep.Agents[i].Brier) && (rep2.Agents[i].Brier == nil || *rep2.Agents[i].Brier != *rep.Agents[i].Brier) {
+			t.Errorf("rerun changed %s", rep2.Agents[i].Agent)
+		}
+	}
+	// The backtest track is served apart from live rounds.
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.BacktestForecasts(context.Background())
+	if err != nil || len(rows) != n {
+		t.Errorf("stored %d backtest rows, want %d: %v", len(rows), n, err)
+	}
+	if live, _ := db.ScoredForecasts(context.Background()); len(live) != 0 {
+		t.Errorf("backtest leaked %d rows into the live track", len(live))
+	}
+}
+
+// No look-ahead: a price point after a question's freeze time and its
+// resolution never reach the model; an interrupted run resumes without
+// repeating a completed call.
+func TestBacktestNoLookAheadAndResume(t *testing.T) {
+	dbURL, _, _ := backtestDB(t)
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := db.Markets(context.Background(), arena.MarketFilter{Source: arena.SourceForecastBench, Kind: arena.KindMarket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := backtest.Cut(ms, 7, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil || len(plan.Rounds) < 3 {
+		t.Fatalf("plan %v %v", plan, err)
+	}
+	q := plan.Rounds[0].Questions[0].Market
+	q.History = []arena.PricePoint{{Outcome: arena.Yes, Time: q.FreezeTime.Add(time.Hour), Price: 0.123456, Source: arena.PriceCLOBHistory}}
+	if _, err := db.SaveMarkets(context.Background(), []*arena.Market{q}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	srv := llmtest.New(t)
+	var mu sync.Mutex
+	completed := map[string]bool{}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	srv.Handle("m", func(req llmtest.ChatRequest) llmtest.Reply {
+		b, _ := json.Marshal(req.Messages)
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 4 { // killed while this call is in flight
+			cancel()
+			return llmtest.Reply{Delay: time.Second}
+		}
+		completed[string(b)] = true
+		return scriptedForecaster(req)
+	})
+	reg := filepath.Join(t.TempDir(), "agents.json")
+	os.WriteFile(reg, []byte(strings.ReplaceAll(`{"agents":[{"id":"m","provider":"local","model":"m","base_url":"BASE",
+	 "input_usd_per_mtok":1,"output_usd_per_mtok":1,"training_cutoff":"2025-01-01"}]}`, "BASE", srv.BaseURL)), 0o600)
+	cache := filepath.Join(t.TempDir(), "cache")
+	args := []string{"backtest", "--source", "forecastbench", "--agents", reg, "--db", dbURL, "--cache-dir", cache,
+		"--from", "2026-03-01", "--to", "2026-03-01", "--workers", "1", "--format", "json"}
+	var outb, errb strings.Builder
+	if err := Main(ctx, &Env{Stdout: &outb, Stderr: &errb, Getwd: os.Getwd}, args); err == nil {
+		t.Fatal("interrupted run reported success")
+	}
+	first := len(completed)
+	srv.Handle("m", func(req llmtest.ChatRequest) llmtest.Reply {
+		b, _ := json.Marshal(req.Messages)
+		mu.Lock()
+		defer mu.Unlock()
+		if completed[string(b)] {
+			t.Errorf("completed call repeated: %.200s", b)
+		}
+		return scriptedForecaster(req)
+	})
+	out, _, err := cli(t, nil, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep backtest.Report
+	json.Unmarshal([]byte(out), &rep)
+	if rep.Agents[0].Forecasts != len(plan.Rounds)*7 || rep.Agents[0].CachedCalls != int64(first) {
+		t.Errorf("resumed run: %+v after %d completed calls", rep.Agents[0], first)
+	}
+	var bodies []string
+	for _, r := range srv.Requests("m") {
+		bodies = append(bodies, string(r.Raw))
+	}
+	sort.Strings(bodies)
+	all := strings.Join(bodies, "\n")
+	for _, leak := range []string{"0.123456", `\"status\"`, `\"resolution\"`, `\"resolved_at\"`, `\"outcome\"`} {
+		if i := strings.Index(all, leak); i >= 0 {
+			t.Errorf("%q reached the model: …%s…", leak, all[max(i-300, 0):min(i+100, len(all))])
+		}
+	}
+	if !strings.Contains(all, strconv.FormatFloat(*q.FreezeValue, 'g', -1, 64)) {
+		t.Error("the freeze value was never shown as the price")
+	}
+}
