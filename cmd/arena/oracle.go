@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/llm"
+	"github.com/forecast-arena/arena/oracle"
+	"github.com/forecast-arena/arena/retrieve"
+	"github.com/forecast-arena/arena/store"
+)
+
+func init() {
+	register("oracle", "resolve markets with an LLM panel, and evaluate panels", runOracle)
+}
+
+const oracleUsage = `Usage: arena oracle <subcommand> [flags]
+
+Subcommands:
+  eval      evaluate resolver panels on questions with known answers
+`
+
+func runOracle(ctx context.Context, env *Env, args []string) error {
+	return dispatch(ctx, env, args, oracleUsage, oracleSubs)
+}
+
+var oracleSubs = map[string]func(context.Context, *Env, []string) error{
+	"eval": oracleEval,
+}
+
+const oracleEvalUsage = "(--questions FILE | --source forecastbench [--db URL]) --agents FILE [--arch single,majority,weighted,deliberative] [--workers N] [--cache-dir DIR] [--cache-only] [--evidence question|dir:PATH|exa] [--format table|json|csv] [--plot FILE.svg]"
+
+func oracleEval(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "oracle eval", oracleEvalUsage)
+	cf := addConfigFlags(fs, false)
+	questions := fs.String("questions", "", "KalshiBench-style CSV: id,question,description,category,close_time,ground_truth,series_ticker")
+	source := fs.String("source", "", "evaluate on stored questions instead: forecastbench (its resolved market questions)")
+	agents := fs.String("agents", "", "model registry file: the resolver panel")
+	arch := fs.String("arch", "single,majority,weighted,deliberative", "systems to report: single (every resolver alone), single:<agent id>, majority, weighted, deliberative")
+	workers := fs.Int("workers", 8, "model calls in flight at once")
+	cacheDir := fs.String("cache-dir", "", "keep evidence and every successful model call here; a rerun repeats none of them")
+	cacheOnly := fs.Bool("cache-only", false, "make no request: answers and evidence come from --cache-dir only (a miss is a recorded failure)")
+	evidence := fs.String("evidence", "question", "evidence provider: question (its own text), dir:PATH (PATH/<id>.json packets) or exa (web search, key in EXA_API_KEY)")
+	exaURL := fs.String("exa-url", "", "Exa API base URL (default "+retrieve.DefaultExaURL+")")
+	format := fs.String("format", "table", "output format: table, json or csv")
+	plot := fs.String("plot", "", "also write the coverage–accuracy curve and the agreement × confidence table to this SVG file")
+	retryBase := fs.Duration("retry-base", time.Second, "first wait between attempts of a failed call (3 attempts; doubles)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := checkFormat(*format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	switch {
+	case (*questions == "") == (*source == ""):
+		return arena.Errorf(arena.EINVALID, "give exactly one of --questions FILE and --source forecastbench")
+	case *source != "" && *source != "forecastbench":
+		return arena.Errorf(arena.EINVALID, "--source %q: want forecastbench", *source)
+	case *agents == "":
+		return arena.Errorf(arena.EINVALID, "--agents FILE is required (run 'arena oracle eval -h')")
+	case *workers < 1 || *workers > 1024:
+		return arena.Errorf(arena.EINVALID, "--workers %d: want 1..1024", *workers)
+	case *cacheOnly && *cacheDir == "":
+		return arena.Errorf(arena.EINVALID, "--cache-only needs --cache-dir")
+	}
+	reg, err := llm.LoadRegistry(*agents)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, a := range reg.Agents {
+		ids = append(ids, a.ID)
+	}
+	systems, err := oracle.Systems(strings.Split(*arch, ","), ids)
+	if err != nil {
+		return arena.Errorf(arena.EINVALID, "--arch: %v", err)
+	}
+	var qs []oracle.EvalQuestion
+	if *questions != "" {
+		f, err := os.Open(*questions)
+		if err != nil {
+			return err
+		}
+		qs, err = oracle.ReadQuestionsCSV(f)
+		f.Close()
+		if err != nil {
+			return arena.Errorf(arena.EINVALID, "%s: %v", *questions, err)
+		}
+	} else {
+		o, err := cf.options(env)
+		if err != nil {
+			return err
+		}
+		db, err := store.Open(ctx, o.DB)
+		if err != nil {
+			return err
+		}
+		ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench, Status: arena.StatusResolved, Kind: arena.KindMarket})
+		db.Close()
+		if err != nil {
+			return err
+		}
+		if qs = oracle.FromMarkets(ms); len(qs) == 0 {
+			return arena.Errorf(arena.EINVALID, "the store holds no resolved ForecastBench market question (run 'arena import forecastbench' first)")
+		}
+	}
+	pc := oracle.PanelConfig{Registry: reg, Getenv: llm.EnvLookup(env.Environ), CacheDir: *cacheDir, CacheOnly: *cacheOnly, RetryBase: *retryBase,
+		LLMOptions: []llm.Option{llm.WithLogger(newLogger(env, "error"))}}
+	resolvers, caches, err := pc.Resolvers()
+	if err != nil {
+		return err
+	}
+	getenv := llm.EnvLookup(env.Environ)
+	exaKey, _ := getenv("EXA_API_KEY")
+	ret, provider, err := retrieve.New(*evidence, retrieve.Options{ExaBaseURL: *exaURL, ExaKey: exaKey})
+	if err != nil {
+		return arena.Errorf(arena.EINVALID, "--evidence: %v", err)
+	}
+	var evCache *retrieve.Cache
+	if *cacheDir != "" {
+		evCache = &retrieve.Cache{Next: ret, Provider: provider, Store: llm.DirStore{Dir: filepath.Join(*cacheDir, "evidence")}, CacheOnly: *cacheOnly}
+		ret = evCache
+	}
+	deliberate := false
+	for _, s := range systems {
+		deliberate = deliberate || s == oracle.ArchDeliberative
+	}
+	panel := &oracle.Panel{Resolvers: resolvers, Retriever: ret, Workers: *workers, Deliberate: deliberate}
+	bar := newProgressBar(env.Stderr)
+	panel.Progress = bar.update
+	questionsOnly := make([]oracle.Question, len(qs))
+	for i, q := range qs {
+		questionsOnly[i] = q.Question
+	}
+	start := time.Now()
+	res := panel.Run(ctx, questionsOnly)
+	bar.finish()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted; completed calls are cached, rerun to resume: %w", err)
+	}
+	items := make([]oracle.Item, len(res))
+	var calls, failed int
+	var cost int64
+	for i, r := range res {
+		items[i] = oracle.Item{ID: qs[i].ID, Category: qs[i].Category, Series: qs[i].Series, Truth: qs[i].Truth, Round1: r.Round1, Round2: r.Round2}
+		for _, v := range append(append([]arena.OracleVote{}, r.Round1...), r.Round2...) {
+			calls += v.Calls
+			if !v.Answered() {
+				failed++
+			}
+			if !v.Cached {
+				cost += v.CostMicros
+			}
+		}
+	}
+	rep := oracle.BuildReport(items, ids, systems)
+	// The summary goes to stderr so that stdout is the report alone,
+	// byte-identical on a replay.
+	var hits, misses int64
+	for _, c := range caches {
+		h, m := c.Stats()
+		hits, misses = hits+h, misses+m
+	}
+	fmt.Fprintf(env.Stderr, "%d questions, %d resolvers, %d calls (%d from cache, %d not), %d failed votes, new spend $%s, %v\n",
+		len(qs), len(resolvers), calls, hits, misses, failed, fmtMicros(cost), time.Since(start).Round(time.Millisecond))
+	if evCache != nil {
+		h, m := evCache.Stats()
+		fmt.Fprintf(env.Stderr, "evidence (%s): %d from cache, %d retrieved or missing\n", provider, h, m)
+	}
+	if *plot != "" {
+		if err := writeFileAtomic(*plot, rep.WriteSVG); err != nil {
+			return err
+		}
+	}
+	switch *format {
+	case "json":
+		return rep.WriteJSON(env.Stdout)
+	case "csv":
+		return rep.WriteCSV(env.Stdout)
+	}
+	return rep.WriteTable(env.Stdout)
+}
+
+func fmtMicros(m int64) string { return fmt.Sprintf("%d.%06d", m/1e6, m%1e6) }
+
+// writeFileAtomic writes a file through a temporary one, so a failure
+// leaves no half-written file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// progressBar draws on a terminal only; on anything else it stays silent.
+type progressBar struct {
+	w    io.Writer
+	on   bool
+	mu   sync.Mutex
+	last time.Time
+	drew bool
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	p := &progressBar{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.on = true
+		}
+	}
+	return p
+}
+
+func (p *progressBar) update(done, total int) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if done < total && time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	const width = 30
+	n := width * done / max(total, 1)
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d", strings.Repeat("#", n), strings.Repeat(".", width-n), done, total)
+	p.drew = true
+}
+
+func (p *progressBar) finish() {
+	if p.on && p.drew {
+		fmt.Fprintln(p.w)
+	}
+}
