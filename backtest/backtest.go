@@ -244,6 +244,26 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	sort.SliceStable(jobs, func(i, j int) bool { return !jobs[i].spec.IsEnsemble() && jobs[j].spec.IsEnsemble() })
 	var mu sync.Mutex
 	var firstErr error
+	// One writer stores forecasts in batches: a transaction per round
+	// would make the store's commit latency, not the models, the pace.
+	// Rows not yet written when a run dies are rebuilt from the cache.
+	rowsCh := make(chan []arena.BacktestForecast, workers)
+	wdone := make(chan error, 1)
+	go func() {
+		var buf []arena.BacktestForecast
+		var werr error
+		for rows := range rowsCh {
+			buf = append(buf, rows...)
+			if len(buf) >= 512 && werr == nil {
+				werr = r.Store.SaveBacktest(ctx, buf)
+				buf = buf[:0]
+			}
+		}
+		if werr == nil {
+			werr = r.Store.SaveBacktest(ctx, buf)
+		}
+		wdone <- werr
+	}()
 	ch := make(chan job)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -270,6 +290,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 					ar.Forecasts += len(rows)
 				}
 				mu.Unlock()
+				if len(rows) > 0 {
+					rowsCh <- rows
+				}
 			}
 		}()
 	}
@@ -281,6 +304,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	}
 	close(ch)
 	wg.Wait()
+	close(rowsCh)
+	if err := <-wdone; err != nil && firstErr == nil {
+		firstErr = err
+	}
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -323,7 +350,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	return rep, nil
 }
 
-// one forecasts one round for one agent and stores its forecasts. A round
+// one forecasts one round for one agent and returns its forecasts. A round
 // the agent fails (no valid forecast, budget, a failed call, a cache miss
 // in cache-only mode) is a failure, not an error; only storage errors and
 // cancellation stop the run.
@@ -355,9 +382,6 @@ func (r *Runner) one(ctx context.Context, j job, now time.Time) ([]arena.Backtes
 		}
 		rows[i] = arena.BacktestForecast{Agent: j.spec.ID, Round: j.round.Key, MarketID: m.ID, SourceID: m.SourceID,
 			Category: category(m), Event: m.EventID, Forecast: tr.Predictions[i], Benchmark: m.FreezeValue, Outcome: out, CreatedAt: now}
-	}
-	if err := r.Store.SaveBacktest(ctx, rows); err != nil {
-		return nil, "", err
 	}
 	return rows, "", nil
 }
