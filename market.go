@@ -3,6 +3,7 @@ package arena
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -117,6 +118,21 @@ func (m *Market) OutcomeIndex(name string) int {
 		}
 	}
 	return -1
+}
+
+// ResolutionName returns the market's own spelling of a resolution given in
+// any letter case ("yes" → "Yes", "void" → Void), or false when it names
+// neither an outcome nor Void.
+func (m *Market) ResolutionName(name string) (string, bool) {
+	if strings.EqualFold(name, Void) {
+		return Void, true
+	}
+	for _, o := range m.Outcomes {
+		if strings.EqualFold(o, name) {
+			return o, true
+		}
+	}
+	return "", false
 }
 
 // YesPrice returns the price of Yes for a binary market.

@@ -35,3 +35,12 @@ type JobStore interface {
 	// FinishJob records the outcome of a claimed run.
 	FinishJob(ctx context.Context, name string, period time.Time, runErr error) error
 }
+
+// SettingStore keeps deployment settings that several commands share
+// through the database (a key → value map).
+type SettingStore interface {
+	// Setting returns the value under key; ok is false when none is stored.
+	Setting(ctx context.Context, key string) (value string, ok bool, err error)
+	// PutSetting stores value under key, replacing any earlier value.
+	PutSetting(ctx context.Context, key, value string) error
+}

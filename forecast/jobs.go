@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -138,7 +139,7 @@ func Jobs(svc *Service, cfg JobsConfig) ([]jobs.Job, error) {
 // restart). Too few eligible markets is retried for cfg.RetryFor.
 func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) error {
 	start := time.Now() // the retry budget is wall-clock time, whatever svc's clock
-	for {
+	for tries := 0; ; tries++ {
 		s := cfg.ScheduleAt(svc.now())
 		_, err := svc.CreateRound(ctx, CreateRoundRequest{CommitDeadline: s.CommitDeadline, RevealStart: s.RevealStart, RevealDeadline: s.RevealDeadline})
 		if err == nil {
@@ -147,7 +148,12 @@ func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) err
 		if arena.ErrorCode(err) != CodeNotEnoughMarkets || cfg.RetryFor < 0 || time.Since(start)+cfg.RetryEvery > cfg.RetryFor {
 			return fmt.Errorf("forecast: scheduled round: %w", err)
 		}
-		svc.log().Warn("scheduled round: too few eligible markets; retrying", "err", err, "retry_in", cfg.RetryEvery)
+		// Warn once per scheduled round; the retries say the same thing.
+		level := slog.LevelWarn
+		if tries > 0 {
+			level = slog.LevelDebug
+		}
+		svc.log().Log(ctx, level, "scheduled round: too few eligible markets; retrying", "err", err, "retry_in", cfg.RetryEvery, "until", start.Add(cfg.RetryFor).UTC().Format(time.RFC3339))
 		t := time.NewTimer(cfg.RetryEvery)
 		select {
 		case <-ctx.Done():

@@ -159,15 +159,15 @@ func (r Rules) Eligible(m *arena.Market, revealDeadline time.Time) (bool, string
 	case m.Status != arena.StatusOpen || m.Resolution != "" || m.Ambiguous:
 		return false, "not open"
 	case len(r.Sources) > 0 && !slices.Contains(r.Sources, m.Source):
-		return false, "source " + m.Source
+		return false, "source " + m.Source + " not in the rules"
 	case !m.CloseTime.After(revealDeadline.Add(time.Duration(r.MinCloseAfter))):
 		return false, "closes too early"
 	case r.MaxCloseAfter > 0 && m.CloseTime.After(revealDeadline.Add(time.Duration(r.MaxCloseAfter))):
 		return false, "closes too late"
 	case !(m.Volume >= r.MinVolume): // also refuses NaN
-		return false, "volume"
+		return false, "volume below min_volume"
 	case !(m.Liquidity >= r.MinLiquidity):
-		return false, "liquidity"
+		return false, "liquidity below min_liquidity"
 	}
 	cat := categoryKey(m)
 	for _, c := range r.ExcludeCategories {
@@ -178,7 +178,7 @@ func (r Rules) Eligible(m *arena.Market, revealDeadline time.Time) (bool, string
 	if r.MaxPrice > 0 {
 		p, ok := m.YesPrice()
 		if !ok || !(p >= r.MinPrice && p <= r.MaxPrice) {
-			return false, "price"
+			return false, "price outside [min_price, max_price]"
 		}
 	}
 	return true, ""
@@ -200,8 +200,10 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 		return nil, err
 	}
 	best := make(map[string]*arena.Market) // event key → best market
+	refused := map[string]int{}            // reason → markets
 	for _, m := range candidates {
-		if ok, _ := rules.Eligible(m, revealDeadline); !ok {
+		if ok, why := rules.Eligible(m, revealDeadline); !ok {
+			refused[why]++
 			continue
 		}
 		key := eventKey(m)
@@ -242,10 +244,33 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 		}
 	}
 	if len(out) < k {
-		return nil, reject(CodeNotEnoughMarkets, "select: %d eligible markets (one per event, max_per_category %d) among %d candidates, need %d",
-			len(out), rules.MaxPerCategory, len(candidates), k)
+		return nil, reject(CodeNotEnoughMarkets, "select: %d eligible markets (one per event, max_per_category %d) among %d candidates, need %d%s",
+			len(out), rules.MaxPerCategory, len(candidates), k, refusals(refused))
 	}
 	return out, nil
+}
+
+// refusals says why candidates were not eligible, most common reason
+// first: "; refused: 40 source polymarket, 20 closes too early".
+func refusals(n map[string]int) string {
+	if len(n) == 0 {
+		return ""
+	}
+	why := make([]string, 0, len(n))
+	for w := range n {
+		why = append(why, w)
+	}
+	slices.SortFunc(why, func(a, b string) int {
+		if n[a] != n[b] {
+			return n[b] - n[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(why))
+	for i, w := range why {
+		parts[i] = fmt.Sprintf("%d %s", n[w], w)
+	}
+	return "; refused: " + strings.Join(parts, ", ")
 }
 
 // compareMarkets orders by volume descending, then Source and SourceID.

@@ -133,15 +133,15 @@ func TestEligible(t *testing.T) {
 		t.Fatalf("eligible market refused: %s", why)
 	}
 	for want, edit := range map[string]func(*arena.Market){
-		"not binary":       func(m *arena.Market) { m.Type = arena.Multi },
-		"not open":         func(m *arena.Market) { m.Ambiguous = true },
-		"source sim":       func(m *arena.Market) { m.Source = arena.SourceSim },
-		"closes too early": func(m *arena.Market) { m.CloseTime = rd.Add(time.Hour) }, // = reveal + MinCloseAfter
-		"closes too late":  func(m *arena.Market) { m.CloseTime = rd.Add(8 * 24 * time.Hour) },
-		"volume":           func(m *arena.Market) { m.Volume = math.NaN() },
-		"liquidity":        func(m *arena.Market) { m.Liquidity = 999 },
-		"category sports":  func(m *arena.Market) { m.Category = "SPORTS" },
-		"price":            func(m *arena.Market) { m.Prices = map[string]float64{arena.Yes: 0.98, arena.No: 0.02} },
+		"not binary":                           func(m *arena.Market) { m.Type = arena.Multi },
+		"not open":                             func(m *arena.Market) { m.Ambiguous = true },
+		"source sim not in the rules":          func(m *arena.Market) { m.Source = arena.SourceSim },
+		"closes too early":                     func(m *arena.Market) { m.CloseTime = rd.Add(time.Hour) }, // = reveal + MinCloseAfter
+		"closes too late":                      func(m *arena.Market) { m.CloseTime = rd.Add(8 * 24 * time.Hour) },
+		"volume below min_volume":              func(m *arena.Market) { m.Volume = math.NaN() },
+		"liquidity below min_liquidity":        func(m *arena.Market) { m.Liquidity = 999 },
+		"category sports":                      func(m *arena.Market) { m.Category = "SPORTS" },
+		"price outside [min_price, max_price]": func(m *arena.Market) { m.Prices = map[string]float64{arena.Yes: 0.98, arena.No: 0.02} },
 	} {
 		m := ok()
 		edit(m)
@@ -151,7 +151,7 @@ func TestEligible(t *testing.T) {
 	}
 	m := ok()
 	m.Prices = nil
-	if e, why := rules.Eligible(m, rd); e || why != "price" {
+	if e, why := rules.Eligible(m, rd); e || why != "price outside [min_price, max_price]" {
 		t.Errorf("unknown price with price bounds: %v %q", e, why)
 	}
 	rules.MinPrice, rules.MaxPrice = 0, 0

@@ -109,3 +109,21 @@ func (w *World) view(m *market, since, now time.Time) *arena.Market {
 func binaryPrices(yes uint16) map[string]float64 {
 	return map[string]float64{arena.Yes: bpsProb(yes), arena.No: bpsProb(10000 - yes)}
 }
+
+// LiveMarkets is MarketsSince(since, now) as a live source sees it: the history
+// of an open market also ends with its price in force at now, stamped now,
+// as a sync records the price it fetched. So a benchmark lookup near any
+// instant at which a sync ran finds a price point, whatever the grid step.
+func (w *World) LiveMarkets(since, now time.Time) []*arena.Market {
+	now = now.UTC()
+	ms := w.MarketsSince(since, now)
+	for _, mk := range ms {
+		n := len(mk.History)
+		if mk.Status != arena.StatusOpen || (n > 0 && mk.History[n-1].Time.Equal(now)) {
+			continue
+		}
+		mk.History = append(mk.History, arena.PricePoint{Outcome: arena.Yes, Time: now, Price: mk.Prices[arena.Yes],
+			Source: arena.PriceSim, FetchedAt: now})
+	}
+	return ms
+}

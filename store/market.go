@@ -403,9 +403,11 @@ func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at 
 		if err != nil {
 			return fmt.Errorf("store: resolve market %d: %w", id, err)
 		}
-		if resolution != arena.Void && m.OutcomeIndex(resolution) < 0 {
+		name, ok := m.ResolutionName(resolution)
+		if !ok {
 			return arena.Errorf(arena.EINVALID, "market %d: %q is not an outcome (want one of %v or %s)", id, resolution, m.Outcomes, arena.Void)
 		}
+		resolution = name
 		if m.Resolution != "" && m.Resolution != resolution {
 			return arena.Errorf(arena.ECONFLICT, "market %d already resolved to %s", id, m.Resolution)
 		}

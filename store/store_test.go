@@ -127,7 +127,8 @@ func TestResolveMarket(t *testing.T) {
 		if err := db.ResolveMarket(ctx, 9999, arena.Yes, t0); arena.ErrorKind(err) != arena.ENOTFOUND {
 			t.Fatalf("unknown market: %v", err)
 		}
-		if err := db.ResolveMarket(ctx, m.ID, arena.Yes, t0); err != nil {
+		// The market's own outcome names, in any letter case.
+		if err := db.ResolveMarket(ctx, m.ID, "yES", t0); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.ResolveMarket(ctx, m.ID, arena.Yes, t0); err != nil {

@@ -193,11 +193,8 @@ func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	res := map[string]string{"YES": arena.Yes, "NO": arena.No, "VOID": arena.Void}[req.Outcome]
-	if res == "" {
-		return arena.Errorf(arena.EINVALID, "outcome %q: want YES, NO or VOID", req.Outcome)
-	}
-	if err := s.Forecast.ResolveMarket(r.Context(), id, res); err != nil {
+	// The store accepts the market's own outcome names and VOID, in any case.
+	if err := s.Forecast.ResolveMarket(r.Context(), id, req.Outcome); err != nil {
 		return err
 	}
 	m, err := s.Markets.Market(r.Context(), id)

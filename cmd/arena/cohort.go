@@ -190,7 +190,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 			}
 		}
 	}
-	if s.db, err = store.Open(ctx, o.DB); err != nil {
+	if s.db, err = openExisting(ctx, o.DB); err != nil {
 		return nil, err
 	}
 	s.engine = &trading.Engine{Store: s.db, Lineup: s.lineup, ProviderLimit: c.concurrency, MaxAttempts: c.attempts, Log: s.log}
@@ -413,7 +413,7 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, o.DB)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err
 	}
@@ -468,7 +468,7 @@ func cohortList(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, o.DB)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err
 	}

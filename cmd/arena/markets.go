@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/forecast-arena/arena/store"
 	"github.com/forecast-arena/arena/web"
 )
 
@@ -40,7 +39,7 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, o.DB)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err
 	}

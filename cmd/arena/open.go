@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -28,4 +29,16 @@ func openOrUndo(ctx context.Context, url string) (db *store.DB, undo func(), err
 			}
 		}
 	}, nil
+}
+
+// openExisting opens the store for a command that reads what earlier
+// commands wrote: a SQLite file that does not exist is an error, not a new
+// empty database that would answer every query with nothing.
+func openExisting(ctx context.Context, url string) (*store.DB, error) {
+	if path, isSQLite := strings.CutPrefix(url, "sqlite:"); isSQLite {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("database %s does not exist: create it with 'arena sync' or 'arena import', or point --db (or ARENA_DB) at an existing one", path)
+		}
+	}
+	return store.Open(ctx, url)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/forecast-arena/arena/chart"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/score"
-	"github.com/forecast-arena/arena/store"
 )
 
 func init() {
@@ -100,7 +99,7 @@ func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	db, err := store.Open(ctx, o.DB)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return nil, "", err
 	}
@@ -720,7 +719,7 @@ func runReportBaselines(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, o.DB)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err
 	}

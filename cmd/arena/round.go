@@ -58,7 +58,7 @@ func roundService(ctx context.Context, env *Env, cf *configFlags) (*forecast.Ser
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := store.Open(ctx, o.DB)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -395,19 +395,23 @@ func addForecastServeFlags(fs *flag.FlagSet) *forecastServeFlags {
 	fs.IntVar(&f.k, "round-k", forecast.DefaultK, "markets per scheduled round")
 	fs.DurationVar(&f.grace, "grace", 24*time.Hour, "after the reveal deadline, score a round with whatever has resolved")
 	fs.DurationVar(&f.cfg.RetryEvery, "round-retry-every", def.RetryEvery, "while too few markets are eligible (before the first sync), retry round creation this often, for up to 15 minutes")
-	fs.StringVar(&f.rules, "round-rules", "", "complete market selection rules as JSON (default: the built-in Polymarket rules)")
+	fs.StringVar(&f.rules, "round-rules", "", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)")
 	return f
 }
 
 // setup builds the forecast service of `arena serve` and its scheduled
 // jobs. With lookup (Polymarket's CLOB) benchmarks missing from the local
-// price history come from prices-history.
-func (f *forecastServeFlags) setup(o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup) (*forecast.Service, []jobs.Job, error) {
+// price history come from prices-history. With a simulated world in the
+// database the default rules also take its markets.
+func (f *forecastServeFlags) setup(o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup, simWorld bool) (*forecast.Service, []jobs.Job, error) {
 	dom, err := forecastDomain(o)
 	if err != nil {
 		return nil, nil, err
 	}
 	rules := forecast.DefaultRules()
+	if simWorld {
+		rules.Sources = append(rules.Sources, arena.SourceSim)
+	}
 	if f.rules != "" {
 		rules = forecast.Rules{} // the file holds the complete rules
 		b, err := os.ReadFile(f.rules)

@@ -64,11 +64,15 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		pc.Logger = logger
 		lookup = forecast.TokenLookup(pc.BenchmarkAt)
 	}
-	fsvc, fjobs, err := ff.setup(o, db, logger, lookup)
+	sjobs, simWorld, err := simJobs(ctx, db, logger)
 	if err != nil {
 		return err
 	}
-	js := append(serveJobs(o, db, logger, !*noSync), fjobs...)
+	fsvc, fjobs, err := ff.setup(o, db, logger, lookup, simWorld)
+	if err != nil {
+		return err
+	}
+	js := append(append(serveJobs(o, db, logger, !*noSync), sjobs...), fjobs...)
 	// The trading track runs when a model registry names its agents.
 	var eng *trading.Engine
 	if o.AgentsFile != "" {

@@ -34,7 +34,7 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 	limit := fs.Int("limit", 0, "polymarket: markets kept, by volume (default ARENA_SYNC_LIMIT or 500)")
 	seed := fs.Int64("seed", 1, "sim: world seed (same seed, same world)")
 	nMarkets := fs.Int("markets", 0, fmt.Sprintf("sim: number of markets (default %d)", sim.DefaultMarkets))
-	startStr := fs.String("start", "", "sim: start of the world's horizon, RFC 3339 (default "+sim.DefaultStart.Format(time.RFC3339)+")")
+	startStr := fs.String("start", "", "sim: start of the world's horizon, RFC 3339 (default: the world already in the database, else today 00:00 UTC, so that its markets are open now)")
 	nowStr := fs.String("now", "", "sim: the instant the world is observed at, RFC 3339 (default: the wall clock)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -86,12 +86,12 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 		if err := misplaced(polymarketOnly); err != nil {
 			return err
 		}
-		cfg := sim.Config{Seed: *seed, Markets: *nMarkets}
 		if set["markets"] && *nMarkets <= 0 {
 			return fmt.Errorf("--markets %d: must be positive", *nMarkets)
 		}
+		var start time.Time
 		if *startStr != "" {
-			if cfg.Start, err = syncTimeFlag("start", *startStr); err != nil {
+			if start, err = syncTimeFlag("start", *startStr); err != nil {
 				return err
 			}
 		}
@@ -101,18 +101,33 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 				return err
 			}
 		}
-		world, err := sim.New(cfg)
-		if err != nil {
-			return err
-		}
 		run = func(ctx context.Context, db *store.DB) (string, error) {
+			cfg, err := simWorldConfig(ctx, db, set, *seed, *nMarkets, start, now)
+			if err != nil {
+				return "", err
+			}
+			world, err := sim.New(cfg)
+			if err != nil {
+				return "", err
+			}
+			// Refuse a second world before writing any of its markets.
+			if err := sim.Record(ctx, db, world); err != nil {
+				return "", err
+			}
 			ms := world.MarketsAt(now)
 			res, err := db.SaveMarkets(ctx, ms)
 			if err != nil {
 				return "", fmt.Errorf("save %d sim markets: %w", len(ms), err)
 			}
-			return fmt.Sprintf("sim: seed %d, %d markets at %s; saved %d new, %d updated, %d unchanged, %d price points",
-				*seed, len(ms), now.Format(time.RFC3339), res.Inserted, res.Updated, res.Unchanged, res.Prices), nil
+			open := 0
+			for _, m := range ms {
+				if m.Status == arena.StatusOpen {
+					open++
+				}
+			}
+			return fmt.Sprintf("sim: seed %d, world from %s, %d markets at %s (%d open); saved %d new, %d updated, %d unchanged, %d price points",
+				cfg.Seed, world.Config().Start.Format(time.RFC3339), len(ms), now.Format(time.RFC3339), open,
+				res.Inserted, res.Updated, res.Unchanged, res.Prices), nil
 		}
 	default:
 		return fmt.Errorf("unknown source %q (want polymarket or sim)", *source)
@@ -138,4 +153,28 @@ func syncTimeFlag(name, v string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time such as 2026-01-05T00:00:00Z", name, v)
 	}
 	return t.UTC(), nil
+}
+
+// simWorldConfig is the world a sim sync observes: the one the database
+// already holds (flags may repeat its settings but not change them), or a
+// new one that starts today, so that its markets are open now and
+// `arena serve` can run rounds on them.
+func simWorldConfig(ctx context.Context, db *store.DB, set map[string]bool, seed int64, markets int, start, now time.Time) (sim.Config, error) {
+	cfg, ok, err := sim.Recorded(ctx, db)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if !ok {
+		cfg = sim.Config{Start: now.Truncate(24 * time.Hour)}
+	}
+	if set["seed"] || !ok {
+		cfg.Seed = seed
+	}
+	if set["markets"] {
+		cfg.Markets = markets
+	}
+	if !start.IsZero() {
+		cfg.Start = start
+	}
+	return cfg, nil
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/forecast-arena/arena/jobs"
+	"github.com/forecast-arena/arena/sim"
+	"github.com/forecast-arena/arena/store"
+)
+
+// simSyncEvery is how often `arena serve` observes a recorded simulated
+// world: often enough that every commit deadline has a price point within
+// the benchmark tolerance (±300 s).
+const simSyncEvery = time.Minute
+
+// simJobs continues the simulated world that `arena sync --source sim`
+// recorded in the database, if any: on the wall clock, its prices move,
+// its markets close and resolve, so rounds on it are benchmarked and
+// scored like rounds on Polymarket. It reports whether a world is there.
+func simJobs(ctx context.Context, db *store.DB, logger *slog.Logger) ([]jobs.Job, bool, error) {
+	cfg, ok, err := sim.Recorded(ctx, db)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	world, err := sim.New(cfg)
+	if err != nil {
+		return nil, false, fmt.Errorf("recorded sim world: %w", err)
+	}
+	run := func(ctx context.Context, _ time.Time) error {
+		now := time.Now().UTC().Truncate(time.Second)
+		ms := world.LiveMarkets(now.Add(-time.Hour), now)
+		res, err := db.SaveMarkets(ctx, ms)
+		if err != nil {
+			return fmt.Errorf("sim sync: %w", err)
+		}
+		logger.Debug("sim sync", "markets", len(ms), "updated", res.Updated, "prices", res.Prices)
+		return nil
+	}
+	logger.Info("continuing the simulated world", "seed", cfg.Seed, "start", cfg.Start.Format(time.RFC3339))
+	return []jobs.Job{{Name: "sim-sync", Schedule: jobs.Every(simSyncEvery), Run: run}}, true, nil
+}
