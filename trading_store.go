@@ -38,18 +38,31 @@ func (m Micros) Dollars() float64 { return float64(m) / float64(Dollar) }
 
 // String formats m as dollars with thousands separators and at least two
 // decimals, keeping every significant micro digit: "$10,000.00",
-// "-$0.125", "$1,234.567891".
+// "-$0.125", "$1,234.567891". Logs and errors use it, so nothing is hidden.
 func (m Micros) String() string {
-	neg := m < 0
-	u := uint64(m)
-	if neg {
-		u = uint64(-m) // -MinInt64 wraps to itself, which as uint64 is still right
-	}
-	whole, frac := u/1_000_000, u%1_000_000
-	fs := strings.TrimRight(strconv.FormatUint(frac+1_000_000, 10)[1:], "0")
+	u := magnitude(m)
+	fs := strings.TrimRight(strconv.FormatUint(u%1_000_000+1_000_000, 10)[1:], "0")
 	for len(fs) < 2 {
 		fs += "0"
 	}
+	return formatDollars(m < 0, u/1_000_000, fs)
+}
+
+// Cents formats m for tables: rounded half away from zero to the cent,
+// "$152,273.55"; an amount that rounds to zero has no sign.
+func (m Micros) Cents() string {
+	c := (magnitude(m) + 5_000) / 10_000
+	return formatDollars(m < 0 && c > 0, c/100, strconv.FormatUint(c%100+100, 10)[1:])
+}
+
+func magnitude(m Micros) uint64 {
+	if m < 0 {
+		return uint64(-m) // -MinInt64 wraps to itself, which as uint64 is still right
+	}
+	return uint64(m)
+}
+
+func formatDollars(neg bool, whole uint64, frac string) string {
 	ws := strconv.FormatUint(whole, 10)
 	var b strings.Builder
 	if neg {
@@ -63,7 +76,7 @@ func (m Micros) String() string {
 		b.WriteRune(c)
 	}
 	b.WriteByte('.')
-	b.WriteString(fs)
+	b.WriteString(frac)
 	return b.String()
 }
 

@@ -43,6 +43,21 @@ func TestMicrosString(t *testing.T) {
 	}
 }
 
+func TestMicrosCents(t *testing.T) {
+	for _, c := range []struct {
+		m    Micros
+		want string
+	}{
+		{0, "$0.00"}, {-2, "$0.00"}, {4_999, "$0.00"}, {5_000, "$0.01"}, {-5_000, "-$0.01"},
+		{d(152273.550217), "$152,273.55"}, {d(0.125), "$0.13"}, {-d(0.125), "-$0.13"}, {d(999.995), "$1,000.00"},
+		{math.MinInt64, "-$9,223,372,036,854.78"},
+	} {
+		if got := c.m.Cents(); got != c.want {
+			t.Errorf("%d: got %s want %s", int64(c.m), got, c.want)
+		}
+	}
+}
+
 func TestConversions(t *testing.T) {
 	if _, err := DollarsToMicros(math.NaN()); err == nil {
 		t.Error("NaN accepted")

@@ -1076,7 +1076,7 @@ func TestRoundPhases(t *testing.T) {
 			code          string
 		}{
 			{fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), "MAYBE", 400, "invalid"},
-			{fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), "yes", 400, "invalid"},
+			{fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), "", 400, "invalid"},
 			{"/api/v1/admin/markets/999999/resolve", "YES", 404, "not_found"},
 			{"/api/v1/admin/markets/x/resolve", "YES", 404, "not_found"},
 		} {

@@ -440,8 +440,8 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 		if s.ResolvedBets > 0 {
 			brier = strconv.FormatFloat(s.Brier, 'f', 4, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%+.2f%%\t%s\t%d\t%d\t%v\t\n", s.AgentID, s.Valuation.Cash, s.Valuation.PositionsValue,
-			s.Valuation.Total, s.Valuation.PnL, s.Valuation.PnLPct, brier, s.ResolvedBets, s.OpenPositions, s.Bankrupt)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%+.2f%%\t%s\t%d\t%d\t%v\t\n", s.AgentID, s.Valuation.Cash.Cents(), s.Valuation.PositionsValue.Cents(),
+			s.Valuation.Total.Cents(), s.Valuation.PnL.Cents(), s.Valuation.PnLPct, brier, s.ResolvedBets, s.OpenPositions, s.Bankrupt)
 	}
 	return tw.Flush()
 }

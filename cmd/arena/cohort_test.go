@@ -209,7 +209,7 @@ func TestCohortSimOffline(t *testing.T) {
 }
 
 func TestCohortUsageErrors(t *testing.T) {
-	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
+	dbURL := emptyDB(t)
 	reg := writeRegistry(t, "http://127.0.0.1:1/v1", "5s", "alpha")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"agents":[{"id":"x","model":"m","provider":"openrouter"}]}`), 0o600)
@@ -465,4 +465,16 @@ func TestTradingJobsForServe(t *testing.T) {
 	if _, _, err := TradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "no agents") {
 		t.Fatalf("broken agents file: %v", err)
 	}
+}
+
+// emptyDB returns the URL of a new, migrated, empty SQLite database.
+func emptyDB(t *testing.T) string {
+	t.Helper()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	return url
 }

@@ -78,7 +78,7 @@ func printTrading(w io.Writer, rows []trading.LeaderRow) {
 		if r.ResolvedBets > 0 {
 			brier, skill = fmt.Sprintf("%.4f", r.Brier), fmt.Sprintf("%+.3f", r.SkillVsMarket)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%+.2f%%\t%s\t%d\t%s\t%s\t\n", r.Name, r.Cohorts, r.MeanReturnPct, r.TotalPnL, r.ResolvedBets, brier, skill)
+		fmt.Fprintf(tw, "%s\t%d\t%+.2f%%\t%s\t%d\t%s\t%s\t\n", r.Name, r.Cohorts, r.MeanReturnPct, r.TotalPnL.Cents(), r.ResolvedBets, brier, skill)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nBrier from bet size: confidence = amount / (25% of cash), scored at resolution.")

@@ -386,7 +386,7 @@ func TestReportSVG(t *testing.T) {
 // Without --in, the reports read the store; nothing is stored yet, which is
 // said plainly rather than failing.
 func TestReportFromEmptyStore(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "e.db")
+	db := emptyDB(t)
 	for _, kind := range []string{"leaderboard", "murphy", "categories", "calibration"} {
 		out, _, err := cli(t, nil, "report", kind, "--db", db)
 		if err != nil || !strings.Contains(out, "no scored forecasts stored yet") {

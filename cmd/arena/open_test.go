@@ -1,0 +1,28 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Read-only commands refuse a database that does not exist instead of
+// creating an empty one and answering with nothing.
+func TestReadCommandsNeedAnExistingDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.db")
+	for _, args := range [][]string{
+		{"markets"},
+		{"round", "list"},
+		{"report", "leaderboard"},
+		{"cohort", "list"},
+	} {
+		_, _, err := cli(t, nil, append(args, "--db", "sqlite:"+path)...)
+		if err == nil || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("%v: %v, want 'does not exist'", args, err)
+		}
+		if _, statErr := os.Stat(path); !os.IsNotExist(statErr) {
+			t.Fatalf("%v created %s", args, path)
+		}
+	}
+}
