@@ -1,0 +1,80 @@
+package arena_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/forecast-arena/arena"
+
+// TestLayering checks the package graph against the one-way data flow
+// (sources → store → tracks → agents → resolution → scoring → API): a
+// package may not depend, even indirectly, on the packages listed for it.
+// Test files are not counted: tests may wire anything together.
+func TestLayering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./...").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	deps := map[string]map[string]bool{} // package (relative) → its dependencies of ours
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := rel(f[0])
+		deps[pkg] = map[string]bool{}
+		for _, d := range f[1:] {
+			if strings.HasPrefix(d, module) {
+				deps[pkg][rel(d)] = true
+			}
+		}
+	}
+	if len(deps) < 10 {
+		t.Fatalf("go list found only %d packages", len(deps))
+	}
+	forbid := func(pkg string, bad func(dep string) bool, why string) {
+		t.Helper()
+		ds, ok := deps[pkg]
+		if !ok {
+			return // the package does not exist (yet)
+		}
+		for d := range ds {
+			if bad(d) {
+				t.Errorf("%s depends on %s: %s", pkg, d, why)
+			}
+		}
+	}
+	any := func(string) bool { return true }
+	is := func(names ...string) func(string) bool {
+		return func(d string) bool {
+			for _, n := range names {
+				if d == n || strings.HasPrefix(d, n+"/") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	forbid(".", any, "the domain package imports nothing of ours")
+	forbid("score", any, "scoring is pure and imports nothing of ours")
+	forbid("store", is("forecast", "trading", "agent", "oracle", "web", "jobs", "demo"), "storage knows no track")
+	forbid("forecast", is("trading"), "the tracks do not import each other")
+	forbid("trading", is("forecast"), "the tracks do not import each other")
+	forbid("llm", is("store"), "the model layer does not touch storage")
+	forbid("oracle", is("forecast", "trading"), "the oracle serves both tracks and imports neither")
+	for pkg, ds := range deps {
+		if ds["cmd/arena"] {
+			t.Errorf("%s imports cmd/arena: nothing imports the command", pkg)
+		}
+		// Only the composition root (the command) wires the web server.
+		if ds["web"] && pkg != "cmd/arena" && !strings.HasPrefix(pkg, "web") {
+			t.Errorf("%s imports web: only cmd/arena wires the server", pkg)
+		}
+	}
+}
+
+func rel(path string) string {
+	if path == module {
+		return "."
+	}
+	return strings.TrimPrefix(path, module+"/")
+}
