@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
@@ -92,7 +94,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	defer cancel()
 	if err := d.db.PingContext(pingCtx); err != nil {
 		d.db.Close()
-		return nil, fmt.Errorf("store: connect %s: %w", redact(rawURL), err)
+		return nil, fmt.Errorf("store: connect %s: %w", redact(rawURL), connectError(err))
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.db.Close()
@@ -180,6 +182,33 @@ func fromMicros(n sql.NullInt64) time.Time {
 var errNoRows = sql.ErrNoRows
 
 func isNoRows(err error) bool { return errors.Is(err, errNoRows) }
+
+// connectError says each distinct reason a PostgreSQL connection failed
+// once: pgx joins one error per attempt (one per address, and again
+// without TLS), which repeat the same "connection refused".
+func connectError(err error) error {
+	var ce *pgconn.ConnectError
+	var attempts interface{ Unwrap() []error }
+	if !errors.As(err, &ce) || !errors.As(ce.Unwrap(), &attempts) {
+		return err
+	}
+	var reasons []string
+	for _, e := range attempts.Unwrap() {
+		if m := e.Error(); !slices.Contains(reasons, m) {
+			reasons = append(reasons, m)
+		}
+	}
+	return &reasonError{msg: strings.Join(reasons, "; "), err: err}
+}
+
+// reasonError replaces an error's message and keeps it as the cause.
+type reasonError struct {
+	msg string
+	err error
+}
+
+func (e *reasonError) Error() string { return e.msg }
+func (e *reasonError) Unwrap() error { return e.err }
 
 // Ping checks the connection.
 func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }

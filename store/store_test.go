@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -193,6 +194,11 @@ func TestOpenErrors(t *testing.T) {
 			db.Close()
 			t.Errorf("Open(%q) succeeded", u)
 		}
+	}
+	// Each reason a connection failed is said once, however many attempts.
+	_, err := store.Open(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	if n := strings.Count(fmt.Sprint(err), "connection refused"); n != 1 {
+		t.Errorf("refused connection said %d times: %v", n, err)
 	}
 }
 

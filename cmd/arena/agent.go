@@ -49,10 +49,7 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 func agentKeygen(env *Env, args []string) error {
 	fs := newFlagSet(env, "agent keygen", "--out FILE")
 	out := fs.String("out", "", "where to write the key (must not exist)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
@@ -90,10 +87,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	every := fs.Duration("every", 0, "run again at this interval until interrupted (0: run once, e.g. from cron)")
 	timeout := fs.Duration("timeout", 30*time.Second, "HTTP timeout per request")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if *server == "" || *keyFile == "" {

@@ -40,10 +40,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "bench", "[--rows N] [--format table|json]")
 	rows := fs.Int("rows", 1_000_000, "rows of the generated forecasts CSV for the end-to-end scoring run")
 	format := fs.String("format", "table", "output format: table or json")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {

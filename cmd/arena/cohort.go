@@ -249,10 +249,7 @@ func TradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.
 func cohortStart(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "cohort start", "[--now T] (--agents FILE | --sim-seed N) [--db URL]")
 	c := addCohortFlags(fs, true)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	s, err := c.setup(ctx, env, true)
@@ -280,10 +277,7 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 	c := addCohortFlags(fs, true)
 	c.addRun()
 	only := fs.Int64("cohort", 0, "run only this cohort")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	s, err := c.setup(ctx, env, true)
@@ -409,11 +403,7 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
-	o, err := cf.options(env)
-	if err != nil {
-		return err
-	}
-	db, err := openExisting(ctx, o.DB)
+	o, db, err := cf.openExisting(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -451,10 +441,7 @@ func cohortList(ctx context.Context, env *Env, args []string) error {
 	cf := addConfigFlags(fs, false)
 	status := fs.String("status", "", "only cohorts with this status: active or completed")
 	format := formatFlag(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {
@@ -464,11 +451,7 @@ func cohortList(ctx context.Context, env *Env, args []string) error {
 	if st != "" && st != arena.CohortActive && st != arena.CohortCompleted {
 		return fmt.Errorf("status %q: want active or completed", *status)
 	}
-	o, err := cf.options(env)
-	if err != nil {
-		return err
-	}
-	db, err := openExisting(ctx, o.DB)
+	_, db, err := cf.openExisting(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -504,10 +487,7 @@ func cohortList(ctx context.Context, env *Env, args []string) error {
 func cohortSnapshot(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "cohort snapshot", "[--now T] [--db URL]")
 	c := addCohortFlags(fs, false)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	s, err := c.setup(ctx, env, false)
@@ -527,10 +507,7 @@ func cohortSettle(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "cohort settle", "[--now T] [--policy refund|defer|oracle] [--db URL]")
 	c := addCohortFlags(fs, false)
 	policy := fs.String("policy", string(trading.PolicyRefund), "ambiguous markets: refund, defer or oracle")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	p, err := trading.ParsePolicy(*policy)

@@ -13,10 +13,7 @@ func runConfig(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "config", "[--config FILE] [--db URL]")
 	cf := addConfigFlags(fs, true)
 	cf.addServe()
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	o, err := cf.options(env)

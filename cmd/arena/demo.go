@@ -27,10 +27,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	noServe := fs.Bool("no-serve", false, "print the leaderboard and exit")
 	format := fs.String("format", "table", "output format: table or json")
 	dir := fs.String("dir", "", "keep the demo database and agent state here (default: a new temp dir)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if *format != "table" && *format != "json" {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/forecast-arena/arena/config"
+	"github.com/forecast-arena/arena/store"
 )
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, with
@@ -45,6 +47,14 @@ func noArgs(fs *flag.FlagSet) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// parseAll parses flags and refuses positional arguments.
+func parseAll(fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return noArgs(fs)
 }
 
 // configFlags are the configuration flags shared by commands that touch the
@@ -103,4 +113,15 @@ func (c *configFlags) options(env *Env) (config.Options, error) {
 	override("addr", &o.Addr, c.addr)
 	override("admin-token", &o.AdminToken, c.token)
 	return o, o.Validate()
+}
+
+// openExisting resolves the configuration and opens the store that earlier
+// commands wrote (see the package-level openExisting).
+func (c *configFlags) openExisting(ctx context.Context, env *Env) (config.Options, *store.DB, error) {
+	o, err := c.options(env)
+	if err != nil {
+		return o, nil, err
+	}
+	db, err := openExisting(ctx, o.DB)
+	return o, db, err
 }

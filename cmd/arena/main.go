@@ -70,7 +70,9 @@ func Main(ctx context.Context, env *Env, args []string) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
-	if err != nil && !errors.Is(err, errUsage) {
+	// Name the command, unless the error already starts with it (a package
+	// named like its command, such as demo or config, says it already).
+	if err != nil && !errors.Is(err, errUsage) && !strings.HasPrefix(err.Error(), cmd.name+": ") {
 		return fmt.Errorf("%s: %w", cmd.name, err)
 	}
 	return err

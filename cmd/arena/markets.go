@@ -22,10 +22,7 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 	status := fs.String("status", "", "only markets with this status: open, closed or resolved")
 	limit := fs.String("limit", "50", "maximum number of markets (0 = all)")
 	format := fs.String("format", "table", "output format: table or json")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if *format != "table" && *format != "json" {
@@ -35,11 +32,7 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, err := cf.options(env)
-	if err != nil {
-		return err
-	}
-	db, err := openExisting(ctx, o.DB)
+	_, db, err := cf.openExisting(ctx, env)
 	if err != nil {
 		return err
 	}

@@ -221,10 +221,7 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	adjusted := fs.Bool("adjusted", false, "difficulty-adjusted Brier leaderboard: two-way fixed effects, question bootstrap by round")
 	estimation := fs.String("estimation", "", "with --adjusted: comma-separated agents that estimate question difficulty (default: all but the market baseline)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*si.format, "table", "json", "csv", "svg"); err != nil {
@@ -618,10 +615,7 @@ func runReportPower(ctx context.Context, env *Env, args []string) error {
 	fs.Float64Var(&pp.Boldness, "boldness", pp.Boldness, "mean |b − p|, the agent's boldness d")
 	fs.IntVar(&pp.K, "markets-per-round", pp.K, "markets per round k")
 	format := fs.String("format", "table", "output format: table, json or csv")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json", "csv"); err != nil {
@@ -706,20 +700,13 @@ func runReportBaselines(ctx context.Context, env *Env, args []string) error {
 	source := fs.String("source", "", "only markets of this source (e.g. forecastbench, polymarket, sim)")
 	seed := fs.Uint64("seed", 1, "seed of the random forecaster")
 	format := fs.String("format", "table", "output format: table, json or csv")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json", "csv"); err != nil {
 		return err
 	}
-	o, err := cf.options(env)
-	if err != nil {
-		return err
-	}
-	db, err := openExisting(ctx, o.DB)
+	_, db, err := cf.openExisting(ctx, env)
 	if err != nil {
 		return err
 	}

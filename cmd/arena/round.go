@@ -126,10 +126,7 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 	revealWindow := fs.Duration("reveal-window", def.RevealWindow, "length of the reveal phase")
 	grace := fs.Duration("grace", 24*time.Hour, "after the reveal deadline, score with whatever has resolved")
 	format := fs.String("format", "table", "output format: table or json")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {
@@ -199,10 +196,7 @@ func roundList(ctx context.Context, env *Env, args []string) error {
 	status := fs.String("status", "", "only rounds with this status: open, revealing, scoring, scored or invalidated")
 	limit := fs.Int("limit", 50, "maximum number of rounds (0 = all)")
 	format := fs.String("format", "table", "output format: table or json")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {

@@ -36,10 +36,7 @@ func runScore(ctx context.Context, env *Env, args []string) error {
 	format := fs.String("format", "table", "output format: table, json or csv")
 	boot := fs.Int("bootstrap", 0, "block-bootstrap replicates for the alpha CI in the table (0: skip; 1999 is the usual choice)")
 	seed := fs.Uint64("seed", 1, "seed of the bootstrap")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {

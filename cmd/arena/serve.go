@@ -32,10 +32,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	agentsFile := fs.String("agents", "", "LLM model registry for the trading track (default ARENA_AGENTS; none: no trading cohorts)")
 	forecastLead := fs.Duration("forecast-lead-time", 600*time.Second, "hosted LLM forecast agents (ARENA_FORECAST_AGENTS) forecast this long before a round's commit deadline")
 	ff := addForecastServeFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	o, err := cf.options(env)

@@ -36,10 +36,7 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 	nMarkets := fs.Int("markets", 0, fmt.Sprintf("sim: number of markets (default %d)", sim.DefaultMarkets))
 	startStr := fs.String("start", "", "sim: start of the world's horizon, RFC 3339 (default: the world already in the database, else today 00:00 UTC, so that its markets are open now)")
 	nowStr := fs.String("now", "", "sim: the instant the world is observed at, RFC 3339 (default: the wall clock)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	set := map[string]bool{}
