@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/forecast-arena/arena"
+
 	"context"
 	"errors"
 	"log/slog"
@@ -18,7 +20,7 @@ import (
 func newLLM(t *testing.T, srv *llmtest.Server, model string) *llm.Client {
 	t.Helper()
 	spec := llm.ModelSpec{ID: "agent-" + model, Name: model, Provider: "local", Model: model, BaseURL: srv.BaseURL,
-		Timeout: llm.Duration(5 * time.Second), InputUSDPerMtok: 2_500_000, OutputUSDPerMtok: 10_000_000}
+		Timeout: arena.Duration(5 * time.Second), InputUSDPerMtok: 2_500_000, OutputUSDPerMtok: 10_000_000}
 	c, err := llm.NewClient(spec, "sk-test", llm.WithLogger(slog.New(slog.DiscardHandler)),
 		llm.WithRetryPolicy(llm.RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond}))
 	if err != nil {

@@ -159,15 +159,15 @@ type Factory struct {
 	// Retries is the number of corrections after an unusable answer:
 	// 0 means DefaultRetries, negative means none.
 	Retries int
-	Log     *slog.Logger
+	Logger  *slog.Logger
 
 	mu     sync.Mutex
 	worlds map[string]*sim.World
 }
 
 func (f *Factory) log() *slog.Logger {
-	if f.Log != nil {
-		return f.Log
+	if f.Logger != nil {
+		return f.Logger
 	}
 	return slog.Default()
 }
@@ -273,7 +273,7 @@ func (f *Factory) spec(e arena.LineupEntry) (llm.ModelSpec, error) {
 		}
 	}
 	if spec.Timeout <= 0 {
-		spec.Timeout = llm.Duration(llm.DefaultTimeout)
+		spec.Timeout = arena.Duration(llm.DefaultTimeout)
 	}
 	return spec, nil
 }

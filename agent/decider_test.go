@@ -74,7 +74,7 @@ func TestFactoryRunsFrozenModel(t *testing.T) {
 	frozen := registry(t, `{"agents":[{"id":"a","provider":"local","model":"frozen-model","base_url":"`+old.BaseURL+`","input_usd_per_mtok":2,"output_usd_per_mtok":8}]}`)
 	lu, _, _ := LLMLineup(frozen, env())
 	now := registry(t, `{"agents":[{"id":"a","provider":"local","model":"new-model","base_url":"`+moved.BaseURL+`","timeout":"3s","input_usd_per_mtok":9,"output_usd_per_mtok":9}]}`)
-	f := &Factory{Registry: now, Getenv: env(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	f := &Factory{Registry: now, Getenv: env(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if d := f.ModelTimeout(lu); d != 3*time.Second {
 		t.Fatalf("timeout %v", d)
 	}

@@ -66,7 +66,7 @@ func tools(calls ...llmtest.ToolCall) llmtest.Reply {
 
 func forecaster(t *testing.T, srv *llmtest.Server, model string, meter *llm.Meter) *Forecaster {
 	t.Helper()
-	spec := llm.ModelSpec{ID: model, Provider: "local", Model: model, BaseURL: srv.BaseURL, Timeout: llm.Duration(5 * time.Second),
+	spec := llm.ModelSpec{ID: model, Provider: "local", Model: model, BaseURL: srv.BaseURL, Timeout: arena.Duration(5 * time.Second),
 		InputUSDPerMtok: 1_000_000, OutputUSDPerMtok: 2_000_000, MaxTokens: 500}
 	c, err := llm.NewClient(spec, "", llm.WithLogger(slog.New(slog.DiscardHandler)), llm.WithRetryPolicy(llm.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}))
 	if err != nil {

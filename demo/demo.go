@@ -142,8 +142,8 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	clock, db, log := res.Clock, res.DB, cfg.Logger
 	start := world.Config().Start
 	clock.Set(start)
-	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: forecast.Duration(time.Hour),
-		MaxCloseAfter: forecast.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
+	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
+		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
 	svc := &forecast.Service{Store: db, Now: clock.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
 
 	// The trading track runs alongside: weekly cohorts of simulated traders
@@ -152,9 +152,9 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if err != nil {
 		return err
 	}
-	eng := &trading.Engine{Store: db, Lineup: lineup, Clock: clock.Now, Log: log}
+	eng := &trading.Engine{Store: db, Lineup: lineup, Now: clock.Now, Logger: log}
 	res.Handler = cfg.Server(Parts{DB: db, Forecast: svc, Trading: eng, Logger: log})
-	factory := &agent.Factory{Log: log}
+	factory := &agent.Factory{Logger: log}
 	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
 		ds, skipped := factory.Deciders(c.Lineup)
 		if len(skipped) > 0 { // every simulated agent must be decidable; a gap is a bug, not a missing key

@@ -1,7 +1,6 @@
 package forecast
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -97,8 +96,8 @@ type Rules struct {
 	// A market must close more than MinCloseAfter after the reveal deadline
 	// and, when MaxCloseAfter > 0, at most MaxCloseAfter after it (so the
 	// round resolves soon).
-	MinCloseAfter Duration `json:"min_close_after"`
-	MaxCloseAfter Duration `json:"max_close_after"`
+	MinCloseAfter arena.Duration `json:"min_close_after"`
+	MaxCloseAfter arena.Duration `json:"max_close_after"`
 	// MaxPerCategory caps markets per category (0: no cap).
 	MaxPerCategory int `json:"max_per_category"`
 	// Sources restricts markets to these sources (empty: any).
@@ -115,8 +114,8 @@ func DefaultRules() Rules {
 		MinLiquidity:  1_000,
 		MinPrice:      0.03,
 		MaxPrice:      0.97,
-		MinCloseAfter: Duration(time.Hour),
-		MaxCloseAfter: Duration(7 * 24 * time.Hour),
+		MinCloseAfter: arena.Duration(time.Hour),
+		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour),
 		// No cap: round-robin already mixes categories, and Polymarket
 		// leaves many markets uncategorized.
 		MaxPerCategory: 0,
@@ -309,26 +308,3 @@ func categoryKey(m *arena.Market) string {
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// Duration is a time.Duration that reads and writes JSON as a Go duration
-// string ("72h0m0s"), so stored rules stay readable.
-type Duration time.Duration
-
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
-
-// UnmarshalJSON reads a duration string such as "90m" or "168h".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("duration: want a string such as \"72h\": %w", err)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("duration: %w", err)
-	}
-	*d = Duration(v)
-	return nil
-}

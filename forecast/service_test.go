@@ -83,7 +83,7 @@ func saveMarkets(t *testing.T, db *store.DB, specs []spec) map[string]*arena.Mar
 
 func testRules() forecast.Rules {
 	return forecast.Rules{MinVolume: 10_000, MinLiquidity: 1_000, MinPrice: 0.03, MaxPrice: 0.97,
-		MinCloseAfter: forecast.Duration(time.Hour), MaxCloseAfter: forecast.Duration(7 * 24 * time.Hour), Sources: []string{"test"}}
+		MinCloseAfter: arena.Duration(time.Hour), MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{"test"}}
 }
 
 // F1: k markets chosen by the stored rules — binary, liquid, one per
@@ -149,7 +149,7 @@ func TestCreateRoundByRules(t *testing.T) {
 			Rules forecast.Rules `json:"rules"`
 		}
 		if err := json.Unmarshal(stored.Rules, &rules); err != nil || rules.K != 7 || rules.Rules.MinVolume != 10_000 ||
-			rules.Rules.MaxCloseAfter != forecast.Duration(7*24*time.Hour) || !slices.Equal(rules.Rules.Sources, []string{"test"}) {
+			rules.Rules.MaxCloseAfter != arena.Duration(7*24*time.Hour) || !slices.Equal(rules.Rules.Sources, []string{"test"}) {
 			t.Fatalf("stored rules %s (%v)", stored.Rules, err)
 		}
 		// Same candidates, same rules: the same round.
@@ -715,7 +715,7 @@ func TestPolymarketRoundOffline(t *testing.T) {
 		clk := &clock{}
 		clk.Set(now)
 		rules := forecast.DefaultRules()
-		rules.MaxCloseAfter = forecast.Duration(30 * 24 * time.Hour)
+		rules.MaxCloseAfter = arena.Duration(30 * 24 * time.Hour)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules,
 			Lookup: forecast.TokenLookup(client.BenchmarkAt)}
 		cd := now.Add(time.Hour)

@@ -5,6 +5,8 @@
 package llm
 
 import (
+	"github.com/forecast-arena/arena"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,7 +224,7 @@ func NewClient(spec ModelSpec, apiKey string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("llm: agent %q: no base URL", spec.ID)
 	}
 	if c.spec.Timeout <= 0 {
-		c.spec.Timeout = Duration(DefaultTimeout)
+		c.spec.Timeout = arena.Duration(DefaultTimeout)
 	}
 	ro := []option.RequestOption{
 		option.WithBaseURL(strings.TrimRight(c.spec.BaseURL, "/") + "/"),

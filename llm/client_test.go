@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"github.com/forecast-arena/arena"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,7 +34,7 @@ var quietLogger = slog.New(slog.DiscardHandler)
 
 func testSpec(model string) ModelSpec {
 	return ModelSpec{ID: "agent-" + model, Name: "Agent " + model, Provider: "local", Model: model,
-		Timeout: Duration(5 * time.Second), InputUSDPerMtok: 2_500_000, OutputUSDPerMtok: 10_000_000}
+		Timeout: arena.Duration(5 * time.Second), InputUSDPerMtok: 2_500_000, OutputUSDPerMtok: 10_000_000}
 }
 
 // newTestClient returns a client on srv whose waits are recorded, with
@@ -210,7 +212,7 @@ func TestTimeoutIsRetriedThenReported(t *testing.T) {
 	slow := llmtest.Reply{Delay: 2 * time.Second, Content: "late"}
 	srv.Script("m", slow, slow)
 	spec := testSpec("m")
-	spec.Timeout = Duration(50 * time.Millisecond)
+	spec.Timeout = arena.Duration(50 * time.Millisecond)
 	c, rec := newTestClient(t, srv, spec, "k", WithRetryPolicy(RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond}))
 	t0 := time.Now()
 	_, err := c.Complete(context.Background(), Request{User: "u"})

@@ -46,7 +46,7 @@ type ModelSpec struct {
 	Temperature float64 `json:"temperature"`
 	// MaxTokens caps completion tokens; 0 leaves the provider's default.
 	MaxTokens        int      `json:"max_tokens"`
-	Timeout          Duration `json:"timeout"`
+	Timeout          arena.Duration `json:"timeout"`
 	InputUSDPerMtok  Price    `json:"input_usd_per_mtok"`
 	OutputUSDPerMtok Price    `json:"output_usd_per_mtok"`
 	TrainingCutoff   Date     `json:"training_cutoff"`
@@ -233,7 +233,7 @@ func (reg *Registry) validate() error {
 			bad("max_tokens", "must not be negative, got %d", a.MaxTokens)
 		}
 		if !a.timeoutSet {
-			a.Timeout = Duration(DefaultTimeout)
+			a.Timeout = arena.Duration(DefaultTimeout)
 		} else if a.Timeout <= 0 {
 			bad("timeout", "must be positive")
 		}
@@ -383,33 +383,6 @@ func EnvLookup(environ []string) func(string) (string, bool) {
 		}
 	}
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
-
-// Duration is a time.Duration that reads either a Go duration string
-// ("90s", "2m") or a number of seconds, and writes a duration string.
-type Duration time.Duration
-
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("timeout %q: want a duration like \"120s\" or a number of seconds", s)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || f != f || f > 1e9 {
-		return fmt.Errorf("timeout %s: want a duration like \"120s\" or a number of seconds", b)
-	}
-	*d = Duration(f * float64(time.Second))
-	return nil
 }
 
 // Price is USD per million tokens held exactly as integer micro-dollars per

@@ -167,7 +167,7 @@ func testPanel(t testing.TB, srv *llmtest.Server, agents []string, cacheDir stri
 	t.Helper()
 	p := &Panel{Retriever: nil, Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }}
 	for _, a := range agents {
-		spec := llm.ModelSpec{ID: a, Name: a, Provider: "local", Model: a, BaseURL: srv.BaseURL, Timeout: llm.Duration(5 * time.Second),
+		spec := llm.ModelSpec{ID: a, Name: a, Provider: "local", Model: a, BaseURL: srv.BaseURL, Timeout: arena.Duration(5 * time.Second),
 			InputUSDPerMtok: 1_000_000, OutputUSDPerMtok: 4_000_000}
 		c, err := llm.NewClient(spec, "", llm.WithRetryPolicy(llm.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond}),
 			llm.WithLogger(quiet))

@@ -55,9 +55,9 @@ func BenchmarkDecisionRunConcurrency(b *testing.B) {
 		b.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f := &agent.Factory{Getenv: testEnv, Log: quiet, LLMOptions: []llm.Option{llm.WithLogger(quiet)}}
+	f := &agent.Factory{Getenv: testEnv, Logger: quiet, LLMOptions: []llm.Option{llm.WithLogger(quiet)}}
 	newEngine := func(limit int) *trading.Engine {
-		return &trading.Engine{Store: db, Lineup: lu, ProviderLimit: limit, ModelTimeout: 10 * time.Second, Log: quiet}
+		return &trading.Engine{Store: db, Lineup: lu, ProviderLimit: limit, ModelTimeout: 10 * time.Second, Logger: quiet}
 	}
 	seq, conc := newEngine(1), newEngine(agents)
 	w := week

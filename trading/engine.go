@@ -89,8 +89,8 @@ type Engine struct {
 	ProviderLimit int
 	// MaxAttempts bounds claims of a decision that keeps failing (default 3).
 	MaxAttempts int
-	Clock       func() time.Time // default time.Now
-	Log         *slog.Logger
+	Now         func() time.Time // default time.Now
+	Logger      *slog.Logger
 
 	mu   sync.Mutex
 	sems map[string]chan struct{} // per provider, shared by concurrent runs
@@ -148,15 +148,15 @@ func (e *Engine) maxAttempts() int {
 }
 
 func (e *Engine) now() time.Time {
-	if e.Clock != nil {
-		return e.Clock().UTC()
+	if e.Now != nil {
+		return e.Now().UTC()
 	}
 	return time.Now().UTC()
 }
 
 func (e *Engine) log() *slog.Logger {
-	if e.Log != nil {
-		return e.Log
+	if e.Logger != nil {
+		return e.Logger
 	}
 	return slog.Default()
 }

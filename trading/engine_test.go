@@ -65,8 +65,8 @@ func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t 
 func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func engine(db *store.DB, clk *clock, lu []arena.LineupEntry) *trading.Engine {
-	return &trading.Engine{Store: db, Lineup: lu, ModelTimeout: time.Minute, ProviderLimit: 2, Clock: clk.now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return &trading.Engine{Store: db, Lineup: lu, ModelTimeout: time.Minute, ProviderLimit: 2, Now: clk.now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 func scripted(a trading.Action, seen *trading.Snapshot) trading.Decider {

@@ -108,7 +108,7 @@ func TestLLMCohortScenario(t *testing.T) {
 			t.Fatalf("skipped %v", skipped)
 		}
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		f := &agent.Factory{Getenv: testEnv, Log: quiet, LLMOptions: []llm.Option{llm.WithLogger(quiet),
+		f := &agent.Factory{Getenv: testEnv, Logger: quiet, LLMOptions: []llm.Option{llm.WithLogger(quiet),
 			llm.WithRetryPolicy(llm.RetryPolicy{MaxAttempts: 3, BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond})}}
 		clk := &clock{t: run}
 		e := engine(db, clk, lu)

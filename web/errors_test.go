@@ -65,7 +65,7 @@ func TestStoreFailureOnReadEndpoints(t *testing.T) {
 		var logs syncBuffer
 		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		svc := &forecast.Service{Store: db, Logger: logger}
-		eng := &trading.Engine{Store: db, Log: logger}
+		eng := &trading.Engine{Store: db, Logger: logger}
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: logger, Forecast: svc, Trading: eng})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()

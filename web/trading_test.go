@@ -69,7 +69,7 @@ func trSetup(t *testing.T, db *store.DB) *trEnv {
 	lu := []arena.LineupEntry{{AgentID: "a", Name: "Agent A", Kind: "llm", Provider: "p", Model: "m/a", InputMicrosPerMtok: 2_500_000, OutputMicrosPerMtok: 10_000_000},
 		{AgentID: "b", Name: "Agent B", Kind: "llm", Provider: "p", Model: "m/b"}}
 	now := trWeek.Add(5 * time.Minute)
-	eng := &trading.Engine{Store: db, Lineup: lu, Log: quiet, Clock: func() time.Time { return now }}
+	eng := &trading.Engine{Store: db, Lineup: lu, Logger: quiet, Now: func() time.Time { return now }}
 	c, _, err := eng.StartCohort(ctx, trWeek)
 	if err != nil {
 		t.Fatal(err)

@@ -119,7 +119,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		return enc.Encode(out)
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BENCHMARK\tTHROUGHPUT\tBASELINE\tTIME RATIO")
+	fmt.Fprintln(tw, "BENCHMARK\tTHROUGHPUT\tBASELINE\tTIME vs BASELINE")
 	for _, o := range out {
 		ratio := "-"
 		if o.Baseline != "" {
@@ -128,7 +128,8 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%.4g %s\t%s\t%s\n", o.Name, o.Throughput, o.Unit, o.Baseline, ratio)
 	}
 	tw.Flush()
-	fmt.Fprintf(env.Stdout, "\n%d rows, GOMAXPROCS %d. The HTTP commit path and the decision run are measured by `go test -bench` in web and trading.\n", int(n), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(env.Stdout, "\nTIME vs BASELINE: this benchmark's time over the baseline's on the same work; 2.00× takes twice as long, below 1× is faster.\n")
+	fmt.Fprintf(env.Stdout, "%d rows, GOMAXPROCS %d. The HTTP commit path and the decision run are measured by `go test -bench` in web and trading.\n", int(n), runtime.GOMAXPROCS(0))
 	return nil
 }
 

@@ -144,7 +144,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 		return nil, fmt.Errorf("--retries, --concurrency and --max-attempts must not be negative (concurrency at least 1)")
 	}
 	getenv := llm.EnvLookup(env.Environ)
-	s.factory = &agent.Factory{Getenv: getenv, LLMOptions: cohortLLMOptions(s.log), Log: s.log, Retries: c.retries}
+	s.factory = &agent.Factory{Getenv: getenv, LLMOptions: cohortLLMOptions(s.log), Logger: s.log, Retries: c.retries}
 	if c.retries == 0 {
 		s.factory.Retries = -1 // the flag's 0 means none; the factory's 0 means the default
 	}
@@ -193,7 +193,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 	if s.db, err = openExisting(ctx, o.DB); err != nil {
 		return nil, err
 	}
-	s.engine = &trading.Engine{Store: s.db, Lineup: s.lineup, ProviderLimit: c.concurrency, MaxAttempts: c.attempts, Log: s.log}
+	s.engine = &trading.Engine{Store: s.db, Lineup: s.lineup, ProviderLimit: c.concurrency, MaxAttempts: c.attempts, Logger: s.log}
 	return s, nil
 }
 
@@ -216,7 +216,7 @@ func TradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.
 		policy = p
 	}
 	getenv := llm.EnvLookup(environ)
-	f := &agent.Factory{Getenv: getenv, LLMOptions: []llm.Option{llm.WithLogger(logger)}, Log: logger}
+	f := &agent.Factory{Getenv: getenv, LLMOptions: []llm.Option{llm.WithLogger(logger)}, Logger: logger}
 	var lineup []arena.LineupEntry
 	if o.AgentsFile != "" {
 		reg, err := llm.LoadRegistry(o.AgentsFile)
@@ -232,7 +232,7 @@ func TradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.
 			logger.Warn("trading agent skipped", "agent", sk.ID, "name", sk.Name, "reason", sk.Reason)
 		}
 	}
-	eng := &trading.Engine{Store: db, Lineup: lineup, ModelTimeout: f.ModelTimeout(lineup), Log: logger}
+	eng := &trading.Engine{Store: db, Lineup: lineup, ModelTimeout: f.ModelTimeout(lineup), Logger: logger}
 	var warned sync.Map // deciders are rebuilt every period; warn once per cohort and agent
 	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
 		ds, skipped := f.Deciders(c.Lineup)
@@ -265,9 +265,9 @@ func cohortStart(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if created {
-		fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %d agents (%s)\n", co.ID, co.WeekStart.Format("2006-01-02"), len(co.Lineup), s.source)
+		fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, co.WeekStart.Format("2006-01-02"), plural(len(co.Lineup), "agent"), s.source)
 	} else {
-		fmt.Fprintf(env.Stdout, "cohort %d already exists for the week of %s (%d agents); nothing changed\n", co.ID, co.WeekStart.Format("2006-01-02"), len(co.Lineup))
+		fmt.Fprintf(env.Stdout, "cohort %d already exists for the week of %s (%s); nothing changed\n", co.ID, co.WeekStart.Format("2006-01-02"), plural(len(co.Lineup), "agent"))
 	}
 	return nil
 }
@@ -292,7 +292,7 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		if created {
-			fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %d agents (%s)\n", co.ID, week.Format("2006-01-02"), len(co.Lineup), s.source)
+			fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, week.Format("2006-01-02"), plural(len(co.Lineup), "agent"), s.source)
 		}
 	}
 	var cohorts []*arena.Cohort
@@ -408,7 +408,7 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	eng := &trading.Engine{Store: db, Log: newLogger(env, o.LogLevel)}
+	eng := &trading.Engine{Store: db, Logger: newLogger(env, o.LogLevel)}
 	co, err := db.Cohort(ctx, id)
 	if err != nil {
 		return err
@@ -421,8 +421,8 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 	if *format == "json" {
 		return writeJSON(env.Stdout, j)
 	}
-	fmt.Fprintf(env.Stdout, "cohort %d, week of %s, %s, %d agents, initial cash %s\n", co.ID, co.WeekStart.Format("2006-01-02"),
-		co.Status, len(co.Lineup), co.InitialCash)
+	fmt.Fprintf(env.Stdout, "cohort %d, week of %s, %s, %s, initial cash %s\n", co.ID, co.WeekStart.Format("2006-01-02"),
+		co.Status, plural(len(co.Lineup), "agent"), co.InitialCash.Cents())
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "AGENT\tCASH\tPOSITIONS\tTOTAL\tP/L\tP/L %\tBRIER\tRESOLVED\tOPEN\tBANKRUPT\t")
 	for _, s := range st {

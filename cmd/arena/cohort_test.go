@@ -241,11 +241,11 @@ func TestCohortUsageErrors(t *testing.T) {
 	// A lineup with a key set starts the cohort; starting it again changes nothing.
 	env := []string{"ARENA_TEST_LLM_KEY=k"}
 	out, _, err := cli(t, env, "cohort", "start", "--now", "2026-03-04T12:00:00Z", "--agents", reg, "--db", dbURL)
-	if err != nil || !strings.Contains(out, "cohort 1 started for the week of 2026-03-01 with 1 agents") {
+	if err != nil || !strings.Contains(out, "cohort 1 started for the week of 2026-03-01 with 1 agent ") {
 		t.Fatalf("start: %v %s", err, out)
 	}
 	out, _, err = cli(t, env, "cohort", "start", "--now", "2026-03-01T00:00:00Z", "--agents", reg, "--db", dbURL)
-	if err != nil || !strings.Contains(out, "cohort 1 already exists for the week of 2026-03-01 (1 agents); nothing changed") {
+	if err != nil || !strings.Contains(out, "cohort 1 already exists for the week of 2026-03-01 (1 agent); nothing changed") {
 		t.Fatalf("second start: %v %s", err, out)
 	}
 }
