@@ -45,11 +45,11 @@ type ModelSpec struct {
 	APIKeyEnv   string  `json:"api_key_env"`
 	Temperature float64 `json:"temperature"`
 	// MaxTokens caps completion tokens; 0 leaves the provider's default.
-	MaxTokens        int      `json:"max_tokens"`
+	MaxTokens        int            `json:"max_tokens"`
 	Timeout          arena.Duration `json:"timeout"`
-	InputUSDPerMtok  Price    `json:"input_usd_per_mtok"`
-	OutputUSDPerMtok Price    `json:"output_usd_per_mtok"`
-	TrainingCutoff   Date     `json:"training_cutoff"`
+	InputUSDPerMtok  Price          `json:"input_usd_per_mtok"`
+	OutputUSDPerMtok Price          `json:"output_usd_per_mtok"`
+	TrainingCutoff   Date           `json:"training_cutoff"`
 	// MaxUSD caps what the agent may spend in one run (0: no cap).
 	MaxUSD Price `json:"max_usd,omitempty"`
 	// NoTools marks a model without tool calling: it is asked for a JSON
