@@ -20,6 +20,7 @@ import (
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/score/scoreio"
 )
 
 func init() {
@@ -71,7 +72,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		bare = min(bare, time.Since(start))
 		runtime.GC()
 		start = time.Now()
-		t, err := readScoreFile(path)
+		t, err := scoreio.ReadFile(path)
 		if err != nil {
 			return err
 		}

@@ -197,7 +197,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 	return s, nil
 }
 
-// TradingJobs builds the trading track for `arena serve`: the
+// tradingJobs builds the trading track for `arena serve`: the
 // engine (also what web.RegisterTrading needs) and its jobs — cohort start
 // Sunday 00:00 UTC with the LLM lineup of o.AgentsFile (ARENA_AGENTS),
 // decision runs from 00:05 (resumed every 10 minutes while an agent is
@@ -206,7 +206,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 // cohorts are decided with their frozen lineups, simulated ones included.
 // Agents whose key is missing from environ are skipped with a warning. A
 // broken agents file is an error, so serve fails at startup.
-func TradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.Logger) (*trading.Engine, []jobs.Job, error) {
+func tradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.Logger) (*trading.Engine, []jobs.Job, error) {
 	policy := trading.PolicyRefund
 	if o.TradingPolicy != "" {
 		p, err := trading.ParsePolicy(o.TradingPolicy)

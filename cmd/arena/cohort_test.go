@@ -375,7 +375,7 @@ func TestCohortRunKill9(t *testing.T) {
 }
 
 // TestTradingJobsForServe drives the jobs `arena serve` gets from
-// TradingJobs by hand: the Sunday start freezes the agents file's lineup
+// tradingJobs by hand: the Sunday start freezes the agents file's lineup
 // (the keyless agent is left out), the 00:05 run decides through the test
 // server, and a broken agents file fails at construction.
 func TestTradingJobsForServe(t *testing.T) {
@@ -393,7 +393,7 @@ func TestTradingJobsForServe(t *testing.T) {
 	defer db.Close()
 	var logs strings.Builder
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	eng, js, err := TradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)
+	eng, js, err := tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func TestTradingJobsForServe(t *testing.T) {
 		t.Fatalf("defer policy settled the ambiguous market: %+v", p)
 	}
 	o.TradingPolicy = "refund"
-	_, js, err = TradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)
+	_, js, err = tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestTradingJobsForServe(t *testing.T) {
 		t.Fatalf("refund policy: %+v", p)
 	}
 	o.TradingPolicy = "coinflip"
-	if _, _, err := TradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "coinflip") {
+	if _, _, err := tradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "coinflip") {
 		t.Fatalf("bad policy: %v", err)
 	}
 	o.TradingPolicy = "refund"
@@ -462,7 +462,7 @@ func TestTradingJobsForServe(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "agents.json")
 	os.WriteFile(bad, []byte(`{"agents":[]}`), 0o600)
 	o.AgentsFile = bad
-	if _, _, err := TradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "no agents") {
+	if _, _, err := tradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "no agents") {
 		t.Fatalf("broken agents file: %v", err)
 	}
 }

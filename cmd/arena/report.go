@@ -17,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena/chart"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/score/scoreio"
 )
 
 func init() {
@@ -92,7 +93,7 @@ func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, 
 		return nil, "", arena.Errorf(arena.EINVALID, "--bins %d: want 1..1000", *si.bins)
 	}
 	if *si.in != "" {
-		t, err := readScoreFile(*si.in)
+		t, err := scoreio.ReadFile(*si.in)
 		return t, *si.in, err
 	}
 	o, err := si.cf.options(env)

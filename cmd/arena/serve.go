@@ -74,7 +74,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	var eng *trading.Engine
 	if o.AgentsFile != "" {
 		var tjobs []jobs.Job
-		if eng, tjobs, err = TradingJobs(o, db, env.Environ, logger); err != nil {
+		if eng, tjobs, err = tradingJobs(o, db, env.Environ, logger); err != nil {
 			return err
 		}
 		js = append(js, tjobs...)
