@@ -75,7 +75,7 @@ func TestParseRegistryErrors(t *testing.T) {
 		{"bad base url", `{"agents":[{"id":"a","model":"m","provider":"vllm","base_url":"localhost:8000","input_usd_per_mtok":1,"output_usd_per_mtok":1}]}`, []string{`field "base_url": must be an http`}},
 		{"price with 7 decimals", `{"agents":[{"id":"a","model":"m","api_key_env":"K","input_usd_per_mtok":0.0000001,"output_usd_per_mtok":1}]}`, []string{"at most 6 decimals"}},
 		{"negative price", `{"agents":[{"id":"a","model":"m","api_key_env":"K","input_usd_per_mtok":-1,"output_usd_per_mtok":1}]}`, []string{"non-negative"}},
-		{"bad timeout", `{"agents":[{"id":"a","model":"m","api_key_env":"K","timeout":"soon","input_usd_per_mtok":1,"output_usd_per_mtok":1}]}`, []string{`timeout "soon"`}},
+		{"bad timeout", `{"agents":[{"id":"a","model":"m","api_key_env":"K","timeout":"soon","input_usd_per_mtok":1,"output_usd_per_mtok":1}]}`, []string{`duration "soon"`}},
 		{"bad cutoff", `{"agents":[{"id":"a","model":"m","api_key_env":"K","training_cutoff":"Oct 2024","input_usd_per_mtok":1,"output_usd_per_mtok":1}]}`, []string{"YYYY-MM-DD"}},
 	}
 	for _, tc := range cases {
