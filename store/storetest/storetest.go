@@ -22,16 +22,20 @@ import (
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
 	for _, engine := range Engines() {
-		t.Run(engine, func(t *testing.T) {
-			url := URL(t, engine)
-			db, err := store.Open(context.Background(), url)
-			if err != nil {
-				t.Fatalf("open %s: %v", engine, err)
-			}
-			t.Cleanup(func() { db.Close() })
-			fn(t, db)
-		})
+		t.Run(engine, func(t *testing.T) { fn(t, Open(t, engine)) })
 	}
+}
+
+// Open returns a fresh, migrated, empty database of engine, closed when
+// the test ends.
+func Open(t *testing.T, engine string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), URL(t, engine))
+	if err != nil {
+		t.Fatalf("open %s: %v", engine, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // Engines lists the engines available to this test run.
