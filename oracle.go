@@ -1,6 +1,9 @@
 package arena
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // OracleDecision is a resolver's or the oracle's answer to "did it happen?".
 // TOO_EARLY is the abstention: the evidence does not settle the question
@@ -71,4 +74,76 @@ type OracleVerdict struct {
 	Round1    []OracleVote `json:"round1"`
 	Round2    []OracleVote `json:"round2"`
 	At        time.Time    `json:"at"`
+}
+
+// Oracle resolution statuses.
+const (
+	OracleEscalated = "escalated" // waiting for a human arbiter; nothing settles
+	OracleAuto      = "auto"      // resolved by the panel under the policy
+	OracleDecided   = "decided"   // resolved by a human arbiter
+)
+
+// OracleResolution is one oracle run on a market (Seq 1), or a later
+// re-resolution (Seq 2, …, with Reason): the evidence shown, every vote,
+// the architecture and policy, and any human decision. Final is the
+// decision applied to the market (YES, NO or VOID), empty while escalated.
+type OracleResolution struct {
+	ID        int64          `json:"id"`
+	MarketID  int64          `json:"market_id"`
+	Seq       int            `json:"seq"`
+	Status    string         `json:"status"`
+	Evidence  EvidencePacket `json:"evidence"`
+	Verdict   OracleVerdict  `json:"verdict"`
+	Policy    OraclePolicy   `json:"policy"`
+	Final     OracleDecision `json:"final"`
+	Arbiter   string         `json:"arbiter,omitempty"`
+	Reason    string         `json:"reason,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	DecidedAt time.Time      `json:"decided_at,omitzero"`
+}
+
+// OracleDecisionInput is a human arbiter's decision. ReResolve marks a
+// change of a market the oracle already resolved; it needs a Reason.
+type OracleDecisionInput struct {
+	MarketID  int64
+	Decision  OracleDecision // YES, NO or VOID
+	Arbiter   string
+	Reason    string
+	ReResolve bool
+	At        time.Time
+}
+
+// OracleStore keeps oracle resolutions. Saving a resolution that is not
+// escalated, and deciding one, resolve the market in the same transaction
+// (YES → Yes, NO → No, VOID → VOID), so the tracks settle and score from
+// the market as usual and nothing settles while a market is escalated.
+type OracleStore interface {
+	// SaveOracleResolution records a panel run (ID, Seq and CreatedAt are
+	// filled in). A market whose latest resolution is escalated or final
+	// is a conflict: decide it instead.
+	SaveOracleResolution(ctx context.Context, r *OracleResolution) error
+	// OracleResolutions returns a market's resolutions, oldest first
+	// (ENOTFOUND when there is none).
+	OracleResolutions(ctx context.Context, marketID int64) ([]OracleResolution, error)
+	// OracleQueue lists the markets waiting for an arbiter, oldest first.
+	OracleQueue(ctx context.Context) ([]OracleResolution, error)
+	// DecideOracle records a human decision: on an escalated market it
+	// resolves it (ECONFLICT when the market is not escalated); with
+	// ReResolve it appends a new resolution to a resolved market
+	// (EINVALID without a reason; ECONFLICT when the market was already
+	// settled or scored on, which re-resolution does not undo).
+	DecideOracle(ctx context.Context, in OracleDecisionInput) (*OracleResolution, error)
+}
+
+// MarketResolution maps an oracle decision to a market resolution.
+func (d OracleDecision) MarketResolution() (string, bool) {
+	switch d {
+	case OracleYes:
+		return Yes, true
+	case OracleNo:
+		return No, true
+	case OracleVoid:
+		return Void, true
+	}
+	return "", false
 }

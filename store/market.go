@@ -395,32 +395,36 @@ func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market
 
 // ResolveMarket implements arena.MarketStore.
 func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at time.Time) error {
-	return d.tx(ctx, func(tx *sql.Tx) error {
-		m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id))
-		if isNoRows(err) {
-			return arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
-		}
-		if err != nil {
-			return fmt.Errorf("store: resolve market %d: %w", id, err)
-		}
-		name, ok := m.ResolutionName(resolution)
-		if !ok {
-			return arena.Errorf(arena.EINVALID, "market %d: %q is not an outcome (want one of %v or %s)", id, resolution, m.Outcomes, arena.Void)
-		}
-		resolution = name
-		if m.Resolution != "" && m.Resolution != resolution {
-			return arena.Errorf(arena.ECONFLICT, "market %d already resolved to %s", id, m.Resolution)
-		}
-		m.Status, m.Resolution, m.ResolvedAt, m.Ambiguous = arena.StatusResolved, resolution, at.UTC(), false
-		r, err := encodeMarket(m)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, d.rebind(`UPDATE markets SET status = ?, resolution = ?, resolved_at = ?, ambiguous = ?, digest = ?, updated_at = ? WHERE id = ?`),
-			string(m.Status), m.Resolution, micros(m.ResolvedAt), false, r.digest, d.Now().UnixMicro(), id)
-		if err != nil {
-			return fmt.Errorf("store: resolve market %d: %w", id, err)
-		}
-		return nil
-	})
+	return d.tx(ctx, func(tx *sql.Tx) error { return d.setResolution(ctx, tx, id, resolution, at, false) })
+}
+
+// setResolution resolves a market inside tx. Unless replace is set, a
+// market already resolved otherwise is a conflict.
+func (d *DB) setResolution(ctx context.Context, tx *sql.Tx, id int64, resolution string, at time.Time, replace bool) error {
+	m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id))
+	if isNoRows(err) {
+		return arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
+	}
+	if err != nil {
+		return fmt.Errorf("store: resolve market %d: %w", id, err)
+	}
+	name, ok := m.ResolutionName(resolution)
+	if !ok {
+		return arena.Errorf(arena.EINVALID, "market %d: %q is not an outcome (want one of %v or %s)", id, resolution, m.Outcomes, arena.Void)
+	}
+	resolution = name
+	if !replace && m.Resolution != "" && m.Resolution != resolution {
+		return arena.Errorf(arena.ECONFLICT, "market %d already resolved to %s", id, m.Resolution)
+	}
+	m.Status, m.Resolution, m.ResolvedAt, m.Ambiguous = arena.StatusResolved, resolution, at.UTC(), false
+	r, err := encodeMarket(m)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, d.rebind(`UPDATE markets SET status = ?, resolution = ?, resolved_at = ?, ambiguous = ?, digest = ?, updated_at = ? WHERE id = ?`),
+		string(m.Status), m.Resolution, micros(m.ResolvedAt), false, r.digest, d.Now().UnixMicro(), id)
+	if err != nil {
+		return fmt.Errorf("store: resolve market %d: %w", id, err)
+	}
+	return nil
 }

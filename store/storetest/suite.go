@@ -25,6 +25,7 @@ var suite = []struct {
 	{"StaleClaimsRespectMaxAttempts", testStaleClaimsRespectMaxAttempts},
 	{"DecisionKeepsSnapshotMark", testDecisionKeepsSnapshotMark},
 	{"Settings", testSettings},
+	{"OracleResolutions", testOracleResolutions},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the

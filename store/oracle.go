@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+const oracleColumns = `id, market_id, seq, status, evidence, verdict, policy, final, arbiter, reason, created_at, decided_at`
+
+func scanOracle(sc scanner) (arena.OracleResolution, error) {
+	var r arena.OracleResolution
+	var evidence, verdict, policy, final string
+	var created int64
+	var decided sql.NullInt64
+	if err := sc.Scan(&r.ID, &r.MarketID, &r.Seq, &r.Status, &evidence, &verdict, &policy, &final, &r.Arbiter, &r.Reason, &created, &decided); err != nil {
+		return r, err
+	}
+	for _, f := range []struct {
+		src string
+		dst any
+	}{{evidence, &r.Evidence}, {verdict, &r.Verdict}, {policy, &r.Policy}} {
+		if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
+			return r, fmt.Errorf("store: oracle resolution %d: %w", r.ID, err)
+		}
+	}
+	r.Final = arena.OracleDecision(final)
+	r.CreatedAt = time.UnixMicro(created).UTC()
+	r.DecidedAt = fromMicros(decided)
+	return r, nil
+}
+
+// latestOracle returns a market's latest resolution, or nil.
+func (d *DB) latestOracle(ctx context.Context, q queryer, marketID int64) (*arena.OracleResolution, error) {
+	r, err := scanOracle(q.QueryRowContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE market_id = ? ORDER BY seq DESC LIMIT 1`), marketID))
+	if isNoRows(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: oracle resolution of market %d: %w", marketID, err)
+	}
+	return &r, nil
+}
+
+func (d *DB) insertOracle(ctx context.Context, tx *sql.Tx, r *arena.OracleResolution) error {
+	ev, err := json.Marshal(r.Evidence)
+	if err != nil {
+		return err
+	}
+	vd, err := json.Marshal(r.Verdict)
+	if err != nil {
+		return err
+	}
+	pol, err := json.Marshal(r.Policy)
+	if err != nil {
+		return err
+	}
+	q := `INSERT INTO oracle_resolutions (market_id, seq, status, architecture, decision, composite, final, evidence, verdict, policy,
+		arbiter, reason, created_at, decided_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	args := []any{r.MarketID, r.Seq, r.Status, r.Verdict.Architecture, string(r.Verdict.Decision), r.Verdict.Composite, string(r.Final),
+		string(ev), string(vd), string(pol), r.Arbiter, r.Reason, r.CreatedAt.UnixMicro(), micros(r.DecidedAt)}
+	if d.dialect == postgres {
+		if err := tx.QueryRowContext(ctx, d.rebind(q+` RETURNING id`), args...).Scan(&r.ID); err != nil {
+			return fmt.Errorf("store: save oracle resolution of market %d: %w", r.MarketID, err)
+		}
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("store: save oracle resolution of market %d: %w", r.MarketID, err)
+	}
+	r.ID, err = res.LastInsertId()
+	return err
+}
+
+// SaveOracleResolution implements arena.OracleStore.
+func (d *DB) SaveOracleResolution(ctx context.Context, r *arena.OracleResolution) error {
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = d.Now()
+	}
+	r.CreatedAt = r.CreatedAt.UTC()
+	if r.Verdict.Escalate {
+		r.Status, r.Final = arena.OracleEscalated, ""
+	} else {
+		if _, ok := r.Verdict.Decision.MarketResolution(); !ok || r.Verdict.Decision == arena.OracleVoid {
+			return arena.Errorf(arena.EINVALID, "oracle: market %d: the panel's decision %q cannot resolve a market", r.MarketID, r.Verdict.Decision)
+		}
+		r.Status, r.Final = arena.OracleAuto, r.Verdict.Decision
+	}
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), r.MarketID))
+		if isNoRows(err) {
+			return arena.Errorf(arena.ENOTFOUND, "market %d not found", r.MarketID)
+		}
+		if err != nil {
+			return fmt.Errorf("store: oracle: market %d: %w", r.MarketID, err)
+		}
+		if m.Resolution != "" {
+			return arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s)", r.MarketID, m.Resolution)
+		}
+		prev, err := d.latestOracle(ctx, tx, r.MarketID)
+		if err != nil {
+			return err
+		}
+		r.Seq = 1
+		if prev != nil {
+			if prev.Status == arena.OracleEscalated {
+				return arena.Errorf(arena.ECONFLICT, "market %d is waiting for an arbiter", r.MarketID)
+			}
+			return arena.Errorf(arena.ECONFLICT, "market %d was already resolved by the oracle (%s)", r.MarketID, prev.Final)
+		}
+		if err := d.insertOracle(ctx, tx, r); err != nil {
+			return err
+		}
+		if r.Status == arena.OracleAuto {
+			res, _ := r.Final.MarketResolution()
+			return d.setResolution(ctx, tx, r.MarketID, res, r.CreatedAt, false)
+		}
+		return nil
+	})
+}
+
+// OracleResolutions implements arena.OracleStore.
+func (d *DB) OracleResolutions(ctx context.Context, marketID int64) ([]arena.OracleResolution, error) {
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE market_id = ? ORDER BY seq`), marketID)
+	if err != nil {
+		return nil, fmt.Errorf("store: oracle resolutions of market %d: %w", marketID, err)
+	}
+	defer rows.Close()
+	var out []arena.OracleResolution
+	for rows.Next() {
+		r, err := scanOracle(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, arena.Errorf(arena.ENOTFOUND, "market %d has no oracle resolution", marketID)
+	}
+	return out, nil
+}
+
+// OracleQueue implements arena.OracleStore.
+func (d *DB) OracleQueue(ctx context.Context) ([]arena.OracleResolution, error) {
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE status = ? ORDER BY created_at, id`), arena.OracleEscalated)
+	if err != nil {
+		return nil, fmt.Errorf("store: oracle queue: %w", err)
+	}
+	defer rows.Close()
+	out := []arena.OracleResolution{}
+	for rows.Next() {
+		r, err := scanOracle(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// DecideOracle implements arena.OracleStore.
+func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*arena.OracleResolution, error) {
+	res, ok := in.Decision.MarketResolution()
+	if !ok {
+		return nil, arena.Errorf(arena.EINVALID, "decision %q: want YES, NO or VOID", in.Decision)
+	}
+	in.Arbiter, in.Reason = strings.TrimSpace(in.Arbiter), strings.TrimSpace(in.Reason)
+	if in.Arbiter == "" {
+		return nil, arena.Errorf(arena.EINVALID, "an arbiter decision needs the arbiter's name")
+	}
+	if in.ReResolve && in.Reason == "" {
+		return nil, arena.Errorf(arena.EINVALID, "re-resolving market %d needs a reason", in.MarketID)
+	}
+	at := in.At
+	if at.IsZero() {
+		at = d.Now()
+	}
+	at = at.UTC()
+	var out *arena.OracleResolution
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		prev, err := d.latestOracle(ctx, tx, in.MarketID)
+		if err != nil {
+			return err
+		}
+		if !in.ReResolve {
+			if prev == nil || prev.Status != arena.OracleEscalated {
+				return arena.Errorf(arena.ECONFLICT, "market %d is not escalated to an arbiter", in.MarketID)
+			}
+			_, err := tx.ExecContext(ctx, d.rebind(`UPDATE oracle_resolutions SET status = ?, final = ?, arbiter = ?, reason = ?, decided_at = ? WHERE id = ? AND status = ?`),
+				arena.OracleDecided, string(in.Decision), in.Arbiter, in.Reason, at.UnixMicro(), prev.ID, arena.OracleEscalated)
+			if err != nil {
+				return fmt.Errorf("store: decide market %d: %w", in.MarketID, err)
+			}
+			prev.Status, prev.Final, prev.Arbiter, prev.Reason, prev.DecidedAt = arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at
+			out = prev
+			return d.setResolution(ctx, tx, in.MarketID, res, at, false)
+		}
+		if prev == nil || prev.Final == "" {
+			return arena.Errorf(arena.ECONFLICT, "market %d has no oracle resolution to revise (an escalated market is decided, not re-resolved)", in.MarketID)
+		}
+		// Re-resolution changes the market's resolution; what was already
+		// paid out or frozen in a scored round is not rewritten, so those
+		// markets are refused rather than left inconsistent.
+		var settled, scored int
+		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM market_settlements WHERE market_id = ?`), in.MarketID).Scan(&settled); err != nil {
+			return fmt.Errorf("store: re-resolve market %d: %w", in.MarketID, err)
+		}
+		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM round_markets rm JOIN rounds r ON r.id = rm.round_id
+			WHERE rm.market_id = ? AND r.triggered_at IS NOT NULL`), in.MarketID).Scan(&scored); err != nil {
+			return fmt.Errorf("store: re-resolve market %d: %w", in.MarketID, err)
+		}
+		if settled > 0 || scored > 0 {
+			return arena.Errorf(arena.ECONFLICT, "market %d was already settled (%d) or scored in a round (%d); re-resolving it would not re-score those", in.MarketID, settled, scored)
+		}
+		next := *prev
+		next.Seq, next.Status, next.Final, next.Arbiter, next.Reason, next.CreatedAt, next.DecidedAt = prev.Seq+1, arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at, at
+		if err := d.insertOracle(ctx, tx, &next); err != nil {
+			return err
+		}
+		out = &next
+		return d.setResolution(ctx, tx, in.MarketID, res, at, true)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
