@@ -186,6 +186,9 @@ type Runner struct {
 	Agents  *agent.Forecasters
 	Skipped []llm.Skipped // agents that cannot run, reported as such
 	Workers int           // concurrent (agent, round) forecasts; default 4
+	// Search, when set, offers searchWeb, showing only sources dated at or
+	// before the round's earliest freeze time.
+	Search arena.Retriever
 	Now     func() time.Time
 	Logger  *slog.Logger
 }
@@ -358,6 +361,15 @@ func (r *Runner) one(ctx context.Context, j job, now time.Time) ([]arena.Backtes
 	qs := j.round.Questions
 	data := &agent.StoreData{Store: r.Store, Times: make([]time.Time, len(qs))}
 	task := agent.RoundTask{Round: j.round.Key, Data: data}
+	if r.Search != nil {
+		asOf := qs[0].AsOf
+		for _, q := range qs {
+			if q.AsOf.Before(asOf) {
+				asOf = q.AsOf
+			}
+		}
+		task.Search = agent.RetrieverSearch{Retriever: r.Search, AsOf: asOf}
+	}
 	for i, q := range qs {
 		data.Markets = append(data.Markets, q.Market)
 		data.Times[i] = q.AsOf

@@ -25,6 +25,8 @@ type LLMStrategy struct {
 	Agents  *agent.Forecasters
 	AgentID string
 	Client  *Client
+	// Search, when set, offers searchWeb (sources up to now).
+	Search arena.Retriever
 }
 
 func (s *LLMStrategy) Name() string { return "llm:" + s.AgentID }
@@ -32,6 +34,9 @@ func (s *LLMStrategy) Name() string { return "llm:" + s.AgentID }
 // Forecast implements Strategy.
 func (s *LLMStrategy) Forecast(ctx context.Context, r *forecast.RoundJSON) ([]uint16, []string, error) {
 	task := agent.RoundTask{Round: strconv.FormatUint(r.ID, 10), Data: &httpData{c: s.Client, round: r.ID}}
+	if s.Search != nil {
+		task.Search = agent.RetrieverSearch{Retriever: s.Search, AsOf: s.Client.now(), Live: true}
+	}
 	for _, m := range r.Markets {
 		task.Markets = append(task.Markets, agent.TaskMarket{Index: m.Index, Question: m.Question, Category: m.Category, CloseTime: m.CloseTime})
 	}

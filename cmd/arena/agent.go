@@ -77,6 +77,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	model := fs.String("model", "", "llm: id of the agent (a model or an ensemble) in --agents")
 	agentsFile := fs.String("agents", "", "llm: model registry file (see examples/agents.json)")
 	cacheDir := fs.String("cache-dir", "", "llm: content-addressed model-call cache (default STATE/llm-cache)")
+	search := fs.String("search", "", "llm: offer the searchWeb tool through this provider: exa (EXA_API_KEY) or dir:PATH (default: no search)")
 	maxUSD := fs.Float64("max-usd", 0, "llm: stop spending once this run could exceed X USD (0: the agents file's max_usd, if any)")
 	stateDir := fs.String("state", "", "directory of the durable salt/reveal queue (default: KEY.state next to the key file)")
 	seed := fs.Int64("seed", 1, "sim: world seed, as given to 'arena sync --source sim --seed N'")
@@ -166,7 +167,11 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 		}
 		fc.Cache = llm.DirStore{Dir: *cacheDir}
 		fc.Sink = participant.DirTraces{Dir: filepath.Join(*stateDir, "traces")}
-		c.Strategy = &participant.LLMStrategy{Agents: fc, AgentID: *model, Client: c}
+		ls := &participant.LLMStrategy{Agents: fc, AgentID: *model, Client: c}
+		if ls.Search, err = searchRetriever(*search, *cacheDir, false, c.Logger); err != nil {
+			return err
+		}
+		c.Strategy = ls
 	default:
 		return fmt.Errorf("--strategy %q: want random, market, sim or llm", *strategy)
 	}

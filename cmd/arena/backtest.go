@@ -20,7 +20,7 @@ func init() {
 	register("backtest", "run LLM forecasters on imported historical questions", runBacktest)
 }
 
-const backtestUsage = "--source forecastbench --agents FILE [--from DATE] [--to DATE] [--round-size K] [--workers N] [--cache-dir DIR] [--cache-only] [--max-usd X] [--out DIR] [--format table|json]"
+const backtestUsage = "--source forecastbench --agents FILE [--from DATE] [--to DATE] [--round-size K] [--workers N] [--cache-dir DIR] [--cache-only] [--max-usd X] [--search PROVIDER] [--out DIR] [--format table|json]"
 
 func runBacktest(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "backtest", backtestUsage)
@@ -34,6 +34,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	cacheDir := fs.String("cache-dir", "", "content-addressed model-call cache (default: llm-cache beside the SQLite database, or ARENA_DATA_DIR/llm-cache)")
 	cacheOnly := fs.Bool("cache-only", false, "answer only from the cache; a miss is a failed round, no model is called")
 	maxUSD := fs.Float64("max-usd", 0, "stop spending once the run could exceed X USD (0: the agents file's max_usd, if any)")
+	search := fs.String("search", "", "offer the searchWeb tool through this provider: exa (EXA_API_KEY) or dir:PATH of prepared packets (default: no search)")
 	out := fs.String("out", "", "write DIR/forecasts.csv in the 'arena score' input format")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := parse(fs, args); err != nil {
@@ -98,6 +99,9 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(logger))
 	fc.Cache, fc.CacheOnly, fc.Sink = llm.DirStore{Dir: *cacheDir}, *cacheOnly, &agent.MemSink{}
 	r := &backtest.Runner{Store: db, Agents: fc, Skipped: skipped, Workers: *workers, Logger: logger}
+	if r.Search, err = searchRetriever(*search, *cacheDir, *cacheOnly, logger); err != nil {
+		return err
+	}
 	rep, err := r.Run(ctx, plan)
 	if err != nil {
 		return err

@@ -8,12 +8,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/config"
 	"github.com/forecast-arena/arena/jobs"
 	"github.com/forecast-arena/arena/llm"
 	"github.com/forecast-arena/arena/participant"
+	"github.com/forecast-arena/arena/retrieve"
 	"github.com/forecast-arena/arena/store"
 )
+
+// searchRetriever builds the searchWeb provider of --search (exa or
+// dir:PATH), behind the durable evidence cache in cacheDir/search; ""
+// means no search.
+func searchRetriever(spec, cacheDir string, cacheOnly bool, logger *slog.Logger) (arena.Retriever, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	if spec == "question" {
+		return nil, fmt.Errorf("--search %q: want exa or dir:PATH", spec)
+	}
+	r, provider, err := retrieve.New(spec, retrieve.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &retrieve.Cache{Next: r, Provider: provider, Store: llm.DirStore{Dir: filepath.Join(cacheDir, "search")}, CacheOnly: cacheOnly, Logger: logger}, nil
+}
 
 // dataDir is ARENA_DATA_DIR, else the SQLite database's directory.
 func dataDir(o config.Options) (string, error) {
