@@ -189,8 +189,8 @@ type Runner struct {
 	// Search, when set, offers searchWeb, showing only sources dated at or
 	// before the round's earliest freeze time.
 	Search arena.Retriever
-	Now     func() time.Time
-	Logger  *slog.Logger
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 type job struct {
