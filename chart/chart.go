@@ -335,6 +335,11 @@ func (c *Bars) WriteSVG(w io.Writer) error {
 			f.printf(`<line class="ref" x1="%s" x2="%s" y1="%s" y2="%s" stroke="currentColor" stroke-width="1.5" stroke-dasharray="4 3"><title>%s %s: %s</title></line>`+"\n",
 				num(x0-slot*0.05), num(x0+slot*0.75), num(y), num(y), esc(name), esc(c.Ref.Name), yfmtExact(c.Ref.Values[g]))
 		}
+		f.printf("</g>\n")
+	}
+	f.printf(`<g class="axis x" fill="currentColor">` + "\n")
+	for g, name := range c.Groups {
+		x0 := f.sx(float64(g)) + slot*0.15
 		cx := x0 + slot*0.35
 		if r := []rune(name); len(r) > maxLabel {
 			name = string(r[:maxLabel-1]) + "…"
@@ -344,8 +349,8 @@ func (c *Bars) WriteSVG(w io.Writer) error {
 		} else {
 			f.printf(`<text x="%s" y="%s" text-anchor="middle" fill="currentColor">%s</text>`+"\n", num(cx), num(f.H-f.bottom+15), esc(name))
 		}
-		f.printf("</g>\n")
 	}
+	f.printf("</g>\n")
 	f.printf(`<g class="legend">` + "\n")
 	for i, s := range c.Series {
 		f.legendItem(i, s.Name, func(x, y float64) {

@@ -2,6 +2,8 @@ package forecast
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/forecast-arena/arena"
 )
@@ -12,10 +14,8 @@ import (
 // Rounds lists rounds with the given status ("" for any), newest first, at
 // most limit of them (0: no limit), as the API shows them.
 func (s *Service) Rounds(ctx context.Context, status string, limit int) ([]RoundJSON, error) {
-	switch status {
-	case "", arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring, arena.RoundScored, arena.RoundInvalidated:
-	default:
-		return nil, arena.Errorf(arena.EINVALID, "status %q: want open, revealing, scoring, scored or invalidated", status)
+	if err := checkStatus(status); err != nil {
+		return nil, err
 	}
 	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: status, Now: s.now(), Limit: limit})
 	if err != nil {
@@ -57,4 +57,114 @@ func (s *Service) ScoredRounds(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return len(rs), nil
+}
+
+// RoundEntry is one agent's part in a round as the round page shows it.
+// Predictions and reasoning appear only once the round is triggered, so
+// nothing an agent could still act on is published early.
+type RoundEntry struct {
+	Agent       string    `json:"agent"`
+	Committed   bool      `json:"committed"`
+	Revealed    bool      `json:"revealed"`
+	Predictions []float64 `json:"predictions"` // Yes probabilities by market index; null before the trigger
+	Reasoning   []string  `json:"reasoning"`   // null before the trigger or without an upload
+}
+
+// RoundDetail is a round with its submissions' public part.
+type RoundDetail struct {
+	Round   *arena.Round
+	View    RoundJSON
+	Markets map[int64]*arena.Market
+	// Commits counts the commits so far; Entries are filled after the
+	// trigger only (before it, who committed what stays private).
+	Commits int
+	Entries []RoundEntry
+	Scores  []ScoreJSON
+}
+
+// RoundDetail loads everything the round page shows.
+func (s *Service) RoundDetail(ctx context.Context, id uint64) (*RoundDetail, error) {
+	rd, err := s.Store.Round(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.View(ctx, rd)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(rd.Markets))
+	for i, m := range rd.Markets {
+		ids[i] = m.MarketID
+	}
+	ms, err := s.Store.MarketsByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := s.Store.Submissions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &RoundDetail{Round: rd, View: v, Markets: ms, Commits: len(subs), Entries: []RoundEntry{}, Scores: []ScoreJSON{}}
+	if rd.TriggeredAt.IsZero() {
+		return d, nil
+	}
+	for _, sub := range subs {
+		e := RoundEntry{Agent: sub.Agent, Committed: true, Revealed: sub.Revealed()}
+		for _, p := range sub.Predictions {
+			e.Predictions = append(e.Predictions, float64(p)/MaxBps)
+		}
+		if sub.Reasoning != "" {
+			if err := json.Unmarshal([]byte(sub.Reasoning), &e.Reasoning); err != nil {
+				return nil, fmt.Errorf("forecast: round %d: stored reasoning of %s: %w", id, sub.Agent, err)
+			}
+		}
+		d.Entries = append(d.Entries, e)
+	}
+	if d.Scores, err = s.Scores(ctx, id); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ScoredRoundList returns the n most recently created scored rounds.
+func (s *Service) ScoredRoundList(ctx context.Context, n int) ([]*arena.Round, error) {
+	return s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now(), Limit: n})
+}
+
+// RoundPage lists rounds like Rounds, starting below the round id before
+// (0: from the newest): cursor pagination over ids, newest first.
+func (s *Service) RoundPage(ctx context.Context, status string, before uint64, limit int) ([]RoundJSON, error) {
+	if before == 0 {
+		return s.Rounds(ctx, status, limit)
+	}
+	if err := checkStatus(status); err != nil {
+		return nil, err
+	}
+	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: status, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	out := []RoundJSON{}
+	for _, rd := range rounds {
+		if rd.ID >= before {
+			continue
+		}
+		if len(out) == limit {
+			break
+		}
+		v, err := s.View(ctx, rd)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func checkStatus(status string) error {
+	switch status {
+	case "", arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring, arena.RoundScored, arena.RoundInvalidated:
+		return nil
+	}
+	return arena.Errorf(arena.EINVALID, "status %q: want open, revealing, scoring, scored or invalidated", status)
 }

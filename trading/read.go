@@ -67,3 +67,47 @@ func (e *Engine) Curves(ctx context.Context, cohortID int64, agent string) ([]Cu
 	}
 	return out, nil
 }
+
+// Holdings are one agent's positions and trades in a cohort.
+type Holdings struct {
+	AgentID   string
+	Positions []*arena.Position
+	Trades    []*arena.Trade
+}
+
+// Holdings lists every agent's positions (any status) and trades in a
+// cohort, by agent id.
+func (e *Engine) Holdings(ctx context.Context, cohortID int64) ([]Holdings, error) {
+	ports, err := e.Store.Portfolios(ctx, cohortID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Holdings, 0, len(ports))
+	for _, p := range ports {
+		pos, err := e.Store.PositionsOf(ctx, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		trs, err := e.Store.Trades(ctx, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Holdings{AgentID: p.AgentID, Positions: pos, Trades: trs})
+	}
+	return out, nil
+}
+
+// Settings are the engine's effective settings, defaults applied.
+type Settings struct {
+	InitialCash  arena.Micros
+	TopMarkets   int
+	MaxAttempts  int
+	MaxBetShare  float64 // largest bet as a share of cash
+	LineupAgents int
+}
+
+// Settings reports the engine's effective settings.
+func (e *Engine) Settings() Settings {
+	return Settings{InitialCash: e.initialCash(), TopMarkets: e.topMarkets(), MaxAttempts: e.maxAttempts(),
+		MaxBetShare: 1 / float64(MaxBetDivisor), LineupAgents: len(e.Lineup)}
+}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 
@@ -40,13 +41,25 @@ func (s *Server) domain(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listRounds serves GET /api/v1/rounds?status=&limit=&cursor=, newest
+// first; a Link header with rel="next" names the next page.
 func (s *Server) listRounds(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.Forecast.Rounds(r.Context(), r.URL.Query().Get("status"), 100)
+	limit, err := intParam(r, "limit", 100, 1, 1000)
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, out)
-	return nil
+	cursor, err := intParam(r, "cursor", 0, 0, math.MaxInt)
+	if err != nil {
+		return err
+	}
+	out, err := s.Forecast.RoundPage(r.Context(), r.URL.Query().Get("status"), uint64(cursor), limit)
+	if err != nil {
+		return err
+	}
+	if len(out) == limit && out[len(out)-1].ID > 1 {
+		setNextLink(w, r, int64(out[len(out)-1].ID))
+	}
+	return s.writeJSON(w, r, out)
 }
 
 func (s *Server) getRound(w http.ResponseWriter, r *http.Request) error {
@@ -58,8 +71,7 @@ func (s *Server) getRound(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, v)
-	return nil
+	return s.writeJSON(w, r, v)
 }
 
 func (s *Server) roundScores(w http.ResponseWriter, r *http.Request) error {
@@ -71,8 +83,7 @@ func (s *Server) roundScores(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, sc)
-	return nil
+	return s.writeJSON(w, r, sc)
 }
 
 func (s *Server) nonce(w http.ResponseWriter, r *http.Request) error {
@@ -80,8 +91,7 @@ func (s *Server) nonce(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, forecast.NonceJSON{Nonce: n})
-	return nil
+	return s.writeJSON(w, r, forecast.NonceJSON{Nonce: n})
 }
 
 func (s *Server) commit(w http.ResponseWriter, r *http.Request) error {
@@ -145,8 +155,7 @@ func (s *Server) getReasoning(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, _ := forecast.ParseAddress(r.PathValue("agent")) // valid: Reasoning parsed it
-	WriteJSON(w, http.StatusOK, map[string]any{"round_id": id, "agent": a.Hex(), "reasoning": out})
-	return nil
+	return s.writeJSON(w, r, map[string]any{"round_id": id, "agent": a.Hex(), "reasoning": out})
 }
 
 func (s *Server) createRound(w http.ResponseWriter, r *http.Request) error {
@@ -178,8 +187,7 @@ func (s *Server) triggerRound(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, sc)
-	return nil
+	return s.writeJSON(w, r, sc)
 }
 
 func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) error {
@@ -201,6 +209,5 @@ func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, NewMarketJSON(m))
-	return nil
+	return s.writeJSON(w, r, NewMarketJSON(m))
 }

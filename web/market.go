@@ -41,8 +41,7 @@ func (s *Server) listMarkets(w http.ResponseWriter, r *http.Request) error {
 	for _, m := range ms {
 		out = append(out, NewMarketJSON(m))
 	}
-	WriteJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeJSON(w, r, out)
 }
 
 func (s *Server) getMarket(w http.ResponseWriter, r *http.Request) error {
@@ -54,6 +53,5 @@ func (s *Server) getMarket(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, NewMarketJSON(m))
-	return nil
+	return s.writeJSON(w, r, NewMarketJSON(m))
 }

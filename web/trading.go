@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -47,7 +49,8 @@ func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// listCohorts serves GET /api/v1/cohorts, newest week first.
+// listCohorts serves GET /api/v1/cohorts?status=&limit=&cursor=, newest
+// week first; a Link header with rel="next" names the next page.
 func (s *Server) listCohorts(w http.ResponseWriter, r *http.Request) error {
 	limit, err := intParam(r, "limit", 100, 1, 1000)
 	if err != nil {
@@ -62,14 +65,26 @@ func (s *Server) listCohorts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("X-Total-Count", strconv.Itoa(len(cs)))
+	// cursor is the id of the last cohort of the previous page; the list
+	// goes on after it (offset remains for older clients).
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		i := slices.IndexFunc(cs, func(x *arena.Cohort) bool { return strconv.FormatInt(x.ID, 10) == c })
+		if i < 0 {
+			return arena.Errorf(arena.EINVALID, "cursor %q: no such cohort in this list", c)
+		}
+		cs = cs[i+1:]
+	}
 	cs = cs[min(offset, len(cs)):]
+	more := len(cs) > limit
 	cs = cs[:min(limit, len(cs))]
+	if more {
+		setNextLink(w, r, cs[len(cs)-1].ID)
+	}
 	out := make([]CohortSummaryJSON, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, NewCohortSummaryJSON(c))
 	}
-	WriteJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeJSON(w, r, out)
 }
 
 // getCohort serves GET /api/v1/cohorts/{id}: standings at current prices,
@@ -79,17 +94,25 @@ func (s *Server) getCohort(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.Trading.Cohort(r.Context(), id)
+	out, err := s.cohortDetail(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	st, err := s.Trading.Standings(r.Context(), id)
+	return s.writeJSON(w, r, out)
+}
+
+func (s *Server) cohortDetail(ctx context.Context, id int64) (CohortDetailJSON, error) {
+	c, err := s.Trading.Cohort(ctx, id)
 	if err != nil {
-		return err
+		return CohortDetailJSON{}, err
 	}
-	ds, err := s.Trading.Decisions(r.Context(), id)
+	st, err := s.Trading.Standings(ctx, id)
 	if err != nil {
-		return err
+		return CohortDetailJSON{}, err
+	}
+	ds, err := s.Trading.Decisions(ctx, id)
+	if err != nil {
+		return CohortDetailJSON{}, err
 	}
 	out := CohortDetailJSON{CohortJSON: NewCohortJSON(c, st), Lineup: make([]LineupJSON, 0, len(c.Lineup)),
 		Decisions: make([]DecisionSummaryJSON, 0, len(ds))}
@@ -108,8 +131,45 @@ func (s *Server) getCohort(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Decisions = append(out.Decisions, s)
 	}
-	WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
+}
+
+func parseStep(v string) (time.Duration, error) {
+	switch v {
+	case "", "10m":
+		return 0, nil
+	case "1h":
+		return time.Hour, nil
+	case "1d":
+		return 24 * time.Hour, nil
+	case "1w":
+		return 7 * 24 * time.Hour, nil
+	}
+	return 0, arena.Errorf(arena.EINVALID, "step %q: want 10m, 1h, 1d or 1w", v)
+}
+
+// curveJSON converts an agent's snapshots, oldest first, keeping the last
+// snapshot of each step interval (step 0 keeps every one).
+func curveJSON(agent string, snaps []arena.ValuationSnapshot, step time.Duration) CurveJSON {
+	bucket := func(t time.Time) time.Time {
+		if step == 7*24*time.Hour {
+			return trading.WeekStart(t) // UTC weeks start on Sunday
+		}
+		return t.Truncate(step)
+	}
+	c := CurveJSON{Agent: agent, Points: []SnapshotJSON{}}
+	for i, s := range snaps {
+		if step > 0 && i+1 < len(snaps) && bucket(snaps[i+1].At).Equal(bucket(s.At)) {
+			continue
+		}
+		pt := SnapshotJSON{At: s.At.UTC(), Cash: Dollars(s.Cash), PositionsValue: Dollars(s.PositionsValue),
+			TotalValue: Dollars(s.Total), PnL: Dollars(s.PnL), PnLPct: finite(s.PnLPct), ResolvedBets: s.ResolvedBets}
+		if s.ResolvedBets > 0 {
+			pt.Brier = optional(s.Brier)
+		}
+		c.Points = append(c.Points, pt)
+	}
+	return c
 }
 
 // snapshots serves GET /api/v1/cohorts/{id}/snapshots: each agent's stored
@@ -119,48 +179,19 @@ func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var step time.Duration
-	switch v := r.URL.Query().Get("step"); v {
-	case "", "10m":
-	case "1h":
-		step = time.Hour
-	case "1d":
-		step = 24 * time.Hour
-	case "1w":
-		step = 7 * 24 * time.Hour
-	default:
-		return arena.Errorf(arena.EINVALID, "step %q: want 10m, 1h, 1d or 1w", v)
+	step, err := parseStep(r.URL.Query().Get("step"))
+	if err != nil {
+		return err
 	}
 	curves, err := s.Trading.Curves(r.Context(), id, r.URL.Query().Get("agent"))
 	if err != nil {
 		return err
 	}
-	bucket := func(t time.Time) time.Time {
-		if step == 7*24*time.Hour {
-			return trading.WeekStart(t) // UTC weeks start on Sunday
-		}
-		return t.Truncate(step)
-	}
 	out := make([]CurveJSON, 0, len(curves))
 	for _, cv := range curves {
-		snaps := cv.Snapshots
-		c := CurveJSON{Agent: cv.AgentID, Points: []SnapshotJSON{}}
-		for i, s := range snaps {
-			// Keep the last snapshot of each step interval.
-			if step > 0 && i+1 < len(snaps) && bucket(snaps[i+1].At).Equal(bucket(s.At)) {
-				continue
-			}
-			pt := SnapshotJSON{At: s.At.UTC(), Cash: Dollars(s.Cash), PositionsValue: Dollars(s.PositionsValue),
-				TotalValue: Dollars(s.Total), PnL: Dollars(s.PnL), PnLPct: finite(s.PnLPct), ResolvedBets: s.ResolvedBets}
-			if s.ResolvedBets > 0 {
-				pt.Brier = optional(s.Brier)
-			}
-			c.Points = append(c.Points, pt)
-		}
-		out = append(out, c)
+		out = append(out, curveJSON(cv.AgentID, cv.Snapshots, step))
 	}
-	WriteJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeJSON(w, r, out)
 }
 
 // getDecision serves GET /api/v1/decisions/{id}.
@@ -173,8 +204,7 @@ func (s *Server) getDecision(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, NewDecisionJSON(d))
-	return nil
+	return s.writeJSON(w, r, NewDecisionJSON(d))
 }
 
 // tradingLeaderboard serves GET /api/v1/leaderboard?track=trading: every agent
@@ -182,17 +212,24 @@ func (s *Server) getDecision(w http.ResponseWriter, r *http.Request) error {
 // Brier score, lowest first, agents without a resolved bet last
 // (sort=brier).
 func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) error {
-	sortBy := r.URL.Query().Get("sort")
+	out, err := s.tradingRows(r.Context(), r.URL.Query().Get("sort"))
+	if err != nil {
+		return err
+	}
+	return s.writeJSON(w, r, out)
+}
+
+func (s *Server) tradingRows(ctx context.Context, sortBy string) (TradingLeaderboardJSON, error) {
 	switch sortBy {
 	case "":
 		sortBy = "return"
 	case "return", "brier":
 	default:
-		return arena.Errorf(arena.EINVALID, "sort %q: want return or brier", sortBy)
+		return TradingLeaderboardJSON{}, arena.Errorf(arena.EINVALID, "sort %q: want return or brier", sortBy)
 	}
-	rows, err := s.Trading.Leaderboard(r.Context())
+	rows, err := s.Trading.Leaderboard(ctx)
 	if err != nil {
-		return err
+		return TradingLeaderboardJSON{}, err
 	}
 	if sortBy == "brier" {
 		trading.SortByBrier(rows)
@@ -204,6 +241,5 @@ func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) erro
 			Bankruptcies: x.Bankruptcies, ResolvedBets: x.ResolvedBets, Brier: optional(x.Brier), BrierSkill: optional(x.BrierSkill),
 			MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket)})
 	}
-	WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }

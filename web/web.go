@@ -72,6 +72,7 @@ type Server struct {
 	forecasters ForecasterStore
 
 	internalErrors atomic.Int64
+	routes         []string // "METHOD /path" of every handle call
 }
 
 // HandlerFunc is a handler that returns its error instead of writing it:
@@ -88,12 +89,14 @@ func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.L
 	s.handle("GET /api/v1/markets", s.listMarkets)
 	s.handle("GET /api/v1/markets/{id}", s.getMarket)
 	s.handle("GET /api/v1/leaderboard", s.leaderboard)
-	s.handle("GET /{$}", s.leaderboardPage)
+	s.handle("GET /api/v1/openapi.json", s.openAPI)
+	s.registerDashboard()
 	return s
 }
 
 // handle registers h for pattern; its error goes through Server.Error.
 func (s *Server) handle(pattern string, h HandlerFunc) {
+	s.routes = append(s.routes, pattern)
 	s.Mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			s.Error(w, r, err)

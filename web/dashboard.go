@@ -1,0 +1,633 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/score"
+)
+
+// registerDashboard mounts every page and its JSON twin. A page whose
+// track is disabled answers 404.
+func (s *Server) registerDashboard() {
+	s.page("/{$}", "/api/v1/pages/home", "home.html", s.homeView)
+	s.page("/leaderboard", "/api/v1/pages/leaderboard", "leaderboard.html", s.leaderboardView)
+	s.page("/rounds/{id}", "/api/v1/pages/rounds/{id}", "round.html", s.roundView)
+	s.page("/agents/{agent}", "/api/v1/pages/agents/{agent}", "agent.html", s.agentView)
+	s.page("/markets/{id}", "/api/v1/pages/markets/{id}", "market.html", s.marketView)
+	s.page("/cohorts/{id}", "/api/v1/pages/cohorts/{id}", "cohort.html", s.cohortView)
+	s.page("/methodology", "/api/v1/pages/methodology", "methodology.html", s.methodologyView)
+	s.Mux.HandleFunc("GET /assets/style.css", serveStyle)
+}
+
+// page registers an HTML page and its JSON twin, both built by view.
+func (s *Server) page(path, api, tmpl string, view func(r *http.Request) (any, error)) {
+	s.handle("GET "+path, func(w http.ResponseWriter, r *http.Request) error {
+		v, err := view(r)
+		if err != nil {
+			return err
+		}
+		return s.render(w, r, tmpl, v, strings.Replace(api, "{$}", "", 1))
+	})
+	s.handle("GET "+api, func(w http.ResponseWriter, r *http.Request) error {
+		v, err := view(r)
+		if err != nil {
+			return err
+		}
+		return s.writeJSON(w, r, v)
+	})
+}
+
+func (s *Server) needForecast() error {
+	if s.Forecast == nil {
+		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
+	}
+	return nil
+}
+
+func (s *Server) needTrading() error {
+	if s.Trading == nil {
+		return arena.Errorf(arena.ENOTFOUND, "the trading track is not enabled")
+	}
+	return nil
+}
+
+// ---- home ----
+
+func (s *Server) homeView(r *http.Request) (any, error) {
+	ctx := r.Context()
+	v := HomeJSON{Open: []RoundSummaryJSON{}, Scored: []RoundSummaryJSON{}, Forecast: []ForecastRowJSON{}, HasTrading: s.Trading != nil}
+	if s.Forecast != nil {
+		now := s.Forecast.Clock()
+		for _, st := range []string{arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring} {
+			rs, err := s.Forecast.Rounds(ctx, st, 20)
+			if err != nil {
+				return nil, err
+			}
+			for _, rd := range rs {
+				v.Open = append(v.Open, roundSummary(rd, now, nil))
+			}
+		}
+		slices.SortFunc(v.Open, func(a, b RoundSummaryJSON) int { return cmp.Compare(a.ID, b.ID) })
+		rows, a, err := s.forecastRows(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v.ScoredRounds = a.ScoredRounds
+		v.Forecast = rows[:min(len(rows), 5)]
+		scored, err := s.Forecast.ScoredRoundList(ctx, 5)
+		if err != nil {
+			return nil, err
+		}
+		for _, rd := range scored {
+			t := rd.TriggeredAt.UTC()
+			v.Scored = append(v.Scored, RoundSummaryJSON{ID: rd.ID, Status: arena.RoundScored, Phase: "scored", CommitDeadline: rd.CommitDeadline,
+				RevealStart: rd.RevealStart, RevealDeadline: rd.RevealDeadline, TriggeredAt: &t, Markets: len(rd.Markets)})
+		}
+	}
+	if s.Trading != nil {
+		lb, err := s.tradingRows(ctx, "return")
+		if err != nil {
+			return nil, err
+		}
+		v.Trading = lb.Rows[:min(len(lb.Rows), 5)]
+	}
+	return v, nil
+}
+
+func roundSummary(rd forecast.RoundJSON, now time.Time, triggered *time.Time) RoundSummaryJSON {
+	return RoundSummaryJSON{ID: rd.ID, Status: rd.Status, Phase: phase(rd.Status, rd.CommitDeadline, rd.RevealStart, rd.RevealDeadline, now),
+		CommitDeadline: rd.CommitDeadline, RevealStart: rd.RevealStart, RevealDeadline: rd.RevealDeadline, TriggeredAt: triggered, Markets: len(rd.Markets)}
+}
+
+// phase says in words what a round waits for next.
+func phase(status string, commit, revealStart, revealEnd, now time.Time) string {
+	switch {
+	case status == arena.RoundScored:
+		return "scored"
+	case status == arena.RoundInvalidated:
+		return "invalidated"
+	case now.Before(commit):
+		return "commits close in " + until(commit.Sub(now))
+	case now.Before(revealStart):
+		return "reveals open in " + until(revealStart.Sub(now))
+	case now.Before(revealEnd):
+		return "reveals close in " + until(revealEnd.Sub(now))
+	}
+	return "waiting for outcomes"
+}
+
+func until(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
+}
+
+// ---- leaderboards ----
+
+// forecastRows builds the forecast leaderboard with its uncertainty.
+func (s *Server) forecastRows(ctx context.Context) ([]ForecastRowJSON, *forecast.Analysis, error) {
+	a, err := s.Forecast.Analysis(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := s.Forecast.Names(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	adj := map[string]score.FEAgent{}
+	if a.Adjusted != nil {
+		for _, x := range a.Adjusted.Agents {
+			adj[x.Agent] = x
+		}
+	}
+	rows := make([]ForecastRowJSON, 0, len(a.Results))
+	for i, res := range a.Results {
+		row := ForecastRowJSON{Rank: i + 1, Agent: res.Agent, Name: nameOf(names, res.Agent), Rounds: res.Rounds, N: res.N, Brier: res.Brier,
+			BrierSE: fl(res.BrierSE), Alpha: fl(res.Alpha), AlphaSE: fl(res.AlphaSE), AlphaCILo: fl(res.Inference.CI.Lo),
+			AlphaCIHi: fl(res.Inference.CI.Hi), P: fl(res.P), BeatPct: fl(res.BeatPct), Provisional: res.Inference.Provisional,
+			RoundsToSignificance: fl(res.Inference.ToSignif)}
+		if x, ok := adj[res.Agent]; ok {
+			v := x.Adjusted
+			row.Adjusted, row.AdjustedCILo, row.AdjustedCIHi, row.PRank1, row.TieGroup = &v, fl(x.CILo), fl(x.CIHi), fl(x.PRank1), x.Tie
+		}
+		rows = append(rows, row)
+	}
+	return rows, a, nil
+}
+
+func nameOf(names map[string]string, agent string) string {
+	if n := names[agent]; n != "" {
+		return n
+	}
+	return agent
+}
+
+func fl(f score.Float) *float64 {
+	if !f.OK || math.IsNaN(f.V) || math.IsInf(f.V, 0) {
+		return nil
+	}
+	v := f.V
+	return &v
+}
+
+// forecastSorts are the sortable columns of the forecast leaderboard; the
+// value says whether larger is better (the default direction).
+var forecastSorts = map[string]bool{"rank": false, "name": false, "rounds": true, "n": true, "brier": false, "alpha": true,
+	"adjusted": false, "p": false, "rounds_to_significance": false}
+
+func (s *Server) leaderboardView(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	v := LeaderboardPageJSON{Sort: cmp.Or(q.Get("sort"), "rank"), Query: strings.TrimSpace(q.Get("q")), HideProv: q.Get("provisional") == "hide",
+		Forecast: []ForecastRowJSON{}}
+	better, ok := forecastSorts[v.Sort]
+	if !ok {
+		return nil, arena.Errorf(arena.EINVALID, "sort %q: want one of rank, name, rounds, n, brier, alpha, adjusted, p, rounds_to_significance", v.Sort)
+	}
+	switch d := q.Get("dir"); d {
+	case "":
+		v.Desc = better
+	case "asc", "desc":
+		v.Desc = d == "desc"
+	default:
+		return nil, arena.Errorf(arena.EINVALID, "dir %q: want asc or desc", d)
+	}
+	if s.Forecast != nil {
+		rows, a, err := s.forecastRows(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		v.ScoredRounds, v.Bootstrap, v.Seed = a.ScoredRounds, a.Bootstrap, a.Seed
+		for _, row := range rows {
+			if v.HideProv && row.Provisional {
+				continue
+			}
+			if v.Query != "" && !strings.Contains(strings.ToLower(row.Name+" "+row.Agent), strings.ToLower(v.Query)) {
+				continue
+			}
+			v.Forecast = append(v.Forecast, row)
+		}
+		sortRows(v.Forecast, v.Sort, v.Desc)
+	}
+	if s.Trading != nil {
+		lb, err := s.tradingRows(r.Context(), "return")
+		if err != nil {
+			return nil, err
+		}
+		v.Trading = &lb
+	}
+	return v, nil
+}
+
+// sortRows orders rows by a column; missing values sort last either way.
+func sortRows(rows []ForecastRowJSON, by string, desc bool) {
+	key := func(r ForecastRowJSON) (float64, bool) {
+		switch by {
+		case "rounds":
+			return float64(r.Rounds), true
+		case "n":
+			return float64(r.N), true
+		case "brier":
+			return r.Brier, true
+		case "alpha":
+			return deref(r.Alpha)
+		case "adjusted":
+			return deref(r.Adjusted)
+		case "p":
+			return deref(r.P)
+		case "rounds_to_significance":
+			return deref(r.RoundsToSignificance)
+		}
+		return float64(r.Rank), true
+	}
+	slices.SortStableFunc(rows, func(a, b ForecastRowJSON) int {
+		if by == "name" {
+			c := cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+			if desc {
+				c = -c
+			}
+			return c
+		}
+		ka, oka := key(a)
+		kb, okb := key(b)
+		switch {
+		case oka != okb:
+			if oka {
+				return -1
+			}
+			return 1
+		case desc:
+			return cmp.Compare(kb, ka)
+		}
+		return cmp.Compare(ka, kb)
+	})
+}
+
+func deref(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+// ---- round ----
+
+func (s *Server) roundView(r *http.Request) (any, error) {
+	if err := s.needForecast(); err != nil {
+		return nil, err
+	}
+	id, err := roundID(r)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.Forecast.RoundDetail(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	names, err := s.Forecast.Names(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	now := s.Forecast.Clock()
+	rd := d.Round
+	tp := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		t = t.UTC()
+		return &t
+	}
+	v := RoundPageJSON{ID: rd.ID, Status: d.View.Status, Phase: phase(d.View.Status, rd.CommitDeadline, rd.RevealStart, rd.RevealDeadline, now),
+		Commits: d.Commits, Triggered: !rd.TriggeredAt.IsZero(), Entries: []RoundEntryJSON{},
+		Timeline: []PhaseJSON{
+			{Name: "created", At: tp(rd.CreatedAt), Done: true},
+			{Name: "commits close", At: tp(rd.CommitDeadline), Done: !now.Before(rd.CommitDeadline)},
+			{Name: "benchmarks captured", At: tp(rd.BenchmarkAt), Done: !rd.BenchmarkAt.IsZero()},
+			{Name: "reveals open", At: tp(rd.RevealStart), Done: !now.Before(rd.RevealStart)},
+			{Name: "reveals close", At: tp(rd.RevealDeadline), Done: !now.Before(rd.RevealDeadline)},
+			{Name: "outcomes frozen and scored", At: tp(rd.TriggeredAt), Done: !rd.TriggeredAt.IsZero()},
+		}}
+	for i, rm := range rd.Markets {
+		m := d.Markets[rm.MarketID]
+		mj := RoundMarketPageJSON{Index: i, MarketID: rm.MarketID}
+		if m != nil {
+			mj.Question, mj.Category, mj.Source, mj.SourceID = m.Question, m.Category, m.Source, m.SourceID
+		}
+		if d.View.Benchmarks != nil {
+			mj.Benchmark = rm.Benchmark
+			if rm.Benchmark != nil {
+				mj.BenchmarkSource, mj.BenchmarkTime = string(rm.BenchmarkSource), tp(rm.BenchmarkTime)
+			}
+		}
+		if d.View.Outcomes != nil {
+			mj.Outcome = d.View.Outcomes[i]
+		}
+		v.Markets = append(v.Markets, mj)
+	}
+	scores := map[string]forecast.ScoreJSON{}
+	for _, sc := range d.Scores {
+		scores[sc.Agent] = sc
+	}
+	seen := map[string]bool{}
+	for _, e := range d.Entries {
+		sc := scores[e.Agent]
+		seen[e.Agent] = true
+		v.Entries = append(v.Entries, RoundEntryJSON{Agent: e.Agent, Name: nameOf(names, e.Agent), Revealed: e.Revealed, Forfeit: sc.Forfeit,
+			Brier: scorePtr(sc, true), Alpha: sc.Alpha, Predictions: e.Predictions, Reasoning: e.Reasoning})
+	}
+	for _, sc := range d.Scores { // baselines score without a submission
+		if !seen[sc.Agent] {
+			v.Entries = append(v.Entries, RoundEntryJSON{Agent: sc.Agent, Name: nameOf(names, sc.Agent), Forfeit: sc.Forfeit, Brier: scorePtr(sc, true), Alpha: sc.Alpha})
+		}
+	}
+	slices.SortStableFunc(v.Entries, func(a, b RoundEntryJSON) int {
+		ka, _ := deref(a.Brier)
+		kb, _ := deref(b.Brier)
+		return cmp.Compare(ka, kb)
+	})
+	return v, nil
+}
+
+func scorePtr(sc forecast.ScoreJSON, ok bool) *float64 {
+	if sc.Agent == "" || !ok {
+		return nil
+	}
+	b := sc.Brier
+	return &b
+}
+
+// ---- agent ----
+
+func (s *Server) agentView(r *http.Request) (any, error) {
+	if err := s.needForecast(); err != nil {
+		return nil, err
+	}
+	agent := r.PathValue("agent")
+	rows, a, err := s.forecastRows(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	names, err := s.Forecast.Names(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	var res *score.AgentResult
+	for i := range a.Results {
+		if strings.EqualFold(a.Results[i].Agent, agent) {
+			res = &a.Results[i]
+			agent = res.Agent
+		}
+	}
+	if res == nil {
+		if _, known := names[agent]; !known {
+			return nil, arena.Errorf(arena.ENOTFOUND, "agent %q has no scored forecasts", agent)
+		}
+	}
+	v := AgentPageJSON{Agent: agent, Name: nameOf(names, agent), History: []AgentRoundJSON{}, Calibration: []score.Bin{},
+		CORPBlocks: []score.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
+	for i := range rows {
+		if rows[i].Agent == agent {
+			v.Row = &rows[i]
+		}
+	}
+	if res == nil {
+		return v, nil
+	}
+	v.History = history(res.RoundScores)
+	v.Murphy = &MurphyJSON{UNC: res.Murphy.UNC, REL: res.Murphy.REL, RES: res.Murphy.RES, Residual: res.Murphy.Residual}
+	corp := res.CORP
+	v.CORP, v.CORPBlocks = &corp, append(v.CORPBlocks, corp.Blocks...)
+	ece := res.ECE
+	v.ECE = &ece
+	v.Calibration = append(v.Calibration, res.Murphy.Bins...)
+	qs, err := s.questions(r.Context(), a.Forecasts, agent)
+	if err != nil {
+		return nil, err
+	}
+	v.Best, v.Worst = qs[:min(5, len(qs))], []QuestionJSON{}
+	for i := len(qs) - 1; i >= max(len(qs)-5, min(5, len(qs))); i-- {
+		v.Worst = append(v.Worst, qs[i])
+	}
+	return v, nil
+}
+
+// history is an agent's rounds with the running mean Alpha and its
+// normal 95% band (mean ± 1.96·sd/√k over the k rounds so far).
+func history(rs []score.RoundScore) []AgentRoundJSON {
+	out := make([]AgentRoundJSON, 0, len(rs))
+	var k int
+	var sum, sumSq float64
+	for _, x := range rs {
+		h := AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: fl(x.Alpha)}
+		if x.Alpha.OK {
+			k++
+			sum += x.Alpha.V
+			sumSq += x.Alpha.V * x.Alpha.V
+		}
+		if k > 0 {
+			m := sum / float64(k)
+			h.CumAlpha = &m
+			if k > 1 {
+				sd := math.Sqrt(math.Max(0, (sumSq-float64(k)*m*m)/float64(k-1)))
+				lo, hi := m-1.96*sd/math.Sqrt(float64(k)), m+1.96*sd/math.Sqrt(float64(k))
+				h.CumLo, h.CumHi = &lo, &hi
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// questions lists an agent's scored questions, best edge first (lowest
+// Brier first where no benchmark gives an edge).
+func (s *Server) questions(ctx context.Context, fs []arena.ScoredForecast, agent string) ([]QuestionJSON, error) {
+	var qs []QuestionJSON
+	var ids []int64
+	for _, f := range fs {
+		if f.Agent != agent {
+			continue
+		}
+		o := float64(f.Outcome)
+		q := QuestionJSON{Round: f.RoundID, MarketID: f.MarketID, Forecast: f.Forecast, Benchmark: f.Benchmark, Outcome: f.Outcome,
+			Brier: (f.Forecast - o) * (f.Forecast - o)}
+		if f.Benchmark != nil {
+			e := (*f.Benchmark-o)*(*f.Benchmark-o) - q.Brier
+			q.Edge = &e
+		}
+		qs = append(qs, q)
+		ids = append(ids, f.MarketID)
+	}
+	slices.SortStableFunc(qs, func(a, b QuestionJSON) int {
+		ea, oka := deref(a.Edge)
+		eb, okb := deref(b.Edge)
+		if oka && okb && ea != eb {
+			return cmp.Compare(eb, ea)
+		}
+		return cmp.Compare(a.Brier, b.Brier)
+	})
+	keep := qs
+	if len(qs) > 10 {
+		keep = append(append([]QuestionJSON{}, qs[:5]...), qs[len(qs)-5:]...)
+	}
+	ids = ids[:0]
+	for _, q := range keep {
+		ids = append(ids, q.MarketID)
+	}
+	ms, err := s.Markets.MarketsByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range keep {
+		if m := ms[keep[i].MarketID]; m != nil {
+			keep[i].Question = m.Question
+		}
+	}
+	return keep, nil
+}
+
+// ---- market ----
+
+func (s *Server) marketView(r *http.Request) (any, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return nil, arena.Errorf(arena.ENOTFOUND, "market %q not found", r.PathValue("id"))
+	}
+	m, err := s.Markets.Market(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	v := MarketPageJSON{Market: NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, Prices: []PriceJSON{}, Rounds: []uint64{}}
+	if !m.ResolvedAt.IsZero() {
+		t := m.ResolvedAt.UTC()
+		v.ResolvedAt = &t
+	}
+	yes := arena.Yes
+	if len(m.Outcomes) > 0 {
+		yes = m.Outcomes[0]
+	}
+	pts, err := s.Markets.PriceHistory(r.Context(), id, yes, time.Time{}, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pts {
+		v.Prices = append(v.Prices, PriceJSON{At: p.Time.UTC(), Price: p.Price, Source: string(p.Source)})
+	}
+	if s.Forecast != nil {
+		a, err := s.Forecast.Analysis(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range a.Forecasts {
+			if f.MarketID == id && !slices.Contains(v.Rounds, f.RoundID) {
+				v.Rounds = append(v.Rounds, f.RoundID)
+			}
+		}
+	}
+	return v, nil
+}
+
+// ---- cohort ----
+
+// cohortRanges are the curve windows, ending at the latest snapshot; the
+// step keeps a readable number of points in each.
+var cohortRanges = map[string]struct {
+	window time.Duration
+	step   string
+}{"10m": {10 * time.Minute, "10m"}, "1h": {time.Hour, "10m"}, "1d": {24 * time.Hour, "10m"}, "1w": {7 * 24 * time.Hour, "1h"}, "all": {0, "1h"}}
+
+func (s *Server) cohortView(r *http.Request) (any, error) {
+	if err := s.needTrading(); err != nil {
+		return nil, err
+	}
+	id, err := pathID(r, "cohort")
+	if err != nil {
+		return nil, err
+	}
+	rng := cmp.Or(r.URL.Query().Get("range"), "all")
+	rc, ok := cohortRanges[rng]
+	if !ok {
+		return nil, arena.Errorf(arena.EINVALID, "range %q: want 10m, 1h, 1d, 1w or all", rng)
+	}
+	detail, err := s.cohortDetail(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	curves, err := s.Trading.Curves(r.Context(), id, "")
+	if err != nil {
+		return nil, err
+	}
+	step, _ := parseStep(rc.step)
+	var last time.Time
+	for _, c := range curves {
+		if n := len(c.Snapshots); n > 0 && c.Snapshots[n-1].At.After(last) {
+			last = c.Snapshots[n-1].At
+		}
+	}
+	v := CohortPageJSON{CohortDetailJSON: detail, Range: rng, Curves: make([]CurveJSON, 0, len(curves)), Holdings: []HoldingsJSON{}}
+	for _, c := range curves {
+		var snaps []arena.ValuationSnapshot
+		for _, sn := range c.Snapshots {
+			if rc.window == 0 || !sn.At.Before(last.Add(-rc.window)) {
+				snaps = append(snaps, sn)
+			}
+		}
+		v.Curves = append(v.Curves, curveJSON(c.AgentID, snaps, step))
+	}
+	hs, err := s.Trading.Holdings(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hs {
+		hj := HoldingsJSON{Agent: h.AgentID, Positions: []PositionJSON{}, Trades: []TradeJSON{}}
+		for _, p := range h.Positions {
+			pj := PositionJSON{ID: p.ID, MarketID: p.MarketID, Side: p.Side, Shares: float64(p.Shares) / 1e6, CostBasis: Dollars(p.CostBasis),
+				Mark: p.Mark.Float(), Status: string(p.Status), OpenedAt: p.OpenedAt.UTC()}
+			if !p.ClosedAt.IsZero() {
+				t := p.ClosedAt.UTC()
+				pj.ClosedAt = &t
+			}
+			hj.Positions = append(hj.Positions, pj)
+		}
+		for _, t := range h.Trades {
+			hj.Trades = append(hj.Trades, TradeJSON{ID: t.ID, DecisionID: t.DecisionID, MarketID: t.MarketID, Side: t.Side, Kind: string(t.Kind),
+				Amount: Dollars(t.Amount), Price: t.Price.Float(), At: t.CreatedAt.UTC()})
+		}
+		v.Holdings = append(v.Holdings, hj)
+	}
+	return v, nil
+}
+
+// ---- methodology ----
+
+func (s *Server) methodologyView(r *http.Request) (any, error) {
+	var v MethodologyJSON
+	if f := s.Forecast; f != nil {
+		pw := score.DefaultPowerParams()
+		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, forecast.DefaultK), Rules: f.Rules, Grace: forecast.Duration(f.Grace),
+			BenchmarkTolerance: forecast.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: score.ShrinkN,
+			Bootstrap: forecast.AnalysisBootstrap, Seed: forecast.AnalysisSeed, ChainID: f.Domain.ChainID,
+			VerifyingContract: f.Domain.Contract.Hex(), DomainName: forecast.DomainName, DomainVersion: forecast.DomainVersion,
+			SignificanceKappa: pw.Kappa, SignificancePower: pw.Power, AssumedBoldness: pw.Boldness, AssumedMarketsInPower: pw.K}
+	}
+	if s.Trading != nil {
+		st := s.Trading.Settings()
+		v.Trading = &TradingMethodJSON{InitialCash: Dollars(st.InitialCash), TopMarkets: st.TopMarkets, MaxBetShare: st.MaxBetShare,
+			MaxAttempts: st.MaxAttempts, LineupAgents: st.LineupAgents}
+	}
+	return v, nil
+}

@@ -1,0 +1,264 @@
+package web
+
+import (
+	"time"
+
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/score"
+)
+
+// Page views: the data of every dashboard page, served as HTML at the
+// page's path and as JSON at /api/v1/pages/… . The templates read only
+// these, so the page and its JSON always agree.
+
+// RoundSummaryJSON is a round in a list.
+type RoundSummaryJSON struct {
+	ID             uint64     `json:"id"`
+	Status         string     `json:"status"`
+	Phase          string     `json:"phase"` // what happens next, in words
+	CommitDeadline time.Time  `json:"commit_deadline"`
+	RevealStart    time.Time  `json:"reveal_start"`
+	RevealDeadline time.Time  `json:"reveal_deadline"`
+	TriggeredAt    *time.Time `json:"triggered_at"`
+	Markets        int        `json:"markets"`
+}
+
+// ForecastRowJSON is one row of the forecast leaderboard with its
+// uncertainty: bootstrap CI of Alpha, provisional flag, rounds until the
+// observed edge would be significant, and the difficulty-adjusted score.
+type ForecastRowJSON struct {
+	Rank                 int      `json:"rank"`
+	Agent                string   `json:"agent"`
+	Name                 string   `json:"name"`
+	Rounds               int      `json:"rounds"`
+	N                    int      `json:"n"`
+	Brier                float64  `json:"brier"`
+	BrierSE              *float64 `json:"brier_se"`
+	Alpha                *float64 `json:"alpha"`
+	AlphaSE              *float64 `json:"alpha_se"`
+	AlphaCILo            *float64 `json:"alpha_ci_lo"`
+	AlphaCIHi            *float64 `json:"alpha_ci_hi"`
+	P                    *float64 `json:"p"`
+	BeatPct              *float64 `json:"beat_pct"`
+	Provisional          bool     `json:"provisional"`
+	RoundsToSignificance *float64 `json:"rounds_to_significance"`
+	Adjusted             *float64 `json:"adjusted"`
+	AdjustedCILo         *float64 `json:"adjusted_ci_lo"`
+	AdjustedCIHi         *float64 `json:"adjusted_ci_hi"`
+	PRank1               *float64 `json:"p_rank1"`
+	TieGroup             int      `json:"tie_group"`
+}
+
+// HomeJSON is the home page.
+type HomeJSON struct {
+	Open         []RoundSummaryJSON     `json:"open_rounds"`
+	Scored       []RoundSummaryJSON     `json:"latest_scored_rounds"`
+	ScoredRounds int                    `json:"scored_rounds"`
+	Forecast     []ForecastRowJSON      `json:"forecast_top"`
+	Trading      []TradingLeaderRowJSON `json:"trading_top"`
+	HasTrading   bool                   `json:"has_trading"`
+}
+
+// LeaderboardPageJSON is the leaderboard page: both tracks, sorted and
+// filtered as asked.
+type LeaderboardPageJSON struct {
+	Sort         string                  `json:"sort"`
+	Desc         bool                    `json:"desc"`
+	Query        string                  `json:"q"`
+	HideProv     bool                    `json:"hide_provisional"`
+	ScoredRounds int                     `json:"scored_rounds"`
+	Bootstrap    int                     `json:"bootstrap"`
+	Seed         uint64                  `json:"seed"`
+	Forecast     []ForecastRowJSON       `json:"forecast"`
+	Trading      *TradingLeaderboardJSON `json:"trading"`
+}
+
+// PhaseJSON is one step of a round's timeline.
+type PhaseJSON struct {
+	Name string     `json:"name"`
+	At   *time.Time `json:"at"`
+	Done bool       `json:"done"`
+}
+
+// RoundMarketPageJSON is a market of a round with its benchmark's
+// provenance and outcome.
+type RoundMarketPageJSON struct {
+	Index           int        `json:"index"`
+	MarketID        int64      `json:"market_id"`
+	Question        string     `json:"question"`
+	Category        string     `json:"category"`
+	Source          string     `json:"source"`
+	SourceID        string     `json:"source_id"`
+	Benchmark       *float64   `json:"benchmark"`
+	BenchmarkSource string     `json:"benchmark_source,omitempty"`
+	BenchmarkTime   *time.Time `json:"benchmark_time"`
+	Outcome         *string    `json:"outcome"`
+}
+
+// RoundEntryJSON is one agent's predictions and score in a triggered round.
+type RoundEntryJSON struct {
+	Agent       string    `json:"agent"`
+	Name        string    `json:"name"`
+	Revealed    bool      `json:"revealed"`
+	Forfeit     bool      `json:"forfeit"`
+	Brier       *float64  `json:"brier"`
+	Alpha       *float64  `json:"alpha"`
+	Predictions []float64 `json:"predictions"`
+	Reasoning   []string  `json:"reasoning"`
+}
+
+// RoundPageJSON is the round page. Entries stay empty until the round is
+// triggered: no prediction or reasoning is published while it could help
+// another agent.
+type RoundPageJSON struct {
+	ID        uint64                `json:"id"`
+	Status    string                `json:"status"`
+	Phase     string                `json:"phase"`
+	Timeline  []PhaseJSON           `json:"timeline"`
+	Markets   []RoundMarketPageJSON `json:"markets"`
+	Commits   int                   `json:"commits"`
+	Triggered bool                  `json:"triggered"`
+	Entries   []RoundEntryJSON      `json:"entries"`
+}
+
+// AgentRoundJSON is one round in an agent's history, with the cumulative
+// Alpha after it and its normal 95% band over the rounds so far.
+type AgentRoundJSON struct {
+	Round    string   `json:"round"`
+	N        int      `json:"n"`
+	Brier    float64  `json:"brier"`
+	Alpha    *float64 `json:"alpha"`
+	CumAlpha *float64 `json:"cum_alpha"`
+	CumLo    *float64 `json:"cum_alpha_lo"`
+	CumHi    *float64 `json:"cum_alpha_hi"`
+}
+
+// QuestionJSON is one scored question of an agent.
+type QuestionJSON struct {
+	Round     uint64   `json:"round"`
+	MarketID  int64    `json:"market_id"`
+	Question  string   `json:"question"`
+	Forecast  float64  `json:"forecast"`
+	Benchmark *float64 `json:"benchmark"`
+	Outcome   int8     `json:"outcome"`
+	Brier     float64  `json:"brier"`
+	// Edge is the benchmark's squared error minus the agent's: positive
+	// when the agent beat the market on this question.
+	Edge *float64 `json:"edge"`
+}
+
+// MurphyJSON is the Murphy decomposition: Brier = UNC + REL − RES + residual.
+type MurphyJSON struct {
+	UNC      float64 `json:"unc"`
+	REL      float64 `json:"rel"`
+	RES      float64 `json:"res"`
+	Residual float64 `json:"residual"`
+}
+
+// AgentPageJSON is the agent page.
+type AgentPageJSON struct {
+	Agent       string           `json:"agent"`
+	Name        string           `json:"name"`
+	Row         *ForecastRowJSON `json:"leaderboard_row"`
+	History     []AgentRoundJSON `json:"history"`
+	Murphy      *MurphyJSON      `json:"murphy"`
+	CORP        *score.CORP      `json:"corp"`
+	CORPBlocks  []score.Block    `json:"corp_blocks"`
+	ECE         *float64         `json:"ece"`
+	Calibration []score.Bin      `json:"calibration"`
+	Best        []QuestionJSON   `json:"best_questions"`
+	Worst       []QuestionJSON   `json:"worst_questions"`
+}
+
+// PriceJSON is one stored price with its provenance.
+type PriceJSON struct {
+	At     time.Time `json:"at"`
+	Price  float64   `json:"price"`
+	Source string    `json:"source"`
+}
+
+// MarketPageJSON is the market page.
+type MarketPageJSON struct {
+	Market     MarketJSON  `json:"market"`
+	URL        string      `json:"url,omitempty"`
+	Criteria   string      `json:"criteria,omitempty"`
+	ResolvedAt *time.Time  `json:"resolved_at"`
+	Ambiguous  bool        `json:"ambiguous"`
+	Prices     []PriceJSON `json:"prices"`
+	Rounds     []uint64    `json:"scored_in_rounds"`
+}
+
+// PositionJSON is one position in a cohort.
+type PositionJSON struct {
+	ID        int64      `json:"id"`
+	MarketID  int64      `json:"market_id"`
+	Side      string     `json:"side"`
+	Shares    float64    `json:"shares"`
+	CostBasis Dollars    `json:"cost_basis"`
+	Mark      float64    `json:"mark"`
+	Status    string     `json:"status"`
+	OpenedAt  time.Time  `json:"opened_at"`
+	ClosedAt  *time.Time `json:"closed_at"`
+}
+
+// TradeJSON is one trade in a cohort.
+type TradeJSON struct {
+	ID         int64     `json:"id"`
+	DecisionID int64     `json:"decision_id"`
+	MarketID   int64     `json:"market_id"`
+	Side       string    `json:"side"`
+	Kind       string    `json:"kind"`
+	Amount     Dollars   `json:"amount"`
+	Price      float64   `json:"price"`
+	At         time.Time `json:"at"`
+}
+
+// HoldingsJSON is one agent's positions and trades in a cohort.
+type HoldingsJSON struct {
+	Agent     string         `json:"agent"`
+	Positions []PositionJSON `json:"positions"`
+	Trades    []TradeJSON    `json:"trades"`
+}
+
+// CohortPageJSON is the cohort page: standings, curves over the chosen
+// range (10m, 1h, 1d, 1w or all), holdings and decisions.
+type CohortPageJSON struct {
+	CohortDetailJSON
+	Range    string         `json:"range"`
+	Curves   []CurveJSON    `json:"curves"`
+	Holdings []HoldingsJSON `json:"holdings"`
+}
+
+// MethodologyJSON is the running configuration the figures come from.
+type MethodologyJSON struct {
+	Forecast *ForecastMethodJSON `json:"forecast"`
+	Trading  *TradingMethodJSON  `json:"trading"`
+}
+
+// ForecastMethodJSON describes the forecast track as configured.
+type ForecastMethodJSON struct {
+	MarketsPerRound       int               `json:"markets_per_round"`
+	Rules                 forecast.Rules    `json:"selection_rules"`
+	Grace                 forecast.Duration `json:"grace"`
+	BenchmarkTolerance    forecast.Duration `json:"benchmark_tolerance"`
+	ProvisionalBelow      int               `json:"provisional_below_predictions"`
+	Bootstrap             int               `json:"bootstrap_replicates"`
+	Seed                  uint64            `json:"bootstrap_seed"`
+	ChainID               uint64            `json:"chain_id"`
+	VerifyingContract     string            `json:"verifying_contract"`
+	DomainName            string            `json:"domain_name"`
+	DomainVersion         string            `json:"domain_version"`
+	SignificanceKappa     float64           `json:"significance_kappa"`
+	SignificancePower     float64           `json:"significance_power"`
+	AssumedBoldness       float64           `json:"assumed_boldness"`
+	AssumedMarketsInPower int               `json:"assumed_markets_per_round_in_power"`
+}
+
+// TradingMethodJSON describes the trading track as configured.
+type TradingMethodJSON struct {
+	InitialCash  Dollars `json:"initial_cash"`
+	TopMarkets   int     `json:"top_markets"`
+	MaxBetShare  float64 `json:"max_bet_share"`
+	MaxAttempts  int     `json:"max_attempts"`
+	LineupAgents int     `json:"lineup_agents"`
+}
