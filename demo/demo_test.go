@@ -36,7 +36,7 @@ func chromium(t *testing.T) string {
 
 // server wires the demo's parts the way `arena demo` does.
 func server(p demo.Parts) http.Handler {
-	return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading}).Handler()
+	return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading, Forecasters: p.DB}).Handler()
 }
 
 // requestLog records every path the browser asked the server for.

@@ -231,6 +231,15 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		}
 		v.Trading = &lb
 	}
+	if s.forecasters != nil {
+		rows, err := s.forecasters.BacktestForecasts(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		if v.Backtest, err = forecast.LeaderboardOf(BacktestScored(rows), nil); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 
@@ -618,8 +627,8 @@ func (s *Server) methodologyView(r *http.Request) (any, error) {
 	var v MethodologyJSON
 	if f := s.Forecast; f != nil {
 		pw := score.DefaultPowerParams()
-		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, forecast.DefaultK), Rules: f.Rules, Grace: forecast.Duration(f.Grace),
-			BenchmarkTolerance: forecast.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: score.ShrinkN,
+		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, forecast.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
+			BenchmarkTolerance: arena.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: score.ShrinkN,
 			Bootstrap: forecast.AnalysisBootstrap, Seed: forecast.AnalysisSeed, ChainID: f.Domain.ChainID,
 			VerifyingContract: f.Domain.Contract.Hex(), DomainName: forecast.DomainName, DomainVersion: forecast.DomainVersion,
 			SignificanceKappa: pw.Kappa, SignificancePower: pw.Power, AssumedBoldness: pw.Boldness, AssumedMarketsInPower: pw.K}

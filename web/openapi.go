@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forecast-arena/arena"
+
 	"github.com/forecast-arena/arena/forecast"
 )
 
@@ -44,6 +46,8 @@ var apiOps = []apiOp{
 	{Method: "POST", Path: "/api/v1/admin/markets/{id}/resolve", Summary: "Resolve a market by hand (YES, NO or VOID)", Body: struct {
 		Outcome string `json:"outcome"`
 	}{}, Response: MarketJSON{}, Admin: true},
+	{Method: "GET", Path: "/api/v1/rounds/{id}/markets/{index}", Summary: "A market of a round as the round tools show it now", Response: RoundMarketContextJSON{}},
+	{Method: "GET", Path: "/api/v1/rounds/{id}/traces/{agent}", Summary: "What an LLM agent was shown and answered, after the trigger", Response: TraceJSON{}},
 	{Method: "GET", Path: "/api/v1/cohorts", Summary: "Trading cohorts, newest week first (cursor pagination: Link rel=next)", Query: []string{"status", "limit", "offset", "cursor"}, Response: []CohortSummaryJSON{}},
 	{Method: "GET", Path: "/api/v1/cohorts/{id}", Summary: "A cohort: standings, lineup, decisions", Response: CohortDetailJSON{}},
 	{Method: "GET", Path: "/api/v1/cohorts/{id}/snapshots", Summary: "Portfolio curves of a cohort", Query: []string{"agent", "step"}, Response: []CurveJSON{}},
@@ -141,7 +145,7 @@ var (
 	timeType    = reflect.TypeOf(time.Time{})
 	rawType     = reflect.TypeOf(json.RawMessage{})
 	dollarsType = reflect.TypeOf(Dollars(0))
-	durType     = reflect.TypeOf(forecast.Duration(0))
+	durType     = reflect.TypeOf(arena.Duration(0))
 	marshaler   = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 )
 

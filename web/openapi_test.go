@@ -27,13 +27,17 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		for _, c := range []struct {
 			name              string
 			forecast, trading bool
-		}{{"both", true, true}, {"forecast", true, false}, {"trading", false, true}, {"none", false, false}} {
+			forecasters       bool
+		}{{"all", true, true, true}, {"forecast", true, false, false}, {"trading", false, true, false}, {"none", false, false, false}} {
 			p := web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t"}
 			if c.forecast {
 				p.Forecast = &forecast.Service{Store: db, Logger: quiet}
 			}
 			if c.trading {
-				p.Trading = &trading.Engine{Store: db, Log: quiet}
+				p.Trading = &trading.Engine{Store: db, Logger: quiet}
+			}
+			if c.forecasters {
+				p.Forecasters = db
 			}
 			srv := web.Build(p)
 			hs := httptest.NewServer(srv.Handler())

@@ -3,6 +3,8 @@ package web
 import (
 	"time"
 
+	"github.com/forecast-arena/arena"
+
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/score"
 )
@@ -71,6 +73,8 @@ type LeaderboardPageJSON struct {
 	Seed         uint64                  `json:"seed"`
 	Forecast     []ForecastRowJSON       `json:"forecast"`
 	Trading      *TradingLeaderboardJSON `json:"trading"`
+	// Backtest is the backtest track's leaderboard; null when not served.
+	Backtest []forecast.LeaderboardJSON `json:"backtest"`
 }
 
 // PhaseJSON is one step of a round's timeline.
@@ -237,21 +241,21 @@ type MethodologyJSON struct {
 
 // ForecastMethodJSON describes the forecast track as configured.
 type ForecastMethodJSON struct {
-	MarketsPerRound       int               `json:"markets_per_round"`
-	Rules                 forecast.Rules    `json:"selection_rules"`
-	Grace                 forecast.Duration `json:"grace"`
-	BenchmarkTolerance    forecast.Duration `json:"benchmark_tolerance"`
-	ProvisionalBelow      int               `json:"provisional_below_predictions"`
-	Bootstrap             int               `json:"bootstrap_replicates"`
-	Seed                  uint64            `json:"bootstrap_seed"`
-	ChainID               uint64            `json:"chain_id"`
-	VerifyingContract     string            `json:"verifying_contract"`
-	DomainName            string            `json:"domain_name"`
-	DomainVersion         string            `json:"domain_version"`
-	SignificanceKappa     float64           `json:"significance_kappa"`
-	SignificancePower     float64           `json:"significance_power"`
-	AssumedBoldness       float64           `json:"assumed_boldness"`
-	AssumedMarketsInPower int               `json:"assumed_markets_per_round_in_power"`
+	MarketsPerRound       int            `json:"markets_per_round"`
+	Rules                 forecast.Rules `json:"selection_rules"`
+	Grace                 arena.Duration `json:"grace"`
+	BenchmarkTolerance    arena.Duration `json:"benchmark_tolerance"`
+	ProvisionalBelow      int            `json:"provisional_below_predictions"`
+	Bootstrap             int            `json:"bootstrap_replicates"`
+	Seed                  uint64         `json:"bootstrap_seed"`
+	ChainID               uint64         `json:"chain_id"`
+	VerifyingContract     string         `json:"verifying_contract"`
+	DomainName            string         `json:"domain_name"`
+	DomainVersion         string         `json:"domain_version"`
+	SignificanceKappa     float64        `json:"significance_kappa"`
+	SignificancePower     float64        `json:"significance_power"`
+	AssumedBoldness       float64        `json:"assumed_boldness"`
+	AssumedMarketsInPower int            `json:"assumed_markets_per_round_in_power"`
 }
 
 // TradingMethodJSON describes the trading track as configured.
