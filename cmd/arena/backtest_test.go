@@ -5,6 +5,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,6 +24,7 @@ import (
 	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/llm/llmtest"
 	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/web"
 )
 
 // backtestDB imports the published ForecastBench question and resolution
@@ -319,6 +323,34 @@ func TestBacktestForecastBench(t *testing.T) {
 	}
 	if live, _ := db.ScoredForecasts(context.Background()); len(live) != 0 {
 		t.Errorf("backtest leaked %d rows into the live track", len(live))
+	}
+	hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Forecasters: db}).Handler())
+	defer hs.Close()
+	resp, err := http.Get(hs.URL + "/api/v1/leaderboard?track=backtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var board []struct {
+		Agent string
+		Brier float64
+		Alpha *float64
+	}
+	err = json.NewDecoder(resp.Body).Decode(&board)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("leaderboard: %d %v", resp.StatusCode, err)
+	}
+	onBoard := 0
+	for _, row := range board {
+		if a, ok := byAgent[row.Agent]; ok {
+			onBoard++
+			if math.Abs(row.Brier-*a.Brier) > 1e-12 {
+				t.Errorf("leaderboard %s Brier %v, backtest %v", row.Agent, row.Brier, *a.Brier)
+			}
+		}
+	}
+	if onBoard != 3 {
+		t.Errorf("backtest leaderboard lists %d of the 3 agents: %+v", onBoard, board)
 	}
 }
 
