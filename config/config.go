@@ -35,6 +35,16 @@ type Options struct {
 	// DataDir holds the hosted agents' keystore, state and call cache
 	// (ARENA_DATA_DIR; default: the SQLite database's directory).
 	DataDir string
+	// OracleAgents is the model registry of the oracle's resolver panel
+	// (ARENA_ORACLE_AGENTS); set, `arena serve` runs the oracle hourly.
+	OracleAgents string
+	// The oracle's policy: architecture (ARENA_ORACLE_ARCH: majority,
+	// weighted, deliberative or single:<agent id>), the composite score
+	// needed to resolve without a human (ARENA_ORACLE_AUTO_MIN_SCORE) and
+	// whether the panel must be unanimous (ARENA_ORACLE_REQUIRE_UNANIMOUS).
+	OracleArch             string
+	OracleAutoMinScore     float64
+	OracleRequireUnanimous bool
 }
 
 // Defaults returns the built-in configuration.
@@ -49,6 +59,10 @@ func Defaults() Options {
 		Contract:      "0x0000000000000000000000000000000000000000",
 		LogLevel:      "info",
 		TradingPolicy: "refund",
+
+		OracleArch:             "majority",
+		OracleAutoMinScore:     1.8,
+		OracleRequireUnanimous: true,
 	}
 }
 
@@ -90,6 +104,20 @@ var fields = func() []field {
 		mk("ARENA_TRADING_POLICY", false, func(o *Options) *string { return &o.TradingPolicy }),
 		mk("ARENA_FORECAST_AGENTS", false, func(o *Options) *string { return &o.ForecastAgents }),
 		mk("ARENA_DATA_DIR", false, func(o *Options) *string { return &o.DataDir }),
+		mk("ARENA_ORACLE_AGENTS", false, func(o *Options) *string { return &o.OracleAgents }),
+		mk("ARENA_ORACLE_ARCH", false, func(o *Options) *string { return &o.OracleArch }),
+		{"ARENA_ORACLE_AUTO_MIN_SCORE", false,
+			func(o *Options) string { return strconv.FormatFloat(o.OracleAutoMinScore, 'g', -1, 64) },
+			func(o *Options, v string) (err error) {
+				o.OracleAutoMinScore, err = strconv.ParseFloat(v, 64)
+				return err
+			}},
+		{"ARENA_ORACLE_REQUIRE_UNANIMOUS", false,
+			func(o *Options) string { return strconv.FormatBool(o.OracleRequireUnanimous) },
+			func(o *Options, v string) (err error) {
+				o.OracleRequireUnanimous, err = strconv.ParseBool(v)
+				return err
+			}},
 	}
 }()
 
@@ -180,6 +208,9 @@ func (o *Options) Validate() error {
 	case "refund", "defer", "oracle":
 	default:
 		errs = append(errs, fmt.Errorf("trading policy %q: want refund|defer|oracle", o.TradingPolicy))
+	}
+	if !(o.OracleAutoMinScore >= 0 && o.OracleAutoMinScore <= 2) {
+		errs = append(errs, fmt.Errorf("oracle auto_min_score %v: want 0..2", o.OracleAutoMinScore))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("config: %w", err)

@@ -39,6 +39,8 @@ type Parts struct {
 	Trading    *trading.Engine
 	// Forecasters serves traces, round market context and the backtest track.
 	Forecasters ForecasterStore
+	// Oracle serves oracle resolutions and the arbitration queue.
+	Oracle arena.OracleStore
 }
 
 // Build wires a server from its parts: the one composition of routes that
@@ -53,6 +55,9 @@ func Build(p Parts) *Server {
 	}
 	if p.Forecasters != nil {
 		s.RegisterForecasters(p.Forecasters)
+	}
+	if p.Oracle != nil {
+		s.RegisterOracle(p.Oracle)
 	}
 	return s
 }
@@ -70,6 +75,8 @@ type Server struct {
 	Trading  *trading.Engine
 	// forecasters is set by RegisterForecasters.
 	forecasters ForecasterStore
+	// oracle is set by RegisterOracle.
+	oracle arena.OracleStore
 
 	internalErrors atomic.Int64
 	routes         []string // "METHOD /path" of every handle call

@@ -25,6 +25,9 @@ const oracleUsage = `Usage: arena oracle <subcommand> [flags]
 
 Subcommands:
   eval      evaluate resolver panels on questions with known answers
+  resolve   run the panel on one market (resolved, or escalated to the queue)
+  queue     list the markets waiting for a human arbiter
+  decide    record an arbiter's decision (or, with --re-resolve, revise one)
 `
 
 func runOracle(ctx context.Context, env *Env, args []string) error {

@@ -86,6 +86,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		}
 		js = append(js, hj)
 	}
+	if o.OracleAgents != "" {
+		oj, err := oracleJob(o, db, env.Environ, logger)
+		if err != nil {
+			return err
+		}
+		js = append(js, oj)
+	}
 	srv := newServer(db, o.AdminToken, logger, fsvc, eng)
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", config.RedactURL(o.DB), "engine", db.Engine())
@@ -103,7 +110,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 // newServer wires the HTTP server from its parts: the one composition
 // `serve` and `demo` share. A nil track is not served.
 func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine) *web.Server {
-	return web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db})
+	return web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: db})
 }
 
 // serveJobs lists the scheduled jobs.

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/config"
+	"github.com/forecast-arena/arena/jobs"
+	"github.com/forecast-arena/arena/llm"
+	"github.com/forecast-arena/arena/oracle"
+	"github.com/forecast-arena/arena/retrieve"
+	"github.com/forecast-arena/arena/store"
+)
+
+func init() {
+	oracleSubs["resolve"] = oracleResolve
+	oracleSubs["queue"] = oracleQueue
+	oracleSubs["decide"] = oracleDecide
+}
+
+// oracleService builds the oracle over db from a registry file and the
+// configured policy. Calls and evidence are cached under cacheDir when set.
+func oracleService(o config.Options, db *store.DB, environ []string, agentsFile, evidence, cacheDir string, logger *slog.Logger) (*oracle.Service, error) {
+	reg, err := llm.LoadRegistry(agentsFile)
+	if err != nil {
+		return nil, err
+	}
+	pc := oracle.PanelConfig{Registry: reg, Getenv: llm.EnvLookup(environ), CacheDir: cacheDir, LLMOptions: []llm.Option{llm.WithLogger(logger)}}
+	resolvers, _, err := pc.Resolvers()
+	if err != nil {
+		return nil, err
+	}
+	exaKey, _ := llm.EnvLookup(environ)("EXA_API_KEY")
+	ret, provider, err := retrieve.New(evidence, retrieve.Options{ExaKey: exaKey})
+	if err != nil {
+		return nil, err
+	}
+	if cacheDir != "" {
+		ret = &retrieve.Cache{Next: ret, Provider: provider, Store: llm.DirStore{Dir: filepath.Join(cacheDir, "evidence")}, Logger: logger}
+	}
+	pol := arena.OraclePolicy{Architecture: o.OracleArch, AutoMinScore: o.OracleAutoMinScore, RequireUnanimous: o.OracleRequireUnanimous}
+	svc := &oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Retriever: ret, Workers: len(resolvers)}, Policy: pol, Logger: logger}
+	if _, err := oracle.ParseArch(pol.Architecture, svc.Panel.Agents()); err != nil {
+		return nil, fmt.Errorf("ARENA_ORACLE_ARCH: %w", err)
+	}
+	return svc, nil
+}
+
+// oracleJob runs the oracle hourly over the markets waiting for it.
+func oracleJob(o config.Options, db *store.DB, environ []string, logger *slog.Logger) (jobs.Job, error) {
+	cache := ""
+	if dir, err := dataDir(o); err == nil {
+		cache = filepath.Join(dir, "oracle-cache")
+	}
+	svc, err := oracleService(o, db, environ, o.OracleAgents, "question", cache, logger)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	return jobs.Job{Name: "oracle", Schedule: jobs.Every(time.Hour), Run: func(ctx context.Context, _ time.Time) error {
+		n, err := svc.RunPending(ctx)
+		if n > 0 {
+			logger.Info("oracle run", "markets", n)
+		}
+		return err
+	}}, nil
+}
+
+func oracleResolve(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "oracle resolve", "--market ID [--agents FILE] [--evidence question|dir:PATH|exa] [--cache-dir DIR] [--db URL]")
+	cf := addConfigFlags(fs, false)
+	market := fs.Int64("market", 0, "market id")
+	agents := fs.String("agents", "", "resolver panel registry (default ARENA_ORACLE_AGENTS)")
+	evidence := fs.String("evidence", "question", "evidence provider: question, dir:PATH or exa")
+	cacheDir := fs.String("cache-dir", "", "cache model calls and evidence here")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *market <= 0 {
+		return arena.Errorf(arena.EINVALID, "--market ID is required")
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	file := o.OracleAgents
+	if *agents != "" {
+		file = *agents
+	}
+	if file == "" {
+		return arena.Errorf(arena.EINVALID, "no resolver panel: give --agents FILE or set ARENA_ORACLE_AGENTS")
+	}
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc, err := oracleService(o, db, env.Environ, file, *evidence, *cacheDir, newLogger(env, o.LogLevel))
+	if err != nil {
+		return err
+	}
+	res, err := svc.Resolve(ctx, *market)
+	if err != nil {
+		return err
+	}
+	return writeJSON(env.Stdout, res)
+}
+
+func oracleQueue(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "oracle queue", "[--format table|json] [--db URL]")
+	cf := addConfigFlags(fs, false)
+	format := fs.String("format", "table", "output format: table or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	q, err := db.OracleQueue(ctx)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return writeJSON(env.Stdout, q)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "market\tsince\tpanel\trule\tcomposite\twhy")
+	for _, r := range q {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.MarketID, r.CreatedAt.Format(time.RFC3339), orDash(string(r.Verdict.Decision)), r.Verdict.Rule,
+			strconv.FormatFloat(r.Verdict.Composite, 'f', 3, 64), strings.Join(r.Verdict.Reasons, ","))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func oracleDecide(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "oracle decide", "--market ID --decision YES|NO|VOID --arbiter NAME --reason TEXT [--re-resolve] [--db URL]")
+	cf := addConfigFlags(fs, false)
+	market := fs.Int64("market", 0, "market id")
+	decision := fs.String("decision", "", "YES, NO or VOID")
+	arbiter := fs.String("arbiter", "", "who decides")
+	reason := fs.String("reason", "", "why (required to re-resolve)")
+	reResolve := fs.Bool("re-resolve", false, "change the decision on a market the oracle already resolved")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *market <= 0 {
+		return arena.Errorf(arena.EINVALID, "--market ID is required")
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: *market, Decision: arena.OracleDecision(strings.ToUpper(strings.TrimSpace(*decision))),
+		Arbiter: *arbiter, Reason: *reason, ReResolve: *reResolve})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "market %d: %s by %s (resolution %d)\n", res.MarketID, res.Final, res.Arbiter, res.Seq)
+	return nil
+}

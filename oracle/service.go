@@ -1,0 +1,128 @@
+package oracle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	arena "github.com/forecast-arena/arena"
+)
+
+// Store is what the oracle service reads and writes.
+type Store interface {
+	Market(ctx context.Context, id int64) (*arena.Market, error)
+	Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market, error)
+	arena.OracleStore
+}
+
+// Service resolves markets with a panel under a policy and records every
+// run; a run that escalates waits in the arbitration queue.
+type Service struct {
+	Store  Store
+	Panel  *Panel
+	Policy arena.OraclePolicy
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// Resolve runs the panel on one binary, unresolved market and records the
+// result: resolved when the policy allows it, else escalated.
+func (s *Service) Resolve(ctx context.Context, marketID int64) (*arena.OracleResolution, error) {
+	m, err := s.Store.Market(ctx, marketID)
+	if err != nil {
+		return nil, err
+	}
+	if !m.IsBinary() {
+		return nil, arena.Errorf(arena.EINVALID, "market %d is not a Yes/No market; the oracle resolves binary markets only", marketID)
+	}
+	if m.Resolution != "" {
+		return nil, arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s)", marketID, m.Resolution)
+	}
+	if _, err := ParseArch(s.Policy.Architecture, s.Panel.Agents()); err != nil {
+		return nil, arena.Errorf(arena.EINVALID, "oracle policy: %v", err)
+	}
+	if prev, err := s.Store.OracleResolutions(ctx, marketID); err == nil && len(prev) > 0 {
+		return nil, arena.Errorf(arena.ECONFLICT, "market %d already went through the oracle (status %s)", marketID, prev[len(prev)-1].Status)
+	} else if err != nil && arena.ErrorKind(err) != arena.ENOTFOUND {
+		return nil, err
+	}
+	p := *s.Panel
+	p.Deliberate = s.Policy.Architecture == ArchDeliberative
+	p.Progress = nil
+	q := QuestionOf(m)
+	q.ID = fmt.Sprint(m.ID)
+	res := p.Run(ctx, []Question{q})[0]
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v := Verdict(s.Policy, res, p.Agents())
+	v.At = s.now()
+	rec := &arena.OracleResolution{MarketID: m.ID, Evidence: res.Packet, Verdict: v, Policy: s.Policy, CreatedAt: v.At}
+	if err := s.Store.SaveOracleResolution(ctx, rec); err != nil {
+		return nil, err
+	}
+	s.logger().Info("oracle", "market", m.ID, "status", rec.Status, "decision", v.Decision, "rule", v.Rule,
+		"composite", v.Composite, "reasons", v.Reasons)
+	return rec, nil
+}
+
+// Pending lists the markets waiting for the oracle: binary markets the
+// source reported resolved with no determinable winner (ambiguous, e.g. a
+// disputed or 50-50 outcome) and that no oracle run has looked at yet.
+func (s *Service) Pending(ctx context.Context) ([]*arena.Market, error) {
+	var out []*arena.Market
+	for _, st := range []arena.MarketStatus{arena.StatusClosed, arena.StatusResolved} {
+		ms, err := s.Store.Markets(ctx, arena.MarketFilter{Status: st})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			if !m.Ambiguous || m.Resolution != "" || !m.IsBinary() {
+				continue
+			}
+			if _, err := s.Store.OracleResolutions(ctx, m.ID); arena.ErrorKind(err) == arena.ENOTFOUND {
+				out = append(out, m)
+			} else if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// RunPending resolves every pending market; one market's failure does not
+// stop the others and is returned at the end.
+func (s *Service) RunPending(ctx context.Context) (int, error) {
+	ms, err := s.Pending(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var first error
+	for _, m := range ms {
+		if _, err := s.Resolve(ctx, m.ID); err != nil {
+			s.logger().Warn("oracle run failed", "market", m.ID, "err", err)
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		n++
+	}
+	return n, first
+}

@@ -1,0 +1,79 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/forecast-arena/arena"
+)
+
+// RegisterOracle serves the oracle's resolutions and the human arbitration
+// queue.
+func (s *Server) RegisterOracle(st arena.OracleStore) {
+	s.oracle = st
+	s.handle("GET /api/v1/oracle/queue", s.oracleQueue)
+	s.handle("GET /api/v1/oracle/resolutions/{market}", s.oracleResolutions)
+	s.handle("POST /api/v1/admin/oracle/queue/{market}", s.admin(s.oracleDecide))
+}
+
+// OracleResolutionsJSON is a market's oracle history, oldest first; the
+// last entry is in force.
+type OracleResolutionsJSON struct {
+	MarketID    int64                    `json:"market_id"`
+	Resolutions []arena.OracleResolution `json:"resolutions"`
+}
+
+func marketParam(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("market"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, arena.Errorf(arena.EINVALID, "market id %q: want a positive integer", r.PathValue("market"))
+	}
+	return id, nil
+}
+
+func (s *Server) oracleQueue(w http.ResponseWriter, r *http.Request) error {
+	q, err := s.oracle.OracleQueue(r.Context())
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, q)
+	return nil
+}
+
+func (s *Server) oracleResolutions(w http.ResponseWriter, r *http.Request) error {
+	id, err := marketParam(r)
+	if err != nil {
+		return err
+	}
+	rs, err := s.oracle.OracleResolutions(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, OracleResolutionsJSON{MarketID: id, Resolutions: rs})
+	return nil
+}
+
+// oracleDecide records an arbiter's decision on an escalated market, or
+// with "re_resolve" a revised decision on a resolved one (reason required).
+func (s *Server) oracleDecide(w http.ResponseWriter, r *http.Request) error {
+	id, err := marketParam(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Decision  arena.OracleDecision `json:"decision"`
+		Arbiter   string               `json:"arbiter"`
+		Reason    string               `json:"reason"`
+		ReResolve bool                 `json:"re_resolve"`
+	}
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	res, err := s.oracle.DecideOracle(r.Context(), arena.OracleDecisionInput{MarketID: id, Decision: req.Decision, Arbiter: req.Arbiter,
+		Reason: req.Reason, ReResolve: req.ReResolve})
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, res)
+	return nil
+}
