@@ -38,6 +38,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 			if c.forecasters {
 				p.Forecasters = db
+				p.Oracle = db
 			}
 			srv := web.Build(p)
 			hs := httptest.NewServer(srv.Handler())

@@ -53,6 +53,15 @@ func (s *Server) oracleResolutions(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+// OracleDecideRequest is an arbiter's decision: YES, NO or VOID, who
+// decided and why; re_resolve revises a resolved market and needs a reason.
+type OracleDecideRequest struct {
+	Decision  arena.OracleDecision `json:"decision"`
+	Arbiter   string               `json:"arbiter"`
+	Reason    string               `json:"reason"`
+	ReResolve bool                 `json:"re_resolve"`
+}
+
 // oracleDecide records an arbiter's decision on an escalated market, or
 // with "re_resolve" a revised decision on a resolved one (reason required).
 func (s *Server) oracleDecide(w http.ResponseWriter, r *http.Request) error {
@@ -60,12 +69,7 @@ func (s *Server) oracleDecide(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Decision  arena.OracleDecision `json:"decision"`
-		Arbiter   string               `json:"arbiter"`
-		Reason    string               `json:"reason"`
-		ReResolve bool                 `json:"re_resolve"`
-	}
+	var req OracleDecideRequest
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
