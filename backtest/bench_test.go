@@ -24,7 +24,6 @@ import (
 // call after a fixed latency, and reports the wall time per run against
 // the ideal calls × latency / workers (wall/ideal; the goal is ≤ 1.3).
 func BenchmarkBacktest(b *testing.B) {
-	const latency = 20 * time.Millisecond
 	const workers = 16
 	qs, _ := filepath.Glob(filepath.Join(shareddata.Path(b, "forecastbench", "question_sets"), "*.json"))
 	rs, _ := filepath.Glob(filepath.Join(shareddata.Path(b, "forecastbench", "resolution_sets"), "*.json"))
@@ -55,6 +54,13 @@ func BenchmarkBacktest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	for _, latency := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond} {
+		b.Run(fmt.Sprintf("latency=%v", latency), func(b *testing.B) { benchBacktest(b, db, plan, latency, workers) })
+	}
+}
+
+func benchBacktest(b *testing.B, db *store.DB, plan *backtest.Plan, latency time.Duration, workers int) {
+	ctx := context.Background()
 	srv := llmtest.New(b)
 	var entries []string
 	for i := 0; i < 7; i++ {
@@ -87,7 +93,7 @@ func BenchmarkBacktest(b *testing.B) {
 			b.Fatalf("%d calls for %d rounds", rep.Cost.Calls, len(plan.Rounds))
 		}
 	}
-	ideal := time.Duration(calls) * latency / workers
+	ideal := time.Duration(calls) * latency / time.Duration(workers)
 	b.ReportMetric(float64(calls)/b.Elapsed().Seconds(), "calls/s")
 	b.ReportMetric(wall.Seconds()/ideal.Seconds(), "wall/ideal")
 	b.ReportMetric(float64(len(plan.Rounds)), "rounds")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -356,8 +357,11 @@ func TestBacktestForecastBench(t *testing.T) {
 
 // No look-ahead: a price point after a question's freeze time and its
 // resolution never reach the model; an interrupted run resumes without
-// repeating a completed call.
+// repeating a completed call after kill -9.
 func TestBacktestNoLookAheadAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
 	dbURL, _, _ := backtestDB(t)
 	db, err := store.Open(context.Background(), dbURL)
 	if err != nil {
@@ -381,16 +385,19 @@ func TestBacktestNoLookAheadAndResume(t *testing.T) {
 	srv := llmtest.New(t)
 	var mu sync.Mutex
 	completed := map[string]bool{}
-	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
+	fourth := make(chan struct{})
 	srv.Handle("m", func(req llmtest.ChatRequest) llmtest.Reply {
 		b, _ := json.Marshal(req.Messages)
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
-		if calls == 4 { // killed while this call is in flight
-			cancel()
-			return llmtest.Reply{Delay: time.Second}
+		if calls == 4 { // in flight when the process is killed: never answered
+			close(fourth)
+			return llmtest.Reply{Delay: time.Minute}
+		}
+		if calls > 4 {
+			return llmtest.Reply{Delay: time.Minute}
 		}
 		completed[string(b)] = true
 		return scriptedForecaster(req)
@@ -401,9 +408,24 @@ func TestBacktestNoLookAheadAndResume(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
 	args := []string{"backtest", "--source", "forecastbench", "--agents", reg, "--db", dbURL, "--cache-dir", cache,
 		"--from", "2026-03-01", "--to", "2026-03-01", "--workers", "1", "--format", "json"}
-	var outb, errb strings.Builder
-	if err := Main(ctx, &Env{Stdout: &outb, Stderr: &errb, Getwd: os.Getwd}, args); err == nil {
-		t.Fatal("interrupted run reported success")
+	// kill -9 while the fourth call is in flight: with one worker the
+	// three answered calls were cached before it was sent.
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ARENA_TEST_EXEC=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-fourth:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the backtest never reached its fourth model call")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("child exit: %v", err)
 	}
 	first := len(completed)
 	srv.Handle("m", func(req llmtest.ChatRequest) llmtest.Reply {
