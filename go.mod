@@ -7,6 +7,7 @@ require (
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/openai/openai-go/v3 v3.96.0
+	github.com/transparency-dev/merkle v0.0.2
 	golang.org/x/sync v0.23.0
 	gonum.org/v1/gonum v0.17.0
 	modernc.org/sqlite v1.60.1

@@ -25,6 +25,7 @@ import (
 	"github.com/forecast-arena/arena/participant"
 	"github.com/forecast-arena/arena/sim"
 	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/trading"
 )
 
@@ -50,6 +51,7 @@ type Parts struct {
 	Forecast *forecast.Service
 	Trading  *trading.Engine
 	Logger   *slog.Logger
+	Log      *tlog.Log
 }
 
 // DefaultAgents take part in every demo round next to the server's random
@@ -72,6 +74,8 @@ type Result struct {
 	Handler http.Handler
 	DB      *store.DB
 	Clock   *Clock
+	// Log is the demo's tamper-evident log.
+	Log *tlog.Log
 }
 
 // Close releases the store.
@@ -145,6 +149,14 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
 		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
 	svc := &forecast.Service{Store: db, Now: clock.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
+	// Every accepted submission and score goes to the tamper-evident log,
+	// whose key lives next to the demo's database.
+	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, "log.key"))
+	if err != nil {
+		return err
+	}
+	res.Log = &tlog.Log{Store: db, Key: logKey, Now: clock.Now, Logger: log}
+	svc.Log = res.Log
 
 	// The trading track runs alongside: weekly cohorts of simulated traders
 	// whose bet sizes follow their own skill.
@@ -153,7 +165,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		return err
 	}
 	eng := &trading.Engine{Store: db, Lineup: lineup, Now: clock.Now, Logger: log}
-	res.Handler = cfg.Server(Parts{DB: db, Forecast: svc, Trading: eng, Logger: log})
+	res.Handler = cfg.Server(Parts{DB: db, Forecast: svc, Trading: eng, Logger: log, Log: res.Log})
 	factory := &agent.Factory{Logger: log}
 	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
 		ds, skipped := factory.Deciders(c.Lineup)

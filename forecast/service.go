@@ -52,6 +52,9 @@ type Service struct {
 	// Lookup is consulted when the local price history has no benchmark.
 	Lookup PriceLookup
 	Logger *slog.Logger
+	// Log, when set, receives every accepted commit, reveal, benchmark,
+	// resolution, outcome and score (the tamper-evident log).
+	Log Appender
 
 	// Round creation by rule.
 	K     int
@@ -222,6 +225,8 @@ func (s *Service) Commit(ctx context.Context, roundID uint64, req CommitRequest)
 	if err != nil {
 		return SubmissionJSON{}, err
 	}
+	s.record(ctx, logCommit, CommitEntry{RoundID: roundID, Agent: sub.Agent, CommitHash: sub.CommitHash, ReasoningHash: sub.ReasoningHash,
+		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.CommitSig})
 	return SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
 }
 
@@ -262,6 +267,8 @@ func (s *Service) Reveal(ctx context.Context, roundID uint64, req RevealRequest)
 	if err != nil {
 		return SubmissionJSON{}, err
 	}
+	s.record(ctx, logReveal, RevealEntry{RoundID: roundID, Agent: sub.Agent, Predictions: sub.Predictions, Salt: sub.Salt,
+		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.RevealSig})
 	return SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
 }
 
@@ -338,7 +345,11 @@ func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution 
 			}
 		}
 	}
-	return s.Store.ResolveMarket(ctx, marketID, resolution, now)
+	if err := s.Store.ResolveMarket(ctx, marketID, resolution, now); err != nil {
+		return err
+	}
+	s.record(ctx, logResolution, ResolutionEntry{MarketID: marketID, Resolution: resolution})
+	return nil
 }
 
 // CaptureBenchmarks records the benchmark price of every market of each
@@ -416,6 +427,15 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 		}
 		return false, err
 	}
+	be := BenchmarkEntry{RoundID: r.ID}
+	for _, rm := range ms {
+		b := NoBenchmark
+		if rm.Benchmark != nil {
+			b = rm.BenchmarkBps
+		}
+		be.MarketIDs, be.Benchmarks = append(be.MarketIDs, rm.MarketID), append(be.Benchmarks, b)
+	}
+	s.record(ctx, logBenchmark, be)
 	return true, nil
 }
 
@@ -546,6 +566,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			}
 			return false, err
 		}
+		s.record(ctx, logOutcome, OutcomeEntry{RoundID: r.ID, Outcomes: frozen})
 		s.log().Info("round closed without scoreable markets", "round", r.ID, "void", len(r.Markets))
 		return true, nil
 	}
@@ -648,6 +669,11 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, outcomes, fr
 	}
 	if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, scores, rows, now); err != nil {
 		return err
+	}
+	s.record(ctx, logOutcome, OutcomeEntry{RoundID: r.ID, Outcomes: frozen})
+	for _, sc := range scores {
+		s.record(ctx, logScore, ScoreEntry{RoundID: r.ID, Agent: sc.Agent, BrierBps2: sc.BrierBps2, AlphaBps2: sc.AlphaBps2,
+			Scored: sc.Scored, Benchmarked: sc.Benchmarked, Forfeit: sc.Forfeit})
 	}
 	s.log().Info("round scored", "round", r.ID, "scored_markets", res.N, "benchmarked", res.AlphaN, "agents", len(agents))
 	return nil

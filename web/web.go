@@ -17,6 +17,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/trading"
 )
 
@@ -77,6 +78,8 @@ type Server struct {
 	forecasters ForecasterStore
 	// oracle is set by RegisterOracle.
 	oracle arena.OracleStore
+	// Log is set by RegisterLog.
+	Log *tlog.Log
 
 	internalErrors atomic.Int64
 	routes         []string // "METHOD /path" of every handle call

@@ -42,7 +42,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		defer ln.Close()
 	}
 	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir, Server: func(p demo.Parts) http.Handler {
-		return newServer(p.DB, "", p.Logger, p.Forecast, p.Trading).Handler()
+		return newServer(p.DB, "", p.Logger, p.Forecast, p.Trading, p.Log).Handler()
 	}})
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/jobs"
 	"github.com/forecast-arena/arena/polymarket"
 	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/trading"
 	"github.com/forecast-arena/arena/web"
 )
@@ -32,6 +33,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	agentsFile := fs.String("agents", "", "LLM model registry for the trading track (default ARENA_AGENTS; none: no trading cohorts)")
 	forecastLead := fs.Duration("forecast-lead-time", 600*time.Second, "hosted LLM forecast agents (ARENA_FORECAST_AGENTS) forecast this long before a round's commit deadline")
 	ff := addForecastServeFlags(fs)
+	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log, created on first start (default: log.key next to a SQLite database, ./arena-log.key with PostgreSQL)")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
@@ -69,6 +71,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	lg, err := openLog(o, *logKey, db, logger)
+	if err != nil {
+		return err
+	}
+	fsvc.Log = lg
 	js := append(append(serveJobs(o, db, logger, !*noSync), sjobs...), fjobs...)
 	// The trading track runs when a model registry names its agents.
 	var eng *trading.Engine
@@ -93,7 +100,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		}
 		js = append(js, oj)
 	}
-	srv := newServer(db, o.AdminToken, logger, fsvc, eng)
+	srv := newServer(db, o.AdminToken, logger, fsvc, eng, lg)
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", config.RedactURL(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)
@@ -109,8 +116,12 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 
 // newServer wires the HTTP server from its parts: the one composition
 // `serve` and `demo` share. A nil track is not served.
-func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine) *web.Server {
-	return web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: db})
+func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine, lg *tlog.Log) *web.Server {
+	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: db})
+	if lg != nil {
+		srv.RegisterLog(lg)
+	}
+	return srv
 }
 
 // serveJobs lists the scheduled jobs.

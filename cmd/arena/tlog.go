@@ -1,0 +1,36 @@
+package main
+
+import (
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/forecast-arena/arena/config"
+	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/tlog"
+)
+
+// logKeyPath is where the tamper-evident log's key lives: the flag's path,
+// else next to a SQLite database, else arena-log.key in the working
+// directory.
+func logKeyPath(o config.Options, flagPath string) string {
+	if flagPath != "" {
+		return flagPath
+	}
+	if path, ok := strings.CutPrefix(o.DB, "sqlite:"); ok {
+		return filepath.Join(filepath.Dir(strings.TrimPrefix(path, "//")), "log.key")
+	}
+	return "arena-log.key"
+}
+
+// openLog opens the tamper-evident log of the arena in db.
+func openLog(o config.Options, flagPath string, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
+	path := logKeyPath(o, flagPath)
+	key, err := tlog.LoadOrCreateKey(path)
+	if err != nil {
+		return nil, err
+	}
+	lg := &tlog.Log{Store: db, Key: key, Logger: logger}
+	logger.Info("tamper-evident log", "key", path, "public_key", lg.PublicKeyHex())
+	return lg, nil
+}

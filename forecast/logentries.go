@@ -1,0 +1,85 @@
+package forecast
+
+import (
+	"context"
+
+	"github.com/forecast-arena/arena/tlog"
+)
+
+// Appender records accepted items in the tamper-evident log (tlog.Log).
+type Appender interface {
+	Append(ctx context.Context, kind string, v any) error
+}
+
+// The log entries the service appends, one per accepted item. They carry
+// everything needed to check the item without the database: signed
+// messages with their signatures (including the signed deadline, which the
+// database does not keep), benchmarks in bps, frozen outcomes, scores.
+type (
+	CommitEntry struct {
+		RoundID       uint64 `json:"round_id"`
+		Agent         string `json:"agent"`
+		CommitHash    string `json:"commit_hash"`
+		ReasoningHash string `json:"reasoning_hash"`
+		Nonce         uint64 `json:"nonce"`
+		Deadline      uint64 `json:"deadline"`
+		Signature     string `json:"signature"`
+	}
+	RevealEntry struct {
+		RoundID     uint64   `json:"round_id"`
+		Agent       string   `json:"agent"`
+		Predictions []uint16 `json:"predictions"`
+		Salt        string   `json:"salt"`
+		Nonce       uint64   `json:"nonce"`
+		Deadline    uint64   `json:"deadline"`
+		Signature   string   `json:"signature"`
+	}
+	// BenchmarkEntry: one value per market of the round, NoBenchmark for none.
+	BenchmarkEntry struct {
+		RoundID    uint64  `json:"round_id"`
+		MarketIDs  []int64 `json:"market_ids"`
+		Benchmarks []int32 `json:"benchmarks_bps"`
+	}
+	ResolutionEntry struct {
+		MarketID   int64  `json:"market_id"`
+		Resolution string `json:"resolution"`
+	}
+	// OutcomeEntry: the frozen outcome per market (1, 0, OutcomeExcluded
+	// for void, OutcomeUnresolved).
+	OutcomeEntry struct {
+		RoundID  uint64 `json:"round_id"`
+		Outcomes []int8 `json:"outcomes"`
+	}
+	ScoreEntry struct {
+		RoundID     uint64 `json:"round_id"`
+		Agent       string `json:"agent"`
+		BrierBps2   int64  `json:"brier_bps2"`
+		AlphaBps2   *int64 `json:"alpha_bps2"`
+		Scored      int    `json:"scored"`
+		Benchmarked int    `json:"benchmarked"`
+		Forfeit     bool   `json:"forfeit"`
+	}
+)
+
+// record appends an accepted item to the log, when there is one. The item
+// is already stored; a failing append is logged, not returned, because the
+// request was accepted (the verifier then reports the item as missing from
+// the log, which is what happened).
+func (s *Service) record(ctx context.Context, kind string, v any) {
+	if s.Log == nil {
+		return
+	}
+	if err := s.Log.Append(ctx, kind, v); err != nil {
+		s.log().Error("tamper-evident log: append failed; the item is stored but not logged", "kind", kind, "err", err)
+	}
+}
+
+// Kinds of log entries the service writes.
+const (
+	logCommit     = tlog.KindCommit
+	logReveal     = tlog.KindReveal
+	logBenchmark  = tlog.KindBenchmark
+	logResolution = tlog.KindResolution
+	logOutcome    = tlog.KindOutcome
+	logScore      = tlog.KindScore
+)

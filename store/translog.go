@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+var _ arena.LogStore = (*DB)(nil)
+
+// AppendLog implements arena.LogStore. The index is the current size, taken
+// under the write lock (SQLite's immediate transactions; an advisory lock
+// on PostgreSQL), so concurrent appends get consecutive indices.
+func (d *DB) AppendLog(ctx context.Context, kind string, data, leafHash []byte, at time.Time) (uint64, error) {
+	var idx int64
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		if d.dialect == postgres {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7262014)`); err != nil {
+				return err
+			}
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM log_entries`).Scan(&idx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO log_entries (idx, kind, data, leaf_hash, created_at) VALUES (?, ?, ?, ?, ?)`),
+			idx, kind, string(data), hex.EncodeToString(leafHash), at.UnixMicro())
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: append %s to the log: %w", kind, err)
+	}
+	return uint64(idx), nil
+}
+
+// LogEntries implements arena.LogStore.
+func (d *DB) LogEntries(ctx context.Context, from, to uint64) ([]arena.LogEntry, error) {
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT idx, kind, data, leaf_hash, created_at FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx`),
+		[]any{int64(from), int64(to)}, func(sc scanner) (arena.LogEntry, error) {
+			var e arena.LogEntry
+			var idx, at int64
+			var data, leaf string
+			if err := sc.Scan(&idx, &e.Kind, &data, &leaf, &at); err != nil {
+				return e, err
+			}
+			h, err := hex.DecodeString(leaf)
+			if err != nil {
+				return e, fmt.Errorf("leaf hash of entry %d: %w", idx, err)
+			}
+			e.Index, e.Data, e.LeafHash, e.CreatedAt = uint64(idx), []byte(data), h, time.UnixMicro(at).UTC()
+			return e, nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: log entries [%d, %d): %w", from, to, err)
+	}
+	return out, nil
+}
+
+// LogSize implements arena.LogStore.
+func (d *DB) LogSize(ctx context.Context) (uint64, error) {
+	var n int64
+	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM log_entries`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: log size: %w", err)
+	}
+	return uint64(n), nil
+}
+
+// SaveHead implements arena.LogStore; a second head for a size already
+// recorded is ignored (the first one was published).
+func (d *DB) SaveHead(ctx context.Context, h arena.SignedHead) error {
+	_, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO log_heads (tree_size, root_hash, created_at, signature) VALUES (?, ?, ?, ?) ON CONFLICT (tree_size) DO NOTHING`),
+		int64(h.TreeSize), hex.EncodeToString(h.RootHash), h.Timestamp.UnixMicro(), hex.EncodeToString(h.Signature))
+	if err != nil {
+		return fmt.Errorf("store: save tree head %d: %w", h.TreeSize, err)
+	}
+	return nil
+}
+
+// Heads implements arena.LogStore.
+func (d *DB) Heads(ctx context.Context) ([]arena.SignedHead, error) {
+	out, err := queryAll(ctx, d.db, `SELECT tree_size, root_hash, created_at, signature FROM log_heads ORDER BY tree_size`, nil,
+		func(sc scanner) (arena.SignedHead, error) {
+			var h arena.SignedHead
+			var size, at int64
+			var root, sig string
+			if err := sc.Scan(&size, &root, &at, &sig); err != nil {
+				return h, err
+			}
+			var err error
+			if h.RootHash, err = hex.DecodeString(root); err != nil {
+				return h, err
+			}
+			if h.Signature, err = hex.DecodeString(sig); err != nil {
+				return h, err
+			}
+			h.TreeSize, h.Timestamp = uint64(size), time.UnixMicro(at).UTC()
+			return h, nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: tree heads: %w", err)
+	}
+	return out, nil
+}

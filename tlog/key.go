@@ -1,0 +1,60 @@
+package tlog
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// LoadOrCreateKey reads the log's ed25519 key (the 32-byte seed in hex)
+// from path, creating it with mode 0600 (and its directory) on first use.
+// The key must survive restarts: heads signed by a new key do not chain to
+// the old ones for anyone verifying against the published key.
+func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		seed := make([]byte, ed25519.SeedSize)
+		if _, err := rand.Read(seed); err != nil {
+			return nil, fmt.Errorf("tlog: generate key: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("tlog: key directory: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("tlog: create key %s: %w", path, err)
+		}
+		_, werr := f.WriteString(hex.EncodeToString(seed) + "\n")
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(path)
+			return nil, fmt.Errorf("tlog: write key %s: %w", path, werr)
+		}
+		return ed25519.NewKeyFromSeed(seed), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tlog: read key %s: %w", path, err)
+	}
+	seed, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(seed) != ed25519.SeedSize {
+		return nil, fmt.Errorf("tlog: key %s: %w", path, errNoKey)
+	}
+	return ed25519.NewKeyFromSeed(seed), nil
+}
+
+// ParsePublicKey parses a hex ed25519 public key.
+func ParsePublicKey(s string) (ed25519.PublicKey, error) {
+	b, err := hex.DecodeString(strings.TrimPrefix(strings.TrimSpace(s), "0x"))
+	if err != nil || len(b) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("tlog: public key %q is not 32 hex bytes", s)
+	}
+	return ed25519.PublicKey(b), nil
+}
