@@ -74,8 +74,9 @@ type Result struct {
 	Handler http.Handler
 	DB      *store.DB
 	Clock   *Clock
-	// Log is the demo's tamper-evident log.
-	Log *tlog.Log
+	// Log is the demo's tamper-evident log; Forecast its forecast service.
+	Log      *tlog.Log
+	Forecast *forecast.Service
 }
 
 // Close releases the store.
@@ -157,6 +158,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	}
 	res.Log = &tlog.Log{Store: db, Key: logKey, Now: clock.Now, Logger: log}
 	svc.Log = res.Log
+	res.Forecast = svc
 
 	// The trading track runs alongside: weekly cohorts of simulated traders
 	// whose bet sizes follow their own skill.

@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/forecast-arena/arena/demo"
+	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/trading"
 	"github.com/forecast-arena/arena/web"
@@ -59,6 +61,17 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		printLeaderboard(env.Stdout, res.Leaderboard)
 		fmt.Fprintf(env.Stdout, "\nTrading track: %d weekly cohorts, $10,000 each\n\n", res.Cohorts)
 		printTrading(env.Stdout, res.Trading)
+		// The demo's own export, verifiable from its files alone.
+		out := filepath.Join(res.Dir, "export")
+		if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, out, export.Options{Format: export.JSONL}); err != nil {
+			return err
+		}
+		head, err := res.Log.SignedHead(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "\nTamper-evident log: %d entries, root %s (ed25519 key %s)\n", head.TreeSize, head.RootHash, head.PublicKey)
+		fmt.Fprintf(env.Stdout, "Verify the exported rounds, scores and log: arena verify --export %s --log-key %s\n", out, head.PublicKey)
 	}
 	if *noServe {
 		return nil

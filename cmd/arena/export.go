@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/forecast-arena/arena/export"
+)
+
+func init() {
+	register("export", "export rounds, submissions, scores and the tamper-evident log for verification", runExport)
+}
+
+func runExport(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--log-key PATH]")
+	cf := addConfigFlags(fs, false)
+	out := fs.String("out", "", "directory to write the export to (created if needed)")
+	format := fs.String("format", export.JSONL, "table format: csv or jsonl")
+	since := fs.String("since", "", "only rounds whose commit deadline is at or after this RFC 3339 time (the log is always exported whole)")
+	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("--out is required")
+	}
+	if err := checkFormat(*format, export.CSV, export.JSONL); err != nil {
+		return err
+	}
+	var t time.Time
+	if *since != "" {
+		var err error
+		if t, err = time.Parse(time.RFC3339, *since); err != nil {
+			return fmt.Errorf("--since %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", *since)
+		}
+	}
+	svc, db, err := roundService(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
+	lg, err := openLog(o, *logKey, db, svc.Logger)
+	if err != nil {
+		return err
+	}
+	counts, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg}, *out, export.Options{Format: *format, Since: t})
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(counts))
+	for n := range counts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(env.Stdout, "%-14s %d rows\n", n, counts[n])
+	}
+	fmt.Fprintf(env.Stdout, "exported to %s; log public key %s\nverify with: arena verify --export %s --log-key %s\n", *out, lg.PublicKeyHex(), *out, lg.PublicKeyHex())
+	return nil
+}
