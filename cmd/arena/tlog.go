@@ -3,7 +3,6 @@ package main
 import (
 	"log/slog"
 	"path/filepath"
-	"strings"
 
 	"github.com/forecast-arena/arena/config"
 	"github.com/forecast-arena/arena/store"
@@ -11,14 +10,14 @@ import (
 )
 
 // logKeyPath is where the tamper-evident log's key lives: the flag's path,
-// else next to a SQLite database, else arena-log.key in the working
-// directory.
+// else log.key in the data directory (ARENA_DATA_DIR, else the SQLite
+// database's directory), else arena-log.key in the working directory.
 func logKeyPath(o config.Options, flagPath string) string {
 	if flagPath != "" {
 		return flagPath
 	}
-	if path, ok := strings.CutPrefix(o.DB, "sqlite:"); ok {
-		return filepath.Join(filepath.Dir(strings.TrimPrefix(path, "//")), "log.key")
+	if dir, err := dataDir(o); err == nil {
+		return filepath.Join(dir, "log.key")
 	}
 	return "arena-log.key"
 }
