@@ -33,7 +33,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	agentsFile := fs.String("agents", "", "LLM model registry for the trading track (default ARENA_AGENTS; none: no trading cohorts)")
 	forecastLead := fs.Duration("forecast-lead-time", 600*time.Second, "hosted LLM forecast agents (ARENA_FORECAST_AGENTS) forecast this long before a round's commit deadline")
 	ff := addForecastServeFlags(fs)
-	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log, created on first start (default: log.key in ARENA_DATA_DIR or next to a SQLite database, else ./arena-log.key)")
+	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log, created on first start (default: log.key in ARENA_DATA_DIR or next to a SQLite database, else in the user configuration directory)")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
