@@ -21,6 +21,36 @@ func (s *Server) RegisterLog(l *tlog.Log) {
 	s.handle("GET /api/v1/log/proof/consistency", s.logConsistency)
 }
 
+// Response bodies of the log routes.
+type (
+	LogHeadsJSON struct {
+		Heads []tlog.Head `json:"heads"`
+	}
+	LogEntriesJSON struct {
+		Entries []LogEntryJSON `json:"entries"`
+	}
+	LogInclusionJSON struct {
+		Index    uint64   `json:"index"`
+		TreeSize uint64   `json:"tree_size"`
+		Proof    []string `json:"proof"`
+	}
+	LogConsistencyJSON struct {
+		First  uint64   `json:"first"`
+		Second uint64   `json:"second"`
+		Proof  []string `json:"proof"`
+	}
+)
+
+func init() {
+	apiOps = append(apiOps,
+		apiOp{Method: "GET", Path: "/api/v1/log/sth", Summary: "The tamper-evident log's latest signed tree head (ed25519 over size, RFC 6962 root and time)", Response: tlog.Head{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/sths", Summary: "Every tree head the server has signed, oldest first", Response: LogHeadsJSON{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/entries", Summary: "Log entries [start, end), at most 1000: each leaf and its RFC 6962 leaf hash", Query: []string{"start", "end"}, Response: LogEntriesJSON{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/proof/inclusion", Summary: "Inclusion proof of entry index in the tree of tree_size", Query: []string{"index", "tree_size"}, Response: LogInclusionJSON{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/proof/consistency", Summary: "Consistency proof between the trees of sizes first and second", Query: []string{"first", "second"}, Response: LogConsistencyJSON{}},
+	)
+}
+
 // maxLogPage bounds the entries one request returns.
 const maxLogPage = 1000
 
@@ -44,8 +74,7 @@ func (s *Server) logHead(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, h)
-	return nil
+	return s.writeJSON(w, r, h)
 }
 
 func (s *Server) logHeads(w http.ResponseWriter, r *http.Request) error {
@@ -53,8 +82,7 @@ func (s *Server) logHeads(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"heads": hs})
-	return nil
+	return s.writeJSON(w, r, LogHeadsJSON{Heads: hs})
 }
 
 // LogEntryJSON is a log entry on the wire; Leaf is the exact leaf whose
@@ -86,8 +114,7 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range es {
 		out[i] = LogEntryJSON{Index: e.Index, Kind: e.Kind, Leaf: e.Data, LeafHash: hex.EncodeToString(e.LeafHash)}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"entries": out})
-	return nil
+	return s.writeJSON(w, r, LogEntriesJSON{Entries: out})
 }
 
 func hexes(p [][]byte) []string {
@@ -111,8 +138,7 @@ func (s *Server) logInclusion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"index": index, "tree_size": size, "proof": hexes(p)})
-	return nil
+	return s.writeJSON(w, r, LogInclusionJSON{Index: index, TreeSize: size, Proof: hexes(p)})
 }
 
 func (s *Server) logConsistency(w http.ResponseWriter, r *http.Request) error {
@@ -128,6 +154,5 @@ func (s *Server) logConsistency(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"first": first, "second": second, "proof": hexes(p)})
-	return nil
+	return s.writeJSON(w, r, LogConsistencyJSON{First: first, Second: second, Proof: hexes(p)})
 }

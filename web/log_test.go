@@ -75,6 +75,16 @@ func TestLogAPI(t *testing.T) {
 		if len(heads.Heads) != 2 {
 			t.Fatalf("%d heads", len(heads.Heads))
 		}
+		// The OpenAPI document lists the log routes.
+		var doc struct {
+			Paths map[string]any `json:"paths"`
+		}
+		get("/api/v1/openapi.json", http.StatusOK, &doc)
+		for _, p := range []string{"/api/v1/log/sth", "/api/v1/log/sths", "/api/v1/log/entries", "/api/v1/log/proof/inclusion", "/api/v1/log/proof/consistency"} {
+			if doc.Paths[p] == nil {
+				t.Errorf("OpenAPI misses %s", p)
+			}
+		}
 		get("/api/v1/log/proof/inclusion?index=8&tree_size=8", http.StatusBadRequest, nil)
 		get("/api/v1/log/proof/consistency?first=5&second=9", http.StatusBadRequest, nil)
 		get("/api/v1/log/proof/inclusion?index=x&tree_size=8", http.StatusBadRequest, nil)
