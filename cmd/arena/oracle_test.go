@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,5 +349,51 @@ func TestOracleEvalForecastBench(t *testing.T) {
 		if _, _, err := cli(t, nil, "oracle", "eval", "--source", "forecastbench", "--db", url, "--agents", reg, "--cache-dir", cache, "--cache-only", "--plot", p, "--format", "table"); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Evidence from a directory of packets and from a (fake) Exa endpoint
+// reaches every resolver verbatim, and is cached for the replay.
+func TestOracleEvalEvidence(t *testing.T) {
+	qfile, truth := writeQuestions(t, 3)
+	ps := newPanelServer(t, truth, 0)
+	reg := writeOracleRegistry(t, ps.BaseURL, "alpha", "beta")
+	dir := t.TempDir()
+	for i := range 3 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("K%03d.json", i)), []byte(fmt.Sprintf(`{"question":"","criteria":"","retrieved_at":"2025-07-01T00:00:00Z","query":"q",
+			"sources":[{"title":"packet %d","url":"https://e.example/%d","published":"2025-06-01T00:00:00Z","highlights":["it happened"]}]}`, i, i)), 0o644)
+	}
+	if _, errOut, err := cli(t, nil, "oracle", "eval", "--questions", qfile, "--agents", reg, "--evidence", "dir:"+dir, "--arch", "majority"); err != nil {
+		t.Fatalf("%v %s", err, errOut)
+	}
+	for _, r := range ps.Requests("alpha") {
+		if u := r.Body.Messages[1].Text(); !strings.Contains(u, `"title": "packet `) || !strings.Contains(u, "it happened") {
+			t.Fatalf("prompt without the packet: %s", u)
+		}
+	}
+	var exaCalls atomic.Int64
+	exa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exaCalls.Add(1)
+		if r.URL.Path != "/search" || r.Header.Get("x-api-key") != "ek" {
+			http.Error(w, "no", 401)
+			return
+		}
+		fmt.Fprint(w, `{"results":[{"title":"Exa says","url":"https://x.example","publishedDate":"2025-06-02T00:00:00Z","highlights":["from the web"]},
+			{"title":"too late","url":"https://y.example","publishedDate":"2026-01-01T00:00:00Z","highlights":["later"]}]}`)
+	}))
+	defer exa.Close()
+	cache := t.TempDir()
+	args := []string{"oracle", "eval", "--questions", qfile, "--agents", reg, "--evidence", "exa", "--exa-url", exa.URL, "--cache-dir", cache, "--arch", "majority", "--format", "json"}
+	out1, errOut, err := cli(t, []string{"EXA_API_KEY=ek"}, args...)
+	if err != nil || exaCalls.Load() != 3 {
+		t.Fatalf("%v %s, %d searches", err, errOut, exaCalls.Load())
+	}
+	last := ps.Requests("beta")
+	if u := last[len(last)-1].Body.Messages[1].Text(); !strings.Contains(u, "Exa says") || strings.Contains(u, "too late") {
+		t.Fatalf("exa packet in prompt: %s", u)
+	}
+	out2, _, err := cli(t, nil, append(args, "--cache-only")...)
+	if err != nil || out1 != out2 || exaCalls.Load() != 3 {
+		t.Fatalf("replay: %v same %v, %d searches", err, out1 == out2, exaCalls.Load())
 	}
 }
