@@ -21,6 +21,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/llm/llmtest"
 	"github.com/forecast-arena/arena/sim"
 	"github.com/forecast-arena/arena/store"
 	"github.com/forecast-arena/arena/web"
@@ -82,6 +83,7 @@ func newFCServer(t *testing.T, wrap func(http.Handler) http.Handler) *fcServer {
 	svc := &forecast.Service{Store: db, Logger: quiet, Domain: forecast.Domain{ChainID: 10}}
 	srv := web.New(db, db, "", quiet)
 	srv.RegisterForecast(svc)
+	srv.RegisterForecasters(db)
 	var h http.Handler = srv.Handler()
 	if wrap != nil {
 		h = wrap(h)
@@ -356,5 +358,59 @@ func TestAgentKill9WhileBlocked(t *testing.T) {
 	}
 	if n, _ := s.db.Nonce(context.Background(), addr); n != 2 {
 		t.Fatalf("nonce %d: want one commit and one reveal", n)
+	}
+}
+
+// --strategy llm: a registry model forecasts through the round tools over
+// HTTP, commits, keeps its trace under the state directory, and a rerun
+// asks the model nothing again.
+func TestAgentRunLLM(t *testing.T) {
+	s := newFCServer(t, nil)
+	ids := s.markets(t, 3)
+	cd := time.Now().Add(2 * time.Minute)
+	r := s.round(t, ids, cd, cd.Add(time.Minute), cd.Add(2*time.Minute))
+	srv := llmtest.New(t)
+	srv.Script("m",
+		llmtest.Reply{PromptTokens: 10, OutputTokens: 5, ToolCalls: []llmtest.ToolCall{{Name: "getMarketDetails", Arguments: `{"index":2}`}}},
+		llmtest.Reply{PromptTokens: 10, OutputTokens: 5, ToolCalls: []llmtest.ToolCall{{Name: "submitPredictions",
+			Arguments: `{"predictions":[100,200,6500],"reasoning":["a","b","c"]}`}}})
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "agents.json")
+	os.WriteFile(reg, []byte(`{"agents":[{"id":"m","provider":"local","model":"m","base_url":"`+srv.BaseURL+
+		`","input_usd_per_mtok":1,"output_usd_per_mtok":1}]}`), 0o600)
+	keyFile := filepath.Join(dir, "k")
+	addr, _, err := cli(t, nil, "agent", "keygen", "--out", keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = strings.TrimSpace(addr)
+	args := []string{"agent", "run", "--server", s.url, "--key", keyFile, "--strategy", "llm", "--model", "m", "--agents", reg, "--log-level", "error"}
+	for i, want := range []string{"1 0 0 0", "0 0 0 0"} {
+		out, _, err := cli(t, nil, args...)
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, out)
+		}
+		if got := agentCounts(t, out); got != want {
+			t.Fatalf("run %d: %s, want %s", i, got, want)
+		}
+	}
+	if n := len(srv.Requests("m")); n != 2 {
+		t.Errorf("%d model requests, want 2", n)
+	}
+	if sub := s.sub(t, r.ID, addr); sub == nil || sub.ReasoningHash == "" {
+		t.Fatalf("no commit: %+v", sub)
+	}
+	b, err := os.ReadFile(filepath.Join(keyFile+".state", "traces", "m", fmt.Sprintf("round-%d.json", r.ID)))
+	if err != nil || !strings.Contains(string(b), `price\":0.65`) || !strings.Contains(string(b), `"predictions":[100,200,6500]`) {
+		t.Fatalf("trace %s %v", b, err)
+	}
+	for _, bad := range [][]string{
+		{"agent", "run", "--server", s.url, "--key", keyFile, "--strategy", "llm", "--agents", reg},
+		{"agent", "run", "--server", s.url, "--key", keyFile, "--strategy", "llm", "--model", "zz", "--agents", reg},
+		{"agent", "run", "--server", s.url, "--key", keyFile, "--strategy", "llm", "--model", "m", "--agents", reg, "--search", "nope"},
+	} {
+		if _, _, err := cli(t, nil, bad...); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
 	}
 }
