@@ -95,6 +95,33 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 	if opt.Level == 0 {
 		opt.Level = 0.95
 	}
+	d, qStratum, err := indexObservations(obs, opt)
+	if err != nil {
+		return nil, err
+	}
+	res := &FEResult{Bootstrap: max(opt.Bootstrap, 0), Seed: opt.Seed}
+	w, err := d.estimationWeights(opt.Estimation, qStratum, res)
+	if err != nil {
+		return nil, err
+	}
+	point, n, raw, gamma := d.fit(w, nil)
+	res.Iterations = d.iters
+	agents := make([]FEAgent, len(d.agents))
+	for i := range agents {
+		agents[i] = FEAgent{Agent: d.agents[i], N: n[i], Brier: raw[i], Adjusted: point[i]}
+	}
+	if opt.Bootstrap > 0 {
+		res.Pairs = d.bootstrap(agents, w, gamma, opt)
+	}
+	rankAndGroup(agents)
+	res.Agents = agents
+	return res, nil
+}
+
+// indexObservations numbers agents, questions and strata in order of first
+// appearance and checks each observation: a Brier score in [0, 1], one per
+// agent and question. It returns each question's stratum.
+func indexObservations(obs []FEObs, opt FEOptions) (*feData, []int, error) {
 	d := &feData{tol: opt.Tol, maxIter: opt.MaxIter, agentOf: map[string]int{}}
 	if d.tol == 0 {
 		d.tol = 1e-12
@@ -109,7 +136,7 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 	seen := map[key]bool{}
 	for _, o := range obs {
 		if !(o.Brier >= 0 && o.Brier <= 1) {
-			return nil, fmt.Errorf("agent %q question %q: Brier %v outside [0,1]", o.Agent, o.Question, o.Brier)
+			return nil, nil, fmt.Errorf("agent %q question %q: Brier %v outside [0,1]", o.Agent, o.Question, o.Brier)
 		}
 		a, ok := d.agentOf[o.Agent]
 		if !ok {
@@ -132,129 +159,134 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 			qStratum = append(qStratum, s)
 		}
 		if seen[key{a, q}] {
-			return nil, fmt.Errorf("agent %q scored twice on question %q", o.Agent, o.Question)
+			return nil, nil, fmt.Errorf("agent %q scored twice on question %q", o.Agent, o.Question)
 		}
 		seen[key{a, q}] = true
 		d.qAgent[q] = append(d.qAgent[q], int32(a))
 		d.qBrier[q] = append(d.qBrier[q], o.Brier)
 	}
+	d.nq = len(d.questions)
+	d.strata = make([][]int32, len(sOf))
+	return d, qStratum, nil
+}
+
+// estimationWeights marks the estimation agents and returns the question
+// weights of the point fit: 1 for a question an estimation agent answered,
+// 0 otherwise. Questions no estimation agent answered have no difficulty
+// estimate, so they are dropped for everyone (counted in res.Dropped)
+// rather than guessed. It also fills the bootstrap strata.
+func (d *feData) estimationWeights(estimation []string, qStratum []int, res *FEResult) ([]float64, error) {
 	d.est = make([]bool, len(d.agents))
-	if len(opt.Estimation) == 0 {
+	if len(estimation) == 0 {
 		for i := range d.est {
 			d.est[i] = true
 		}
 	}
-	for _, name := range opt.Estimation {
+	for _, name := range estimation {
 		a, ok := d.agentOf[name]
 		if !ok {
 			return nil, fmt.Errorf("estimation agent %q has no observations", name)
 		}
 		d.est[a] = true
 	}
-	// Questions no estimation agent answered have no difficulty estimate:
-	// drop them for everyone (reported), rather than guess.
-	res := &FEResult{Bootstrap: max(opt.Bootstrap, 0), Seed: opt.Seed}
-	keep := make([]bool, len(d.questions))
+	w := make([]float64, d.nq)
 	for q := range d.questions {
 		for _, a := range d.qAgent[q] {
 			if d.est[a] {
-				keep[q] = true
+				w[q] = 1
 				break
 			}
 		}
-		if !keep[q] {
+		if w[q] == 0 {
 			res.Dropped++
+			continue
 		}
-	}
-	d.strata = make([][]int32, len(sOf))
-	for q, s := range qStratum {
-		if keep[q] {
-			d.strata[s] = append(d.strata[s], int32(q))
-		}
-	}
-	d.nq = len(d.questions)
-	w := make([]float64, d.nq)
-	for q := range w {
-		if keep[q] {
-			w[q] = 1
-			res.Questions++
-		}
+		res.Questions++
+		d.strata[qStratum[q]] = append(d.strata[qStratum[q]], int32(q))
 	}
 	if res.Questions == 0 {
 		return nil, fmt.Errorf("no question was answered by an estimation agent")
 	}
-	point, n, raw, gamma := d.fit(w, nil)
-	res.Iterations = d.iters
-	na := len(d.agents)
-	agents := make([]FEAgent, na)
-	for i := range agents {
-		agents[i] = FEAgent{Agent: d.agents[i], N: n[i], Brier: raw[i], Adjusted: point[i]}
+	return w, nil
+}
+
+// bootstrap resamples questions within strata opt.Bootstrap times, refits
+// each replicate (warm-started from gamma), sets every agent's percentile
+// CI and P(rank 1), and returns the paired comparisons: for each ordered
+// pair, the one-sided p-value of "A is no better than B".
+func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) []FEPair {
+	na := len(agents)
+	reps := make([][]float64, opt.Bootstrap)
+	r := NewRand(opt.Seed)
+	rank1 := make([]float64, na)
+	for b := range reps {
+		clear(w)
+		for _, qs := range d.strata {
+			for range qs {
+				w[qs[Bounded(r, uint64(len(qs)))]]++
+			}
+		}
+		adj, _, _, _ := d.fit(w, gamma)
+		reps[b] = adj
+		best, nbest := math.Inf(1), 0.0
+		for _, v := range adj {
+			switch {
+			case math.IsNaN(v):
+			case v < best:
+				best, nbest = v, 1
+			case v == best:
+				nbest++
+			}
+		}
+		for i, v := range adj {
+			if v == best {
+				rank1[i] += 1 / nbest // ties share the first place
+			}
+		}
 	}
-	if opt.Bootstrap > 0 {
-		reps := make([][]float64, opt.Bootstrap)
-		r := NewRand(opt.Seed)
-		rank1 := make([]float64, na)
-		for b := range reps {
-			clear(w)
-			for _, qs := range d.strata {
-				for range qs {
-					w[qs[Bounded(r, uint64(len(qs)))]]++
-				}
-			}
-			adj, _, _, _ := d.fit(w, gamma)
-			reps[b] = adj
-			best, nbest := math.Inf(1), 0.0
-			for _, v := range adj {
-				switch {
-				case math.IsNaN(v):
-				case v < best:
-					best, nbest = v, 1
-				case v == best:
-					nbest++
-				}
-			}
-			for i, v := range adj {
-				if v == best {
-					rank1[i] += 1 / nbest // ties share the first place
-				}
+	tail := (1 - opt.Level) / 2
+	col := make([]float64, 0, len(reps))
+	for i := range agents {
+		col = col[:0]
+		for _, rep := range reps {
+			if !math.IsNaN(rep[i]) {
+				col = append(col, rep[i])
 			}
 		}
-		tail := (1 - opt.Level) / 2
-		col := make([]float64, 0, len(reps))
-		for i := range agents {
-			col = col[:0]
+		slices.Sort(col)
+		if len(col) > 0 {
+			lo := min(max(int(math.Ceil(float64(len(col)+1)*tail-1e-9))-1, 0), len(col)-1)
+			hi := min(max(int(math.Floor(float64(len(col)+1)*(1-tail)+1e-9))-1, 0), len(col)-1)
+			agents[i].CILo, agents[i].CIHi = Def(col[lo]), Def(col[hi])
+		}
+		agents[i].PRank1 = Def(rank1[i] / float64(len(reps)))
+	}
+	var pairs []FEPair
+	for i := range na {
+		for j := range na {
+			if i == j {
+				continue
+			}
+			ge, valid := 0, 0
 			for _, rep := range reps {
-				if !math.IsNaN(rep[i]) {
-					col = append(col, rep[i])
-				}
-			}
-			slices.Sort(col)
-			if len(col) > 0 {
-				lo := min(max(int(math.Ceil(float64(len(col)+1)*tail-1e-9))-1, 0), len(col)-1)
-				hi := min(max(int(math.Floor(float64(len(col)+1)*(1-tail)+1e-9))-1, 0), len(col)-1)
-				agents[i].CILo, agents[i].CIHi = Def(col[lo]), Def(col[hi])
-			}
-			agents[i].PRank1 = Def(rank1[i] / float64(len(reps)))
-		}
-		for i := range na {
-			for j := range na {
-				if i == j {
+				if math.IsNaN(rep[i]) || math.IsNaN(rep[j]) {
 					continue
 				}
-				ge, valid := 0, 0
-				for _, rep := range reps {
-					if math.IsNaN(rep[i]) || math.IsNaN(rep[j]) {
-						continue
-					}
-					valid++
-					if rep[i] >= rep[j] {
-						ge++
-					}
+				valid++
+				if rep[i] >= rep[j] {
+					ge++
 				}
-				res.Pairs = append(res.Pairs, FEPair{A: d.agents[i], B: d.agents[j], P: float64(1+ge) / float64(valid+1)})
 			}
+			pairs = append(pairs, FEPair{A: d.agents[i], B: d.agents[j], P: float64(1+ge) / float64(valid+1)})
 		}
 	}
+	return pairs
+}
+
+// rankAndGroup sorts agents by adjusted score (then name), numbers their
+// ranks and forms tie groups: the best remaining agent leads a group, and
+// every remaining agent whose CI overlaps the leader's joins it.
+func rankAndGroup(agents []FEAgent) {
 	slices.SortStableFunc(agents, func(a, b FEAgent) int {
 		if a.Adjusted != b.Adjusted {
 			if a.Adjusted < b.Adjusted {
@@ -264,8 +296,6 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 		}
 		return strings.Compare(a.Agent, b.Agent)
 	})
-	// Tie groups: the best remaining agent leads a group; every remaining
-	// agent whose CI overlaps the leader's joins it.
 	group := 0
 	for i := range agents {
 		if agents[i].Tie != 0 {
@@ -282,8 +312,6 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 	for i := range agents {
 		agents[i].Rank = i + 1
 	}
-	res.Agents = agents
-	return res, nil
 }
 
 func overlaps(a, b FEAgent) bool {

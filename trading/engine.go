@@ -281,7 +281,8 @@ func (e *Engine) Run(ctx context.Context, cohortID int64, now time.Time, decider
 		}
 		sem := e.semaphore(provider)
 		wg.Add(1)
-		go func(i int, agent string, pid int64, dec Decider) {
+		job := decision{cohort: c, frame: frame, owner: rep.Owner, agent: entry.AgentID, portfolio: pid, decider: dec, at: now}
+		go func(i int) {
 			defer wg.Done()
 			select {
 			case sem <- struct{}{}:
@@ -290,8 +291,8 @@ func (e *Engine) Run(ctx context.Context, cohortID int64, now time.Time, decider
 				return
 			}
 			defer func() { <-sem }()
-			rep.Agents[i] = e.decide(ctx, c, frame, rep.Owner, agent, pid, dec, now)
-		}(i, entry.AgentID, pid, dec)
+			rep.Agents[i] = e.decide(ctx, job)
+		}(i)
 	}
 	wg.Wait()
 	e.log().Info("decision run finished", "cohort", c.ID, "week", week.Format("2006-01-02"), "done", rep.Count(OutcomeDone),
@@ -337,11 +338,28 @@ func (e *Engine) freeze(ctx context.Context, c *arena.Cohort, week, now time.Tim
 	return DecodeFrame(stored)
 }
 
+// decision is one agent's weekly decision within a run.
+type decision struct {
+	cohort    *arena.Cohort
+	frame     *Frame
+	owner     string // the run's claim owner
+	agent     string
+	portfolio int64
+	decider   Decider
+	at        time.Time // the run's time, which stamps the trades
+}
+
+// maxReexecutions bounds how often an action is re-executed on a fresh
+// portfolio after a concurrent change (a settlement) before the decision
+// is left retryable.
+const maxReexecutions = 3
+
 // decide handles one agent: claim, decide, execute, record. Trades are
-// stamped at, the run's time (so `--now` replays are consistent with the
-// frame, snapshots and settlement); the claim uses the wall clock, since
-// its staleness is judged against other live processes.
-func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owner, agent string, pid int64, dec Decider, at time.Time) AgentResult {
+// stamped at j.at, the run's time (so `--now` replays are consistent with
+// the frame, snapshots and settlement); the claim uses the wall clock,
+// since its staleness is judged against other live processes.
+func (e *Engine) decide(ctx context.Context, j decision) AgentResult {
+	c, frame, owner, agent, pid, dec, at := j.cohort, j.frame, j.owner, j.agent, j.portfolio, j.decider, j.at
 	res := AgentResult{AgentID: agent}
 	now := e.now()
 	row, won, err := e.Store.ClaimDecision(ctx, arena.ClaimRequest{CohortID: c.ID, AgentID: agent, Week: frame.Week, Owner: owner,
@@ -424,7 +442,7 @@ func (e *Engine) decide(ctx context.Context, c *arena.Cohort, frame *Frame, owne
 			res.Outcome, res.Status = OutcomeDone, arena.DecisionDone
 			return res
 		}
-		if arena.ErrorCode(err) != arena.CodePortfolioChanged || attempt == 3 {
+		if arena.ErrorCode(err) != arena.CodePortfolioChanged || attempt == maxReexecutions {
 			res.Outcome, res.Error = OutcomeRetryable, err.Error()
 			if arena.ErrorCode(err) == arena.CodeClaimLost {
 				res.Outcome = OutcomeSkipped
