@@ -152,6 +152,25 @@ type subKey struct {
 // read (another replica), or a check accepting what the database would
 // refuse — returns errReplay and the batch is replayed one by one.
 func (d *DB) submitSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) error {
+	p, err := d.planSet(ctx, tx, batch)
+	if err != nil {
+		return err
+	}
+	return d.writeSet(ctx, tx, p)
+}
+
+// setPlan is what a batch writes once each of its requests has been checked
+// in order against the state the earlier ones leave.
+type setPlan struct {
+	commits, reveals, reasons []*submitReq
+	newAgents, movedNonces    [][]any // agents rows to insert; (address, old, new) nonces
+}
+
+// planSet reads the state the batch touches and replays the batch on it in
+// memory: each request's check sees the state the earlier accepted ones
+// leave, a refused one gets its error in r.err, and whatever the
+// one-by-one path's writes would refuse fails the whole set (errReplay).
+func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setPlan, error) {
 	var keys []subKey
 	seen := map[subKey]int{}
 	var revealRounds []uint64
@@ -166,11 +185,11 @@ func (d *DB) submitSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) erro
 		}
 	}
 	if err := d.lockRoundsShared(ctx, tx, revealRounds); err != nil {
-		return err
+		return nil, err
 	}
 	states, agentRows, err := d.submissionStates(ctx, tx, keys)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	type agentState struct {
 		exists bool // a row existed before the batch
@@ -202,26 +221,26 @@ func (d *DB) submitSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) erro
 		switch r.kind {
 		case arena.SubmitCommit:
 			if cur != nil || st.Round == nil {
-				return errReplay
+				return nil, errReplay
 			}
 			nonce = r.sub.CommitNonce
 		case arena.SubmitReveal:
 			if cur == nil || cur.Revealed() {
-				return errReplay
+				return nil, errReplay
 			}
 			nonce = r.sub.RevealNonce
 		case arena.SubmitReasoning:
 			if cur == nil || cur.Reasoning != "" || r.sub.Reasoning == "" {
-				return errReplay
+				return nil, errReplay
 			}
 		default:
-			return errReplay
+			return nil, errReplay
 		}
 		next := *r.sub
 		switch r.kind {
 		case arena.SubmitCommit, arena.SubmitReveal:
 			if nonce != a.nonce {
-				return errReplay
+				return nil, errReplay
 			}
 			if a.nonce == a.loaded {
 				bumped = append(bumped, k.agent)
@@ -261,7 +280,15 @@ func (d *DB) submitSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) erro
 			ins = append(ins, []any{addr, int64(a.nonce), a.first.UnixMicro()})
 		}
 	}
-	err = d.chunked(ctx, tx, ins, func(n int) string {
+	return &setPlan{commits: commits, reveals: reveals, reasons: reasons, newAgents: ins, movedNonces: upd}, nil
+}
+
+// writeSet writes a planned set: nonces, then commits, reveals and
+// reasoning, each kind in multi-row statements. A row that another writer
+// changed since planSet read it fails the set (errReplay).
+func (d *DB) writeSet(ctx context.Context, tx *sql.Tx, p *setPlan) error {
+	commits, reveals, reasons, ins, upd := p.commits, p.reveals, p.reasons, p.newAgents, p.movedNonces
+	err := d.chunked(ctx, tx, ins, func(n int) string {
 		return `INSERT INTO agents (address, nonce, created_at) VALUES ` + paramRows(n, 3)
 	}, nil)
 	if err != nil {
