@@ -129,8 +129,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if cfg.Dir, err = os.MkdirTemp("", "arena-demo-"); err != nil {
 			return nil, fmt.Errorf("demo: %w", err)
 		}
+	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
 	}
-	dbURL := "sqlite:" + filepath.Join(cfg.Dir, "arena.db")
+	// A demo plays a fresh world from its start; on top of an earlier run
+	// its rounds and cohorts would collide with the stored ones.
+	path := filepath.Join(cfg.Dir, "arena.db")
+	if _, err := os.Stat(path); err == nil {
+		return nil, arena.Errorf(arena.ECONFLICT, "demo: %s already holds a demo database; remove it or choose another --dir", path)
+	}
+	dbURL := "sqlite:" + path
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return nil, err
@@ -147,6 +155,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	clock, db, log := res.Clock, res.DB, cfg.Logger
 	start := world.Config().Start
 	clock.Set(start)
+	db.Now = clock.Now // stored timestamps follow the simulated clock too
 	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
 		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
 	svc := &forecast.Service{Store: db, Now: clock.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}

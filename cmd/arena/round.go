@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -314,6 +316,10 @@ func printRound(ctx context.Context, env *Env, svc *forecast.Service, r *arena.R
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tBRIER\tALPHA\tBRIER bps²\tALPHA bps²\tSCORED\tFORFEIT")
+	// Best round Brier first; the JSON keeps the API's order.
+	slices.SortStableFunc(scores, func(a, b forecast.ScoreJSON) int {
+		return cmp.Or(cmp.Compare(a.Brier, b.Brier), strings.Compare(a.Agent, b.Agent))
+	})
 	for _, s := range scores {
 		alpha, abps := "-", "-"
 		if s.Alpha != nil {
