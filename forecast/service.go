@@ -485,8 +485,8 @@ func (s *Service) TriggerDue(ctx context.Context) (int, error) {
 	var errs []error
 	for _, r := range rounds {
 		ok, err := s.trigger(ctx, r, false)
-		if errors.Is(err, errNoBenchmarks) {
-			continue // retried on the next pass
+		if errors.Is(err, errNoBenchmarks) || errors.Is(err, errTriggeredElsewhere) {
+			continue // retried on the next pass, or done by another run
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("forecast: trigger round %d: %w", r.ID, err))
@@ -510,6 +510,9 @@ func (s *Service) Trigger(ctx context.Context, roundID uint64) error {
 		return reject(CodeTriggerNotAllowed, "round %d is %s; outcomes are triggered after the reveal deadline, once", roundID, st)
 	}
 	ok, err := s.trigger(ctx, r, true)
+	if errors.Is(err, errTriggeredElsewhere) {
+		return reject(CodeTriggerNotAllowed, "round %d: outcomes were already triggered (by another run)", roundID)
+	}
 	if errors.Is(err, errNoBenchmarks) {
 		return reject(CodeTriggerNotAllowed, "round %d: benchmarks are not captured yet (a lookup is retried until %s)",
 			roundID, fmtTime(r.CommitDeadline.Add(BenchmarkRetryFor)))
@@ -562,7 +565,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 		// in "scoring" for ever.
 		if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, nil, nil, now); err != nil {
 			if arena.ErrorCode(err) == arena.CodeAlreadyTriggered {
-				return false, nil
+				return false, errTriggeredElsewhere
 			}
 			return false, err
 		}
@@ -603,7 +606,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			continue
 		}
 		if arena.ErrorCode(err) == arena.CodeAlreadyTriggered {
-			return false, nil // another replica scored it first
+			return false, errTriggeredElsewhere // another replica scored it first
 		}
 		return err == nil, err
 	}
@@ -613,6 +616,10 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 // it (each retry means a reveal was accepted before the trigger; they stop
 // at the deadline).
 const maxRescores = 5
+
+// errTriggeredElsewhere: another run (a replica, a concurrent admin
+// trigger) froze the round's outcomes between our read and our save.
+var errTriggeredElsewhere = errors.New("forecast: outcomes already triggered by another run")
 
 // errNoBenchmarks: the round is due but its benchmarks are not recorded.
 var errNoBenchmarks = reject(CodeTriggerNotAllowed, "benchmarks are not captured yet")

@@ -2,6 +2,7 @@ package forecast_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +128,39 @@ func TestTriggerRescoresRevealLandingMidScoring(t *testing.T) {
 		sc := scoreMap(t, db, r.ID)[alice.Address().Hex()]
 		if sc.Forfeit || sc.Brier > 0.011 {
 			t.Fatalf("alice %+v: her reveal was accepted, it must be scored", sc)
+		}
+	})
+}
+
+// D2: the loser of two concurrent admin triggers is told the round was
+// already triggered (trigger_not_allowed), not that no market resolved.
+func TestTriggerRaceLoserIsToldAlreadyTriggered(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		clk := &clock{}
+		clk.Set(t0)
+		hs := &hookStore{DB: db}
+		svc := &forecast.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
+		r, ms := newRound(t, db, svc, "race", 2)
+		for i, res := range []string{arena.Yes, arena.No} {
+			if err := db.ResolveMarket(ctx, ms[i].ID, res, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.Set(r.RevealDeadline.Add(time.Second))
+		other := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
+		hs.afterSubmissions = func() { // the other run wins while this one scores
+			if err := other.Trigger(ctx, r.ID); err != nil {
+				t.Errorf("winner: %v", err)
+			}
+		}
+		err := svc.Trigger(ctx, r.ID)
+		if arena.ErrorCode(err) != forecast.CodeTriggerNotAllowed || !strings.Contains(err.Error(), "already triggered") {
+			t.Fatalf("loser: %v, want %s (already triggered)", err, forecast.CodeTriggerNotAllowed)
+		}
+		// The scheduled trigger that loses the same race counts nothing and reports nothing.
+		if n, err := svc.TriggerDue(ctx); err != nil || n != 0 {
+			t.Fatalf("TriggerDue after: %d, %v", n, err)
 		}
 	})
 }

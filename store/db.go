@@ -78,12 +78,14 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		}
 		d.db, d.dialect = db, sqlite
 	case strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://"):
+		// The parsers' errors quote the URL, password included, so they
+		// are replaced, not wrapped; the URL is shown redacted.
 		if _, err := url.Parse(rawURL); err != nil {
-			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL: %w", err)
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: not a valid URL (percent-encode '%%', '@', ':' and spaces in the user and password)", redact(rawURL))
 		}
 		db, err := sql.Open("pgx", rawURL)
 		if err != nil {
-			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL: %w", err)
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: the driver refused it", redact(rawURL))
 		}
 		db.SetMaxOpenConns(16)
 		d.db, d.dialect = db, postgres

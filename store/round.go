@@ -149,12 +149,26 @@ func (d *DB) Rounds(ctx context.Context, f arena.RoundFilter) ([]*arena.Round, e
 // SetBenchmarks implements arena.RoundStore. Benchmarks are recorded once.
 func (d *DB) SetBenchmarks(ctx context.Context, roundID uint64, ms []arena.RoundMarket, at time.Time) error {
 	return d.tx(ctx, func(tx *sql.Tx) error {
+		// Claim the round row first, as SaveRoundResult does: one lock order
+		// (rounds, then round_markets) cannot deadlock, and the conditional
+		// update lets exactly one of several concurrent captures through,
+		// so the stored benchmarks are the ones that get scored.
+		res, err := tx.ExecContext(ctx, d.rebind(`UPDATE rounds SET benchmark_at = ? WHERE id = ? AND benchmark_at IS NULL`),
+			at.UnixMicro(), int64(roundID))
+		if err != nil {
+			return fmt.Errorf("store: set benchmarks of round %d: %w", roundID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("store: set benchmarks of round %d: %w", roundID, err)
+		} else if n == 0 {
+			if _, err := d.round(ctx, tx, roundID); err != nil {
+				return err // not found
+			}
+			return arena.Errorf(arena.ECONFLICT, "round %d: benchmarks already recorded", roundID)
+		}
 		r, err := d.round(ctx, tx, roundID)
 		if err != nil {
 			return err
-		}
-		if !r.BenchmarkAt.IsZero() {
-			return arena.Errorf(arena.ECONFLICT, "round %d: benchmarks already recorded", roundID)
 		}
 		if len(ms) != len(r.Markets) {
 			return arena.Errorf(arena.EINVALID, "round %d: %d benchmarks for %d markets", roundID, len(ms), len(r.Markets))
@@ -169,8 +183,7 @@ func (d *DB) SetBenchmarks(ctx context.Context, roundID uint64, ms []arena.Round
 				return fmt.Errorf("store: set benchmark %d of round %d: %w", i, roundID, err)
 			}
 		}
-		_, err = tx.ExecContext(ctx, d.rebind(`UPDATE rounds SET benchmark_at = ? WHERE id = ?`), at.UnixMicro(), int64(roundID))
-		return err
+		return nil
 	})
 }
 

@@ -19,6 +19,13 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("Open(%q) succeeded", u)
 		}
 	}
+	// A malformed URL is refused without echoing its password.
+	for _, u := range []string{"postgres://arena:S3cretPW%@127.0.0.1:1/x", "postgres://arena:S3cret PW@127.0.0.1:1/x", "postgres://arena:S3cretPW@127.0.0.1:1/%zz"} {
+		_, err := store.Open(ctx, u)
+		if err == nil || strings.Contains(err.Error(), "S3cret") || !strings.Contains(err.Error(), "[redacted]") {
+			t.Errorf("Open(%q): %v", u, err)
+		}
+	}
 	// Each reason a connection failed is said once, however many attempts.
 	_, err := store.Open(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
 	if n := strings.Count(fmt.Sprint(err), "connection refused"); n != 1 {

@@ -26,6 +26,7 @@ var suite = []struct {
 	{"DecisionKeepsSnapshotMark", testDecisionKeepsSnapshotMark},
 	{"Settings", testSettings},
 	{"OracleResolutions", testOracleResolutions},
+	{"ConcurrentBenchmarks", testConcurrentBenchmarks},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
