@@ -375,7 +375,7 @@ func TestOracleEvalEvidence(t *testing.T) {
 	exa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		exaCalls.Add(1)
 		if r.URL.Path != "/search" || r.Header.Get("x-api-key") != "ek" {
-			http.Error(w, "no", 401)
+			http.Error(w, "no", http.StatusUnauthorized)
 			return
 		}
 		fmt.Fprint(w, `{"results":[{"title":"Exa says","url":"https://x.example","publishedDate":"2025-06-02T00:00:00Z","highlights":["from the web"]},
