@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"os"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi/bind"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/forecast-arena/arena/chain"
+	"github.com/forecast-arena/arena/chain/bindings"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/llm"
+)
+
+func init() {
+	register("chain", "deploy the contracts to an EVM chain, or show their on-chain state", runChain)
+}
+
+const chainUsage = "deploy|status"
+
+func runChain(ctx context.Context, env *Env, args []string) error {
+	return dispatch(ctx, env, args, chainUsage, map[string]func(context.Context, *Env, []string) error{
+		"deploy": chainDeploy,
+		"status": chainStatus,
+	})
+}
+
+// chainKey reads the relayer/curator key: a key file's path, or the hex key.
+func chainKey(v string) (*forecast.Key, error) {
+	if v == "" {
+		return nil, fmt.Errorf("no chain key: set ARENA_CHAIN_KEY or --key (a key file, or the hex private key)")
+	}
+	if _, err := os.Stat(v); err == nil {
+		return forecast.LoadKey(v)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	k, err := forecast.ParseKey(v)
+	if err != nil {
+		return nil, fmt.Errorf("ARENA_CHAIN_KEY is neither a key file nor a hex private key")
+	}
+	return k, nil
+}
+
+func chainRPC(env *Env, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if v, ok := llm.EnvLookup(env.Environ)("ARENA_CHAIN_RPC"); ok && v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("no chain RPC: set ARENA_CHAIN_RPC or --rpc")
+}
+
+func chainDeploy(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "chain deploy", "[--rpc URL] [--key FILE|HEX] [--ctf ADDR] [--out FILE] [--timeout D]")
+	rpcURL := fs.String("rpc", "", "JSON-RPC endpoint (default ARENA_CHAIN_RPC)")
+	keyFlag := fs.String("key", "", "deployer and curator key: a key file or the hex private key (default ARENA_CHAIN_KEY)")
+	ctfFlag := fs.String("ctf", "", "conditional-tokens contract to read outcomes from (default: deploy MockConditionalTokens, for local chains)")
+	out := fs.String("out", "", "also write the addresses as JSON to this file")
+	timeout := fs.Duration("timeout", 5*time.Minute, "give up waiting for the deployments after this long")
+	if err := parseAll(fs, args); err != nil {
+		return err
+	}
+	url, err := chainRPC(env, *rpcURL)
+	if err != nil {
+		return err
+	}
+	kv := *keyFlag
+	if kv == "" {
+		kv, _ = llm.EnvLookup(env.Environ)("ARENA_CHAIN_KEY")
+	}
+	key, err := chainKey(kv)
+	if err != nil {
+		return err
+	}
+	var ctf common.Address
+	if *ctfFlag != "" {
+		if !common.IsHexAddress(*ctfFlag) {
+			return fmt.Errorf("--ctf %q is not an address", *ctfFlag)
+		}
+		ctf = common.HexToAddress(*ctfFlag)
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	client, err := ethclient.DialContext(ctx, url)
+	if err != nil {
+		return fmt.Errorf("chain: dial %s: %w", url, err)
+	}
+	defer client.Close()
+	chainID, err := client.ChainID(ctx)
+	if err != nil {
+		return fmt.Errorf("chain: chain id: %w", err)
+	}
+	opts, err := bind.NewKeyedTransactorWithChainID(key.PrivateKey(), chainID)
+	if err != nil {
+		return err
+	}
+	opts.Context = ctx
+	addrs, err := chain.Deploy(opts, client, key.Address(), ctf, chain.WaitMined(ctx, client))
+	if err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(struct {
+		ChainID uint64 `json:"chain_id"`
+		Curator string `json:"curator"`
+		chain.Addresses
+	}{chainID.Uint64(), key.Address().Hex(), addrs}, "", "  ")
+	if *out != "" {
+		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", b)
+	fmt.Fprintf(env.Stdout, "EIP-712 domain for the arena: ARENA_CHAIN_ID=%d ARENA_CONTRACT=%s\n", chainID.Uint64(), addrs.PredictionArena.Hex())
+	return nil
+}
+
+func chainStatus(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "chain status", "--arena ADDR [--rpc URL] [--round N]")
+	rpcURL := fs.String("rpc", "", "JSON-RPC endpoint (default ARENA_CHAIN_RPC)")
+	arenaFlag := fs.String("arena", "", "PredictionArena address")
+	round := fs.Uint64("round", 0, "also show this round's on-chain state and scores")
+	if err := parseAll(fs, args); err != nil {
+		return err
+	}
+	url, err := chainRPC(env, *rpcURL)
+	if err != nil {
+		return err
+	}
+	if !common.IsHexAddress(*arenaFlag) {
+		return fmt.Errorf("--arena %q is not an address", *arenaFlag)
+	}
+	client, err := ethclient.DialContext(ctx, url)
+	if err != nil {
+		return fmt.Errorf("chain: dial %s: %w", url, err)
+	}
+	defer client.Close()
+	addr := common.HexToAddress(*arenaFlag)
+	code, err := client.CodeAt(ctx, addr, nil)
+	if err != nil {
+		return fmt.Errorf("chain: code at %s: %w", addr.Hex(), err)
+	}
+	if len(code) == 0 {
+		return fmt.Errorf("no contract at %s", addr.Hex())
+	}
+	pa, err := bindings.NewPredictionArena(addr, client)
+	if err != nil {
+		return err
+	}
+	opts := &bind.CallOpts{Context: ctx}
+	rmAddr, err := pa.Rounds(opts)
+	if err != nil {
+		return fmt.Errorf("chain: %s is not a PredictionArena: %w", addr.Hex(), err)
+	}
+	ctf, err := pa.Ctf(opts)
+	if err != nil {
+		return err
+	}
+	rm, err := bindings.NewRoundManager(rmAddr, client)
+	if err != nil {
+		return err
+	}
+	curator, err := rm.Curator(opts)
+	if err != nil {
+		return err
+	}
+	chainID, err := client.ChainID(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "chain %d, block %d (%s)\nPredictionArena %s\nRoundManager    %s (curator %s)\nConditionalTokens %s\n",
+		chainID, head.Number, time.Unix(int64(head.Time), 0).UTC().Format(time.RFC3339), addr.Hex(), rmAddr.Hex(), curator.Hex(), ctf.Hex())
+	if *round == 0 {
+		return nil
+	}
+	id := new(big.Int).SetUint64(*round)
+	r, err := rm.GetRound(opts, id)
+	if err != nil {
+		return err
+	}
+	if !r.Exists {
+		return fmt.Errorf("round %d is not on chain", *round)
+	}
+	res, err := pa.ResultOf(opts, id)
+	if err != nil {
+		return err
+	}
+	n, err := pa.ParticipantCount(opts, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "round %d: %d markets, commit deadline %s, reveal %s – %s, invalidated %v, benchmarks %v, triggered %v, %d participants, %d scored\n",
+		*round, r.MarketCount, unix(r.CommitDeadline), unix(r.RevealStart), unix(r.RevealDeadline), r.Invalidated, r.BenchmarksSet, res.Triggered, n, res.ScoredCount)
+	if res.Triggered {
+		fmt.Fprintf(env.Stdout, "outcomes %v (1 YES, 0 NO, -1 void, -2 unresolved); scored %d, benchmarked %d, base Brier %s bps²\n",
+			res.Outcomes, res.Scored, res.Benchmarked, res.BaseBrierBps2)
+	}
+	for i := int64(0); i < n.Int64(); i++ {
+		agent, err := pa.ParticipantAt(opts, id, big.NewInt(i))
+		if err != nil {
+			return err
+		}
+		s, err := pa.ScoreOf(opts, id, agent)
+		if err != nil {
+			return err
+		}
+		if s.Scored {
+			fmt.Fprintf(env.Stdout, "  %s brier %d bps² alpha %d bps² forfeit %v\n", agent.Hex(), s.BrierBps2, s.AlphaBps2, s.Forfeit)
+		} else {
+			fmt.Fprintf(env.Stdout, "  %s not scored yet\n", agent.Hex())
+		}
+	}
+	return nil
+}
+
+func unix(t uint64) string { return time.Unix(int64(t), 0).UTC().Format(time.RFC3339) }
