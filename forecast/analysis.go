@@ -21,8 +21,11 @@ type Analysis struct {
 	// Adjusted is the difficulty-adjusted leaderboard (nil with no
 	// questions to estimate difficulty from).
 	Adjusted *score.FEResult
-	// Forecasts are the frozen scored forecasts, by round then agent.
+	// Forecasts are the frozen scored forecasts, by round then agent;
+	// ByAgent and ByMarket index them.
 	Forecasts []arena.ScoredForecast
+	ByAgent   map[string][]int
+	ByMarket  map[int64][]int
 	// ScoredRounds and LastScored identify the rounds analysed.
 	ScoredRounds int
 	LastScored   time.Time
@@ -56,17 +59,11 @@ func (s *Service) cache() *analysisCache {
 // Analysis returns the track's analysis, recomputed only when the set of
 // scored rounds has changed since the last call.
 func (s *Service) Analysis(ctx context.Context) (*Analysis, error) {
-	scored, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now()})
+	n, last, err := s.scoredVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var last time.Time
-	for _, r := range scored {
-		if r.TriggeredAt.After(last) {
-			last = r.TriggeredAt
-		}
-	}
-	key := fmt.Sprintf("%d/%d", len(scored), last.UnixNano())
+	key := fmt.Sprintf("%d/%d", n, last.UnixNano())
 	c := s.cache()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -77,7 +74,7 @@ func (s *Service) Analysis(ctx context.Context) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.ScoredRounds, a.LastScored = len(scored), last
+	a.ScoredRounds, a.LastScored = n, last
 	c.key, c.value = key, a
 	return a, nil
 }
@@ -87,7 +84,11 @@ func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Analysis{Forecasts: fs, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed}
+	a := &Analysis{Forecasts: fs, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{}}
+	for i, f := range fs {
+		a.ByAgent[f.Agent] = append(a.ByAgent[f.Agent], i)
+		a.ByMarket[f.MarketID] = append(a.ByMarket[f.MarketID], i)
+	}
 	if len(fs) == 0 {
 		return a, nil
 	}
@@ -162,4 +163,26 @@ func (s *Service) Names(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// scoredVersion identifies the set of scored rounds: their count and the
+// latest trigger. A store that can say it in one query (ScoredVersion)
+// spares loading every round.
+func (s *Service) scoredVersion(ctx context.Context) (int, time.Time, error) {
+	if v, ok := s.Store.(interface {
+		ScoredVersion(context.Context) (int, time.Time, error)
+	}); ok {
+		return v.ScoredVersion(ctx)
+	}
+	scored, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now()})
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	var last time.Time
+	for _, r := range scored {
+		if r.TriggeredAt.After(last) {
+			last = r.TriggeredAt
+		}
+	}
+	return len(scored), last, nil
 }

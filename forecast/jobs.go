@@ -127,7 +127,14 @@ func Jobs(svc *Service, cfg JobsConfig) ([]jobs.Job, error) {
 			return err
 		}},
 		jobs.Job{Name: JobTrigger, Schedule: jobs.Every(cfg.TriggerEvery), Run: func(ctx context.Context, _ time.Time) error {
-			_, err := svc.TriggerDue(ctx) // logs each round it scores
+			n, err := svc.TriggerDue(ctx) // logs each round it scores
+			if n > 0 && err == nil {
+				// Recompute the leaderboard analysis now, so that readers of
+				// this process do not wait for its bootstrap.
+				if _, aerr := svc.Analysis(ctx); aerr != nil {
+					svc.log().Warn("forecast: analysis after scoring", "err", aerr)
+				}
+			}
 			return err
 		}},
 	)

@@ -3,7 +3,6 @@ package forecast
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
@@ -103,21 +102,15 @@ func Table(fs []arena.ScoredForecast) (*score.Table, error) {
 // Leaderboard computes the forecast track's leaderboard from the
 // frozen forecasts, ranked by shrunken alpha, then Brier.
 func (s *Service) Leaderboard(ctx context.Context) ([]LeaderboardJSON, error) {
-	fs, err := s.Store.ScoredForecasts(ctx)
+	a, err := s.Analysis(ctx) // cached until another round is scored
 	if err != nil {
 		return nil, err
 	}
-	names := map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
-	agents, err := s.Store.Agents(ctx)
+	names, err := s.Names(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range agents {
-		if a.Name != "" {
-			names[a.Address] = a.Name
-		}
-	}
-	return LeaderboardOf(fs, names)
+	return leaderboardRows(a.Results, names), nil
 }
 
 // LeaderboardOf ranks the agents of frozen forecasts by shrunken alpha,
@@ -134,8 +127,13 @@ func LeaderboardOf(fs []arena.ScoredForecast, names map[string]string) ([]Leader
 	if err != nil {
 		return nil, err
 	}
+	rank(res)
+	return leaderboardRows(res, names), nil
+}
+
+// leaderboardRows converts ranked results to leaderboard rows.
+func leaderboardRows(res []score.AgentResult, names map[string]string) []LeaderboardJSON {
 	out := make([]LeaderboardJSON, 0, len(res))
-	shrunk := map[string]float64{}
 	for _, a := range res {
 		name := names[a.Agent]
 		if name == "" {
@@ -144,18 +142,8 @@ func LeaderboardOf(fs []arena.ScoredForecast, names map[string]string) ([]Leader
 		out = append(out, LeaderboardJSON{Agent: a.Agent, Name: name, Rounds: a.Rounds, N: a.N, Brier: a.Brier,
 			BrierSE: ptr(a.BrierSE), Alpha: ptr(a.Alpha), AlphaSE: ptr(a.AlphaSE), T: ptr(a.T), P: ptr(a.P),
 			BeatPct: ptr(a.BeatPct), Provisional: a.Inference.Provisional})
-		shrunk[a.Agent] = a.Inference.ShrunkAlpha.V
-		if !a.Inference.ShrunkAlpha.OK {
-			shrunk[a.Agent] = -1e9
-		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if shrunk[out[i].Agent] != shrunk[out[j].Agent] {
-			return shrunk[out[i].Agent] > shrunk[out[j].Agent]
-		}
-		return out[i].Brier < out[j].Brier
-	})
-	return out, nil
+	return out
 }
 
 func ptr(f score.Float) *float64 {

@@ -424,7 +424,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 	ece := res.ECE
 	v.ECE = &ece
 	v.Calibration = append(v.Calibration, res.Murphy.Bins...)
-	qs, err := s.questions(r.Context(), a.Forecasts, agent)
+	qs, err := s.questions(r.Context(), a, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -464,13 +464,11 @@ func history(rs []score.RoundScore) []AgentRoundJSON {
 
 // questions lists an agent's scored questions, best edge first (lowest
 // Brier first where no benchmark gives an edge).
-func (s *Server) questions(ctx context.Context, fs []arena.ScoredForecast, agent string) ([]QuestionJSON, error) {
+func (s *Server) questions(ctx context.Context, a *forecast.Analysis, agent string) ([]QuestionJSON, error) {
 	var qs []QuestionJSON
 	var ids []int64
-	for _, f := range fs {
-		if f.Agent != agent {
-			continue
-		}
+	for _, i := range a.ByAgent[agent] {
+		f := a.Forecasts[i]
 		o := float64(f.Outcome)
 		q := QuestionJSON{Round: f.RoundID, MarketID: f.MarketID, Forecast: f.Forecast, Benchmark: f.Benchmark, Outcome: f.Outcome,
 			Brier: (f.Forecast - o) * (f.Forecast - o)}
@@ -541,8 +539,8 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, f := range a.Forecasts {
-			if f.MarketID == id && !slices.Contains(v.Rounds, f.RoundID) {
+		for _, i := range a.ByMarket[id] {
+			if f := a.Forecasts[i]; !slices.Contains(v.Rounds, f.RoundID) {
 				v.Rounds = append(v.Rounds, f.RoundID)
 			}
 		}

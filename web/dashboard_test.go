@@ -73,10 +73,20 @@ func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 		check("revealing, after the reveal")
 		clk.Set(rd.Add(time.Second))
 		check("scoring")
+		var before []forecast.LeaderboardJSON
+		e.ok(200, "GET", "/api/v1/leaderboard", nil, "", &before) // caches the empty analysis
+		if len(before) != 0 {
+			t.Fatalf("leaderboard before any trigger: %+v", before)
+		}
 		for _, m := range ms {
 			e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", m.ID), map[string]string{"outcome": "YES"}, adminToken, nil)
 		}
 		e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", r.ID), nil, adminToken, nil)
+		var after []forecast.LeaderboardJSON
+		e.ok(200, "GET", "/api/v1/leaderboard", nil, "", &after) // the trigger invalidates the cached analysis
+		if len(after) < 2 {
+			t.Fatalf("leaderboard after the trigger: %+v", after)
+		}
 		var v web.RoundPageJSON
 		e.ok(200, "GET", fmt.Sprintf("/api/v1/pages/rounds/%d", r.ID), nil, "", &v)
 		var mine *web.RoundEntryJSON

@@ -81,6 +81,14 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
+	// latest is the last n rounds of a history, newest first.
+	"latest": func(h []AgentRoundJSON, n int) []AgentRoundJSON {
+		out := make([]AgentRoundJSON, 0, min(n, len(h)))
+		for i := len(h) - 1; i >= 0 && len(out) < n; i-- {
+			out = append(out, h[i])
+		}
+		return out
+	},
 	"ranges":   func() []string { return []string{"10m", "1h", "1d", "1w", "all"} },
 	"sortCols": func() []sortCol { return sortCols },
 	"sortLink": func(v LeaderboardPageJSON, key string) string {
