@@ -130,10 +130,15 @@ type OracleStore interface {
 	// DecideOracle records a human decision: on an escalated market it
 	// resolves it (ECONFLICT when the market is not escalated); with
 	// ReResolve it appends a new resolution to a resolved market
-	// (EINVALID without a reason; ECONFLICT when the market was already
-	// settled or scored on, which re-resolution does not undo).
+	// (EINVALID without a reason), correcting its trading settlement in
+	// the same transaction (see TradeResettle); a market already frozen in
+	// a scored forecast round is ECONFLICT.
 	DecideOracle(ctx context.Context, in OracleDecisionInput) (*OracleResolution, error)
 }
+
+// TradeResettle is the trading correction made when a settled market is
+// re-resolved: Amount is the change of payout (negative when taken back).
+const TradeResettle TradeKind = "RESETTLE"
 
 // MarketResolution maps an oracle decision to a market resolution.
 func (d OracleDecision) MarketResolution() (string, bool) {

@@ -207,9 +207,10 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 		if prev == nil || prev.Final == "" {
 			return arena.Errorf(arena.ECONFLICT, "market %d has no oracle resolution to revise (an escalated market is decided, not re-resolved)", in.MarketID)
 		}
-		// Re-resolution changes the market's resolution; what was already
-		// paid out or frozen in a scored round is not rewritten, so those
-		// markets are refused rather than left inconsistent.
+		// Re-resolution changes the market's resolution. Trading
+		// settlements are corrected in the same transaction (resettle);
+		// a frozen forecast round cannot be re-scored, so such markets are
+		// refused rather than left inconsistent.
 		var settled, scored int
 		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM market_settlements WHERE market_id = ?`), in.MarketID).Scan(&settled); err != nil {
 			return fmt.Errorf("store: re-resolve market %d: %w", in.MarketID, err)
@@ -218,8 +219,13 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 			WHERE rm.market_id = ? AND r.triggered_at IS NOT NULL`), in.MarketID).Scan(&scored); err != nil {
 			return fmt.Errorf("store: re-resolve market %d: %w", in.MarketID, err)
 		}
-		if settled > 0 || scored > 0 {
-			return arena.Errorf(arena.ECONFLICT, "market %d was already settled (%d) or scored in a round (%d); re-resolving it would not re-score those", in.MarketID, settled, scored)
+		if scored > 0 {
+			return arena.Errorf(arena.ECONFLICT, "market %d was already scored in %d forecast round(s); re-scoring a frozen round is not supported", in.MarketID, scored)
+		}
+		if settled > 0 {
+			if err := d.resettle(ctx, tx, in.MarketID, res, at); err != nil {
+				return err
+			}
 		}
 		next := *prev
 		next.Seq, next.Status, next.Final, next.Arbiter, next.Reason, next.CreatedAt, next.DecidedAt = prev.Seq+1, arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at, at
@@ -233,4 +239,83 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 		return nil, err
 	}
 	return out, nil
+}
+
+// resettle corrects the trading settlement of a market after its
+// resolution changed: each position's payout becomes what the new
+// resolution pays (shares for a winning side, nothing for a losing one,
+// the cost basis for VOID), and the difference moves cash and realized P/L
+// alike, recorded as a RESETTLE trade, so the ledger still reconciles. A
+// correction that would leave a portfolio with negative cash is refused.
+func (d *DB) resettle(ctx context.Context, tx *sql.Tx, marketID int64, resolution string, at time.Time) error {
+	rows, err := tx.QueryContext(ctx, d.rebind(`SELECT portfolio_id, position_id, side, kind, amount, shares, cost_basis FROM trades
+		WHERE market_id = ? AND kind IN (?, ?, ?) ORDER BY id`), marketID, string(arena.TradeSettle), string(arena.TradeCancel), string(arena.TradeResettle))
+	if err != nil {
+		return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+	}
+	type pos struct {
+		portfolio, id int64
+		side          string
+		paid          int64
+		shares, cost  int64
+	}
+	var order []int64
+	byID := map[int64]*pos{}
+	for rows.Next() {
+		var p pos
+		var kind string
+		var amount int64
+		if err := rows.Scan(&p.portfolio, &p.id, &p.side, &kind, &amount, &p.shares, &p.cost); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+		}
+		if q := byID[p.id]; q != nil {
+			q.paid += amount // corrections add to what the settlement paid
+			continue
+		}
+		p.paid = amount
+		byID[p.id] = &p
+		order = append(order, p.id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range order {
+		p := byID[id]
+		pay, price, status := int64(0), int64(0), arena.PositionSettled
+		switch {
+		case resolution == arena.Void:
+			pay, status = p.cost, arena.PositionCancelled
+		case strings.EqualFold(p.side, resolution):
+			pay, price = p.shares, int64(arena.OnePPM)
+		}
+		delta := pay - p.paid
+		if delta == 0 {
+			continue
+		}
+		var cash int64
+		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT cash FROM portfolios WHERE id = ?`), p.portfolio).Scan(&cash); err != nil {
+			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+		}
+		if cash+delta < 0 {
+			return arena.Errorf(arena.ECONFLICT, "market %d: re-resolving would take $%.2f from portfolio %d, which holds $%.2f", marketID, float64(-delta)/1e6, p.portfolio, float64(cash)/1e6)
+		}
+		if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE portfolios SET cash = cash + ?, realized = realized + ?, version = version + 1 WHERE id = ?`),
+			delta, delta, p.portfolio); err != nil {
+			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+		}
+		if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE positions SET status = ?, mark = ? WHERE id = ?`), string(status), price, p.id); err != nil {
+			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+		}
+		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO trades (portfolio_id, position_id, market_id, side, kind, amount, shares, price, cost_basis,
+			cash_before, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`), p.portfolio, p.id, marketID, p.side, string(arena.TradeResettle), delta, p.shares, price,
+			p.cost, cash, at.UnixMicro()); err != nil {
+			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE market_settlements SET resolution = ?, policy = ? WHERE market_id = ?`), resolution, "re-resolved", marketID); err != nil {
+		return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+	}
+	return nil
 }

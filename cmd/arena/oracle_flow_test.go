@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena/llm/llmtest"
 	"github.com/forecast-arena/arena/oracle"
 	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/store/storetest"
 	"github.com/forecast-arena/arena/trading"
 	"github.com/forecast-arena/arena/web"
 )
@@ -27,12 +27,11 @@ import (
 // arbiter decides it over the API, re-resolves it with a reason before
 // settlement, and the cash follows, as computed by hand.
 func TestOracleTradingFlow(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) { oracleTradingFlow(t, db) })
+}
+
+func oracleTradingFlow(t *testing.T, db *store.DB) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	week := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	run := week.Add(5 * time.Minute)
 	mk := func(id string, yes float64) *arena.Market {
@@ -190,8 +189,34 @@ func TestOracleTradingFlow(t *testing.T) {
 	if c, r := cash(); c != 8900*arena.Dollar || r != -1100*arena.Dollar {
 		t.Fatalf("after split: cash %d realized %d", c, r)
 	}
-	// Once settled, a re-resolution is refused rather than left unpaid.
-	if code, body := call("POST", decide, "tok", `{"decision":"YES","arbiter":"bob","reason":"changed again","re_resolve":true}`); code != 409 {
+	// Re-resolved after settlement: the YES position now wins 1000 shares
+	// ($1000 instead of $0): cash 9900, realized −700 + 600 = −100.
+	if code, body := call("POST", decide, "tok", `{"decision":"YES","arbiter":"bob","reason":"changed again","re_resolve":true}`); code != 200 {
 		t.Fatalf("re-resolution after settlement: %d %s", code, body)
+	}
+	if c, r := cash(); c != 9900*arena.Dollar || r != -100*arena.Dollar {
+		t.Fatalf("after re-resolution to YES: cash %d realized %d", c, r)
+	}
+	// VOID refunds the $400 cost basis instead: cash 9300, realized −700.
+	if code, body := call("POST", decide, "tok", `{"decision":"VOID","arbiter":"bob","reason":"market annulled","re_resolve":true}`); code != 200 {
+		t.Fatalf("re-resolution to VOID: %d %s", code, body)
+	}
+	if c, r := cash(); c != 9300*arena.Dollar || r != -700*arena.Dollar {
+		t.Fatalf("after re-resolution to VOID: cash %d realized %d", c, r)
+	}
+	sts, _ := db.Settlements(ctx)
+	ps, _ := db.Portfolios(ctx, c.ID)
+	pos, _ := db.PositionsOf(ctx, ps[0].ID)
+	trades, _ := db.Trades(ctx, ps[0].ID)
+	var kinds []string
+	for _, tr := range trades {
+		kinds = append(kinds, fmt.Sprintf("%s:%d", tr.Kind, tr.Amount/arena.Dollar))
+	}
+	if len(sts) != 2 || sts[1].Resolution != arena.Void || len(pos) != 2 || pos[1].Status != arena.PositionCancelled ||
+		strings.Join(kinds, " ") != "BET:700 BET:400 SETTLE:0 SETTLE:0 RESETTLE:1000 RESETTLE:-600" {
+		t.Fatalf("settlements %+v positions %+v trades %v", sts, pos, kinds)
+	}
+	if m, _ := db.Market(ctx, split.ID); m.Resolution != arena.Void {
+		t.Fatalf("market %+v", m)
 	}
 }
