@@ -304,6 +304,10 @@ func TestBacktestForecastBench(t *testing.T) {
 	}
 	var rep2 backtest.Report
 	json.Unmarshal([]byte(out2), &rep2)
+	// --cache-only answers everything from the cache too.
+	if out3, _, err := cli(t, nil, append(args, "--cache-only")...); err != nil || out3 != out2 || len(srv.Requests("")) != before {
+		t.Errorf("--cache-only run: %v, same output %v", err, out3 == out2)
+	}
 	if rep2.Cost.Calls != 0 || rep2.Cost.CachedCalls != rep.Cost.Calls+rep.Cost.CachedCalls || rep2.Cost.USD != 0 {
 		t.Errorf("rerun cost %+v, first %+v", rep2.Cost, rep.Cost)
 	}
