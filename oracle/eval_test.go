@@ -422,7 +422,10 @@ func (w *world) expected(systems []string) map[string]any {
 	}
 	var phis, conds []any
 	for x := range w.agents {
-		for y := x + 1; y < len(w.agents); y++ {
+		for y := range w.agents {
+			if x == y {
+				continue
+			}
 			var n11, n10, n01, n00 float64 // over errors: both, x only, y only, neither
 			for i := range w.items {
 				ex, ey := wrong(w.agents[x], i), wrong(w.agents[y], i)

@@ -75,7 +75,8 @@ type McNemarRow struct {
 	P     float64 `json:"p"`
 }
 
-// PhiRow is the phi coefficient of two resolvers' round-1 error indicators.
+// PhiRow is the phi coefficient of two resolvers' round-1 error indicators
+// (symmetric: the rows (a, b) and (b, a) agree).
 type PhiRow struct {
 	A   string      `json:"a"`
 	B   string      `json:"b"`
@@ -290,9 +291,13 @@ func BuildReport(items []Item, agents, systems []string) Report {
 			}
 		}
 	}
+	// Every ordered pair, like conditional_error, though phi is symmetric:
+	// one row per (a, b) keeps the two tables aligned.
 	for a := range agents {
-		for b := a + 1; b < len(agents); b++ {
-			rep.ErrorCorrelation = append(rep.ErrorCorrelation, PhiRow{A: agents[a], B: agents[b], Phi: score.CrossTab(rc[a], rc[b]).Phi()})
+		for b := range agents {
+			if a != b {
+				rep.ErrorCorrelation = append(rep.ErrorCorrelation, PhiRow{A: agents[a], B: agents[b], Phi: score.CrossTab(rc[a], rc[b]).Phi()})
+			}
 		}
 	}
 	for g := range agents {
