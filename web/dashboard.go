@@ -518,7 +518,18 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := MarketPageJSON{Market: NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, Prices: []PriceJSON{}, Rounds: []uint64{}}
+	v := MarketPageJSON{Market: NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, Prices: []PriceJSON{}, Rounds: []uint64{},
+		Oracle: []arena.OracleResolution{}}
+	if s.oracle != nil {
+		rs, err := s.oracle.OracleResolutions(r.Context(), id)
+		switch {
+		case arena.ErrorKind(err) == arena.ENOTFOUND: // the oracle never ran on it
+		case err != nil:
+			return nil, err
+		default:
+			v.Oracle = rs
+		}
+	}
 	if !m.ResolvedAt.IsZero() {
 		t := m.ResolvedAt.UTC()
 		v.ResolvedAt = &t

@@ -1,16 +1,19 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/store"
 	"github.com/forecast-arena/arena/store/storetest"
@@ -185,4 +188,50 @@ func decodeJSON(t *testing.T, resp *http.Response, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", resp.Request.URL, err)
 	}
+}
+
+// The market page states who resolved the market: the oracle's verdict,
+// votes and evidence when it ran, the upstream source otherwise.
+func TestMarketPageOracle(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ms := seedMarkets(t, db, 2, time.Now().Add(48*time.Hour))
+		res := &arena.OracleResolution{MarketID: ms[0].ID, Policy: arena.DefaultOraclePolicy,
+			Evidence: arena.EvidencePacket{Question: ms[0].Question, Sources: []arena.EvidenceSource{{Title: "Official report", URL: "https://example.org/report"}}},
+			Verdict: arena.OracleVerdict{Architecture: "majority", Decision: arena.OracleYes, Rule: "majority", Unanimous: true, Composite: 1.9,
+				Round1: []arena.OracleVote{{Agent: "judge-a", Round: 1, Decision: arena.OracleYes, Confidence: 0.95, Reasoning: "the report says so"}}}}
+		if err := db.SaveOracleResolution(context.Background(), res); err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: db}).Handler())
+		defer hs.Close()
+		var v web.MarketPageJSON
+		resp, err := http.Get(fmt.Sprintf("%s/api/v1/pages/markets/%d", hs.URL, ms[0].ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		decodeJSON(t, resp, &v)
+		if len(v.Oracle) != 1 || v.Oracle[0].Final != arena.OracleYes || v.Market.Resolution == nil || *v.Market.Resolution != arena.Yes {
+			t.Fatalf("market page JSON: %+v", v)
+		}
+		resp, err = http.Get(fmt.Sprintf("%s/markets/%d", hs.URL, ms[0].ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range []string{"oracle resolution #1: auto", "judge-a", "the report says so", "Official report"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("market page lacks %q", want)
+			}
+		}
+		resp, err = http.Get(fmt.Sprintf("%s/api/v1/pages/markets/%d", hs.URL, ms[1].ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var u web.MarketPageJSON
+		decodeJSON(t, resp, &u)
+		if u.Oracle == nil || len(u.Oracle) != 0 {
+			t.Errorf("market without oracle runs: %+v", u.Oracle)
+		}
+	})
 }

@@ -89,6 +89,12 @@ var funcs = template.FuncMap{
 		}
 		return out
 	},
+	"lastOracle": func(rs []arena.OracleResolution) *arena.OracleResolution {
+		if len(rs) == 0 {
+			return nil
+		}
+		return &rs[len(rs)-1]
+	},
 	"ranges":   func() []string { return []string{"10m", "1h", "1d", "1w", "all"} },
 	"sortCols": func() []sortCol { return sortCols },
 	"sortLink": func(v LeaderboardPageJSON, key string) string {

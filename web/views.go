@@ -190,6 +190,10 @@ type MarketPageJSON struct {
 	Ambiguous  bool        `json:"ambiguous"`
 	Prices     []PriceJSON `json:"prices"`
 	Rounds     []uint64    `json:"scored_in_rounds"`
+	// Oracle is the market's oracle history, oldest first (the last entry
+	// is in force): evidence, votes, verdict and any human decision. Empty
+	// when the oracle never ran on it or is not served.
+	Oracle []arena.OracleResolution `json:"oracle_resolutions"`
 }
 
 // PositionJSON is one position in a cohort.
