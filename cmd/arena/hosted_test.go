@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena/config"
+	"github.com/forecast-arena/arena/store"
+)
+
+// ARENA_FORECAST_AGENTS: keys in the data directory (the SQLite file's by
+// default), a job per minute; a database without a directory needs
+// ARENA_DATA_DIR.
+func TestHostedForecastJob(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "agents.json")
+	os.WriteFile(reg, []byte(`{"agents":[{"id":"m","provider":"local","model":"m","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`), 0o600)
+	o := config.Defaults()
+	o.DB, o.ForecastAgents = "sqlite:"+filepath.Join(dir, "a.db"), reg
+	db, err := store.Open(context.Background(), o.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	quiet := slog.New(slog.DiscardHandler)
+	j, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", 10*time.Minute, quiet)
+	if err != nil || j.Name != "forecast-agents" {
+		t.Fatalf("job %+v %v", j, err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "forecast-keys", "m.key")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key %v %v", st, err)
+	}
+	o.DB = "postgres://x@127.0.0.1:1/db"
+	if _, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", time.Minute, quiet); err == nil || !strings.Contains(err.Error(), "ARENA_DATA_DIR") {
+		t.Errorf("postgres without a data dir: %v", err)
+	}
+}
