@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/agent"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/llm"
@@ -112,6 +113,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	if *stateDir == "" {
 		*stateDir = *keyFile + ".state"
 	}
+	var fc *agent.Forecasters // llm strategy: its call accounting is printed
 	c := &participant.Client{Server: *server, Key: key, StateDir: *stateDir, LeadTime: *leadTime,
 		HTTP: &http.Client{Timeout: *timeout}, Logger: newLogger(env, *logLevel)}
 	switch *strategy {
@@ -156,7 +158,8 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 			*leadTime = defaultLLMLeadTime
 			c.LeadTime = *leadTime
 		}
-		fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(c.Logger))
+		var skipped []llm.Skipped
+		fc, skipped = agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(c.Logger))
 		for _, sk := range skipped {
 			if sk.ID == *model {
 				return fmt.Errorf("%s", sk.String())
@@ -179,6 +182,14 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 		rep, err := c.RunOnce(ctx)
 		fmt.Fprintf(env.Stdout, "agent %s (%s): committed %d, revealed %d, reasoning %d, abandoned %d\n",
 			key.Address().Hex(), c.Strategy.Name(), rep.Committed, rep.Revealed, rep.ReasoningSent, rep.Abandoned)
+		if fc != nil {
+			u := fc.Meter.Run()
+			fmt.Fprintf(env.Stdout, "model calls: %d (%d tokens in, %d out, %s), %d answered from the cache\n",
+				u.Calls, u.InputTokens, u.OutputTokens, arena.Micros(u.CostMicros).String(), u.CachedCalls)
+			for _, s := range fc.Meter.Stops() {
+				fmt.Fprintf(env.Stdout, "stopped: %s\n", s.Error())
+			}
+		}
 		if *every == 0 {
 			return err
 		}
