@@ -43,4 +43,7 @@ type SettingStore interface {
 	Setting(ctx context.Context, key string) (value string, ok bool, err error)
 	// PutSetting stores value under key, replacing any earlier value.
 	PutSetting(ctx context.Context, key, value string) error
+	// InitSetting stores value under key unless a value is there already,
+	// and returns the stored value.
+	InitSetting(ctx context.Context, key, value string) (string, error)
 }

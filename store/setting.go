@@ -33,3 +33,17 @@ func (d *DB) PutSetting(ctx context.Context, key, value string) error {
 	}
 	return nil
 }
+
+// InitSetting implements arena.SettingStore: the first value stored under
+// key wins, on either engine, however many processes race to store one.
+func (d *DB) InitSetting(ctx context.Context, key, value string) (string, error) {
+	if _, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO NOTHING`), key, value, d.Now().UnixMicro()); err != nil {
+		return "", fmt.Errorf("store: init setting %s: %w", key, err)
+	}
+	v, ok, err := d.Setting(ctx, key)
+	if err == nil && !ok {
+		err = fmt.Errorf("store: setting %s vanished after it was stored", key)
+	}
+	return v, err
+}

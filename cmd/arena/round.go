@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -56,28 +57,51 @@ func roundService(ctx context.Context, env *Env, cf *configFlags) (*forecast.Ser
 	if err != nil {
 		return nil, nil, err
 	}
-	dom, err := forecastDomain(o)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := openExisting(ctx, o.DB)
+	dom, err := forecastDomain(ctx, o, db)
 	if err != nil {
+		db.Close()
 		return nil, nil, err
 	}
 	return &forecast.Service{Store: db, Domain: dom, Logger: newLogger(env, o.LogLevel)}, db, nil
 }
 
 // forecastDomain is the EIP-712 domain of the configuration (ARENA_CHAIN_ID,
-// ARENA_CONTRACT).
-func forecastDomain(o config.Options) (forecast.Domain, error) {
+// ARENA_CONTRACT). Without a chain (chain id 0 and no contract) the
+// verifying contract is this deployment's own identifier, drawn at random
+// the first time and kept in the database: a signature made for one arena
+// is then void at every other, so a commit cannot be replayed elsewhere.
+func forecastDomain(ctx context.Context, o config.Options, db arena.SettingStore) (forecast.Domain, error) {
 	if o.ChainID < 0 {
 		return forecast.Domain{}, fmt.Errorf("chain id %d: must not be negative", o.ChainID)
 	}
 	if !common.IsHexAddress(o.Contract) {
 		return forecast.Domain{}, fmt.Errorf("contract %q: want a 0x-prefixed 20-byte address", o.Contract)
 	}
-	return forecast.Domain{ChainID: uint64(o.ChainID), Contract: common.HexToAddress(o.Contract)}, nil
+	dom := forecast.Domain{ChainID: uint64(o.ChainID), Contract: common.HexToAddress(o.Contract)}
+	if dom.ChainID != 0 || dom.Contract != (common.Address{}) {
+		return dom, nil
+	}
+	var id common.Address
+	if _, err := rand.Read(id[:]); err != nil {
+		return forecast.Domain{}, fmt.Errorf("draw the deployment identifier: %w", err)
+	}
+	v, err := db.InitSetting(ctx, deploymentKey, id.Hex())
+	if err != nil {
+		return forecast.Domain{}, err
+	}
+	if !common.IsHexAddress(v) {
+		return forecast.Domain{}, fmt.Errorf("stored deployment identifier %q is not an address", v)
+	}
+	dom.Contract = common.HexToAddress(v)
+	return dom, nil
 }
+
+// deploymentKey is the setting that holds the deployment identifier.
+const deploymentKey = "forecast.deployment_id"
 
 // roundArgs parses flags that may come before, between or after
 // positional arguments ("show 3 --format json") and returns the latter.
@@ -403,8 +427,8 @@ func addForecastServeFlags(fs *flag.FlagSet) *forecastServeFlags {
 // jobs. With lookup (Polymarket's CLOB) benchmarks missing from the local
 // price history come from prices-history. With a simulated world in the
 // database the default rules also take its markets.
-func (f *forecastServeFlags) setup(o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup, simWorld bool) (*forecast.Service, []jobs.Job, error) {
-	dom, err := forecastDomain(o)
+func (f *forecastServeFlags) setup(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup, simWorld bool) (*forecast.Service, []jobs.Job, error) {
+	dom, err := forecastDomain(ctx, o, db)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -67,7 +67,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fsvc, fjobs, err := ff.setup(o, db, logger, lookup, simWorld)
+	fsvc, fjobs, err := ff.setup(ctx, o, db, logger, lookup, simWorld)
 	if err != nil {
 		return err
 	}

@@ -243,6 +243,26 @@ func testMarketsByID(t *testing.T, db *store.DB) {
 }
 
 func testSettings(t *testing.T, db *store.DB) {
+	// The first InitSetting wins, even among concurrent callers.
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := db.InitSetting(context.Background(), "once", fmt.Sprint(i))
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = v
+		}()
+	}
+	wg.Wait()
+	for _, v := range got {
+		if v != got[0] || v == "" {
+			t.Fatalf("InitSetting values %v: want one value for all", got)
+		}
+	}
 	ctx := context.Background()
 	if v, ok, err := db.Setting(ctx, "k"); err != nil || ok || v != "" {
 		t.Fatalf("missing setting: %q %v %v", v, ok, err)
