@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/forecast-arena/arena"
@@ -158,7 +159,18 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	db.Now = clock.Now // stored timestamps follow the simulated clock too
 	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
 		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
-	svc := &forecast.Service{Store: db, Now: clock.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
+	// The demo's deployment identifier follows from its seed, so that the
+	// same seed signs, logs and prints the same; later commands on its
+	// database (export, verify) find it there like any arena's.
+	demoID := common.BytesToAddress(crypto.Keccak256([]byte(fmt.Sprintf("forecast arena demo, seed %d", cfg.Seed))))
+	if _, err := db.InitSetting(ctx, forecast.DeploymentKey, demoID.Hex()); err != nil {
+		return err
+	}
+	dom, err := forecast.LocalDomain(ctx, forecast.Domain{}, db)
+	if err != nil {
+		return err
+	}
+	svc := &forecast.Service{Store: db, Domain: dom, Now: clock.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
 	// Every accepted submission and score goes to the tamper-evident log,
 	// whose key lives next to the demo's database.
 	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, "log.key"))

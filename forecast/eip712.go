@@ -1,13 +1,18 @@
 package forecast
 
 import (
+	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
+
+	"github.com/forecast-arena/arena"
 )
 
 // EIP-712 names and type strings. The digests are hand-built from
@@ -37,6 +42,33 @@ var (
 type Domain struct {
 	ChainID  uint64         `json:"chain_id"`
 	Contract common.Address `json:"verifying_contract"`
+}
+
+// DeploymentKey is the setting that holds this deployment's identifier.
+const DeploymentKey = "forecast.deployment_id"
+
+// LocalDomain returns d, unless d names no chain (chain id 0 and no
+// contract): then the verifying contract is this deployment's own
+// identifier, drawn at random the first time and kept in s (the first
+// writer wins across replicas). A signature made for one arena is thereby
+// void at every other, so a commit cannot be replayed elsewhere.
+func LocalDomain(ctx context.Context, d Domain, s arena.SettingStore) (Domain, error) {
+	if d.ChainID != 0 || d.Contract != (common.Address{}) {
+		return d, nil
+	}
+	var id common.Address
+	if _, err := rand.Read(id[:]); err != nil {
+		return Domain{}, fmt.Errorf("forecast: draw the deployment identifier: %w", err)
+	}
+	v, err := s.InitSetting(ctx, DeploymentKey, id.Hex())
+	if err != nil {
+		return Domain{}, err
+	}
+	if !common.IsHexAddress(v) {
+		return Domain{}, fmt.Errorf("forecast: stored deployment identifier %q is not an address", v)
+	}
+	d.Contract = common.HexToAddress(v)
+	return d, nil
 }
 
 // Commit is the signed commit message. ReasoningHash is zero when the agent

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -70,10 +69,8 @@ func roundService(ctx context.Context, env *Env, cf *configFlags) (*forecast.Ser
 }
 
 // forecastDomain is the EIP-712 domain of the configuration (ARENA_CHAIN_ID,
-// ARENA_CONTRACT). Without a chain (chain id 0 and no contract) the
-// verifying contract is this deployment's own identifier, drawn at random
-// the first time and kept in the database: a signature made for one arena
-// is then void at every other, so a commit cannot be replayed elsewhere.
+// ARENA_CONTRACT); without a chain, this deployment's own identifier (see
+// forecast.LocalDomain).
 func forecastDomain(ctx context.Context, o config.Options, db arena.SettingStore) (forecast.Domain, error) {
 	if o.ChainID < 0 {
 		return forecast.Domain{}, fmt.Errorf("chain id %d: must not be negative", o.ChainID)
@@ -81,27 +78,8 @@ func forecastDomain(ctx context.Context, o config.Options, db arena.SettingStore
 	if !common.IsHexAddress(o.Contract) {
 		return forecast.Domain{}, fmt.Errorf("contract %q: want a 0x-prefixed 20-byte address", o.Contract)
 	}
-	dom := forecast.Domain{ChainID: uint64(o.ChainID), Contract: common.HexToAddress(o.Contract)}
-	if dom.ChainID != 0 || dom.Contract != (common.Address{}) {
-		return dom, nil
-	}
-	var id common.Address
-	if _, err := rand.Read(id[:]); err != nil {
-		return forecast.Domain{}, fmt.Errorf("draw the deployment identifier: %w", err)
-	}
-	v, err := db.InitSetting(ctx, deploymentKey, id.Hex())
-	if err != nil {
-		return forecast.Domain{}, err
-	}
-	if !common.IsHexAddress(v) {
-		return forecast.Domain{}, fmt.Errorf("stored deployment identifier %q is not an address", v)
-	}
-	dom.Contract = common.HexToAddress(v)
-	return dom, nil
+	return forecast.LocalDomain(ctx, forecast.Domain{ChainID: uint64(o.ChainID), Contract: common.HexToAddress(o.Contract)}, db)
 }
-
-// deploymentKey is the setting that holds the deployment identifier.
-const deploymentKey = "forecast.deployment_id"
 
 // roundArgs parses flags that may come before, between or after
 // positional arguments ("show 3 --format json") and returns the latter.
