@@ -61,11 +61,22 @@ func TestReplicasRunEachPeriodOnce(t *testing.T) {
 				wg.Add(1)
 				go func() { defer wg.Done(); s.Run(ctx) }()
 			}
-			for k := 1; k <= 5; k++ {
-				time.Sleep(30 * time.Millisecond)
-				clock.Store(base.Add(time.Duration(k) * time.Minute).UnixNano())
+			// Each virtual minute lasts until some replica has run its
+			// period (so a loaded machine cannot skip one), plus a moment
+			// in which the others would run it again if claims were broken.
+			ran := func(p time.Time) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return runs[p] > 0
 			}
-			time.Sleep(30 * time.Millisecond)
+			for k := 0; k <= 5; k++ {
+				p := base.Add(time.Duration(k) * time.Minute)
+				clock.Store(p.UnixNano())
+				for deadline := time.Now().Add(10 * time.Second); !ran(p) && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 			cancel()
 			wg.Wait()
 			if len(runs) != 6 {
