@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"github.com/forecast-arena/arena/llm/jsonout"
 	"math"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ func ParsePredictions(raw string, k int) ([]uint16, []string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, nil, arena.Rejectf(arena.EINVALID, CodeEmptyResponse, "the response was empty")
 	}
-	outside, inside := splitThink(raw)
+	outside, inside := jsonout.SplitThink(raw)
 	p, r, err := parsePredText(outside, k)
 	if err != nil && inside != "" {
 		if p2, r2, err2 := parsePredText(inside, k); err2 == nil {
@@ -50,16 +51,10 @@ func ParsePredictions(raw string, k int) ([]uint16, []string, error) {
 }
 
 func parsePredText(s string, k int) ([]uint16, []string, error) {
-	spans, unclosed := objectSpans(s)
+	texts, unclosed := jsonout.Candidates(s)
 	var firstErr error
-	budget := maxCandidateBytes
-	for i, sp := range candidateOrder(spans) {
-		if i >= maxCandidates || budget <= 0 {
-			break
-		}
-		text := s[sp[0]:sp[1]]
-		budget -= len(text)
-		obj, err := decodeObject(text)
+	for _, text := range texts {
+		obj, err := jsonout.Decode(text)
 		if err != nil {
 			if firstErr == nil && strings.Contains(strings.ToLower(text), `"predictions"`) {
 				firstErr = arena.Rejectf(arena.EINVALID, CodeBadPredictions, "the JSON object is malformed: %s", jsonErr(err))

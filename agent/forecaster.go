@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/forecast-arena/arena/llm/jsonout"
 	"strings"
 	"time"
 
@@ -411,7 +412,7 @@ func (f *Forecaster) jsonPrompt(ctx context.Context, task RoundTask, tr *Trace) 
 // parseSubmitArgs reads submitPredictions' arguments strictly: a JSON
 // object whose "predictions" holds exactly k integers 0..10000.
 func parseSubmitArgs(args string, k int) ([]uint16, []string, error) {
-	obj, err := decodeObject(args)
+	obj, err := jsonout.Decode(args)
 	if err != nil {
 		return nil, nil, arena.Rejectf(arena.EINVALID, CodeBadPredictions, `arguments are not a JSON object: %s; want {"predictions":[...],"reasoning":[...]}`, jsonErr(err))
 	}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/forecast-arena/arena/llm/jsonout"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -22,8 +22,6 @@ const (
 	CodeInvalidAction = "invalid_action" // parsed, but against the rules or the snapshot
 	CodeEmptyResponse = "empty_response" // nothing to parse
 	maxParseBytes     = 256 << 10        // longer output is cut before parsing
-	maxCandidates     = 4096             // JSON objects tried per response
-	maxCandidateBytes = 4 << 20          // total bytes decoded per response
 	maxReasoningChars = 8000             // reasoning kept from one action
 	reasoningCutMark  = " …[truncated]"
 )
@@ -75,7 +73,7 @@ func ParseAction(raw string) (trading.Action, error) {
 	if strings.TrimSpace(raw) == "" {
 		return trading.Action{}, arena.Rejectf(arena.EINVALID, CodeEmptyResponse, "the response was empty; reply with one JSON object")
 	}
-	outside, inside := splitThink(raw)
+	outside, inside := jsonout.SplitThink(raw)
 	a, err := parseText(outside)
 	if err != nil && inside != "" {
 		if a2, err2 := parseText(inside); err2 == nil {
@@ -89,41 +87,10 @@ func ParseAction(raw string) (trading.Action, error) {
 	return a, err
 }
 
-// splitThink separates text outside <think>…</think> blocks from text
-// inside them. An unclosed <think> runs to the end.
-func splitThink(s string) (outside, inside string) {
-	const open, close = "<think>", "</think>"
-	var out, in strings.Builder
-	for {
-		i := strings.Index(s, open)
-		if i < 0 {
-			out.WriteString(s)
-			break
-		}
-		out.WriteString(s[:i])
-		s = s[i+len(open):]
-		j := strings.Index(s, close)
-		if j < 0 {
-			in.WriteString(s)
-			break
-		}
-		in.WriteString(s[:j])
-		in.WriteByte('\n')
-		s = s[j+len(close):]
-	}
-	return out.String(), in.String()
-}
-
 func parseText(s string) (trading.Action, error) {
-	spans, unclosed := objectSpans(s)
+	texts, unclosed := jsonout.Candidates(s)
 	var firstErr error
-	budget := maxCandidateBytes
-	for i, sp := range candidateOrder(spans) {
-		if i >= maxCandidates || budget <= 0 {
-			break
-		}
-		text := s[sp[0]:sp[1]]
-		budget -= len(text)
+	for _, text := range texts {
 		a, isAction, err := decodeCandidate(text)
 		if !isAction {
 			continue
@@ -146,88 +113,10 @@ func parseText(s string) (trading.Action, error) {
 		`no JSON object with an "action" field was found; reply with one JSON object such as {"action":"HOLD","reasoning":"..."}`)
 }
 
-// objectSpans returns the [start,end) byte ranges of every balanced {…}
-// object in s, ordered by start, in one pass. Quotes start a JSON string
-// only inside an object, so apostrophes and quotes in prose are harmless.
-// unclosed reports an object still open at the end.
-func objectSpans(s string) (spans [][2]int, unclosed bool) {
-	var stack []int
-	inStr, esc := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			case c == '\n' && len(stack) > 0:
-				// JSON strings cannot hold raw newlines: this quote was
-				// prose, so resynchronize rather than swallow the rest.
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			if len(stack) > 0 {
-				inStr = true
-			}
-		case '{':
-			stack = append(stack, i)
-		case '}':
-			if n := len(stack); n > 0 {
-				spans = append(spans, [2]int{stack[n-1], i + 1})
-				stack = stack[:n-1]
-			}
-		}
-	}
-	// Spans close innermost first; order them by opening brace so an outer
-	// action wins over an example nested in its reasoning.
-	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
-	return spans, len(stack) > 0
-}
-
-// candidateOrder orders spans (sorted by start, properly nested) for
-// trying: outermost objects last to first, each one before the objects
-// nested in it, whose siblings are again taken last to first. The model is
-// told to end with its answer, so a later object beats an earlier example;
-// an outer action beats an example nested inside it; a wrapper without an
-// "action" field falls through to what it contains.
-func candidateOrder(spans [][2]int) [][2]int {
-	if len(spans) < 2 {
-		return spans
-	}
-	children := make([][]int, len(spans))
-	var roots, open []int
-	for i, sp := range spans {
-		for len(open) > 0 && spans[open[len(open)-1]][1] <= sp[0] {
-			open = open[:len(open)-1]
-		}
-		if n := len(open); n > 0 {
-			children[open[n-1]] = append(children[open[n-1]], i)
-		} else {
-			roots = append(roots, i)
-		}
-		open = append(open, i)
-	}
-	out := make([][2]int, 0, len(spans))
-	stack := append([]int(nil), roots...) // popped from the end: last first
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		out = append(out, spans[i])
-		stack = append(stack, children[i]...)
-	}
-	return out
-}
-
 // decodeCandidate decodes one object. isAction reports whether it has an
 // "action" field at all (others are skipped silently).
 func decodeCandidate(text string) (a trading.Action, isAction bool, err error) {
-	obj, err := decodeObject(text)
+	obj, err := jsonout.Decode(text)
 	if err != nil {
 		if !hasActionKey(text) {
 			return a, false, nil
@@ -245,76 +134,6 @@ func decodeCandidate(text string) (a trading.Action, isAction bool, err error) {
 var actionKeyRE = regexp.MustCompile(`(?i)"action"\s*:`)
 
 func hasActionKey(text string) bool { return actionKeyRE.MatchString(text) }
-
-// decodeObject decodes a JSON object with lower-cased keys, retrying once
-// with trailing commas removed.
-func decodeObject(text string) (map[string]json.RawMessage, error) {
-	obj, err := decodeLower(text)
-	if err == nil {
-		return obj, nil
-	}
-	fixed := dropTrailingCommas(text)
-	if fixed == text {
-		return nil, err
-	}
-	if obj, err2 := decodeLower(fixed); err2 == nil {
-		return obj, nil
-	}
-	return nil, err
-}
-
-func decodeLower(text string) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(strings.NewReader(text))
-	dec.UseNumber()
-	var m map[string]json.RawMessage
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, fmt.Errorf("not an object")
-	}
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		out[strings.ToLower(strings.TrimSpace(k))] = v
-	}
-	return out, nil
-}
-
-// dropTrailingCommas removes commas followed (after whitespace) by } or ],
-// outside strings.
-func dropTrailingCommas(s string) string {
-	var b strings.Builder
-	inStr, esc := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			b.WriteByte(c)
-			continue
-		}
-		if c == '"' {
-			inStr = true
-		}
-		if c == ',' {
-			j := i + 1
-			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
-				j++
-			}
-			if j < len(s) && (s[j] == '}' || s[j] == ']') {
-				continue
-			}
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
 
 func jsonErr(err error) string {
 	var se *json.SyntaxError
@@ -416,7 +235,7 @@ func itemList(obj map[string]json.RawMessage, key string) ([]map[string]json.Raw
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '{' {
-		m, err := decodeLower(string(raw))
+		m, err := jsonout.Decode(string(raw))
 		if err != nil {
 			return nil, bad("%q must be a list of objects", key)
 		}
@@ -428,7 +247,7 @@ func itemList(obj map[string]json.RawMessage, key string) ([]map[string]json.Raw
 	}
 	out := make([]map[string]json.RawMessage, 0, len(list))
 	for i, el := range list {
-		m, err := decodeLower(string(el))
+		m, err := jsonout.Decode(string(el))
 		if err != nil {
 			return nil, bad("%s[%d] must be an object", key, i)
 		}
@@ -651,13 +470,4 @@ func reasoningText(raw json.RawMessage) string {
 }
 
 // clip cuts s to at most n runes, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + reasoningCutMark
-}
+func clip(s string, n int) string { return jsonout.Clip(s, n, reasoningCutMark) }
