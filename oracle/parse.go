@@ -5,19 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	arena "github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/llm/jsonout"
 )
 
 const (
 	maxParseBytes     = 256 << 10 // longer output is cut before parsing
-	maxCandidates     = 4096      // JSON objects tried per response
-	maxCandidateBytes = 4 << 20   // total bytes decoded per response
 	maxReasoningChars = 8000
 )
 
@@ -49,7 +46,7 @@ func ParseAnswer(raw string) (Answer, error) {
 	if strings.TrimSpace(raw) == "" {
 		return Answer{}, fmt.Errorf("%w: empty response", ErrUnparseable)
 	}
-	outside, inside := splitThink(raw)
+	outside, inside := jsonout.SplitThink(raw)
 	a, err := parseText(outside)
 	if err != nil && inside != "" {
 		if a2, err2 := parseText(raw); err2 == nil {
@@ -59,39 +56,14 @@ func ParseAnswer(raw string) (Answer, error) {
 	return a, err
 }
 
-func splitThink(s string) (outside, inside string) {
-	var o, in strings.Builder
-	for {
-		i := strings.Index(s, "<think>")
-		if i < 0 {
-			o.WriteString(s)
-			break
-		}
-		o.WriteString(s[:i])
-		rest := s[i+len("<think>"):]
-		j := strings.Index(rest, "</think>")
-		if j < 0 {
-			in.WriteString(rest)
-			break
-		}
-		in.WriteString(rest[:j])
-		s = rest[j+len("</think>"):]
-	}
-	return o.String(), in.String()
-}
-
 func parseText(s string) (Answer, error) {
-	spans := objectSpans(s)
-	if len(spans) == 0 {
+	texts, _ := jsonout.Candidates(s)
+	if len(texts) == 0 {
 		return Answer{}, fmt.Errorf("%w: no JSON object", ErrUnparseable)
 	}
 	var firstErr error
-	budget := maxCandidateBytes
-	for _, sp := range candidateOrder(spans) {
-		if budget -= sp[1] - sp[0]; budget < 0 {
-			break
-		}
-		a, isAnswer, err := decodeCandidate(s[sp[0]:sp[1]])
+	for _, text := range texts {
+		a, isAnswer, err := decodeCandidate(text)
 		if err == nil {
 			return a, nil
 		}
@@ -105,84 +77,10 @@ func parseText(s string) (Answer, error) {
 	return Answer{}, fmt.Errorf("%w: no JSON object with a \"decision\" field", ErrUnparseable)
 }
 
-// objectSpans returns the [start, end) of every balanced {…} in s, in order
-// of their start; braces inside JSON strings do not count.
-func objectSpans(s string) [][2]int {
-	var spans [][2]int
-	var stack []int
-	inStr, esc := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			if len(stack) > 0 {
-				inStr = true
-			}
-		case '{':
-			stack = append(stack, i)
-		case '}':
-			if len(stack) > 0 {
-				start := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				spans = append(spans, [2]int{start, i + 1})
-			}
-		}
-	}
-	return spans
-}
-
-// candidateOrder sorts spans: outermost objects last-first, each followed
-// by the objects nested in it in the same order.
-func candidateOrder(spans [][2]int) [][2]int {
-	sorted := slices.Clone(spans)
-	slices.SortFunc(sorted, func(a, b [2]int) int { return a[0] - b[0] })
-	// Balanced spans nest or are disjoint, so one stack pass finds each
-	// span's children (in start order).
-	kids := make([][]int, len(sorted)+1) // index len(sorted) is the root
-	root := len(sorted)
-	var stack []int
-	for i, sp := range sorted {
-		for len(stack) > 0 && sorted[stack[len(stack)-1]][1] <= sp[0] {
-			stack = stack[:len(stack)-1]
-		}
-		parent := root
-		if len(stack) > 0 {
-			parent = stack[len(stack)-1]
-		}
-		kids[parent] = append(kids[parent], i)
-		stack = append(stack, i)
-	}
-	order := make([][2]int, 0, min(len(sorted), maxCandidates))
-	var visit func(n int)
-	visit = func(n int) {
-		k := kids[n]
-		for i := len(k) - 1; i >= 0 && len(order) < maxCandidates; i-- {
-			order = append(order, sorted[k[i]])
-			visit(k[i])
-		}
-	}
-	visit(root)
-	return order
-}
-
 func decodeCandidate(text string) (Answer, bool, error) {
-	obj, err := decodeLower(text)
+	obj, err := jsonout.Decode(text)
 	if err != nil {
-		obj, err = decodeLower(dropTrailingCommas(text))
-		if err != nil {
-			return Answer{}, false, err
-		}
+		return Answer{}, false, err
 	}
 	dr, ok := obj["decision"]
 	if !ok {
@@ -243,70 +141,4 @@ func confidence(raw json.RawMessage) (float64, error) {
 	return f, nil
 }
 
-// decodeLower decodes one JSON object with lower-cased keys (the first
-// spelling of a key wins).
-func decodeLower(text string) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(text), &m); err != nil {
-		return nil, err
-	}
-	keys := slices.Sorted(maps.Keys(m))
-	out := make(map[string]json.RawMessage, len(m))
-	for _, k := range keys {
-		// The lower-case spelling wins, then the first in byte order, so
-		// the result never depends on map iteration.
-		lk := strings.ToLower(k)
-		if _, dup := out[lk]; dup && lk != k {
-			continue
-		}
-		out[lk] = m[k]
-	}
-	return out, nil
-}
-
-// dropTrailingCommas removes commas followed (after spaces) by } or ],
-// outside strings.
-func dropTrailingCommas(s string) string {
-	var b strings.Builder
-	inStr, esc := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inStr {
-			b.WriteByte(c)
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		if c == '"' {
-			inStr = true
-		}
-		if c == ',' {
-			j := i + 1
-			for j < len(s) && (s[j] == ' ' || s[j] == '\n' || s[j] == '\t' || s[j] == '\r') {
-				j++
-			}
-			if j < len(s) && (s[j] == '}' || s[j] == ']') {
-				continue
-			}
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + " …[truncated]"
-}
+func clip(s string, n int) string { return jsonout.Clip(s, n, " …[truncated]") }
