@@ -72,9 +72,11 @@ func TestLayering(t *testing.T) {
 	}
 }
 
+// rel names a package by its path in the module, without "internal/":
+// the rules are about concerns, wherever a package sits.
 func rel(path string) string {
 	if path == module {
 		return "."
 	}
-	return strings.TrimPrefix(path, module+"/")
+	return strings.TrimPrefix(strings.TrimPrefix(path, module+"/"), "internal/")
 }

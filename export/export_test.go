@@ -15,10 +15,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/forecast-arena/arena/demo"
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
-	"github.com/forecast-arena/arena/web"
 )
 
 var (

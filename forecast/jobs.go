@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/jobs"
+	"github.com/forecast-arena/arena/internal/jobs"
 )
 
 // JobsConfig is the forecast track's schedule in `arena serve`:

@@ -8,9 +8,9 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/jobs"
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/store/storetest"
+	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
 func TestJobsConfig(t *testing.T) {

@@ -9,11 +9,11 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/llm"
-	"github.com/forecast-arena/arena/llm/llmtest"
-	"github.com/forecast-arena/arena/oracle"
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/store/storetest"
+	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/llm/llmtest"
+	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
 // Ambiguous markets in the forecast track: the oracle resolves one by

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/agent"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/llm"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/llm"
 )
 
 // Keystore keeps one secp256k1 key per agent id in Dir/<id>.key (mode

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/agent"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/agent"
 )
 
 // LLMStrategy forecasts as one agent of a model registry (a model or an

@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/agent"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/llm"
-	"github.com/forecast-arena/arena/llm/llmtest"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/llm/llmtest"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/participant"
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/store/storetest"
 )
 
 const llmRegistry = `{"agents":[

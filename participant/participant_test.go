@@ -23,11 +23,11 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/sim"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/participant"
-	"github.com/forecast-arena/arena/sim"
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/store/storetest"
-	"github.com/forecast-arena/arena/web"
 )
 
 var quiet = slog.New(slog.DiscardHandler)

@@ -13,7 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/sim"
+	"github.com/forecast-arena/arena/internal/sim"
 )
 
 // NewStrategy returns a built-in strategy by name: random, market, or sim

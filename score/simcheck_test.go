@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/score"
-	"github.com/forecast-arena/arena/sim"
 )
 
 // detected applies S1's test to per-round alphas: the one-sided test at κ

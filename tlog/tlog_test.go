@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/store/storetest"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/tlog"
 )
 

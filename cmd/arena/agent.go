@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/agent"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/llm"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/participant"
-	"github.com/forecast-arena/arena/sim"
 )
 
 func init() {

@@ -21,10 +21,10 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/llm/llmtest"
-	"github.com/forecast-arena/arena/sim"
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/web"
+	"github.com/forecast-arena/arena/internal/llm/llmtest"
+	"github.com/forecast-arena/arena/internal/sim"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/web"
 )
 
 func TestAgentKeygen(t *testing.T) {

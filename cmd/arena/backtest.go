@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/agent"
-	"github.com/forecast-arena/arena/backtest"
-	"github.com/forecast-arena/arena/llm"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/backtest"
+	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 func init() {

@@ -19,13 +19,13 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/agent"
-	"github.com/forecast-arena/arena/backtest"
-	"github.com/forecast-arena/arena/forecastbench"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/backtest"
+	"github.com/forecast-arena/arena/internal/forecastbench"
+	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/shareddata"
-	"github.com/forecast-arena/arena/llm/llmtest"
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/web"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/web"
 )
 
 // backtestDB imports the published ForecastBench question and resolution

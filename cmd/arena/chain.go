@@ -17,7 +17,7 @@ import (
 	"github.com/forecast-arena/arena/chain"
 	"github.com/forecast-arena/arena/chain/bindings"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/llm"
+	"github.com/forecast-arena/arena/internal/llm"
 )
 
 func init() {

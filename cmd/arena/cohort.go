@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/agent"
-	"github.com/forecast-arena/arena/config"
-	"github.com/forecast-arena/arena/jobs"
-	"github.com/forecast-arena/arena/llm"
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/trading"
-	"github.com/forecast-arena/arena/web"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web"
 )
 
 func init() {

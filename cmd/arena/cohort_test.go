@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/config"
-	"github.com/forecast-arena/arena/llm/llmtest"
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/store/storetest"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/llm/llmtest"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
 var (

@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/forecast-arena/arena/demo"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/trading"
-	"github.com/forecast-arena/arena/web"
+	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web"
 )
 
 func init() {

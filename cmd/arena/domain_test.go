@@ -6,8 +6,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/forecast-arena/arena/config"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // Without a chain each deployment signs under its own verifying contract,

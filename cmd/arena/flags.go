@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/forecast-arena/arena/config"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting, with

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forecast-arena/arena/config"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // ARENA_FORECAST_AGENTS: keys in the data directory (the SQLite file's by

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forecast-arena/arena/forecastbench"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/forecastbench"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/shareddata"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // Small question and resolution sets in the published shape.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/forecast-arena/arena/web"
+	"github.com/forecast-arena/arena/internal/web"
 )
 
 func init() {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 func seedMarkets(t *testing.T, dbURL string) {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // openOrUndo opens the store for a command that may fail after opening it

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/config"
-	"github.com/forecast-arena/arena/jobs"
-	"github.com/forecast-arena/arena/llm"
-	"github.com/forecast-arena/arena/oracle"
-	"github.com/forecast-arena/arena/retrieve"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/retrieve"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 func init() {

@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecastbench"
+	"github.com/forecast-arena/arena/internal/forecastbench"
+	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/shareddata"
-	"github.com/forecast-arena/arena/llm/llmtest"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // panelServer answers three resolvers from the truth of each question:

@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/chart"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/chart"
 	"github.com/forecast-arena/arena/score"
 	"github.com/forecast-arena/arena/score/scoreio"
 )

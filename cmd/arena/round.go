@@ -18,10 +18,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/config"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/jobs"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 func init() {

@@ -10,14 +10,14 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/forecast-arena/arena/config"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/jobs"
-	"github.com/forecast-arena/arena/polymarket"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
-	"github.com/forecast-arena/arena/trading"
-	"github.com/forecast-arena/arena/web"
 )
 
 func init() {

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forecast-arena/arena/store"
-	"github.com/forecast-arena/arena/store/storetest"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
 // Two `arena serve` processes on one database run one sync per period.

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/forecast-arena/arena/jobs"
-	"github.com/forecast-arena/arena/sim"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/sim"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // simSyncEvery is how often `arena serve` observes a recorded simulated

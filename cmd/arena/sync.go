@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/polymarket"
-	"github.com/forecast-arena/arena/sim"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/sim"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 func init() {

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/polymarket"
-	"github.com/forecast-arena/arena/polymarket/polymarkettest"
-	"github.com/forecast-arena/arena/store"
+	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/polymarket/polymarkettest"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // storeState is everything a sync may write: markets and their prices.

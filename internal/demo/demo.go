@@ -1,0 +1,327 @@
+// Package demo runs Forecast Arena offline, end to end: a fresh SQLite
+// store, the simulator on an accelerated clock, and every round
+// through the real protocol path — agents sign commits and reveals and send
+// them over HTTP to the real server, which verifies, stores and scores them.
+package demo
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/sim"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/participant"
+	"github.com/forecast-arena/arena/tlog"
+)
+
+// Config sets up a demo run.
+type Config struct {
+	Seed    int64
+	Rounds  int
+	Markets int       // simulator markets (default 200)
+	Start   time.Time // simulated start (default the simulator's)
+	Dir     string    // working directory for the database and agent state (default: a new temp dir)
+	// Agents are simulator agents that take part through the API.
+	Agents []string
+	Logger *slog.Logger
+	// Server builds the HTTP handler the agents talk to from the demo's
+	// parts. The caller's composition root supplies it (the demo does not
+	// wire the server itself); required.
+	Server func(Parts) http.Handler
+}
+
+// Parts are the components a demo runs, for Config.Server to serve.
+type Parts struct {
+	DB       *store.DB
+	Forecast *forecast.Service
+	Trading  *trading.Engine
+	Logger   *slog.Logger
+	Log      *tlog.Log
+}
+
+// DefaultAgents take part in every demo round next to the server's random
+// and market baselines.
+var DefaultAgents = []string{"informed-0.02", "informed-0.05", "informed-0.10", "overconfident", "stale"}
+
+// Result is a finished demo.
+type Result struct {
+	Dir         string
+	DBURL       string
+	Rounds      int
+	Scored      int
+	Leaderboard []forecast.LeaderboardJSON
+	// Cohorts is how many weekly trading cohorts ran; Trading is the
+	// trading track's leaderboard across them.
+	Cohorts int
+	Trading []trading.LeaderRow
+	// Handler (built by Config.Server) and DB stay usable for serving the
+	// dashboard; Close releases them.
+	Handler http.Handler
+	DB      *store.DB
+	Clock   *Clock
+	// Log is the demo's tamper-evident log; Forecast its forecast service.
+	Log      *tlog.Log
+	Forecast *forecast.Service
+}
+
+// Close releases the store.
+func (r *Result) Close() error { return r.DB.Close() }
+
+// Clock is the accelerated clock every component reads.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the simulated time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+// Set moves the simulated time.
+func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.now = t.UTC(); c.mu.Unlock() }
+
+// Round schedule on the simulated clock.
+const (
+	roundEvery   = 24 * time.Hour
+	commitIn     = time.Hour
+	revealGap    = time.Minute
+	revealWindow = 2 * time.Hour
+	grace        = 8 * 24 * time.Hour // longer than any market's close after the reveal (MaxCloseAfter): rounds wait for every outcome
+)
+
+// Run plays cfg.Rounds forecast rounds and scores them.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Rounds <= 0 {
+		return nil, arena.Errorf(arena.EINVALID, "demo: rounds must be positive, got %d", cfg.Rounds)
+	}
+	if cfg.Server == nil {
+		return nil, arena.Errorf(arena.EINVALID, "demo: no server constructor given")
+	}
+	if cfg.Agents == nil {
+		cfg.Agents = DefaultAgents
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	world, err := sim.New(sim.Config{Seed: cfg.Seed, Markets: cfg.Markets, Start: cfg.Start})
+	if err != nil {
+		return nil, err
+	}
+	wc := world.Config()
+	if max := int(wc.Horizon / roundEvery); cfg.Rounds > max {
+		return nil, arena.Errorf(arena.EINVALID, "demo: at most %d rounds fit the simulator's %s horizon", max, wc.Horizon)
+	}
+	if cfg.Dir == "" {
+		if cfg.Dir, err = os.MkdirTemp("", "arena-demo-"); err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	// A demo plays a fresh world from its start; on top of an earlier run
+	// its rounds and cohorts would collide with the stored ones.
+	path := filepath.Join(cfg.Dir, "arena.db")
+	if _, err := os.Stat(path); err == nil {
+		return nil, arena.Errorf(arena.ECONFLICT, "demo: %s already holds a demo database; remove it or choose another --dir", path)
+	}
+	dbURL := "sqlite:" + path
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Dir: cfg.Dir, DBURL: dbURL, DB: db, Clock: &Clock{}}
+	if err := run(ctx, cfg, world, res); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return res, nil
+}
+
+func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
+	clock, db, log := res.Clock, res.DB, cfg.Logger
+	start := world.Config().Start
+	clock.Set(start)
+	db.Now = clock.Now // stored timestamps follow the simulated clock too
+	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
+		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
+	// The demo's deployment identifier follows from its seed, so that the
+	// same seed signs, logs and prints the same; later commands on its
+	// database (export, verify) find it there like any arena's.
+	demoID := common.BytesToAddress(crypto.Keccak256([]byte(fmt.Sprintf("forecast arena demo, seed %d", cfg.Seed))))
+	if _, err := db.InitSetting(ctx, forecast.DeploymentKey, demoID.Hex()); err != nil {
+		return err
+	}
+	dom, err := forecast.LocalDomain(ctx, forecast.Domain{}, db)
+	if err != nil {
+		return err
+	}
+	svc := &forecast.Service{Store: db, Domain: dom, Now: clock.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
+	// Every accepted submission and score goes to the tamper-evident log,
+	// whose key lives next to the demo's database.
+	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, "log.key"))
+	if err != nil {
+		return err
+	}
+	res.Log = &tlog.Log{Store: db, Key: logKey, Now: clock.Now, Logger: log}
+	svc.Log = res.Log
+	res.Forecast = svc
+
+	// The trading track runs alongside: weekly cohorts of simulated traders
+	// whose bet sizes follow their own skill.
+	lineup, err := agent.SimLineup(agent.SimSpec{Seed: cfg.Seed, Markets: cfg.Markets, Start: cfg.Start}, cfg.Agents)
+	if err != nil {
+		return err
+	}
+	eng := &trading.Engine{Store: db, Lineup: lineup, Now: clock.Now, Logger: log}
+	res.Handler = cfg.Server(Parts{DB: db, Forecast: svc, Trading: eng, Logger: log, Log: res.Log})
+	factory := &agent.Factory{Logger: log}
+	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
+		ds, skipped := factory.Deciders(c.Lineup)
+		if len(skipped) > 0 { // every simulated agent must be decidable; a gap is a bug, not a missing key
+			return nil, fmt.Errorf("demo: cohort %d: agents without a decider: %v", c.ID, skipped)
+		}
+		return ds, nil
+	}
+
+	// The agents talk to the real HTTP server on loopback.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("demo: listen: %w", err)
+	}
+	hs := &http.Server{Handler: res.Handler}
+	go hs.Serve(ln)
+	defer hs.Close()
+	base := "http://" + ln.Addr().String()
+
+	var clients []*participant.Client
+	for _, name := range cfg.Agents {
+		key := forecast.NewKey(agentKey(cfg.Seed, name))
+		c := &participant.Client{Server: base, Key: key, StateDir: filepath.Join(res.Dir, "agents", name), Now: clock.Now, Logger: log}
+		strat, err := participant.NewSimStrategy(world, name, c.LookupMarket, clock.Now)
+		if err != nil {
+			return err
+		}
+		c.Strategy = strat
+		if err := db.SetAgent(ctx, arena.AgentInfo{Address: key.Address().Hex(), Name: name, Kind: "sim"}); err != nil {
+			return err
+		}
+		clients = append(clients, c)
+	}
+	// Cohorts start while rounds are being played.
+	tradingEnd := start.Add(time.Duration(cfg.Rounds) * roundEvery)
+	lastSync := start.Add(-2 * time.Hour)
+	sync := func() error {
+		now := clock.Now()
+		if _, err := db.SaveMarkets(ctx, world.MarketsSince(lastSync, now)); err != nil {
+			return err
+		}
+		lastSync = now
+		return nil
+	}
+	step := func(t time.Time) error {
+		clock.Set(t)
+		if err := sync(); err != nil {
+			return err
+		}
+		if _, err := svc.CaptureBenchmarks(ctx); err != nil {
+			return err
+		}
+		for _, c := range clients {
+			if _, err := c.RunOnce(ctx); err != nil {
+				return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
+			}
+		}
+		n, err := svc.TriggerDue(ctx)
+		res.Scored += n
+		if err != nil {
+			return err
+		}
+		if t.Before(tradingEnd) {
+			if _, created, err := eng.StartCohort(ctx, t); err != nil {
+				return err
+			} else if created {
+				res.Cohorts++
+			}
+			if _, err := eng.RunWeek(ctx, t, deciders); err != nil {
+				return err
+			}
+		}
+		if _, err := eng.Snapshot(ctx, t); err != nil {
+			return err
+		}
+		_, err = eng.Settle(ctx, t, trading.PolicyRefund)
+		return err
+	}
+	for i := 0; i < cfg.Rounds; i++ {
+		t := start.Add(time.Duration(i) * roundEvery)
+		clock.Set(t)
+		if err := sync(); err != nil {
+			return err
+		}
+		cd := t.Add(commitIn)
+		_, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd.Add(revealGap), RevealDeadline: cd.Add(revealWindow)})
+		if err != nil {
+			return fmt.Errorf("demo: round %d: %w", i+1, err)
+		}
+		res.Rounds++
+		// Agents commit half an hour before the deadline, then reveal in
+		// the window once benchmarks are in.
+		for _, at := range []time.Duration{commitIn / 2, commitIn + 10*time.Minute, commitIn + revealWindow + time.Minute} {
+			if err := step(t.Add(at)); err != nil {
+				return err
+			}
+		}
+	}
+	// Let the remaining markets resolve: score the rounds, settle the
+	// cohorts' positions (the simulator resolves every market by its end).
+	worldEnd := start.Add(world.Config().Horizon + 15*24*time.Hour)
+	for t := clock.Now().Add(6 * time.Hour); !t.After(worldEnd); t = t.Add(6 * time.Hour) {
+		open, err := db.OpenPositionMarkets(ctx)
+		if err != nil {
+			return err
+		}
+		if res.Scored == res.Rounds && len(open) == 0 {
+			break
+		}
+		if err := step(t); err != nil {
+			return err
+		}
+	}
+	lb, err := svc.Leaderboard(ctx)
+	if err != nil {
+		return err
+	}
+	res.Leaderboard = lb
+	if res.Trading, err = eng.Leaderboard(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// agentKey derives a simulated agent's key from the seed and its name, so
+// the same seed gives the same addresses and the same output.
+func agentKey(seed int64, name string) *ecdsa.PrivateKey {
+	var s [8]byte
+	binary.BigEndian.PutUint64(s[:], uint64(seed))
+	for i := 0; ; i++ {
+		h := crypto.Keccak256([]byte("forecast-arena demo agent"), s[:], []byte(name), []byte{byte(i)})
+		if k, err := crypto.ToECDSA(h); err == nil {
+			return k
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package demo_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/web"
+)
+
+// chromium finds a headless browser, or skips (fails when CI requires one).
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("ARENA_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("no chromium on PATH, and ARENA_REQUIRE_CHROMIUM=1")
+	}
+	t.Skip("no chromium on PATH")
+	return ""
+}
+
+// server wires the demo's parts the way `arena demo` does.
+func server(p demo.Parts) http.Handler {
+	return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading, Forecasters: p.DB}).Handler()
+}
+
+// requestLog records every path the browser asked the server for.
+type requestLog struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *requestLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.paths = append(l.paths, r.URL.Path)
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+var (
+	svgRe      = regexp.MustCompile(`(?s)<svg[^>]*class="chart".*?</svg>`)
+	resourceRe = regexp.MustCompile(`<(?:link|script|img|iframe|source)\b[^>]*\b(?:href|src)="([^"]*)"`)
+)
+
+// Every page type of a finished demo, rendered by a real headless
+// Chromium that may resolve no host but 127.0.0.1: each answers 200, logs
+// nothing to the console, loads only local resources, draws its charts
+// with axes, and shows the same key figures as its JSON.
+func TestDashboardInChromium(t *testing.T) {
+	browser := chromium(t)
+	if testing.Short() {
+		t.Skip("browser test: not in -short")
+	}
+	ctx := context.Background()
+	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 6, Dir: t.TempDir(), Server: server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	var log requestLog
+	srv := httptest.NewServer(log.wrap(res.Handler))
+	defer srv.Close()
+	if len(res.Leaderboard) < 7 || len(res.Trading) == 0 {
+		t.Fatalf("%d forecast and %d trading leaderboard rows", len(res.Leaderboard), len(res.Trading))
+	}
+
+	var lb web.LeaderboardPageJSON
+	getJSON(t, srv.URL+"/api/v1/pages/leaderboard", &lb)
+	top := lb.Forecast[0]
+	var round web.RoundPageJSON
+	getJSON(t, srv.URL+"/api/v1/pages/rounds/1", &round)
+	var agent web.AgentPageJSON
+	getJSON(t, srv.URL+"/api/v1/pages/agents/"+top.Agent, &agent)
+	var cohort web.CohortPageJSON
+	getJSON(t, srv.URL+"/api/v1/pages/cohorts/1", &cohort)
+	marketID := round.Markets[0].MarketID
+	var market web.MarketPageJSON
+	getJSON(t, fmt.Sprintf("%s/api/v1/pages/markets/%d", srv.URL, marketID), &market)
+
+	f4 := func(p *float64, format string) string {
+		if p == nil {
+			t.Fatalf("missing figure for %s", format)
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	pages := []struct {
+		name, path string
+		charts     int
+		figures    []string // must appear in the rendered DOM
+	}{
+		{"home", "/", 0, []string{top.Name, f4(top.Alpha, "%+.4f"), res.Trading[0].Name}},
+		{"leaderboard", "/leaderboard", 0, leaderboardFigures(t, lb)},
+		{"leaderboard-sorted", "/leaderboard?sort=brier&q=informed", 0, []string{"informed"}},
+		{"round", "/rounds/1", 0, roundFigures(round)},
+		{"agent", "/agents/" + top.Agent, 3, []string{`id="agent-alpha">` + f4(agent.Row.Alpha, "%+.4f"), fmt.Sprintf("%.4f", agent.Row.Brier)}},
+		{"market", fmt.Sprintf("/markets/%d", marketID), 1, []string{market.Market.Question}},
+		{"cohort", "/cohorts/1", 1, cohortFigures(cohort)},
+		{"methodology", "/methodology", 0, []string{"Markets per round", "Starting cash"}},
+	}
+	shots := os.Getenv("ARENA_SCREENSHOT_DIR")
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			resp, err := http.Get(srv.URL + p.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("GET %s: %d", p.path, resp.StatusCode)
+			}
+			shot := filepath.Join(t.TempDir(), p.name+".png")
+			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(cctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+				"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+				"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--enable-logging=stderr", "--v=0",
+				"--user-data-dir="+t.TempDir(), "--window-size=1200,1400", "--screenshot="+shot, "--dump-dom", srv.URL+p.path)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("chromium: %v\n%s", err, stderr.String())
+			}
+			dom := string(out)
+			for _, line := range strings.Split(stderr.String(), "\n") {
+				if strings.Contains(line, ":CONSOLE") || strings.Contains(line, "Failed to load resource") {
+					t.Errorf("console output: %s", line)
+				}
+			}
+			if !strings.Contains(dom, "</footer>") {
+				t.Fatalf("page did not render: %.300s", dom)
+			}
+			for _, m := range resourceRe.FindAllStringSubmatch(dom, -1) {
+				if !strings.HasPrefix(m[1], "/") || strings.HasPrefix(m[1], "//") {
+					t.Errorf("resource %q is not served by this host", m[1])
+				}
+			}
+			svgs := svgRe.FindAllString(dom, -1)
+			if len(svgs) != p.charts {
+				t.Errorf("%d charts rendered, want %d", len(svgs), p.charts)
+			}
+			for i, s := range svgs {
+				if !strings.Contains(s, `class="axis x"`) || !strings.Contains(s, `class="axis y"`) || !strings.Contains(s, "<title") ||
+					!(strings.Contains(s, "<polyline") || strings.Contains(s, "<rect x=")) {
+					t.Errorf("chart %d lacks axes, title or marks: %.200s", i, s)
+				}
+			}
+			for _, f := range p.figures {
+				if !strings.Contains(dom, f) {
+					t.Errorf("page lacks %q from its JSON", f)
+				}
+			}
+			if st, err := os.Stat(shot); err != nil || st.Size() < 5000 {
+				t.Errorf("no screenshot rendered: %v", err)
+			} else if shots != "" && !strings.Contains(p.name, "-") { // variants of a page get no screenshot of their own
+				b, _ := os.ReadFile(shot)
+				if err := os.WriteFile(filepath.Join(shots, p.name+".png"), b, 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if !strings.Contains(strings.Join(log.paths, " "), "/assets/style.css") {
+		t.Errorf("the browser never fetched the stylesheet from this server: %v", log.paths)
+	}
+}
+
+func leaderboardFigures(t *testing.T, lb web.LeaderboardPageJSON) []string {
+	var out []string
+	for _, r := range lb.Forecast {
+		out = append(out, r.Name, fmt.Sprintf("%.4f", r.Brier))
+		if r.Alpha != nil {
+			out = append(out, fmt.Sprintf("%+.4f", *r.Alpha))
+		}
+		if r.AlphaCILo != nil {
+			out = append(out, fmt.Sprintf("[%+.4f, %+.4f]", *r.AlphaCILo, *r.AlphaCIHi))
+		}
+	}
+	if lb.Trading == nil || len(lb.Trading.Rows) == 0 {
+		t.Fatal("no trading leaderboard")
+	}
+	for _, r := range lb.Trading.Rows {
+		out = append(out, r.Name, fmt.Sprintf("%+.2f%%", r.MeanReturnPct))
+	}
+	return out
+}
+
+func roundFigures(r web.RoundPageJSON) []string {
+	out := []string{"outcomes frozen and scored"}
+	for _, m := range r.Markets {
+		out = append(out, m.Question)
+	}
+	for _, e := range r.Entries {
+		if e.Brier != nil {
+			out = append(out, fmt.Sprintf("%.4f", *e.Brier))
+		}
+	}
+	return out
+}
+
+func cohortFigures(c web.CohortPageJSON) []string {
+	var out []string
+	for _, a := range c.Agents {
+		out = append(out, a.Name, fmt.Sprintf("%+.2f%%", a.PnLPct))
+	}
+	return out
+}

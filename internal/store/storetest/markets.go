@@ -1,0 +1,278 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/store"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// Binary is an open binary market with two price points.
+func Binary(id string, vol float64) *arena.Market {
+	return &arena.Market{
+		Source: arena.SourceSim, SourceID: id, Kind: arena.KindMarket, Question: "Will " + id + " happen?",
+		Category: "politics", EventID: "ev-" + id, Type: arena.Binary, Outcomes: []string{arena.Yes, arena.No},
+		Prices: map[string]float64{arena.Yes: 0.6, arena.No: 0.4}, Volume: vol, CloseTime: t0.Add(48 * time.Hour),
+		Status: arena.StatusOpen,
+		History: []arena.PricePoint{
+			{Outcome: arena.Yes, Time: t0, Price: 0.6, Source: arena.PriceSim},
+			{Outcome: arena.Yes, Time: t0.Add(time.Hour), Price: 0.62, Source: arena.PriceSim},
+		},
+	}
+}
+
+func testSaveMarketsRoundTrip(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	fv := 0.37
+	multi := &arena.Market{
+		Source: arena.SourcePolymarket, SourceID: "123", Kind: arena.KindMarket, Question: "Who wins?",
+		Type: arena.Multi, Outcomes: []string{"Lakers", "Celtics"}, Volume: 99.5, Liquidity: 12,
+		Status: arena.StatusOpen, ConditionID: "0xabc", TokenIDs: []string{"1", "2"}, NegRisk: true,
+		Slug: "who-wins", EventSlug: "nba", UMAStatus: "proposed", FreezeValue: &fv, FreezeTime: t0,
+		OpenTime: t0.Add(-time.Hour), CloseTime: t0.Add(time.Hour),
+	}
+	res, err := db.SaveMarkets(ctx, []*arena.Market{Binary("a", 10), multi, Binary("b", 500)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (arena.SaveResult{Inserted: 3, Prices: 4}) {
+		t.Fatalf("first save: %+v", res)
+	}
+	got, err := db.Market(ctx, multi.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Question != "Who wins?" || got.Type != arena.Multi || len(got.TokenIDs) != 2 || !got.NegRisk ||
+		got.FreezeValue == nil || *got.FreezeValue != 0.37 || !got.CloseTime.Equal(multi.CloseTime) ||
+		got.Prices != nil || got.UMAStatus != "proposed" || got.Liquidity != 12 {
+		t.Fatalf("round trip mismatch: %+v", got)
+	}
+	// Same batch again: nothing changes.
+	res, err = db.SaveMarkets(ctx, []*arena.Market{Binary("a", 10), multi, Binary("b", 500)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (arena.SaveResult{Unchanged: 3}) {
+		t.Fatalf("idempotent save: %+v", res)
+	}
+	// A changed price updates one market.
+	b := Binary("b", 500)
+	b.Prices[arena.Yes] = 0.7
+	if res, err = db.SaveMarkets(ctx, []*arena.Market{b}); err != nil || res != (arena.SaveResult{Updated: 1}) {
+		t.Fatalf("update: %+v %v", res, err)
+	}
+	list, err := db.Markets(ctx, arena.MarketFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 3 || list[0].SourceID != "b" || list[1].SourceID != "123" || list[2].SourceID != "a" {
+		t.Fatalf("order by volume: %v %v %v", list[0].SourceID, list[1].SourceID, list[2].SourceID)
+	}
+	if list[0].Prices[arena.Yes] != 0.7 {
+		t.Fatalf("updated price: %v", list[0].Prices)
+	}
+	if l, _ := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceSim, Limit: 1}); len(l) != 1 || l[0].SourceID != "b" {
+		t.Fatalf("filter+limit: %v", l)
+	}
+	hist, err := db.PriceHistory(ctx, list[2].ID, arena.Yes, t0, t0.Add(time.Hour))
+	if err != nil || len(hist) != 2 || hist[1].Price != 0.62 || !hist[1].Time.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("history: %+v %v", hist, err)
+	}
+}
+
+func testSaveMarketsAtomic(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	bad := Binary("bad", 1)
+	bad.History = append(bad.History, arena.PricePoint{Outcome: arena.Yes, Time: t0, Price: 1.5, Source: arena.PriceSim})
+	_, err := db.SaveMarkets(ctx, []*arena.Market{Binary("ok", 1), bad})
+	if arena.ErrorKind(err) != arena.EINVALID {
+		t.Fatalf("want invalid, got %v", err)
+	}
+	if l, _ := db.Markets(ctx, arena.MarketFilter{}); len(l) != 0 {
+		t.Fatalf("store changed by a failed batch: %d markets", len(l))
+	}
+	dup := []*arena.Market{Binary("x", 1), Binary("x", 2)}
+	if _, err := db.SaveMarkets(ctx, dup); arena.ErrorKind(err) != arena.EINVALID {
+		t.Fatalf("duplicate in batch: %v", err)
+	}
+	invalid := Binary("y", 1)
+	invalid.Type = arena.Multi
+	if _, err := db.SaveMarkets(ctx, []*arena.Market{invalid}); arena.ErrorKind(err) != arena.EINVALID {
+		t.Fatalf("type mismatch accepted: %v", err)
+	}
+}
+
+func testResolveMarket(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := Binary("r", 1)
+	if _, err := db.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ResolveMarket(ctx, m.ID, "Maybe", t0); arena.ErrorKind(err) != arena.EINVALID {
+		t.Fatalf("bad outcome: %v", err)
+	}
+	if err := db.ResolveMarket(ctx, 9999, arena.Yes, t0); arena.ErrorKind(err) != arena.ENOTFOUND {
+		t.Fatalf("unknown market: %v", err)
+	}
+	// The market's own outcome names, in any letter case.
+	if err := db.ResolveMarket(ctx, m.ID, "yES", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ResolveMarket(ctx, m.ID, arena.Yes, t0); err != nil {
+		t.Fatalf("same resolution twice should be a no-op: %v", err)
+	}
+	if err := db.ResolveMarket(ctx, m.ID, arena.No, t0); arena.ErrorKind(err) != arena.ECONFLICT {
+		t.Fatalf("conflicting resolution: %v", err)
+	}
+	// A later sync that does not report the resolution keeps it.
+	if _, err := db.SaveMarkets(ctx, []*arena.Market{Binary("r", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := db.Market(ctx, m.ID)
+	if got.Status != arena.StatusResolved || got.Resolution != arena.Yes || !got.ResolvedAt.Equal(t0) || got.Volume != 2 {
+		t.Fatalf("resolution lost on resync: %+v", got)
+	}
+	if l, _ := db.Markets(ctx, arena.MarketFilter{Status: arena.StatusResolved}); len(l) != 1 {
+		t.Fatalf("status filter: %d", len(l))
+	}
+}
+
+func testClaimJobOnce(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ok, err := db.ClaimJob(ctx, "sync", t0, fmt.Sprint("r", i))
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				wins.Add(1)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d claimants won one period", wins.Load())
+	}
+	if err := db.FinishJob(ctx, "sync", t0, errors.New("boom")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := db.ClaimJob(ctx, "sync", t0.Add(5*time.Minute), "r0"); !ok {
+		t.Fatal("next period not claimable")
+	}
+	runs, err := db.JobRuns(ctx, "sync")
+	if err != nil || len(runs) != 2 || !runs[0].Finished || runs[0].Error != "boom" || runs[1].Finished {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+}
+
+// A NUL byte from upstream is stored the same way on both engines.
+func testSaveMarketsNULBytes(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	m := Binary("nul", 1)
+	m.Question = "Will\x00 it?"
+	m.Category = "po\x00litics"
+	if _, err := db.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Market(ctx, m.ID)
+	if err != nil || got.Question != "Will it?" || got.Category != "politics" {
+		t.Fatalf("%q %q %v", got.Question, got.Category, err)
+	}
+}
+
+// A claim left unfinished by a dead replica is taken over after the lease;
+// a finished or live one is not.
+func testClaimJobLease(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	now := t0
+	db.Now = func() time.Time { return now }
+	if ok, _ := db.ClaimJob(ctx, "weekly", t0, "dead"); !ok {
+		t.Fatal("first claim failed")
+	}
+	now = t0.Add(store.JobLease - time.Minute)
+	if ok, _ := db.ClaimJob(ctx, "weekly", t0, "b"); ok {
+		t.Fatal("live claim taken over")
+	}
+	now = t0.Add(store.JobLease + time.Minute)
+	if ok, err := db.ClaimJob(ctx, "weekly", t0, "b"); !ok || err != nil {
+		t.Fatalf("stale claim not taken over: %v", err)
+	}
+	if ok, _ := db.ClaimJob(ctx, "weekly", t0, "c"); ok {
+		t.Fatal("a fresh takeover was taken over again")
+	}
+	db.FinishJob(ctx, "weekly", t0, nil)
+	now = now.Add(2 * store.JobLease)
+	if ok, _ := db.ClaimJob(ctx, "weekly", t0, "c"); ok {
+		t.Fatal("finished run claimed again")
+	}
+	runs, _ := db.JobRuns(ctx, "weekly")
+	if len(runs) != 1 || runs[0].Owner != "b" || !runs[0].Finished {
+		t.Fatalf("%+v", runs)
+	}
+}
+
+func testMarketsByID(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	a, b := Binary("a", 1), Binary("b", 2)
+	if _, err := db.SaveMarkets(ctx, []*arena.Market{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.MarketsByID(ctx, []int64{b.ID, a.ID})
+	if err != nil || len(got) != 2 || got[a.ID].SourceID != "a" || got[b.ID].SourceID != "b" {
+		t.Fatalf("%v %v", got, err)
+	}
+	if _, err := db.MarketsByID(ctx, []int64{a.ID, 999}); arena.ErrorKind(err) != arena.ENOTFOUND {
+		t.Fatalf("missing id: %v", err)
+	}
+	if got, err := db.MarketsByID(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("empty: %v %v", got, err)
+	}
+}
+
+func testSettings(t *testing.T, db *store.DB) {
+	// The first InitSetting wins, even among concurrent callers.
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := db.InitSetting(context.Background(), "once", fmt.Sprint(i))
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = v
+		}()
+	}
+	wg.Wait()
+	for _, v := range got {
+		if v != got[0] || v == "" {
+			t.Fatalf("InitSetting values %v: want one value for all", got)
+		}
+	}
+	ctx := context.Background()
+	if v, ok, err := db.Setting(ctx, "k"); err != nil || ok || v != "" {
+		t.Fatalf("missing setting: %q %v %v", v, ok, err)
+	}
+	for _, v := range []string{"one", "two"} {
+		if err := db.PutSetting(ctx, "k", v); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := db.Setting(ctx, "k"); err != nil || !ok || got != v {
+			t.Fatalf("after put %q: %q %v %v", v, got, ok, err)
+		}
+	}
+}

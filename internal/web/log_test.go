@@ -1,0 +1,106 @@
+package web_test
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/tlog"
+)
+
+// The log API serves a head that verifies, and proofs that verify against it.
+func TestLogAPI(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg := &tlog.Log{Store: db, Key: key}
+		for i := range 5 {
+			if err := lg.Append(ctx, tlog.KindScore, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old, _ := lg.SignedHead(ctx)
+		for i := range 3 {
+			if err := lg.Append(ctx, tlog.KindScore, 10+i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv := web.New(db, db, "", quiet)
+		srv.RegisterLog(lg)
+		h := srv.Handler()
+		get := func(path string, want int, v any) {
+			t.Helper()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			if rec.Code != want {
+				t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+			}
+			if v != nil {
+				if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var head tlog.Head
+		get("/api/v1/log/sth", http.StatusOK, &head)
+		root, err := head.Verify(lg.PublicKey())
+		if err != nil || head.TreeSize != 8 {
+			t.Fatalf("head %+v: %v", head, err)
+		}
+		var entries struct{ Entries []web.LogEntryJSON }
+		get("/api/v1/log/entries?start=0&end=8", http.StatusOK, &entries)
+		var incl struct{ Proof []string }
+		get("/api/v1/log/proof/inclusion?index=6&tree_size=8", http.StatusOK, &incl)
+		if err := tlog.VerifyInclusion(6, 8, tlog.LeafHash(entries.Entries[6].Leaf), unhex(t, incl.Proof), root); err != nil {
+			t.Fatal(err)
+		}
+		var cons struct{ Proof []string }
+		get("/api/v1/log/proof/consistency?first=5&second=8", http.StatusOK, &cons)
+		oldRoot, _ := old.Verify(lg.PublicKey())
+		if err := tlog.VerifyConsistency(5, 8, unhex(t, cons.Proof), oldRoot, root); err != nil {
+			t.Fatal(err)
+		}
+		var heads struct{ Heads []tlog.Head }
+		get("/api/v1/log/sths", http.StatusOK, &heads)
+		if len(heads.Heads) != 2 {
+			t.Fatalf("%d heads", len(heads.Heads))
+		}
+		// The OpenAPI document lists the log routes.
+		var doc struct {
+			Paths map[string]any `json:"paths"`
+		}
+		get("/api/v1/openapi.json", http.StatusOK, &doc)
+		for _, p := range []string{"/api/v1/log/sth", "/api/v1/log/sths", "/api/v1/log/entries", "/api/v1/log/proof/inclusion", "/api/v1/log/proof/consistency"} {
+			if doc.Paths[p] == nil {
+				t.Errorf("OpenAPI misses %s", p)
+			}
+		}
+		get("/api/v1/log/proof/inclusion?index=8&tree_size=8", http.StatusBadRequest, nil)
+		get("/api/v1/log/proof/consistency?first=5&second=9", http.StatusBadRequest, nil)
+		get("/api/v1/log/proof/inclusion?index=x&tree_size=8", http.StatusBadRequest, nil)
+		get("/api/v1/log/entries?start=0&end=5000", http.StatusBadRequest, nil)
+	})
+}
+
+func unhex(t *testing.T, ss []string) [][]byte {
+	t.Helper()
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b
+	}
+	return out
+}

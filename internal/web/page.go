@@ -1,0 +1,330 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/chart"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets/style.css
+var styleCSS []byte
+
+func serveStyle(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Write(styleCSS)
+}
+
+// sortCol is a column of the forecast leaderboard; Key is its sort key
+// ("" for unsortable).
+type sortCol struct{ Key, Label, Title string }
+
+var sortCols = []sortCol{{"rank", "#", "rank by shrunken alpha"}, {"name", "Agent", ""}, {"rounds", "Rounds", ""}, {"n", "N", "resolved predictions"},
+	{"brier", "Brier", "mean Brier score, lower is better"}, {"alpha", "Alpha", "market Brier − agent Brier, higher is better"}, {"", "SE", ""},
+	{"", "Alpha 95% CI", ""}, {"p", "p", "two-sided p of Alpha ≠ 0"},
+	{"rounds_to_significance", "Rounds to sig.", "further rounds until the observed edge would be significant"},
+	{"adjusted", "Adjusted Brier", "difficulty-adjusted Brier, lower is better"}, {"", "Adjusted 95% CI", ""}, {"", "P(rank 1)", ""}}
+
+var funcs = template.FuncMap{
+	"num": func(p *float64, format string) string {
+		if p == nil {
+			return "–"
+		}
+		return fmt.Sprintf(format, *p)
+	},
+	"f4":      func(v float64) string { return fmt.Sprintf("%.4f", v) },
+	"sub":     func(a, b float64) float64 { return a - b },
+	"mul":     func(a, b float64) float64 { return a * b },
+	"dollars": cents,
+	"pct":     func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
+	"upper":   strings.ToUpper,
+	"join":    func(s []string) string { return strings.Join(s, ", ") },
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.UTC().Format("2006-01-02 15:04")
+		case *time.Time:
+			if v != nil {
+				return v.UTC().Format("2006-01-02 15:04")
+			}
+		}
+		return "–"
+	},
+	"day": func(t time.Time) string { return t.UTC().Format("2006-01-02") },
+	"sign": func(p *float64) string {
+		switch {
+		case p == nil || *p == 0:
+			return ""
+		case *p > 0:
+			return "pos"
+		}
+		return "neg"
+	},
+	"signf": func(v float64) string {
+		switch {
+		case v > 0:
+			return "pos"
+		case v < 0:
+			return "neg"
+		}
+		return ""
+	},
+	// latest is the last n rounds of a history, newest first.
+	"latest": func(h []AgentRoundJSON, n int) []AgentRoundJSON {
+		out := make([]AgentRoundJSON, 0, min(n, len(h)))
+		for i := len(h) - 1; i >= 0 && len(out) < n; i-- {
+			out = append(out, h[i])
+		}
+		return out
+	},
+	"lastOracle": func(rs []arena.OracleResolution) *arena.OracleResolution {
+		if len(rs) == 0 {
+			return nil
+		}
+		return &rs[len(rs)-1]
+	},
+	"ranges":   func() []string { return []string{"10m", "1h", "1d", "1w", "all"} },
+	"sortCols": func() []sortCol { return sortCols },
+	"sortLink": func(v LeaderboardPageJSON, key string) string {
+		q := url.Values{"sort": {key}}
+		if key == v.Sort && v.Desc == forecastSorts[key] { // clicking the active column flips it
+			q.Set("dir", map[bool]string{true: "asc", false: "desc"}[v.Desc])
+		}
+		if v.Query != "" {
+			q.Set("q", v.Query)
+		}
+		if v.HideProv {
+			q.Set("provisional", "hide")
+		}
+		return "/leaderboard?" + q.Encode()
+	},
+	"chart": func(string) template.HTML { return "" }, // replaced per render
+}
+
+// pages holds one template set per page: the layout, the partials and
+// the page's own "content".
+var pages = func() map[string]*template.Template {
+	out := map[string]*template.Template{}
+	names, err := templateFS.ReadDir("templates")
+	if err != nil {
+		panic(err)
+	}
+	for _, n := range names {
+		switch n.Name() {
+		case "layout.html", "partials.html":
+			continue
+		}
+		out[n.Name()] = template.Must(template.New(n.Name()).Funcs(funcs).ParseFS(templateFS,
+			"templates/layout.html", "templates/partials.html", "templates/"+n.Name()))
+	}
+	return out
+}()
+
+var titles = map[string]string{"home.html": "Home", "leaderboard.html": "Leaderboard", "round.html": "Round", "agent.html": "Agent",
+	"market.html": "Market", "cohort.html": "Cohort", "methodology.html": "Methodology"}
+
+// render writes the page tmpl for view v; api is the path of its JSON.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, tmpl string, v any, api string) error {
+	t, ok := pages[tmpl]
+	if !ok {
+		return fmt.Errorf("web: no template %s", tmpl)
+	}
+	charts, err := pageCharts(v)
+	if err != nil {
+		return err
+	}
+	t, err = t.Clone()
+	if err != nil {
+		return fmt.Errorf("web: clone template %s: %w", tmpl, err)
+	}
+	t.Funcs(template.FuncMap{"chart": func(name string) template.HTML { return charts[name] }})
+	apiPath := api
+	for _, name := range []string{"id", "agent"} {
+		apiPath = strings.Replace(apiPath, "{"+name+"}", url.PathEscape(r.PathValue(name)), 1)
+	}
+	if r.URL.RawQuery != "" {
+		apiPath += "?" + r.URL.RawQuery
+	}
+	title := titles[tmpl]
+	switch x := v.(type) {
+	case RoundPageJSON:
+		title = fmt.Sprintf("Round #%d", x.ID)
+	case AgentPageJSON:
+		title = x.Name
+	case MarketPageJSON:
+		title = x.Market.Question
+	case CohortPageJSON:
+		title = fmt.Sprintf("Cohort %d", x.ID)
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", struct {
+		Title, API string
+		V          any
+	}{title, apiPath, v}); err != nil {
+		return fmt.Errorf("web: render %s: %w", tmpl, err)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, err = buf.WriteTo(w)
+	return err
+}
+
+// pageCharts draws the SVG charts of a page from its view.
+func pageCharts(v any) (map[string]template.HTML, error) {
+	out := map[string]template.HTML{}
+	put := func(name string, write func(b *bytes.Buffer) error) error {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			return fmt.Errorf("web: chart %s: %w", name, err)
+		}
+		out[name] = template.HTML(b.String()) // the chart package escapes every text it writes
+		return nil
+	}
+	switch x := v.(type) {
+	case AgentPageJSON:
+		if len(x.History) == 0 {
+			return out, nil
+		}
+		alpha := &chart.Line{ID: "alpha", Title: "Cumulative alpha with 95% band", X: chart.Axis{Label: "round (in order played)", Integer: true},
+			Y:    chart.Axis{Label: "cumulative alpha"},
+			Desc: "Mean alpha over the rounds so far, with a normal 95% band; above zero beats the market."}
+		s := chart.Series{Name: x.Name}
+		k := 0
+		for _, h := range x.History {
+			if h.CumAlpha == nil {
+				continue
+			}
+			k++
+			s.X, s.Y = append(s.X, float64(k)), append(s.Y, *h.CumAlpha)
+			lo, hi := *h.CumAlpha, *h.CumAlpha
+			if h.CumLo != nil {
+				lo, hi = *h.CumLo, *h.CumHi
+			}
+			s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
+		}
+		alpha.Series = []chart.Series{s}
+		alpha.Refs = []chart.Ref{{X0: 1, X1: float64(max(k, 1)), Label: "alpha = 0: as good as the market"}}
+		if err := put("alpha", func(b *bytes.Buffer) error { return alpha.WriteSVG(b) }); err != nil {
+			return nil, err
+		}
+		if m := x.Murphy; m != nil {
+			bars := &chart.Bars{ID: "murphy", Title: "Murphy decomposition", YLabel: "Brier components", Width: 360, Groups: []string{x.Name},
+				Desc:   "REL (miscalibration, lower is better) and RES (resolution, higher is better); UNC as a dashed level. Brier = UNC + REL − RES.",
+				Series: []chart.BarSeries{{Name: "REL (miscalibration)", Values: []float64{m.REL}}, {Name: "RES (resolution)", Values: []float64{m.RES}}},
+				Ref:    &chart.BarSeries{Name: "UNC (uncertainty)", Values: []float64{m.UNC}}}
+			if err := put("murphy", func(b *bytes.Buffer) error { return bars.WriteSVG(b) }); err != nil {
+				return nil, err
+			}
+		}
+		rel := &chart.Line{ID: "reliability", Title: "Reliability diagram (CORP)", Width: 420, Height: 400,
+			Desc: "PAV-recalibrated event frequency against the forecast; the dashed diagonal is perfect calibration.",
+			X:    chart.Axis{Label: "forecast probability", Fixed: true, Min: 0, Max: 1}, Y: chart.Axis{Label: "observed frequency", Fixed: true, Min: 0, Max: 1},
+			Refs: []chart.Ref{{X0: 0, Y0: 0, X1: 1, Y1: 1, Label: "perfect calibration"}}}
+		rs := chart.Series{Name: "CORP (PAV)"}
+		for _, b := range x.CORPBlocks {
+			rs.X, rs.Y = append(rs.X, b.PLo, b.PHi), append(rs.Y, b.Recal, b.Recal)
+		}
+		rel.Series = []chart.Series{rs}
+		if err := put("reliability", func(b *bytes.Buffer) error { return rel.WriteSVG(b) }); err != nil {
+			return nil, err
+		}
+	case MarketPageJSON:
+		c := &chart.Line{ID: "price", Title: "Yes price history", X: chart.Axis{Label: "time (UTC)", Time: true},
+			Y:    chart.Axis{Label: "Yes price", Fixed: true, Min: 0, Max: 1},
+			Desc: "Stored Yes prices of the market over time."}
+		s := chart.Series{Name: "Yes price"}
+		for _, p := range x.Prices {
+			s.X, s.Y = append(s.X, float64(p.At.Unix())), append(s.Y, p.Price)
+		}
+		c.Series = []chart.Series{s}
+		if err := put("price", func(b *bytes.Buffer) error { return c.WriteSVG(b) }); err != nil {
+			return nil, err
+		}
+	case CohortPageJSON:
+		names := map[string]string{}
+		for _, a := range x.Agents {
+			names[a.Agent] = a.Name
+		}
+		c := &chart.Line{ID: "portfolio", Title: "Portfolio value (" + strings.ToUpper(x.Range) + ")", X: chart.Axis{Label: "time (UTC)", Time: true},
+			Y: chart.Axis{Label: "total value ($)"}, Desc: "Each agent's portfolio value at current prices, from the stored snapshots."}
+		for _, cv := range x.Curves {
+			s := chart.Series{Name: cmpOr(names[cv.Agent], cv.Agent)}
+			for _, p := range cv.Points {
+				s.X, s.Y = append(s.X, float64(p.At.Unix())), append(s.Y, float64(p.TotalValue)/1e6)
+			}
+			c.Series = append(c.Series, s)
+		}
+		if err := put("portfolio", func(b *bytes.Buffer) error { return c.WriteSVG(b) }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// leaderboard serves GET /api/v1/leaderboard?track=forecast|trading.
+func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
+	switch track := r.URL.Query().Get("track"); track {
+	case "", "forecast":
+		if err := s.needForecast(); err != nil {
+			return err
+		}
+		rows, err := s.Forecast.Leaderboard(r.Context())
+		if err != nil {
+			return err
+		}
+		return s.writeJSON(w, r, rows)
+	case "trading":
+		if err := s.needTrading(); err != nil {
+			return err
+		}
+		return s.tradingLeaderboard(w, r)
+	case "backtest":
+		return s.backtestLeaderboard(w, r)
+	default:
+		return arena.Errorf(arena.EINVALID, "track %q: want forecast, trading or backtest", track)
+	}
+}
+
+// cents formats money to the cent with thousands separators ("$1,234.57",
+// "-$0.40"); the exact micro-dollar figure stays in the JSON.
+func cents(d Dollars) string {
+	c := (int64(d) + 5000*sign64(int64(d))) / 10_000
+	neg := c < 0
+	if neg {
+		c = -c
+	}
+	whole := strconv.FormatInt(c/100, 10)
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	s := fmt.Sprintf("$%s.%02d", whole, c%100)
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func sign64(v int64) int64 {
+	if v < 0 {
+		return -1
+	}
+	return 1
+}

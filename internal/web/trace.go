@@ -1,0 +1,153 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/agent"
+)
+
+// ForecasterStore is what the LLM forecasters' routes read.
+type ForecasterStore interface {
+	arena.TraceStore
+	arena.BacktestStore
+}
+
+// RegisterForecasters mounts the routes of the LLM forecasters (after
+// RegisterForecast):
+//
+//	GET /api/v1/rounds/{id}/markets/{index}  a market of a round as the round tools show it now
+//	GET /api/v1/rounds/{id}/traces/{agent}   what an agent was shown and answered (after the trigger)
+//	GET /api/v1/leaderboard?track=backtest   the backtest track
+func (s *Server) RegisterForecasters(st ForecasterStore) {
+	s.forecasters = st
+	s.handle("GET /api/v1/rounds/{id}/markets/{index}", s.roundMarket)
+	s.handle("GET /api/v1/rounds/{id}/traces/{agent}", s.trace)
+}
+
+// RoundMarketContextJSON is GET /api/v1/rounds/{id}/markets/{index}: the
+// answers of getMarketDetails and getPriceHistory as of the request.
+type RoundMarketContextJSON struct {
+	Details agent.MarketDetails  `json:"details"`
+	History []agent.HistoryPoint `json:"history"`
+}
+
+func (s *Server) roundMarket(w http.ResponseWriter, r *http.Request) error {
+	if s.Forecast == nil {
+		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
+	}
+	id, err := roundID(r)
+	if err != nil {
+		return err
+	}
+	rd, err := s.Forecast.Round(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	i, err := strconv.Atoi(r.PathValue("index"))
+	if err != nil || i < 0 || i >= len(rd.Markets) {
+		return arena.Errorf(arena.ENOTFOUND, "round %d has no market index %q", id, r.PathValue("index"))
+	}
+	m, err := s.Markets.Market(r.Context(), rd.Markets[i].MarketID)
+	if err != nil {
+		return err
+	}
+	data := &agent.StoreData{Store: s.Markets, Markets: []*arena.Market{m}, AsOf: s.Forecast.Clock(), Live: true}
+	d, err := data.Details(r.Context(), 0)
+	if err != nil {
+		return err
+	}
+	h, err := data.History(r.Context(), 0)
+	if err != nil {
+		return err
+	}
+	d.Index = i
+	WriteJSON(w, http.StatusOK, RoundMarketContextJSON{Details: d, History: h})
+	return nil
+}
+
+// TraceJSON is GET /api/v1/rounds/{id}/traces/{agent}.
+type TraceJSON struct {
+	RoundID      uint64          `json:"round_id"`
+	Agent        string          `json:"agent"`
+	AgentID      string          `json:"agent_id"`
+	Submitted    bool            `json:"submitted"`
+	Failure      string          `json:"failure,omitempty"`
+	Calls        int64           `json:"calls"`
+	CachedCalls  int64           `json:"cached_calls"`
+	InputTokens  int64           `json:"input_tokens"`
+	OutputTokens int64           `json:"output_tokens"`
+	CostUSD      float64         `json:"cost_usd"`
+	LatencyMS    int64           `json:"latency_ms"`
+	CreatedAt    time.Time       `json:"created_at"`
+	Trace        json.RawMessage `json:"trace"`
+}
+
+// trace publishes a trace only once the round's outcomes are triggered,
+// like reasoning: before that it would leak an agent's forecast.
+func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
+	if s.Forecast == nil {
+		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
+	}
+	id, err := roundID(r)
+	if err != nil {
+		return err
+	}
+	a, err := forecast.ParseAddress(r.PathValue("agent"))
+	if err != nil {
+		return err
+	}
+	rd, err := s.Forecast.Round(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if rd.Status != arena.RoundScored {
+		return arena.Rejectf(arena.ECONFLICT, "trace_unpublished", "round %d: traces are published after outcomes are triggered", id)
+	}
+	t, err := s.forecasters.Trace(r.Context(), id, a.Hex())
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, TraceJSON{RoundID: t.RoundID, Agent: t.Agent, AgentID: t.AgentID, Submitted: t.Submitted, Failure: t.Failure,
+		Calls: t.Calls, CachedCalls: t.CachedCalls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
+		CostUSD: float64(t.Cost) / 1e6, LatencyMS: t.LatencyMS, CreatedAt: t.CreatedAt, Trace: t.Trace})
+	return nil
+}
+
+// BacktestScored converts backtest rows to the frozen-forecast rows the
+// scoring reads; rounds are numbered in order of first appearance.
+func BacktestScored(rows []arena.BacktestForecast) []arena.ScoredForecast {
+	ids := map[string]uint64{}
+	out := make([]arena.ScoredForecast, 0, len(rows))
+	for _, r := range rows {
+		id, ok := ids[r.Round]
+		if !ok {
+			id = uint64(len(ids) + 1)
+			ids[r.Round] = id
+		}
+		out = append(out, arena.ScoredForecast{RoundID: id, Agent: r.Agent, MarketID: r.MarketID, Category: r.Category, Event: r.Event,
+			Forecast: float64(r.Forecast) / forecast.MaxBps, Benchmark: r.Benchmark, Outcome: r.Outcome})
+	}
+	return out
+}
+
+// backtestLeaderboard serves GET /api/v1/leaderboard?track=backtest.
+func (s *Server) backtestLeaderboard(w http.ResponseWriter, r *http.Request) error {
+	if s.forecasters == nil {
+		return arena.Errorf(arena.ENOTFOUND, "the backtest track is not enabled")
+	}
+	rows, err := s.forecasters.BacktestForecasts(r.Context())
+	if err != nil {
+		return err
+	}
+	out, err := forecast.LeaderboardOf(BacktestScored(rows), nil)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, out)
+	return nil
+}

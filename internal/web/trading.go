@@ -1,0 +1,245 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/trading"
+)
+
+// RegisterTrading mounts the trading track's routes:
+//
+//	GET /api/v1/cohorts                    ?status=active|completed&limit=&offset=
+//	GET /api/v1/cohorts/{id}
+//	GET /api/v1/cohorts/{id}/snapshots     ?agent=&step=10m|1h|1d|1w
+//	GET /api/v1/decisions/{id}
+//
+// GET /api/v1/leaderboard?track=trading serves the trading leaderboard.
+func (s *Server) RegisterTrading(eng *trading.Engine) {
+	s.Trading = eng
+	s.handle("GET /api/v1/cohorts", s.listCohorts)
+	s.handle("GET /api/v1/cohorts/{id}", s.getCohort)
+	s.handle("GET /api/v1/cohorts/{id}/snapshots", s.snapshots)
+	s.handle("GET /api/v1/decisions/{id}", s.getDecision)
+}
+
+func pathID(r *http.Request, what string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, arena.Errorf(arena.EINVALID, "%s id %q: want a positive integer", what, r.PathValue("id"))
+	}
+	return id, nil
+}
+
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, arena.Errorf(arena.EINVALID, "%s %q: want an integer from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}
+
+// listCohorts serves GET /api/v1/cohorts?status=&limit=&cursor=, newest
+// week first; a Link header with rel="next" names the next page.
+func (s *Server) listCohorts(w http.ResponseWriter, r *http.Request) error {
+	limit, err := intParam(r, "limit", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	offset, err := intParam(r, "offset", 0, 0, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	cs, err := s.Trading.Cohorts(r.Context(), arena.CohortStatus(r.URL.Query().Get("status")))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("X-Total-Count", strconv.Itoa(len(cs)))
+	// cursor is the id of the last cohort of the previous page; the list
+	// goes on after it (offset remains for older clients).
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		i := slices.IndexFunc(cs, func(x *arena.Cohort) bool { return strconv.FormatInt(x.ID, 10) == c })
+		if i < 0 {
+			return arena.Errorf(arena.EINVALID, "cursor %q: no such cohort in this list", c)
+		}
+		cs = cs[i+1:]
+	}
+	cs = cs[min(offset, len(cs)):]
+	more := len(cs) > limit
+	cs = cs[:min(limit, len(cs))]
+	if more {
+		setNextLink(w, r, cs[len(cs)-1].ID)
+	}
+	out := make([]CohortSummaryJSON, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, NewCohortSummaryJSON(c))
+	}
+	return s.writeJSON(w, r, out)
+}
+
+// getCohort serves GET /api/v1/cohorts/{id}: standings at current prices,
+// the frozen lineup and the decisions.
+func (s *Server) getCohort(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "cohort")
+	if err != nil {
+		return err
+	}
+	out, err := s.cohortDetail(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeJSON(w, r, out)
+}
+
+func (s *Server) cohortDetail(ctx context.Context, id int64) (CohortDetailJSON, error) {
+	c, err := s.Trading.Cohort(ctx, id)
+	if err != nil {
+		return CohortDetailJSON{}, err
+	}
+	st, err := s.Trading.Standings(ctx, id)
+	if err != nil {
+		return CohortDetailJSON{}, err
+	}
+	ds, err := s.Trading.Decisions(ctx, id)
+	if err != nil {
+		return CohortDetailJSON{}, err
+	}
+	out := CohortDetailJSON{CohortJSON: NewCohortJSON(c, st), Lineup: make([]LineupJSON, 0, len(c.Lineup)),
+		Decisions: make([]DecisionSummaryJSON, 0, len(ds))}
+	for _, l := range c.Lineup {
+		out.Lineup = append(out.Lineup, LineupJSON{Agent: l.AgentID, Name: l.Name, Kind: l.Kind, Provider: l.Provider,
+			Model: l.Model, InputUSDPerMtok: Dollars(l.InputMicrosPerMtok), OutputUSDPerMtok: Dollars(l.OutputMicrosPerMtok)})
+	}
+	for _, d := range ds {
+		s := DecisionSummaryJSON{ID: d.ID, Agent: d.AgentID, Week: d.Week.UTC(), Status: string(d.Status),
+			Retries: d.Retries, SystemDefault: d.SystemDefault, Cost: Dollars(d.Cost)}
+		var act struct {
+			Kind string `json:"action"`
+		}
+		if json.Unmarshal(d.Action, &act) == nil {
+			s.Action = act.Kind
+		}
+		out.Decisions = append(out.Decisions, s)
+	}
+	return out, nil
+}
+
+func parseStep(v string) (time.Duration, error) {
+	switch v {
+	case "", "10m":
+		return 0, nil
+	case "1h":
+		return time.Hour, nil
+	case "1d":
+		return 24 * time.Hour, nil
+	case "1w":
+		return 7 * 24 * time.Hour, nil
+	}
+	return 0, arena.Errorf(arena.EINVALID, "step %q: want 10m, 1h, 1d or 1w", v)
+}
+
+// curveJSON converts an agent's snapshots, oldest first, keeping the last
+// snapshot of each step interval (step 0 keeps every one).
+func curveJSON(agent string, snaps []arena.ValuationSnapshot, step time.Duration) CurveJSON {
+	bucket := func(t time.Time) time.Time {
+		if step == 7*24*time.Hour {
+			return trading.WeekStart(t) // UTC weeks start on Sunday
+		}
+		return t.Truncate(step)
+	}
+	c := CurveJSON{Agent: agent, Points: []SnapshotJSON{}}
+	for i, s := range snaps {
+		if step > 0 && i+1 < len(snaps) && bucket(snaps[i+1].At).Equal(bucket(s.At)) {
+			continue
+		}
+		pt := SnapshotJSON{At: s.At.UTC(), Cash: Dollars(s.Cash), PositionsValue: Dollars(s.PositionsValue),
+			TotalValue: Dollars(s.Total), PnL: Dollars(s.PnL), PnLPct: finite(s.PnLPct), ResolvedBets: s.ResolvedBets}
+		if s.ResolvedBets > 0 {
+			pt.Brier = optional(s.Brier)
+		}
+		c.Points = append(c.Points, pt)
+	}
+	return c
+}
+
+// snapshots serves GET /api/v1/cohorts/{id}/snapshots: each agent's stored
+// valuations, oldest first; step keeps the last point of each interval.
+func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "cohort")
+	if err != nil {
+		return err
+	}
+	step, err := parseStep(r.URL.Query().Get("step"))
+	if err != nil {
+		return err
+	}
+	curves, err := s.Trading.Curves(r.Context(), id, r.URL.Query().Get("agent"))
+	if err != nil {
+		return err
+	}
+	out := make([]CurveJSON, 0, len(curves))
+	for _, cv := range curves {
+		out = append(out, curveJSON(cv.AgentID, cv.Snapshots, step))
+	}
+	return s.writeJSON(w, r, out)
+}
+
+// getDecision serves GET /api/v1/decisions/{id}.
+func (s *Server) getDecision(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "decision")
+	if err != nil {
+		return err
+	}
+	d, err := s.Trading.Decision(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeJSON(w, r, NewDecisionJSON(d))
+}
+
+// tradingLeaderboard serves GET /api/v1/leaderboard?track=trading: every agent
+// across every cohort, by mean return (sort=return, the default) or by
+// Brier score, lowest first, agents without a resolved bet last
+// (sort=brier).
+func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) error {
+	out, err := s.tradingRows(r.Context(), r.URL.Query().Get("sort"))
+	if err != nil {
+		return err
+	}
+	return s.writeJSON(w, r, out)
+}
+
+func (s *Server) tradingRows(ctx context.Context, sortBy string) (TradingLeaderboardJSON, error) {
+	switch sortBy {
+	case "":
+		sortBy = "return"
+	case "return", "brier":
+	default:
+		return TradingLeaderboardJSON{}, arena.Errorf(arena.EINVALID, "sort %q: want return or brier", sortBy)
+	}
+	rows, err := s.Trading.Leaderboard(ctx)
+	if err != nil {
+		return TradingLeaderboardJSON{}, err
+	}
+	if sortBy == "brier" {
+		trading.SortByBrier(rows)
+	}
+	out := TradingLeaderboardJSON{Track: "trading", Sort: sortBy, Rows: make([]TradingLeaderRowJSON, 0, len(rows))}
+	for i, x := range rows {
+		out.Rows = append(out.Rows, TradingLeaderRowJSON{Rank: i + 1, Agent: x.AgentID, Name: x.Name, Cohorts: x.Cohorts,
+			ActiveCohorts: x.ActiveCohorts, MeanReturnPct: finite(x.MeanReturnPct), TotalPnL: Dollars(x.TotalPnL),
+			Bankruptcies: x.Bankruptcies, ResolvedBets: x.ResolvedBets, Brier: optional(x.Brier), BrierSkill: optional(x.BrierSkill),
+			MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket)})
+	}
+	return out, nil
+}

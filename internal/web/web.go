@@ -1,0 +1,315 @@
+// Package web serves Forecast Arena's JSON API and dashboard over net/http.
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/tlog"
+)
+
+// MaxBodyBytes bounds every request body.
+const MaxBodyBytes = 256 << 10
+
+// Pinger reports whether the store is reachable.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Parts are what a server is built from. Markets and DB are required; a
+// nil track is not served (its routes answer 404 in the JSON error shape).
+type Parts struct {
+	Markets    arena.MarketStore
+	DB         Pinger
+	AdminToken string
+	Logger     *slog.Logger
+	Forecast   *forecast.Service
+	Trading    *trading.Engine
+	// Forecasters serves traces, round market context and the backtest track.
+	Forecasters ForecasterStore
+	// Oracle serves oracle resolutions and the arbitration queue.
+	Oracle arena.OracleStore
+}
+
+// Build wires a server from its parts: the one composition of routes that
+// `arena serve`, `arena demo` and the tests share.
+func Build(p Parts) *Server {
+	s := New(p.Markets, p.DB, p.AdminToken, p.Logger)
+	if p.Forecast != nil {
+		s.RegisterForecast(p.Forecast)
+	}
+	if p.Trading != nil {
+		s.RegisterTrading(p.Trading)
+	}
+	if p.Forecasters != nil {
+		s.RegisterForecasters(p.Forecasters)
+	}
+	if p.Oracle != nil {
+		s.RegisterOracle(p.Oracle)
+	}
+	return s
+}
+
+// Server holds the handlers' dependencies. Tracks register their routes on
+// Mux before Handler is called.
+type Server struct {
+	Markets    arena.MarketStore
+	DB         Pinger
+	AdminToken string
+	Logger     *slog.Logger
+	Mux        *http.ServeMux
+	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
+	Forecast *forecast.Service
+	Trading  *trading.Engine
+	// forecasters is set by RegisterForecasters.
+	forecasters ForecasterStore
+	// oracle is set by RegisterOracle.
+	oracle arena.OracleStore
+	// Log is set by RegisterLog.
+	Log *tlog.Log
+
+	internalErrors atomic.Int64
+	routes         []string // "METHOD /path" of every handle call
+}
+
+// HandlerFunc is a handler that returns its error instead of writing it:
+// the server writes every error the same way (see Server.Error).
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// New returns a server with the base routes registered.
+func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := &Server{Markets: markets, DB: db, AdminToken: adminToken, Logger: logger, Mux: http.NewServeMux()}
+	s.Mux.HandleFunc("GET /healthz", s.healthz)
+	s.handle("GET /api/v1/markets", s.listMarkets)
+	s.handle("GET /api/v1/markets/{id}", s.getMarket)
+	s.handle("GET /api/v1/leaderboard", s.leaderboard)
+	s.handle("GET /api/v1/openapi.json", s.openAPI)
+	s.registerDashboard()
+	return s
+}
+
+// handle registers h for pattern; its error goes through Server.Error.
+func (s *Server) handle(pattern string, h HandlerFunc) {
+	s.routes = append(s.routes, pattern)
+	s.Mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.Error(w, r, err)
+		}
+	})
+}
+
+// Error writes err as {"error":{"code","message"}} with the status of its
+// kind. Internal errors (anything not an *arena.Error of a user-facing
+// kind) are logged once here, with method, path and cause, and counted;
+// their message is not leaked.
+func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	if arena.ErrorKind(err) == arena.EINTERNAL {
+		s.internalErrors.Add(1)
+		s.Logger.Error("http: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	WriteError(w, err)
+}
+
+// InternalErrors is how many requests failed with an internal error.
+func (s *Server) InternalErrors() int64 { return s.internalErrors.Load() }
+
+// Handler returns the root handler with body limits and request logging.
+// Requests no route matches get the JSON error shape: 404, or 405 with
+// the Allow header.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: 200}
+		if h, pattern := s.Mux.Handler(r); pattern == "" {
+			s.unrouted(sw, r, h)
+		} else {
+			s.Mux.ServeHTTP(sw, r)
+		}
+		s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "status", sw.status, "took", time.Since(start))
+	})
+}
+
+// unrouted runs the mux's own answer for an unmatched request (404, 405
+// or a redirect to the canonical path) and rewrites its plain-text errors
+// into the JSON shape.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	rec := &headerRecorder{header: http.Header{}}
+	h.ServeHTTP(rec, r)
+	switch rec.status {
+	case http.StatusNotFound:
+		WriteError(w, arena.Rejectf(arena.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", rec.header.Get("Allow"))
+		writeErrorBody(w, http.StatusMethodNotAllowed, "method_not_allowed",
+			fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
+	default:
+		s.Mux.ServeHTTP(w, r) // redirects and anything else: as the mux answers
+	}
+}
+
+// headerRecorder keeps a handler's status and headers, discarding its body.
+type headerRecorder struct {
+	header http.Header
+	status int
+}
+
+func (h *headerRecorder) Header() http.Header { return h.header }
+func (h *headerRecorder) WriteHeader(code int) {
+	if h.status == 0 {
+		h.status = code
+	}
+}
+func (h *headerRecorder) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	return len(b), nil
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.DB.Ping(ctx); err != nil {
+		s.Logger.Error("healthz: database unreachable", "err", err)
+		// Say what is wrong without leaking connection details.
+		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// admin wraps h with a constant-time bearer-token check. Without a
+// configured token, admin endpoints are disabled.
+func (s *Server) admin(h HandlerFunc) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if s.AdminToken == "" {
+			return arena.Rejectf(arena.EUNAUTHORIZED, "admin_disabled", "admin endpoints are disabled: no admin token configured")
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.AdminToken)) != 1 {
+			return arena.Rejectf(arena.EUNAUTHORIZED, "unauthorized", "missing or wrong admin bearer token")
+		}
+		return h(w, r)
+	}
+}
+
+// Status maps an error kind to its HTTP status.
+func Status(kind string) int {
+	switch kind {
+	case arena.EINVALID:
+		return http.StatusBadRequest
+	case arena.ENOTFOUND:
+		return http.StatusNotFound
+	case arena.ECONFLICT:
+		return http.StatusConflict
+	case arena.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case arena.ETOOLARGE:
+		return http.StatusRequestEntityTooLarge
+	case arena.EUNAVAILABLE:
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}
+
+// WriteError writes {"error":{"code","message"}} with the kind's status.
+// Handlers return errors instead; this is for writers outside a handler.
+func WriteError(w http.ResponseWriter, err error) {
+	writeErrorBody(w, Status(arena.ErrorKind(err)), arena.ErrorCode(err), arena.ErrorMessage(err))
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, code, message string) {
+	WriteJSON(w, status, ErrorJSON{ErrorDetailJSON{Code: code, Message: message}})
+}
+
+// WriteJSON writes v as JSON with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// DecodeJSON strictly decodes a request body into v: unknown fields,
+// trailing data and oversized bodies are errors with stable codes.
+func DecodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return arena.Rejectf(arena.ETOOLARGE, "body_too_large", "request body exceeds %d bytes", tooBig.Limit)
+		}
+		return arena.Rejectf(arena.EINVALID, "malformed_json", "malformed JSON body: %w", err)
+	}
+	// Only whitespace may follow the value: dec.More is false before a
+	// stray '}' or ']', so read the next token and require the end.
+	if _, err := dec.Token(); err != io.EOF {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return arena.Rejectf(arena.ETOOLARGE, "body_too_large", "request body exceeds %d bytes", tooBig.Limit)
+		}
+		return arena.Rejectf(arena.EINVALID, "malformed_json", "malformed JSON body: trailing data")
+	}
+	return nil
+}
+
+// Server timeouts: a client that trickles its headers or body, stops
+// reading the response, or idles on a kept-alive connection is cut off
+// instead of holding a connection and goroutine for ever. Bodies are at
+// most MaxBodyBytes, so 15 s to read one is generous.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 15 * time.Second
+	WriteTimeout      = 30 * time.Second
+	IdleTimeout       = 60 * time.Second
+)
+
+func newHTTPServer(handler http.Handler) *http.Server {
+	return &http.Server{Handler: handler, ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
+		WriteTimeout: WriteTimeout, IdleTimeout: IdleTimeout}
+}
+
+// Serve runs handler on ln until ctx is cancelled, then shuts down
+// gracefully, letting in-flight requests finish.
+func Serve(ctx context.Context, ln net.Listener, handler http.Handler) error {
+	srv := newHTTPServer(handler)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("web: serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		return fmt.Errorf("web: shutdown: %w", err)
+	}
+	return nil
+}
