@@ -64,6 +64,7 @@ import "github.com/forecast-arena/arena"
 //	                                 reveal deadline (publishing the outcome would leak it to revealers)
 //
 // The HTTP layer adds malformed_json (invalid), body_too_large (too_large),
+// invalid_text (invalid: a NUL byte or invalid UTF-8 in the path or query),
 // unauthorized and admin_disabled (unauthorized) for any request.
 const (
 	CodeAddressInvalid     = "address_invalid"

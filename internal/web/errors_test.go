@@ -147,3 +147,33 @@ func TestUnroutedJSON(t *testing.T) {
 		resp.Body.Close()
 	})
 }
+
+// D1: text no column can store (a NUL byte, invalid UTF-8) in the path or
+// a query parameter answers 400 on both engines; before, PostgreSQL
+// answered 500 and logged an error per request while SQLite answered 200.
+func TestInvalidTextRefused(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
+		hs := httptest.NewServer(srv.Handler())
+		defer hs.Close()
+		for _, u := range []string{"/api/v1/markets?source=%00", "/api/v1/markets?source=%ff%fe", "/api/v1/markets?source=abc%00def",
+			"/api/v1/markets?%00=1", "/api/v1/agents/0x%00/nonce", "/api/v1/rounds?status=%c3%28"} {
+			resp, err := http.Get(hs.URL + u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := decodeError(t, u, resp)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || e.Code != "invalid_text" {
+				t.Errorf("%s: %d %s", u, resp.StatusCode, e.Code)
+			}
+		}
+		if n := srv.InternalErrors(); n != 0 {
+			t.Errorf("%d internal errors", n)
+		}
+		// Ordinary non-ASCII text still reaches the handlers.
+		if resp, err := http.Get(hs.URL + "/api/v1/markets?source=s%C3%A9n%C3%A9gal"); err != nil || resp.StatusCode != 200 {
+			t.Errorf("valid UTF-8: %v %v", resp.StatusCode, err)
+		}
+	})
+}

@@ -11,9 +11,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -137,13 +139,32 @@ func (s *Server) Handler() http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: 200}
-		if h, pattern := s.Mux.Handler(r); pattern == "" {
+		if err := checkText(r); err != nil {
+			WriteError(sw, err)
+		} else if h, pattern := s.Mux.Handler(r); pattern == "" {
 			s.unrouted(sw, r, h)
 		} else {
 			s.Mux.ServeHTTP(sw, r)
 		}
 		s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "status", sw.status, "took", time.Since(start))
 	})
+}
+
+// checkText refuses a request whose path or query holds text no column
+// can store: invalid UTF-8 or a NUL byte. PostgreSQL rejects both with an
+// error (which would answer 500 and fill the log) where SQLite stores
+// them, so the check keeps the engines alike and the log quiet.
+func checkText(r *http.Request) error {
+	bad := func(s string) bool { return !utf8.ValidString(s) || strings.ContainsRune(s, 0) }
+	if bad(r.URL.Path) {
+		return arena.Rejectf(arena.EINVALID, "invalid_text", "the path is not valid UTF-8 text")
+	}
+	for k, vs := range r.URL.Query() {
+		if bad(k) || slices.ContainsFunc(vs, bad) {
+			return arena.Rejectf(arena.EINVALID, "invalid_text", "query parameter %q is not valid UTF-8 text", strings.ToValidUTF8(strings.ReplaceAll(k, "\x00", ""), "?"))
+		}
+	}
+	return nil
 }
 
 // unrouted runs the mux's own answer for an unmatched request (404, 405
