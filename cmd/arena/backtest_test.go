@@ -141,6 +141,9 @@ func readIndependently(t testing.TB, qs, rs []string) independentSets {
 }
 
 func TestBacktestForecastBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (end-to-end backtest on the shared data): run without -short")
+	}
 	dbURL, qs, rs := backtestDB(t)
 	ind := readIndependently(t, qs, rs)
 	srv := llmtest.New(t)

@@ -216,6 +216,9 @@ func TestSyncSim(t *testing.T) {
 // A sync that fails against an unreachable source leaves no database file
 // behind when there was none.
 func TestSyncFailureLeavesNoNewDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (waits out the sync's retries): run without -short")
+	}
 	path := filepath.Join(t.TempDir(), "fresh.db")
 	_, _, err := cli(t, []string{"ARENA_SYNC_LIMIT=5"}, "sync", "--source", "polymarket", "--db", "sqlite:"+path,
 		"--gamma-url", "http://127.0.0.1:1", "--clob-url", "http://127.0.0.1:1")

@@ -10,6 +10,9 @@ import (
 // The demo prints its log root and a verify command that passes; an export
 // made with 'arena export' verifies too; a wrong log key is refused.
 func TestDemoExportVerify(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (a whole demo, exported and verified): run without -short")
+	}
 	dir := t.TempDir()
 	out, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "2", "--rounds", "3", "--dir", dir)
 	if err != nil {

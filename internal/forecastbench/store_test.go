@@ -41,6 +41,9 @@ func snapshot(t *testing.T, db *store.DB) map[string]arena.Market {
 }
 
 func TestImportRealDataIntoStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (imports every shared question set): run without -short")
+	}
 	files := Files{Questions: realFiles(t, "question_sets"), Resolutions: realFiles(t, "resolution_sets")}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -94,6 +97,9 @@ func TestImportRealDataIntoStore(t *testing.T) {
 }
 
 func TestImportLeaderboardResolutionSetsIntoStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (imports the leaderboard resolution sets): run without -short")
+	}
 	files := Files{Resolutions: realFiles(t, "leaderboard-2025-10-06/resolution_sets")}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
