@@ -41,6 +41,16 @@ func (s *Service) Round(ctx context.Context, id uint64) (RoundJSON, error) {
 	return s.View(ctx, rd)
 }
 
+// Triggered reports whether a round's outcomes are triggered: from then on
+// its submissions are public.
+func (s *Service) Triggered(ctx context.Context, id uint64) (bool, error) {
+	r, err := s.Store.Round(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return !r.TriggeredAt.IsZero(), nil
+}
+
 // Nonce returns the next nonce an agent must sign with.
 func (s *Service) Nonce(ctx context.Context, agent string) (uint64, error) {
 	a, err := ParseAddress(agent)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -88,10 +89,13 @@ func (s *Server) logHeads(w http.ResponseWriter, r *http.Request) error {
 // LogEntryJSON is a log entry on the wire; Leaf is the exact leaf whose
 // RFC 6962 hash is LeafHash.
 type LogEntryJSON struct {
-	Index    uint64          `json:"index"`
-	Kind     string          `json:"kind"`
+	Index uint64 `json:"index"`
+	Kind  string `json:"kind"`
+	// Leaf is null while Sealed: a commit or reveal of a round whose
+	// outcomes are not triggered yet is published by its hash only.
 	Leaf     json.RawMessage `json:"leaf"`
 	LeafHash string          `json:"leaf_hash"`
+	Sealed   bool            `json:"sealed,omitempty"`
 }
 
 func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
@@ -111,10 +115,45 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := make([]LogEntryJSON, len(es))
+	sealed := map[uint64]bool{} // round id → not triggered yet
 	for i, e := range es {
 		out[i] = LogEntryJSON{Index: e.Index, Kind: e.Kind, Leaf: e.Data, LeafHash: hex.EncodeToString(e.LeafHash)}
+		hide, err := s.sealedEntry(r.Context(), e.Kind, e.Data, sealed)
+		if err != nil {
+			return err
+		}
+		if hide {
+			out[i].Leaf, out[i].Sealed = nil, true
+		}
 	}
 	return s.writeJSON(w, r, LogEntriesJSON{Entries: out})
+}
+
+// sealedEntry reports whether an entry's leaf must wait for its round's
+// trigger. Until then no endpoint shows a round's commits or reveals (a
+// reveal's predictions and salt, a commit's signature); the leaf hash is
+// enough to check inclusion, and the leaf itself is published after.
+func (s *Server) sealedEntry(ctx context.Context, kind string, leaf []byte, sealed map[uint64]bool) (bool, error) {
+	if kind != tlog.KindCommit && kind != tlog.KindReveal {
+		return false, nil
+	}
+	var l tlog.Leaf
+	var e struct {
+		RoundID uint64 `json:"round_id"`
+	}
+	if json.Unmarshal(leaf, &l) != nil || json.Unmarshal(l.Data, &e) != nil || s.Forecast == nil {
+		return true, nil // when in doubt, keep it sealed
+	}
+	hide, ok := sealed[e.RoundID]
+	if !ok {
+		triggered, err := s.Forecast.Triggered(ctx, e.RoundID)
+		if err != nil {
+			return false, err
+		}
+		hide = !triggered
+		sealed[e.RoundID] = hide
+	}
+	return hide, nil
 }
 
 func hexes(p [][]byte) []string {

@@ -7,8 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -103,4 +107,60 @@ func unhex(t *testing.T, ss []string) [][]byte {
 		out[i] = b
 	}
 	return out
+}
+
+// A round's commits and reveals are in the log at once, but the log API
+// shows their leaves only after the round's outcomes are triggered; until
+// then it gives the leaf hash, which still proves inclusion.
+func TestLogSealsSubmissionsUntilTrigger(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg := &tlog.Log{Store: db, Key: key}
+		m := storetest.Binary("sealed", 1)
+		if _, err := db.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		r := &arena.Round{CommitDeadline: t0, RevealStart: t0.Add(time.Hour), RevealDeadline: t0.Add(2 * time.Hour), CreatedAt: t0,
+			Markets: []arena.RoundMarket{{MarketID: m.ID}}}
+		if err := db.CreateRound(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		reveal := forecast.RevealEntry{RoundID: r.ID, Agent: "0xabc", Predictions: []uint16{7321}, Salt: "0x5a17"}
+		for _, a := range []struct {
+			kind string
+			v    any
+		}{{tlog.KindCommit, forecast.CommitEntry{RoundID: r.ID, Agent: "0xabc"}}, {tlog.KindReveal, reveal}, {tlog.KindScore, 1}} {
+			if err := lg.Append(ctx, a.kind, a.v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
+		srv.RegisterLog(lg)
+		get := func() ([]web.LogEntryJSON, string) {
+			t.Helper()
+			rec := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/log/entries?start=0&end=3", nil))
+			var out struct{ Entries []web.LogEntryJSON }
+			if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &out) != nil || len(out.Entries) != 3 {
+				t.Fatalf("entries: %d %s", rec.Code, rec.Body)
+			}
+			return out.Entries, rec.Body.String()
+		}
+		es, body := get()
+		if !es[0].Sealed || !es[1].Sealed || es[2].Sealed || strings.Contains(body, "7321") || strings.Contains(body, "5a17") {
+			t.Fatalf("before the trigger: %s", body)
+		}
+		if err := db.SaveRoundResult(ctx, r.ID, []int8{1}, nil, nil, t0.Add(3*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		es, body = get()
+		if es[1].Sealed || !strings.Contains(body, "7321") || hex.EncodeToString(tlog.LeafHash(es[1].Leaf)) != es[1].LeafHash {
+			t.Fatalf("after the trigger: %s", body)
+		}
+	})
 }
