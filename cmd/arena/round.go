@@ -318,16 +318,24 @@ func printRound(ctx context.Context, env *Env, svc *forecast.Service, r *arena.R
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tBRIER\tALPHA\tBRIER bps²\tALPHA bps²\tSCORED\tFORFEIT")
+	names, err := svc.Names(ctx)
+	if err != nil {
+		return err
+	}
 	// Best round Brier first; the JSON keeps the API's order.
 	slices.SortStableFunc(scores, func(a, b forecast.ScoreJSON) int {
 		return cmp.Or(cmp.Compare(a.Brier, b.Brier), strings.Compare(a.Agent, b.Agent))
 	})
 	for _, s := range scores {
+		agent := s.Agent
+		if n := names[s.Agent]; n != "" && n != s.Agent {
+			agent = n + " (" + s.Agent + ")"
+		}
 		alpha, abps := "-", "-"
 		if s.Alpha != nil {
 			alpha, abps = fmt.Sprintf("%+.4f", *s.Alpha), fmt.Sprint(*s.AlphaBps2)
 		}
-		fmt.Fprintf(tw, "%s\t%.4f\t%s\t%d\t%s\t%d\t%v\n", s.Agent, s.Brier, alpha, s.BrierBps2, abps, s.ScoredMarkets, s.Forfeit)
+		fmt.Fprintf(tw, "%s\t%.4f\t%s\t%d\t%s\t%d\t%v\n", agent, s.Brier, alpha, s.BrierBps2, abps, s.ScoredMarkets, s.Forfeit)
 	}
 	return tw.Flush()
 }

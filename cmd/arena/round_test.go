@@ -121,7 +121,7 @@ func TestRoundCLI(t *testing.T) {
 	}
 	db.Close()
 	out, _, err = cli(t, nil, "round", "trigger", fmt.Sprint(old.ID), "--db", dbURL)
-	if err != nil || !strings.Contains(out, "(scored)") || !strings.Contains(out, "random") || !strings.Contains(out, "unresolved") {
+	if err != nil || !strings.Contains(out, "(scored)") || !strings.Contains(out, "Random (uniform) (random)") || !strings.Contains(out, "unresolved") {
 		t.Fatalf("trigger: %v\n%s", err, out)
 	}
 	out, _, err = cli(t, nil, "round", "trigger", "--due", "--db", dbURL)
