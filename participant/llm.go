@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/atomicfile"
 )
 
 // LLMStrategy forecasts as one agent of a model registry (a model or an
@@ -129,33 +130,7 @@ func (d DirTraces) SaveTrace(_ context.Context, agentID, round string, tr *agent
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("participant: trace dir: %w", err)
 	}
-	return writeAtomic(p, b)
-}
-
-func writeAtomic(p string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteBytes(p, b)
 }
 
 // StoreTraces keeps the traces of server-hosted agents in the arena's

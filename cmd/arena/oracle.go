@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/atomicfile"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/retrieve"
@@ -181,7 +182,7 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "evidence (%s): %d from cache, %d retrieved or missing\n", provider, h, m)
 	}
 	if *plot != "" {
-		if err := writeFileAtomic(*plot, rep.WriteSVG); err != nil {
+		if err := atomicfile.Write(*plot, rep.WriteSVG); err != nil {
 			return err
 		}
 	}
@@ -195,29 +196,6 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 }
 
 func fmtMicros(m int64) string { return fmt.Sprintf("%d.%06d", m/1e6, m%1e6) }
-
-// writeFileAtomic writes a file through a temporary one, so a failure
-// leaves no half-written file.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
 
 // progressBar draws on a terminal only; on anything else it stays silent.
 type progressBar struct {
