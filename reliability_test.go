@@ -19,7 +19,7 @@ var catalogueGroups = []string{"protocol", "input", "auth", "abuse", "crash", "d
 const minCatalogue = 300
 
 type catalogueEntry struct {
-	line                   int
+	line                    int
 	group, what, dir, fn, c string
 }
 
