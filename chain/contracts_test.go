@@ -299,9 +299,13 @@ func TestTriggerForfeitSplitAndParity(t *testing.T) {
 		t.Fatal("scoring not done")
 	}
 
-	outcomes := []int8{forecast.OutcomeYes, forecast.OutcomeNo, forecast.OutcomeExcluded, forecast.OutcomeYes, forecast.OutcomeExcluded}
-	bench32 := []int32{8000, 3000, 5000, forecast.NoBenchmark, 6000}
-	want, err := forecast.ScoreRound(outcomes, bench32, []forecast.Entry{{Predictions: a.preds}, {Forfeit: true}, {Predictions: c.preds}})
+	want, err := forecast.ScoreRound([]forecast.MarketOutcome{
+		{MarketID: 1, Outcome: forecast.OutcomeYes, Benchmark: 8000},
+		{MarketID: 2, Outcome: forecast.OutcomeNo, Benchmark: 3000},
+		{MarketID: 3, Outcome: forecast.OutcomeExcluded, Benchmark: 5000},
+		{MarketID: 4, Outcome: forecast.OutcomeYes, Benchmark: forecast.NoBenchmark},
+		{MarketID: 5, Outcome: forecast.OutcomeExcluded, Benchmark: 6000},
+	}, []forecast.Entry{{Predictions: a.preds}, {Forfeit: true}, {Predictions: c.preds}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,13 +209,11 @@ func TestScoringParityRandomRounds(t *testing.T) {
 		if !res.Triggered {
 			continue
 		}
-		outcomes := make([]int8, len(r.conds))
-		bench := make([]int32, len(r.conds))
+		markets := make([]forecast.MarketOutcome, len(r.conds))
 		for j, c := range r.conds {
-			outcomes[j] = goOutcome(poolPayout[c])
-			bench[j] = int32(r.bench[j])
+			markets[j] = forecast.MarketOutcome{MarketID: int64(j), Outcome: goOutcome(poolPayout[c]), Benchmark: int32(r.bench[j])}
 			if r.bench[j] == 0xffff {
-				bench[j] = forecast.NoBenchmark
+				markets[j].Benchmark = forecast.NoBenchmark
 			}
 		}
 		entries := make([]forecast.Entry, len(r.entries))
@@ -226,7 +224,7 @@ func TestScoringParityRandomRounds(t *testing.T) {
 				entries[j] = forecast.Entry{Predictions: sc.preds}
 			}
 		}
-		want, err := forecast.ScoreRound(outcomes, bench, entries)
+		want, err := forecast.ScoreRound(markets, entries)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -225,9 +225,8 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 
 	// 3. Rounds, markets, benchmarks and outcomes.
 	type roundInfo struct {
-		r          *arena.Round
-		markets    []int64
-		benchmarks []int32 // as scored: NoBenchmark for none
+		r       *arena.Round
+		markets []forecast.MarketOutcome // ids and benchmarks; outcomes once checked against the log
 	}
 	rounds := map[uint64]*roundInfo{}
 	var roundIDs []uint64
@@ -287,7 +286,6 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 		if _, ok := markets[mid]; err != nil || !ok {
 			return rep, fail(item, "market %q not in the export", rmt.col("market_id")(row))
 		}
-		ri.markets = append(ri.markets, mid)
 		b := forecast.NoBenchmark
 		if v := rmt.col("benchmark_bps")(row); v != "" {
 			n, err := strconv.ParseInt(v, 10, 32)
@@ -296,7 +294,7 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 			}
 			b = int32(n)
 		}
-		ri.benchmarks = append(ri.benchmarks, b)
+		ri.markets = append(ri.markets, forecast.MarketOutcome{MarketID: mid, Outcome: forecast.OutcomeExcluded, Benchmark: b})
 		frozen[rid] = append(frozen[rid], rmt.col("outcome")(row))
 	}
 	for _, id := range roundIDs {
@@ -312,13 +310,13 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 		if !ok {
 			return rep, fail(item, "not in the log")
 		}
-		if len(lb.v.Benchmarks) != len(ri.benchmarks) {
-			return rep, fail(item, "%d markets, the log (entry %d) has %d", len(ri.benchmarks), lb.idx, len(lb.v.Benchmarks))
+		if len(lb.v.Benchmarks) != len(ri.markets) {
+			return rep, fail(item, "%d markets, the log (entry %d) has %d", len(ri.markets), lb.idx, len(lb.v.Benchmarks))
 		}
-		for i, b := range ri.benchmarks {
-			if b != lb.v.Benchmarks[i] || ri.markets[i] != lb.v.MarketIDs[i] {
+		for i, m := range ri.markets {
+			if m.Benchmark != lb.v.Benchmarks[i] || m.MarketID != lb.v.MarketIDs[i] {
 				return rep, fail(fmt.Sprintf("benchmark of round %d market %d", id, i), "%d bps (market %d), the log (entry %d) has %d bps (market %d)",
-					b, ri.markets[i], lb.idx, lb.v.Benchmarks[i], lb.v.MarketIDs[i])
+					m.Benchmark, m.MarketID, lb.idx, lb.v.Benchmarks[i], lb.v.MarketIDs[i])
 			}
 			rep.Benchmarks++
 		}
@@ -434,21 +432,18 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 		if len(lo.v.Outcomes) != len(ri.markets) {
 			return rep, fail(fmt.Sprintf("outcomes of round %d", id), "%d in the log (entry %d), %d markets", len(lo.v.Outcomes), lo.idx, len(ri.markets))
 		}
-		scoredOut := make([]int8, len(ri.markets))
+		scored := append([]forecast.MarketOutcome(nil), ri.markets...)
 		for i, x := range lo.v.Outcomes {
 			if frozen[id][i] != strconv.Itoa(int(x)) {
 				return rep, fail(fmt.Sprintf("outcome of round %d market %d", id, i), "%q, the log (entry %d) has %d", frozen[id][i], lo.idx, x)
 			}
 			rep.Outcomes++
-			scoredOut[i] = x
-			if x != forecast.OutcomeYes && x != forecast.OutcomeNo {
-				scoredOut[i] = forecast.OutcomeExcluded
-			}
+			scored[i].Outcome = forecast.ScoringOutcome(x)
 		}
 		agents := append(append([]string(nil), subAgents[id]...), forecast.RandomAgent)
 		entries := append(append([]forecast.Entry(nil), subs[id]...),
 			forecast.Entry{Predictions: forecast.RandomPredictions(id, ri.r.CommitDeadline, len(ri.markets))})
-		res, err := forecast.ScoreRound(scoredOut, ri.benchmarks, entries)
+		res, err := forecast.ScoreRound(scored, entries)
 		if err != nil {
 			return rep, fail(fmt.Sprintf("round %d", id), "scoring: %v", err)
 		}
@@ -470,22 +465,13 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 				w.alpha, w.ab = &alpha, &ab
 			}
 			wants[agents[a]] = w
-			for i, x := range scoredOut {
-				if x == forecast.OutcomeExcluded {
+			for i, mo := range scored {
+				if !mo.Scored() {
 					continue
 				}
-				m := markets[ri.markets[i]]
-				f := arena.ScoredForecast{RoundID: id, Agent: agents[a], MarketID: ri.markets[i], Category: m[0], Event: m[1], Outcome: x, Forfeit: s.Forfeit}
-				if ri.benchmarks[i] != forecast.NoBenchmark {
-					b := float64(ri.benchmarks[i]) / forecast.MaxBps
-					f.Benchmark = &b
-				}
-				if s.Forfeit {
-					f.Forecast = float64(1 - x)
-				} else {
-					f.Forecast = float64(entries[a].Predictions[i]) / forecast.MaxBps
-				}
-				forecasts = append(forecasts, f)
+				m := markets[mo.MarketID]
+				forecasts = append(forecasts, arena.ScoredForecast{RoundID: id, Agent: agents[a], MarketID: mo.MarketID, Category: m[0], Event: m[1],
+					Outcome: mo.Outcome, Benchmark: mo.BenchmarkPrice(), Forfeit: s.Forfeit, Forecast: entries[a].Forecast(i, mo.Outcome)})
 			}
 		}
 		if res.AlphaN > 0 {

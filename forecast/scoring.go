@@ -48,6 +48,55 @@ type AgentScore struct {
 	Alpha     float64
 }
 
+// MarketOutcome is one market of a round as ScoreRound takes it.
+type MarketOutcome struct {
+	MarketID  int64 // names the market for the caller's rows; scoring does not read it
+	Outcome   int8  // OutcomeYes, OutcomeNo, or OutcomeExcluded (void or unresolved)
+	Benchmark int32 // the benchmark in bps, or NoBenchmark
+}
+
+// Scored reports whether the market is in M*, the markets scored for Brier.
+func (m MarketOutcome) Scored() bool { return m.Outcome != OutcomeExcluded }
+
+// Benchmarked reports whether the market is in A, the markets scored for
+// Alpha: scored and with a benchmark.
+func (m MarketOutcome) Benchmarked() bool { return m.Scored() && m.Benchmark != NoBenchmark }
+
+// BenchmarkPrice is the benchmark as a probability, or nil without one.
+func (m MarketOutcome) BenchmarkPrice() *float64 {
+	if m.Benchmark == NoBenchmark {
+		return nil
+	}
+	b := float64(m.Benchmark) / MaxBps
+	return &b
+}
+
+// ScoringOutcome maps a frozen outcome (YES 1, NO 0, void, unresolved) to
+// the one scored: void and unresolved are both excluded.
+func ScoringOutcome(frozen int8) int8 {
+	if frozen == OutcomeYes || frozen == OutcomeNo {
+		return frozen
+	}
+	return OutcomeExcluded
+}
+
+// RoundOutcomes pairs a round's markets, with their recorded benchmarks,
+// and the round's frozen outcomes (aligned with r.Markets), as ScoreRound
+// takes them.
+func RoundOutcomes(r *arena.Round, frozen []int8) ([]MarketOutcome, error) {
+	if len(frozen) != len(r.Markets) {
+		return nil, arena.Errorf(arena.EINVALID, "score round %d: %d outcomes for %d markets", r.ID, len(frozen), len(r.Markets))
+	}
+	ms := make([]MarketOutcome, len(r.Markets))
+	for i, rm := range r.Markets {
+		ms[i] = MarketOutcome{MarketID: rm.MarketID, Outcome: ScoringOutcome(frozen[i]), Benchmark: NoBenchmark}
+		if rm.Benchmark != nil {
+			ms[i].Benchmark = rm.BenchmarkBps
+		}
+	}
+	return ms, nil
+}
+
 // ScoreRound scores a round exactly in integer bps² with
 // Solidity's semantics, and in float64 for analysis:
 //
@@ -60,35 +109,31 @@ type AgentScore struct {
 // Go's). Alpha is one signed division of the summed differences, so it can
 // differ by one from BaseBrierBps2 minus an agent's Brier over A. A forfeit
 // scores |p_i − x_i| = 1 on every market of M*: Brier 10⁸ bps² and Alpha
-// over A of base − 10⁸.
+// over A of base − 10⁸. Each entry's predictions are aligned with markets.
 //
 // The float fields come from package score's kernels (score.RoundBrier and
 // score.RoundBrierAlpha) over p/10000, so they are the very numbers the
 // analysis computes; they agree with the integers to within the truncation
 // (< 1 bps², i.e. 1e−8).
-func ScoreRound(outcomes []int8, benchmarks []int32, entries []Entry) (RoundResult, error) {
-	k := len(outcomes)
-	if len(benchmarks) != k {
-		return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: %d benchmarks for %d markets", len(benchmarks), k)
-	}
+func ScoreRound(markets []MarketOutcome, entries []Entry) (RoundResult, error) {
+	k := len(markets)
 	var rs RoundResult
 	var scored, alphaSet []int // market indices of M* and A
 	var baseSum int64
-	for i, x := range outcomes {
-		if x != OutcomeNo && x != OutcomeYes && x != OutcomeExcluded {
+	for i, m := range markets {
+		if x := m.Outcome; x != OutcomeNo && x != OutcomeYes && x != OutcomeExcluded {
 			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: market %d has outcome %d", i, x)
 		}
-		b := benchmarks[i]
-		if b != NoBenchmark && (b < 0 || b > MaxBps) {
+		if b := m.Benchmark; b != NoBenchmark && (b < 0 || b > MaxBps) {
 			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: market %d has benchmark %d bps", i, b)
 		}
-		if x == OutcomeExcluded {
+		if !m.Scored() {
 			continue
 		}
 		scored = append(scored, i)
-		if b != NoBenchmark {
+		if m.Benchmarked() {
 			alphaSet = append(alphaSet, i)
-			baseSum += sqErr(int64(b), x)
+			baseSum += sqErr(int64(m.Benchmark), m.Outcome)
 		}
 	}
 	rs.N, rs.AlphaN = len(scored), len(alphaSet)
@@ -98,10 +143,10 @@ func ScoreRound(outcomes []int8, benchmarks []int32, entries []Entry) (RoundResu
 	// Float inputs: outcomes and benchmarks on M* and A; predictions per agent.
 	xs, xa, ba := make([]float64, rs.N), make([]float64, rs.AlphaN), make([]float64, rs.AlphaN)
 	for j, i := range scored {
-		xs[j] = float64(outcomes[i])
+		xs[j] = float64(markets[i].Outcome)
 	}
 	for j, i := range alphaSet {
-		xa[j], ba[j] = float64(outcomes[i]), float64(benchmarks[i])/MaxBps
+		xa[j], ba[j] = float64(markets[i].Outcome), float64(markets[i].Benchmark)/MaxBps
 	}
 	ps, pa := make([]float64, rs.N), make([]float64, rs.AlphaN)
 
@@ -114,22 +159,16 @@ func ScoreRound(outcomes []int8, benchmarks []int32, entries []Entry) (RoundResu
 		} else if err := CheckPredictions(e.Predictions, k); err != nil {
 			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: entry %d: %w", a, err)
 		}
-		// p in bps as scored: a forfeit is the opposite of each outcome.
-		pred := func(i int) int64 {
-			if e.Forfeit {
-				return int64(1-outcomes[i]) * MaxBps
-			}
-			return int64(e.Predictions[i])
-		}
 		var brierSum, alphaSum int64
 		for j, i := range scored {
-			p := pred(i)
-			brierSum += sqErr(p, outcomes[i])
+			p := e.scoredBps(i, markets[i].Outcome)
+			brierSum += sqErr(p, markets[i].Outcome)
 			ps[j] = float64(p) / MaxBps
 		}
 		for j, i := range alphaSet {
-			p := pred(i)
-			alphaSum += sqErr(int64(benchmarks[i]), outcomes[i]) - sqErr(p, outcomes[i])
+			m := markets[i]
+			p := e.scoredBps(i, m.Outcome)
+			alphaSum += sqErr(int64(m.Benchmark), m.Outcome) - sqErr(p, m.Outcome)
 			pa[j] = float64(p) / MaxBps
 		}
 		s := AgentScore{Forfeit: e.Forfeit}
@@ -148,6 +187,20 @@ func ScoreRound(outcomes []int8, benchmarks []int32, entries []Entry) (RoundResu
 	}
 	return rs, nil
 }
+
+// scoredBps is the entry's prediction in bps on market i as scored, whose
+// outcome is x: a forfeit is the opposite of the outcome.
+func (e Entry) scoredBps(i int, x int8) int64 {
+	if e.Forfeit {
+		return int64(1-x) * MaxBps
+	}
+	return int64(e.Predictions[i])
+}
+
+// Forecast is the entry's probability on market i as scored, whose outcome
+// is x (YES or NO): a forfeit forecasts the opposite of the outcome, a
+// Brier of 1.
+func (e Entry) Forecast(i int, x int8) float64 { return float64(e.scoredBps(i, x)) / MaxBps }
 
 // sqErr is (p − 10000·x)² for p in bps.
 func sqErr(p int64, x int8) int64 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/forecast-arena/arena"
@@ -12,9 +13,12 @@ import (
 func TestScoreRoundWorkedExample(t *testing.T) {
 	// Markets: YES with b = 0.60 (the Foresight Arena paper's Figure 2), NO with b = 0.30,
 	// a void market, and YES without a benchmark.
-	outcomes := []int8{OutcomeYes, OutcomeNo, OutcomeExcluded, OutcomeYes}
-	benchmarks := []int32{6000, 3000, 5000, NoBenchmark}
-	rs, err := ScoreRound(outcomes, benchmarks, []Entry{
+	rs, err := ScoreRound([]MarketOutcome{
+		{MarketID: 11, Outcome: OutcomeYes, Benchmark: 6000},
+		{MarketID: 12, Outcome: OutcomeNo, Benchmark: 3000},
+		{MarketID: 13, Outcome: OutcomeExcluded, Benchmark: 5000},
+		{MarketID: 14, Outcome: OutcomeYes, Benchmark: NoBenchmark},
+	}, []Entry{
 		{Predictions: []uint16{8000, 2000, 9000, 5000}},
 		{Forfeit: true},
 		{Predictions: []uint16{6000, 3000, 0, 10000}}, // echoes the market
@@ -53,7 +57,7 @@ func TestScoreRoundTruncation(t *testing.T) {
 	// (Solidity int256 division), not to the floor −3334.
 	out := []int8{1, 0, 1}
 	bench := []int32{5000, 5000, 5000}
-	rs, err := ScoreRound(out, bench, []Entry{{Predictions: []uint16{4999, 5000, 5000}}, {Predictions: []uint16{5001, 5000, 5000}}})
+	rs, err := ScoreRound(zip(out, bench), []Entry{{Predictions: []uint16{4999, 5000, 5000}}, {Predictions: []uint16{5001, 5000, 5000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +73,7 @@ func TestScoreRoundTruncation(t *testing.T) {
 	// Alpha is one division of the summed differences, not the difference
 	// of two truncated means: base Σ = 4, agent Σ = 1 over 2 markets gives
 	// trunc(3/2) = 1, while ⌊4/2⌋ − ⌊1/2⌋ = 2.
-	rs, err = ScoreRound([]int8{0, 0}, []int32{2, 0}, []Entry{{Predictions: []uint16{1, 0}}})
+	rs, err = ScoreRound(zip([]int8{0, 0}, []int32{2, 0}), []Entry{{Predictions: []uint16{1, 0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +84,7 @@ func TestScoreRoundTruncation(t *testing.T) {
 
 func TestScoreRoundExclusions(t *testing.T) {
 	// No benchmark anywhere: Brier is scored, Alpha is not (never a silent 0.5).
-	rs, err := ScoreRound([]int8{1, 0}, []int32{NoBenchmark, NoBenchmark}, []Entry{{Predictions: []uint16{10000, 10000}}})
+	rs, err := ScoreRound(zip([]int8{1, 0}, []int32{NoBenchmark, NoBenchmark}), []Entry{{Predictions: []uint16{10000, 10000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +93,7 @@ func TestScoreRoundExclusions(t *testing.T) {
 	}
 	// Had the missing benchmark been taken as 0.5, base would be 0.25 and
 	// alpha −0.25; instead that market only leaves the Alpha set.
-	rs, err = ScoreRound([]int8{1, 1}, []int32{NoBenchmark, 9000}, []Entry{{Predictions: []uint16{0, 9000}}})
+	rs, err = ScoreRound(zip([]int8{1, 1}, []int32{NoBenchmark, 9000}), []Entry{{Predictions: []uint16{0, 9000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +101,7 @@ func TestScoreRoundExclusions(t *testing.T) {
 		t.Errorf("%+v", rs.Agents[0])
 	}
 	// Everything void: nothing scored.
-	rs, err = ScoreRound([]int8{-1, -1}, []int32{5000, 5000}, []Entry{{Predictions: []uint16{1, 2}}, {Forfeit: true}})
+	rs, err = ScoreRound(zip([]int8{-1, -1}, []int32{5000, 5000}), []Entry{{Predictions: []uint16{1, 2}}, {Forfeit: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +116,6 @@ func TestScoreRoundRejectsBadInput(t *testing.T) {
 		bench   []int32
 		entries []Entry
 	}{
-		"benchmark count":    {[]int8{1, 0}, []int32{5000}, nil},
 		"outcome 2":          {[]int8{2}, []int32{5000}, nil},
 		"benchmark > 10000":  {[]int8{1}, []int32{10001}, nil},
 		"benchmark −2":       {[]int8{1}, []int32{-2}, nil},
@@ -121,9 +124,46 @@ func TestScoreRoundRejectsBadInput(t *testing.T) {
 		"nil predictions":    {[]int8{1}, []int32{1}, []Entry{{}}},
 		"forfeit with preds": {[]int8{1}, []int32{1}, []Entry{{Forfeit: true, Predictions: []uint16{1}}}},
 	} {
-		if _, err := ScoreRound(tc.out, tc.bench, tc.entries); arena.ErrorKind(err) != arena.EINVALID {
+		if _, err := ScoreRound(zip(tc.out, tc.bench), tc.entries); arena.ErrorKind(err) != arena.EINVALID {
 			t.Errorf("%s: err %v", name, err)
 		}
+	}
+	// A round's frozen outcomes must cover its markets.
+	r := &arena.Round{ID: 1, Markets: []arena.RoundMarket{{MarketID: 1}, {MarketID: 2}}}
+	if _, err := RoundOutcomes(r, []int8{OutcomeYes}); arena.ErrorKind(err) != arena.EINVALID {
+		t.Errorf("outcome count: err %v", err)
+	}
+}
+
+func TestRoundOutcomes(t *testing.T) {
+	b := 0.42
+	r := &arena.Round{ID: 1, Markets: []arena.RoundMarket{
+		{MarketID: 7, Benchmark: &b, BenchmarkBps: 4200},
+		{MarketID: 8},
+		{MarketID: 9, Benchmark: &b, BenchmarkBps: 4200},
+		{MarketID: 10},
+	}}
+	got, err := RoundOutcomes(r, []int8{OutcomeYes, OutcomeNo, OutcomeExcluded, OutcomeUnresolved})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MarketOutcome{
+		{MarketID: 7, Outcome: OutcomeYes, Benchmark: 4200},
+		{MarketID: 8, Outcome: OutcomeNo, Benchmark: NoBenchmark},
+		{MarketID: 9, Outcome: OutcomeExcluded, Benchmark: 4200},
+		{MarketID: 10, Outcome: OutcomeExcluded, Benchmark: NoBenchmark},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	if !got[0].Benchmarked() || got[1].Benchmarked() || got[2].Benchmarked() || got[2].Scored() || !got[1].Scored() {
+		t.Errorf("Scored/Benchmarked wrong: %+v", got)
+	}
+	if p := got[0].BenchmarkPrice(); p == nil || *p != 0.42 {
+		t.Errorf("benchmark price %v", p)
+	}
+	if p := got[1].BenchmarkPrice(); p != nil {
+		t.Errorf("no benchmark priced %v", *p)
 	}
 }
 
@@ -160,7 +200,7 @@ func TestScoreRoundMatchesExactRationals(t *testing.T) {
 				entries[a].Predictions[i] = bps()
 			}
 		}
-		rs, err := ScoreRound(out, bench, entries)
+		rs, err := ScoreRound(zip(out, bench), entries)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +270,7 @@ func TestRandomForecasterBrierIsOneThird(t *testing.T) {
 			bench[i] = 5000
 			preds[i] = uint16(rng.IntN(MaxBps + 1))
 		}
-		rs, err := ScoreRound(out, bench, []Entry{{Predictions: preds}})
+		rs, err := ScoreRound(zip(out, bench), []Entry{{Predictions: preds}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,6 +281,18 @@ func TestRandomForecasterBrierIsOneThird(t *testing.T) {
 	if mean := sum / rounds; math.Abs(mean-1.0/3) > 0.01 {
 		t.Errorf("random forecaster mean Brier %v, want ≈ 1/3", mean)
 	}
+}
+
+// zip pairs outcomes with benchmarks, market by market.
+func zip(out []int8, bench []int32) []MarketOutcome {
+	if len(out) != len(bench) {
+		panic("zip: lengths differ")
+	}
+	ms := make([]MarketOutcome, len(out))
+	for i := range out {
+		ms[i] = MarketOutcome{MarketID: int64(i + 1), Outcome: out[i], Benchmark: bench[i]}
+	}
+	return ms
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }

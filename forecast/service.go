@@ -530,8 +530,7 @@ func (s *Service) Trigger(ctx context.Context, roundID uint64) error {
 // grace period) when at least one did.
 func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool, error) {
 	now := s.now()
-	outcomes := make([]int8, len(r.Markets)) // as scored: void and unresolved are both excluded
-	frozen := make([]int8, len(r.Markets))   // as stored and shown: void and unresolved apart
+	frozen := make([]int8, len(r.Markets)) // as stored and shown: void and unresolved apart
 	markets := make([]*arena.Market, len(r.Markets))
 	resolved, scoreable := 0, 0
 	for i, rm := range r.Markets {
@@ -540,18 +539,19 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			return false, err
 		}
 		markets[i] = m
-		outcomes[i], frozen[i] = OutcomeExcluded, OutcomeUnresolved
+		frozen[i] = OutcomeUnresolved
 		// An ambiguous market (resolved upstream, winner unknown) waits for
 		// the oracle: it is not resolved yet.
 		if m.Status == arena.StatusResolved && !m.Ambiguous {
 			resolved++
 			switch m.Resolution {
 			case arena.Yes:
-				outcomes[i], scoreable = OutcomeYes, scoreable+1
+				frozen[i], scoreable = OutcomeYes, scoreable+1
 			case arena.No:
-				outcomes[i], scoreable = OutcomeNo, scoreable+1
+				frozen[i], scoreable = OutcomeNo, scoreable+1
+			default:
+				frozen[i] = OutcomeExcluded
 			}
-			frozen[i] = outcomes[i]
 		}
 	}
 	all := resolved == len(r.Markets)
@@ -587,20 +587,10 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			return false, err
 		}
 	}
-	benchmarks := make([]int32, len(r.Markets))
-	bench := make([]*float64, len(r.Markets)) // as scored, for the leaderboard's rows
-	for i, rm := range r.Markets {
-		benchmarks[i] = NoBenchmark
-		if rm.Benchmark != nil {
-			benchmarks[i] = rm.BenchmarkBps
-			b := float64(rm.BenchmarkBps) / MaxBps
-			bench[i] = &b
-		}
-	}
 	// A reveal committed between reading the submissions and saving the
 	// result makes the store refuse (rescore): read and score again.
 	for attempt := 1; ; attempt++ {
-		err := s.scoreAndSave(ctx, r, outcomes, frozen, markets, benchmarks, bench, now)
+		err := s.scoreAndSave(ctx, r, frozen, markets, now)
 		if arena.ErrorCode(err) == arena.CodeRescore && attempt < maxRescores {
 			s.log().Info("submissions changed while scoring; rescoring", "round", r.ID)
 			continue
@@ -624,7 +614,14 @@ var errTriggeredElsewhere = errors.New("forecast: outcomes already triggered by 
 // errNoBenchmarks: the round is due but its benchmarks are not recorded.
 var errNoBenchmarks = reject(CodeTriggerNotAllowed, "benchmarks are not captured yet")
 
-func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, outcomes, frozen []int8, markets []*arena.Market, benchmarks []int32, bench []*float64, now time.Time) error {
+// scoreAndSave scores r from its frozen outcomes and its submissions;
+// markets (aligned with r.Markets) give the scored forecasts' categories
+// and events.
+func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, frozen []int8, markets []*arena.Market, now time.Time) error {
+	outcomes, err := RoundOutcomes(r, frozen)
+	if err != nil {
+		return err
+	}
 	subs, err := s.Store.Submissions(ctx, r.ID)
 	if err != nil {
 		return err
@@ -641,7 +638,7 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, outcomes, fr
 	}
 	agents = append(agents, RandomAgent)
 	entries = append(entries, Entry{Predictions: RandomPredictions(r.ID, r.CommitDeadline, len(r.Markets))})
-	res, err := ScoreRound(outcomes, benchmarks, entries)
+	res, err := ScoreRound(outcomes, entries)
 	if err != nil {
 		return err
 	}
@@ -655,18 +652,13 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, outcomes, fr
 			sc.Alpha, sc.AlphaBps2 = &alpha, &abps
 		}
 		scores = append(scores, sc)
-		for i, x := range outcomes {
-			if x == OutcomeExcluded {
+		for i, mo := range outcomes {
+			if !mo.Scored() {
 				continue
 			}
-			f := arena.ScoredForecast{RoundID: r.ID, Agent: agents[a], MarketID: markets[i].ID, Category: markets[i].Category,
-				Event: markets[i].EventID, Outcome: x, Benchmark: bench[i], Forfeit: as.Forfeit}
-			if as.Forfeit {
-				f.Forecast = float64(1 - x) // Brier 1 on every market
-			} else {
-				f.Forecast = float64(entries[a].Predictions[i]) / MaxBps
-			}
-			rows = append(rows, f)
+			rows = append(rows, arena.ScoredForecast{RoundID: r.ID, Agent: agents[a], MarketID: mo.MarketID, Category: markets[i].Category,
+				Event: markets[i].EventID, Outcome: mo.Outcome, Benchmark: mo.BenchmarkPrice(), Forfeit: as.Forfeit,
+				Forecast: entries[a].Forecast(i, mo.Outcome)})
 		}
 	}
 	if res.AlphaN > 0 {
