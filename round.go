@@ -73,13 +73,18 @@ type Submission struct {
 	ReasoningHash string // "" when the commit carried none
 	CommitNonce   uint64
 	CommitSig     string
-	CommittedAt   time.Time
-	Predictions   []uint16 // nil until revealed
-	Salt          string
-	RevealNonce   uint64
-	RevealSig     string
-	RevealedAt    time.Time
-	Reasoning     string // canonical JSON, once uploaded
+	// CommitSigDeadline and RevealSigDeadline are the deadlines (Unix
+	// seconds) of the signed messages, which a relayer needs to replay the
+	// agent's signature to a chain; 0 when not recorded.
+	CommitSigDeadline uint64
+	CommittedAt       time.Time
+	Predictions       []uint16 // nil until revealed
+	Salt              string
+	RevealNonce       uint64
+	RevealSig         string
+	RevealSigDeadline uint64
+	RevealedAt        time.Time
+	Reasoning         string // canonical JSON, once uploaded
 }
 
 // Revealed reports whether the reveal was accepted.

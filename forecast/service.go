@@ -213,7 +213,8 @@ func (s *Service) Commit(ctx context.Context, roundID uint64, req CommitRequest)
 		return SubmissionJSON{}, err
 	}
 	now := s.now()
-	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), CommitHash: ch.Hex(), CommitNonce: req.Nonce, CommitSig: EncodeSignature(sig)}
+	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), CommitHash: ch.Hex(), CommitNonce: req.Nonce, CommitSig: EncodeSignature(sig),
+		CommitSigDeadline: req.Deadline}
 	if rh != (common.Hash{}) {
 		sub.ReasoningHash = rh.Hex()
 	}
@@ -256,7 +257,7 @@ func (s *Service) Reveal(ctx context.Context, roundID uint64, req RevealRequest)
 	}
 	now := s.now()
 	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), Predictions: req.Predictions, Salt: salt.Hex(),
-		RevealNonce: req.Nonce, RevealSig: EncodeSignature(sig)}
+		RevealNonce: req.Nonce, RevealSig: EncodeSignature(sig), RevealSigDeadline: req.Deadline}
 	// As for commits, deadlines use the arrival time. What must never
 	// happen, a reveal counted after the round was scored, is excluded in
 	// the transaction: the check refuses a triggered round, and the trigger

@@ -36,7 +36,7 @@ func runChain(ctx context.Context, env *Env, args []string) error {
 // chainKey reads the relayer/curator key: a key file's path, or the hex key.
 func chainKey(v string) (*forecast.Key, error) {
 	if v == "" {
-		return nil, fmt.Errorf("no chain key: set ARENA_CHAIN_KEY or --key (a key file, or the hex private key)")
+		return nil, fmt.Errorf("no chain key: set ARENA_CHAIN_KEY (the hex private key, or a key file), ARENA_CHAIN_KEY_FILE or --key")
 	}
 	if _, err := os.Stat(v); err == nil {
 		return forecast.LoadKey(v)
@@ -77,6 +77,9 @@ func chainDeploy(ctx context.Context, env *Env, args []string) error {
 	kv := *keyFlag
 	if kv == "" {
 		kv, _ = llm.EnvLookup(env.Environ)("ARENA_CHAIN_KEY")
+	}
+	if kv == "" {
+		kv, _ = llm.EnvLookup(env.Environ)("ARENA_CHAIN_KEY_FILE")
 	}
 	key, err := chainKey(kv)
 	if err != nil {

@@ -67,6 +67,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The chain, when configured, fixes the EIP-712 domain before the
+	// forecast service is built.
+	cjobs, closeChain, err := chainRelayJob(ctx, &o, db, logger)
+	if err != nil {
+		return err
+	}
+	defer closeChain()
 	fsvc, fjobs, err := ff.setup(ctx, o, db, logger, lookup, simWorld)
 	if err != nil {
 		return err
@@ -76,7 +83,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fsvc.Log = lg
-	js := append(append(serveJobs(o, db, logger, !*noSync), sjobs...), fjobs...)
+	js := append(append(append(serveJobs(o, db, logger, !*noSync), sjobs...), fjobs...), cjobs...)
 	// The trading track runs when a model registry names its agents.
 	var eng *trading.Engine
 	if o.AgentsFile != "" {

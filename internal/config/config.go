@@ -45,6 +45,20 @@ type Options struct {
 	OracleArch             string
 	OracleAutoMinScore     float64
 	OracleRequireUnanimous bool
+	// The chain `arena serve` mirrors the forecast track to, when ChainRPC
+	// and ChainArena are set: the node (ARENA_CHAIN_RPC), the relayer's and
+	// curator's key, hex (ARENA_CHAIN_KEY, secret) or a key file
+	// (ARENA_CHAIN_KEY_FILE), the PredictionArena (ARENA_CHAIN_ARENA; the
+	// RoundManager and conditional tokens are read from it), whether to
+	// report frozen outcomes to a MockConditionalTokens
+	// (ARENA_CHAIN_REPORT_OUTCOMES, local chains) and the confirmations a
+	// transaction needs (ARENA_CHAIN_CONFIRMATIONS).
+	ChainRPC            string
+	ChainKey            string
+	ChainKeyFile        string
+	ChainArena          string
+	ChainReportOutcomes bool
+	ChainConfirmations  int
 }
 
 // Defaults returns the built-in configuration.
@@ -63,6 +77,7 @@ func Defaults() Options {
 		OracleArch:             "majority",
 		OracleAutoMinScore:     1.8,
 		OracleRequireUnanimous: true,
+		ChainConfirmations:     1,
 	}
 }
 
@@ -112,6 +127,16 @@ var fields = func() []field {
 				o.OracleAutoMinScore, err = strconv.ParseFloat(v, 64)
 				return err
 			}},
+		mk("ARENA_CHAIN_RPC", false, func(o *Options) *string { return &o.ChainRPC }),
+		mk("ARENA_CHAIN_KEY", true, func(o *Options) *string { return &o.ChainKey }),
+		mk("ARENA_CHAIN_KEY_FILE", false, func(o *Options) *string { return &o.ChainKeyFile }),
+		mk("ARENA_CHAIN_ARENA", false, func(o *Options) *string { return &o.ChainArena }),
+		{"ARENA_CHAIN_REPORT_OUTCOMES", false,
+			func(o *Options) string { return strconv.FormatBool(o.ChainReportOutcomes) },
+			func(o *Options, v string) (err error) { o.ChainReportOutcomes, err = strconv.ParseBool(v); return err }},
+		{"ARENA_CHAIN_CONFIRMATIONS", false,
+			func(o *Options) string { return strconv.Itoa(o.ChainConfirmations) },
+			func(o *Options, v string) (err error) { o.ChainConfirmations, err = strconv.Atoi(v); return err }},
 		{"ARENA_ORACLE_REQUIRE_UNANIMOUS", false,
 			func(o *Options) string { return strconv.FormatBool(o.OracleRequireUnanimous) },
 			func(o *Options, v string) (err error) {
@@ -212,6 +237,12 @@ func (o *Options) Validate() error {
 	if !(o.OracleAutoMinScore >= 0 && o.OracleAutoMinScore <= 2) {
 		errs = append(errs, fmt.Errorf("oracle auto_min_score %v: want 0..2", o.OracleAutoMinScore))
 	}
+	if o.ChainConfirmations < 1 {
+		errs = append(errs, fmt.Errorf("chain confirmations %d: must be at least 1", o.ChainConfirmations))
+	}
+	if o.ChainArena != "" && !isHexAddress(o.ChainArena) {
+		errs = append(errs, fmt.Errorf("chain arena %q: want a 0x-prefixed 20-byte address", o.ChainArena))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -256,3 +287,17 @@ func RedactURL(s string) string {
 }
 
 var passwordParam = regexp.MustCompile(`(?i)(password=)[^&\s]*`)
+
+// isHexAddress reports whether s is a 0x-prefixed 20-byte hex address.
+func isHexAddress(s string) bool {
+	h, ok := strings.CutPrefix(s, "0x")
+	if !ok || len(h) != 40 {
+		return false
+	}
+	for _, c := range h {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
+}

@@ -188,17 +188,18 @@ func (d *DB) SetBenchmarks(ctx context.Context, roundID uint64, ms []arena.Round
 }
 
 const submissionColumns = `round_id, agent, commit_hash, reasoning_hash, commit_nonce, commit_sig, committed_at,
-	predictions, salt, reveal_nonce, reveal_sig, revealed_at, reasoning`
+	predictions, salt, reveal_nonce, reveal_sig, revealed_at, reasoning, commit_sig_deadline, reveal_sig_deadline`
 
 func scanSubmission(sc scanner) (*arena.Submission, error) {
 	var s arena.Submission
 	var rid, cnonce, committed int64
 	var preds, salt, rsig, reasoning sql.NullString
-	var rnonce, revealed sql.NullInt64
+	var rnonce, revealed, cdl, rdl sql.NullInt64
 	if err := sc.Scan(&rid, &s.Agent, &s.CommitHash, &s.ReasoningHash, &cnonce, &s.CommitSig, &committed,
-		&preds, &salt, &rnonce, &rsig, &revealed, &reasoning); err != nil {
+		&preds, &salt, &rnonce, &rsig, &revealed, &reasoning, &cdl, &rdl); err != nil {
 		return nil, err
 	}
+	s.CommitSigDeadline, s.RevealSigDeadline = uint64(cdl.Int64), uint64(rdl.Int64)
 	s.RoundID, s.CommitNonce, s.CommittedAt = uint64(rid), uint64(cnonce), time.UnixMicro(committed).UTC()
 	if preds.Valid {
 		if err := json.Unmarshal([]byte(preds.String), &s.Predictions); err != nil {

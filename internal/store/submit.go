@@ -255,6 +255,7 @@ func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setP
 		case arena.SubmitReveal:
 			merged := *cur
 			merged.Predictions, merged.Salt, merged.RevealNonce, merged.RevealSig, merged.RevealedAt = r.sub.Predictions, r.sub.Salt, r.sub.RevealNonce, r.sub.RevealSig, r.at
+			merged.RevealSigDeadline = r.sub.RevealSigDeadline
 			if merged.Predictions == nil {
 				merged.Predictions = []uint16{}
 			}
@@ -304,10 +305,10 @@ func (d *DB) writeSet(ctx context.Context, tx *sql.Tx, p *setPlan) error {
 	var commitRows, revealRows [][]any
 	for _, r := range commits {
 		s := r.sub
-		commitRows = append(commitRows, []any{int64(s.RoundID), s.Agent, s.CommitHash, s.ReasoningHash, int64(s.CommitNonce), s.CommitSig, r.at.UnixMicro()})
+		commitRows = append(commitRows, []any{int64(s.RoundID), s.Agent, s.CommitHash, s.ReasoningHash, int64(s.CommitNonce), s.CommitSig, int64(s.CommitSigDeadline), r.at.UnixMicro()})
 	}
 	err = d.chunked(ctx, tx, commitRows, func(n int) string {
-		return `INSERT INTO submissions (round_id, agent, commit_hash, reasoning_hash, commit_nonce, commit_sig, committed_at) VALUES ` + paramRows(n, 7)
+		return `INSERT INTO submissions (round_id, agent, commit_hash, reasoning_hash, commit_nonce, commit_sig, commit_sig_deadline, committed_at) VALUES ` + paramRows(n, 8)
 	}, nil)
 	if err != nil {
 		return errReplay
@@ -315,11 +316,11 @@ func (d *DB) writeSet(ctx context.Context, tx *sql.Tx, p *setPlan) error {
 	for _, r := range reveals {
 		s := r.sub
 		preds, _ := json.Marshal(s.Predictions)
-		revealRows = append(revealRows, []any{int64(s.RoundID), s.Agent, string(preds), s.Salt, int64(s.RevealNonce), s.RevealSig, r.at.UnixMicro()})
+		revealRows = append(revealRows, []any{int64(s.RoundID), s.Agent, string(preds), s.Salt, int64(s.RevealNonce), s.RevealSig, int64(s.RevealSigDeadline), r.at.UnixMicro()})
 	}
 	err = d.chunked(ctx, tx, revealRows, func(n int) string {
-		return `UPDATE submissions SET predictions = v.preds, salt = v.salt, reveal_nonce = v.nonce, reveal_sig = v.sig, revealed_at = v.at FROM ` +
-			d.valuesTable(n, "v", "rid BIGINT", "addr TEXT", "preds TEXT", "salt TEXT", "nonce BIGINT", "sig TEXT", "at BIGINT") +
+		return `UPDATE submissions SET predictions = v.preds, salt = v.salt, reveal_nonce = v.nonce, reveal_sig = v.sig, reveal_sig_deadline = v.dl, revealed_at = v.at FROM ` +
+			d.valuesTable(n, "v", "rid BIGINT", "addr TEXT", "preds TEXT", "salt TEXT", "nonce BIGINT", "sig TEXT", "dl BIGINT", "at BIGINT") +
 			` WHERE submissions.round_id = v.rid AND submissions.agent = v.addr AND submissions.predictions IS NULL`
 	}, errReplay)
 	if err != nil {
@@ -453,8 +454,8 @@ func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool
 		if err := bump(sub.CommitNonce); err != nil {
 			return wrote, err
 		}
-		_, err = d.execPrepared(ctx, tx, `INSERT INTO submissions (round_id, agent, commit_hash, reasoning_hash, commit_nonce, commit_sig, committed_at)
-			VALUES (?,?,?,?,?,?,?)`, int64(sub.RoundID), sub.Agent, sub.CommitHash, sub.ReasoningHash, int64(sub.CommitNonce), sub.CommitSig, r.at.UnixMicro())
+		_, err = d.execPrepared(ctx, tx, `INSERT INTO submissions (round_id, agent, commit_hash, reasoning_hash, commit_nonce, commit_sig, commit_sig_deadline, committed_at)
+			VALUES (?,?,?,?,?,?,?,?)`, int64(sub.RoundID), sub.Agent, sub.CommitHash, sub.ReasoningHash, int64(sub.CommitNonce), sub.CommitSig, int64(sub.CommitSigDeadline), r.at.UnixMicro())
 		if err != nil {
 			if isUniqueViolation(err) {
 				return true, arena.Rejectf(arena.ECONFLICT, "already_committed", "round %d: agent %s already committed", sub.RoundID, sub.Agent)
@@ -466,8 +467,8 @@ func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool
 			return wrote, err
 		}
 		preds, _ := json.Marshal(sub.Predictions)
-		res, err := d.execPrepared(ctx, tx, `UPDATE submissions SET predictions = ?, salt = ?, reveal_nonce = ?, reveal_sig = ?, revealed_at = ?
-			WHERE round_id = ? AND agent = ? AND predictions IS NULL`, string(preds), sub.Salt, int64(sub.RevealNonce), sub.RevealSig, r.at.UnixMicro(), int64(sub.RoundID), sub.Agent)
+		res, err := d.execPrepared(ctx, tx, `UPDATE submissions SET predictions = ?, salt = ?, reveal_nonce = ?, reveal_sig = ?, reveal_sig_deadline = ?, revealed_at = ?
+			WHERE round_id = ? AND agent = ? AND predictions IS NULL`, string(preds), sub.Salt, int64(sub.RevealNonce), sub.RevealSig, int64(sub.RevealSigDeadline), r.at.UnixMicro(), int64(sub.RoundID), sub.Agent)
 		if err != nil {
 			return true, fmt.Errorf("store: record reveal: %w", err)
 		}

@@ -27,6 +27,8 @@ var suite = []struct {
 	{"Settings", testSettings},
 	{"OracleResolutions", testOracleResolutions},
 	{"ConcurrentBenchmarks", testConcurrentBenchmarks},
+	{"ChainTxs", testChainTxs},
+	{"SignedDeadlines", testSignedDeadlines},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
