@@ -2,10 +2,11 @@
 // (rounds, markets, benchmarks, signed submissions, outcomes, scores, the
 // leaderboard, the tamper-evident log and its signed heads) as CSV or JSON
 // Lines tables, and verifies such an export from its files alone (Verify).
-// The dashboard's downloads use the same tables (Tables, WriteTable).
+// The dashboard's downloads stream the same tables (Stream).
 package export
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,107 +103,228 @@ func preds(p []uint16) string {
 	return strings.Join(s, " ")
 }
 
-// Tables reads the tables of an export from src.
-func Tables(ctx context.Context, src Source, since time.Time) ([]Table, error) {
+// Spec is one exported table's name and columns.
+type Spec struct {
+	Name    string
+	Columns []string
+}
+
+// Specs are the exported tables, in the order an export writes them.
+var Specs = []Spec{
+	{"rounds", []string{"id", "commit_deadline", "reveal_start", "reveal_deadline", "grace_seconds", "created_at", "benchmark_at", "triggered_at", "invalidated"}},
+	{"round_markets", []string{"round_id", "idx", "market_id", "benchmark", "benchmark_bps", "benchmark_time", "benchmark_source", "outcome"}},
+	{"markets", []string{"id", "source", "source_id", "question", "category", "event_id", "status", "resolution"}},
+	{"submissions", []string{"round_id", "agent", "commit_hash", "reasoning_hash", "commit_nonce", "commit_sig", "committed_at",
+		"predictions", "salt", "reveal_nonce", "reveal_sig", "revealed_at"}},
+	{"scores", []string{"round_id", "agent", "brier", "alpha", "brier_bps2", "alpha_bps2", "scored_markets", "benchmarked", "forfeit"}},
+	{"agents", []string{"address", "name", "kind"}},
+	{"leaderboard", []string{"rank", "agent", "name", "rounds", "n", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct", "provisional"}},
+	{"log_entries", []string{"idx", "kind", "leaf", "leaf_hash", "created_at", "sealed"}},
+}
+
+// SpecOf returns the table called name.
+func SpecOf(name string) (Spec, bool) {
+	for _, s := range Specs {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// scope selects what a table holds: rounds whose commit deadline is at or
+// after since (zero: all), and the first logSize log entries (all of them
+// unless limitLog).
+type scope struct {
+	since    time.Time
+	limitLog bool
+	logSize  uint64
+}
+
+// Stream writes the table called name to w in format, one row at a time,
+// with the rounds whose commit deadline is at or after since (zero: all)
+// and the log as it stands. It returns an ENOTFOUND error for an unknown
+// table and EINVALID for an unknown format before writing anything.
+func Stream(ctx context.Context, w io.Writer, src Source, name, format string, since time.Time) (int, error) {
+	return stream(ctx, w, src, name, format, scope{since: since})
+}
+
+func stream(ctx context.Context, w io.Writer, src Source, name, format string, sc scope) (int, error) {
+	sp, ok := SpecOf(name)
+	if !ok {
+		return 0, arena.Errorf(arena.ENOTFOUND, "export: no table %q", name)
+	}
+	rw, err := NewRowWriter(w, format, sp.Columns)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	if err := rows(ctx, src, name, sc, func(r []string) error {
+		n++
+		return rw.Write(r)
+	}); err != nil {
+		return n, err
+	}
+	return n, rw.Flush()
+}
+
+// rows produces the rows of one table. A round's submissions, and the log
+// leaves of its commits and reveals, stay out until its outcomes are
+// triggered: before that they would show predictions, salts and
+// signatures that every page and API keeps private (the sealed log
+// entries keep their leaf hash, so inclusion still checks).
+func rows(ctx context.Context, src Source, name string, sc scope, emit func([]string) error) error {
 	st := src.Forecast.Store
-	rounds, err := st.Rounds(ctx, arena.RoundFilter{})
+	all, err := st.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sort.Slice(rounds, func(i, j int) bool { return rounds[i].ID < rounds[j].ID })
-	rt := Table{Name: "rounds", Columns: []string{"id", "commit_deadline", "reveal_start", "reveal_deadline", "grace_seconds", "created_at", "benchmark_at", "triggered_at", "invalidated"}}
-	rm := Table{Name: "round_markets", Columns: []string{"round_id", "idx", "market_id", "benchmark", "benchmark_bps", "benchmark_time", "benchmark_source", "outcome"}}
-	sub := Table{Name: "submissions", Columns: []string{"round_id", "agent", "commit_hash", "reasoning_hash", "commit_nonce", "commit_sig", "committed_at",
-		"predictions", "salt", "reveal_nonce", "reveal_sig", "revealed_at"}}
-	sc := Table{Name: "scores", Columns: []string{"round_id", "agent", "brier", "alpha", "brier_bps2", "alpha_bps2", "scored_markets", "benchmarked", "forfeit"}}
-	marketIDs := map[int64]bool{}
-	for _, r := range rounds {
-		if !since.IsZero() && r.CommitDeadline.Before(since) {
-			continue
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	var rounds []*arena.Round
+	for _, r := range all {
+		if sc.since.IsZero() || !r.CommitDeadline.Before(sc.since) {
+			rounds = append(rounds, r)
 		}
-		rt.Rows = append(rt.Rows, []string{u64(r.ID), tm(r.CommitDeadline), tm(r.RevealStart), tm(r.RevealDeadline), i64(int64(r.Grace / time.Second)),
-			tm(r.CreatedAt), tm(r.BenchmarkAt), tm(r.TriggeredAt), bl(r.Invalidated)})
-		for _, m := range r.Markets {
-			marketIDs[m.MarketID] = true
-			bps, out := "", ""
-			if m.Benchmark != nil {
-				bps = i64(int64(m.BenchmarkBps))
+	}
+	switch name {
+	case "rounds":
+		for _, r := range rounds {
+			if err := emit([]string{u64(r.ID), tm(r.CommitDeadline), tm(r.RevealStart), tm(r.RevealDeadline), i64(int64(r.Grace / time.Second)),
+				tm(r.CreatedAt), tm(r.BenchmarkAt), tm(r.TriggeredAt), bl(r.Invalidated)}); err != nil {
+				return err
 			}
-			if m.Outcome != nil {
-				out = i64(int64(*m.Outcome))
+		}
+	case "round_markets":
+		for _, r := range rounds {
+			for _, m := range r.Markets {
+				bps, out := "", ""
+				if m.Benchmark != nil {
+					bps = i64(int64(m.BenchmarkBps))
+				}
+				if m.Outcome != nil {
+					out = i64(int64(*m.Outcome))
+				}
+				if err := emit([]string{u64(r.ID), strconv.Itoa(m.Index), i64(m.MarketID), optF(m.Benchmark), bps, tm(m.BenchmarkTime), string(m.BenchmarkSource), out}); err != nil {
+					return err
+				}
 			}
-			rm.Rows = append(rm.Rows, []string{u64(r.ID), strconv.Itoa(m.Index), i64(m.MarketID), optF(m.Benchmark), bps, tm(m.BenchmarkTime), string(m.BenchmarkSource), out})
 		}
-		subs, err := st.Submissions(ctx, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range subs {
-			rn, rs := "", ""
-			if s.Revealed() {
-				rn, rs = u64(s.RevealNonce), s.RevealSig
+	case "markets":
+		seen := map[int64]bool{}
+		var ids []int64
+		for _, r := range rounds {
+			for _, m := range r.Markets {
+				if !seen[m.MarketID] {
+					seen[m.MarketID] = true
+					ids = append(ids, m.MarketID)
+				}
 			}
-			sub.Rows = append(sub.Rows, []string{u64(s.RoundID), s.Agent, s.CommitHash, s.ReasoningHash, u64(s.CommitNonce), s.CommitSig, tm(s.CommittedAt),
-				preds(s.Predictions), s.Salt, rn, rs, tm(s.RevealedAt)})
 		}
-		scores, err := st.RoundScores(ctx, r.ID)
+		slices.Sort(ids)
+		for len(ids) > 0 {
+			chunk := ids[:min(len(ids), 500)]
+			ids = ids[len(chunk):]
+			ms, err := st.MarketsByID(ctx, chunk)
+			if err != nil {
+				return err
+			}
+			for _, id := range chunk {
+				m := ms[id]
+				if m == nil {
+					return fmt.Errorf("export: market %d of a round is missing", id)
+				}
+				if err := emit([]string{i64(m.ID), m.Source, m.SourceID, m.Question, m.Category, m.EventID, string(m.Status), m.Resolution}); err != nil {
+					return err
+				}
+			}
+		}
+	case "submissions":
+		for _, r := range rounds {
+			if r.TriggeredAt.IsZero() {
+				continue
+			}
+			subs, err := st.Submissions(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			for _, s := range subs {
+				rn, rs := "", ""
+				if s.Revealed() {
+					rn, rs = u64(s.RevealNonce), s.RevealSig
+				}
+				if err := emit([]string{u64(s.RoundID), s.Agent, s.CommitHash, s.ReasoningHash, u64(s.CommitNonce), s.CommitSig, tm(s.CommittedAt),
+					preds(s.Predictions), s.Salt, rn, rs, tm(s.RevealedAt)}); err != nil {
+					return err
+				}
+			}
+		}
+	case "scores":
+		for _, r := range rounds {
+			scores, err := st.RoundScores(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			for _, s := range scores {
+				if err := emit([]string{u64(s.RoundID), s.Agent, flt(s.Brier), optF(s.Alpha), i64(s.BrierBps2), optI(s.AlphaBps2),
+					strconv.Itoa(s.Scored), strconv.Itoa(s.Benchmarked), bl(s.Forfeit)}); err != nil {
+					return err
+				}
+			}
+		}
+	case "agents":
+		agents, err := st.Agents(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, s := range scores {
-			sc.Rows = append(sc.Rows, []string{u64(s.RoundID), s.Agent, flt(s.Brier), optF(s.Alpha), i64(s.BrierBps2), optI(s.AlphaBps2),
-				strconv.Itoa(s.Scored), strconv.Itoa(s.Benchmarked), bl(s.Forfeit)})
+		for _, a := range agents {
+			if err := emit([]string{a.Address, a.Name, a.Kind}); err != nil {
+				return err
+			}
 		}
-	}
-	ids := make([]int64, 0, len(marketIDs))
-	for id := range marketIDs {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	ms, err := st.MarketsByID(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	mt := Table{Name: "markets", Columns: []string{"id", "source", "source_id", "question", "category", "event_id", "status", "resolution"}}
-	for _, id := range ids {
-		m := ms[id]
-		if m == nil {
-			return nil, fmt.Errorf("export: market %d of a round is missing", id)
-		}
-		mt.Rows = append(mt.Rows, []string{i64(m.ID), m.Source, m.SourceID, m.Question, m.Category, m.EventID, string(m.Status), m.Resolution})
-	}
-	agents, err := st.Agents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	at := Table{Name: "agents", Columns: []string{"address", "name", "kind"}}
-	for _, a := range agents {
-		at.Rows = append(at.Rows, []string{a.Address, a.Name, a.Kind})
-	}
-	lb, err := src.Forecast.Leaderboard(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lt := Table{Name: "leaderboard", Columns: []string{"rank", "agent", "name", "rounds", "n", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct", "provisional"}}
-	for i, e := range lb {
-		lt.Rows = append(lt.Rows, []string{strconv.Itoa(i + 1), e.Agent, e.Name, strconv.Itoa(e.Rounds), strconv.Itoa(e.N), flt(e.Brier), optF(e.BrierSE),
-			optF(e.Alpha), optF(e.AlphaSE), optF(e.T), optF(e.P), optF(e.BeatPct), bl(e.Provisional)})
-	}
-	lg := Table{Name: "log_entries", Columns: []string{"idx", "kind", "leaf", "leaf_hash", "created_at"}}
-	size, err := src.Log.Store.LogSize(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for from := uint64(0); from < size; from += 5000 {
-		es, err := src.Log.Entries(ctx, from, min(size, from+5000))
+	case "leaderboard":
+		lb, err := src.Forecast.Leaderboard(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, e := range es {
-			lg.Rows = append(lg.Rows, []string{u64(e.Index), e.Kind, string(e.Data), hex.EncodeToString(e.LeafHash), tm(e.CreatedAt)})
+		for i, e := range lb {
+			if err := emit([]string{strconv.Itoa(i + 1), e.Agent, e.Name, strconv.Itoa(e.Rounds), strconv.Itoa(e.N), flt(e.Brier), optF(e.BrierSE),
+				optF(e.Alpha), optF(e.AlphaSE), optF(e.T), optF(e.P), optF(e.BeatPct), bl(e.Provisional)}); err != nil {
+				return err
+			}
 		}
+	case "log_entries":
+		if src.Log == nil {
+			return arena.Errorf(arena.ENOTFOUND, "export: no tamper-evident log is configured")
+		}
+		triggered := map[uint64]bool{}
+		for _, r := range all {
+			triggered[r.ID] = !r.TriggeredAt.IsZero()
+		}
+		size := sc.logSize
+		if !sc.limitLog {
+			if size, err = src.Log.Store.LogSize(ctx); err != nil {
+				return err
+			}
+		}
+		for from := uint64(0); from < size; from += 5000 {
+			es, err := src.Log.Entries(ctx, from, min(size, from+5000))
+			if err != nil {
+				return err
+			}
+			for _, e := range es {
+				leaf, sealed := string(e.Data), false
+				if round, sealable, ok := forecast.SealedUntilTrigger(e.Kind, e.Data); sealable && (!ok || !triggered[round]) {
+					leaf, sealed = "", true
+				}
+				if err := emit([]string{u64(e.Index), e.Kind, leaf, hex.EncodeToString(e.LeafHash), tm(e.CreatedAt), bl(sealed)}); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		return arena.Errorf(arena.ENOTFOUND, "export: no table %q", name)
 	}
-	return []Table{rt, rm, mt, sub, sc, at, lt, lg}, nil
+	return nil
 }
 
 // Counts are how many rows each table of an export has.
@@ -221,10 +344,6 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	if err != nil {
 		return nil, err
 	}
-	tables, err := Tables(ctx, src, o.Since)
-	if err != nil {
-		return nil, err
-	}
 	heads, err := src.Log.Heads(ctx)
 	if err != nil {
 		return nil, err
@@ -233,15 +352,14 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	counts := Counts{}
-	for _, t := range tables {
-		if t.Name == "log_entries" {
-			// Entries appended after the head was signed wait for the next export.
-			t.Rows = t.Rows[:min(len(t.Rows), int(head.TreeSize))]
-		}
-		if err := writeFile(filepath.Join(dir, t.Name+"."+o.Format), o.Format, t); err != nil {
+	// Entries appended after the head was signed wait for the next export.
+	sc := scope{since: o.Since, limitLog: true, logSize: head.TreeSize}
+	for _, sp := range Specs {
+		n, err := writeFile(ctx, filepath.Join(dir, sp.Name+"."+o.Format), src, sp.Name, o.Format, sc)
+		if err != nil {
 			return nil, err
 		}
-		counts[t.Name] = len(t.Rows)
+		counts[sp.Name] = n
 	}
 	d := src.Forecast.Domain
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),
@@ -260,54 +378,94 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	return counts, nil
 }
 
-func writeFile(path, format string, t Table) (err error) {
+func writeFile(ctx context.Context, path string, src Source, name, format string, sc scope) (n int, err error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return 0, fmt.Errorf("export: %w", err)
 	}
 	defer func() {
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("export: %w", cerr)
 		}
 	}()
-	return WriteTable(f, format, t)
+	bw := bufio.NewWriter(f)
+	if n, err = stream(ctx, bw, src, name, format, sc); err != nil {
+		return n, err
+	}
+	if err := bw.Flush(); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	return n, nil
 }
 
 // WriteTable writes t as CSV (header row first; cells that a spreadsheet
 // would run as a formula are escaped) or as JSON Lines (one object per row).
 func WriteTable(w io.Writer, format string, t Table) error {
-	switch format {
-	case CSV:
-		cw := csv.NewWriter(w)
-		if err := cw.Write(t.Columns); err != nil {
+	rw, err := NewRowWriter(w, format, t.Columns)
+	if err != nil {
+		return err
+	}
+	for _, r := range t.Rows {
+		if err := rw.Write(r); err != nil {
 			return err
 		}
-		row := make([]string, len(t.Columns))
-		for _, r := range t.Rows {
-			for i, c := range r {
-				row[i] = EscapeCell(c)
-			}
-			if err := cw.Write(row); err != nil {
-				return err
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	case JSONL:
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, r := range t.Rows {
-			obj := make(orderedRow, len(t.Columns))
-			for i, c := range t.Columns {
-				obj[i] = [2]string{c, r[i]}
-			}
-			if err := enc.Encode(obj); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
-	return arena.Errorf(arena.EINVALID, "export: format %q: want csv or jsonl", format)
+	return rw.Flush()
+}
+
+// RowWriter writes a table row by row: CSV with a header row and formula
+// cells escaped, or JSON Lines with one object per row, its keys in column
+// order.
+type RowWriter struct {
+	cols []string
+	cw   *csv.Writer
+	enc  *json.Encoder
+	buf  []string
+}
+
+// NewRowWriter starts a table of cols on w (writing the CSV header).
+func NewRowWriter(w io.Writer, format string, cols []string) (*RowWriter, error) {
+	rw := &RowWriter{cols: cols, buf: make([]string, len(cols))}
+	switch format {
+	case CSV:
+		rw.cw = csv.NewWriter(w)
+		if err := rw.cw.Write(cols); err != nil {
+			return nil, err
+		}
+	case JSONL:
+		rw.enc = json.NewEncoder(w)
+		rw.enc.SetEscapeHTML(false)
+	default:
+		return nil, arena.Errorf(arena.EINVALID, "export: format %q: want csv or jsonl", format)
+	}
+	return rw, nil
+}
+
+// Write writes one row; it must have a cell per column.
+func (rw *RowWriter) Write(r []string) error {
+	if len(r) != len(rw.cols) {
+		return fmt.Errorf("export: row of %d cells, want %d", len(r), len(rw.cols))
+	}
+	if rw.cw != nil {
+		for i, c := range r {
+			rw.buf[i] = EscapeCell(c)
+		}
+		return rw.cw.Write(rw.buf)
+	}
+	obj := make(orderedRow, len(rw.cols))
+	for i, c := range rw.cols {
+		obj[i] = [2]string{c, r[i]}
+	}
+	return rw.enc.Encode(obj)
+}
+
+// Flush writes out what the CSV writer buffers.
+func (rw *RowWriter) Flush() error {
+	if rw.cw != nil {
+		rw.cw.Flush()
+		return rw.cw.Error()
+	}
+	return nil
 }
 
 // orderedRow encodes as a JSON object with the columns in table order.

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -305,3 +306,34 @@ func FuzzReadTable(f *testing.F) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// The README's table of exported files lists exactly the exported tables
+// and their columns, in order.
+func TestReadmeListsExportedTables(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "#### Exported files")
+	if !ok {
+		t.Fatal("README has no 'Exported files' section")
+	}
+	var got []export.Spec
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			if len(got) > 0 {
+				break
+			}
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		sp := export.Spec{Name: strings.Trim(cells[0], "`")}
+		for _, c := range strings.Split(cells[1], ", ") {
+			sp.Columns = append(sp.Columns, strings.Trim(c, "`"))
+		}
+		got = append(got, sp)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(export.Specs) {
+		t.Errorf("README lists\n%v\nthe export writes\n%v", got, export.Specs)
+	}
+}

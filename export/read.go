@@ -131,6 +131,9 @@ func (t Table) col(name string) func(row []string) string {
 
 // check reports the columns t lacks.
 func (t Table) check(cols ...string) error {
+	if t.Columns == nil && len(t.Rows) == 0 {
+		return nil // an empty JSON Lines file names no columns
+	}
 	have := map[string]bool{}
 	for _, c := range t.Columns {
 		have[c] = true

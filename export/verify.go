@@ -30,6 +30,7 @@ type VerifyOptions struct {
 // Report says what Verify checked.
 type Report struct {
 	LogEntries      int
+	SealedEntries   int // commits and reveals of untriggered rounds: hash only
 	Heads           int // signed tree heads checked (signature and consistency with the latest)
 	InclusionProofs int
 	Signatures      int // EIP-712 commit and reveal signatures recovered
@@ -118,11 +119,25 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 	}
 	leaves := make([][]byte, len(lt.Rows))
 	leafData := make([]tlog.Leaf, len(lt.Rows))
-	idxOf, kindOf, leafOf, hashOf := lt.col("idx"), lt.col("kind"), lt.col("leaf"), lt.col("leaf_hash")
+	idxOf, kindOf, leafOf, hashOf, sealedOf := lt.col("idx"), lt.col("kind"), lt.col("leaf"), lt.col("leaf_hash"), lt.col("sealed")
 	for i, row := range lt.Rows {
 		item := fmt.Sprintf("log entry %d", i)
 		if idxOf(row) != strconv.Itoa(i) {
 			return rep, fail(item, "index %q out of order", idxOf(row))
+		}
+		if sealedOf(row) == "true" {
+			// A commit or reveal of a round not triggered yet: only its
+			// hash is published, which the root and proofs still cover.
+			if leafOf(row) != "" || (kindOf(row) != tlog.KindCommit && kindOf(row) != tlog.KindReveal) {
+				return rep, fail(item, "sealed, but a %s entry with a leaf", kindOf(row))
+			}
+			h, err := hex.DecodeString(hashOf(row))
+			if err != nil || len(h) != 32 {
+				return rep, fail(item, "leaf hash %q is not 32 hex bytes", hashOf(row))
+			}
+			leaves[i] = h
+			rep.SealedEntries++
+			continue
 		}
 		leaf := []byte(leafOf(row))
 		leaves[i] = tlog.LeafHash(leaf)
@@ -181,6 +196,7 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 		item := fmt.Sprintf("log entry %d", i)
 		var err error
 		switch l.Kind {
+		case "": // sealed
 		case tlog.KindCommit:
 			var e forecast.CommitEntry
 			if err = json.Unmarshal(l.Data, &e); err == nil {

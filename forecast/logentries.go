@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -83,3 +84,22 @@ const (
 	logOutcome    = tlog.KindOutcome
 	logScore      = tlog.KindScore
 )
+
+// SealedUntilTrigger reports whether a log entry carries a round's commit
+// or reveal, and which round: such a leaf (signature, predictions, salt)
+// is published only once that round's outcomes are triggered, by its leaf
+// hash alone before. A commit or reveal leaf that cannot be read reports
+// round 0 with ok false, and callers keep it sealed.
+func SealedUntilTrigger(kind string, leaf []byte) (round uint64, sealable, ok bool) {
+	if kind != tlog.KindCommit && kind != tlog.KindReveal {
+		return 0, false, true
+	}
+	var l tlog.Leaf
+	var e struct {
+		RoundID *uint64 `json:"round_id"`
+	}
+	if json.Unmarshal(leaf, &l) != nil || json.Unmarshal(l.Data, &e) != nil || e.RoundID == nil {
+		return 0, true, false
+	}
+	return *e.RoundID, true, true
+}

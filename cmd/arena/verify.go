@@ -35,8 +35,8 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	}
 	rep, err := export.Verify(*dir, export.VerifyOptions{LogKey: pub})
 	if rep != nil {
-		fmt.Fprintf(env.Stdout, "log: %d entries, root %s; %d inclusion proofs, %d signed heads consistent with the latest\n",
-			rep.LogEntries, rep.LogRoot, rep.InclusionProofs, rep.Heads)
+		fmt.Fprintf(env.Stdout, "log: %d entries (%d sealed until their round is triggered: hash only), root %s; %d inclusion proofs, %d signed heads consistent with the latest\n",
+			rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.Heads)
 		fmt.Fprintf(env.Stdout, "rounds %d, markets %d, submissions %d: %d EIP-712 signatures, %d commit hashes, %d benchmarks, %d outcomes, %d scores recomputed\n",
 			rep.Rounds, rep.Markets, rep.Submissions, rep.Signatures, rep.CommitHashes, rep.Benchmarks, rep.Outcomes, rep.Scores)
 		if rep.LeaderboardSkip != "" {

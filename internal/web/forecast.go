@@ -24,6 +24,7 @@ func (s *Server) RegisterForecast(svc *forecast.Service) {
 	s.handle("POST /api/v1/admin/rounds", s.admin(s.createRound))
 	s.handle("POST /api/v1/admin/rounds/{id}/trigger", s.admin(s.triggerRound))
 	s.handle("POST /api/v1/admin/markets/{id}/resolve", s.admin(s.resolveMarket))
+	s.registerExport()
 }
 
 func roundID(r *http.Request) (uint64, error) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -134,24 +135,21 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 // reveal's predictions and salt, a commit's signature); the leaf hash is
 // enough to check inclusion, and the leaf itself is published after.
 func (s *Server) sealedEntry(ctx context.Context, kind string, leaf []byte, sealed map[uint64]bool) (bool, error) {
-	if kind != tlog.KindCommit && kind != tlog.KindReveal {
+	round, sealable, ok := forecast.SealedUntilTrigger(kind, leaf)
+	if !sealable {
 		return false, nil
 	}
-	var l tlog.Leaf
-	var e struct {
-		RoundID uint64 `json:"round_id"`
-	}
-	if json.Unmarshal(leaf, &l) != nil || json.Unmarshal(l.Data, &e) != nil || s.Forecast == nil {
+	if !ok || s.Forecast == nil {
 		return true, nil // when in doubt, keep it sealed
 	}
-	hide, ok := sealed[e.RoundID]
-	if !ok {
-		triggered, err := s.Forecast.Triggered(ctx, e.RoundID)
+	hide, seen := sealed[round]
+	if !seen {
+		triggered, err := s.Forecast.Triggered(ctx, round)
 		if err != nil {
 			return false, err
 		}
 		hide = !triggered
-		sealed[e.RoundID] = hide
+		sealed[round] = hide
 	}
 	return hide, nil
 }

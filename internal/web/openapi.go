@@ -23,6 +23,7 @@ type apiOp struct {
 	Query        []string // query parameter names
 	Body         any      // request body type, nil for none
 	Response     any      // 200/201 response body type
+	Media        []string // media types of a non-JSON 200 response (a text body) instead of Response
 	Status       int      // success status; 0 means 200
 	Admin        bool     // needs the admin bearer token
 }
@@ -102,8 +103,16 @@ func (s *Server) OpenAPI() map[string]any {
 			status = "201"
 		}
 		errResp := map[string]any{"description": "error", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
+		content := map[string]any{}
+		if op.Media != nil {
+			for _, m := range op.Media {
+				content[m] = map[string]any{"schema": map[string]any{"type": "string"}}
+			}
+		} else {
+			content["application/json"] = map[string]any{"schema": g.schema(reflect.TypeOf(op.Response))}
+		}
 		o["responses"] = map[string]any{
-			status:    map[string]any{"description": "success", "content": map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(op.Response))}}},
+			status:    map[string]any{"description": "success", "content": content},
 			"default": errResp,
 		}
 		if op.Admin {
