@@ -10,6 +10,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/store"
@@ -78,9 +79,13 @@ func TestOracleForecastFlow(t *testing.T) {
 			}
 			resolvers = append(resolvers, &oracle.Resolver{ID: model, Completer: cl})
 		}
-		osvc := &oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 2}, Policy: arena.DefaultOraclePolicy, Now: clk.Now, Logger: quiet}
+		osvc := &oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 2}, Policy: arena.DefaultOraclePolicy, Now: clk.Now, Logger: quiet, Metrics: metrics.New()}
 		if n, err := osvc.RunPending(ctx); err != nil || n != 2 {
 			t.Fatalf("oracle: %d %v", n, err)
+		}
+		if esc, res := osvc.Metrics.Value("arena_oracle_runs_total", map[string]string{"status": arena.OracleEscalated}),
+			osvc.Metrics.Value("arena_oracle_runs_total", map[string]string{"status": arena.OracleAuto}); esc != 1 || res != 1 {
+			t.Fatalf("oracle runs counted: %v escalated, %v auto; want 1 and 1", esc, res)
 		}
 		if m, _ := db.Market(ctx, ms[2].ID); m.Resolution != arena.Yes {
 			t.Fatalf("unanimous market: %+v", m)

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/forecast-arena/arena/internal/redact"
 )
 
 // command is one subcommand. Run receives the arguments after its name.
@@ -48,7 +50,7 @@ func main() {
 	stop()
 	if err != nil {
 		if !errors.Is(err, errUsage) {
-			fmt.Fprintln(os.Stderr, "arena: "+oneLine(err))
+			fmt.Fprintln(os.Stderr, "arena: "+redact.String(oneLine(err)))
 		}
 		os.Exit(exitCode(err))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/retrieve"
 	"github.com/forecast-arena/arena/internal/store"
@@ -27,12 +28,12 @@ func init() {
 
 // oracleService builds the oracle over db from a registry file and the
 // configured policy. Calls and evidence are cached under cacheDir when set.
-func oracleService(o config.Options, db *store.DB, environ []string, agentsFile, evidence, cacheDir string, logger *slog.Logger) (*oracle.Service, error) {
+func oracleService(o config.Options, db *store.DB, environ []string, agentsFile, evidence, cacheDir string, logger *slog.Logger, llmOpts ...llm.Option) (*oracle.Service, error) {
 	reg, err := llm.LoadRegistry(agentsFile)
 	if err != nil {
 		return nil, err
 	}
-	pc := oracle.PanelConfig{Registry: reg, Getenv: llm.EnvLookup(environ), CacheDir: cacheDir, LLMOptions: []llm.Option{llm.WithLogger(logger)}}
+	pc := oracle.PanelConfig{Registry: reg, Getenv: llm.EnvLookup(environ), CacheDir: cacheDir, LLMOptions: append([]llm.Option{llm.WithLogger(logger)}, llmOpts...)}
 	resolvers, _, err := pc.Resolvers()
 	if err != nil {
 		return nil, err
@@ -54,15 +55,17 @@ func oracleService(o config.Options, db *store.DB, environ []string, agentsFile,
 }
 
 // oracleJob runs the oracle hourly over the markets waiting for it.
-func oracleJob(o config.Options, db *store.DB, environ []string, logger *slog.Logger) (jobs.Job, error) {
+// m counts the oracle's runs and model calls (may be nil).
+func oracleJob(o config.Options, db *store.DB, environ []string, logger *slog.Logger, m *metrics.Metrics) (jobs.Job, error) {
 	cache := ""
 	if dir, err := dataDir(o); err == nil {
 		cache = filepath.Join(dir, "oracle-cache")
 	}
-	svc, err := oracleService(o, db, environ, o.OracleAgents, "question", cache, logger)
+	svc, err := oracleService(o, db, environ, o.OracleAgents, "question", cache, logger, llm.WithMetrics(m))
 	if err != nil {
 		return jobs.Job{}, err
 	}
+	svc.Metrics = m
 	return jobs.Job{Name: "oracle", Schedule: jobs.Every(time.Hour), Run: func(ctx context.Context, _ time.Time) error {
 		n, err := svc.RunPending(ctx)
 		if n > 0 {

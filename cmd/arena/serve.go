@@ -13,7 +13,10 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
@@ -53,6 +56,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	m := metrics.New()
+	if err := m.Register(db.Collector()); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	mopt := llm.WithMetrics(m)
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
@@ -88,28 +96,29 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	var eng *trading.Engine
 	if o.AgentsFile != "" {
 		var tjobs []jobs.Job
-		if eng, tjobs, err = tradingJobs(o, db, env.Environ, logger); err != nil {
+		if eng, tjobs, err = tradingJobs(o, db, env.Environ, logger, mopt); err != nil {
 			return err
 		}
 		js = append(js, tjobs...)
 	}
 	if o.ForecastAgents != "" && fsvc != nil {
-		hj, err := hostedForecastJob(ctx, o, db, env.Environ, "http://"+ln.Addr().String(), *forecastLead, logger)
+		hj, err := hostedForecastJob(ctx, o, db, env.Environ, "http://"+ln.Addr().String(), *forecastLead, logger, mopt)
 		if err != nil {
 			return err
 		}
 		js = append(js, hj)
 	}
 	if o.OracleAgents != "" {
-		oj, err := oracleJob(o, db, env.Environ, logger)
+		oj, err := oracleJob(o, db, env.Environ, logger, m)
 		if err != nil {
 			return err
 		}
 		js = append(js, oj)
 	}
 	srv := newServer(db, o.AdminToken, logger, fsvc, eng, lg)
-	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js}
-	logger.Info("serving", "addr", ln.Addr().String(), "db", config.RedactURL(o.DB), "engine", db.Engine())
+	srv.Metrics = m
+	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js, Metrics: m}
+	logger.Info("serving", "addr", ln.Addr().String(), "db", redact.String(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return web.Serve(gctx, ln, srv.Handler()) })
 	g.Go(func() error { return sched.Run(gctx) })
@@ -124,7 +133,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 // newServer wires the HTTP server from its parts: the one composition
 // `serve` and `demo` share. A nil track is not served.
 func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine, lg *tlog.Log) *web.Server {
-	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: db})
+	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: db, Health: db})
 	if lg != nil {
 		srv.RegisterLog(lg)
 	}

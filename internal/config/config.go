@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/forecast-arena/arena/internal/redact"
 )
 
 // Options is the effective configuration.
@@ -216,7 +217,7 @@ func readFile(path string) (map[string]string, error) {
 func (o *Options) Validate() error {
 	var errs []error
 	if !strings.HasPrefix(o.DB, "sqlite:") && !strings.HasPrefix(o.DB, "postgres://") && !strings.HasPrefix(o.DB, "postgresql://") {
-		errs = append(errs, fmt.Errorf("db %q: want sqlite:PATH or postgres://…", RedactURL(o.DB)))
+		errs = append(errs, fmt.Errorf("db %q: want sqlite:PATH or postgres://…", redact.String(o.DB)))
 	}
 	if o.SyncLimit <= 0 {
 		errs = append(errs, fmt.Errorf("sync limit %d: must be positive", o.SyncLimit))
@@ -250,43 +251,20 @@ func (o *Options) Validate() error {
 }
 
 // Lines renders the configuration as sorted KEY=VALUE lines with secrets
-// and database passwords redacted.
+// masked and every value passed through redact.String (database passwords,
+// keys in URLs).
 func (o *Options) Lines() []string {
 	var out []string
 	for _, f := range fields {
 		v := f.get(o)
 		if f.secret && v != "" {
-			v = "[redacted]"
+			v = redact.Mask
 		}
-		if f.key == "ARENA_DB" {
-			v = RedactURL(v)
-		}
-		out = append(out, f.key+"="+v)
+		out = append(out, f.key+"="+redact.String(v))
 	}
 	sort.Strings(out)
 	return out
 }
-
-// RedactURL hides the passwords of a connection string: the user:pass@
-// part of a URL and any password=… parameter (pgx accepts both).
-func RedactURL(s string) string {
-	s = passwordParam.ReplaceAllString(s, "${1}[redacted]")
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		return s
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return s
-	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return s
-	}
-	return scheme + "://" + user + ":[redacted]" + rest[at:]
-}
-
-var passwordParam = regexp.MustCompile(`(?i)(password=)[^&\s]*`)
 
 // isHexAddress reports whether s is a 0x-prefixed 20-byte hex address.
 func isHexAddress(s string) bool {

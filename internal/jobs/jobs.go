@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/metrics"
+	"github.com/forecast-arena/arena/internal/redact"
 )
 
 // Schedule maps an instant to the period it falls in and says whether the
@@ -61,6 +64,8 @@ type Scheduler struct {
 	Owner  string
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Metrics counts runs, durations, failures and takeovers (may be nil).
+	Metrics *metrics.Metrics
 
 	mu      sync.Mutex
 	done    map[string]time.Time // last period handled locally, per job
@@ -106,7 +111,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				continue
 			}
 			s.done[j.Name] = period
-			ok, err := s.Store.ClaimJob(ctx, j.Name, period, s.Owner)
+			ok, takeover, err := s.claim(ctx, j.Name, period)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.Logger.Error("claim job", "job", j.Name, "period", period, "err", err)
@@ -120,6 +125,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				s.nextTry[j.Name] = now.Add(RetryClaim)
 				continue
 			}
+			if takeover {
+				s.Logger.Warn("job period taken over from an expired claim", "job", j.Name, "period", period)
+				s.Metrics.JobTakeover(j.Name)
+			}
 			s.mu.Lock()
 			running[j.Name] = true
 			s.mu.Unlock()
@@ -127,11 +136,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			go func(j Job, period time.Time) {
 				defer wg.Done()
 				start := time.Now()
-				err := j.Run(ctx, period)
+				err := s.runJob(ctx, j, period)
 				// Record the outcome even when shutting down.
 				if ferr := s.Store.FinishJob(context.WithoutCancel(ctx), j.Name, period, err); ferr != nil {
 					s.Logger.Error("finish job", "job", j.Name, "err", ferr)
 				}
+				s.Metrics.JobRun(j.Name, time.Since(start), err, time.Now())
 				if err != nil {
 					s.Logger.Error("job failed", "job", j.Name, "period", period, "err", err, "took", time.Since(start))
 				} else {
@@ -149,4 +159,31 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// takeoverClaimer is a JobStore that also says when a claim took a period
+// over from an expired lease (store.DB does).
+type takeoverClaimer interface {
+	ClaimJobRun(ctx context.Context, name string, period time.Time, owner string) (claimed, takeover bool, err error)
+}
+
+func (s *Scheduler) claim(ctx context.Context, name string, period time.Time) (ok, takeover bool, err error) {
+	if tc, isTC := s.Store.(takeoverClaimer); isTC {
+		return tc.ClaimJobRun(ctx, name, period, s.Owner)
+	}
+	ok, err = s.Store.ClaimJob(ctx, name, period, s.Owner)
+	return ok, false, err
+}
+
+// runJob runs one period, turning a panic into the run's error so the
+// period is recorded as failed (and the process survives); the panic value
+// is redacted, since it is stored and logged.
+func (s *Scheduler) runJob(ctx context.Context, j Job, period time.Time) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("job %s panicked: %s", j.Name, redact.String(fmt.Sprint(p)))
+			s.Logger.Error("job panicked", "job", j.Name, "stack", redact.String(string(debug.Stack())))
+		}
+	}()
+	return j.Run(ctx, period)
 }

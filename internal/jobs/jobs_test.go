@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -104,7 +105,8 @@ func TestSchedulerTakesOverDeadClaim(t *testing.T) {
 			t.Fatal("pre-claim failed")
 		}
 		var runs atomic.Int32
-		s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: now, Jobs: []jobs.Job{{Name: "cohort-start", Schedule: jobs.Weekly(0),
+		m := metrics.New()
+		s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: now, Metrics: m, Jobs: []jobs.Job{{Name: "cohort-start", Schedule: jobs.Weekly(0),
 			Run: func(context.Context, time.Time) error { runs.Add(1); return nil }}}}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -122,6 +124,10 @@ func TestSchedulerTakesOverDeadClaim(t *testing.T) {
 		<-done
 		if runs.Load() != 1 {
 			t.Fatalf("dead claim run %d times, want 1", runs.Load())
+		}
+		job := map[string]string{"job": "cohort-start"}
+		if tk, ok := m.Value("arena_job_takeovers_total", job), m.Value("arena_job_runs_total", map[string]string{"job": "cohort-start", "result": "ok"}); tk != 1 || ok != 1 {
+			t.Errorf("metrics: %v takeovers, %v successful runs; want 1 and 1", tk, ok)
 		}
 	})
 }

@@ -184,6 +184,16 @@ func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h
 // WithLogger sets the logger for retries.
 func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 
+// CallMetrics counts model calls (a *metrics.Metrics does).
+type CallMetrics interface {
+	ModelCall(agent string, ok bool, inputTokens, outputTokens, costMicros int64)
+}
+
+// WithMetrics reports every call that reached the provider, after its
+// retries, with its tokens and cost (answers read from a Cache never reach
+// the client and are not counted).
+func WithMetrics(m CallMetrics) Option { return func(c *Client) { c.metrics = m } }
+
 // WithBaseURL overrides the spec's base URL (tests, local servers).
 func WithBaseURL(u string) Option { return func(c *Client) { c.spec.BaseURL = u } }
 
@@ -194,6 +204,8 @@ type Client struct {
 	http   *http.Client
 	log    *slog.Logger
 	oc     openai.Client
+	// metrics may be nil.
+	metrics CallMetrics
 
 	// Seams for tests: waiting and randomness.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -266,6 +278,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // Complete runs the request under the retry policy. On failure the error
 // is an *Error (or the context's error when ctx ended).
 func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
+	resp, err := c.complete(ctx, req)
+	if c.metrics != nil {
+		var le *Error
+		if err == nil || (errors.As(err, &le) && le.Attempts > 0) {
+			c.metrics.ModelCall(c.spec.ID, err == nil, resp.InputTokens, resp.OutputTokens, resp.CostMicros)
+		}
+	}
+	return resp, err
+}
+
+func (c *Client) complete(ctx context.Context, req Request) (Response, error) {
 	params, err := c.params(req)
 	if err != nil {
 		return Response{}, &Error{Agent: c.spec.ID, Model: c.spec.Model, Message: err.Error(), Err: err, Attempts: 0}

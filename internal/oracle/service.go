@@ -7,6 +7,7 @@ import (
 	"time"
 
 	arena "github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/metrics"
 )
 
 // Store is what the oracle service reads and writes.
@@ -24,6 +25,8 @@ type Service struct {
 	Policy arena.OraclePolicy
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Metrics counts recorded runs by status, escalations included (may be nil).
+	Metrics *metrics.Metrics
 }
 
 func (s *Service) now() time.Time {
@@ -76,6 +79,7 @@ func (s *Service) Resolve(ctx context.Context, marketID int64) (*arena.OracleRes
 	if err := s.Store.SaveOracleResolution(ctx, rec); err != nil {
 		return nil, err
 	}
+	s.Metrics.OracleRun(rec.Status)
 	s.logger().Info("oracle", "market", m.ID, "status", rec.Status, "decision", v.Decision, "rule", v.Rule,
 		"composite", v.Composite, "reasons", v.Reasons)
 	return rec, nil

@@ -18,7 +18,7 @@ import (
 	_ "modernc.org/sqlite"             // registers "sqlite"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/redact"
 )
 
 // Compile-time checks that DB implements the domain interfaces.
@@ -81,22 +81,22 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		// The parsers' errors quote the URL, password included, so they
 		// are replaced, not wrapped; the URL is shown redacted.
 		if _, err := url.Parse(rawURL); err != nil {
-			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: not a valid URL (percent-encode '%%', '@', ':' and spaces in the user and password)", redact(rawURL))
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: not a valid URL (percent-encode '%%', '@', ':' and spaces in the user and password)", redact.String(rawURL))
 		}
 		db, err := sql.Open("pgx", rawURL)
 		if err != nil {
-			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: the driver refused it", redact(rawURL))
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: the driver refused it", redact.String(rawURL))
 		}
 		db.SetMaxOpenConns(16)
 		d.db, d.dialect = db, postgres
 	default:
-		return nil, arena.Errorf(arena.EINVALID, "store: unsupported database URL %q (want sqlite:PATH or postgres://…)", redact(rawURL))
+		return nil, arena.Errorf(arena.EINVALID, "store: unsupported database URL %q (want sqlite:PATH or postgres://…)", redact.String(rawURL))
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := d.db.PingContext(pingCtx); err != nil {
 		d.db.Close()
-		return nil, fmt.Errorf("store: connect %s: %w", redact(rawURL), connectError(err))
+		return nil, fmt.Errorf("store: connect %s: %w", redact.String(rawURL), connectError(err))
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.db.Close()
@@ -121,8 +121,6 @@ func (d *DB) Engine() string {
 	}
 	return "sqlite"
 }
-
-func redact(s string) string { return config.RedactURL(s) }
 
 // rebind turns ? placeholders into $n for PostgreSQL. Queries in this
 // package never contain a literal '?'.

@@ -16,22 +16,29 @@ const JobLease = 30 * time.Minute
 // exactly one claimant win, on either engine; a claim left unfinished past
 // JobLease is taken over by a compare-and-set on its start time.
 func (d *DB) ClaimJob(ctx context.Context, name string, period time.Time, owner string) (bool, error) {
+	ok, _, err := d.ClaimJobRun(ctx, name, period, owner)
+	return ok, err
+}
+
+// ClaimJobRun is ClaimJob that also says whether the claim took the period
+// over from a claimant whose lease expired (a replica that died mid-run).
+func (d *DB) ClaimJobRun(ctx context.Context, name string, period time.Time, owner string) (claimed, takeover bool, err error) {
 	now := d.Now()
 	r, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO job_runs (job, period, owner, started_at) VALUES (?,?,?,?)
 		ON CONFLICT (job, period) DO NOTHING`), name, period.UnixMicro(), owner, now.UnixMicro())
 	if err != nil {
-		return false, fmt.Errorf("store: claim job %s at %s: %w", name, period.Format(time.RFC3339), err)
+		return false, false, fmt.Errorf("store: claim job %s at %s: %w", name, period.Format(time.RFC3339), err)
 	}
 	if n, err := r.RowsAffected(); err != nil || n == 1 {
-		return n == 1, err
+		return n == 1, false, err
 	}
 	r, err = d.db.ExecContext(ctx, d.rebind(`UPDATE job_runs SET owner = ?, started_at = ? WHERE job = ? AND period = ?
 		AND finished_at IS NULL AND started_at < ?`), owner, now.UnixMicro(), name, period.UnixMicro(), now.Add(-JobLease).UnixMicro())
 	if err != nil {
-		return false, fmt.Errorf("store: take over job %s at %s: %w", name, period.Format(time.RFC3339), err)
+		return false, false, fmt.Errorf("store: take over job %s at %s: %w", name, period.Format(time.RFC3339), err)
 	}
 	n, err := r.RowsAffected()
-	return n == 1, err
+	return n == 1, n == 1, err
 }
 
 // FinishJob implements arena.JobStore.

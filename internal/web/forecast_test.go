@@ -54,6 +54,7 @@ type env struct {
 	url    string
 	domain forecast.Domain
 	now    func() time.Time
+	srv    *web.Server
 }
 
 // startServer serves the forecast API of db on a loopback port until the
@@ -79,7 +80,7 @@ func startServer(t testing.TB, db *store.DB, now func() time.Time, domain foreca
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &env{t: t, db: db, svc: svc, url: "http://" + ln.Addr().String(), domain: domain, now: now}
+	return &env{t: t, db: db, svc: svc, url: "http://" + ln.Addr().String(), domain: domain, now: now, srv: srv}
 }
 
 var httpClient = &http.Client{Timeout: 20 * time.Second}

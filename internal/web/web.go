@@ -19,6 +19,8 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/metrics"
+	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -44,12 +46,20 @@ type Parts struct {
 	Forecasters ForecasterStore
 	// Oracle serves oracle resolutions and the arbitration queue.
 	Oracle arena.OracleStore
+	// Metrics is exported at /metrics (nil: the server makes its own).
+	Metrics *metrics.Metrics
+	// Health answers /readyz beyond a ping: schema and job runs.
+	Health arena.HealthStore
 }
 
 // Build wires a server from its parts: the one composition of routes that
 // `arena serve`, `arena demo` and the tests share.
 func Build(p Parts) *Server {
 	s := New(p.Markets, p.DB, p.AdminToken, p.Logger)
+	if p.Metrics != nil {
+		s.Metrics = p.Metrics
+	}
+	s.Health = p.Health
 	if p.Forecast != nil {
 		s.RegisterForecast(p.Forecast)
 	}
@@ -82,6 +92,10 @@ type Server struct {
 	oracle arena.OracleStore
 	// Log is set by RegisterLog.
 	Log *tlog.Log
+	// Metrics counts requests and submissions; served at /metrics.
+	Metrics *metrics.Metrics
+	// Health, when set, adds schema and job checks to /readyz.
+	Health arena.HealthStore
 
 	internalErrors atomic.Int64
 	routes         []string // "METHOD /path" of every handle call
@@ -96,8 +110,10 @@ func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.L
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Server{Markets: markets, DB: db, AdminToken: adminToken, Logger: logger, Mux: http.NewServeMux()}
+	s := &Server{Markets: markets, DB: db, AdminToken: adminToken, Logger: logger, Mux: http.NewServeMux(), Metrics: metrics.New()}
 	s.Mux.HandleFunc("GET /healthz", s.healthz)
+	s.Mux.HandleFunc("GET /readyz", s.readyz)
+	s.Mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { s.Metrics.Handler().ServeHTTP(w, r) })
 	s.handle("GET /api/v1/markets", s.listMarkets)
 	s.handle("GET /api/v1/markets/{id}", s.getMarket)
 	s.handle("GET /api/v1/leaderboard", s.leaderboard)
@@ -121,9 +137,12 @@ func (s *Server) handle(pattern string, h HandlerFunc) {
 // kind) are logged once here, with method, path and cause, and counted;
 // their message is not leaked.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	if ri := infoOf(r); ri != nil {
+		ri.code = arena.ErrorCode(err)
+	}
 	if arena.ErrorKind(err) == arena.EINTERNAL {
 		s.internalErrors.Add(1)
-		s.Logger.Error("http: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.Logger.Error("http: internal error", "method", r.Method, "path", r.URL.Path, "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
 	}
 	WriteError(w, err)
 }
@@ -131,22 +150,28 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 // InternalErrors is how many requests failed with an internal error.
 func (s *Server) InternalErrors() int64 { return s.internalErrors.Load() }
 
-// Handler returns the root handler with body limits and request logging.
-// Requests no route matches get the JSON error shape: 404, or 405 with
-// the Allow header.
+// Handler returns the root handler: request ids, body limits, metrics,
+// panic recovery and request logging. Requests no route matches get the
+// JSON error shape: 404, or 405 with the Allow header.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		start := time.Now()
+		r, ri := s.begin(w, r)
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		sw := &statusWriter{ResponseWriter: w, status: 200}
-		if err := checkText(r); err != nil {
-			WriteError(sw, err)
-		} else if h, pattern := s.Mux.Handler(r); pattern == "" {
+		h, route := s.Mux.Handler(r)
+		if route == "" {
+			route = "unmatched"
+		}
+		defer s.finish(sw, r, ri, route, start)
+		switch err := checkText(r); {
+		case err != nil:
+			s.Error(sw, r, err)
+		case route == "unmatched":
 			s.unrouted(sw, r, h)
-		} else {
+		default:
 			s.Mux.ServeHTTP(sw, r)
 		}
-		s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "status", sw.status, "took", time.Since(start))
 	})
 }
 
@@ -207,15 +232,24 @@ func (h *headerRecorder) Write(b []byte) (int, error) {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	wrote  bool // the header is sent
 }
 
-func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+func (w *statusWriter) WriteHeader(code int) {
+	w.status, w.wrote = code, true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.DB.Ping(ctx); err != nil {
-		s.Logger.Error("healthz: database unreachable", "err", err)
+		s.Logger.Error("healthz: database unreachable", "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
 		// Say what is wrong without leaking connection details.
 		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 		return

@@ -29,6 +29,7 @@ var suite = []struct {
 	{"ConcurrentBenchmarks", testConcurrentBenchmarks},
 	{"ChainTxs", testChainTxs},
 	{"SignedDeadlines", testSignedDeadlines},
+	{"Health", testHealth},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the

@@ -1,0 +1,31 @@
+package arena
+
+import (
+	"context"
+	"time"
+)
+
+// SchemaHealth compares a database's applied migrations with the ones this
+// binary knows.
+type SchemaHealth struct {
+	Applied int      `json:"applied"`
+	Pending []string `json:"pending"` // known here, not applied
+	Unknown []string `json:"unknown"` // applied, not known here (a newer binary migrated)
+}
+
+// JobHealth is what the shared job_runs table says of one scheduled job,
+// across every replica.
+type JobHealth struct {
+	Job         string    `json:"job"`
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	LastFailure time.Time `json:"last_failure,omitzero"`
+	Running     bool      `json:"running"`
+}
+
+// HealthStore answers the readiness probe: the database is reachable, its
+// schema is current and the scheduled jobs ran.
+type HealthStore interface {
+	Ping(ctx context.Context) error
+	Schema(ctx context.Context) (SchemaHealth, error)
+	JobHealth(ctx context.Context) ([]JobHealth, error)
+}

@@ -1,0 +1,56 @@
+package redact
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestString(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:p@h/db":                           "postgres://u:[redacted]@h/db",
+		"postgres://u@h/db":                             "postgres://u@h/db",
+		"sqlite:arena.db":                               "sqlite:arena.db",
+		"postgres://u:p:q@h/d":                          "postgres://u:[redacted]@h/d",
+		"postgres://h/db?sslmode=disable&password=leak": "postgres://h/db?sslmode=disable&password=[redacted]",
+		"host=h password=leak dbname=x":                 "host=h password=[redacted] dbname=x",
+		// Malformed URLs: no parser is involved, so these are masked too.
+		"postgres://arena:S3cretPW%@127.0.0.1:1/x":                                 "postgres://arena:[redacted]@127.0.0.1:1/x",
+		"postgres://arena:pass word@127.0.0.1/x":                                   "postgres://arena:[redacted]@127.0.0.1/x",
+		"postgres://arena:pw%zz@127.0.0.1/x%zz":                                    "postgres://arena:[redacted]@127.0.0.1/x%zz",
+		"postgres://arena:p@ss@w0rd@h:5432/x":                                      "postgres://arena:[redacted]@h:5432/x",
+		"postgresql://a:b@h":                                                       "postgresql://a:[redacted]@h",
+		"postgres://arena:a/b@h/x":                                                 "postgres://arena:a/b@h/x", // an unescaped '/' ends the authority: see next case
+		`parse "postgres://arena:S3cretPW%@127.0.0.1:1/x": invalid URL escape "%"`: `parse "postgres://arena:[redacted]@127.0.0.1:1/x": invalid URL escape "%"`,
+		"two: postgres://a:one@h/x and https://b:two@k/y":                          "two: postgres://a:[redacted]@h/x and https://b:[redacted]@k/y",
+		"Authorization: Bearer abc.DEF-123":                                        "Authorization: Bearer [redacted]",
+		"https://api.example/v1?api_key=XYZ&q=1":                                   "https://api.example/v1?api_key=[redacted]&q=1",
+		`{"password":"hunter2","user":"u"}`:                                        `{"password":"[redacted]","user":"u"}`,
+		"key sk-proj-abcdefghijklmnop1234 leaked":                                  "key [redacted] leaked",
+		"no secrets here: 12 input_tokens, 3 output_tokens":                        "no secrets here: 12 input_tokens, 3 output_tokens",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("String(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+// The log handler redacts messages, string and error attributes, groups
+// and attributes attached with With.
+func TestHandler(t *testing.T) {
+	var buf bytes.Buffer
+	l := slog.New(Handler(slog.NewTextHandler(&buf, nil))).With("db", "postgres://u:one@h/x")
+	l.Info("connect postgres://u:two@h/x", "err", errors.New("dial postgres://u:three@h/x"),
+		slog.Group("g", "dsn", "password=four"), "n", 7)
+	out := buf.String()
+	for _, secret := range []string{"one", "two", "three", "four"} {
+		if strings.Contains(out, ":"+secret+"@") || strings.Contains(out, "="+secret) {
+			t.Errorf("log line leaks %q: %s", secret, out)
+		}
+	}
+	if strings.Count(out, Mask) != 4 || !strings.Contains(out, "n=7") {
+		t.Errorf("log line %s", out)
+	}
+}

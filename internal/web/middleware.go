@@ -1,0 +1,103 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/redact"
+)
+
+// RequestIDHeader carries a request's id in and out: a client's sane id is
+// kept (so its logs and ours line up), anything else is replaced by a
+// fresh one; the response always echoes the id used.
+const RequestIDHeader = "X-Request-Id"
+
+// requestInfo is what the root handler learns of a request as it runs.
+type requestInfo struct {
+	id   string
+	code string // the error code written by Server.Error, if any
+}
+
+type requestInfoKey struct{}
+
+// RequestID returns the id of the request ctx belongs to ("" outside one).
+func RequestID(ctx context.Context) string {
+	if ri, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return ri.id
+	}
+	return ""
+}
+
+func infoOf(r *http.Request) *requestInfo {
+	ri, _ := r.Context().Value(requestInfoKey{}).(*requestInfo)
+	return ri
+}
+
+// saneRequestID accepts 1–128 characters of letters, digits and . _ - :
+// (enough for UUIDs and tracing ids, nothing that could forge a log line).
+func saneRequestID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// begin gives the request its id, echoed in the response header.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request) (*http.Request, *requestInfo) {
+	ri := &requestInfo{id: r.Header.Get(RequestIDHeader)}
+	if !saneRequestID(ri.id) {
+		ri.id = newRequestID()
+	}
+	w.Header().Set(RequestIDHeader, ri.id)
+	return r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, ri)), ri
+}
+
+// submissionRoutes are the routes whose answers count as accepted or
+// rejected submissions, by kind.
+var submissionRoutes = map[string]string{
+	"POST /api/v1/rounds/{id}/commits":   "commit",
+	"POST /api/v1/rounds/{id}/reveals":   "reveal",
+	"POST /api/v1/rounds/{id}/reasoning": "reasoning",
+}
+
+// finish runs deferred after every request: it turns a handler's panic
+// into a logged internal error (the panic value and stack redacted of
+// secrets), counts the request and logs it with its id.
+func (s *Server) finish(sw *statusWriter, r *http.Request, ri *requestInfo, route string, start time.Time) {
+	if p := recover(); p != nil {
+		if p == http.ErrAbortHandler {
+			panic(p) // the server's own signal to drop the connection
+		}
+		s.internalErrors.Add(1)
+		s.Logger.Error("http: panic", "method", r.Method, "path", r.URL.Path, "request_id", ri.id,
+			"panic", redact.String(fmt.Sprint(p)), "stack", redact.String(string(debug.Stack())))
+		if !sw.wrote {
+			WriteError(sw, arena.Errorf(arena.EINTERNAL, "internal error"))
+		}
+	}
+	took := time.Since(start)
+	s.Metrics.HTTPRequest(route, r.Method, sw.status, took)
+	if kind, ok := submissionRoutes[route]; ok {
+		s.Metrics.Submission(kind, sw.status < 400, ri.code)
+	}
+	s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status,
+		"took", took, "request_id", ri.id)
+}
