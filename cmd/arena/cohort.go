@@ -84,10 +84,11 @@ type cohortFlags struct {
 	retries     int
 	concurrency int
 	attempts    int
+	lineup      bool // the lineup flags were added: setup reads the lineup
 }
 
 func addCohortFlags(fs *flag.FlagSet, lineup bool) *cohortFlags {
-	c := &cohortFlags{fs: fs, cf: addConfigFlags(fs, false), retries: agent.DefaultRetries, concurrency: 2}
+	c := &cohortFlags{fs: fs, cf: addConfigFlags(fs, false), lineup: lineup, retries: agent.DefaultRetries, concurrency: 2}
 	fs.StringVar(&c.now, "now", "", "act at this instant, RFC 3339 (default: the wall clock); for backfills and tests")
 	if lineup {
 		fs.StringVar(&c.agents, "agents", "", "LLM model registry file (default ARENA_AGENTS)")
@@ -129,9 +130,19 @@ type cohortSetup struct {
 	source string // "--agents FILE" or "--sim-seed N", for messages
 }
 
-// setup resolves the configuration, the lineup and the store. Invalid
-// flags and a broken registry are reported before the store is opened.
-func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohortSetup, error) {
+// setup parses the flags, checks them (check, when given, checks the
+// command's own), and resolves the configuration, the lineup and the store.
+// Invalid flags and a broken registry are reported before the store is
+// opened.
+func (c *cohortFlags) setup(ctx context.Context, env *Env, args []string, check func() error) (*cohortSetup, error) {
+	if err := parseAll(c.fs, args); err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
 	o, err := c.cf.options(env)
 	if err != nil {
 		return nil, err
@@ -148,7 +159,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, lineup bool) (*cohort
 	if c.retries == 0 {
 		s.factory.Retries = -1 // the flag's 0 means none; the factory's 0 means the default
 	}
-	if lineup {
+	if c.lineup {
 		set := c.set()
 		simSet := set["sim-seed"] || set["sim-markets"] || set["sim-start"]
 		switch {
@@ -248,11 +259,7 @@ func tradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.
 
 func cohortStart(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "cohort start", "[--now T] (--agents FILE | --sim-seed N) [--db URL]")
-	c := addCohortFlags(fs, true)
-	if err := parseAll(fs, args); err != nil {
-		return err
-	}
-	s, err := c.setup(ctx, env, true)
+	s, err := addCohortFlags(fs, true).setup(ctx, env, args, nil)
 	if err != nil {
 		return err
 	}
@@ -277,10 +284,7 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 	c := addCohortFlags(fs, true)
 	c.addRun()
 	only := fs.Int64("cohort", 0, "run only this cohort")
-	if err := parseAll(fs, args); err != nil {
-		return err
-	}
-	s, err := c.setup(ctx, env, true)
+	s, err := c.setup(ctx, env, args, nil)
 	if err != nil {
 		return err
 	}
@@ -486,11 +490,7 @@ func cohortList(ctx context.Context, env *Env, args []string) error {
 
 func cohortSnapshot(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "cohort snapshot", "[--now T] [--db URL]")
-	c := addCohortFlags(fs, false)
-	if err := parseAll(fs, args); err != nil {
-		return err
-	}
-	s, err := c.setup(ctx, env, false)
+	s, err := addCohortFlags(fs, false).setup(ctx, env, args, nil)
 	if err != nil {
 		return err
 	}
@@ -507,14 +507,11 @@ func cohortSettle(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "cohort settle", "[--now T] [--policy refund|defer|oracle] [--db URL]")
 	c := addCohortFlags(fs, false)
 	policy := fs.String("policy", string(trading.PolicyRefund), "ambiguous markets: refund, defer or oracle")
-	if err := parseAll(fs, args); err != nil {
+	var p trading.Policy
+	s, err := c.setup(ctx, env, args, func() (err error) {
+		p, err = trading.ParsePolicy(*policy)
 		return err
-	}
-	p, err := trading.ParsePolicy(*policy)
-	if err != nil {
-		return err
-	}
-	s, err := c.setup(ctx, env, false)
+	})
 	if err != nil {
 		return err
 	}

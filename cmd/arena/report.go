@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
@@ -63,17 +62,22 @@ func runReport(ctx context.Context, env *Env, args []string) error {
 
 // ---- scored forecasts: from a file or the store ----
 
-// scoreInput holds the flags shared by the reports that read forecasts.
+// scoreInput holds the flags shared by the reports that read forecasts,
+// and what load read.
 type scoreInput struct {
 	cf     *configFlags
 	in     *string
 	track  *string
 	bins   *int
 	format *string
+
+	table *score.Table
+	src   string            // the file, or "store"
+	names map[string]string // display names by address, from the store; nil for a file
 }
 
-func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) scoreInput {
-	return scoreInput{
+func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) *scoreInput {
+	return &scoreInput{
 		cf:     cf,
 		in:     fs.String("in", "", "score this CSV/JSONL file (as 'arena score --in') instead of the store"),
 		track:  fs.String("track", "forecast", "track whose stored forecasts to score"),
@@ -86,31 +90,33 @@ func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) scoreInput
 // store holds no scored forecasts yet.
 var errNoForecasts = fmt.Errorf("no scored forecasts")
 
-// load returns the table to report on. With no --in and nothing stored it
-// prints a note to stdout and returns errNoForecasts.
-func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, error) {
+// load reads the table to report on, and from the store the agents'
+// display names. With no --in and nothing stored it prints a note to
+// stdout and returns errNoForecasts.
+func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	if *si.bins < 1 || *si.bins > 1000 {
-		return nil, "", arena.Errorf(arena.EINVALID, "--bins %d: want 1..1000", *si.bins)
+		return arena.Errorf(arena.EINVALID, "--bins %d: want 1..1000", *si.bins)
 	}
 	if *si.in != "" {
 		t, err := scoreio.ReadFile(*si.in)
-		return t, *si.in, err
+		si.table, si.src = t, *si.in
+		return err
 	}
 	o, err := si.cf.options(env)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	db, err := openExisting(ctx, o.DB)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	defer db.Close()
 	if *si.track != "forecast" {
-		return nil, "", arena.Errorf(arena.EINVALID, "--track %q: stored forecasts are kept for the forecast track only (the trading track reports through 'arena cohort')", *si.track)
+		return arena.Errorf(arena.EINVALID, "--track %q: stored forecasts are kept for the forecast track only (the trading track reports through 'arena cohort')", *si.track)
 	}
 	rows, err := db.ScoredForecasts(ctx)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	if len(rows) == 0 {
 		// Machine-readable formats stay parseable: the note goes to stderr
@@ -124,31 +130,40 @@ func (si scoreInput) load(ctx context.Context, env *Env) (*score.Table, string, 
 			note = env.Stderr
 		}
 		fmt.Fprintf(note, "no scored forecasts stored yet for track %q; score a file with --in FILE (columns as 'arena score')\n", *si.track)
-		return nil, "", errNoForecasts
+		return errNoForecasts
 	}
 	// Frozen rows: void and unresolved markets excluded, forfeits as
 	// Brier-1 forecasts.
-	t, err := forecast.Table(rows)
-	if err != nil {
-		return nil, "", err
+	if si.table, err = forecast.Table(rows); err != nil {
+		return err
 	}
-	return t, "store", nil
+	si.src = "store"
+	si.names, err = (&forecast.Service{Store: db}).Names(ctx)
+	return err
 }
 
-// parseAndLoad parses a report's flags, checks the format against the
-// allowed ones and loads its input.
-func (si scoreInput) parseAndLoad(ctx context.Context, env *Env, fs *flag.FlagSet, args []string, formats ...string) (*score.Table, string, error) {
-	if err := parse(fs, args); err != nil {
-		return nil, "", err
+// analyze parses a report's flags, checks the format against the allowed
+// ones (table, json, csv and svg unless given), loads its input and
+// analyzes it with --bins bins.
+func (si *scoreInput) analyze(ctx context.Context, env *Env, fs *flag.FlagSet, args []string, formats ...string) ([]score.AgentResult, error) {
+	if err := parseAll(fs, args); err != nil {
+		return nil, err
 	}
-	if err := noArgs(fs); err != nil {
-		return nil, "", err
+	if len(formats) == 0 {
+		formats = []string{"table", "json", "csv", "svg"}
 	}
 	if err := checkFormat(*si.format, formats...); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return si.load(ctx, env)
+	if err := si.load(ctx, env); err != nil {
+		return nil, err
+	}
+	return analyzeTable(si.src, si.table, score.Options{Bins: *si.bins})
 }
+
+// label is an agent as the tables print it: its display name and address
+// where a name is known.
+func (si *scoreInput) label(agent string) string { return agentLabel(si.names, agent) }
 
 // quiet turns the "nothing stored" note into success.
 func quiet(err error) error {
@@ -231,14 +246,13 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	if *boot < 0 {
 		return arena.Errorf(arena.EINVALID, "--bootstrap %d: want ≥ 0", *boot)
 	}
-	t, src, err := si.load(ctx, env)
-	if err != nil {
+	if err := si.load(ctx, env); err != nil {
 		return quiet(err)
 	}
 	if *adjusted {
-		return adjustedLeaderboard(env, src, t, *si.format, *boot, *seed, *estimation)
+		return adjustedLeaderboard(env, si, *boot, *seed, *estimation)
 	}
-	res, err := analyzeTable(src, t, score.Options{Bins: *si.bins, Bootstrap: *boot, Seed: *seed})
+	res, err := analyzeTable(si.src, si.table, score.Options{Bins: *si.bins, Bootstrap: *boot, Seed: *seed})
 	if err != nil {
 		return err
 	}
@@ -258,36 +272,28 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	case "json":
 		return writeJSON(env.Stdout, rows)
 	case "csv":
-		cw := csv.NewWriter(env.Stdout)
-		cw.Write([]string{"rank", "agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct",
+		return writeCSV(env.Stdout, []string{"rank", "agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct",
 			"shrunk_alpha", "provisional", "alpha_cluster_se", "alpha_ci_lo", "alpha_ci_hi", "bss", "bss_market",
-			"win_rate", "accuracy", "accuracy_lo", "accuracy_hi", "log_score", "boldness", "rounds_to_significance"})
-		for _, r := range rows {
-			cw.Write([]string{strconv.Itoa(r.Rank), r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
+			"win_rate", "accuracy", "accuracy_lo", "accuracy_hi", "log_score", "boldness", "rounds_to_significance"}, rows, func(r leaderRow) []string {
+			return []string{strconv.Itoa(r.Rank), r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
 				csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.T), csvF(r.P), csvF(r.BeatPct), csvF(r.ShrunkAlpha), strconv.FormatBool(r.Provisional),
 				csvF(r.ClusterSE), csvF(r.CI.Lo), csvF(r.CI.Hi), csvF(r.BSS), csvF(r.BSSMarket), csvF(r.WinRate.Rate),
-				csvF(r.Accuracy.Rate), csvF(r.Accuracy.Lo), csvF(r.Accuracy.Hi), csvV(r.LogScore), csvF(r.Boldness), csvF(r.ToSignif)})
-		}
-		cw.Flush()
-		return cw.Error()
+				csvF(r.Accuracy.Rate), csvF(r.Accuracy.Lo), csvF(r.Accuracy.Hi), csvV(r.LogScore), csvF(r.Boldness), csvF(r.ToSignif)}
+		})
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tableWriter(env.Stdout)
 	fmt.Fprintln(tw, "#\tagent\tn\trounds\tbrier\talpha\t±se\tshrunk α\t95% CI (events)\tp\tbeat%\tBSS\tBSS mkt\twin%\tacc% [Wilson 95%]\tbold\trounds→sig\t")
 	for _, r := range rows {
-		name := r.Agent
+		name := si.label(r.Agent)
 		if r.Provisional && r.Alpha.OK {
 			name += "*"
-		}
-		ci := "—"
-		if r.CI.Lo.OK {
-			ci = "[" + fmtF(r.CI.Lo, 4) + ", " + fmtF(r.CI.Hi, 4) + "]"
 		}
 		acc := "—"
 		if r.Accuracy.Rate.OK {
 			acc = fmt.Sprintf("%s [%s, %s]", fmtPct(r.Accuracy.Rate), fmtPct(r.Accuracy.Lo), fmtPct(r.Accuracy.Hi))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Rank, name, r.N, r.Rounds,
-			fmtV(r.Brier, 4), fmtF(r.Alpha, 4), fmtF(r.AlphaSE, 4), fmtF(r.ShrunkAlpha, 4), ci, fmtF(r.P, 3), fmtF(r.BeatPct, 1),
+			fmtV(r.Brier, 4), fmtF(r.Alpha, 4), fmtF(r.AlphaSE, 4), fmtF(r.ShrunkAlpha, 4), fmtCI(r.CI.Lo, r.CI.Hi), fmtF(r.P, 3), fmtF(r.BeatPct, 1),
 			fmtF(r.BSS, 3), fmtF(r.BSSMarket, 3), fmtPct(r.WinRate.Rate), acc, fmtF(r.Boldness, 3), fmtF(r.ToSignif, 0))
 	}
 	if err := tw.Flush(); err != nil {
@@ -302,7 +308,8 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 // its bootstrap stratum the round (score-file rows carry no source kind), b_ij the
 // agent's squared error on it. The market baseline joins as an agent
 // outside the estimation set when benchmarks are present.
-func adjustedLeaderboard(env *Env, src string, t *score.Table, format string, boot int, seed uint64, estimation string) error {
+func adjustedLeaderboard(env *Env, si *scoreInput, boot int, seed uint64, estimation string) error {
+	src, t, format := si.src, si.table, *si.format
 	if format == "svg" {
 		return arena.Errorf(arena.EINVALID, "--adjusted has no svg format")
 	}
@@ -344,23 +351,17 @@ func adjustedLeaderboard(env *Env, src string, t *score.Table, format string, bo
 		}
 		return writeJSON(env.Stdout, res)
 	case "csv":
-		cw := csv.NewWriter(env.Stdout)
-		cw.Write([]string{"rank", "tie_group", "agent", "n", "brier", "adjusted", "ci_lo", "ci_hi", "p_rank1"})
-		for _, a := range res.Agents {
-			cw.Write([]string{strconv.Itoa(a.Rank), strconv.Itoa(a.Tie), a.Agent, strconv.Itoa(a.N), csvV(a.Brier), csvV(a.Adjusted),
-				csvF(a.CILo), csvF(a.CIHi), csvF(a.PRank1)})
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(env.Stdout, []string{"rank", "tie_group", "agent", "n", "brier", "adjusted", "ci_lo", "ci_hi", "p_rank1"}, res.Agents,
+			func(a score.FEAgent) []string {
+				return []string{strconv.Itoa(a.Rank), strconv.Itoa(a.Tie), a.Agent, strconv.Itoa(a.N), csvV(a.Brier), csvV(a.Adjusted),
+					csvF(a.CILo), csvF(a.CIHi), csvF(a.PRank1)}
+			})
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tableWriter(env.Stdout)
 	fmt.Fprintln(tw, "#\ttie\tagent\tn\traw Brier\tadjusted\t95% CI\tP(rank 1)\t")
 	for _, a := range res.Agents {
-		ci := "—"
-		if a.CILo.OK {
-			ci = "[" + fmtF(a.CILo, 4) + ", " + fmtF(a.CIHi, 4) + "]"
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t\n", a.Rank, a.Tie, a.Agent, a.N, fmtV(a.Brier, 4), fmtV(a.Adjusted, 4), ci, fmtPct(a.PRank1))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t\n", a.Rank, a.Tie, si.label(a.Agent), a.N, fmtV(a.Brier, 4), fmtV(a.Adjusted, 4),
+			fmtCI(a.CILo, a.CIHi), fmtPct(a.PRank1))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -375,6 +376,14 @@ func adjustedLeaderboard(env *Env, src string, t *score.Table, format string, bo
 		}
 	}
 	return nil
+}
+
+// fmtCI prints a confidence interval to 4 decimals, "—" when undefined.
+func fmtCI(lo, hi score.Float) string {
+	if !lo.OK {
+		return "—"
+	}
+	return "[" + fmtF(lo, 4) + ", " + fmtF(hi, 4) + "]"
 }
 
 func fmtPct(f score.Float) string {
@@ -409,15 +418,10 @@ type alphaSplit struct {
 
 func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report murphy", "[--in FILE | --db URL --track T] [--bins 10] [--format table|json|csv|svg]")
-	cf := addConfigFlags(fs, false)
-	si := addScoreInput(fs, cf, "table, json, csv or svg (Murphy bars)")
-	t, src, err := si.parseAndLoad(ctx, env, fs, args, "table", "json", "csv", "svg")
+	si := addScoreInput(fs, addConfigFlags(fs, false), "table, json, csv or svg (Murphy bars)")
+	res, err := si.analyze(ctx, env, fs, args)
 	if err != nil {
 		return quiet(err)
-	}
-	res, err := analyzeTable(src, t, score.Options{Bins: *si.bins})
-	if err != nil {
-		return err
 	}
 	rows := make([]murphyRow, len(res))
 	for i, r := range res {
@@ -433,21 +437,16 @@ func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 	case "svg":
 		return writeMurphyBars(env.Stdout, rows)
 	case "csv":
-		cw := csv.NewWriter(env.Stdout)
-		cw.Write([]string{"agent", "n", "brier", "unc", "rel", "res", "residual", "bins", "alpha_n", "alpha", "res_gain", "rel_gap", "residual_diff"})
-		for _, r := range rows {
-			rec := []string{r.Agent, strconv.Itoa(r.N), csvV(r.Brier), csvV(r.UNC), csvV(r.REL), csvV(r.RES), csvV(r.Residual), strconv.Itoa(r.Bins)}
-			if a := r.AlphaSplit; a != nil {
-				rec = append(rec, strconv.Itoa(a.N), csvV(a.Alpha), csvV(a.ResGain), csvV(a.RelGap), csvV(a.ResidualDiff))
-			} else {
-				rec = append(rec, "", "", "", "", "")
-			}
-			cw.Write(rec)
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(env.Stdout, []string{"agent", "n", "brier", "unc", "rel", "res", "residual", "bins", "alpha_n", "alpha", "res_gain", "rel_gap", "residual_diff"},
+			rows, func(r murphyRow) []string {
+				rec := []string{r.Agent, strconv.Itoa(r.N), csvV(r.Brier), csvV(r.UNC), csvV(r.REL), csvV(r.RES), csvV(r.Residual), strconv.Itoa(r.Bins)}
+				if a := r.AlphaSplit; a != nil {
+					return append(rec, strconv.Itoa(a.N), csvV(a.Alpha), csvV(a.ResGain), csvV(a.RelGap), csvV(a.ResidualDiff))
+				}
+				return append(rec, "", "", "", "", "")
+			})
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tableWriter(env.Stdout)
 	fmt.Fprintln(tw, "agent\tn\tbrier\tUNC\tREL\tRES\tresidual\tbins\t\tα (per prediction)\tRES gain\tREL gap\tresid. diff\t")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t\t", r.Agent, r.N, fmtV(r.Brier, 4), fmtV(r.UNC, 4), fmtV(r.REL, 4), fmtV(r.RES, 4), fmtV(r.Residual, 5), r.Bins)
@@ -482,16 +481,12 @@ type categoryRow struct {
 
 func runReportCategories(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report categories", "[--in FILE | --db URL --track T] [--format table|json|csv]")
-	cf := addConfigFlags(fs, false)
-	si := addScoreInput(fs, cf, "table, json or csv")
-	t, src, err := si.parseAndLoad(ctx, env, fs, args, "table", "json", "csv")
-	if err != nil {
+	si := addScoreInput(fs, addConfigFlags(fs, false), "table, json or csv")
+	// Analyze the whole input once, so errors are reported as for the file.
+	if _, err := si.analyze(ctx, env, fs, args, "table", "json", "csv"); err != nil {
 		return quiet(err)
 	}
-	// Validate the whole input once, so errors are reported as for the file.
-	if _, err := analyzeTable(src, t, score.Options{Bins: *si.bins}); err != nil {
-		return err
-	}
+	t := si.table
 	byCat := make([][]int, t.Categories.Len())
 	for i := range t.Len() {
 		byCat[t.Category[i]] = append(byCat[t.Category[i]], i)
@@ -520,16 +515,13 @@ func runReportCategories(ctx context.Context, env *Env, args []string) error {
 	case "json":
 		return writeJSON(env.Stdout, rows)
 	case "csv":
-		cw := csv.NewWriter(env.Stdout)
-		cw.Write([]string{"category", "agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "p", "beat_pct"})
-		for _, r := range rows {
-			cw.Write([]string{r.Category, r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
-				csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.P), csvF(r.BeatPct)})
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(env.Stdout, []string{"category", "agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "p", "beat_pct"},
+			rows, func(r categoryRow) []string {
+				return []string{r.Category, r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
+					csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.P), csvF(r.BeatPct)}
+			})
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tableWriter(env.Stdout)
 	fmt.Fprintln(tw, "category\tagent\tn\trounds\tbrier\t±se\talpha\t±se\tp\tbeat%\t")
 	for _, r := range rows {
 		cat := r.Category
@@ -555,15 +547,10 @@ type calibrationRow struct {
 
 func runReportCalibration(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report calibration", "[--in FILE | --db URL --track T] [--bins 10] [--format table|json|csv|svg]")
-	cf := addConfigFlags(fs, false)
-	si := addScoreInput(fs, cf, "table, json, csv or svg (reliability diagrams)")
-	t, src, err := si.parseAndLoad(ctx, env, fs, args, "table", "json", "csv", "svg")
+	si := addScoreInput(fs, addConfigFlags(fs, false), "table, json, csv or svg (reliability diagrams)")
+	res, err := si.analyze(ctx, env, fs, args)
 	if err != nil {
 		return quiet(err)
-	}
-	res, err := analyzeTable(src, t, score.Options{Bins: *si.bins})
-	if err != nil {
-		return err
 	}
 	rows := make([]calibrationRow, len(res))
 	for i, r := range res {
@@ -576,23 +563,21 @@ func runReportCalibration(ctx context.Context, env *Env, args []string) error {
 		return writeReliability(env.Stdout, rows)
 	case "csv":
 		// Long format: one line per Murphy bin ("bin") and per PAV block ("corp").
-		cw := csv.NewWriter(env.Stdout)
-		cw.Write([]string{"agent", "kind", "lo", "hi", "n", "mean_p", "observed"})
+		var recs [][]string
 		for _, r := range rows {
 			for _, b := range r.Bins {
-				cw.Write([]string{r.Agent, "bin", csvV(b.Lo), csvV(b.Hi), strconv.Itoa(b.N), csvV(b.MeanP), csvV(b.ObsFreq)})
+				recs = append(recs, []string{r.Agent, "bin", csvV(b.Lo), csvV(b.Hi), strconv.Itoa(b.N), csvV(b.MeanP), csvV(b.ObsFreq)})
 			}
 			for _, b := range r.PAV {
-				cw.Write([]string{r.Agent, "corp", csvV(b.PLo), csvV(b.PHi), strconv.Itoa(b.N), "", csvV(b.Recal)})
+				recs = append(recs, []string{r.Agent, "corp", csvV(b.PLo), csvV(b.PHi), strconv.Itoa(b.N), "", csvV(b.Recal)})
 			}
 		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(env.Stdout, []string{"agent", "kind", "lo", "hi", "n", "mean_p", "observed"}, recs, func(r []string) []string { return r })
 	}
 	for _, r := range rows {
 		fmt.Fprintf(env.Stdout, "%s  n %d  ECE %s  CORP: score %s = MCB %s − DSC %s + UNC %s  (%d PAV blocks)\n", r.Agent, r.N,
 			fmtV(r.ECE, 4), fmtV(r.CORP.Score, 4), fmtV(r.CORP.MCB, 4), fmtV(r.CORP.DSC, 4), fmtV(r.CORP.UNC, 4), len(r.PAV))
-		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := tableWriter(env.Stdout)
 		fmt.Fprintln(tw, "  bin\tn\tmean p\tobserved\tgap\t")
 		for _, b := range r.Bins {
 			fmt.Fprintf(tw, "  [%s, %s)\t%d\t%s\t%s\t%+.4f\t\n", fmtV(b.Lo, 2), fmtV(b.Hi, 2), b.N, fmtV(b.MeanP, 4), fmtV(b.ObsFreq, 4), b.ObsFreq-b.MeanP)
@@ -664,15 +649,11 @@ func runReportPower(ctx context.Context, env *Env, args []string) error {
 	case "json":
 		return writeJSON(env.Stdout, rows)
 	case "csv":
-		cw := csv.NewWriter(env.Stdout)
-		cw.Write([]string{"alpha", "n", "rounds"})
-		for _, r := range rows {
-			cw.Write([]string{csvV(r.Alpha), strconv.Itoa(r.N), strconv.Itoa(r.Rounds)})
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(env.Stdout, []string{"alpha", "n", "rounds"}, rows, func(r score.PowerRow) []string {
+			return []string{csvV(r.Alpha), strconv.Itoa(r.N), strconv.Itoa(r.Rounds)}
+		})
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tableWriter(env.Stdout)
 	head := "α*\tpredictions n\trounds (k=%d)\t\n"
 	if *ns != "" {
 		head = "min detectable α*\tpredictions n\trounds (k=%d)\t\n"
@@ -725,13 +706,9 @@ func runReportBaselines(ctx context.Context, env *Env, args []string) error {
 		}
 		return writeJSON(env.Stdout, rows)
 	case "csv":
-		cw := csv.NewWriter(env.Stdout)
-		cw.Write([]string{"forecaster", "kind", "n", "brier"})
-		for _, r := range rows {
-			cw.Write([]string{r.Forecaster, r.Kind, strconv.Itoa(r.N), csvV(r.Brier)})
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(env.Stdout, []string{"forecaster", "kind", "n", "brier"}, rows, func(r score.BaselineRow) []string {
+			return []string{r.Forecaster, r.Kind, strconv.Itoa(r.N), csvV(r.Brier)}
+		})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(env.Stdout, "no resolved binary questions stored%s (%d markets skipped: unresolved, void or not binary)\n", sourceNote(*source), skipped)

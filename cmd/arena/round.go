@@ -327,17 +327,22 @@ func printRound(ctx context.Context, env *Env, svc *forecast.Service, r *arena.R
 		return cmp.Or(cmp.Compare(a.Brier, b.Brier), strings.Compare(a.Agent, b.Agent))
 	})
 	for _, s := range scores {
-		agent := s.Agent
-		if n := names[s.Agent]; n != "" && n != s.Agent {
-			agent = n + " (" + s.Agent + ")"
-		}
 		alpha, abps := "-", "-"
 		if s.Alpha != nil {
 			alpha, abps = fmt.Sprintf("%+.4f", *s.Alpha), fmt.Sprint(*s.AlphaBps2)
 		}
-		fmt.Fprintf(tw, "%s\t%.4f\t%s\t%d\t%s\t%d\t%v\n", agent, s.Brier, alpha, s.BrierBps2, abps, s.ScoredMarkets, s.Forfeit)
+		fmt.Fprintf(tw, "%s\t%.4f\t%s\t%d\t%s\t%d\t%v\n", agentLabel(names, s.Agent), s.Brier, alpha, s.BrierBps2, abps, s.ScoredMarkets, s.Forfeit)
 	}
 	return tw.Flush()
+}
+
+// agentLabel is an agent as tables print it: "Name (address)" where the
+// agent has a display name, else the address.
+func agentLabel(names map[string]string, agent string) string {
+	if n := names[agent]; n != "" && n != agent {
+		return n + " (" + agent + ")"
+	}
+	return agent
 }
 
 func roundTrigger(ctx context.Context, env *Env, args []string) error {

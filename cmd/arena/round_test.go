@@ -137,6 +137,26 @@ func TestRoundCLI(t *testing.T) {
 		*shown.Outcomes[0] != "YES" || shown.Outcomes[1] != nil {
 		t.Fatalf("show scored: %v %+v", err, shown)
 	}
+	// The leaderboard names agents as round show does; its JSON keeps the address.
+	out, _, err = cli(t, nil, "report", "leaderboard", "--db", dbURL, "--bootstrap", "0")
+	if err != nil || !strings.Contains(out, " Random (uniform) (random) ") {
+		t.Fatalf("leaderboard: %v\n%s", err, out)
+	}
+	out, _, err = cli(t, nil, "report", "leaderboard", "--db", dbURL, "--bootstrap", "0", "--format", "json")
+	if err != nil || !strings.Contains(out, `"agent": "random"`) || strings.Contains(out, "uniform") {
+		t.Fatalf("leaderboard json: %v\n%s", err, out)
+	}
+	if db, err = store.Open(context.Background(), dbURL); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetAgent(context.Background(), arena.AgentInfo{Address: "random", Name: "Coin", Kind: "builtin"}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, _, err = cli(t, nil, "report", "leaderboard", "--db", dbURL, "--bootstrap", "0", "--adjusted")
+	if err != nil || !strings.Contains(out, " Coin (random) ") {
+		t.Fatalf("adjusted leaderboard: %v\n%s", err, out)
+	}
 }
 
 func TestRoundCLIErrors(t *testing.T) {

@@ -109,16 +109,32 @@ var scoreCSVHeader = []string{"agent", "n", "rounds", "brier", "brier_se", "alph
 // writeScoreCSV writes the score file's figures, one agent a row; the nested Murphy and
 // CORP objects become prefixed columns and murphy_bins counts non-empty bins.
 func writeScoreCSV(w io.Writer, res []score.AgentResult) error {
-	cw := csv.NewWriter(w)
-	cw.Write(scoreCSVHeader)
-	for _, r := range res {
-		cw.Write([]string{r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
+	return writeCSV(w, scoreCSVHeader, res, func(r score.AgentResult) []string {
+		return []string{r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
 			csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.T), csvF(r.P), csvF(r.BeatPct),
 			csvV(r.Murphy.UNC), csvV(r.Murphy.REL), csvV(r.Murphy.RES), csvV(r.Murphy.Residual), strconv.Itoa(len(r.Murphy.Bins)),
-			csvV(r.CORP.Score), csvV(r.CORP.MCB), csvV(r.CORP.DSC), csvV(r.CORP.UNC), csvV(r.ECE), csvV(r.LogScore)})
+			csvV(r.CORP.Score), csvV(r.CORP.MCB), csvV(r.CORP.DSC), csvV(r.CORP.UNC), csvV(r.ECE), csvV(r.LogScore)}
+	})
+}
+
+// writeCSV writes a header line, then one record per row.
+func writeCSV[T any](w io.Writer, header []string, rows []T, record func(T) []string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := cw.Write(record(r)); err != nil {
+			return err
+		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// tableWriter aligns a report's columns, numbers to the right.
+func tableWriter(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 }
 
 // writeScoreTable prints the score file's figures plus the ranking aids (shrunken
