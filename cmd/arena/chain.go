@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"math/big"
@@ -18,18 +19,20 @@ import (
 	"github.com/forecast-arena/arena/chain/bindings"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/relay"
 )
 
 func init() {
 	register("chain", "deploy the contracts to an EVM chain, or show their on-chain state", runChain)
 }
 
-const chainUsage = "deploy|status"
+const chainUsage = "deploy|status|verify"
 
 func runChain(ctx context.Context, env *Env, args []string) error {
 	return dispatch(ctx, env, args, chainUsage, map[string]func(context.Context, *Env, []string) error{
 		"deploy": chainDeploy,
 		"status": chainStatus,
+		"verify": chainVerify,
 	})
 }
 
@@ -124,23 +127,79 @@ func chainDeploy(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "%s\n", b)
 	fmt.Fprintf(env.Stdout, "EIP-712 domain for the arena: ARENA_CHAIN_ID=%d ARENA_CONTRACT=%s\n", chainID.Uint64(), addrs.PredictionArena.Hex())
+	fmt.Fprintf(env.Stdout, "to mirror the forecast track: arena serve with ARENA_CHAIN_RPC, ARENA_CHAIN_KEY (this key: the curator relays) and ARENA_CHAIN_ARENA=%s\n", addrs.PredictionArena.Hex())
+	return nil
+}
+
+// chainReadFlags adds and parses the flags of the commands that read a
+// deployment: --rpc (default ARENA_CHAIN_RPC), --arena (default
+// ARENA_CHAIN_ARENA) and --round.
+func chainReadFlags(env *Env, fs *flag.FlagSet, args []string, roundUsage string) (url string, arenaAddr *string, round *uint64, err error) {
+	rpcURL := fs.String("rpc", "", "JSON-RPC endpoint (default ARENA_CHAIN_RPC)")
+	arenaAddr = fs.String("arena", "", "PredictionArena address (default ARENA_CHAIN_ARENA)")
+	round = fs.Uint64("round", 0, roundUsage)
+	if err = parseAll(fs, args); err != nil {
+		return
+	}
+	if url, err = chainRPC(env, *rpcURL); err != nil {
+		return
+	}
+	if *arenaAddr == "" {
+		*arenaAddr, _ = llm.EnvLookup(env.Environ)("ARENA_CHAIN_ARENA")
+	}
+	if !common.IsHexAddress(*arenaAddr) {
+		err = fmt.Errorf("--arena %q is not an address (set --arena or ARENA_CHAIN_ARENA)", *arenaAddr)
+	}
+	return
+}
+
+func chainVerify(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "chain verify", "[--db URL] [--rpc URL] [--arena ADDR] [--round N]")
+	cf := addConfigFlags(fs, false)
+	url, arenaFlag, round, err := chainReadFlags(env, fs, args, "check only this round (default: every round the relayer mirrored)")
+	if err != nil {
+		return err
+	}
+	_, db, err := cf.openExisting(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	client, err := ethclient.DialContext(ctx, url)
+	if err != nil {
+		return fmt.Errorf("chain: dial %s: %w", url, err)
+	}
+	defer client.Close()
+	var ids []uint64
+	if *round > 0 {
+		ids = []uint64{*round}
+	}
+	rep, err := relay.Verify(ctx, db, client, common.HexToAddress(*arenaFlag), ids)
+	if rep != nil {
+		fmt.Fprintf(env.Stdout, "compared with the chain: %d rounds, %d commits, %d reveals, %d outcome sets, %d scores (bps²)\n",
+			rep.Rounds, rep.Commits, rep.Reveals, rep.Outcomes, rep.Scores)
+	}
+	if err != nil {
+		return err
+	}
+	if len(rep.Mismatches) > 0 {
+		for _, m := range rep.Mismatches {
+			fmt.Fprintln(env.Stdout, "MISMATCH "+m)
+		}
+		return fmt.Errorf("chain verification FAILED: %d differences between the chain and the database", len(rep.Mismatches))
+	}
+	if rep.Rounds == 0 {
+		fmt.Fprintln(env.Stdout, "note: no round has been mirrored yet")
+	}
+	fmt.Fprintln(env.Stdout, "OK: the chain agrees with the database")
 	return nil
 }
 
 func chainStatus(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "chain status", "--arena ADDR [--rpc URL] [--round N]")
-	rpcURL := fs.String("rpc", "", "JSON-RPC endpoint (default ARENA_CHAIN_RPC)")
-	arenaFlag := fs.String("arena", "", "PredictionArena address")
-	round := fs.Uint64("round", 0, "also show this round's on-chain state and scores")
-	if err := parseAll(fs, args); err != nil {
-		return err
-	}
-	url, err := chainRPC(env, *rpcURL)
+	url, arenaFlag, round, err := chainReadFlags(env, fs, args, "also show this round's on-chain state and scores")
 	if err != nil {
 		return err
-	}
-	if !common.IsHexAddress(*arenaFlag) {
-		return fmt.Errorf("--arena %q is not an address", *arenaFlag)
 	}
 	client, err := ethclient.DialContext(ctx, url)
 	if err != nil {

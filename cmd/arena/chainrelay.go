@@ -17,9 +17,11 @@ import (
 )
 
 // relayPeriod is how long one claimed run of the relayer lasts, and
-// relayPoll how often it looks for new items within it.
+// relayPoll how often it looks for new items within it. A replica that
+// dies mid-run holds its period's claim, so relaying pauses for at most a
+// period: short, because commits must reach the chain before the deadline.
 const (
-	relayPeriod = time.Minute
+	relayPeriod = 15 * time.Second
 	relayPoll   = 2 * time.Second
 )
 

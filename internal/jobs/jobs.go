@@ -70,6 +70,7 @@ type Scheduler struct {
 	mu      sync.Mutex
 	done    map[string]time.Time // last period handled locally, per job
 	nextTry map[string]time.Time // when to ask again for a period held elsewhere
+	held    map[string]time.Time // that period: a new period is asked for at once
 }
 
 // RetryClaim is how often a replica asks again for a period another
@@ -92,7 +93,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		host, _ := os.Hostname()
 		s.Owner = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
-	s.done, s.nextTry = map[string]time.Time{}, map[string]time.Time{}
+	s.done, s.nextTry, s.held = map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	var wg sync.WaitGroup
 	t := time.NewTicker(s.Tick)
 	defer t.Stop()
@@ -107,7 +108,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 			now := s.Now()
 			period, due := j.Schedule.Period(now)
-			if !due || s.done[j.Name].Equal(period) || now.Before(s.nextTry[j.Name]) {
+			if !due || s.done[j.Name].Equal(period) || (now.Before(s.nextTry[j.Name]) && s.held[j.Name].Equal(period)) {
 				continue
 			}
 			s.done[j.Name] = period
@@ -122,7 +123,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if !ok {
 				s.Logger.Debug("job claimed elsewhere", "job", j.Name, "period", period)
 				delete(s.done, j.Name)
-				s.nextTry[j.Name] = now.Add(RetryClaim)
+				s.nextTry[j.Name], s.held[j.Name] = now.Add(RetryClaim), period
 				continue
 			}
 			if takeover {

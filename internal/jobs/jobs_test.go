@@ -131,3 +131,37 @@ func TestSchedulerTakesOverDeadClaim(t *testing.T) {
 		}
 	})
 }
+
+// A period another replica holds is asked for again only after
+// RetryClaim, but the next period is claimed as soon as it starts (a
+// replica restarted after a crash must not sit out a minute of a job that
+// runs every few seconds).
+func TestNextPeriodClaimedAtOnce(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	var clock atomic.Int64
+	clock.Store(start.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	db.Now = now
+	if ok, _ := db.ClaimJob(context.Background(), "relay", start, "dead"); !ok {
+		t.Fatal("pre-claim failed")
+	}
+	var runs atomic.Int32
+	s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: now, Jobs: []jobs.Job{{Name: "relay", Schedule: jobs.Every(15 * time.Second),
+		Run: func(context.Context, time.Time) error { runs.Add(1); return nil }}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(30 * time.Millisecond)
+	if runs.Load() != 0 {
+		t.Fatal("ran a period another replica holds")
+	}
+	clock.Store(start.Add(15 * time.Second).UnixNano()) // well within RetryClaim
+	for i := 0; i < 200 && runs.Load() == 0; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("the next period ran %d times, want 1", runs.Load())
+	}
+}

@@ -3,9 +3,12 @@ package relay_test
 import (
 	"context"
 	"crypto/ecdsa"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"math/big"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,7 +42,7 @@ type env struct {
 	db     *store.DB
 	svc    *forecast.Service
 	now    time.Time // the service's and relayer's clock: the chain head's time
-	deploy uint64 // the relayer account's transactions before relaying
+	deploy uint64    // the relayer account's transactions before relaying
 }
 
 func newEnv(t *testing.T, db *store.DB) *env {
@@ -344,8 +347,8 @@ func TestMirrorRoundAcrossRestarts(t *testing.T) {
 // reach the pool.
 type dropClient struct {
 	simulated.Client
-	mu    sync.Mutex
-	drop  int
+	mu   sync.Mutex
+	drop int
 }
 
 func (d *dropClient) SendTransaction(ctx context.Context, tx *types.Transaction) error {
@@ -442,5 +445,55 @@ func TestReorgedTransactionResubmitted(t *testing.T) {
 		if it.Kind == relay.KindCommit && (it.Status != arena.ChainTxConfirmed || it.TxHash != commitTx || it.Attempts < 2) {
 			t.Fatalf("commit item after the reorg: %+v, want confirmed with the same transaction broadcast again", it)
 		}
+	}
+}
+
+// The chain check passes on a mirrored round and names every item an
+// operator changed in the database afterwards.
+func TestVerifyAgainstChain(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "arena.db")
+	db, err := store.Open(ctx, "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := newEnv(t, db)
+	r, agents := e.scenario(func() { e.passes(4, nil) })
+	e.passes(4, nil)
+	rep, err := relay.Verify(ctx, db, e.client, e.addrs.PredictionArena, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Mismatches) != 0 || rep.Rounds != 1 || rep.Commits != 3 || rep.Reveals != 2 || rep.Outcomes != 1 || rep.Scores != 3 {
+		t.Fatalf("untouched: %+v", rep)
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	alice, carol := agents[0].Address().Hex(), agents[2].Address().Hex()
+	for _, q := range []string{
+		`UPDATE round_scores SET brier_bps2 = brier_bps2 + 1 WHERE agent = '` + alice + `'`,
+		`UPDATE submissions SET predictions = '[6500,6500,9999,0]' WHERE agent = '` + carol + `'`,
+		`UPDATE round_markets SET benchmark_bps = benchmark_bps + 1 WHERE idx = 1`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err = relay.Verify(ctx, db, e.client, e.addrs.PredictionArena, []uint64{r.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(rep.Mismatches, "\n")
+	for _, want := range []string{"score of " + alice, "reveal of " + carol, "market 1: benchmark"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("mismatches do not name %q:\n%s", want, all)
+		}
+	}
+	if len(rep.Mismatches) != 3 {
+		t.Errorf("%d mismatches, want 3:\n%s", len(rep.Mismatches), all)
 	}
 }
