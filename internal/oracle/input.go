@@ -56,10 +56,11 @@ func ReadQuestionsCSV(r io.Reader) ([]EvalQuestion, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			return nil, fmt.Errorf("questions: %w", err)
 		}
+		// FieldPos panics after a failed Read, so it comes after the check.
+		line, _ := cr.FieldPos(0)
 		get := func(c string) string {
 			i := col[c]
 			if i >= len(rec) {
