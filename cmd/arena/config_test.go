@@ -28,3 +28,18 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Error("bad environment value accepted")
 	}
 }
+
+// arena config masks both admin tokens and the passwords of connection
+// strings no URL parser accepts, and keys in other URLs.
+func TestConfigRedactsMalformedSecrets(t *testing.T) {
+	for _, db := range []string{"postgres://arena:S3cretPW%@127.0.0.1:1/x", "postgres://arena:S3cret PW@127.0.0.1:1/x", "postgres://arena:S3cretPW@127.0.0.1:1/%zz"} {
+		env := []string{"ARENA_ADMIN_TOKEN=S3cret-old", "ARENA_ADMIN_TOKEN_NEXT=S3cret-new", "ARENA_GAMMA_URL=https://g.example/?api_key=S3cretKey"}
+		out, _, err := cli(t, env, "config", "--db", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out, "S3cret") || !strings.Contains(out, "ARENA_ADMIN_TOKEN_NEXT=[redacted]\n") || !strings.Contains(out, "ARENA_DB=postgres://arena:[redacted]@127.0.0.1:1/") {
+			t.Errorf("--db %q: config output\n%s", db, out)
+		}
+	}
+}

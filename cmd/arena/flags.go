@@ -68,6 +68,8 @@ type configFlags struct {
 	clobURL  string
 	addr     string
 	token    string
+	// tokenNext is --admin-token-next.
+	tokenNext string
 }
 
 func addConfigFlags(fs *flag.FlagSet, net bool) *configFlags {
@@ -84,6 +86,7 @@ func addConfigFlags(fs *flag.FlagSet, net bool) *configFlags {
 func (c *configFlags) addServe() {
 	c.fs.StringVar(&c.addr, "addr", "", "HTTP listen address (default 127.0.0.1:8080)")
 	c.fs.StringVar(&c.token, "admin-token", "", "bearer token for admin endpoints")
+	c.fs.StringVar(&c.tokenNext, "admin-token-next", "", "a second accepted admin token, for rotation without downtime")
 }
 
 // options resolves the effective configuration after parsing.
@@ -112,6 +115,7 @@ func (c *configFlags) options(env *Env) (config.Options, error) {
 	override("clob-url", &o.CLOBURL, c.clobURL)
 	override("addr", &o.Addr, c.addr)
 	override("admin-token", &o.AdminToken, c.token)
+	override("admin-token-next", &o.AdminTokenNext, c.tokenNext)
 	return o, o.Validate()
 }
 

@@ -28,7 +28,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "serve", "[--db URL] [--addr HOST:PORT] [--admin-token T] [--sync-every D] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
+	fs := newFlagSet(env, "serve", "[--db URL] [--addr HOST:PORT] [--admin-token T] [--admin-token-next T] [--sync-every D] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
 	cf := addConfigFlags(fs, true)
 	cf.addServe()
 	syncEvery := fs.Duration("sync-every", 0, "Polymarket sync interval (default 5m)")
@@ -116,7 +116,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		js = append(js, oj)
 	}
 	srv := newServer(db, o.AdminToken, logger, fsvc, eng, lg)
-	srv.Metrics = m
+	srv.Metrics, srv.AdminTokenNext = m, o.AdminTokenNext
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js, Metrics: m}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", redact.String(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)

@@ -18,18 +18,21 @@ import (
 
 // Options is the effective configuration.
 type Options struct {
-	DB            string        // ARENA_DB: sqlite:PATH or postgres://…
-	Addr          string        // ARENA_ADDR: HTTP listen address
-	AdminToken    string        // ARENA_ADMIN_TOKEN: bearer token for admin endpoints (secret)
-	GammaURL      string        // ARENA_GAMMA_URL
-	CLOBURL       string        // ARENA_CLOB_URL
-	SyncLimit     int           // ARENA_SYNC_LIMIT: markets kept per Polymarket sync
-	SyncEvery     time.Duration // ARENA_SYNC_EVERY
-	ChainID       int64         // ARENA_CHAIN_ID: EIP-712 domain chain id (0 without a chain)
-	Contract      string        // ARENA_CONTRACT: EIP-712 verifying contract
-	AgentsFile    string        // ARENA_AGENTS: LLM model registry file
-	LogLevel      string        // ARENA_LOG_LEVEL: debug|info|warn|error
-	TradingPolicy string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets
+	DB         string // ARENA_DB: sqlite:PATH or postgres://…
+	Addr       string // ARENA_ADDR: HTTP listen address
+	AdminToken string // ARENA_ADMIN_TOKEN: bearer token for admin endpoints (secret)
+	// AdminTokenNext (ARENA_ADMIN_TOKEN_NEXT, secret) is accepted as well
+	// as AdminToken, so the token can be rotated without downtime.
+	AdminTokenNext string
+	GammaURL       string        // ARENA_GAMMA_URL
+	CLOBURL        string        // ARENA_CLOB_URL
+	SyncLimit      int           // ARENA_SYNC_LIMIT: markets kept per Polymarket sync
+	SyncEvery      time.Duration // ARENA_SYNC_EVERY
+	ChainID        int64         // ARENA_CHAIN_ID: EIP-712 domain chain id (0 without a chain)
+	Contract       string        // ARENA_CONTRACT: EIP-712 verifying contract
+	AgentsFile     string        // ARENA_AGENTS: LLM model registry file
+	LogLevel       string        // ARENA_LOG_LEVEL: debug|info|warn|error
+	TradingPolicy  string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets
 	// ForecastAgents is the model registry of the LLM agents `arena serve`
 	// hosts in the forecast track (ARENA_FORECAST_AGENTS).
 	ForecastAgents string
@@ -103,6 +106,7 @@ var fields = func() []field {
 		mk("ARENA_DB", false, func(o *Options) *string { return &o.DB }),
 		mk("ARENA_ADDR", false, func(o *Options) *string { return &o.Addr }),
 		mk("ARENA_ADMIN_TOKEN", true, func(o *Options) *string { return &o.AdminToken }),
+		mk("ARENA_ADMIN_TOKEN_NEXT", true, func(o *Options) *string { return &o.AdminTokenNext }),
 		mk("ARENA_GAMMA_URL", false, func(o *Options) *string { return &o.GammaURL }),
 		mk("ARENA_CLOB_URL", false, func(o *Options) *string { return &o.CLOBURL }),
 		{"ARENA_SYNC_LIMIT", false,

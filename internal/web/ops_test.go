@@ -238,3 +238,45 @@ type downDB struct{}
 func (downDB) Ping(context.Context) error {
 	return errors.New("dial tcp: postgres://arena:s3cret@10.1.1.1/x: connection refused")
 }
+
+// Admin token rotation without downtime: while ARENA_ADMIN_TOKEN_NEXT is
+// set both tokens are accepted; each alone works; prefixes, the two
+// concatenated and an empty bearer do not.
+func TestAdminTokenRotation(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	for _, c := range []struct {
+		name, current, next string
+		accept, refuse      []string
+	}{
+		{"current only", "old-token-0123", "", []string{"old-token-0123"}, []string{"new-token-4567", "", "old-token-012"}},
+		{"both", "old-token-0123", "new-token-4567", []string{"old-token-0123", "new-token-4567"},
+			[]string{"", "old-token-0123new-token-4567", "new-token-456", "x"}},
+		{"next only", "", "new-token-4567", []string{"new-token-4567"}, []string{"", "old-token-0123"}},
+	} {
+		srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: c.current, AdminTokenNext: c.next, Logger: quiet,
+			Forecast: &forecast.Service{Store: db, Logger: quiet}})
+		h := srv.Handler()
+		try := func(tok string) (int, string) {
+			req := httptest.NewRequest("POST", "/api/v1/admin/rounds", strings.NewReader(`{}`))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			code := ""
+			if rec.Code >= 400 {
+				code = errorOf(t, rec.Body.Bytes()).Error.Code
+			}
+			return rec.Code, code
+		}
+		for _, tok := range c.accept {
+			// Past the check, an empty body is refused as a bad request.
+			if status, code := try(tok); status == 401 {
+				t.Errorf("%s: token %q refused (%s)", c.name, tok, code)
+			}
+		}
+		for _, tok := range c.refuse {
+			if status, code := try(tok); status != 401 || code != "unauthorized" {
+				t.Errorf("%s: token %q answered %d %s, want 401 unauthorized", c.name, tok, status, code)
+			}
+		}
+	}
+}

@@ -39,9 +39,11 @@ type Parts struct {
 	Markets    arena.MarketStore
 	DB         Pinger
 	AdminToken string
-	Logger     *slog.Logger
-	Forecast   *forecast.Service
-	Trading    *trading.Engine
+	// AdminTokenNext is a second accepted admin token, for rotation.
+	AdminTokenNext string
+	Logger         *slog.Logger
+	Forecast       *forecast.Service
+	Trading        *trading.Engine
 	// Forecasters serves traces, round market context and the backtest track.
 	Forecasters ForecasterStore
 	// Oracle serves oracle resolutions and the arbitration queue.
@@ -56,6 +58,7 @@ type Parts struct {
 // `arena serve`, `arena demo` and the tests share.
 func Build(p Parts) *Server {
 	s := New(p.Markets, p.DB, p.AdminToken, p.Logger)
+	s.AdminTokenNext = p.AdminTokenNext
 	if p.Metrics != nil {
 		s.Metrics = p.Metrics
 	}
@@ -81,8 +84,12 @@ type Server struct {
 	Markets    arena.MarketStore
 	DB         Pinger
 	AdminToken string
-	Logger     *slog.Logger
-	Mux        *http.ServeMux
+	// AdminTokenNext is accepted as well as AdminToken, so the token can
+	// be rotated without downtime: add the new one here on every replica,
+	// move the clients, then make it AdminToken and clear this.
+	AdminTokenNext string
+	Logger         *slog.Logger
+	Mux            *http.ServeMux
 	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
 	Forecast *forecast.Service
 	Trading  *trading.Engine
@@ -257,19 +264,33 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// admin wraps h with a constant-time bearer-token check. Without a
-// configured token, admin endpoints are disabled.
+// admin wraps h with a constant-time bearer-token check against each
+// configured token (AdminToken and AdminTokenNext). Without a configured
+// token, admin endpoints are disabled.
 func (s *Server) admin(h HandlerFunc) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if s.AdminToken == "" {
+		if s.AdminToken == "" && s.AdminTokenNext == "" {
 			return arena.Rejectf(arena.EUNAUTHORIZED, "admin_disabled", "admin endpoints are disabled: no admin token configured")
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.AdminToken)) != 1 {
+		if !ok || !tokenMatches(got, s.AdminToken, s.AdminTokenNext) {
 			return arena.Rejectf(arena.EUNAUTHORIZED, "unauthorized", "missing or wrong admin bearer token")
 		}
 		return h(w, r)
 	}
+}
+
+// tokenMatches compares got with every non-empty token in constant time,
+// all of them every time, so the answer's timing tells neither whether a
+// token matched nor which.
+func tokenMatches(got string, tokens ...string) bool {
+	match := 0
+	for _, t := range tokens {
+		if t != "" {
+			match |= subtle.ConstantTimeCompare([]byte(got), []byte(t))
+		}
+	}
+	return match == 1
 }
 
 // Status maps an error kind to its HTTP status.
