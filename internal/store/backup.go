@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/forecast-arena/arena"
+)
+
+// pgDumpHint is how a PostgreSQL deployment is backed up and restored.
+const pgDumpHint = "back up PostgreSQL with its own tools: pg_dump --format=custom --file=arena.dump DBURL, and restore with pg_restore --dbname=DBURL arena.dump"
+
+// Backup writes a consistent copy of the SQLite database to path with
+// VACUUM INTO: one read transaction, so it is safe while `arena serve`
+// writes (WAL readers do not block writers), and the copy is compacted
+// and self-contained (no -wal file). path must not exist.
+func (d *DB) Backup(ctx context.Context, path string) error {
+	if d.dialect == postgres {
+		return arena.Errorf(arena.EINVALID, "backup: arena backup copies SQLite databases; %s", pgDumpHint)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return arena.Errorf(arena.ECONFLICT, "backup: %s already exists; choose a new file", path)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if _, err := d.db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("backup: vacuum into %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckBackup opens the SQLite file at path read-only and checks that it
+// is an intact arena database at a migration version this binary knows.
+func CheckBackup(ctx context.Context, path string) (arena.SchemaHealth, error) {
+	if _, err := os.Stat(path); err != nil {
+		return arena.SchemaHealth{}, fmt.Errorf("restore: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return arena.SchemaHealth{}, fmt.Errorf("restore: open %s: %w", path, err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: %s is not a SQLite database: %v", path, err)
+	}
+	if check != "ok" {
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: %s is damaged: %s", path, check)
+	}
+	h, err := schemaOf(ctx, db)
+	if err != nil {
+		return h, arena.Errorf(arena.EINVALID, "restore: %s is not an arena database (no readable schema_migrations)", path)
+	}
+	if h.Applied == 0 {
+		return h, arena.Errorf(arena.EINVALID, "restore: %s is not an arena database (no migration applied)", path)
+	}
+	if len(h.Unknown) > 0 {
+		return h, arena.Errorf(arena.EINVALID, "restore: %s was written by a newer arena (migrations %s unknown here); restore it with that version", path, strings.Join(h.Unknown, ", "))
+	}
+	return h, nil
+}
+
+// Restore copies the backup at from into the SQLite database toURL,
+// after CheckBackup. A target that exists and is not empty is refused
+// unless force is set, in which case it is replaced (with its -wal and
+// -shm files). Opening the result applies any migration the backup
+// predates. Stop `arena serve` on the target first.
+func Restore(ctx context.Context, from, toURL string, force bool) (arena.SchemaHealth, error) {
+	path, ok := strings.CutPrefix(toURL, "sqlite:")
+	if !ok {
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: arena restore writes SQLite databases (--db sqlite:PATH); %s", pgDumpHint)
+	}
+	path = strings.TrimPrefix(path, "//")
+	h, err := CheckBackup(ctx, from)
+	if err != nil {
+		return h, err
+	}
+	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+		if !force {
+			return h, arena.Errorf(arena.ECONFLICT, "restore: %s exists and is not empty; pass --force to replace it", path)
+		}
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return h, fmt.Errorf("restore: %w", err)
+	}
+	// Copy into a temporary file next to the target, then rename it over
+	// the target: an interrupted restore leaves the old database whole.
+	tmp := path + ".restore"
+	os.Remove(tmp)
+	src, err := sql.Open("sqlite", "file:"+from+"?mode=ro")
+	if err != nil {
+		return h, fmt.Errorf("restore: open %s: %w", from, err)
+	}
+	_, err = src.ExecContext(ctx, `VACUUM INTO ?`, tmp)
+	src.Close()
+	if err != nil {
+		os.Remove(tmp)
+		return h, fmt.Errorf("restore: copy %s: %w", from, err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			os.Remove(tmp)
+			return h, fmt.Errorf("restore: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return h, fmt.Errorf("restore: %w", err)
+	}
+	db, err := Open(ctx, toURL)
+	if err != nil {
+		return h, err
+	}
+	defer db.Close()
+	return db.Schema(ctx)
+}
