@@ -22,8 +22,7 @@ import (
 func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		cd := t0.Add(time.Hour)
 		mkRound := func(prefix string, n int) (*arena.Round, []*arena.Market) {
@@ -108,8 +107,7 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 func TestCaptureBenchmarksConflictIsDone(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
 		r, _ := newRound(t, db, svc, "c", 2)
 		clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance))
@@ -150,27 +148,7 @@ func TestLeaderboardAlphaMatchesRoundScores(t *testing.T) {
 		bench := []float64{0.412367, 0.555549} // 4124 and 5555 bps
 		var sum float64
 		for i := range preds {
-			clk.Set(t0)
-			r, ms := newRound(t, db, svc, fmt.Sprintf("m1-%d-", i), 2)
-			salt := commit(t, svc, clk, k, r, preds[i])
-			for j, m := range ms {
-				addPoints(t, db, m, arena.PricePoint{Time: r.CommitDeadline, Price: bench[j], Source: arena.PriceCLOBMid})
-			}
-			clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance))
-			if _, err := svc.CaptureBenchmarks(ctx); err != nil {
-				t.Fatal(err)
-			}
-			clk.Set(r.RevealStart)
-			reveal(t, svc, clk, k, r, preds[i], salt)
-			for j, m := range ms {
-				if err := db.ResolveMarket(ctx, m.ID, outcomes[i][j], clk.Now()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			clk.Set(r.RevealDeadline.Add(time.Second))
-			if n, err := svc.TriggerDue(ctx); err != nil || n != 1 {
-				t.Fatalf("round %d: trigger %d, %v", i, n, err)
-			}
+			r := playScoredRound(t, db, svc, clk, k, fmt.Sprintf("m1-%d-", i), preds[i], bench, outcomes[i])
 			scs, err := svc.Scores(ctx, r.ID)
 			if err != nil {
 				t.Fatal(err)

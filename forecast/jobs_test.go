@@ -59,8 +59,7 @@ func TestJobsUnderScheduler(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		clk := &clock{}
-		clk.Set(t0.Add(17 * time.Minute))
+		clk := newClock(t0.Add(17 * time.Minute))
 		var specs []spec
 		for i := 0; i < 3; i++ {
 			specs = append(specs, spec{id: fmt.Sprintf("j%d", i), event: fmt.Sprintf("jev%d", i), category: fmt.Sprintf("cat%d", i),

@@ -24,8 +24,7 @@ import (
 func TestOracleForecastFlow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: 6 * time.Hour}
 		r, ms := newRound(t, db, svc, "o", 3)
 		alice := agentKey("alice")

@@ -16,8 +16,7 @@ import (
 func TestResolveRefusedWhileRoundRevealable(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
 		r, ms := newRound(t, db, svc, "rv", 2)
 		for _, at := range []time.Time{t0, r.CommitDeadline, r.RevealStart, r.RevealDeadline} {

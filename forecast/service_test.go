@@ -35,6 +35,13 @@ type clock struct {
 }
 
 func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+// newClock is a controlled clock set at t.
+func newClock(t time.Time) *clock {
+	c := &clock{}
+	c.Set(t)
+	return c
+}
+
 func (c *clock) Set(t time.Time) {
 	c.mu.Lock()
 	c.t = t.UTC()
@@ -92,8 +99,7 @@ func testRules() forecast.Rules {
 func TestCreateRoundByRules(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Rules: testRules()}
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
 		d3 := 3 * 24 * time.Hour
@@ -255,8 +261,7 @@ func addPoints(t *testing.T, db *store.DB, m *arena.Market, pts ...arena.PricePo
 func TestCaptureBenchmarks(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		var mu sync.Mutex
 		var asked []string
 		lookupErr := errors.New("CLOB down")
@@ -384,20 +389,39 @@ func commit(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key, r 
 
 func reveal(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) {
 	t.Helper()
+	if _, err := svc.Reveal(context.Background(), r.ID, signedReveal(t, svc, clk, k, r, preds, salt)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// playScoredRound runs a two-market round for k from creation to score:
+// commit preds, benchmarks captured at bench, reveal, markets resolved to
+// outcomes, trigger after the reveal deadline.
+func playScoredRound(t *testing.T, db *store.DB, svc *forecast.Service, clk *clock, k *forecast.Key, prefix string, preds []uint16, bench []float64, outcomes []string) *arena.Round {
+	t.Helper()
 	ctx := context.Background()
-	n, err := svc.Store.Nonce(ctx, k.Address().Hex())
-	if err != nil {
+	clk.Set(t0)
+	r, ms := newRound(t, db, svc, prefix, len(preds))
+	salt := commit(t, svc, clk, k, r, preds)
+	for j, m := range ms {
+		addPoints(t, db, m, arena.PricePoint{Time: r.CommitDeadline, Price: bench[j], Source: arena.PriceCLOBMid})
+	}
+	clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance))
+	if _, err := svc.CaptureBenchmarks(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m := forecast.Reveal{RoundID: r.ID, Predictions: preds, Salt: salt, Agent: k.Address(), Nonce: n, Deadline: uint64(clk.Now().Add(time.Hour).Unix())}
-	sig, err := k.SignReveal(svc.Domain, m)
-	if err != nil {
-		t.Fatal(err)
+	clk.Set(r.RevealStart)
+	reveal(t, svc, clk, k, r, preds, salt)
+	for j, m := range ms {
+		if err := db.ResolveMarket(ctx, m.ID, outcomes[j], clk.Now()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := svc.Reveal(ctx, r.ID, forecast.RevealRequest{Agent: m.Agent.Hex(), Predictions: preds, Salt: salt.Hex(), Nonce: n,
-		Deadline: m.Deadline, Signature: forecast.EncodeSignature(sig)}); err != nil {
-		t.Fatal(err)
+	clk.Set(r.RevealDeadline.Add(time.Second))
+	if n, err := svc.TriggerDue(ctx); err != nil || n != 1 {
+		t.Fatalf("round %s: trigger %d, %v", prefix, n, err)
 	}
+	return r
 }
 
 // handBrier is F6 by hand over the markets with x ∈ {0,1}: Brier of p
@@ -434,8 +458,7 @@ func handBrier(p []float64, b []float64, x []int) (brier, alpha float64, nAlpha 
 func TestTriggerAndScoring(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: 6 * time.Hour}
 		r, ms := newRound(t, db, svc, "s", 4)
 		cd, rd := r.CommitDeadline, r.RevealDeadline
@@ -623,32 +646,14 @@ func TestLeaderboardAcrossRounds(t *testing.T) {
 		bench := []float64{0.5, 0.4}
 		var briers, alphas []float64
 		for i := range preds {
-			clk.Set(t0)
-			r, ms := newRound(t, db, svc, fmt.Sprintf("lb%d-", i), 2)
-			salt := commit(t, svc, clk, k, r, preds[i])
-			for j, m := range ms {
-				addPoints(t, db, m, arena.PricePoint{Time: r.CommitDeadline, Price: bench[j], Source: arena.PriceCLOBMid})
-			}
-			clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance))
-			if _, err := svc.CaptureBenchmarks(ctx); err != nil {
-				t.Fatal(err)
-			}
-			clk.Set(r.RevealStart)
-			reveal(t, svc, clk, k, r, preds[i], salt)
+			playScoredRound(t, db, svc, clk, k, fmt.Sprintf("lb%d-", i), preds[i], bench, outcomes[i])
 			x := make([]int, 2)
 			p := make([]float64, 2)
-			for j, m := range ms {
-				if err := db.ResolveMarket(ctx, m.ID, outcomes[i][j], clk.Now()); err != nil {
-					t.Fatal(err)
-				}
+			for j := range x {
 				if outcomes[i][j] == arena.Yes {
 					x[j] = 1
 				}
 				p[j] = float64(preds[i][j]) / 1e4
-			}
-			clk.Set(r.RevealDeadline.Add(time.Second))
-			if n, err := svc.TriggerDue(ctx); err != nil || n != 1 {
-				t.Fatalf("round %d: trigger %d, %v", i, n, err)
 			}
 			b, a, _ := handBrier(p, bench, x)
 			briers, alphas = append(briers, b), append(alphas, a)
@@ -712,8 +717,7 @@ func TestPolymarketRoundOffline(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := time.Date(2026, 6, 20, 12, 0, 0, 0, time.UTC) // the fixtures close on 2026-06-30
-		clk := &clock{}
-		clk.Set(now)
+		clk := newClock(now)
 		rules := forecast.DefaultRules()
 		rules.MaxCloseAfter = arena.Duration(30 * 24 * time.Hour)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules,

@@ -56,8 +56,7 @@ func (h *hookStore) Submissions(ctx context.Context, roundID uint64) ([]*arena.S
 func TestRevealQueuedPastTriggerRejected(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "x", 2)
 		alice := agentKey("alice")
@@ -97,8 +96,7 @@ func TestRevealQueuedPastTriggerRejected(t *testing.T) {
 func TestTriggerRescoresRevealLandingMidScoring(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		hs := &hookStore{DB: db}
 		svc := &forecast.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "z", 2)
@@ -137,8 +135,7 @@ func TestTriggerRescoresRevealLandingMidScoring(t *testing.T) {
 func TestTriggerRaceLoserIsToldAlreadyTriggered(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		hs := &hookStore{DB: db}
 		svc := &forecast.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "race", 2)

@@ -96,14 +96,7 @@ func scanCohort(sc scanner) (*arena.Cohort, error) {
 
 // Cohort implements arena.CohortStore.
 func (d *DB) Cohort(ctx context.Context, id int64) (*arena.Cohort, error) {
-	c, err := scanCohort(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE id = ?`), id))
-	if isNoRows(err) {
-		return nil, arena.Errorf(arena.ENOTFOUND, "cohort %d not found", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: load cohort %d: %w", id, err)
-	}
-	return c, nil
+	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE id = ?`), id), scanCohort, fmt.Sprintf("cohort %d", id))
 }
 
 // CohortByWeek implements arena.CohortStore.
@@ -124,20 +117,11 @@ func (d *DB) Cohorts(ctx context.Context, status arena.CohortStatus) ([]*arena.C
 	if status != "" {
 		q, args = q+` WHERE status = ?`, append(args, string(status))
 	}
-	rows, err := d.db.QueryContext(ctx, d.rebind(q+` ORDER BY week_start DESC`), args...)
+	out, err := queryAll(ctx, d.db, d.rebind(q+` ORDER BY week_start DESC`), args, scanCohort)
 	if err != nil {
 		return nil, fmt.Errorf("store: list cohorts: %w", err)
 	}
-	defer rows.Close()
-	var out []*arena.Cohort
-	for rows.Next() {
-		c, err := scanCohort(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list cohorts: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CompleteCohorts implements arena.CohortStore.
@@ -177,20 +161,11 @@ func scanPosition(sc scanner) (*arena.Position, error) {
 }
 
 func (d *DB) positions(ctx context.Context, q queryer, where string, args ...any) ([]*arena.Position, error) {
-	rows, err := q.QueryContext(ctx, d.rebind(`SELECT `+positionColumns+` FROM positions WHERE `+where+` ORDER BY id`), args...)
+	out, err := queryAll(ctx, q, d.rebind(`SELECT `+positionColumns+` FROM positions WHERE `+where+` ORDER BY id`), args, scanPosition)
 	if err != nil {
 		return nil, fmt.Errorf("store: load positions: %w", err)
 	}
-	defer rows.Close()
-	var out []*arena.Position
-	for rows.Next() {
-		p, err := scanPosition(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: load positions: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // portfolioReadHook, when set by a test, runs between the read of portfolio
@@ -285,26 +260,22 @@ func (d *DB) PositionsOf(ctx context.Context, portfolioID int64) ([]*arena.Posit
 
 // Trades implements arena.CohortStore.
 func (d *DB) Trades(ctx context.Context, portfolioID int64) ([]*arena.Trade, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT id, portfolio_id, position_id, decision_id, market_id, side, kind,
-		amount, shares, price, cost_basis, cash_before, confidence, created_at FROM trades WHERE portfolio_id = ? ORDER BY id`), portfolioID)
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT id, portfolio_id, position_id, decision_id, market_id, side, kind,
+		amount, shares, price, cost_basis, cash_before, confidence, created_at FROM trades WHERE portfolio_id = ? ORDER BY id`), []any{portfolioID},
+		func(sc scanner) (*arena.Trade, error) {
+			var t arena.Trade
+			var dec sql.NullInt64
+			var kind string
+			var created int64
+			err := sc.Scan(&t.ID, &t.PortfolioID, &t.PositionID, &dec, &t.MarketID, &t.Side, &kind, &t.Amount, &t.Shares,
+				&t.Price, &t.CostBasis, &t.CashBefore, &t.Confidence, &created)
+			t.DecisionID, t.Kind, t.CreatedAt = dec.Int64, arena.TradeKind(kind), time.UnixMicro(created).UTC()
+			return &t, err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("store: trades of portfolio %d: %w", portfolioID, err)
 	}
-	defer rows.Close()
-	var out []*arena.Trade
-	for rows.Next() {
-		var t arena.Trade
-		var dec sql.NullInt64
-		var kind string
-		var created int64
-		if err := rows.Scan(&t.ID, &t.PortfolioID, &t.PositionID, &dec, &t.MarketID, &t.Side, &kind, &t.Amount, &t.Shares,
-			&t.Price, &t.CostBasis, &t.CashBefore, &t.Confidence, &created); err != nil {
-			return nil, fmt.Errorf("store: trades of portfolio %d: %w", portfolioID, err)
-		}
-		t.DecisionID, t.Kind, t.CreatedAt = dec.Int64, arena.TradeKind(kind), time.UnixMicro(created).UTC()
-		out = append(out, &t)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ApplyChange implements arena.CohortStore.
@@ -562,20 +533,12 @@ func (d *DB) Decisions(ctx context.Context, cohortID int64) ([]*arena.Decision, 
 
 // OpenPositionMarkets implements arena.CohortStore.
 func (d *DB) OpenPositionMarkets(ctx context.Context) ([]int64, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT DISTINCT market_id FROM positions WHERE status = ? ORDER BY market_id`), string(arena.PositionOpen))
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT DISTINCT market_id FROM positions WHERE status = ? ORDER BY market_id`), []any{string(arena.PositionOpen)},
+		func(sc scanner) (id int64, err error) { return id, sc.Scan(&id) })
 	if err != nil {
 		return nil, fmt.Errorf("store: markets with open positions: %w", err)
 	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // OpenPositionsIn implements arena.CohortStore.
@@ -612,22 +575,18 @@ func (d *DB) SettleMarket(ctx context.Context, s arena.Settlement, changes []*ar
 
 // Settlements implements arena.CohortStore.
 func (d *DB) Settlements(ctx context.Context) ([]arena.Settlement, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT market_id, resolution, policy, positions, settled_at FROM market_settlements ORDER BY market_id`)
+	out, err := queryAll(ctx, d.db, `SELECT market_id, resolution, policy, positions, settled_at FROM market_settlements ORDER BY market_id`, nil,
+		func(sc scanner) (arena.Settlement, error) {
+			var s arena.Settlement
+			var at int64
+			err := sc.Scan(&s.MarketID, &s.Resolution, &s.Policy, &s.Positions, &at)
+			s.SettledAt = time.UnixMicro(at).UTC()
+			return s, err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("store: settlements: %w", err)
 	}
-	defer rows.Close()
-	var out []arena.Settlement
-	for rows.Next() {
-		var s arena.Settlement
-		var at int64
-		if err := rows.Scan(&s.MarketID, &s.Resolution, &s.Policy, &s.Positions, &at); err != nil {
-			return nil, err
-		}
-		s.SettledAt = time.UnixMicro(at).UTC()
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SnapshotInterval is the valuation cadence; snapshot times are floored to it.
@@ -662,21 +621,17 @@ func (d *DB) SaveSnapshots(ctx context.Context, snaps []arena.ValuationSnapshot,
 
 // Snapshots implements arena.CohortStore.
 func (d *DB) Snapshots(ctx context.Context, portfolioID int64) ([]arena.ValuationSnapshot, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT portfolio_id, at, cash, positions_value, total, pnl, pnl_pct, brier, resolved_bets
-		FROM portfolio_snapshots WHERE portfolio_id = ? ORDER BY at`), portfolioID)
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT portfolio_id, at, cash, positions_value, total, pnl, pnl_pct, brier, resolved_bets
+		FROM portfolio_snapshots WHERE portfolio_id = ? ORDER BY at`), []any{portfolioID},
+		func(sc scanner) (arena.ValuationSnapshot, error) {
+			var s arena.ValuationSnapshot
+			var at int64
+			err := sc.Scan(&s.PortfolioID, &at, &s.Cash, &s.PositionsValue, &s.Total, &s.PnL, &s.PnLPct, &s.Brier, &s.ResolvedBets)
+			s.At = time.UnixMicro(at).UTC()
+			return s, err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("store: snapshots of portfolio %d: %w", portfolioID, err)
 	}
-	defer rows.Close()
-	var out []arena.ValuationSnapshot
-	for rows.Next() {
-		var s arena.ValuationSnapshot
-		var at int64
-		if err := rows.Scan(&s.PortfolioID, &at, &s.Cash, &s.PositionsValue, &s.Total, &s.PnL, &s.PnLPct, &s.Brier, &s.ResolvedBets); err != nil {
-			return nil, err
-		}
-		s.At = time.UnixMicro(at).UTC()
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return out, nil
 }

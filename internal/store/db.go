@@ -216,6 +216,22 @@ func (d *DB) Ping(ctx context.Context) error { return d.db.PingContext(ctx) }
 // scanner is a row being scanned: *sql.Row or *sql.Rows.
 type scanner interface{ Scan(...any) error }
 
+// lookup scans the one row a lookup by key returns: ENOTFOUND "<what> not
+// found" when there is none, the error wrapped as "store: load <what>"
+// otherwise.
+func lookup[T any](row *sql.Row, scan func(scanner) (T, error), what string) (T, error) {
+	v, err := scan(row)
+	if isNoRows(err) {
+		var zero T
+		return zero, arena.Errorf(arena.ENOTFOUND, "%s not found", what)
+	}
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("store: load %s: %w", what, err)
+	}
+	return v, nil
+}
+
 // queryAll runs a query and scans every row with scan.
 func queryAll[T any](ctx context.Context, q queryer, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)

@@ -65,27 +65,22 @@ func schemaOf(ctx context.Context, db *sql.DB) (arena.SchemaHealth, error) {
 // without error, the last that failed, and whether a run is claimed and
 // unfinished now.
 func (d *DB) JobHealth(ctx context.Context) ([]arena.JobHealth, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT job,
+	out, err := queryAll(ctx, d.db, `SELECT job,
 		MAX(CASE WHEN finished_at IS NOT NULL AND error IS NULL THEN finished_at END),
 		MAX(CASE WHEN error IS NOT NULL THEN finished_at END),
 		SUM(CASE WHEN finished_at IS NULL THEN 1 ELSE 0 END)
-		FROM job_runs GROUP BY job ORDER BY job`)
-	if err != nil {
-		return nil, fmt.Errorf("store: job health: %w", err)
-	}
-	defer rows.Close()
-	var out []arena.JobHealth
-	for rows.Next() {
+		FROM job_runs GROUP BY job ORDER BY job`, nil, func(sc scanner) (arena.JobHealth, error) {
 		var h arena.JobHealth
 		var ok, failed sql.NullInt64
 		var running int64
-		if err := rows.Scan(&h.Job, &ok, &failed, &running); err != nil {
-			return nil, fmt.Errorf("store: job health: %w", err)
-		}
+		err := sc.Scan(&h.Job, &ok, &failed, &running)
 		h.LastSuccess, h.LastFailure, h.Running = fromMicros(ok), fromMicros(failed), running > 0
-		out = append(out, h)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: job health: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Collector exports the connection pool's statistics (open, in use, idle,

@@ -66,20 +66,16 @@ type JobRun struct {
 
 // JobRuns lists the recorded runs of a job, oldest first.
 func (d *DB) JobRuns(ctx context.Context, name string) ([]JobRun, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT job, period, owner, finished_at IS NOT NULL, COALESCE(error, '') FROM job_runs WHERE job = ? ORDER BY period`), name)
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT job, period, owner, finished_at IS NOT NULL, COALESCE(error, '') FROM job_runs WHERE job = ? ORDER BY period`), []any{name},
+		func(sc scanner) (JobRun, error) {
+			var r JobRun
+			var p int64
+			err := sc.Scan(&r.Job, &p, &r.Owner, &r.Finished, &r.Error)
+			r.Period = time.UnixMicro(p).UTC()
+			return r, err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("store: job runs of %s: %w", name, err)
 	}
-	defer rows.Close()
-	var out []JobRun
-	for rows.Next() {
-		var r JobRun
-		var p int64
-		if err := rows.Scan(&r.Job, &p, &r.Owner, &r.Finished, &r.Error); err != nil {
-			return nil, err
-		}
-		r.Period = time.UnixMicro(p).UTC()
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }

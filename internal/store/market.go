@@ -310,14 +310,7 @@ func scanMarket(sc scanner) (*arena.Market, error) {
 
 // Market implements arena.MarketStore.
 func (d *DB) Market(ctx context.Context, id int64) (*arena.Market, error) {
-	m, err := scanMarket(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id))
-	if isNoRows(err) {
-		return nil, arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: load market %d: %w", id, err)
-	}
-	return m, nil
+	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id), scanMarket, fmt.Sprintf("market %d", id))
 }
 
 // MarketsByID implements arena.MarketStore.
@@ -348,14 +341,8 @@ func (d *DB) MarketsByID(ctx context.Context, ids []int64) (map[int64]*arena.Mar
 
 // MarketBySource implements arena.MarketStore.
 func (d *DB) MarketBySource(ctx context.Context, source, sourceID string) (*arena.Market, error) {
-	m, err := scanMarket(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE source = ? AND source_id = ?`), source, sourceID))
-	if isNoRows(err) {
-		return nil, arena.Errorf(arena.ENOTFOUND, "market %s/%s not found", source, sourceID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: load market %s/%s: %w", source, sourceID, err)
-	}
-	return m, nil
+	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE source = ? AND source_id = ?`), source, sourceID),
+		scanMarket, fmt.Sprintf("market %s/%s", source, sourceID))
 }
 
 // Markets implements arena.MarketStore.

@@ -45,23 +45,18 @@ func (d *DB) addPrices(ctx context.Context, tx *sql.Tx, pts []arena.PricePoint) 
 
 // PriceHistory implements arena.MarketStore.
 func (d *DB) PriceHistory(ctx context.Context, marketID int64, outcome string, from, to time.Time) ([]arena.PricePoint, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT outcome, at, source, price, fetched_at, flagged FROM price_points
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT outcome, at, source, price, fetched_at, flagged FROM price_points
 		WHERE market_id = ? AND outcome = ? AND at >= ? AND at <= ? ORDER BY at, source`),
-		marketID, outcome, from.UnixMicro(), to.UnixMicro())
+		[]any{marketID, outcome, from.UnixMicro(), to.UnixMicro()}, func(sc scanner) (arena.PricePoint, error) {
+			var p arena.PricePoint
+			var at, fetched int64
+			var src string
+			err := sc.Scan(&p.Outcome, &at, &src, &p.Price, &fetched, &p.Flagged)
+			p.MarketID, p.Time, p.FetchedAt, p.Source = marketID, time.UnixMicro(at).UTC(), time.UnixMicro(fetched).UTC(), arena.PriceSource(src)
+			return p, err
+		})
 	if err != nil {
 		return nil, fmt.Errorf("store: price history of market %d: %w", marketID, err)
 	}
-	defer rows.Close()
-	var out []arena.PricePoint
-	for rows.Next() {
-		var p arena.PricePoint
-		var at, fetched int64
-		var src string
-		if err := rows.Scan(&p.Outcome, &at, &src, &p.Price, &fetched, &p.Flagged); err != nil {
-			return nil, fmt.Errorf("store: price history of market %d: %w", marketID, err)
-		}
-		p.MarketID, p.Time, p.FetchedAt, p.Source = marketID, time.UnixMicro(at).UTC(), time.UnixMicro(fetched).UTC(), arena.PriceSource(src)
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,28 +58,14 @@ func claim(db *store.DB, c *arena.Cohort, agent, owner string, now time.Time) (*
 
 func testCohortUniquePerWeek(t *testing.T, db *store.DB) {
 	ctx := context.Background()
-	var wins atomic.Int32
 	ids := make([]int64, 8)
-	var wg sync.WaitGroup
-	for i := range ids {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			c := &arena.Cohort{WeekStart: week, Lineup: lineup("a", "b"), InitialCash: 10_000 * arena.Dollar}
-			created, err := db.CreateCohort(ctx, c)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if created {
-				wins.Add(1)
-			}
-			ids[i] = c.ID
-		}(i)
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d cohorts created for one week", wins.Load())
+	if wins := race(t, len(ids), func(i int) (bool, error) {
+		c := &arena.Cohort{WeekStart: week, Lineup: lineup("a", "b"), InitialCash: 10_000 * arena.Dollar}
+		created, err := db.CreateCohort(ctx, c)
+		ids[i] = c.ID
+		return created, err
+	}); wins != 1 {
+		t.Fatalf("%d cohorts created for one week", wins)
 	}
 	for _, id := range ids {
 		if id != ids[0] || id == 0 {
@@ -124,24 +108,11 @@ func testDecisionClaims(t *testing.T, db *store.DB) {
 	now := week.Add(5 * time.Minute)
 
 	// Concurrent claimants: exactly one wins.
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			_, ok, err := claim(db, c, "a", fmt.Sprint("run", i), now)
-			if err != nil {
-				t.Error(err)
-			}
-			if ok {
-				wins.Add(1)
-			}
-		}(i)
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d claimants won", wins.Load())
+	if wins := race(t, 8, func(i int) (bool, error) {
+		_, ok, err := claim(db, c, "a", fmt.Sprint("run", i), now)
+		return ok, err
+	}); wins != 1 {
+		t.Fatalf("%d claimants won", wins)
 	}
 	// A live claim is not taken; a stale one is.
 	cur, ok, err := claim(db, c, "a", "late", now.Add(time.Minute))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,24 +146,8 @@ func testResolveMarket(t *testing.T, db *store.DB) {
 
 func testClaimJobOnce(t *testing.T, db *store.DB) {
 	ctx := context.Background()
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			ok, err := db.ClaimJob(ctx, "sync", t0, fmt.Sprint("r", i))
-			if err != nil {
-				t.Error(err)
-			}
-			if ok {
-				wins.Add(1)
-			}
-		}(i)
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d claimants won one period", wins.Load())
+	if wins := race(t, 8, func(i int) (bool, error) { return db.ClaimJob(ctx, "sync", t0, fmt.Sprint("r", i)) }); wins != 1 {
+		t.Fatalf("%d claimants won one period", wins)
 	}
 	if err := db.FinishJob(ctx, "sync", t0, errors.New("boom")); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -24,6 +26,29 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	for _, engine := range Engines() {
 		t.Run(engine, func(t *testing.T) { fn(t, Open(t, engine)) })
 	}
+}
+
+// race runs n claimants at once and counts those that won; a claimant's
+// error fails the test (and does not count as a win).
+func race(t *testing.T, n int, claim func(i int) (won bool, err error)) int {
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			won, err := claim(i)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if won {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return int(wins.Load())
 }
 
 // Open returns a fresh, migrated, empty database of engine, closed when
