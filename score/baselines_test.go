@@ -1,7 +1,6 @@
 package score_test
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -109,22 +108,8 @@ func TestBaselinesForecastBench(t *testing.T) {
 		got[r.Forecaster+"/"+r.Kind] = r
 	}
 
-	f, err := os.Open(filepath.Join(dir, "leaderboard_baseline.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
 	checked := 0
-	for _, rec := range recs[1:] {
-		name := rec[col["Model"]]
+	for name, rec := range shareddata.ForecastBenchLeaderboard(t) {
 		switch name {
 		case score.BaselineAlways0, score.BaselineAlways1, score.BaselineAlwaysHalf:
 		case "Random Uniform":
@@ -140,8 +125,8 @@ func TestBaselinesForecastBench(t *testing.T) {
 			continue
 		}
 		for _, c := range []struct{ kind, brier, n string }{{"dataset", "Dataset", "N dataset"}, {"market", "Market", "N market"}, {score.KindOverall, "Overall", "N"}} {
-			wantB, _ := strconv.ParseFloat(rec[col[c.brier]], 64)
-			wantN, _ := strconv.Atoi(rec[col[c.n]])
+			wantB, _ := strconv.ParseFloat(rec[c.brier], 64)
+			wantN, _ := strconv.Atoi(rec[c.n])
 			g := got[name+"/"+c.kind]
 			if g.N != wantN || math.Round(g.Brier*1000)/1000 != wantB {
 				t.Errorf("%s %s: N %d Brier %.5f, published N %d Brier %.3f", name, c.kind, g.N, g.Brier, wantN, wantB)

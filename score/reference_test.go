@@ -1,10 +1,8 @@
 package score_test
 
 import (
-	"encoding/csv"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 
@@ -45,24 +43,12 @@ func TestCORPSpecVector(t *testing.T) {
 }
 
 func readNiamey(t *testing.T) (map[string][]float64, []float64) {
-	path := shareddata.Path(t, "reliabilitydiag", "precip_Niamey_2016.csv")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	header, rows := shareddata.CSV(t, "reliabilitydiag", "precip_Niamey_2016.csv")
 	cols := map[string][]float64{}
 	var obs []float64
-	for _, r := range recs[1:] {
-		for j, h := range recs[0] {
-			if j == 0 {
-				continue
-			}
-			v, err := strconv.ParseFloat(r[j], 64)
+	for _, r := range rows {
+		for _, h := range header[1:] { // after the date
+			v, err := strconv.ParseFloat(r[h], 64)
 			if err != nil {
 				t.Fatal(err)
 			}

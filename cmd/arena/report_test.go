@@ -182,28 +182,14 @@ func TestReportBaselinesForecastBenchLeaderboard(t *testing.T) {
 	for _, r := range rows {
 		got[r.Forecaster+"/"+r.Kind] = r
 	}
-	f, err := os.Open(filepath.Join(dir, "leaderboard_baseline.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
 	checked := 0
-	for _, rec := range recs[1:] {
-		name := rec[col["Model"]]
+	for name, rec := range shareddata.ForecastBenchLeaderboard(t) {
 		if name != score.BaselineAlways0 && name != score.BaselineAlways1 && name != score.BaselineAlwaysHalf {
 			continue
 		}
 		for _, c := range []struct{ kind, brier, n string }{{"dataset", "Dataset", "N dataset"}, {"market", "Market", "N market"}, {"overall", "Overall", "N"}} {
-			wantB, _ := strconv.ParseFloat(rec[col[c.brier]], 64)
-			wantN, _ := strconv.Atoi(rec[col[c.n]])
+			wantB, _ := strconv.ParseFloat(rec[c.brier], 64)
+			wantN, _ := strconv.Atoi(rec[c.n])
 			g := got[name+"/"+c.kind]
 			if g.N != wantN || math.Round(g.Brier*1000)/1000 != wantB {
 				t.Errorf("%s %s: N %d Brier %.5f; published N %d Brier %.3f", name, c.kind, g.N, g.Brier, wantN, wantB)

@@ -2,7 +2,6 @@ package forecastbench
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
@@ -78,7 +77,7 @@ func TestRealLeaderboardResolutionSets(t *testing.T) {
 		t.Errorf("dataset counts %+v", c[1])
 	}
 
-	published := leaderboardRows(t)
+	published := shareddata.ForecastBenchLeaderboard(t)
 	for _, forecaster := range []struct {
 		name string
 		p    float64
@@ -108,28 +107,6 @@ func TestRealLeaderboardResolutionSets(t *testing.T) {
 			}
 		}
 	}
-}
-
-// leaderboardRows reads leaderboard_baseline.csv keyed by model name.
-func leaderboardRows(t *testing.T) map[string]map[string]string {
-	f, err := os.Open(shareddata.Path(t, "forecastbench", "leaderboard-2025-10-06", "leaderboard_baseline.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]string{}
-	for _, r := range recs[1:] {
-		row := map[string]string{}
-		for i, h := range recs[0] {
-			row[h] = r[i]
-		}
-		out[row["Model"]] = row
-	}
-	return out
 }
 
 func BenchmarkReadResolutionSet(b *testing.B) {

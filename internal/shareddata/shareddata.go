@@ -4,6 +4,7 @@
 package shareddata
 
 import (
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,6 +29,45 @@ func Path(t testing.TB, elem ...string) string {
 		missing(t, p+" not found")
 	}
 	return p
+}
+
+// CSV reads the comma-separated file at Path(t, elem...): its header and
+// its rows as maps from column name to value, in file order.
+func CSV(t testing.TB, elem ...string) (header []string, rows []map[string]string) {
+	t.Helper()
+	f, err := os.Open(Path(t, elem...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 {
+		t.Fatalf("%s: empty CSV", filepath.Join(elem...))
+	}
+	for _, r := range recs[1:] {
+		row := make(map[string]string, len(r))
+		for i, h := range recs[0] {
+			row[h] = r[i]
+		}
+		rows = append(rows, row)
+	}
+	return recs[0], rows
+}
+
+// ForecastBenchLeaderboard is ForecastBench's published baseline
+// leaderboard of 2025-10-06 (leaderboard_baseline.csv), rows keyed by model
+// name.
+func ForecastBenchLeaderboard(t testing.TB) map[string]map[string]string {
+	t.Helper()
+	_, rows := CSV(t, "forecastbench", "leaderboard-2025-10-06", "leaderboard_baseline.csv")
+	out := make(map[string]map[string]string, len(rows))
+	for _, r := range rows {
+		out[r["Model"]] = r
+	}
+	return out
 }
 
 // missing skips the test, or fails it when ARENA_REQUIRE_SHARED_DATA=1
