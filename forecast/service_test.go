@@ -35,6 +35,7 @@ type clock struct {
 }
 
 func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
 // newClock is a controlled clock set at t.
 func newClock(t time.Time) *clock {
 	c := &clock{}
