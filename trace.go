@@ -33,6 +33,18 @@ type TraceStore interface {
 	SaveTrace(ctx context.Context, t *ForecastTrace) error
 	// Trace returns a stored trace; ENOTFOUND when there is none.
 	Trace(ctx context.Context, roundID uint64, agent string) (*ForecastTrace, error)
+	// TraceCosts sums the stored traces by agent (address), by agent.
+	TraceCosts(ctx context.Context) ([]AgentCost, error)
+}
+
+// AgentCost is what an LLM agent's model calls cost over the rounds it
+// has a trace of.
+type AgentCost struct {
+	Agent       string
+	Rounds      int
+	Calls       int64
+	CachedCalls int64
+	Cost        Micros
 }
 
 // BacktestForecast is one agent's forecast of one historical question in

@@ -3,6 +3,7 @@ package forecast
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sort"
 	"sync"
@@ -31,6 +32,15 @@ type Analysis struct {
 	LastScored   time.Time
 	Bootstrap    int
 	Seed         uint64
+	// Deadlines are the commit deadlines of the scored rounds (of every
+	// scored round, also in a filtered analysis); Categories the market
+	// categories among all scored forecasts.
+	Deadlines  map[uint64]time.Time
+	Categories []string
+
+	version    string
+	roundIDs   []uint64
+	roundsSeen map[uint64]struct{}
 }
 
 // AnalysisBootstrap and AnalysisSeed fix the bootstrap of the dashboard's
@@ -40,11 +50,44 @@ const (
 	AnalysisSeed      uint64 = 1
 )
 
-// analysisCache keeps the last analysis until another round is scored.
+// SlowAnalysis is how long an analysis may take and still be waited for.
+// Once the last computation of a view took longer (a large database), a
+// reader whose figures are out of date (another round was scored) gets the
+// previous analysis at once while the new one is computed in the
+// background, instead of waiting for its bootstrap; a quick one (every
+// test database) is always waited for, so a read after a trigger is fresh.
+const SlowAnalysis = time.Second
+
+// Filter selects the scored forecasts an analysis covers.
+type Filter struct {
+	// Window keeps the rounds whose commit deadline is at most this long
+	// before now; 0 keeps every round.
+	Window time.Duration
+	// Category keeps the markets of one category; "" keeps all.
+	Category string
+}
+
+func (f Filter) name() string { return fmt.Sprint(int64(f.Window), "|", f.Category) }
+
+// analysisCache keeps, per filter, the last analysis and the computation
+// under way.
 type analysisCache struct {
-	mu    sync.Mutex
-	key   string
-	value *Analysis
+	mu      sync.Mutex
+	entries map[string]*cacheEntry
+}
+
+type cacheEntry struct {
+	version string // of value
+	value   *Analysis
+	took    time.Duration // the last computation
+	running *analysisRun
+}
+
+type analysisRun struct {
+	version string
+	done    chan struct{}
+	value   *Analysis
+	err     error
 }
 
 // caches holds one analysisCache per *Service: a field would make the
@@ -52,31 +95,115 @@ type analysisCache struct {
 var caches sync.Map
 
 func (s *Service) cache() *analysisCache {
-	c, _ := caches.LoadOrStore(s, &analysisCache{})
+	c, _ := caches.LoadOrStore(s, &analysisCache{entries: map[string]*cacheEntry{}})
 	return c.(*analysisCache)
 }
 
-// Analysis returns the track's analysis, recomputed only when the set of
-// scored rounds has changed since the last call.
+// get returns the analysis of version for the view called name, computing
+// it (once, however many readers ask) when the cached one is of another
+// version. A computation outlives the request that started it.
+func (c *analysisCache) get(ctx context.Context, name, version string, compute func(context.Context) (*Analysis, error)) (*Analysis, error) {
+	c.mu.Lock()
+	e := c.entries[name]
+	if e == nil {
+		e = &cacheEntry{}
+		c.entries[name] = e
+	}
+	if e.value != nil && e.version == version {
+		c.mu.Unlock()
+		return e.value, nil
+	}
+	run := e.running
+	if run == nil || run.version != version {
+		run = &analysisRun{version: version, done: make(chan struct{})}
+		e.running = run
+		go func() {
+			start := time.Now()
+			run.value, run.err = compute(context.WithoutCancel(ctx))
+			c.mu.Lock()
+			if run.err == nil && e.running == run {
+				e.value, e.version, e.took = run.value, run.version, time.Since(start)
+			}
+			if e.running == run {
+				e.running = nil
+			}
+			c.mu.Unlock()
+			close(run.done)
+		}()
+	}
+	stale, slow := e.value, e.took > SlowAnalysis
+	c.mu.Unlock()
+	if stale != nil && slow {
+		return stale, nil
+	}
+	select {
+	case <-run.done:
+		return run.value, run.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Analysis returns the track's analysis over every scored round,
+// recomputed only when the set of scored rounds has changed (see
+// SlowAnalysis for what a reader gets meanwhile).
 func (s *Service) Analysis(ctx context.Context) (*Analysis, error) {
 	n, last, err := s.scoredVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("%d/%d", n, last.UnixNano())
-	c := s.cache()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.value != nil && c.key == key {
-		return c.value, nil
+	version := fmt.Sprintf("%d/%d", n, last.UnixNano())
+	return s.cache().get(ctx, Filter{}.name(), version, func(ctx context.Context) (*Analysis, error) {
+		a, err := s.analyze(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.ScoredRounds, a.LastScored, a.version = n, last, version
+		return a, nil
+	})
+}
+
+// AnalysisOf returns the analysis of the forecasts f selects: the same
+// figures as Analysis over fewer rounds or one category. It is cached per
+// filter until the selected rounds change.
+func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*Analysis, error) {
+	all, err := s.Analysis(ctx)
+	if err != nil || f == (Filter{}) {
+		return all, err
 	}
-	a, err := s.analyze(ctx)
-	if err != nil {
-		return nil, err
+	since := time.Time{}
+	if f.Window > 0 {
+		since = s.now().Add(-f.Window)
 	}
-	a.ScoredRounds, a.LastScored = n, last
-	c.key, c.value = key, a
-	return a, nil
+	keep := map[uint64]bool{}
+	h := fnv.New64a()
+	for _, id := range all.roundIDs {
+		if since.IsZero() || !all.Deadlines[id].Before(since) {
+			keep[id] = true
+			fmt.Fprint(h, id, ",")
+		}
+	}
+	version := fmt.Sprintf("%s|%x|%d", all.version, h.Sum64(), len(keep))
+	return s.cache().get(ctx, f.name(), version, func(context.Context) (*Analysis, error) {
+		var fs []arena.ScoredForecast
+		for _, x := range all.Forecasts {
+			if keep[x.RoundID] && (f.Category == "" || x.Category == f.Category) {
+				fs = append(fs, x)
+			}
+		}
+		a, err := s.analyzeForecasts(fs)
+		if err != nil {
+			return nil, err
+		}
+		a.Deadlines, a.roundIDs, a.Categories, a.version = all.Deadlines, all.roundIDs, all.Categories, version
+		a.LastScored = all.LastScored
+		for id := range keep {
+			if _, ok := a.roundsSeen[id]; ok {
+				a.ScoredRounds++
+			}
+		}
+		return a, nil
+	})
 }
 
 func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
@@ -84,10 +211,38 @@ func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Analysis{Forecasts: fs, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{}}
+	scored, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.analyzeForecasts(fs)
+	if err != nil {
+		return nil, err
+	}
+	a.Deadlines = make(map[uint64]time.Time, len(scored))
+	for _, r := range scored {
+		a.Deadlines[r.ID] = r.CommitDeadline
+		a.roundIDs = append(a.roundIDs, r.ID)
+	}
+	slices.Sort(a.roundIDs)
+	cats := map[string]bool{}
+	for _, f := range fs {
+		if f.Category != "" && !cats[f.Category] {
+			cats[f.Category] = true
+			a.Categories = append(a.Categories, f.Category)
+		}
+	}
+	slices.Sort(a.Categories)
+	return a, nil
+}
+
+func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*Analysis, error) {
+	a := &Analysis{Forecasts: fs, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{},
+		roundsSeen: map[uint64]struct{}{}}
 	for i, f := range fs {
 		a.ByAgent[f.Agent] = append(a.ByAgent[f.Agent], i)
 		a.ByMarket[f.MarketID] = append(a.ByMarket[f.MarketID], i)
+		a.roundsSeen[f.RoundID] = struct{}{}
 	}
 	if len(fs) == 0 {
 		return a, nil

@@ -102,7 +102,12 @@ func Table(fs []arena.ScoredForecast) (*score.Table, error) {
 // Leaderboard computes the forecast track's leaderboard from the
 // frozen forecasts, ranked by shrunken alpha, then Brier.
 func (s *Service) Leaderboard(ctx context.Context) ([]LeaderboardJSON, error) {
-	a, err := s.Analysis(ctx) // cached until another round is scored
+	return s.LeaderboardOf(ctx, Filter{})
+}
+
+// LeaderboardOf is Leaderboard over the forecasts f selects.
+func (s *Service) LeaderboardOf(ctx context.Context, f Filter) ([]LeaderboardJSON, error) {
+	a, err := s.AnalysisOf(ctx, f) // cached until another round is scored
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,29 @@ func (d *DB) Trace(ctx context.Context, roundID uint64, agent string) (*arena.Fo
 	return t, nil
 }
 
+// TraceCosts implements arena.TraceStore.
+func (d *DB) TraceCosts(ctx context.Context) ([]arena.AgentCost, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT agent, COUNT(*), SUM(calls), SUM(cached_calls), SUM(cost_micros) FROM forecast_traces GROUP BY agent ORDER BY agent`)
+	if err != nil {
+		return nil, fmt.Errorf("store: trace costs: %w", err)
+	}
+	defer rows.Close()
+	var out []arena.AgentCost
+	for rows.Next() {
+		var c arena.AgentCost
+		var cost int64
+		if err := rows.Scan(&c.Agent, &c.Rounds, &c.Calls, &c.CachedCalls, &cost); err != nil {
+			return nil, fmt.Errorf("store: trace costs: %w", err)
+		}
+		c.Cost = arena.Micros(cost)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: trace costs: %w", err)
+	}
+	return out, nil
+}
+
 // SaveBacktest implements arena.BacktestStore, in one transaction.
 func (d *DB) SaveBacktest(ctx context.Context, rows []arena.BacktestForecast) error {
 	if len(rows) == 0 {

@@ -33,6 +33,24 @@ func TestTracesAndBacktest(t *testing.T) {
 			if fmt.Sprint(*got) != fmt.Sprint(*tr) {
 				t.Errorf("got %+v\nwant %+v", got, tr)
 			}
+			// Costs sum by agent over rounds.
+			seedRounds(t, db, 1)
+			tr2 := *tr
+			tr2.RoundID, tr2.Cost, tr2.Calls, tr2.CachedCalls = 2, 66, 2, 2
+			tr3 := tr2
+			tr3.Agent, tr3.Cost = "0xB", 7
+			for _, x := range []*arena.ForecastTrace{&tr2, &tr3} {
+				if err := db.SaveTrace(ctx, x); err != nil {
+					t.Fatal(err)
+				}
+			}
+			costs, err := db.TraceCosts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(costs) != "[{0xA 2 5 3 $0.0013} {0xB 1 2 2 $0.000007}]" {
+				t.Errorf("trace costs %v", costs)
+			}
 			ms, err := db.Markets(ctx, arena.MarketFilter{})
 			if err != nil || len(ms) < 2 {
 				t.Fatal(err)

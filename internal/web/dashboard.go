@@ -78,7 +78,7 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 			}
 		}
 		slices.SortFunc(v.Open, func(a, b RoundSummaryJSON) int { return cmp.Compare(a.ID, b.ID) })
-		rows, a, err := s.forecastRows(ctx)
+		rows, a, err := s.forecastRows(ctx, forecast.Filter{})
 		if err != nil {
 			return nil, err
 		}
@@ -140,9 +140,11 @@ func until(d time.Duration) string {
 
 // ---- leaderboards ----
 
-// forecastRows builds the forecast leaderboard with its uncertainty.
-func (s *Server) forecastRows(ctx context.Context) ([]ForecastRowJSON, *forecast.Analysis, error) {
-	a, err := s.Forecast.Analysis(ctx)
+// forecastRows builds the forecast leaderboard of the forecasts f
+// selects, with its uncertainty, each agent's paired comparison against
+// the leader and what its model calls cost.
+func (s *Server) forecastRows(ctx context.Context, f forecast.Filter) ([]ForecastRowJSON, *forecast.Analysis, error) {
+	a, err := s.Forecast.AnalysisOf(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,10 +152,28 @@ func (s *Server) forecastRows(ctx context.Context) ([]ForecastRowJSON, *forecast
 	if err != nil {
 		return nil, nil, err
 	}
+	costs := map[string]arena.AgentCost{}
+	if s.forecasters != nil {
+		cs, err := s.forecasters.TraceCosts(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range cs {
+			costs[strings.ToLower(c.Agent)] = c
+		}
+	}
 	adj := map[string]score.FEAgent{}
+	pairP := map[[2]string]float64{}
 	if a.Adjusted != nil {
 		for _, x := range a.Adjusted.Agents {
 			adj[x.Agent] = x
+		}
+		if len(a.Results) > 0 {
+			for _, p := range a.Adjusted.Pairs {
+				if p.A == a.Results[0].Agent {
+					pairP[[2]string{p.A, p.B}] = p.P
+				}
+			}
 		}
 	}
 	rows := make([]ForecastRowJSON, 0, len(a.Results))
@@ -166,9 +186,39 @@ func (s *Server) forecastRows(ctx context.Context) ([]ForecastRowJSON, *forecast
 			v := x.Adjusted
 			row.Adjusted, row.AdjustedCILo, row.AdjustedCIHi, row.PRank1, row.TieGroup = &v, fl(x.CILo), fl(x.CIHi), fl(x.PRank1), x.Tie
 		}
+		if i > 0 {
+			lead := a.Results[0]
+			d := score.PairedRounds(lead.RoundScores, res.RoundScores)
+			vs := &VsLeaderJSON{Rounds: d.R, BrierDiff: d.Mean, SE: fl(d.SE), CILo: fl(d.CILo), CIHi: fl(d.CIHi), P: fl(d.P)}
+			if p, ok := pairP[[2]string{lead.Agent, res.Agent}]; ok {
+				vs.AdjustedP = &p
+			}
+			if d.R > 0 {
+				row.VsLeader = vs
+			}
+		}
+		if c, ok := costs[strings.ToLower(res.Agent)]; ok {
+			usd := Dollars(c.Cost)
+			row.Cost, row.ModelCalls = &usd, &c.Calls
+		}
 		rows = append(rows, row)
 	}
 	return rows, a, nil
+}
+
+// leaderboardWindows are the leaderboard's time windows: rounds whose
+// commit deadline lies at most this far back.
+var leaderboardWindows = map[string]time.Duration{"all": 0, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour, "90d": 90 * 24 * time.Hour}
+
+// leaderboardFilter reads the window and category query parameters.
+func leaderboardFilter(r *http.Request) (string, forecast.Filter, error) {
+	q := r.URL.Query()
+	w := cmp.Or(q.Get("window"), "all")
+	d, ok := leaderboardWindows[w]
+	if !ok {
+		return "", forecast.Filter{}, arena.Errorf(arena.EINVALID, "window %q: want 7d, 30d, 90d or all", w)
+	}
+	return w, forecast.Filter{Window: d, Category: strings.TrimSpace(q.Get("category"))}, nil
 }
 
 func nameOf(names map[string]string, agent string) string {
@@ -207,8 +257,23 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 	default:
 		return nil, arena.Errorf(arena.EINVALID, "dir %q: want asc or desc", d)
 	}
+	window, f, err := leaderboardFilter(r)
+	if err != nil {
+		return nil, err
+	}
+	v.Window, v.Category, v.Windows, v.Categories = window, f.Category, []string{"all", "7d", "30d", "90d"}, []string{}
 	if s.Forecast != nil {
-		rows, a, err := s.forecastRows(r.Context())
+		all, err := s.Forecast.Analysis(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		if v.Categories = all.Categories; v.Categories == nil {
+			v.Categories = []string{}
+		}
+		if f.Category != "" && !slices.Contains(all.Categories, f.Category) {
+			return nil, arena.Errorf(arena.EINVALID, "category %q: no scored forecast has it (categories: %s)", f.Category, strings.Join(all.Categories, ", "))
+		}
+		rows, a, err := s.forecastRows(r.Context(), f)
 		if err != nil {
 			return nil, err
 		}
@@ -387,7 +452,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	agent := r.PathValue("agent")
-	rows, a, err := s.forecastRows(r.Context())
+	rows, a, err := s.forecastRows(r.Context(), forecast.Filter{})
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ func latencies(b *testing.B, url string, n int) []time.Duration {
 
 // generate stores rounds scored rounds of k markets each, forecast by
 // agents agents of graded skill, and returns the best agent's address.
-func generate(b *testing.B, db *store.DB, agents, rounds, k int) string {
+func generate(b testing.TB, db *store.DB, agents, rounds, k int) string {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -35,7 +35,11 @@ var sortCols = []sortCol{{"rank", "#", "rank by shrunken alpha"}, {"name", "Agen
 	{"brier", "Brier", "mean Brier score, lower is better"}, {"alpha", "Alpha", "market Brier − agent Brier, higher is better"}, {"", "SE", ""},
 	{"", "Alpha 95% CI", ""}, {"p", "p", "two-sided p of Alpha ≠ 0"},
 	{"rounds_to_significance", "Rounds to sig.", "further rounds until the observed edge would be significant"},
-	{"adjusted", "Adjusted Brier", "difficulty-adjusted Brier, lower is better"}, {"", "Adjusted 95% CI", ""}, {"", "P(rank 1)", ""}}
+	{"adjusted", "Adjusted Brier", "difficulty-adjusted Brier, lower is better"}, {"", "Adjusted 95% CI", ""}, {"", "P(rank 1)", ""},
+	{"", "Tie group", "agents whose adjusted CI overlaps the group leader's"},
+	{"", "Δ Brier vs #1 [95% CI]", "mean of (agent − leader) round Brier over the rounds both played; positive: worse than the leader"},
+	{"", "p vs #1", "paired t-test of the round differences; in brackets the paired bootstrap p on the adjusted score"},
+	{"", "Cost", "model calls' cost over the rounds with a trace; – for agents without one (external, simulated)"}}
 
 var funcs = template.FuncMap{
 	"num": func(p *float64, format string) string {
@@ -48,9 +52,16 @@ var funcs = template.FuncMap{
 	"sub":     func(a, b float64) float64 { return a - b },
 	"mul":     func(a, b float64) float64 { return a * b },
 	"dollars": cents,
-	"pct":     func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
-	"upper":   strings.ToUpper,
-	"join":    func(s []string) string { return strings.Join(s, ", ") },
+	// cost shows model-call costs, often fractions of a cent, to 1/100 cent.
+	"cost": func(d *Dollars) string {
+		if d == nil {
+			return "–"
+		}
+		return fmt.Sprintf("$%.4f", float64(*d)/1e6)
+	},
+	"pct":   func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
+	"upper": strings.ToUpper,
+	"join":  func(s []string) string { return strings.Join(s, ", ") },
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
@@ -107,6 +118,12 @@ var funcs = template.FuncMap{
 		}
 		if v.HideProv {
 			q.Set("provisional", "hide")
+		}
+		if v.Window != "" && v.Window != "all" {
+			q.Set("window", v.Window)
+		}
+		if v.Category != "" {
+			q.Set("category", v.Category)
 		}
 		return "/leaderboard?" + q.Encode()
 	},
@@ -286,7 +303,11 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 		if err := s.needForecast(); err != nil {
 			return err
 		}
-		rows, err := s.Forecast.Leaderboard(r.Context())
+		_, f, err := leaderboardFilter(r)
+		if err != nil {
+			return err
+		}
+		rows, err := s.Forecast.LeaderboardOf(r.Context(), f)
 		if err != nil {
 			return err
 		}

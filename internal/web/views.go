@@ -49,6 +49,27 @@ type ForecastRowJSON struct {
 	AdjustedCIHi         *float64 `json:"adjusted_ci_hi"`
 	PRank1               *float64 `json:"p_rank1"`
 	TieGroup             int      `json:"tie_group"`
+	// VsLeader compares the agent with rank 1; null for the leader and
+	// for an agent with no round in common with it.
+	VsLeader *VsLeaderJSON `json:"vs_leader"`
+	// Cost is what the agent's model calls cost over the rounds with a
+	// trace (null for agents without traces: external and simulated).
+	Cost       *Dollars `json:"cost_usd"`
+	ModelCalls *int64   `json:"model_calls"`
+}
+
+// VsLeaderJSON is an agent's paired comparison with the leader: over the
+// rounds both were scored in, the mean of (agent − leader) round Brier
+// with its SE, 95% CI and two-sided p, and the paired bootstrap p that
+// the leader's difficulty-adjusted score is not better.
+type VsLeaderJSON struct {
+	Rounds    int      `json:"rounds"`
+	BrierDiff float64  `json:"brier_diff"`
+	SE        *float64 `json:"se"`
+	CILo      *float64 `json:"ci_lo"`
+	CIHi      *float64 `json:"ci_hi"`
+	P         *float64 `json:"p"`
+	AdjustedP *float64 `json:"adjusted_p"`
 }
 
 // HomeJSON is the home page.
@@ -68,6 +89,10 @@ type LeaderboardPageJSON struct {
 	Desc         bool                    `json:"desc"`
 	Query        string                  `json:"q"`
 	HideProv     bool                    `json:"hide_provisional"`
+	Window       string                  `json:"window"`
+	Category     string                  `json:"category"`
+	Windows      []string                `json:"windows"`
+	Categories   []string                `json:"categories"`
 	ScoredRounds int                     `json:"scored_rounds"`
 	Bootstrap    int                     `json:"bootstrap"`
 	Seed         uint64                  `json:"seed"`

@@ -1,0 +1,57 @@
+package forecast
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A view's analysis is computed once per version however many readers
+// ask; a quick one is always waited for (a read after a trigger is
+// fresh); once a computation was slow, readers of a new version get the
+// previous analysis at once while the new one is computed.
+func TestAnalysisCache(t *testing.T) {
+	ctx := context.Background()
+	c := &analysisCache{entries: map[string]*cacheEntry{}}
+	var runs atomic.Int32
+	compute := func(d time.Duration, n int) func(context.Context) (*Analysis, error) {
+		return func(context.Context) (*Analysis, error) {
+			runs.Add(1)
+			time.Sleep(d)
+			return &Analysis{ScoredRounds: n}, nil
+		}
+	}
+	get := func(version string, d time.Duration, n int) int {
+		t.Helper()
+		a, err := c.get(ctx, "all", version, compute(d, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.ScoredRounds
+	}
+	done := make(chan int, 4)
+	for range 4 {
+		go func() { done <- get("v1", 20*time.Millisecond, 1) }()
+	}
+	for range 4 {
+		if n := <-done; n != 1 {
+			t.Fatalf("concurrent readers got %d", n)
+		}
+	}
+	if runs.Load() != 1 {
+		t.Fatalf("%d computations for one version, want 1", runs.Load())
+	}
+	if get("v2", 0, 2) != 2 { // quick: waited for
+		t.Fatal("a quick recomputation was not waited for")
+	}
+	c.entries["all"].took = 2 * SlowAnalysis // the last one was slow
+	start := time.Now()
+	if n := get("v3", 300*time.Millisecond, 3); n != 2 || time.Since(start) > 200*time.Millisecond {
+		t.Fatalf("slow recomputation: got %d after %s, want the previous analysis at once", n, time.Since(start))
+	}
+	time.Sleep(400 * time.Millisecond)
+	if n := get("v3", 0, 99); n != 3 || runs.Load() != 3 {
+		t.Fatalf("after the background computation: %d (%d runs)", n, runs.Load())
+	}
+}

@@ -1,0 +1,107 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/web"
+)
+
+// The leaderboard filters by time window and category (the same figures
+// as the unfiltered analysis of the selected forecasts), pairs every agent
+// with the leader round by round, shows model-call costs where traces
+// exist, and keeps the filters in its sort links; page and JSON agree.
+func TestLeaderboardFilters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		generate(t, db, 5, 12, 4) // rounds daily from 2026-01-01, markets' categories cycle over 4
+		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
+		svc := &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}
+		top := fmt.Sprintf("0x%040x", 1)
+		for r, cost := range map[uint64]arena.Micros{1: 1500, 2: 500} {
+			if err := db.SaveTrace(ctx, &arena.ForecastTrace{RoundID: r, Agent: top, AgentID: "llm", Submitted: true, Calls: 3, Cost: cost}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db})
+		hs := httptest.NewServer(srv.Handler())
+		defer hs.Close()
+		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
+
+		var all, week, sports web.LeaderboardPageJSON
+		e.ok(200, "GET", "/api/v1/pages/leaderboard", nil, "", &all)
+		e.ok(200, "GET", "/api/v1/pages/leaderboard?window=7d", nil, "", &week)
+		e.ok(200, "GET", "/api/v1/pages/leaderboard?category=sports", nil, "", &sports)
+		if all.ScoredRounds != 12 || week.ScoredRounds != 7 || sports.ScoredRounds != 12 || week.Window != "7d" || sports.Category != "sports" {
+			t.Fatalf("scored rounds: all %d, 7d %d (%q), sports %d (%q)", all.ScoredRounds, week.ScoredRounds, week.Window, sports.ScoredRounds, sports.Category)
+		}
+		if strings.Join(all.Categories, ",") != "crypto,politics,science,sports" {
+			t.Errorf("categories %v", all.Categories)
+		}
+		for _, r := range week.Forecast {
+			if r.Rounds != 7 || r.N != 28 {
+				t.Errorf("7d window: %s has %d rounds, %d forecasts; want 7, 28", r.Name, r.Rounds, r.N)
+			}
+		}
+		for _, r := range sports.Forecast {
+			if r.N != 12 {
+				t.Errorf("sports: %s has %d forecasts, want 12", r.Name, r.N)
+			}
+		}
+		var lead, second *web.ForecastRowJSON
+		for i := range all.Forecast {
+			switch all.Forecast[i].Rank {
+			case 1:
+				lead = &all.Forecast[i]
+			case 2:
+				second = &all.Forecast[i]
+			}
+		}
+		if lead == nil || second == nil || lead.VsLeader != nil || second.VsLeader == nil || second.VsLeader.Rounds != 12 ||
+			second.VsLeader.CILo == nil || *second.VsLeader.CILo > second.VsLeader.BrierDiff || second.VsLeader.P == nil || second.TieGroup == 0 {
+			t.Fatalf("leader %+v, second %+v", lead, second)
+		}
+		var withCost int
+		for _, r := range all.Forecast {
+			if r.Cost != nil {
+				withCost++
+				if r.Agent != top || *r.Cost != 2000 || *r.ModelCalls != 6 {
+					t.Errorf("cost of %s: %v over %v calls", r.Agent, *r.Cost, *r.ModelCalls)
+				}
+			}
+		}
+		if withCost != 1 {
+			t.Errorf("%d rows with a cost, want 1", withCost)
+		}
+
+		html := e.page("/leaderboard?window=7d&category=sports")
+		for _, want := range []string{`<option value="7d" selected>`, `<option selected>sports</option>`, "window=7d", "category=sports",
+			"in the last 7d", "sports markets only"} {
+			if !strings.Contains(html, want) {
+				t.Errorf("filtered page lacks %q", want)
+			}
+		}
+		html = e.page("/leaderboard")
+		if !strings.Contains(html, "$0.0020") || !strings.Contains(html, strings.ReplaceAll(fmt.Sprintf("%+.4f [", second.VsLeader.BrierDiff), "+", "&#43;")) {
+			t.Errorf("leaderboard page lacks the cost or the paired difference %+.4f", second.VsLeader.BrierDiff)
+		}
+		var api []forecast.LeaderboardJSON
+		e.ok(200, "GET", "/api/v1/leaderboard?window=7d", nil, "", &api)
+		if len(api) != len(week.Forecast) || api[0].Rounds != 7 {
+			t.Errorf("API leaderboard over 7d: %+v", api)
+		}
+		for _, bad := range []string{"/api/v1/pages/leaderboard?window=2w", "/api/v1/pages/leaderboard?category=nope", "/api/v1/leaderboard?window=1y"} {
+			if st, body := e.call("GET", bad, nil, ""); st != 400 {
+				t.Errorf("GET %s: %d %s", bad, st, body)
+			}
+		}
+	})
+}
