@@ -100,7 +100,34 @@ type OracleResolution struct {
 	Reason    string         `json:"reason,omitempty"`
 	CreatedAt time.Time      `json:"created_at"`
 	DecidedAt time.Time      `json:"decided_at,omitzero"`
+	// Rescored lists the scored forecast rounds this resolution re-scored
+	// (a re-resolution of a market already frozen in them).
+	Rescored []RoundRescore `json:"rescored,omitempty"`
 }
+
+// RoundRescore is the audit record of one re-scoring of a scored forecast
+// round after one of its markets was re-resolved: the market's frozen
+// outcome before and after, the round's outcomes as now frozen, and every
+// score before and after. The reason and arbiter are the resolution's.
+type RoundRescore struct {
+	RoundID      uint64       `json:"round_id"`
+	MarketID     int64        `json:"market_id"`
+	ResolutionID int64        `json:"resolution_id"`
+	Index        int          `json:"index"` // the market's position in the round
+	PrevOutcome  int8         `json:"previous_outcome"`
+	Outcome      int8         `json:"outcome"`
+	Outcomes     []int8       `json:"outcomes"`
+	Previous     []RoundScore `json:"previous_scores"`
+	Scores       []RoundScore `json:"scores"`
+	At           time.Time    `json:"at"`
+}
+
+// RoundScorer scores a triggered forecast round from its frozen outcomes
+// (as stored: 1, 0, −1 void, −2 unresolved) and its submissions, exactly
+// as the trigger does. The forecast track provides it; the store calls it
+// inside the transaction that re-resolves a market, so the resolution and
+// the scores change together.
+type RoundScorer func(r *Round, outcomes []int8, markets []*Market, subs []*Submission) ([]RoundScore, []ScoredForecast, error)
 
 // OracleDecisionInput is a human arbiter's decision. ReResolve marks a
 // change of a market the oracle already resolved; it needs a Reason.
@@ -111,6 +138,10 @@ type OracleDecisionInput struct {
 	Reason    string
 	ReResolve bool
 	At        time.Time
+	// Rescore re-scores the forecast rounds a re-resolution changes; a
+	// re-resolution of a market frozen in a scored round without it is a
+	// conflict.
+	Rescore RoundScorer
 }
 
 // OracleStore keeps oracle resolutions. Saving a resolution that is not
@@ -130,9 +161,10 @@ type OracleStore interface {
 	// DecideOracle records a human decision: on an escalated market it
 	// resolves it (ECONFLICT when the market is not escalated); with
 	// ReResolve it appends a new resolution to a resolved market
-	// (EINVALID without a reason), correcting its trading settlement in
-	// the same transaction (see TradeResettle); a market already frozen in
-	// a scored forecast round is ECONFLICT.
+	// (EINVALID without a reason), correcting its trading settlement
+	// (see TradeResettle) and re-scoring, with in.Rescore, every scored
+	// forecast round that froze its outcome, in the same transaction; the
+	// re-scored rounds are returned in Rescored and kept for audit.
 	DecideOracle(ctx context.Context, in OracleDecisionInput) (*OracleResolution, error)
 }
 

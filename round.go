@@ -109,15 +109,15 @@ const (
 
 // RoundScore is one agent's frozen score in one round.
 type RoundScore struct {
-	RoundID     uint64
-	Agent       string
-	Brier       float64
-	Alpha       *float64 // nil when no market of the round had a benchmark
-	BrierBps2   int64
-	AlphaBps2   *int64
-	Scored      int // markets in the frozen set M*
-	Benchmarked int
-	Forfeit     bool
+	RoundID     uint64   `json:"round_id"`
+	Agent       string   `json:"agent"`
+	Brier       float64  `json:"brier"`
+	Alpha       *float64 `json:"alpha"` // nil when no market of the round had a benchmark
+	BrierBps2   int64    `json:"brier_bps2"`
+	AlphaBps2   *int64   `json:"alpha_bps2"`
+	Scored      int      `json:"scored"` // markets in the frozen set M*
+	Benchmarked int      `json:"benchmarked"`
+	Forfeit     bool     `json:"forfeit"`
 }
 
 // ScoredForecast is one frozen (agent, market) forecast of a scored round:

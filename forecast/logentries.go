@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -102,4 +103,22 @@ func SealedUntilTrigger(kind string, leaf []byte) (round uint64, sealable, ok bo
 		return 0, true, false
 	}
 	return *e.RoundID, true, true
+}
+
+// OracleDecided records in the log a resolution the oracle applied: the
+// market's resolution and, for each round a re-resolution re-scored, the
+// round's outcomes as now frozen and its new scores. They follow the
+// round's earlier entries, so the log keeps both and a verifier checks the
+// latest against the export.
+func (s *Service) OracleDecided(ctx context.Context, r *arena.OracleResolution) {
+	res, ok := r.Final.MarketResolution()
+	if !ok {
+		return // escalated: nothing applied
+	}
+	s.record(ctx, logResolution, ResolutionEntry{MarketID: r.MarketID, Resolution: res})
+	for _, rs := range r.Rescored {
+		s.recordScores(ctx, rs.RoundID, rs.Outcomes, rs.Scores)
+		s.log().Info("round re-scored after a re-resolution", "round", rs.RoundID, "market", rs.MarketID,
+			"outcome_before", rs.PrevOutcome, "outcome", rs.Outcome, "reason", r.Reason)
+	}
 }

@@ -20,7 +20,7 @@ import (
 // Ambiguous markets in the forecast track: the oracle resolves one by
 // itself (unanimous, confident) and escalates the other; the round is not
 // scored while a market is escalated, and is scored, as computed by hand,
-// once an arbiter decides. A re-resolution after scoring is refused.
+// once an arbiter decides; a re-resolution after scoring re-scores it.
 func TestOracleForecastFlow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -109,8 +109,16 @@ func TestOracleForecastFlow(t *testing.T) {
 		if s.Scored != 3 || math.Abs(s.Brier-want) > 1e-12 {
 			t.Fatalf("alice %+v, want Brier %v over 3 markets", s, want)
 		}
-		if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: ms[1].ID, Decision: arena.OracleYes, Arbiter: "bob", Reason: "changed", ReResolve: true}); arena.ErrorKind(err) != arena.ECONFLICT {
-			t.Fatalf("re-resolution after scoring: %v", err)
+		// Re-resolved YES after scoring: the round is re-scored with the
+		// trigger's scorer. Brier by hand: (0.2² + 0.7² + 0.4²)/3 = 0.23.
+		osvc.Rescore, osvc.Applied = forecast.ScoreFrozen, svc.OracleDecided
+		rr, err := osvc.Decide(ctx, arena.OracleDecisionInput{MarketID: ms[1].ID, Decision: arena.OracleYes, Arbiter: "bob", Reason: "changed", ReResolve: true})
+		if err != nil || len(rr.Rescored) != 1 || rr.Rescored[0].RoundID != r.ID {
+			t.Fatalf("re-resolution after scoring: %+v %v", rr, err)
+		}
+		s = scoreMap(t, db, r.ID)[alice.Address().Hex()]
+		if s.Scored != 3 || s.BrierBps2 != 23_000_000 || math.Abs(s.Brier-0.23) > 1e-12 {
+			t.Fatalf("alice after re-resolution %+v, want Brier 0.23", s)
 		}
 	})
 }

@@ -615,17 +615,47 @@ var errTriggeredElsewhere = errors.New("forecast: outcomes already triggered by 
 // errNoBenchmarks: the round is due but its benchmarks are not recorded.
 var errNoBenchmarks = reject(CodeTriggerNotAllowed, "benchmarks are not captured yet")
 
-// scoreAndSave scores r from its frozen outcomes and its submissions;
-// markets (aligned with r.Markets) give the scored forecasts' categories
-// and events.
 func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, frozen []int8, markets []*arena.Market, now time.Time) error {
-	outcomes, err := RoundOutcomes(r, frozen)
-	if err != nil {
-		return err
-	}
 	subs, err := s.Store.Submissions(ctx, r.ID)
 	if err != nil {
 		return err
+	}
+	scores, rows, err := ScoreFrozen(r, frozen, markets, subs)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, scores, rows, now); err != nil {
+		return err
+	}
+	s.recordScores(ctx, r.ID, frozen, scores)
+	s.log().Info("round scored", "round", r.ID, "scored_forecasts", len(rows), "agents", len(subs)+1)
+	return nil
+}
+
+// recordScores logs a round's frozen outcomes and its scores.
+func (s *Service) recordScores(ctx context.Context, roundID uint64, frozen []int8, scores []arena.RoundScore) {
+	s.record(ctx, logOutcome, OutcomeEntry{RoundID: roundID, Outcomes: frozen})
+	for _, sc := range scores {
+		s.record(ctx, logScore, ScoreEntry{RoundID: roundID, Agent: sc.Agent, BrierBps2: sc.BrierBps2, AlphaBps2: sc.AlphaBps2,
+			Scored: sc.Scored, Benchmarked: sc.Benchmarked, Forfeit: sc.Forfeit})
+	}
+}
+
+// ScoreFrozen scores a round from its frozen outcomes (as stored: YES 1,
+// NO 0, void and unresolved excluded), its benchmarks and its submissions
+// (an unrevealed commit is a forfeit), plus the random baseline, and the
+// market baseline when some market has a benchmark: the scores and scored
+// forecasts the trigger saves; markets (aligned with r.Markets) give the
+// scored forecasts' categories and events. A re-resolution re-scores with
+// it too (it is an arena.RoundScorer). With no market scored YES or NO
+// there are no scores.
+func ScoreFrozen(r *arena.Round, frozen []int8, markets []*arena.Market, subs []*arena.Submission) ([]arena.RoundScore, []arena.ScoredForecast, error) {
+	if len(markets) != len(r.Markets) {
+		return nil, nil, arena.Errorf(arena.EINVALID, "score round %d: %d markets for %d round markets", r.ID, len(markets), len(r.Markets))
+	}
+	outcomes, err := RoundOutcomes(r, frozen)
+	if err != nil {
+		return nil, nil, err
 	}
 	agents := make([]string, 0, len(subs)+1)
 	entries := make([]Entry, 0, len(subs)+1)
@@ -641,7 +671,10 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, frozen []int
 	entries = append(entries, Entry{Predictions: RandomPredictions(r.ID, r.CommitDeadline, len(r.Markets))})
 	res, err := ScoreRound(outcomes, entries)
 	if err != nil {
-		return err
+		return nil, nil, err
+	}
+	if res.N == 0 {
+		return nil, nil, nil
 	}
 	var scores []arena.RoundScore
 	var rows []arena.ScoredForecast
@@ -667,16 +700,7 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, frozen []int
 		scores = append(scores, arena.RoundScore{RoundID: r.ID, Agent: MarketAgent, Brier: res.BaseBrier, BrierBps2: res.BaseBrierBps2,
 			Alpha: &zero, AlphaBps2: &zeroBps, Scored: res.AlphaN, Benchmarked: res.AlphaN})
 	}
-	if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, scores, rows, now); err != nil {
-		return err
-	}
-	s.record(ctx, logOutcome, OutcomeEntry{RoundID: r.ID, Outcomes: frozen})
-	for _, sc := range scores {
-		s.record(ctx, logScore, ScoreEntry{RoundID: r.ID, Agent: sc.Agent, BrierBps2: sc.BrierBps2, AlphaBps2: sc.AlphaBps2,
-			Scored: sc.Scored, Benchmarked: sc.Benchmarked, Forfeit: sc.Forfeit})
-	}
-	s.log().Info("round scored", "round", r.ID, "scored_markets", res.N, "benchmarked", res.AlphaN, "agents", len(agents))
-	return nil
+	return scores, rows, nil
 }
 
 // RandomPredictions is the random baseline of a round: uniform in

@@ -6,13 +6,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/oracle"
@@ -20,6 +27,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/tlog"
 )
 
 // An ambiguous market in the trading track: the panel resolves one market
@@ -82,22 +90,7 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 		"beta":  {"unan": `{"decision":"YES","confidence":0.95,"reasoning":"reported"}`, "split": `{"decision":"NO","confidence":0.8,"reasoning":"not met"}`},
 		"gamma": {"unan": `{"decision":"YES","confidence":0.85,"reasoning":"reported"}`, "split": `{"decision":"YES","confidence":0.7,"reasoning":"likely"}`},
 	}
-	var resolvers []*oracle.Resolver
-	for _, model := range []string{"alpha", "beta", "gamma"} {
-		srv.Handle(model, func(req llmtest.ChatRequest) llmtest.Reply {
-			for q, a := range answers[model] {
-				if strings.Contains(req.Messages[1].Text(), "Will "+q+" happen?") {
-					return llmtest.OK(a, 100, 10)
-				}
-			}
-			return llmtest.Fail(400, "unknown question")
-		})
-		cl, err := llm.NewClient(llm.ModelSpec{ID: model, Provider: "local", Model: model, BaseURL: srv.BaseURL, Timeout: arena.Duration(5 * time.Second)}, "", llm.WithLogger(quiet))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resolvers = append(resolvers, &oracle.Resolver{ID: model, Completer: cl})
-	}
+	resolvers := scriptedPanel(t, srv, answers)
 	svc := &oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
 		Now: func() time.Time { return run.Add(time.Hour) }}
 	n, err := svc.RunPending(ctx)
@@ -123,7 +116,7 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 		t.Fatalf("after unan: cash %d realized %d", c, r)
 	}
 
-	api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: db}).Handler())
+	api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: svc}).Handler())
 	defer api.Close()
 	call := func(method, path, token, body string) (int, string) {
 		req, _ := http.NewRequest(method, api.URL+path, strings.NewReader(body))
@@ -218,5 +211,245 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 	}
 	if m, _ := db.Market(ctx, split.ID); m.Resolution != arena.Void {
 		t.Fatalf("market %+v", m)
+	}
+}
+
+// scriptedPanel is three resolvers (alpha, beta, gamma) on srv, each
+// answering the question "Will Q happen?" with answers[model][Q].
+func scriptedPanel(t *testing.T, srv *llmtest.Server, answers map[string]map[string]string) []*oracle.Resolver {
+	t.Helper()
+	var resolvers []*oracle.Resolver
+	for _, model := range []string{"alpha", "beta", "gamma"} {
+		srv.Handle(model, func(req llmtest.ChatRequest) llmtest.Reply {
+			for q, a := range answers[model] {
+				if strings.Contains(req.Messages[1].Text(), "Will "+q+" happen?") {
+					return llmtest.OK(a, 100, 10)
+				}
+			}
+			return llmtest.Fail(400, "unknown question")
+		})
+		cl, err := llm.NewClient(llm.ModelSpec{ID: model, Provider: "local", Model: model, BaseURL: srv.BaseURL, Timeout: arena.Duration(5 * time.Second)}, "",
+			llm.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resolvers = append(resolvers, &oracle.Resolver{ID: model, Completer: cl})
+	}
+	return resolvers
+}
+
+// An ambiguous market in the forecast track, end to end: the panel
+// resolves one market by itself and escalates another, an arbiter decides
+// it over the API, the round is scored, and two re-resolutions over the
+// API (YES → NO, then NO → VOID) re-score it exactly as computed by hand;
+// the export, log included, still verifies.
+func TestOracleForecastRescoreFlow(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) { oracleForecastRescoreFlow(t, db) })
+}
+
+func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	t0 := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	now := t0
+	clock := func() time.Time { return now }
+	key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := &tlog.Log{Store: db, Key: key, Logger: quiet}
+	fsvc := &forecast.Service{Store: db, Now: clock, Logger: quiet, Log: lg, Grace: 6 * time.Hour}
+	var ms []*arena.Market
+	for _, id := range []string{"fr0", "fr1", "fr2"} {
+		ms = append(ms, &arena.Market{Source: "test", SourceID: id, Kind: arena.KindMarket, Question: "Will " + id + " happen?", Category: "politics",
+			EventID: "ev-" + id, Type: arena.Binary, Outcomes: []string{arena.Yes, arena.No}, Prices: map[string]float64{arena.Yes: 0.5, arena.No: 0.5},
+			Volume: 100_000, Liquidity: 5000, CloseTime: t0.Add(5 * 24 * time.Hour), Status: arena.StatusOpen})
+	}
+	if _, err := db.SaveMarkets(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	r, err := fsvc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: []int64{ms[0].ID, ms[1].ID, ms[2].ID},
+		CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Benchmarks 0.50, 0.40, 0.70 at the commit deadline.
+	for i, p := range []float64{0.5, 0.4, 0.7} {
+		ms[i].History = []arena.PricePoint{{Outcome: arena.Yes, Time: r.CommitDeadline, Price: p, Source: arena.PriceCLOBMid}}
+	}
+	if _, err := db.SaveMarkets(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	preds := map[string][]uint16{"alice": {8000, 3000, 6000}, "bob": {2000, 9000, 5000}, "carol": {5000, 5000, 5000}}
+	salts := map[string]common.Hash{}
+	for _, name := range []string{"alice", "bob", "carol"} {
+		k := fcKey(name)
+		salts[name] = crypto.Keccak256Hash([]byte("salt"), []byte(name))
+		c := forecast.Commit{RoundID: r.ID, CommitHash: forecast.CommitHash(r.ID, k.Address(), preds[name], salts[name]), Agent: k.Address(),
+			Deadline: uint64(now.Add(time.Hour).Unix())}
+		sig, err := k.SignCommit(fsvc.Domain, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fsvc.Commit(ctx, r.ID, forecast.CommitRequest{Agent: c.Agent.Hex(), CommitHash: c.CommitHash.Hex(), Deadline: c.Deadline,
+			Signature: forecast.EncodeSignature(sig)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = r.CommitDeadline.Add(forecast.BenchmarkTolerance)
+	if _, err := fsvc.CaptureBenchmarks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now = r.RevealStart
+	for _, name := range []string{"alice", "bob"} { // carol never reveals: a forfeit
+		k := fcKey(name)
+		m := forecast.Reveal{RoundID: r.ID, Predictions: preds[name], Salt: salts[name], Agent: k.Address(), Nonce: 1, Deadline: uint64(now.Add(time.Hour).Unix())}
+		sig, err := k.SignReveal(fsvc.Domain, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fsvc.Reveal(ctx, r.ID, forecast.RevealRequest{Agent: m.Agent.Hex(), Predictions: m.Predictions, Salt: m.Salt.Hex(), Nonce: 1,
+			Deadline: m.Deadline, Signature: forecast.EncodeSignature(sig)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = r.RevealDeadline.Add(time.Minute)
+	// fr0 resolves YES upstream; fr1 and fr2 resolve with no winner.
+	if err := fsvc.ResolveMarket(ctx, ms[0].ID, arena.Yes); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[1:] {
+		m.Status, m.Ambiguous, m.Prices, m.History = arena.StatusResolved, true, nil, nil
+	}
+	if _, err := db.SaveMarkets(ctx, ms[1:]); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := llmtest.New(t)
+	answers := map[string]map[string]string{ // model → question → answer
+		"alpha": {"fr1": `{"decision":"YES","confidence":0.9,"reasoning":"reported"}`, "fr2": `{"decision":"NO","confidence":0.9,"reasoning":"not met"}`},
+		"beta":  {"fr1": `{"decision":"YES","confidence":0.95,"reasoning":"reported"}`, "fr2": `{"decision":"YES","confidence":0.6,"reasoning":"maybe"}`},
+		"gamma": {"fr1": `{"decision":"YES","confidence":0.85,"reasoning":"reported"}`, "fr2": `{"decision":"NO","confidence":0.7,"reasoning":"unclear"}`},
+	}
+	resolvers := scriptedPanel(t, srv, answers)
+	osvc := wireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet, Now: clock}, fsvc)
+	if n, err := osvc.RunPending(ctx); err != nil || n != 2 {
+		t.Fatalf("oracle run: %d %v", n, err)
+	}
+	if n, err := fsvc.TriggerDue(ctx); err != nil || n != 0 {
+		t.Fatalf("trigger while fr2 is escalated: %d %v", n, err)
+	}
+
+	api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc}).Handler())
+	defer api.Close()
+	post := func(market int64, body string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/admin/oracle/queue/%d", api.URL, market), strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("POST %s: %d %s", body, resp.StatusCode, b)
+		}
+	}
+	post(ms[2].ID, `{"decision":"NO","arbiter":"ann","reason":"the official source says no"}`)
+	if n, err := fsvc.TriggerDue(ctx); err != nil || n != 1 {
+		t.Fatalf("trigger after the decision: %d %v", n, err)
+	}
+	// scores checks every agent's integer Brier and Alpha (bps²).
+	scores := func(stage string, want map[string][2]int64) {
+		t.Helper()
+		got, err := db.RoundScores(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]arena.RoundScore{}
+		for _, s := range got {
+			byName[s.Agent] = s
+		}
+		for name, w := range want {
+			agent := name
+			if name != forecast.MarketAgent {
+				agent = fcKey(name).Address().Hex()
+			}
+			s := byName[agent]
+			if s.BrierBps2 != w[0] || s.AlphaBps2 == nil || *s.AlphaBps2 != w[1] || math.Abs(s.Brier-float64(w[0])/1e8) > 1e-8 {
+				t.Errorf("%s: %s Brier %d Alpha %v, want %d and %d", stage, name, s.BrierBps2, s.AlphaBps2, w[0], w[1])
+			}
+		}
+	}
+	// Outcomes YES, YES, NO; benchmarks 5000, 4000, 7000 bps. Alice
+	// (8000, 3000, 6000): Brier (2000² + 7000² + 6000²)/3 = 29666666,
+	// Alpha ((25 − 4) + (36 − 49) + (49 − 36))·10⁶/3 = 7000000. Bob (2000,
+	// 9000, 5000): (64 + 1 + 25)·10⁶/3 = 30000000, Alpha ((25 − 64) +
+	// (36 − 1) + (49 − 25))·10⁶/3 = 6666666. Carol forfeits: 10⁸ and
+	// (110·10⁶ − 3·10⁸)/3 = −63333333. Market: 110·10⁶/3 = 36666666.
+	scores("scored", map[string][2]int64{"alice": {29_666_666, 7_000_000}, "bob": {30_000_000, 6_666_666},
+		"carol": {100_000_000, -63_333_333}, forecast.MarketAgent: {36_666_666, 0}})
+
+	// fr1 re-resolved NO: outcomes YES, NO, NO. Alice (4 + 9 + 36)·10⁶/3 =
+	// 16333333, Alpha (21 + 7 + 13)·10⁶/3 = 13666666; Bob (64 + 81 + 25)·10⁶/3
+	// = 56666666, Alpha (−39 − 65 + 24)·10⁶/3 = −26666666; Carol
+	// (90·10⁶ − 3·10⁸)/3 = −70000000; market 90·10⁶/3 = 30000000.
+	post(ms[1].ID, `{"decision":"NO","arbiter":"bob","reason":"the report was retracted","re_resolve":true}`)
+	scores("fr1 re-resolved NO", map[string][2]int64{"alice": {16_333_333, 13_666_666}, "bob": {56_666_666, -26_666_666},
+		"carol": {100_000_000, -70_000_000}, forecast.MarketAgent: {30_000_000, 0}})
+
+	// fr2 re-resolved VOID: dropped, fr0 and fr1 remain. Alice (4 + 9)/2 =
+	// 6500000, Alpha (21 + 7)/2 = 14000000; Bob (64 + 81)/2 = 72500000,
+	// Alpha (−39 − 65)/2 = −52000000; Carol (41·10⁶ − 2·10⁸)/2 = −79500000;
+	// market 41·10⁶/2 = 20500000.
+	post(ms[2].ID, `{"decision":"VOID","arbiter":"bob","reason":"the question was annulled","re_resolve":true}`)
+	scores("fr2 re-resolved VOID", map[string][2]int64{"alice": {6_500_000, 14_000_000}, "bob": {72_500_000, -52_000_000},
+		"carol": {100_000_000, -79_500_000}, forecast.MarketAgent: {20_500_000, 0}})
+
+	// The audit trail: which round, why, the totals before.
+	resp, err := http.Get(fmt.Sprintf("%s/api/v1/oracle/resolutions/%d", api.URL, ms[1].ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist web.OracleResolutionsJSON
+	err = json.NewDecoder(resp.Body).Decode(&hist)
+	resp.Body.Close()
+	if err != nil || len(hist.Resolutions) != 2 || len(hist.Resolutions[1].Rescored) != 1 {
+		t.Fatalf("history %v %+v", err, hist)
+	}
+	rs := hist.Resolutions[1].Rescored[0]
+	prev := map[string]int64{}
+	for _, s := range rs.Previous {
+		prev[s.Agent] = s.BrierBps2
+	}
+	if rs.RoundID != r.ID || rs.PrevOutcome != 1 || rs.Outcome != 0 || hist.Resolutions[1].Reason != "the report was retracted" ||
+		prev[fcKey("alice").Address().Hex()] != 29_666_666 || len(rs.Scores) != 5 {
+		t.Fatalf("re-score audit %+v", rs)
+	}
+
+	// The export verifies: the log holds the new outcomes and scores after
+	// the old ones, and the verifier recomputes the re-scored round.
+	dir := t.TempDir()
+	if _, err := export.Write(ctx, export.Source{Forecast: fsvc, Log: lg}, dir, export.Options{Format: export.JSONL}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := export.Verify(dir, export.VerifyOptions{LogKey: lg.PublicKey()})
+	if err != nil {
+		t.Fatalf("verify after re-resolutions: %v", err)
+	}
+	// 3 outcomes; 5 scores (alice, bob, carol, random, market).
+	if rep.Outcomes != 3 || rep.Scores != 5 || rep.LeaderboardRows == 0 {
+		t.Fatalf("verified %+v", rep)
+	}
+	entries, _ := db.LogEntries(ctx, 0, uint64(rep.LogEntries))
+	kinds := map[string]int{}
+	for _, e := range entries {
+		kinds[e.Kind]++
+	}
+	// Outcomes logged at the trigger and at each re-score; resolutions for
+	// fr0 (upstream), fr1 (panel), fr2 (arbiter) and the two re-resolutions.
+	if kinds[tlog.KindOutcome] != 3 || kinds[tlog.KindScore] != 15 || kinds[tlog.KindResolution] != 5 {
+		t.Fatalf("log kinds %v", kinds)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm"
@@ -26,9 +27,31 @@ func init() {
 	oracleSubs["decide"] = oracleDecide
 }
 
+// wireOracle connects the oracle to the forecast track: a re-resolution
+// re-scores the rounds it changes with the track's scorer, and every
+// resolution the oracle applies goes to the track's tamper-evident log
+// (when fsvc has one).
+func wireOracle(svc *oracle.Service, fsvc *forecast.Service) *oracle.Service {
+	svc.Rescore = forecast.ScoreFrozen
+	if fsvc != nil {
+		svc.Applied = fsvc.OracleDecided
+	}
+	return svc
+}
+
+// loggedTrack is the forecast track as far as the oracle commands need
+// it: its tamper-evident log (key as for serve, or --log-key).
+func loggedTrack(o config.Options, logKey string, db *store.DB, logger *slog.Logger) (*forecast.Service, error) {
+	lg, err := openLog(o, logKey, db, logger)
+	if err != nil {
+		return nil, err
+	}
+	return &forecast.Service{Store: db, Log: lg, Logger: logger}, nil
+}
+
 // oracleService builds the oracle over db from a registry file and the
 // configured policy. Calls and evidence are cached under cacheDir when set.
-func oracleService(o config.Options, db *store.DB, environ []string, agentsFile, evidence, cacheDir string, logger *slog.Logger, llmOpts ...llm.Option) (*oracle.Service, error) {
+func oracleService(o config.Options, db *store.DB, fsvc *forecast.Service, environ []string, agentsFile, evidence, cacheDir string, logger *slog.Logger, llmOpts ...llm.Option) (*oracle.Service, error) {
 	reg, err := llm.LoadRegistry(agentsFile)
 	if err != nil {
 		return nil, err
@@ -47,7 +70,7 @@ func oracleService(o config.Options, db *store.DB, environ []string, agentsFile,
 		ret = &retrieve.Cache{Next: ret, Provider: provider, Store: llm.DirStore{Dir: filepath.Join(cacheDir, "evidence")}, Logger: logger}
 	}
 	pol := arena.OraclePolicy{Architecture: o.OracleArch, AutoMinScore: o.OracleAutoMinScore, RequireUnanimous: o.OracleRequireUnanimous}
-	svc := &oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Retriever: ret, Workers: len(resolvers)}, Policy: pol, Logger: logger}
+	svc := wireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Retriever: ret, Workers: len(resolvers)}, Policy: pol, Logger: logger}, fsvc)
 	if _, err := oracle.ParseArch(pol.Architecture, svc.Panel.Agents()); err != nil {
 		return nil, fmt.Errorf("ARENA_ORACLE_ARCH: %w", err)
 	}
@@ -56,12 +79,12 @@ func oracleService(o config.Options, db *store.DB, environ []string, agentsFile,
 
 // oracleJob runs the oracle hourly over the markets waiting for it.
 // m counts the oracle's runs and model calls (may be nil).
-func oracleJob(o config.Options, db *store.DB, environ []string, logger *slog.Logger, m *metrics.Metrics) (jobs.Job, error) {
+func oracleJob(o config.Options, db *store.DB, fsvc *forecast.Service, environ []string, logger *slog.Logger, m *metrics.Metrics) (jobs.Job, error) {
 	cache := ""
 	if dir, err := dataDir(o); err == nil {
 		cache = filepath.Join(dir, "oracle-cache")
 	}
-	svc, err := oracleService(o, db, environ, o.OracleAgents, "question", cache, logger, llm.WithMetrics(m))
+	svc, err := oracleService(o, db, fsvc, environ, o.OracleAgents, "question", cache, logger, llm.WithMetrics(m))
 	if err != nil {
 		return jobs.Job{}, err
 	}
@@ -76,12 +99,13 @@ func oracleJob(o config.Options, db *store.DB, environ []string, logger *slog.Lo
 }
 
 func oracleResolve(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "oracle resolve", "--market ID [--agents FILE] [--evidence question|dir:PATH|exa] [--cache-dir DIR] [--db URL]")
+	fs := newFlagSet(env, "oracle resolve", "--market ID [--agents FILE] [--evidence question|dir:PATH|exa] [--cache-dir DIR] [--log-key FILE] [--db URL]")
 	cf := addConfigFlags(fs, false)
 	market := fs.Int64("market", 0, "market id")
 	agents := fs.String("agents", "", "resolver panel registry (default ARENA_ORACLE_AGENTS)")
 	evidence := fs.String("evidence", "question", "evidence provider: question, dir:PATH or exa")
 	cacheDir := fs.String("cache-dir", "", "cache model calls and evidence here")
+	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -107,7 +131,12 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	svc, err := oracleService(o, db, env.Environ, file, *evidence, *cacheDir, newLogger(env, o.LogLevel))
+	logger := newLogger(env, o.LogLevel)
+	fsvc, err := loggedTrack(o, *logKey, db, logger)
+	if err != nil {
+		return err
+	}
+	svc, err := oracleService(o, db, fsvc, env.Environ, file, *evidence, *cacheDir, logger)
 	if err != nil {
 		return err
 	}
@@ -164,13 +193,14 @@ func orDash(s string) string {
 }
 
 func oracleDecide(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "oracle decide", "--market ID --decision YES|NO|VOID --arbiter NAME --reason TEXT [--re-resolve] [--db URL]")
+	fs := newFlagSet(env, "oracle decide", "--market ID --decision YES|NO|VOID --arbiter NAME --reason TEXT [--re-resolve] [--log-key FILE] [--db URL]")
 	cf := addConfigFlags(fs, false)
 	market := fs.Int64("market", 0, "market id")
 	decision := fs.String("decision", "", "YES, NO or VOID")
 	arbiter := fs.String("arbiter", "", "who decides")
 	reason := fs.String("reason", "", "why (required to re-resolve)")
-	reResolve := fs.Bool("re-resolve", false, "change the decision on a market the oracle already resolved")
+	reResolve := fs.Bool("re-resolve", false, "change the decision on a market the oracle already resolved (re-scores the forecast rounds and re-settles the trading positions it changes)")
+	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -189,11 +219,20 @@ func oracleDecide(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	res, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: *market, Decision: arena.OracleDecision(strings.ToUpper(strings.TrimSpace(*decision))),
+	logger := newLogger(env, o.LogLevel)
+	fsvc, err := loggedTrack(o, *logKey, db, logger)
+	if err != nil {
+		return err
+	}
+	svc := wireOracle(&oracle.Service{Store: db, Logger: logger}, fsvc)
+	res, err := svc.Decide(ctx, arena.OracleDecisionInput{MarketID: *market, Decision: arena.OracleDecision(strings.ToUpper(strings.TrimSpace(*decision))),
 		Arbiter: *arbiter, Reason: *reason, ReResolve: *reResolve})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "market %d: %s by %s (resolution %d)\n", res.MarketID, res.Final, res.Arbiter, res.Seq)
+	for _, rs := range res.Rescored {
+		fmt.Fprintf(env.Stdout, "re-scored round %d: outcome %d -> %d\n", rs.RoundID, rs.PrevOutcome, rs.Outcome)
+	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/metrics"
+	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/polymarket"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/store"
@@ -109,7 +110,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		js = append(js, hj)
 	}
 	if o.OracleAgents != "" {
-		oj, err := oracleJob(o, db, env.Environ, logger, m)
+		oj, err := oracleJob(o, db, fsvc, env.Environ, logger, m)
 		if err != nil {
 			return err
 		}
@@ -133,7 +134,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 // newServer wires the HTTP server from its parts: the one composition
 // `serve` and `demo` share. A nil track is not served.
 func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine, lg *tlog.Log) *web.Server {
-	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: db, Health: db})
+	osvc := wireOracle(&oracle.Service{Store: db, Logger: logger}, fsvc)
+	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: osvc, Health: db})
 	if lg != nil {
 		srv.RegisterLog(lg)
 	}

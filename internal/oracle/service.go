@@ -27,6 +27,14 @@ type Service struct {
 	Logger *slog.Logger
 	// Metrics counts recorded runs by status, escalations included (may be nil).
 	Metrics *metrics.Metrics
+	// Rescore is the forecast track's round scorer: a re-resolution of a
+	// market frozen in scored rounds re-scores them with it, in the same
+	// transaction (without it such a re-resolution is refused).
+	Rescore arena.RoundScorer
+	// Applied, when set, is told of every resolution applied to a market
+	// once it is committed (the forecast track logs it in the
+	// tamper-evident log, with any re-scored rounds).
+	Applied func(ctx context.Context, r *arena.OracleResolution)
 }
 
 func (s *Service) now() time.Time {
@@ -80,9 +88,45 @@ func (s *Service) Resolve(ctx context.Context, marketID int64) (*arena.OracleRes
 		return nil, err
 	}
 	s.Metrics.OracleRun(rec.Status)
+	if rec.Status == arena.OracleAuto {
+		s.applied(ctx, rec)
+	}
 	s.logger().Info("oracle", "market", m.ID, "status", rec.Status, "decision", v.Decision, "rule", v.Rule,
 		"composite", v.Composite, "reasons", v.Reasons)
 	return rec, nil
+}
+
+// Decide records an arbiter's decision on an escalated market, or a
+// re-resolution of a resolved one, re-scoring with Rescore every forecast
+// round the change touches.
+func (s *Service) Decide(ctx context.Context, in arena.OracleDecisionInput) (*arena.OracleResolution, error) {
+	in.Rescore = s.Rescore
+	if in.At.IsZero() {
+		in.At = s.now()
+	}
+	r, err := s.Store.DecideOracle(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	s.applied(ctx, r)
+	s.logger().Info("oracle decision", "market", r.MarketID, "decision", r.Final, "arbiter", r.Arbiter, "seq", r.Seq, "rescored_rounds", len(r.Rescored))
+	return r, nil
+}
+
+// Queue lists the markets waiting for an arbiter, oldest first.
+func (s *Service) Queue(ctx context.Context) ([]arena.OracleResolution, error) {
+	return s.Store.OracleQueue(ctx)
+}
+
+// Resolutions returns a market's oracle history, oldest first.
+func (s *Service) Resolutions(ctx context.Context, marketID int64) ([]arena.OracleResolution, error) {
+	return s.Store.OracleResolutions(ctx, marketID)
+}
+
+func (s *Service) applied(ctx context.Context, r *arena.OracleResolution) {
+	if s.Applied != nil {
+		s.Applied(ctx, r)
+	}
 }
 
 // Pending lists the markets waiting for the oracle: binary markets the

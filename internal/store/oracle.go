@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,6 +147,9 @@ func (d *DB) OracleResolutions(ctx context.Context, marketID int64) ([]arena.Ora
 	if len(out) == 0 {
 		return nil, arena.Errorf(arena.ENOTFOUND, "market %d has no oracle resolution", marketID)
 	}
+	if err := d.loadRescores(ctx, marketID, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -208,19 +212,12 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 			return arena.Errorf(arena.ECONFLICT, "market %d has no oracle resolution to revise (an escalated market is decided, not re-resolved)", in.MarketID)
 		}
 		// Re-resolution changes the market's resolution. Trading
-		// settlements are corrected in the same transaction (resettle);
-		// a frozen forecast round cannot be re-scored, so such markets are
-		// refused rather than left inconsistent.
-		var settled, scored int
+		// settlements are corrected (resettle) and every scored forecast
+		// round that froze the market's outcome is re-scored in this same
+		// transaction, so nobody reads the new resolution with old scores.
+		var settled int
 		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM market_settlements WHERE market_id = ?`), in.MarketID).Scan(&settled); err != nil {
 			return fmt.Errorf("store: re-resolve market %d: %w", in.MarketID, err)
-		}
-		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM round_markets rm JOIN rounds r ON r.id = rm.round_id
-			WHERE rm.market_id = ? AND r.triggered_at IS NOT NULL`), in.MarketID).Scan(&scored); err != nil {
-			return fmt.Errorf("store: re-resolve market %d: %w", in.MarketID, err)
-		}
-		if scored > 0 {
-			return arena.Errorf(arena.ECONFLICT, "market %d was already scored in %d forecast round(s); re-scoring a frozen round is not supported", in.MarketID, scored)
 		}
 		if settled > 0 {
 			if err := d.resettle(ctx, tx, in.MarketID, res, at); err != nil {
@@ -229,7 +226,11 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 		}
 		next := *prev
 		next.Seq, next.Status, next.Final, next.Arbiter, next.Reason, next.CreatedAt, next.DecidedAt = prev.Seq+1, arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at, at
+		next.Rescored = nil
 		if err := d.insertOracle(ctx, tx, &next); err != nil {
+			return err
+		}
+		if next.Rescored, err = d.rescoreRounds(ctx, tx, &next, frozenOutcome(res), in.Rescore); err != nil {
 			return err
 		}
 		out = &next
@@ -239,6 +240,168 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 		return nil, err
 	}
 	return out, nil
+}
+
+// Frozen outcomes of a round's markets, as the forecast track stores them.
+const (
+	frozenNo   int8 = 0
+	frozenYes  int8 = 1
+	frozenVoid int8 = -1
+)
+
+// frozenOutcome is the outcome a round freezes for a market resolved to
+// res: scored YES or NO, or void (excluded from scoring).
+func frozenOutcome(res string) int8 {
+	switch res {
+	case arena.Yes:
+		return frozenYes
+	case arena.No:
+		return frozenNo
+	}
+	return frozenVoid
+}
+
+// rescoreRounds re-scores, with score, every scored round that froze the
+// market of r as resolved (YES, NO or void; a round that froze it as
+// unresolved never scored it and keeps its scores): the market's outcome
+// becomes outcome, the round's scores and scored forecasts are replaced,
+// and an audit row keeps the scores before and after. A round whose frozen
+// outcome does not change is left alone.
+func (d *DB) rescoreRounds(ctx context.Context, tx *sql.Tx, r *arena.OracleResolution, outcome int8, score arena.RoundScorer) ([]arena.RoundRescore, error) {
+	type hit struct {
+		round uint64
+		idx   int
+		prev  int8
+	}
+	hits, err := queryAll(ctx, tx, d.rebind(`SELECT rm.round_id, rm.idx, rm.outcome FROM round_markets rm JOIN rounds r ON r.id = rm.round_id
+		WHERE rm.market_id = ? AND r.triggered_at IS NOT NULL AND rm.outcome IN (?, ?, ?) ORDER BY rm.round_id, rm.idx`),
+		[]any{r.MarketID, frozenNo, frozenYes, frozenVoid}, func(sc scanner) (hit, error) {
+			var h hit
+			var id int64
+			err := sc.Scan(&id, &h.idx, &h.prev)
+			h.round = uint64(id)
+			return h, err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: rounds scoring market %d: %w", r.MarketID, err)
+	}
+	var out []arena.RoundRescore
+	for _, h := range hits {
+		if h.prev == outcome {
+			continue
+		}
+		if score == nil {
+			return nil, arena.Errorf(arena.ECONFLICT, "market %d is scored in forecast round %d and no scorer was given to re-score it", r.MarketID, h.round)
+		}
+		rs, err := d.rescoreRound(ctx, tx, r, h.round, h.idx, outcome, score)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *rs)
+	}
+	return out, nil
+}
+
+// rescoreRound re-scores one round with market idx's outcome replaced.
+func (d *DB) rescoreRound(ctx context.Context, tx *sql.Tx, r *arena.OracleResolution, roundID uint64, idx int, outcome int8, score arena.RoundScorer) (*arena.RoundRescore, error) {
+	if d.dialect == postgres {
+		// Two re-resolutions of markets of one round must not both score
+		// from the outcomes they read: the second waits for the first.
+		if _, err := tx.ExecContext(ctx, `SELECT id FROM rounds WHERE id = $1 FOR UPDATE`, int64(roundID)); err != nil {
+			return nil, fmt.Errorf("store: lock round %d: %w", roundID, err)
+		}
+	}
+	rd, err := d.round(ctx, tx, roundID)
+	if err != nil {
+		return nil, err
+	}
+	rs := &arena.RoundRescore{RoundID: roundID, MarketID: r.MarketID, ResolutionID: r.ID, Index: idx, Outcome: outcome, At: r.CreatedAt}
+	markets := make([]*arena.Market, len(rd.Markets))
+	for i, rm := range rd.Markets {
+		if rm.Outcome == nil {
+			return nil, fmt.Errorf("store: round %d is scored but market %d has no frozen outcome", roundID, i)
+		}
+		rs.Outcomes = append(rs.Outcomes, *rm.Outcome)
+		m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), rm.MarketID))
+		if err != nil {
+			return nil, fmt.Errorf("store: re-score round %d: market %d: %w", roundID, rm.MarketID, err)
+		}
+		markets[i] = m
+	}
+	rs.PrevOutcome, rs.Outcomes[idx] = rs.Outcomes[idx], outcome
+	subs, err := d.submissions(ctx, tx, roundID)
+	if err != nil {
+		return nil, err
+	}
+	if rs.Previous, err = d.roundScores(ctx, tx, roundID); err != nil {
+		return nil, err
+	}
+	scores, rows, err := score(rd, rs.Outcomes, markets, subs)
+	if err != nil {
+		return nil, fmt.Errorf("store: re-score round %d: %w", roundID, err)
+	}
+	// In agent order, as RoundScores reads them back.
+	slices.SortFunc(scores, func(a, b arena.RoundScore) int { return strings.Compare(a.Agent, b.Agent) })
+	rs.Scores = scores
+	if rs.Previous == nil {
+		rs.Previous = []arena.RoundScore{}
+	}
+	if rs.Scores == nil {
+		rs.Scores = []arena.RoundScore{}
+	}
+	if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE round_markets SET outcome = ? WHERE round_id = ? AND idx = ?`), int(outcome), int64(roundID), idx); err != nil {
+		return nil, fmt.Errorf("store: re-score round %d: %w", roundID, err)
+	}
+	for _, table := range []string{"round_scores", "scored_forecasts"} {
+		if _, err := tx.ExecContext(ctx, d.rebind(`DELETE FROM `+table+` WHERE round_id = ?`), int64(roundID)); err != nil {
+			return nil, fmt.Errorf("store: re-score round %d: %w", roundID, err)
+		}
+	}
+	if err := d.insertRoundScores(ctx, tx, roundID, scores, rows); err != nil {
+		return nil, err
+	}
+	outs, _ := json.Marshal(rs.Outcomes)
+	prev, _ := json.Marshal(rs.Previous)
+	next, _ := json.Marshal(rs.Scores)
+	if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO round_rescores (round_id, market_id, resolution_id, idx, prev_outcome, outcome, outcomes, previous, scores, created_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?)`), int64(roundID), r.MarketID, r.ID, idx, int(rs.PrevOutcome), int(outcome), string(outs), string(prev), string(next), rs.At.UnixMicro()); err != nil {
+		return nil, fmt.Errorf("store: re-score round %d: %w", roundID, err)
+	}
+	return rs, nil
+}
+
+// loadRescores attaches to each resolution the rounds it re-scored.
+func (d *DB) loadRescores(ctx context.Context, marketID int64, rs []arena.OracleResolution) error {
+	list, err := queryAll(ctx, d.db, d.rebind(`SELECT round_id, market_id, resolution_id, idx, prev_outcome, outcome, outcomes, previous, scores, created_at
+		FROM round_rescores WHERE market_id = ? ORDER BY id`), []any{marketID}, func(sc scanner) (arena.RoundRescore, error) {
+		var x arena.RoundRescore
+		var round, at int64
+		var outs, prev, next string
+		if err := sc.Scan(&round, &x.MarketID, &x.ResolutionID, &x.Index, &x.PrevOutcome, &x.Outcome, &outs, &prev, &next, &at); err != nil {
+			return x, err
+		}
+		x.RoundID, x.At = uint64(round), time.UnixMicro(at).UTC()
+		for _, f := range []struct {
+			src string
+			dst any
+		}{{outs, &x.Outcomes}, {prev, &x.Previous}, {next, &x.Scores}} {
+			if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
+				return x, fmt.Errorf("re-score of round %d: %w", round, err)
+			}
+		}
+		return x, nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: re-scores of market %d: %w", marketID, err)
+	}
+	for _, x := range list {
+		for i := range rs {
+			if rs[i].ID == x.ResolutionID {
+				rs[i].Rescored = append(rs[i].Rescored, x)
+			}
+		}
+	}
+	return nil
 }
 
 // resettle corrects the trading settlement of a market after its

@@ -228,7 +228,11 @@ func (d *DB) Nonce(ctx context.Context, agent string) (uint64, error) {
 
 // Submissions implements arena.RoundStore, ordered by agent.
 func (d *DB) Submissions(ctx context.Context, roundID uint64) ([]*arena.Submission, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+submissionColumns+` FROM submissions WHERE round_id = ? ORDER BY agent`),
+	return d.submissions(ctx, d.db, roundID)
+}
+
+func (d *DB) submissions(ctx context.Context, q queryer, roundID uint64) ([]*arena.Submission, error) {
+	out, err := queryAll(ctx, q, d.rebind(`SELECT `+submissionColumns+` FROM submissions WHERE round_id = ? ORDER BY agent`),
 		[]any{int64(roundID)}, func(sc scanner) (*arena.Submission, error) { return scanSubmission(sc) })
 	if err != nil {
 		return nil, fmt.Errorf("store: submissions of round %d: %w", roundID, err)
@@ -262,28 +266,33 @@ func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int
 				return fmt.Errorf("store: outcome %d of round %d: %w", i, roundID, err)
 			}
 		}
-		for _, s := range scores {
-			var a, ab any
-			if s.Alpha != nil {
-				a, ab = *s.Alpha, *s.AlphaBps2
-			}
-			if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO round_scores (round_id, agent, brier, alpha, brier_bps2, alpha_bps2, scored_markets, benchmarked, forfeit)
-				VALUES (?,?,?,?,?,?,?,?,?)`), int64(roundID), s.Agent, s.Brier, a, s.BrierBps2, ab, s.Scored, s.Benchmarked, s.Forfeit); err != nil {
-				return fmt.Errorf("store: score of %s in round %d: %w", s.Agent, roundID, err)
-			}
-		}
-		for _, f := range rows {
-			var b any
-			if f.Benchmark != nil {
-				b = *f.Benchmark
-			}
-			if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO scored_forecasts (round_id, agent, market_id, category, event, forecast, benchmark, outcome, forfeit)
-				VALUES (?,?,?,?,?,?,?,?,?)`), int64(roundID), f.Agent, f.MarketID, f.Category, f.Event, f.Forecast, b, int(f.Outcome), f.Forfeit); err != nil {
-				return fmt.Errorf("store: scored forecast of %s in round %d: %w", f.Agent, roundID, err)
-			}
-		}
-		return nil
+		return d.insertRoundScores(ctx, tx, roundID, scores, rows)
 	})
+}
+
+// insertRoundScores stores a round's scores and scored forecasts.
+func (d *DB) insertRoundScores(ctx context.Context, tx *sql.Tx, roundID uint64, scores []arena.RoundScore, rows []arena.ScoredForecast) error {
+	for _, s := range scores {
+		var a, ab any
+		if s.Alpha != nil {
+			a, ab = *s.Alpha, *s.AlphaBps2
+		}
+		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO round_scores (round_id, agent, brier, alpha, brier_bps2, alpha_bps2, scored_markets, benchmarked, forfeit)
+				VALUES (?,?,?,?,?,?,?,?,?)`), int64(roundID), s.Agent, s.Brier, a, s.BrierBps2, ab, s.Scored, s.Benchmarked, s.Forfeit); err != nil {
+			return fmt.Errorf("store: score of %s in round %d: %w", s.Agent, roundID, err)
+		}
+	}
+	for _, f := range rows {
+		var b any
+		if f.Benchmark != nil {
+			b = *f.Benchmark
+		}
+		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO scored_forecasts (round_id, agent, market_id, category, event, forecast, benchmark, outcome, forfeit)
+				VALUES (?,?,?,?,?,?,?,?,?)`), int64(roundID), f.Agent, f.MarketID, f.Category, f.Event, f.Forecast, b, int(f.Outcome), f.Forfeit); err != nil {
+			return fmt.Errorf("store: scored forecast of %s in round %d: %w", f.Agent, roundID, err)
+		}
+	}
+	return nil
 }
 
 // checkScoredSet: every submission of the round has a score, forfeit
@@ -314,27 +323,28 @@ func (d *DB) checkScoredSet(ctx context.Context, tx *sql.Tx, roundID uint64, sco
 
 // RoundScores implements arena.RoundStore, ordered by agent.
 func (d *DB) RoundScores(ctx context.Context, roundID uint64) ([]arena.RoundScore, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT agent, brier, alpha, brier_bps2, alpha_bps2, scored_markets, benchmarked, forfeit
-		FROM round_scores WHERE round_id = ? ORDER BY agent`), int64(roundID))
-	if err != nil {
-		return nil, fmt.Errorf("store: scores of round %d: %w", roundID, err)
-	}
-	defer rows.Close()
-	var out []arena.RoundScore
-	for rows.Next() {
+	return d.roundScores(ctx, d.db, roundID)
+}
+
+func (d *DB) roundScores(ctx context.Context, q queryer, roundID uint64) ([]arena.RoundScore, error) {
+	out, err := queryAll(ctx, q, d.rebind(`SELECT agent, brier, alpha, brier_bps2, alpha_bps2, scored_markets, benchmarked, forfeit
+		FROM round_scores WHERE round_id = ? ORDER BY agent`), []any{int64(roundID)}, func(sc scanner) (arena.RoundScore, error) {
 		s := arena.RoundScore{RoundID: roundID}
 		var a sql.NullFloat64
 		var ab sql.NullInt64
-		if err := rows.Scan(&s.Agent, &s.Brier, &a, &s.BrierBps2, &ab, &s.Scored, &s.Benchmarked, &s.Forfeit); err != nil {
-			return nil, err
+		if err := sc.Scan(&s.Agent, &s.Brier, &a, &s.BrierBps2, &ab, &s.Scored, &s.Benchmarked, &s.Forfeit); err != nil {
+			return s, err
 		}
 		if a.Valid {
 			v, vb := a.Float64, ab.Int64
 			s.Alpha, s.AlphaBps2 = &v, &vb
 		}
-		out = append(out, s)
+		return s, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: scores of round %d: %w", roundID, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ScoredForecasts implements arena.RoundStore: every frozen forecast, by

@@ -586,7 +586,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 	v := MarketPageJSON{Market: NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, Prices: []PriceJSON{}, Rounds: []uint64{},
 		Oracle: []arena.OracleResolution{}}
 	if s.oracle != nil {
-		rs, err := s.oracle.OracleResolutions(r.Context(), id)
+		rs, err := s.oracle.Resolutions(r.Context(), id)
 		switch {
 		case arena.ErrorKind(err) == arena.ENOTFOUND: // the oracle never ran on it
 		case err != nil:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -202,7 +203,7 @@ func TestMarketPageOracle(t *testing.T) {
 		if err := db.SaveOracleResolution(context.Background(), res); err != nil {
 			t.Fatal(err)
 		}
-		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: db}).Handler())
+		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: &oracle.Service{Store: db}}).Handler())
 		defer hs.Close()
 		var v web.MarketPageJSON
 		resp, err := http.Get(fmt.Sprintf("%s/api/v1/pages/markets/%d", hs.URL, ms[0].ID))

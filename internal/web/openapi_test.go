@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -38,7 +39,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 			if c.forecasters {
 				p.Forecasters = db
-				p.Oracle = db
+				p.Oracle = &oracle.Service{Store: db}
 			}
 			srv := web.Build(p)
 			hs := httptest.NewServer(srv.Handler())

@@ -5,12 +5,13 @@ import (
 	"strconv"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/oracle"
 )
 
 // RegisterOracle serves the oracle's resolutions and the human arbitration
 // queue.
-func (s *Server) RegisterOracle(st arena.OracleStore) {
-	s.oracle = st
+func (s *Server) RegisterOracle(svc *oracle.Service) {
+	s.oracle = svc
 	s.handle("GET /api/v1/oracle/queue", s.oracleQueue)
 	s.handle("GET /api/v1/oracle/resolutions/{market}", s.oracleResolutions)
 	s.handle("POST /api/v1/admin/oracle/queue/{market}", s.admin(s.oracleDecide))
@@ -32,7 +33,7 @@ func marketParam(r *http.Request) (int64, error) {
 }
 
 func (s *Server) oracleQueue(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.oracle.OracleQueue(r.Context())
+	q, err := s.oracle.Queue(r.Context())
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func (s *Server) oracleResolutions(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	rs, err := s.oracle.OracleResolutions(r.Context(), id)
+	rs, err := s.oracle.Resolutions(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func (s *Server) oracleDecide(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	res, err := s.oracle.DecideOracle(r.Context(), arena.OracleDecisionInput{MarketID: id, Decision: req.Decision, Arbiter: req.Arbiter,
+	res, err := s.oracle.Decide(r.Context(), arena.OracleDecisionInput{MarketID: id, Decision: req.Decision, Arbiter: req.Arbiter,
 		Reason: req.Reason, ReResolve: req.ReResolve})
 	if err != nil {
 		return err

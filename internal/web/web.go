@@ -20,6 +20,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/metrics"
+	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/tlog"
@@ -47,7 +48,7 @@ type Parts struct {
 	// Forecasters serves traces, round market context and the backtest track.
 	Forecasters ForecasterStore
 	// Oracle serves oracle resolutions and the arbitration queue.
-	Oracle arena.OracleStore
+	Oracle *oracle.Service
 	// Metrics is exported at /metrics (nil: the server makes its own).
 	Metrics *metrics.Metrics
 	// Health answers /readyz beyond a ping: schema and job runs.
@@ -96,7 +97,7 @@ type Server struct {
 	// forecasters is set by RegisterForecasters.
 	forecasters ForecasterStore
 	// oracle is set by RegisterOracle.
-	oracle arena.OracleStore
+	oracle *oracle.Service
 	// Log is set by RegisterLog.
 	Log *tlog.Log
 	// Metrics counts requests and submissions; served at /metrics.

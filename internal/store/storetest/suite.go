@@ -26,6 +26,7 @@ var suite = []struct {
 	{"DecisionKeepsSnapshotMark", testDecisionKeepsSnapshotMark},
 	{"Settings", testSettings},
 	{"OracleResolutions", testOracleResolutions},
+	{"OracleRescore", testOracleRescore},
 	{"ConcurrentBenchmarks", testConcurrentBenchmarks},
 	{"ChainTxs", testChainTxs},
 	{"SignedDeadlines", testSignedDeadlines},
