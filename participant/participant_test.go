@@ -172,6 +172,28 @@ func serverState(t *testing.T, c *participant.Client) string {
 	return dirs[0]
 }
 
+// tamperState sets key in the client's state file of round, as a local
+// edit or a bug would.
+func tamperState(t *testing.T, c *participant.Client, round uint64, key string, v any) {
+	t.Helper()
+	path := filepath.Join(serverState(t, c), fmt.Sprintf("round-%d.json", round))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m[key] = v
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func readState(t *testing.T, c *participant.Client, round uint64) (state, bool) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(c.StateDir, "server-*", fmt.Sprintf("round-%d.json", round)))
@@ -400,13 +422,7 @@ func TestFailuresAndAbandonment(t *testing.T) {
 	c := s.client(t, "tamper", "random")
 	run(t, c, participant.Report{Committed: 1})
 	// Corrupt the stored predictions: the reveal will not match the commit.
-	path := filepath.Join(serverState(t, c), fmt.Sprintf("round-%d.json", r1.ID))
-	b, _ := os.ReadFile(path)
-	var raw map[string]any
-	json.Unmarshal(b, &raw)
-	raw["predictions"] = []int{1, 2, 3}
-	b, _ = json.Marshal(raw)
-	os.WriteFile(path, b, 0o600)
+	tamperState(t, c, r1.ID, "predictions", []int{1, 2, 3})
 	r2 := s.round(t, 2*time.Hour) // open while r1 reveals
 	s.clk.Set(r1.RevealStart)
 	rep, err := c.RunOnce(context.Background())
@@ -474,13 +490,7 @@ func TestStatePerServer(t *testing.T) {
 	r := c.round(t, 0)
 	cl := c.client(t, "reset", "random")
 	run(t, cl, participant.Report{Committed: 1})
-	path := filepath.Join(serverState(t, cl), fmt.Sprintf("round-%d.json", r.ID))
-	raw, _ := os.ReadFile(path)
-	var m map[string]any
-	json.Unmarshal(raw, &m)
-	m["market_ids"] = []int64{101, 102, 103}
-	raw, _ = json.Marshal(m)
-	os.WriteFile(path, raw, 0o600)
+	tamperState(t, cl, r.ID, "market_ids", []int64{101, 102, 103})
 	c.clk.Set(r.RevealStart)
 	run(t, cl, participant.Report{Abandoned: 1})
 	if st, _ := readState(t, cl, r.ID); !strings.Contains(st.Abandoned, "not the one prepared") {
@@ -516,13 +526,7 @@ func TestReasoningRefusedGivenUp(t *testing.T) {
 	r := s.round(t, 0)
 	c := s.client(t, "bad reasoning", "market")
 	run(t, c, participant.Report{Committed: 1})
-	path := filepath.Join(serverState(t, c), fmt.Sprintf("round-%d.json", r.ID))
-	raw, _ := os.ReadFile(path)
-	var m map[string]any
-	json.Unmarshal(raw, &m)
-	m["reasoning"] = []string{"not", "what was", "committed"}
-	raw, _ = json.Marshal(m)
-	os.WriteFile(path, raw, 0o600)
+	tamperState(t, c, r.ID, "reasoning", []string{"not", "what was", "committed"})
 	s.clk.Set(r.RevealStart)
 	rep, err := c.RunOnce(context.Background())
 	if arena.ErrorCode(err) != forecast.CodeReasoningMismatch || rep.Revealed != 1 {
@@ -532,7 +536,7 @@ func TestReasoningRefusedGivenUp(t *testing.T) {
 	var st struct {
 		GivenUp string `json:"reasoning_given_up"`
 	}
-	raw, _ = os.ReadFile(path)
+	raw, _ := os.ReadFile(filepath.Join(serverState(t, c), fmt.Sprintf("round-%d.json", r.ID)))
 	if json.Unmarshal(raw, &st); !strings.Contains(st.GivenUp, forecast.CodeReasoningMismatch) {
 		t.Fatalf("state %s: want the refusal noted", raw)
 	}

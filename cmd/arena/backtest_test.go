@@ -320,11 +320,7 @@ func TestBacktestForecastBench(t *testing.T) {
 		}
 	}
 	// The backtest track is served apart from live rounds.
-	db, err := store.Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t, dbURL)
 	rows, err := db.BacktestForecasts(context.Background())
 	if err != nil || len(rows) != n {
 		t.Errorf("stored %d backtest rows, want %d: %v", len(rows), n, err)

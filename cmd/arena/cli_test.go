@@ -5,6 +5,9 @@ import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // TestMain lets tests run the real binary: when ARENA_TEST_EXEC=1 the test
@@ -25,4 +28,35 @@ func cli(t testing.TB, environ []string, args ...string) (string, string, error)
 	env := &Env{Stdout: &out, Stderr: &errb, Environ: environ, Getwd: os.Getwd}
 	err := Main(context.Background(), env, args)
 	return out.String(), errb.String(), err
+}
+
+// openStore opens the database at dbURL for a test; it is closed when the
+// test ends.
+func openStore(t testing.TB, dbURL string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// saveMarkets stores ms in the database at dbURL, open only meanwhile, and
+// returns their ids.
+func saveMarkets(t testing.TB, dbURL string, ms []*arena.Market) []int64 {
+	t.Helper()
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.SaveMarkets(context.Background(), ms); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	return ids
 }

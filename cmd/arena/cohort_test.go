@@ -30,11 +30,6 @@ var (
 // cohortMarkets stores three open markets and returns their ids.
 func cohortMarkets(t *testing.T, dbURL string) []int64 {
 	t.Helper()
-	db, err := store.Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var ms []*arena.Market
 	for i, yes := range []float64{0.40, 0.70, 0.25} {
 		ms = append(ms, &arena.Market{Source: arena.SourceSim, SourceID: fmt.Sprintf("cm%d", i), Kind: arena.KindMarket,
@@ -42,10 +37,7 @@ func cohortMarkets(t *testing.T, dbURL string) []int64 {
 			Outcomes: []string{arena.Yes, arena.No}, Prices: map[string]float64{arena.Yes: yes, arena.No: 1 - yes},
 			Volume: float64(1000 - i), CloseTime: cohortWeek.AddDate(0, 1, 0), Status: arena.StatusOpen})
 	}
-	if _, err := db.SaveMarkets(context.Background(), ms); err != nil {
-		t.Fatal(err)
-	}
-	return []int64{ms[0].ID, ms[1].ID, ms[2].ID}
+	return saveMarkets(t, dbURL, ms)
 }
 
 // writeRegistry writes a model registry file for models on the test server.
@@ -386,11 +378,7 @@ func TestTradingJobsForServe(t *testing.T) {
 	o := config.Defaults()
 	o.AgentsFile = writeRegistry(t, srv.BaseURL, "5s", "alpha")
 	o.TradingPolicy = "defer"
-	db, err := store.Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t, dbURL)
 	var logs strings.Builder
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	eng, js, err := tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -11,16 +10,10 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/internal/store"
 )
 
 func seedMarkets(t *testing.T, dbURL string) {
 	t.Helper()
-	db, err := store.Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	close := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	ms := []*arena.Market{
 		{Source: "polymarket", SourceID: "1", Kind: arena.KindMarket, Question: "Will it rain?", Category: "weather",
@@ -31,9 +24,7 @@ func seedMarkets(t *testing.T, dbURL string) {
 		{Source: "sim", SourceID: "s1", Kind: arena.KindMarket, Question: "Sim?", Type: arena.Binary,
 			Outcomes: []string{"Yes", "No"}, Volume: 100, Status: arena.StatusResolved, Resolution: arena.Void},
 	}
-	if _, err := db.SaveMarkets(context.Background(), ms); err != nil {
-		t.Fatal(err)
-	}
+	saveMarkets(t, dbURL, ms)
 }
 
 func TestMarketsJSON(t *testing.T) {

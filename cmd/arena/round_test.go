@@ -32,11 +32,6 @@ import (
 // closing in 30 days, and returns their ids.
 func fcMarkets(t *testing.T, dbURL string, n int) []int64 {
 	t.Helper()
-	db, err := store.Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var ms []*arena.Market
 	for i := 0; i < n; i++ {
 		p := 0.2 + 0.1*float64(i%7)
@@ -45,14 +40,7 @@ func fcMarkets(t *testing.T, dbURL string, n int) []int64 {
 			Outcomes: []string{arena.Yes, arena.No}, Prices: map[string]float64{arena.Yes: p, arena.No: 1 - p},
 			Volume: float64(1_000_000 - 1000*i), Liquidity: 50_000, CloseTime: time.Now().Add(30 * 24 * time.Hour), Status: arena.StatusOpen})
 	}
-	if _, err := db.SaveMarkets(context.Background(), ms); err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]int64, n)
-	for i, m := range ms {
-		ids[i] = m.ID
-	}
-	return ids
+	return saveMarkets(t, dbURL, ms)
 }
 
 func TestRoundCLI(t *testing.T) {
@@ -434,11 +422,7 @@ func TestServeSchedulesRounds(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("serve did not stop cleanly: %v\n%s", err, p.logs)
 	}
-	db, err := store.Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t, dbURL)
 	runs, err := db.JobRuns(context.Background(), forecast.JobCreateRound)
 	if err != nil || len(runs) != 1 || runs[0].Error != "" {
 		t.Fatalf("round creation runs %+v, %v", runs, err)
