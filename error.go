@@ -14,6 +14,7 @@ const (
 	EUNAUTHORIZED = "unauthorized"
 	ETOOLARGE     = "too_large"
 	EUNAVAILABLE  = "unavailable" // an upstream source failed
+	ETOOMANY      = "too_many"    // a rate limit or an admission cap refused the request
 )
 
 // Codes that one package returns and another acts on. Codes used only

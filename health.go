@@ -29,3 +29,24 @@ type HealthStore interface {
 	Schema(ctx context.Context) (SchemaHealth, error)
 	JobHealth(ctx context.Context) ([]JobHealth, error)
 }
+
+// RateLimit is a token bucket: Burst requests at once, refilled at
+// PerSecond.
+type RateLimit struct {
+	Burst     float64
+	PerSecond float64
+}
+
+// RateDecision is the outcome of taking a token from a bucket.
+type RateDecision struct {
+	Allowed bool
+	// Remaining is the bucket's content after the request.
+	Remaining float64
+}
+
+// RateStore keeps token buckets where every replica sees them: taking a
+// token is one atomic step, so concurrent requests on any replica share
+// one bucket.
+type RateStore interface {
+	TakeToken(ctx context.Context, key string, l RateLimit, now time.Time) (RateDecision, error)
+}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
@@ -118,6 +119,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	srv := newServer(db, o.AdminToken, logger, fsvc, eng, lg)
 	srv.Metrics, srv.AdminTokenNext = m, o.AdminTokenNext
+	srv.Rates, srv.Limits = db, web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin)}
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js, Metrics: m}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", redact.String(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)
@@ -142,9 +144,20 @@ func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forec
 	return srv
 }
 
+// perMinute is a limit of n requests a minute, n of them at once.
+func perMinute(n int) arena.RateLimit {
+	return arena.RateLimit{Burst: float64(n), PerSecond: float64(n) / 60}
+}
+
 // serveJobs lists the scheduled jobs.
 func serveJobs(o config.Options, db *store.DB, logger *slog.Logger, sync bool) []jobs.Job {
-	var js []jobs.Job
+	// A rate bucket idle for a minute has refilled: pruning those idle for
+	// ten keeps the table as small as the set of recent clients.
+	js := []jobs.Job{{Name: "rate-bucket-prune", Schedule: jobs.Every(10 * time.Minute),
+		Run: func(ctx context.Context, period time.Time) error {
+			_, err := db.PruneRateBuckets(ctx, period.Add(-10*time.Minute))
+			return err
+		}}}
 	if sync {
 		client := polymarket.NewClient(o.GammaURL, o.CLOBURL)
 		client.Logger = logger

@@ -49,6 +49,13 @@ type Options struct {
 	OracleArch             string
 	OracleAutoMinScore     float64
 	OracleRequireUnanimous bool
+	// Abuse limits of `arena serve`, token buckets shared by replicas on
+	// one database: requests a minute per client address
+	// (ARENA_RATE_IP_PER_MIN) and per agent named by a submission or
+	// nonce lookup (ARENA_RATE_AGENT_PER_MIN); each allows that many at
+	// once. 0 turns a limit off.
+	RateIPPerMin    int
+	RateAgentPerMin int
 	// The chain `arena serve` mirrors the forecast track to, when ChainRPC
 	// and ChainArena are set: the node (ARENA_CHAIN_RPC), the relayer's and
 	// curator's key, hex (ARENA_CHAIN_KEY, secret) or a key file
@@ -81,7 +88,10 @@ func Defaults() Options {
 		OracleArch:             "majority",
 		OracleAutoMinScore:     1.8,
 		OracleRequireUnanimous: true,
-		ChainConfirmations:     1,
+
+		RateIPPerMin:       6000,
+		RateAgentPerMin:    600,
+		ChainConfirmations: 1,
 	}
 }
 
@@ -112,6 +122,12 @@ var fields = func() []field {
 		{"ARENA_SYNC_LIMIT", false,
 			func(o *Options) string { return strconv.Itoa(o.SyncLimit) },
 			func(o *Options, v string) (err error) { o.SyncLimit, err = strconv.Atoi(v); return err }},
+		{"ARENA_RATE_IP_PER_MIN", false,
+			func(o *Options) string { return strconv.Itoa(o.RateIPPerMin) },
+			func(o *Options, v string) (err error) { o.RateIPPerMin, err = strconv.Atoi(v); return err }},
+		{"ARENA_RATE_AGENT_PER_MIN", false,
+			func(o *Options) string { return strconv.Itoa(o.RateAgentPerMin) },
+			func(o *Options, v string) (err error) { o.RateAgentPerMin, err = strconv.Atoi(v); return err }},
 		{"ARENA_SYNC_EVERY", false,
 			func(o *Options) string { return o.SyncEvery.String() },
 			func(o *Options, v string) (err error) { o.SyncEvery, err = time.ParseDuration(v); return err }},
@@ -225,6 +241,9 @@ func (o *Options) Validate() error {
 	}
 	if o.SyncLimit <= 0 {
 		errs = append(errs, fmt.Errorf("sync limit %d: must be positive", o.SyncLimit))
+	}
+	if o.RateIPPerMin < 0 || o.RateAgentPerMin < 0 {
+		errs = append(errs, fmt.Errorf("rate limits %d/min per address, %d/min per agent: must not be negative (0 turns a limit off)", o.RateIPPerMin, o.RateAgentPerMin))
 	}
 	if o.SyncEvery <= 0 {
 		errs = append(errs, fmt.Errorf("sync interval %s: must be positive", o.SyncEvery))

@@ -53,6 +53,9 @@ type Parts struct {
 	Metrics *metrics.Metrics
 	// Health answers /readyz beyond a ping: schema and job runs.
 	Health arena.HealthStore
+	// Rates keeps the rate limits' buckets; nil or zero Limits: no limits.
+	Rates  arena.RateStore
+	Limits RateLimits
 }
 
 // Build wires a server from its parts: the one composition of routes that
@@ -64,6 +67,7 @@ func Build(p Parts) *Server {
 		s.Metrics = p.Metrics
 	}
 	s.Health = p.Health
+	s.Rates, s.Limits = p.Rates, p.Limits
 	if p.Forecast != nil {
 		s.RegisterForecast(p.Forecast)
 	}
@@ -104,6 +108,9 @@ type Server struct {
 	Metrics *metrics.Metrics
 	// Health, when set, adds schema and job checks to /readyz.
 	Health arena.HealthStore
+	// Rates and Limits are the abuse limits (see RateLimits).
+	Rates  arena.RateStore
+	Limits RateLimits
 
 	internalErrors atomic.Int64
 	routes         []string // "METHOD /path" of every handle call
@@ -172,7 +179,11 @@ func (s *Server) Handler() http.Handler {
 			route = "unmatched"
 		}
 		defer s.finish(sw, r, ri, route, start)
-		switch err := checkText(r); {
+		var err error
+		if err = checkText(r); err == nil {
+			r, err = s.limit(sw, r, route)
+		}
+		switch {
 		case err != nil:
 			s.Error(sw, r, err)
 		case route == "unmatched":
@@ -309,6 +320,8 @@ func Status(kind string) int {
 		return http.StatusRequestEntityTooLarge
 	case arena.EUNAVAILABLE:
 		return http.StatusBadGateway
+	case arena.ETOOMANY:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }

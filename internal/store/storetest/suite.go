@@ -31,6 +31,7 @@ var suite = []struct {
 	{"ChainTxs", testChainTxs},
 	{"SignedDeadlines", testSignedDeadlines},
 	{"Health", testHealth},
+	{"RateBuckets", testRateBuckets},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
