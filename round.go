@@ -85,6 +85,10 @@ type Submission struct {
 	RevealSigDeadline uint64
 	RevealedAt        time.Time
 	Reasoning         string // canonical JSON, once uploaded
+	// Log, when set, is the tamper-evident log entry of this commit or
+	// reveal: Submit appends it in the transaction that records the
+	// submission (not stored with the submission).
+	Log *LogLeaf
 }
 
 // Revealed reports whether the reveal was accepted.

@@ -16,6 +16,15 @@ type LogEntry struct {
 	CreatedAt time.Time
 }
 
+// LogLeaf is a log entry to append together with another write: the
+// store appends it in the same transaction, so the write and its entry are
+// stored both or neither.
+type LogLeaf struct {
+	Kind string
+	Data []byte // the leaf (tlog.Encode)
+	Hash []byte // its RFC 6962 leaf hash
+}
+
 // SignedHead is a signed tree head: the log's size and root hash at a time,
 // signed by the server's log key.
 type SignedHead struct {

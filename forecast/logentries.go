@@ -76,6 +76,19 @@ func (s *Service) record(ctx context.Context, kind string, v any) {
 	}
 }
 
+// leafInTx is the log entry of an accepted commit or reveal, for the store
+// to append in the transaction that records it, when the log lives in the
+// service's own store (as in `arena serve`): the submission and its entry
+// are then stored both or neither, whatever crashes when. Otherwise nil,
+// and the entry is appended after the submission is stored (record).
+func (s *Service) leafInTx(kind string, v any) (*arena.LogLeaf, error) {
+	l, ok := s.Log.(*tlog.Log)
+	if !ok || l == nil || any(l.Store) != any(s.Store) {
+		return nil, nil
+	}
+	return tlog.Encode(kind, v)
+}
+
 // Kinds of log entries the service writes.
 const (
 	logCommit     = tlog.KindCommit

@@ -53,7 +53,9 @@ type Service struct {
 	Lookup PriceLookup
 	Logger *slog.Logger
 	// Log, when set, receives every accepted commit, reveal, benchmark,
-	// resolution, outcome and score (the tamper-evident log).
+	// resolution, outcome and score (the tamper-evident log). A tlog.Log
+	// on the service's own store gets commits and reveals in the very
+	// transaction that records them; other items are appended just after.
 	Log Appender
 
 	// Round creation by rule.
@@ -220,14 +222,20 @@ func (s *Service) Commit(ctx context.Context, roundID uint64, req CommitRequest)
 	}
 	// Deadlines are checked against the arrival time: a request that came
 	// in time is not refused because it waited in the group commit.
+	entry := CommitEntry{RoundID: roundID, Agent: sub.Agent, CommitHash: sub.CommitHash, ReasoningHash: sub.ReasoningHash,
+		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.CommitSig}
+	if sub.Log, err = s.leafInTx(logCommit, entry); err != nil {
+		return SubmissionJSON{}, err
+	}
 	err = s.Store.Submit(ctx, arena.SubmitCommit, sub, now, func(st arena.SubmissionState) error {
 		return ValidateCommit(state(st), msg, now)
 	})
 	if err != nil {
 		return SubmissionJSON{}, err
 	}
-	s.record(ctx, logCommit, CommitEntry{RoundID: roundID, Agent: sub.Agent, CommitHash: sub.CommitHash, ReasoningHash: sub.ReasoningHash,
-		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.CommitSig})
+	if sub.Log == nil {
+		s.record(ctx, logCommit, entry)
+	}
 	return SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
 }
 
@@ -262,14 +270,20 @@ func (s *Service) Reveal(ctx context.Context, roundID uint64, req RevealRequest)
 	// happen, a reveal counted after the round was scored, is excluded in
 	// the transaction: the check refuses a triggered round, and the trigger
 	// re-scores if a reveal landed while it was scoring.
+	entry := RevealEntry{RoundID: roundID, Agent: sub.Agent, Predictions: sub.Predictions, Salt: sub.Salt,
+		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.RevealSig}
+	if sub.Log, err = s.leafInTx(logReveal, entry); err != nil {
+		return SubmissionJSON{}, err
+	}
 	err = s.Store.Submit(ctx, arena.SubmitReveal, sub, now, func(st arena.SubmissionState) error {
 		return ValidateReveal(state(st), msg, now)
 	})
 	if err != nil {
 		return SubmissionJSON{}, err
 	}
-	s.record(ctx, logReveal, RevealEntry{RoundID: roundID, Agent: sub.Agent, Predictions: sub.Predictions, Salt: sub.Salt,
-		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.RevealSig})
+	if sub.Log == nil {
+		s.record(ctx, logReveal, entry)
+	}
 	return SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
 }
 

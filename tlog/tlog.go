@@ -68,18 +68,28 @@ func (l *Log) now() time.Time {
 
 // Append adds an entry of the given kind whose data is v's JSON.
 func (l *Log) Append(ctx context.Context, kind string, v any) error {
-	data, err := json.Marshal(v)
+	leaf, err := Encode(kind, v)
 	if err != nil {
-		return fmt.Errorf("tlog: encode %s: %w", kind, err)
+		return err
 	}
-	leaf, err := json.Marshal(Leaf{Kind: kind, Data: data})
-	if err != nil {
-		return fmt.Errorf("tlog: encode %s: %w", kind, err)
-	}
-	if _, err := l.Store.AppendLog(ctx, kind, leaf, LeafHash(leaf), l.now()); err != nil {
+	if _, err := l.Store.AppendLog(ctx, kind, leaf.Data, leaf.Hash, l.now()); err != nil {
 		return fmt.Errorf("tlog: %w", err)
 	}
 	return nil
+}
+
+// Encode is the leaf Append would store for v: for a caller that appends
+// it in its own transaction (arena.LogLeaf).
+func Encode(kind string, v any) (*arena.LogLeaf, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("tlog: encode %s: %w", kind, err)
+	}
+	leaf, err := json.Marshal(Leaf{Kind: kind, Data: data})
+	if err != nil {
+		return nil, fmt.Errorf("tlog: encode %s: %w", kind, err)
+	}
+	return &arena.LogLeaf{Kind: kind, Data: leaf, Hash: LeafHash(leaf)}, nil
 }
 
 // leaves returns the leaf hashes of the whole log (at least size entries

@@ -216,11 +216,14 @@ func TestAnvilEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, kinds := 0, map[string]int{}
+	sent, kinds, gas := 0, map[string]int{}, map[string][]uint64{}
 	for _, it := range items {
 		kinds[it.Kind]++
 		if it.TxHash != "" {
 			sent++
+			if rc, err := client.TransactionReceipt(ctx, common.HexToHash(it.TxHash)); err == nil {
+				gas[it.Kind] = append(gas[it.Kind], rc.GasUsed)
+			}
 		}
 		if it.Status == arena.ChainTxFailed {
 			t.Errorf("item %s/%s failed: %s", it.Kind, it.Item, it.Error)
@@ -233,7 +236,7 @@ func TestAnvilEndToEnd(t *testing.T) {
 	if nonce-3 != uint64(sent) || kinds["commit"] != 3 || kinds["reveal"] != 2 {
 		t.Fatalf("relayer sent %d transactions for %d recorded items %v", nonce-3, sent, kinds)
 	}
-	t.Logf("mirrored with %d transactions: %v", sent, kinds)
+	t.Logf("mirrored with %d transactions: %v; gas used per kind: %v", sent, kinds, gas)
 }
 
 func mustRounds(t *testing.T, pa *bindings.PredictionArena, opts *bind.CallOpts) common.Address {

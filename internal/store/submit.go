@@ -163,7 +163,8 @@ func (d *DB) submitSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) erro
 // in order against the state the earlier ones leave.
 type setPlan struct {
 	commits, reveals, reasons []*submitReq
-	newAgents, movedNonces    [][]any // agents rows to insert; (address, old, new) nonces
+	logged                    []timedLeaf // log entries of the accepted commits and reveals, in order
+	newAgents, movedNonces    [][]any     // agents rows to insert; (address, old, new) nonces
 }
 
 // planSet reads the state the batch touches and replays the batch on it in
@@ -206,6 +207,7 @@ func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setP
 		subs[k] = states[i].Submission
 	}
 	var commits, reveals, reasons []*submitReq
+	var logged []timedLeaf
 	var bumped []string // agents whose nonce advances, in first-seen order
 	for _, r := range batch {
 		k := subKey{r.sub.RoundID, r.sub.Agent}
@@ -269,6 +271,9 @@ func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setP
 		}
 		subs[k] = &next
 		r.err = nil
+		if r.sub.Log != nil && r.kind != arena.SubmitReasoning {
+			logged = append(logged, timedLeaf{r.sub.Log, r.at})
+		}
 	}
 
 	// Nonces: new agents inserted, known ones moved from the value read.
@@ -281,7 +286,7 @@ func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setP
 			ins = append(ins, []any{addr, int64(a.nonce), a.first.UnixMicro()})
 		}
 	}
-	return &setPlan{commits: commits, reveals: reveals, reasons: reasons, newAgents: ins, movedNonces: upd}, nil
+	return &setPlan{commits: commits, reveals: reveals, reasons: reasons, logged: logged, newAgents: ins, movedNonces: upd}, nil
 }
 
 // writeSet writes a planned set: nonces, then commits, reveals and
@@ -334,6 +339,11 @@ func (d *DB) writeSet(ctx context.Context, tx *sql.Tx, p *setPlan) error {
 		}
 		if k, _ := res.RowsAffected(); k != 1 {
 			return errReplay
+		}
+	}
+	if len(p.logged) > 0 {
+		if _, err := d.appendLogIn(ctx, tx, p.logged); err != nil {
+			return fmt.Errorf("store: append the batch's submissions to the log: %w", err)
 		}
 	}
 	return nil
@@ -486,6 +496,11 @@ func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool
 		}
 	default:
 		return false, fmt.Errorf("store: unknown submission kind %d", r.kind)
+	}
+	if sub.Log != nil && r.kind != arena.SubmitReasoning {
+		if _, err := d.appendLogIn(ctx, tx, []timedLeaf{{sub.Log, r.at}}); err != nil {
+			return true, fmt.Errorf("store: append the %s to the log: %w", sub.Log.Kind, err)
+		}
 	}
 	return true, nil
 }

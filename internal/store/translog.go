@@ -12,26 +12,44 @@ import (
 
 var _ arena.LogStore = (*DB)(nil)
 
-// AppendLog implements arena.LogStore. The index is the current size, taken
-// under the write lock (SQLite's immediate transactions; an advisory lock
-// on PostgreSQL), so concurrent appends get consecutive indices.
+// AppendLog implements arena.LogStore.
 func (d *DB) AppendLog(ctx context.Context, kind string, data, leafHash []byte, at time.Time) (uint64, error) {
-	var idx int64
-	err := d.tx(ctx, func(tx *sql.Tx) error {
-		if d.dialect == postgres {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7262014)`); err != nil {
-				return err
-			}
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM log_entries`).Scan(&idx); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO log_entries (idx, kind, data, leaf_hash, created_at) VALUES (?, ?, ?, ?, ?)`),
-			idx, kind, string(data), hex.EncodeToString(leafHash), at.UnixMicro())
+	var idx uint64
+	err := d.tx(ctx, func(tx *sql.Tx) (err error) {
+		idx, err = d.appendLogIn(ctx, tx, []timedLeaf{{&arena.LogLeaf{Kind: kind, Data: data, Hash: leafHash}, at}})
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: append %s to the log: %w", kind, err)
+	}
+	return idx, nil
+}
+
+type timedLeaf struct {
+	leaf *arena.LogLeaf
+	at   time.Time
+}
+
+// appendLogIn stores leaves at the next indices in tx and returns the
+// first. The indices follow the current size, taken under the write lock
+// (SQLite's immediate transactions; an advisory lock on PostgreSQL), so
+// concurrent appends get consecutive indices; the lock is held to the end
+// of tx, which is how a submission and its entry commit together.
+func (d *DB) appendLogIn(ctx context.Context, tx *sql.Tx, leaves []timedLeaf) (uint64, error) {
+	if d.dialect == postgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7262014)`); err != nil {
+			return 0, err
+		}
+	}
+	var idx int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM log_entries`).Scan(&idx); err != nil {
+		return 0, err
+	}
+	for i, l := range leaves {
+		if _, err := d.execPrepared(ctx, tx, `INSERT INTO log_entries (idx, kind, data, leaf_hash, created_at) VALUES (?, ?, ?, ?, ?)`,
+			idx+int64(i), l.leaf.Kind, string(l.leaf.Data), hex.EncodeToString(l.leaf.Hash), l.at.UnixMicro()); err != nil {
+			return 0, err
+		}
 	}
 	return uint64(idx), nil
 }
