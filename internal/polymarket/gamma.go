@@ -241,6 +241,26 @@ func skip(reason, id, format string, args ...any) *SkipError {
 	return &SkipError{Reason: reason, ID: id, Detail: fmt.Sprintf(format, args...)}
 }
 
+// perOutcome parses a list Gamma gives per outcome (prices, token ids):
+// nil when absent; a count that is not the outcomes' skips the market, as
+// does a value parse refuses.
+func perOutcome[T any](vals, outcomes []string, id, what string, parse func(i int, v string) (T, error)) ([]T, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	if len(vals) != len(outcomes) {
+		return nil, skip(SkipCountMismatch, id, "%d %s for %d outcomes", len(vals), what, len(outcomes))
+	}
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		var err error
+		if out[i], err = parse(i, v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // gammaEntry is a decoded, mapped market with the listing facts Sync needs.
 type gammaEntry struct {
 	M        *arena.Market
@@ -304,33 +324,24 @@ func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, er
 		seen[o] = true
 		outcomes[i] = o
 	}
-	var prices []float64
-	if len(g.OutcomePrices.V) > 0 {
-		if len(g.OutcomePrices.V) != len(outcomes) {
-			return nil, skip(SkipCountMismatch, id, "%d prices for %d outcomes", len(g.OutcomePrices.V), len(outcomes))
+	prices, err := perOutcome(g.OutcomePrices.V, outcomes, id, "prices", func(i int, s string) (float64, error) {
+		p, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsNaN(p) || p < 0 || p > 1 {
+			return 0, skip(SkipBadPrices, id, "outcome price %q is not in [0,1]", s)
 		}
-		prices = make([]float64, len(outcomes))
-		for i, s := range g.OutcomePrices.V {
-			p, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || math.IsNaN(p) || p < 0 || p > 1 {
-				return nil, skip(SkipBadPrices, id, "outcome price %q is not in [0,1]", s)
-			}
-			prices[i] = p
-		}
+		return p, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	var tokens []string
-	if len(g.ClobTokenIDs.V) > 0 {
-		if len(g.ClobTokenIDs.V) != len(outcomes) {
-			return nil, skip(SkipCountMismatch, id, "%d token ids for %d outcomes", len(g.ClobTokenIDs.V), len(outcomes))
+	tokens, err := perOutcome(g.ClobTokenIDs.V, outcomes, id, "token ids", func(i int, t string) (string, error) {
+		if t = strings.TrimSpace(t); t == "" {
+			return "", skip(SkipBadTokenIDs, id, "empty token id for %q", outcomes[i])
 		}
-		tokens = make([]string, len(outcomes))
-		for i, t := range g.ClobTokenIDs.V {
-			t = strings.TrimSpace(t)
-			if t == "" {
-				return nil, skip(SkipBadTokenIDs, id, "empty token id for %q", outcomes[i])
-			}
-			tokens[i] = t
-		}
+		return t, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	closeTime, err := parseTime(g.EndDate)
 	if err != nil {

@@ -74,27 +74,20 @@ func Candidates(s string) (texts []string, unclosed bool) {
 // stray quote does not swallow the rest.
 func objectSpans(s string) (spans [][2]int, unclosed bool) {
 	var stack []int
-	inStr, esc := false, false
+	var str jsonString
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			case c == '\n' && len(stack) > 0:
-				inStr = false
+		if str.in {
+			if c == '\n' && !str.esc && len(stack) > 0 {
+				str.in = false
+			} else {
+				str.next(c)
 			}
 			continue
 		}
 		switch c {
 		case '"':
-			if len(stack) > 0 {
-				inStr = true
-			}
+			str.in = len(stack) > 0
 		case '{':
 			stack = append(stack, i)
 		case '}':
@@ -182,24 +175,15 @@ func decodeLower(text string) (map[string]json.RawMessage, error) {
 // outside strings.
 func dropTrailingCommas(s string) string {
 	var b strings.Builder
-	inStr, esc := false, false
+	var str jsonString
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
+		if str.in {
+			str.next(c)
 			b.WriteByte(c)
 			continue
 		}
-		if c == '"' {
-			inStr = true
-		}
+		str.in = c == '"'
 		if c == ',' {
 			j := i + 1
 			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
@@ -224,4 +208,20 @@ func Clip(s string, n int, mark string) string {
 		return s
 	}
 	return string(r[:n]) + mark
+}
+
+// jsonString follows a byte scan through a JSON string: its escapes and
+// the quote that closes it.
+type jsonString struct{ in, esc bool }
+
+// next consumes c, a byte inside the string.
+func (s *jsonString) next(c byte) {
+	switch {
+	case s.esc:
+		s.esc = false
+	case c == '\\':
+		s.esc = true
+	case c == '"':
+		s.in = false
+	}
 }
