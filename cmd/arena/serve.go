@@ -125,6 +125,15 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return web.Serve(gctx, ln, srv.Handler()) })
 	g.Go(func() error { return sched.Run(gctx) })
+	if fsvc != nil {
+		// Compute the leaderboard analysis now, not on the first reader's
+		// request (on a large database it takes seconds).
+		go func() {
+			if _, err := fsvc.Analysis(gctx); err != nil && gctx.Err() == nil {
+				logger.Warn("forecast: analysis at start-up", "err", err)
+			}
+		}()
+	}
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil

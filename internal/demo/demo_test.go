@@ -100,6 +100,15 @@ func TestDashboardInChromium(t *testing.T) {
 	var lb web.LeaderboardPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/leaderboard", &lb)
 	top := lb.Forecast[0]
+	if len(lb.Categories) == 0 {
+		t.Fatal("no market categories to filter by")
+	}
+	filtered := "/leaderboard?window=90d&category=" + lb.Categories[0]
+	var flb web.LeaderboardPageJSON
+	getJSON(t, srv.URL+"/api/v1/pages"+filtered, &flb)
+	if flb.Category != lb.Categories[0] || len(flb.Forecast) == 0 {
+		t.Fatalf("filtered leaderboard %+v", flb)
+	}
 	var round web.RoundPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/rounds/1", &round)
 	var agent web.AgentPageJSON
@@ -124,6 +133,7 @@ func TestDashboardInChromium(t *testing.T) {
 		{"home", "/", 0, []string{top.Name, f4(top.Alpha, "%+.4f"), res.Trading[0].Name}},
 		{"leaderboard", "/leaderboard", 0, leaderboardFigures(t, lb)},
 		{"leaderboard-sorted", "/leaderboard?sort=brier&q=informed", 0, []string{"informed"}},
+		{"leaderboard-filtered", filtered, 0, append(leaderboardFigures(t, flb), lb.Categories[0]+" markets only", `<option value="90d" selected="">`)},
 		{"round", "/rounds/1", 0, roundFigures(round)},
 		{"agent", "/agents/" + top.Agent, 3, []string{`id="agent-alpha">` + f4(agent.Row.Alpha, "%+.4f"), fmt.Sprintf("%.4f", agent.Row.Brier)}},
 		{"market", fmt.Sprintf("/markets/%d", marketID), 1, []string{market.Market.Question}},
@@ -209,6 +219,9 @@ func leaderboardFigures(t *testing.T, lb web.LeaderboardPageJSON) []string {
 		}
 		if r.AlphaCILo != nil {
 			out = append(out, fmt.Sprintf("[%+.4f, %+.4f]", *r.AlphaCILo, *r.AlphaCIHi))
+		}
+		if v := r.VsLeader; v != nil && v.CILo != nil {
+			out = append(out, fmt.Sprintf("%+.4f [%+.4f, %+.4f]", v.BrierDiff, *v.CILo, *v.CIHi))
 		}
 	}
 	if lb.Trading == nil || len(lb.Trading.Rows) == 0 {

@@ -525,6 +525,34 @@ func (mc *marketCache) get(ctx context.Context, id int64) (*MarketView, error) {
 	return &v, nil
 }
 
+// prefetch loads the markets of ids not cached yet in one query; get
+// still loads any it missed.
+func (mc *marketCache) prefetch(ctx context.Context, ids []int64) error {
+	var want []int64
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if _, ok := mc.views[id]; !ok && !seen[id] {
+			seen[id] = true
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	ms, err := mc.store.MarketsByID(ctx, want)
+	if err != nil {
+		return err
+	}
+	if mc.views == nil {
+		mc.views = map[int64]*MarketView{}
+	}
+	for id, m := range ms {
+		v := ViewOf(m)
+		mc.views[id] = &v
+	}
+	return nil
+}
+
 // Snapshot values every portfolio of every active cohort at current market
 // prices and stores one snapshot per portfolio at now floored to 10
 // minutes; a second call in the same interval adds nothing. It

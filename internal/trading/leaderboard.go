@@ -116,53 +116,76 @@ func Aggregate(results []CohortResult) []LeaderRow {
 }
 
 // Results values every portfolio of every cohort (status "" for all) at
-// current prices and collects its resolved bets.
+// current prices and collects its resolved bets. The markets of every
+// position and bet are loaded in one query.
 func (e *Engine) Results(ctx context.Context, status arena.CohortStatus) ([]CohortResult, error) {
 	cohorts, err := e.Store.Cohorts(ctx, status)
 	if err != nil {
 		return nil, fmt.Errorf("trading: results: %w", err)
 	}
-	mc := &marketCache{store: e.Store}
-	var out []CohortResult
+	type held struct {
+		c      *arena.Cohort
+		p      *arena.Portfolio
+		trades []*arena.Trade
+	}
+	var hs []held
+	var ids []int64
 	for _, c := range cohorts {
-		names := map[string]string{}
-		for _, l := range c.Lineup {
-			names[l.AgentID] = l.Name
-		}
 		ports, err := e.Store.Portfolios(ctx, c.ID)
 		if err != nil {
 			return nil, fmt.Errorf("trading: results of cohort %d: %w", c.ID, err)
 		}
 		for _, p := range ports {
-			views := map[int64]*MarketView{}
-			for _, pos := range p.Positions {
-				v, err := mc.get(ctx, pos.MarketID)
-				if err != nil {
-					return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
-				}
-				views[pos.MarketID] = v
-			}
-			val, _ := Value(p.Cash, p.Positions, views, c.InitialCash)
-			r := CohortResult{AgentID: p.AgentID, Name: names[p.AgentID], CohortID: c.ID, WeekStart: c.WeekStart,
-				Active: c.Status == arena.CohortActive, Valuation: val, Bankrupt: p.Bankrupt}
 			trades, err := e.Store.Trades(ctx, p.ID)
 			if err != nil {
 				return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
 			}
-			for _, t := range trades {
-				if t.Kind != arena.TradeBet {
-					continue
-				}
-				v, err := mc.get(ctx, t.MarketID)
-				if err != nil {
-					return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
-				}
-				if won, decided := Won(v.Resolution, v.Type, t.Side); decided {
-					r.Bets = append(r.Bets, BetOutcome{Confidence: t.Confidence, Price: t.Price, Won: won})
-				}
+			for _, pos := range p.Positions {
+				ids = append(ids, pos.MarketID)
 			}
-			out = append(out, r)
+			for _, t := range trades {
+				ids = append(ids, t.MarketID)
+			}
+			hs = append(hs, held{c, p, trades})
 		}
+	}
+	mc := &marketCache{store: e.Store}
+	if err := mc.prefetch(ctx, ids); err != nil {
+		return nil, fmt.Errorf("trading: results: %w", err)
+	}
+	out := make([]CohortResult, 0, len(hs))
+	for _, h := range hs {
+		c, p := h.c, h.p
+		name := ""
+		for _, l := range c.Lineup {
+			if l.AgentID == p.AgentID {
+				name = l.Name
+			}
+		}
+		views := map[int64]*MarketView{}
+		for _, pos := range p.Positions {
+			v, err := mc.get(ctx, pos.MarketID)
+			if err != nil {
+				return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
+			}
+			views[pos.MarketID] = v
+		}
+		val, _ := Value(p.Cash, p.Positions, views, c.InitialCash)
+		r := CohortResult{AgentID: p.AgentID, Name: name, CohortID: c.ID, WeekStart: c.WeekStart,
+			Active: c.Status == arena.CohortActive, Valuation: val, Bankrupt: p.Bankrupt}
+		for _, t := range h.trades {
+			if t.Kind != arena.TradeBet {
+				continue
+			}
+			v, err := mc.get(ctx, t.MarketID)
+			if err != nil {
+				return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
+			}
+			if won, decided := Won(v.Resolution, v.Type, t.Side); decided {
+				r.Bets = append(r.Bets, BetOutcome{Confidence: t.Confidence, Price: t.Price, Won: won})
+			}
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }
