@@ -166,6 +166,22 @@ type OracleStore interface {
 	// forecast round that froze its outcome, in the same transaction; the
 	// re-scored rounds are returned in Rescored and kept for audit.
 	DecideOracle(ctx context.Context, in OracleDecisionInput) (*OracleResolution, error)
+	// FlagOracle marks an unresolved binary market ambiguous (EINVALID
+	// without a reason or for a market that is not Yes/No, ENOTFOUND for
+	// an unknown market, ECONFLICT when it is resolved, already flagged or
+	// already with the oracle).
+	FlagOracle(ctx context.Context, f OracleFlag) error
+	// OracleFlags lists the flagged markets, oldest first.
+	OracleFlags(ctx context.Context) ([]OracleFlag, error)
+}
+
+// OracleFlag is an admin's mark that a market is ambiguous or disputed:
+// the market goes through the oracle before either track settles or scores
+// it, and its resolution comes from the oracle, not the source.
+type OracleFlag struct {
+	MarketID  int64     `json:"market_id"`
+	Reason    string    `json:"reason"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // TradeResettle is the trading correction made when a settled market is

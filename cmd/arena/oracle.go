@@ -29,6 +29,7 @@ Subcommands:
   resolve   run the panel on one market (resolved, or escalated to the queue)
   queue     list the markets waiting for a human arbiter
   decide    record an arbiter's decision (or, with --re-resolve, revise one)
+  flag      mark an unresolved market ambiguous: the oracle resolves it
 `
 
 func runOracle(ctx context.Context, env *Env, args []string) error {

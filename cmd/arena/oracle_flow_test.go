@@ -453,3 +453,94 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		t.Fatalf("log kinds %v", kinds)
 	}
 }
+
+// An admin flags a market over the API; the source then resolves it YES,
+// but the trading track waits for the oracle, whose unanimous NO settles
+// it: the YES bet ($400 at 0.40) loses its stake.
+func TestOracleFlagFlow(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		quiet := slog.New(slog.DiscardHandler)
+		week := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+		run := week.Add(5 * time.Minute)
+		m := &arena.Market{Source: arena.SourceSim, SourceID: "flagme", Kind: arena.KindMarket, Question: "Will flagme happen?",
+			Criteria: "Resolves Yes if flagme happens.", Category: "politics", Type: arena.Binary, Outcomes: []string{arena.Yes, arena.No},
+			Prices: map[string]float64{arena.Yes: 0.4, arena.No: 0.6}, Volume: 10, CloseTime: week.AddDate(0, 0, 3), Status: arena.StatusOpen}
+		if _, err := db.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		eng := &trading.Engine{Store: db, Lineup: []arena.LineupEntry{{AgentID: "a", Name: "A", Kind: "llm", Provider: "p", Model: "m/a"}},
+			ModelTimeout: time.Minute, Now: func() time.Time { return run }, Logger: quiet}
+		c, _, err := eng.StartCohort(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := trading.DeciderFunc(func(context.Context, trading.Snapshot) (trading.Decision, error) {
+			return trading.Decision{Action: trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{{MarketID: m.ID, Side: "YES", Amount: 400 * arena.Dollar}}}}, nil
+		})
+		if _, err := eng.Run(ctx, c.ID, run, map[string]trading.Decider{"a": dec}); err != nil {
+			t.Fatal(err)
+		}
+		srv := llmtest.New(t)
+		no := `{"decision":"NO","confidence":0.95,"reasoning":"the official record says no"}`
+		resolvers := scriptedPanel(t, srv, map[string]map[string]string{"alpha": {"flagme": no}, "beta": {"flagme": no}, "gamma": {"flagme": no}})
+		svc := wireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
+			Now: func() time.Time { return run.Add(time.Hour) }}, nil)
+		api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: svc}).Handler())
+		defer api.Close()
+		flag := func(market int64, token, body string) int {
+			req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/flag", api.URL, market), strings.NewReader(body))
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		for _, c := range []struct {
+			market      int64
+			token, body string
+			want        int
+		}{
+			{m.ID, "", `{"reason":"disputed"}`, 401},
+			{m.ID, "tok", `{"reason":"  "}`, 400},
+			{m.ID, "tok", `{}`, 400},
+			{99999, "tok", `{"reason":"disputed"}`, 404},
+			{m.ID, "tok", `{"reason":"the resolution source is disputed"}`, 200},
+			{m.ID, "tok", `{"reason":"again"}`, 409},
+		} {
+			if got := flag(c.market, c.token, c.body); got != c.want {
+				t.Errorf("flag %d %s: %d, want %d", c.market, c.body, got, c.want)
+			}
+		}
+		// The source reports YES; the market stays unresolved for the oracle.
+		m.Status, m.Resolution, m.ResolvedAt, m.Prices = arena.StatusResolved, arena.Yes, run.Add(time.Hour), nil
+		if _, err := db.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		sr, err := eng.Settle(ctx, run.Add(2*time.Hour), trading.PolicyOracle)
+		if err != nil || len(sr.Markets) != 0 || len(sr.AwaitingOracle) != 1 {
+			t.Fatalf("settle before the oracle: %+v %v", sr, err)
+		}
+		if n, err := svc.RunPending(ctx); err != nil || n != 1 {
+			t.Fatalf("oracle run: %d %v", n, err)
+		}
+		if got, _ := db.Market(ctx, m.ID); got.Resolution != arena.No {
+			t.Fatalf("market after the oracle: %+v", got)
+		}
+		if got := flag(m.ID, "tok", `{"reason":"late"}`); got != 409 {
+			t.Fatalf("flag of a resolved market: %d", got)
+		}
+		sr, err = eng.Settle(ctx, run.Add(3*time.Hour), trading.PolicyOracle)
+		if err != nil || len(sr.Markets) != 1 || sr.Markets[0].Resolution != arena.No {
+			t.Fatalf("settle after the oracle: %+v %v", sr, err)
+		}
+		ps, _ := db.Portfolios(ctx, c.ID)
+		if ps[0].Cash != 9600*arena.Dollar || ps[0].Realized != -400*arena.Dollar {
+			t.Fatalf("cash %d realized %d, want 9600 and −400 dollars", ps[0].Cash, ps[0].Realized)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -25,6 +26,7 @@ func init() {
 	oracleSubs["resolve"] = oracleResolve
 	oracleSubs["queue"] = oracleQueue
 	oracleSubs["decide"] = oracleDecide
+	oracleSubs["flag"] = oracleFlag
 }
 
 // wireOracle connects the oracle to the forecast track: a re-resolution
@@ -201,20 +203,7 @@ func oracleDecide(ctx context.Context, env *Env, args []string) error {
 	reason := fs.String("reason", "", "why (required to re-resolve)")
 	reResolve := fs.Bool("re-resolve", false, "change the decision on a market the oracle already resolved (re-scores the forecast rounds and re-settles the trading positions it changes)")
 	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if *market <= 0 {
-		return arena.Errorf(arena.EINVALID, "--market ID is required")
-	}
-	o, err := cf.options(env)
-	if err != nil {
-		return err
-	}
-	db, err := store.Open(ctx, o.DB)
+	o, db, err := marketCommand(ctx, env, fs, cf, args, market)
 	if err != nil {
 		return err
 	}
@@ -235,4 +224,43 @@ func oracleDecide(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "re-scored round %d: outcome %d -> %d\n", rs.RoundID, rs.PrevOutcome, rs.Outcome)
 	}
 	return nil
+}
+
+func oracleFlag(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "oracle flag", "--market ID --reason TEXT [--db URL]")
+	cf := addConfigFlags(fs, false)
+	market := fs.Int64("market", 0, "market id")
+	reason := fs.String("reason", "", "why the market is ambiguous or disputed (required)")
+	o, db, err := marketCommand(ctx, env, fs, cf, args, market)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := &oracle.Service{Store: db, Logger: newLogger(env, o.LogLevel)}
+	f, err := svc.Flag(ctx, *market, *reason)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "market %d flagged for the oracle: %s\n", f.MarketID, f.Reason)
+	return nil
+}
+
+// marketCommand parses the flags of a one-market oracle command, checks
+// the market id and opens the store.
+func marketCommand(ctx context.Context, env *Env, fs *flag.FlagSet, cf *configFlags, args []string, market *int64) (config.Options, *store.DB, error) {
+	if err := parse(fs, args); err != nil {
+		return config.Options{}, nil, err
+	}
+	if err := noArgs(fs); err != nil {
+		return config.Options{}, nil, err
+	}
+	if *market <= 0 {
+		return config.Options{}, nil, arena.Errorf(arena.EINVALID, "--market ID is required")
+	}
+	o, err := cf.options(env)
+	if err != nil {
+		return config.Options{}, nil, err
+	}
+	db, err := store.Open(ctx, o.DB)
+	return o, db, err
 }

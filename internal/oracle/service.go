@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	arena "github.com/forecast-arena/arena"
@@ -113,6 +114,18 @@ func (s *Service) Decide(ctx context.Context, in arena.OracleDecisionInput) (*ar
 	return r, nil
 }
 
+// Flag marks an unresolved market ambiguous or disputed: it is resolved
+// through the panel (Pending picks it up once it has closed), never from
+// the source, and neither track settles or scores it before.
+func (s *Service) Flag(ctx context.Context, marketID int64, reason string) (arena.OracleFlag, error) {
+	f := arena.OracleFlag{MarketID: marketID, Reason: strings.TrimSpace(reason), CreatedAt: s.now()}
+	if err := s.Store.FlagOracle(ctx, f); err != nil {
+		return arena.OracleFlag{}, err
+	}
+	s.logger().Info("market flagged for the oracle", "market", marketID, "reason", f.Reason)
+	return f, nil
+}
+
 // Queue lists the markets waiting for an arbiter, oldest first.
 func (s *Service) Queue(ctx context.Context) ([]arena.OracleResolution, error) {
 	return s.Store.OracleQueue(ctx)
@@ -129,9 +142,10 @@ func (s *Service) applied(ctx context.Context, r *arena.OracleResolution) {
 	}
 }
 
-// Pending lists the markets waiting for the oracle: binary markets the
-// source reported resolved with no determinable winner (ambiguous, e.g. a
-// disputed or 50-50 outcome) and that no oracle run has looked at yet.
+// Pending lists the markets waiting for the oracle: closed or resolved
+// binary markets that are ambiguous (the source reported no determinable
+// winner, e.g. a disputed or 50-50 outcome, or an admin flagged them) and
+// that no oracle run has looked at yet.
 func (s *Service) Pending(ctx context.Context) ([]*arena.Market, error) {
 	var out []*arena.Market
 	for _, st := range []arena.MarketStatus{arena.StatusClosed, arena.StatusResolved} {

@@ -92,6 +92,7 @@ type existing struct {
 	status     arena.MarketStatus
 	resolution string
 	resolvedAt sql.NullInt64
+	flagged    bool // marked ambiguous by an admin (oracle_flags)
 }
 
 // SaveMarkets implements arena.MarketStore.
@@ -130,9 +131,15 @@ func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.Sa
 			ex, found := known[key]
 			mm := *m
 			stripNUL(&mm)
-			// A resolution, once recorded (upstream, oracle or admin), is never
-			// cleared by a later sync that no longer reports it.
-			if found && ex.resolution != "" && mm.Resolution == "" {
+			switch {
+			case found && ex.flagged && ex.resolution == "":
+				// Flagged by an admin: whatever the source reports, the market
+				// waits for the oracle, as an ambiguous one does.
+				mm.Resolution, mm.ResolvedAt, mm.Ambiguous = "", time.Time{}, true
+			case found && ex.resolution != "" && (mm.Resolution == "" || ex.flagged):
+				// A resolution, once recorded (upstream, oracle or admin), is
+				// never cleared by a later sync that no longer reports it, and
+				// a flagged market's comes from the oracle alone.
 				mm.Status, mm.Resolution, mm.ResolvedAt, mm.Ambiguous = ex.status, ex.resolution, fromMicros(ex.resolvedAt), false
 			}
 			r, err := encodeMarket(&mm)
@@ -199,14 +206,15 @@ func (d *DB) loadExisting(ctx context.Context, q queryer, markets []*arena.Marke
 	}
 	out := map[[2]string]existing{}
 	for src, ids := range bySource {
-		rows, err := q.QueryContext(ctx, d.rebind(`SELECT source_id, id, digest, status, resolution, resolved_at FROM markets WHERE source = ?`), src)
+		rows, err := q.QueryContext(ctx, d.rebind(`SELECT source_id, id, digest, status, resolution, resolved_at,
+			EXISTS (SELECT 1 FROM oracle_flags f WHERE f.market_id = markets.id) FROM markets WHERE source = ?`), src)
 		if err != nil {
 			return nil, fmt.Errorf("store: load markets of %s: %w", src, err)
 		}
 		for rows.Next() {
 			var sid string
 			var e existing
-			if err := rows.Scan(&sid, &e.id, &e.digest, &e.status, &e.resolution, &e.resolvedAt); err != nil {
+			if err := rows.Scan(&sid, &e.id, &e.digest, &e.status, &e.resolution, &e.resolvedAt, &e.flagged); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("store: scan market of %s: %w", src, err)
 			}
@@ -381,8 +389,20 @@ func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market
 }
 
 // ResolveMarket implements arena.MarketStore.
+// A market flagged for the oracle and not yet resolved is a conflict: the
+// oracle resolves it.
 func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at time.Time) error {
-	return d.tx(ctx, func(tx *sql.Tx) error { return d.setResolution(ctx, tx, id, resolution, at, false) })
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		var flagged, resolved int
+		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*), COALESCE(MAX(CASE WHEN m.resolution <> '' THEN 1 ELSE 0 END), 0)
+			FROM oracle_flags f JOIN markets m ON m.id = f.market_id WHERE f.market_id = ?`), id).Scan(&flagged, &resolved); err != nil {
+			return fmt.Errorf("store: resolve market %d: %w", id, err)
+		}
+		if flagged > 0 && resolved == 0 {
+			return arena.Errorf(arena.ECONFLICT, "market %d is flagged for the oracle; decide it there", id)
+		}
+		return d.setResolution(ctx, tx, id, resolution, at, false)
+	})
 }
 
 // setResolution resolves a market inside tx. Unless replace is set, a

@@ -482,3 +482,81 @@ func (d *DB) resettle(ctx context.Context, tx *sql.Tx, marketID int64, resolutio
 	}
 	return nil
 }
+
+// FlagOracle implements arena.OracleStore: the flag and the market's
+// ambiguity are recorded together, so from then on the tracks wait for
+// the oracle and syncs keep the source's resolution out (see SaveMarkets).
+func (d *DB) FlagOracle(ctx context.Context, f arena.OracleFlag) error {
+	f.Reason = strings.TrimSpace(f.Reason)
+	if f.Reason == "" {
+		return arena.Errorf(arena.EINVALID, "flagging market %d needs a reason", f.MarketID)
+	}
+	if f.CreatedAt.IsZero() {
+		f.CreatedAt = d.Now()
+	}
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), f.MarketID))
+		if isNoRows(err) {
+			return arena.Errorf(arena.ENOTFOUND, "market %d not found", f.MarketID)
+		}
+		if err != nil {
+			return fmt.Errorf("store: flag market %d: %w", f.MarketID, err)
+		}
+		if m.Resolution != "" {
+			return arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s); re-resolve it through the oracle instead", f.MarketID, m.Resolution)
+		}
+		if !m.IsBinary() {
+			return arena.Errorf(arena.EINVALID, "market %d is not a Yes/No market; the oracle resolves binary markets only", f.MarketID)
+		}
+		prev, err := d.latestOracle(ctx, tx, f.MarketID)
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			return arena.Errorf(arena.ECONFLICT, "market %d is already with the oracle (%s)", f.MarketID, prev.Status)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM oracle_flags WHERE market_id = ?`), f.MarketID).Scan(&n); err != nil {
+			return fmt.Errorf("store: flag market %d: %w", f.MarketID, err)
+		}
+		if n > 0 {
+			return arena.Errorf(arena.ECONFLICT, "market %d is already flagged", f.MarketID)
+		}
+		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO oracle_flags (market_id, reason, created_at) VALUES (?, ?, ?)`),
+			f.MarketID, f.Reason, f.CreatedAt.UnixMicro()); err != nil {
+			if isUniqueViolation(err) {
+				return arena.Errorf(arena.ECONFLICT, "market %d is already flagged", f.MarketID)
+			}
+			return fmt.Errorf("store: flag market %d: %w", f.MarketID, err)
+		}
+		m.Ambiguous = true
+		r, err := encodeMarket(m)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE markets SET ambiguous = ?, digest = ?, updated_at = ? WHERE id = ?`),
+			true, r.digest, d.Now().UnixMicro(), f.MarketID); err != nil {
+			return fmt.Errorf("store: flag market %d: %w", f.MarketID, err)
+		}
+		return nil
+	})
+}
+
+// OracleFlags implements arena.OracleStore.
+func (d *DB) OracleFlags(ctx context.Context) ([]arena.OracleFlag, error) {
+	out, err := queryAll(ctx, d.db, `SELECT market_id, reason, created_at FROM oracle_flags ORDER BY created_at, market_id`, nil,
+		func(sc scanner) (arena.OracleFlag, error) {
+			var f arena.OracleFlag
+			var at int64
+			err := sc.Scan(&f.MarketID, &f.Reason, &at)
+			f.CreatedAt = time.UnixMicro(at).UTC()
+			return f, err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: oracle flags: %w", err)
+	}
+	if out == nil {
+		out = []arena.OracleFlag{}
+	}
+	return out, nil
+}

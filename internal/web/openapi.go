@@ -56,6 +56,7 @@ var apiOps = []apiOp{
 	{Method: "GET", Path: "/api/v1/oracle/queue", Summary: "Markets waiting for a human arbiter, oldest first", Response: []arena.OracleResolution{}},
 	{Method: "GET", Path: "/api/v1/oracle/resolutions/{market}", Summary: "A market's oracle resolutions: evidence, votes, composite, policy, human decisions", Response: OracleResolutionsJSON{}},
 	{Method: "POST", Path: "/api/v1/admin/oracle/queue/{market}", Summary: "An arbiter's decision on an escalated market, or a re-resolution with a reason (re-settles trading positions and re-scores forecast rounds that froze the market)", Body: OracleDecideRequest{}, Response: arena.OracleResolution{}, Admin: true},
+	{Method: "POST", Path: "/api/v1/admin/oracle/markets/{market}/flag", Summary: "Mark an unresolved market ambiguous or disputed: it is resolved through the oracle (not the source) before either track settles or scores it; 409 when resolved (re-resolve instead), already flagged or with the oracle", Body: OracleFlagRequest{}, Response: arena.OracleFlag{}, Admin: true},
 	{Method: "GET", Path: "/api/v1/pages/home", Summary: "Data of the home page", Response: HomeJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/leaderboard", Summary: "Data of the leaderboard page; window (7d, 30d, 90d, all: rounds by commit deadline) and category filter the forecast track", Query: []string{"sort", "dir", "q", "provisional", "window", "category"}, Response: LeaderboardPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/rounds/{id}", Summary: "Data of a round page", Response: RoundPageJSON{}},

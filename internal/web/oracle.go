@@ -15,6 +15,31 @@ func (s *Server) RegisterOracle(svc *oracle.Service) {
 	s.handle("GET /api/v1/oracle/queue", s.oracleQueue)
 	s.handle("GET /api/v1/oracle/resolutions/{market}", s.oracleResolutions)
 	s.handle("POST /api/v1/admin/oracle/queue/{market}", s.admin(s.oracleDecide))
+	s.handle("POST /api/v1/admin/oracle/markets/{market}/flag", s.admin(s.oracleFlag))
+}
+
+// OracleFlagRequest marks a market ambiguous or disputed; the reason is
+// required.
+type OracleFlagRequest struct {
+	Reason string `json:"reason"`
+}
+
+// oracleFlag routes an unresolved market through the oracle.
+func (s *Server) oracleFlag(w http.ResponseWriter, r *http.Request) error {
+	id, err := marketParam(r)
+	if err != nil {
+		return err
+	}
+	var req OracleFlagRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	f, err := s.oracle.Flag(r.Context(), id, req.Reason)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, f)
+	return nil
 }
 
 // OracleResolutionsJSON is a market's oracle history, oldest first; the

@@ -27,6 +27,7 @@ var suite = []struct {
 	{"Settings", testSettings},
 	{"OracleResolutions", testOracleResolutions},
 	{"OracleRescore", testOracleRescore},
+	{"OracleFlag", testOracleFlag},
 	{"ConcurrentBenchmarks", testConcurrentBenchmarks},
 	{"ChainTxs", testChainTxs},
 	{"SignedDeadlines", testSignedDeadlines},
