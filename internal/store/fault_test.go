@@ -65,6 +65,21 @@ func faultMarkets(from, n, questionLen int) []*arena.Market {
 	return ms
 }
 
+// faultDB opens a new SQLite database holding n acknowledged markets.
+func faultDB(t *testing.T, name string, n, questionLen int) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	d, err := Open(context.Background(), "sqlite:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if _, err := d.SaveMarkets(context.Background(), faultMarkets(0, n, questionLen)); err != nil {
+		t.Fatal(err)
+	}
+	return d, path
+}
+
 func countMarkets(t *testing.T, d *DB) int {
 	t.Helper()
 	ms, err := d.Markets(context.Background(), arena.MarketFilter{})
@@ -93,22 +108,14 @@ func integrityOK(t *testing.T, path string) {
 // once room is back, writes go through again and the file is sound.
 func TestFaultDiskFull(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "full.db")
-	d, err := Open(ctx, "sqlite:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if _, err := d.SaveMarkets(ctx, faultMarkets(0, 10, 10)); err != nil {
-		t.Fatal(err)
-	}
+	d, path := faultDB(t, "full.db", 10, 10)
 	var pages int
 	if err := d.db.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
 		t.Fatal(err)
 	}
 	injectFault(t, d, path, fmt.Sprintf("PRAGMA max_page_count = %d", pages))
 
-	_, err = d.SaveMarkets(ctx, faultMarkets(10, 300, 2000))
+	_, err := d.SaveMarkets(ctx, faultMarkets(10, 300, 2000))
 	if err == nil {
 		t.Fatal("a write that needs room succeeded on a full disk")
 	}
@@ -143,17 +150,9 @@ func TestFaultDiskFull(t *testing.T) {
 // tries a 0444 file.
 func TestFaultReadOnlyDatabase(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "ro.db")
-	d, err := Open(ctx, "sqlite:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if _, err := d.SaveMarkets(ctx, faultMarkets(0, 10, 10)); err != nil {
-		t.Fatal(err)
-	}
+	d, path := faultDB(t, "ro.db", 10, 10)
 	injectFault(t, d, path, "PRAGMA query_only = 1")
-	_, err = d.SaveMarkets(ctx, faultMarkets(10, 5, 10))
+	_, err := d.SaveMarkets(ctx, faultMarkets(10, 5, 10))
 	if err == nil || !strings.HasPrefix(err.Error(), "store: ") || !strings.Contains(err.Error(), "readonly") {
 		t.Fatalf("write to a read-only database: %v", err)
 	}
@@ -193,14 +192,7 @@ func TestFaultReadOnlyDatabase(t *testing.T) {
 // store, never a panic; integrity_check names the damage.
 func TestFaultCorruptDatabase(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "corrupt.db")
-	d, err := Open(ctx, "sqlite:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.SaveMarkets(ctx, faultMarkets(0, 400, 500)); err != nil {
-		t.Fatal(err)
-	}
+	d, path := faultDB(t, "corrupt.db", 400, 500)
 	d.Close() // the last connection checkpoints the WAL into the file
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
