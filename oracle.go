@@ -156,6 +156,9 @@ type OracleStore interface {
 	// OracleResolutions returns a market's resolutions, oldest first
 	// (ENOTFOUND when there is none).
 	OracleResolutions(ctx context.Context, marketID int64) ([]OracleResolution, error)
+	// AllOracleResolutions returns every market's resolutions, by market
+	// and then oldest first (without the re-scored rounds).
+	AllOracleResolutions(ctx context.Context) ([]OracleResolution, error)
 	// OracleQueue lists the markets waiting for an arbiter, oldest first.
 	OracleQueue(ctx context.Context) ([]OracleResolution, error)
 	// DecideOracle records a human decision: on an escalated market it

@@ -428,6 +428,21 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		t.Fatalf("re-score audit %+v", rs)
 	}
 
+	// Accuracy against audits: fr1 (auto YES, re-resolved NO) disagrees;
+	// fr2's final decision is VOID, not a YES/NO truth; fr0 never went
+	// through the oracle. So 0 of 1, each resolver 0 of 1.
+	resp, err = http.Get(api.URL + "/api/v1/oracle/accuracy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc oracle.Accuracy
+	err = json.NewDecoder(resp.Body).Decode(&acc)
+	resp.Body.Close()
+	if err != nil || acc.N != 1 || acc.Agreed != 0 || !acc.Accuracy.OK || acc.Accuracy.V != 0 || acc.AutoAudited.N != 1 || acc.Escalated.N != 0 ||
+		acc.ByResolver["alpha"].N != 1 || acc.ByResolver["alpha"].Agreed != 0 || acc.ByArchitecture["majority"].N != 1 || len(acc.Markets) != 1 || acc.Markets[0].MarketID != ms[1].ID {
+		t.Fatalf("accuracy %v %+v", err, acc)
+	}
+
 	// The export verifies: the log holds the new outcomes and scores after
 	// the old ones, and the verifier recomputes the re-scored round.
 	dir := t.TempDir()

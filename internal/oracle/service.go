@@ -126,6 +126,23 @@ func (s *Service) Flag(ctx context.Context, marketID int64, reason string) (aren
 	return f, nil
 }
 
+// Accuracy is the oracle's accuracy against human audits, from every
+// stored resolution (see OracleAccuracy).
+func (s *Service) Accuracy(ctx context.Context) (Accuracy, error) {
+	all, err := s.Store.AllOracleResolutions(ctx)
+	if err != nil {
+		return Accuracy{}, err
+	}
+	var hs [][]arena.OracleResolution
+	for i, r := range all {
+		if i == 0 || all[i-1].MarketID != r.MarketID {
+			hs = append(hs, nil)
+		}
+		hs[len(hs)-1] = append(hs[len(hs)-1], r)
+	}
+	return OracleAccuracy(hs), nil
+}
+
 // Queue lists the markets waiting for an arbiter, oldest first.
 func (s *Service) Queue(ctx context.Context) ([]arena.OracleResolution, error) {
 	return s.Store.OracleQueue(ctx)

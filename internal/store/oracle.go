@@ -153,6 +153,15 @@ func (d *DB) OracleResolutions(ctx context.Context, marketID int64) ([]arena.Ora
 	return out, nil
 }
 
+// AllOracleResolutions implements arena.OracleStore.
+func (d *DB) AllOracleResolutions(ctx context.Context) ([]arena.OracleResolution, error) {
+	out, err := queryAll(ctx, d.db, `SELECT `+oracleColumns+` FROM oracle_resolutions ORDER BY market_id, seq`, nil, scanOracle)
+	if err != nil {
+		return nil, fmt.Errorf("store: oracle resolutions: %w", err)
+	}
+	return out, nil
+}
+
 // OracleQueue implements arena.OracleStore.
 func (d *DB) OracleQueue(ctx context.Context) ([]arena.OracleResolution, error) {
 	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE status = ? ORDER BY created_at, id`), arena.OracleEscalated)

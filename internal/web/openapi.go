@@ -11,6 +11,7 @@ import (
 	"github.com/forecast-arena/arena"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/oracle"
 )
 
 // apiOp documents one API route. The OpenAPI document lists exactly the
@@ -54,6 +55,7 @@ var apiOps = []apiOp{
 	{Method: "GET", Path: "/api/v1/cohorts/{id}/snapshots", Summary: "Portfolio curves of a cohort", Query: []string{"agent", "step"}, Response: []CurveJSON{}},
 	{Method: "GET", Path: "/api/v1/decisions/{id}", Summary: "A trading decision: prompt, responses, action, executions", Response: DecisionJSON{}},
 	{Method: "GET", Path: "/api/v1/oracle/queue", Summary: "Markets waiting for a human arbiter, oldest first", Response: []arena.OracleResolution{}},
+	{Method: "GET", Path: "/api/v1/oracle/accuracy", Summary: "The oracle's accuracy against human audits: markets an arbiter decided after escalation (the panel's answer against the arbiter's) and auto-resolved markets a human re-resolved; by architecture and by resolver, with Wilson 95% intervals", Response: oracle.Accuracy{}},
 	{Method: "GET", Path: "/api/v1/oracle/resolutions/{market}", Summary: "A market's oracle resolutions: evidence, votes, composite, policy, human decisions", Response: OracleResolutionsJSON{}},
 	{Method: "POST", Path: "/api/v1/admin/oracle/queue/{market}", Summary: "An arbiter's decision on an escalated market, or a re-resolution with a reason (re-settles trading positions and re-scores forecast rounds that froze the market)", Body: OracleDecideRequest{}, Response: arena.OracleResolution{}, Admin: true},
 	{Method: "POST", Path: "/api/v1/admin/oracle/markets/{market}/flag", Summary: "Mark an unresolved market ambiguous or disputed: it is resolved through the oracle (not the source) before either track settles or scores it; 409 when resolved (re-resolve instead), already flagged or with the oracle", Body: OracleFlagRequest{}, Response: arena.OracleFlag{}, Admin: true},

@@ -14,6 +14,7 @@ func (s *Server) RegisterOracle(svc *oracle.Service) {
 	s.oracle = svc
 	s.handle("GET /api/v1/oracle/queue", s.oracleQueue)
 	s.handle("GET /api/v1/oracle/resolutions/{market}", s.oracleResolutions)
+	s.handle("GET /api/v1/oracle/accuracy", s.oracleAccuracy)
 	s.handle("POST /api/v1/admin/oracle/queue/{market}", s.admin(s.oracleDecide))
 	s.handle("POST /api/v1/admin/oracle/markets/{market}/flag", s.admin(s.oracleFlag))
 }
@@ -105,5 +106,14 @@ func (s *Server) oracleDecide(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	WriteJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (s *Server) oracleAccuracy(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.oracle.Accuracy(r.Context())
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, a)
 	return nil
 }
