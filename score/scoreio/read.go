@@ -460,6 +460,7 @@ func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byt
 				return fields, scratch, nextLine(data, i), lines, fmt.Errorf("unexpected %q after a quoted field", data[i])
 			}
 		} else {
+			from := len(scratch) // this field's first byte in scratch
 			for i < len(data) && data[i] != ',' && data[i] != '\n' {
 				if data[i] == '"' {
 					return fields, scratch, nextLine(data, i), lines, fmt.Errorf("bare quote in an unquoted field")
@@ -467,7 +468,10 @@ func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byt
 				scratch = append(scratch, data[i])
 				i++
 			}
-			if i < len(data) && data[i] == '\n' && len(scratch) > 0 && scratch[len(scratch)-1] == '\r' {
+			// A CR before the newline ends the line, not the field; it is
+			// only this field's to drop (an empty last field after "\r,"
+			// must not eat the previous field's CR).
+			if i < len(data) && data[i] == '\n' && len(scratch) > from && scratch[len(scratch)-1] == '\r' {
 				scratch = scratch[:len(scratch)-1]
 			}
 		}
