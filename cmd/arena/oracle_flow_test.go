@@ -443,6 +443,39 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		t.Fatalf("accuracy %v %+v", err, acc)
 	}
 
+	// The dashboard pages, without JavaScript: the queue page with the
+	// audit figures and the resolver leaderboard (each resolver agreed with
+	// none of the two YES/NO finals: fr1 NO after YES votes, and fr0 never
+	// went through the panel), and fr1's resolution page with its history.
+	page := func(path string) string {
+		t.Helper()
+		resp, err := http.Get(api.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	for path, wants := range map[string][]string{
+		"/oracle": {"Accuracy against human audits", "<strong>0 of 1</strong>", "No market is waiting", "<td>alpha</td><td>1</td><td>0</td><td>0.0%</td>"},
+		fmt.Sprintf("/oracle/%d", ms[1].ID): {"Will fr1 happen?", "Resolution 2: decided, NO", "NO by bob", "the report was retracted", "Rounds re-scored",
+			fmt.Sprintf(`<a href="/rounds/%d">%d</a></td><td>1</td><td>0</td>`, r.ID, r.ID), "<td>gamma</td><td>1</td><td>YES</td><td>0.85</td><td>reported</td>"},
+	} {
+		body := page(path)
+		for _, w := range wants {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s lacks %q", path, w)
+			}
+		}
+	}
+	if body := page(fmt.Sprintf("/api/v1/pages/oracle/%d", ms[1].ID)); !strings.Contains(body, `"rescored"`) {
+		t.Errorf("oracle market page JSON: %s", body)
+	}
+
 	// The export verifies: the log holds the new outcomes and scores after
 	// the old ones, and the verifier recomputes the re-scored round.
 	dir := t.TempDir()

@@ -36,6 +36,19 @@ type Accuracy struct {
 	ByArchitecture map[string]AuditRate    `json:"by_architecture"`
 	ByResolver     map[string]ResolverRate `json:"by_resolver"`
 	Markets        []AuditedMarket         `json:"markets"`
+	// Resolvers is the resolver leaderboard: every round-1 vote on a market
+	// whose final decision is YES or NO (audited or not), against that
+	// decision; best agreement first.
+	Resolvers []ResolverStanding `json:"resolvers"`
+}
+
+// ResolverStanding is one resolver's record against final outcomes.
+type ResolverStanding struct {
+	Agent     string         `json:"agent"`
+	Decisions int            `json:"decisions"` // round-1 calls on markets with a YES/NO final decision
+	Agreed    int            `json:"agreed"`
+	Agreement score.Float    `json:"agreement"`
+	Wilson    [2]score.Float `json:"wilson"`
 }
 
 // AuditedMarket is one market counted: the panel's answer, the human's
@@ -69,11 +82,23 @@ func OracleAccuracy(histories [][]arena.OracleResolution) Accuracy {
 	type rtally struct{ k, n, abst, fail int }
 	res := map[string]*rtally{}
 	out := Accuracy{Markets: []AuditedMarket{}}
+	board := map[string]*tally{}
 	for _, h := range histories {
 		if len(h) == 0 {
 			continue
 		}
 		first, last := h[0], h[len(h)-1]
+		if last.Final.Binary() {
+			for _, v := range first.Verdict.Round1 {
+				if board[v.Agent] == nil {
+					board[v.Agent] = &tally{}
+				}
+				board[v.Agent].n++
+				if v.Answered() && v.Decision == last.Final {
+					board[v.Agent].k++
+				}
+			}
+		}
 		human := first.Status == arena.OracleDecided || len(h) > 1
 		if !human || !last.Final.Binary() {
 			continue
@@ -127,5 +152,17 @@ func OracleAccuracy(histories [][]arena.OracleResolution) Accuracy {
 	for a, t := range res {
 		out.ByResolver[a] = ResolverRate{AuditRate: auditRate(t.k, t.n), Abstained: t.abst, Failed: t.fail}
 	}
+	out.Resolvers = []ResolverStanding{}
+	for a, t := range board {
+		r := auditRate(t.k, t.n)
+		out.Resolvers = append(out.Resolvers, ResolverStanding{Agent: a, Decisions: t.n, Agreed: t.k, Agreement: r.Accuracy, Wilson: r.Wilson})
+	}
+	sort.Slice(out.Resolvers, func(i, j int) bool {
+		a, b := out.Resolvers[i], out.Resolvers[j]
+		if a.Agreement.V != b.Agreement.V {
+			return a.Agreement.V > b.Agreement.V
+		}
+		return a.Agent < b.Agent
+	})
 	return out
 }

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -60,6 +61,15 @@ func TestOracleAccuracy(t *testing.T) {
 	}
 	if len(got.Markets) != 3 || got.Markets[0].MarketID != 1 || got.Markets[0].Agreed || got.Markets[2].MarketID != 6 || !got.Markets[2].Agreed {
 		t.Errorf("markets %+v", got.Markets)
+	}
+	// Leaderboard over every YES/NO final (m1 NO, m2 YES, m4 YES, m6 NO):
+	// a 3 of 4, c 1 of 3 (an abstention and a failure), b 0 of 3.
+	var board []string
+	for _, r := range got.Resolvers {
+		board = append(board, fmt.Sprintf("%s %d/%d", r.Agent, r.Agreed, r.Decisions))
+	}
+	if fmt.Sprint(board) != "[a 3/4 c 1/3 b 0/3]" {
+		t.Errorf("resolver leaderboard %v", board)
 	}
 	if empty := OracleAccuracy(nil); empty.N != 0 || empty.Accuracy.OK || empty.Wilson[0].OK || len(empty.Markets) != 0 {
 		t.Errorf("no audits %+v", empty)

@@ -143,6 +143,11 @@ func (s *Service) Accuracy(ctx context.Context) (Accuracy, error) {
 	return OracleAccuracy(hs), nil
 }
 
+// Flags lists the markets an admin flagged, oldest first.
+func (s *Service) Flags(ctx context.Context) ([]arena.OracleFlag, error) {
+	return s.Store.OracleFlags(ctx)
+}
+
 // Queue lists the markets waiting for an arbiter, oldest first.
 func (s *Service) Queue(ctx context.Context) ([]arena.OracleResolution, error) {
 	return s.Store.OracleQueue(ctx)

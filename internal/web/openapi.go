@@ -65,6 +65,8 @@ var apiOps = []apiOp{
 	{Method: "GET", Path: "/api/v1/pages/agents/{agent}", Summary: "Data of an agent page", Response: AgentPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/markets/{id}", Summary: "Data of a market page", Response: MarketPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/cohorts/{id}", Summary: "Data of a cohort page", Query: []string{"range"}, Response: CohortPageJSON{}},
+	{Method: "GET", Path: "/api/v1/pages/oracle", Summary: "Data of the oracle page: the arbitration queue, flagged markets, accuracy against human audits and the resolver leaderboard", Response: OraclePageJSON{}},
+	{Method: "GET", Path: "/api/v1/pages/oracle/{id}", Summary: "Data of a market's oracle page: evidence, votes, architecture, policy, composite, human decisions, re-resolutions and re-scored rounds", Response: OracleMarketPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/methodology", Summary: "Data of the methodology page", Response: MethodologyJSON{}},
 }
 

@@ -15,6 +15,7 @@ func (s *Server) RegisterOracle(svc *oracle.Service) {
 	s.handle("GET /api/v1/oracle/queue", s.oracleQueue)
 	s.handle("GET /api/v1/oracle/resolutions/{market}", s.oracleResolutions)
 	s.handle("GET /api/v1/oracle/accuracy", s.oracleAccuracy)
+	s.registerOraclePages()
 	s.handle("POST /api/v1/admin/oracle/queue/{market}", s.admin(s.oracleDecide))
 	s.handle("POST /api/v1/admin/oracle/markets/{market}/flag", s.admin(s.oracleFlag))
 }
