@@ -122,9 +122,13 @@ func blast(t *testing.T, base string, conc int, path string, bodies []any) ([]ti
 // TestLoad1000AgentsHTTP: 1,000 agents commit and then reveal in one round
 // of a real `arena serve`, over HTTP from 200 concurrent loopback clients.
 // No submission may be refused, lost or stored twice; p50/p99 are logged.
+// The round's commit phase is a minute long, so that a loaded machine
+// fits every commit in it, and the test waits it out: with the commits of
+// 1,000 agents it takes two to three minutes for both engines, so it runs
+// only with ARENA_LOAD=1.
 func TestLoad1000AgentsHTTP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test")
+	if testing.Short() || os.Getenv("ARENA_LOAD") != "1" {
+		t.Skip("set ARENA_LOAD=1 to run the 1,000-agent load test")
 	}
 	const n, conc, k = 1000, 200, 3
 	// The load generator is one loopback address standing for 1,000
@@ -144,7 +148,7 @@ func TestLoad1000AgentsHTTP(t *testing.T) {
 			// database creates first; the commit phase then leaves time to
 			// send 1,000 commits, and the reveal phase starts right after.
 			agents := loadAgents(t, d, 1, k, n, engine)
-			cd := time.Now().Add(20 * time.Second).Truncate(time.Millisecond)
+			cd := time.Now().Add(time.Minute).Truncate(time.Millisecond)
 			var round forecast.RoundJSON
 			if st := p.api(t, "POST", "/api/v1/admin/rounds", map[string]any{"market_ids": ids, "commit_deadline": cd,
 				"reveal_start": cd.Add(time.Second), "reveal_deadline": cd.Add(time.Hour)}, fcToken, &round); st != 201 || round.ID != 1 {
