@@ -50,3 +50,13 @@ type RateDecision struct {
 type RateStore interface {
 	TakeToken(ctx context.Context, key string, l RateLimit, now time.Time) (RateDecision, error)
 }
+
+// AdmissionStore counts what the forecast track's admission caps bound.
+type AdmissionStore interface {
+	// RoundAgents is the number of agents with a commit in the round.
+	RoundAgents(ctx context.Context, roundID uint64) (int, error)
+	// AgentKnown reports whether the agent has ever submitted.
+	AgentKnown(ctx context.Context, agent string) (bool, error)
+	// NewAgentsSince counts the agents first seen at or after t.
+	NewAgentsSince(ctx context.Context, t time.Time) (int, error)
+}

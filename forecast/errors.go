@@ -63,6 +63,11 @@ import "github.com/forecast-arena/arena"
 //	market_in_open_round   conflict  a round containing the market, not yet scored, is before its
 //	                                 reveal deadline (publishing the outcome would leak it to revealers)
 //
+// Admission caps (commit; configured per deployment, see Admission):
+//
+//	round_full             too_many  the round already has the most agents a round admits
+//	too_many_new_agents    too_many  the most new agents an hour admits have joined in the last hour
+//
 // The HTTP layer adds malformed_json (invalid), body_too_large (too_large),
 // invalid_text (invalid: a NUL byte or invalid UTF-8 in the path or query),
 // unauthorized and admin_disabled (unauthorized) for any request.
@@ -108,6 +113,9 @@ const (
 	CodeRoundMarketsInvalid = "round_markets_invalid"
 	CodeNotEnoughMarkets    = "not_enough_markets"
 	CodeRulesInvalid        = "rules_invalid"
+
+	CodeRoundFull        = "round_full"
+	CodeTooManyNewAgents = "too_many_new_agents"
 )
 
 // Codes maps every rejection code to its error kind; it is the table above
@@ -153,6 +161,9 @@ var Codes = map[string]string{
 	CodeRoundMarketsInvalid: arena.EINVALID,
 	CodeNotEnoughMarkets:    arena.EINVALID,
 	CodeRulesInvalid:        arena.EINVALID,
+
+	CodeRoundFull:        arena.ETOOMANY,
+	CodeTooManyNewAgents: arena.ETOOMANY,
 }
 
 // reject builds the *arena.Error for code with the kind from Codes, so a

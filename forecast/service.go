@@ -58,6 +58,9 @@ type Service struct {
 	// transaction that records them; other items are appended just after.
 	Log Appender
 
+	// Admission caps the agents a round and an hour admit (zero: none).
+	Admission Admission
+
 	// Round creation by rule.
 	K     int
 	Rules Rules
@@ -215,6 +218,9 @@ func (s *Service) Commit(ctx context.Context, roundID uint64, req CommitRequest)
 		return SubmissionJSON{}, err
 	}
 	now := s.now()
+	if err := s.Admission.admit(ctx, roundID, agent.Hex(), now); err != nil {
+		return SubmissionJSON{}, err
+	}
 	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), CommitHash: ch.Hex(), CommitNonce: req.Nonce, CommitSig: EncodeSignature(sig),
 		CommitSigDeadline: req.Deadline}
 	if rh != (common.Hash{}) {

@@ -230,7 +230,7 @@ func TestValidateWrongRoundStateIsInternal(t *testing.T) {
 // TestCodesTable checks every code is registered with a known kind and that
 // codes are distinct.
 func TestCodesTable(t *testing.T) {
-	kinds := map[string]bool{arena.EINVALID: true, arena.ECONFLICT: true, arena.ENOTFOUND: true, arena.EUNAUTHORIZED: true, arena.ETOOLARGE: true}
+	kinds := map[string]bool{arena.EINVALID: true, arena.ECONFLICT: true, arena.ENOTFOUND: true, arena.EUNAUTHORIZED: true, arena.ETOOLARGE: true, arena.ETOOMANY: true}
 	for code, kind := range Codes {
 		if !kinds[kind] {
 			t.Errorf("code %s has kind %q", code, kind)
@@ -239,7 +239,7 @@ func TestCodesTable(t *testing.T) {
 			t.Errorf("reject(%s) = %+v", code, e)
 		}
 	}
-	if len(Codes) != 37 {
+	if len(Codes) != 39 {
 		t.Errorf("%d codes registered; update this count and the table in errors.go together", len(Codes))
 	}
 }

@@ -93,6 +93,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fsvc.Log = lg
+	fsvc.Admission = forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour}
 	js := append(append(append(serveJobs(o, db, logger, !*noSync), sjobs...), fjobs...), cjobs...)
 	// The trading track runs when a model registry names its agents.
 	var eng *trading.Engine

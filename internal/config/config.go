@@ -56,6 +56,11 @@ type Options struct {
 	// once. 0 turns a limit off.
 	RateIPPerMin    int
 	RateAgentPerMin int
+	// Admission caps of the forecast track: agents a round admits
+	// (ARENA_MAX_AGENTS_PER_ROUND) and agents seen for the first time in
+	// an hour (ARENA_MAX_NEW_AGENTS_PER_HOUR); 0 turns a cap off.
+	MaxAgentsPerRound   int
+	MaxNewAgentsPerHour int
 	// The chain `arena serve` mirrors the forecast track to, when ChainRPC
 	// and ChainArena are set: the node (ARENA_CHAIN_RPC), the relayer's and
 	// curator's key, hex (ARENA_CHAIN_KEY, secret) or a key file
@@ -89,9 +94,11 @@ func Defaults() Options {
 		OracleAutoMinScore:     1.8,
 		OracleRequireUnanimous: true,
 
-		RateIPPerMin:       6000,
-		RateAgentPerMin:    600,
-		ChainConfirmations: 1,
+		RateIPPerMin:        6000,
+		RateAgentPerMin:     600,
+		MaxAgentsPerRound:   5000,
+		MaxNewAgentsPerHour: 1000,
+		ChainConfirmations:  1,
 	}
 }
 
@@ -128,6 +135,12 @@ var fields = func() []field {
 		{"ARENA_RATE_AGENT_PER_MIN", false,
 			func(o *Options) string { return strconv.Itoa(o.RateAgentPerMin) },
 			func(o *Options, v string) (err error) { o.RateAgentPerMin, err = strconv.Atoi(v); return err }},
+		{"ARENA_MAX_AGENTS_PER_ROUND", false,
+			func(o *Options) string { return strconv.Itoa(o.MaxAgentsPerRound) },
+			func(o *Options, v string) (err error) { o.MaxAgentsPerRound, err = strconv.Atoi(v); return err }},
+		{"ARENA_MAX_NEW_AGENTS_PER_HOUR", false,
+			func(o *Options) string { return strconv.Itoa(o.MaxNewAgentsPerHour) },
+			func(o *Options, v string) (err error) { o.MaxNewAgentsPerHour, err = strconv.Atoi(v); return err }},
 		{"ARENA_SYNC_EVERY", false,
 			func(o *Options) string { return o.SyncEvery.String() },
 			func(o *Options, v string) (err error) { o.SyncEvery, err = time.ParseDuration(v); return err }},
@@ -244,6 +257,9 @@ func (o *Options) Validate() error {
 	}
 	if o.RateIPPerMin < 0 || o.RateAgentPerMin < 0 {
 		errs = append(errs, fmt.Errorf("rate limits %d/min per address, %d/min per agent: must not be negative (0 turns a limit off)", o.RateIPPerMin, o.RateAgentPerMin))
+	}
+	if o.MaxAgentsPerRound < 0 || o.MaxNewAgentsPerHour < 0 {
+		errs = append(errs, fmt.Errorf("admission caps %d agents a round, %d new agents an hour: must not be negative (0 turns a cap off)", o.MaxAgentsPerRound, o.MaxNewAgentsPerHour))
 	}
 	if o.SyncEvery <= 0 {
 		errs = append(errs, fmt.Errorf("sync interval %s: must be positive", o.SyncEvery))
