@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 func init() {
@@ -20,15 +22,14 @@ func runBackup(ctx context.Context, env *Env, args []string) error {
 	if *out == "" {
 		return fmt.Errorf("--out is required")
 	}
-	_, db, err := cf.openExisting(ctx, env)
+	o, err := cf.options(env)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if err := db.Backup(ctx, *out); err != nil {
+	if err := store.Backup(ctx, o.DB, *out); err != nil {
 		return err
 	}
-	sh, err := db.Schema(ctx)
+	sh, err := store.CheckBackup(ctx, *out)
 	if err != nil {
 		return err
 	}

@@ -14,20 +14,32 @@ import (
 // pgDumpHint is how a PostgreSQL deployment is backed up and restored.
 const pgDumpHint = "back up PostgreSQL with its own tools: pg_dump --format=custom --file=arena.dump DBURL, and restore with pg_restore --dbname=DBURL arena.dump"
 
-// Backup writes a consistent copy of the SQLite database to path with
-// VACUUM INTO: one read transaction, so it is safe while `arena serve`
-// writes (WAL readers do not block writers), and the copy is compacted
-// and self-contained (no -wal file). path must not exist.
-func (d *DB) Backup(ctx context.Context, path string) error {
-	if d.dialect == postgres {
+// Backup writes a consistent copy of the SQLite database at dbURL to path
+// with VACUUM INTO: one read transaction, so it is safe while `arena
+// serve` writes (WAL readers do not block writers), and the copy is
+// compacted and self-contained (no -wal file). The database is opened
+// without Open's migration step, which takes the write lock: a busy
+// server's writers would otherwise starve the backup. path must not exist.
+func Backup(ctx context.Context, dbURL, path string) error {
+	src, ok := strings.CutPrefix(dbURL, "sqlite:")
+	if !ok {
 		return arena.Errorf(arena.EINVALID, "backup: arena backup copies SQLite databases; %s", pgDumpHint)
+	}
+	src = strings.TrimPrefix(src, "//")
+	if _, err := CheckBackup(ctx, src); err != nil {
+		return fmt.Errorf("backup: %w", err)
 	}
 	if _, err := os.Stat(path); err == nil {
 		return arena.Errorf(arena.ECONFLICT, "backup: %s already exists; choose a new file", path)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("backup: %w", err)
 	}
-	if _, err := d.db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+	db, err := sql.Open("sqlite", "file:"+src+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("backup: open %s: %w", src, err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
 		os.Remove(path)
 		return fmt.Errorf("backup: vacuum into %s: %w", path, err)
 	}
@@ -35,32 +47,33 @@ func (d *DB) Backup(ctx context.Context, path string) error {
 }
 
 // CheckBackup opens the SQLite file at path read-only and checks that it
-// is an intact arena database at a migration version this binary knows.
+// is an intact arena database at a migration version this binary knows
+// (also used on the source of a backup).
 func CheckBackup(ctx context.Context, path string) (arena.SchemaHealth, error) {
 	if _, err := os.Stat(path); err != nil {
-		return arena.SchemaHealth{}, fmt.Errorf("restore: %w", err)
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%v", err)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
-		return arena.SchemaHealth{}, fmt.Errorf("restore: open %s: %w", path, err)
+		return arena.SchemaHealth{}, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer db.Close()
 	var check string
 	if err := db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
-		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: %s is not a SQLite database: %v", path, err)
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%s is not a SQLite database: %v", path, err)
 	}
 	if check != "ok" {
-		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: %s is damaged: %s", path, check)
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%s is damaged: %s", path, check)
 	}
 	h, err := schemaOf(ctx, db)
 	if err != nil {
-		return h, arena.Errorf(arena.EINVALID, "restore: %s is not an arena database (no readable schema_migrations)", path)
+		return h, arena.Errorf(arena.EINVALID, "%s is not an arena database (no readable schema_migrations)", path)
 	}
 	if h.Applied == 0 {
-		return h, arena.Errorf(arena.EINVALID, "restore: %s is not an arena database (no migration applied)", path)
+		return h, arena.Errorf(arena.EINVALID, "%s is not an arena database (no migration applied)", path)
 	}
 	if len(h.Unknown) > 0 {
-		return h, arena.Errorf(arena.EINVALID, "restore: %s was written by a newer arena (migrations %s unknown here); restore it with that version", path, strings.Join(h.Unknown, ", "))
+		return h, arena.Errorf(arena.EINVALID, "%s was written by a newer arena (migrations %s unknown here); restore it with that version", path, strings.Join(h.Unknown, ", "))
 	}
 	return h, nil
 }
@@ -78,7 +91,7 @@ func Restore(ctx context.Context, from, toURL string, force bool) (arena.SchemaH
 	path = strings.TrimPrefix(path, "//")
 	h, err := CheckBackup(ctx, from)
 	if err != nil {
-		return h, err
+		return h, fmt.Errorf("restore: %w", err)
 	}
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		if !force {
