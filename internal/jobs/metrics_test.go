@@ -3,7 +3,6 @@ package jobs_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -25,7 +24,7 @@ func TestSchedulerCountsFailures(t *testing.T) {
 		return func(context.Context, time.Time) error {
 			defer func() { ran <- struct{}{} }()
 			if panics {
-				panic(fmt.Sprint("boom at postgres://u:pw@h/x"))
+				panic("boom at postgres://u:pw@h/x")
 			}
 			return errors.New("upstream down")
 		}
