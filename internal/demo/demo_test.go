@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/web"
 )
 
@@ -36,7 +37,8 @@ func chromium(t *testing.T) string {
 
 // server wires the demo's parts the way `arena demo` does.
 func server(p demo.Parts) http.Handler {
-	return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading, Forecasters: p.DB}).Handler()
+	return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading, Forecasters: p.DB,
+		Oracle: &oracle.Service{Store: p.DB, Logger: p.Logger}}).Handler()
 }
 
 // requestLog records every path the browser asked the server for.
@@ -118,6 +120,8 @@ func TestDashboardInChromium(t *testing.T) {
 	marketID := round.Markets[0].MarketID
 	var market web.MarketPageJSON
 	getJSON(t, fmt.Sprintf("%s/api/v1/pages/markets/%d", srv.URL, marketID), &market)
+	var orc web.OraclePageJSON
+	getJSON(t, srv.URL+"/api/v1/pages/oracle", &orc)
 
 	f4 := func(p *float64, format string) string {
 		if p == nil {
@@ -139,6 +143,7 @@ func TestDashboardInChromium(t *testing.T) {
 		{"market", fmt.Sprintf("/markets/%d", marketID), 1, []string{market.Market.Question}},
 		{"cohort", "/cohorts/1", 1, cohortFigures(cohort)},
 		{"methodology", "/methodology", 0, []string{"Markets per round", "Starting cash"}},
+		{"oracle", "/oracle", 0, []string{fmt.Sprintf("<strong>%d of %d</strong>", orc.Accuracy.Agreed, orc.Accuracy.N), "Waiting for an arbiter"}},
 	}
 	shots := os.Getenv("ARENA_SCREENSHOT_DIR")
 	for _, p := range pages {
