@@ -318,16 +318,22 @@ func TestLoad10000AgentsTriggerAndLeaderboard(t *testing.T) {
 			if len(scores) < n {
 				t.Fatalf("%d scores for %d agents", len(scores), n)
 			}
+			t.Logf("%s: %d agents: commits %s, reveals %s (store submission path, 64 at a time); trigger and scoring %s",
+				engine, n, commitTime.Round(time.Millisecond), revealTime.Round(time.Millisecond), triggerTime.Round(time.Millisecond))
+			if triggerTime > triggerLimit {
+				t.Errorf("trigger took %s (limit %s)", triggerTime, triggerLimit)
+			}
 
 			srv := web.New(db, db, "", quiet)
 			srv.RegisterForecast(svc)
 			srv.RegisterForecasters(db)
+			// Not closed on failure: Close waits for the handler, which
+			// goes on computing after the client gave up.
 			hs := httptest.NewServer(srv.Handler())
-			defer hs.Close()
 			start = time.Now()
-			resp, err := http.Get(hs.URL + "/api/v1/leaderboard")
+			resp, err := (&http.Client{Timeout: leaderboardLimit}).Get(hs.URL + "/api/v1/leaderboard")
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("GET /api/v1/leaderboard at %d agents, cold: no answer within %s: %v", n, leaderboardLimit, err)
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -336,12 +342,8 @@ func TestLoad10000AgentsTriggerAndLeaderboard(t *testing.T) {
 			if resp.StatusCode != 200 || json.Unmarshal(body, &rows) != nil || len(rows) < n {
 				t.Fatalf("leaderboard: %d, %d rows", resp.StatusCode, len(rows))
 			}
-			t.Logf("%s: %d agents: commits %s, reveals %s (store submission path, 64 at a time); trigger and scoring %s; GET /api/v1/leaderboard %s (%d rows, %d KiB, cold)",
-				engine, n, commitTime.Round(time.Millisecond), revealTime.Round(time.Millisecond), triggerTime.Round(time.Millisecond),
-				boardTime.Round(time.Millisecond), len(rows), len(body)/1024)
-			if triggerTime > triggerLimit || boardTime > leaderboardLimit {
-				t.Fatalf("trigger %s (limit %s), leaderboard %s (limit %s)", triggerTime, triggerLimit, boardTime, leaderboardLimit)
-			}
+			t.Logf("%s: GET /api/v1/leaderboard %s (%d rows, %d KiB, cold)", engine, boardTime.Round(time.Millisecond), len(rows), len(body)/1024)
+			hs.Close()
 		})
 	}
 }
