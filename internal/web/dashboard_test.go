@@ -42,8 +42,7 @@ func (e *env) page(path string) string {
 func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 3, t0.Add(10*24*time.Hour))
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), t0.Add(3*time.Hour)
@@ -145,8 +144,7 @@ func TestETag(t *testing.T) {
 func TestRoundsCursor(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 3, t0.Add(10*24*time.Hour))
 		for i := range 5 {

@@ -39,7 +39,8 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time   { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func newClock(t time.Time) *clock { c := &clock{}; c.Set(t); return c }
 func (c *clock) Set(t time.Time) {
 	c.mu.Lock()
 	c.t = t.UTC()
@@ -330,8 +331,7 @@ func (e *env) submissions(round uint64) []*arena.Submission {
 func TestRejections(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 5, t0.Add(30*24*time.Hour))
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
@@ -945,8 +945,7 @@ func TestRoundPhases(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 3, t0.Add(10*24*time.Hour))
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), t0.Add(3*time.Hour)
@@ -1179,8 +1178,7 @@ func (r *recorder) WriteHeader(s int) { r.status = s }
 func TestAddressesAnyCase(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 2, t0.Add(10*24*time.Hour))
 		r := e.createRound(ms, t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour))
@@ -1224,8 +1222,7 @@ func TestAddressesAnyCase(t *testing.T) {
 func TestConcurrentSameNonce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 2, t0.Add(10*24*time.Hour))
 		const n = 12
@@ -1283,8 +1280,7 @@ func FuzzSubmissionBodies(f *testing.F) {
 	}
 	defer db.Close()
 	t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-	clk := &clock{}
-	clk.Set(t0)
+	clk := newClock(t0)
 	svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
 	srv := web.New(db, db, adminToken, quiet)
 	srv.RegisterForecast(svc)

@@ -27,8 +27,7 @@ import (
 func TestMetricsEndpoint(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-		clk := &clock{}
-		clk.Set(t0)
+		clk := newClock(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		if err := e.srv.Metrics.Register(db.Collector()); err != nil {
 			t.Fatal(err)
