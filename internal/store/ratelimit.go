@@ -17,18 +17,21 @@ var _ arena.RateStore = (*DB)(nil)
 // sharing a PostgreSQL database share every bucket; every SET expression
 // reads the row as it was before the statement.
 func (d *DB) takeTokenSQL() string {
-	least := "min"
+	least, greatest := "min", "max"
 	if d.dialect == postgres {
-		least = "LEAST"
+		least, greatest = "LEAST", "GREATEST"
 	}
-	refill := least + "(CAST(? AS DOUBLE PRECISION), rate_buckets.tokens + (CAST(? AS BIGINT) - rate_buckets.updated_at) * CAST(? AS DOUBLE PRECISION))"
+	// Concurrent requests can reach the database out of their clocks'
+	// order: an earlier stamp refills nothing (never a negative refill)
+	// and does not move the bucket's clock back.
+	refill := least + "(CAST(? AS DOUBLE PRECISION), rate_buckets.tokens + " + greatest + "(0, CAST(? AS BIGINT) - rate_buckets.updated_at) * CAST(? AS DOUBLE PRECISION))"
 	q := `INSERT INTO rate_buckets (key, tokens, granted, updated_at) VALUES (?, CAST(? AS DOUBLE PRECISION), 1, ?)
 		ON CONFLICT (key) DO UPDATE SET
 			granted = CASE WHEN {R} >= 1 THEN 1 ELSE 0 END,
 			tokens = CASE WHEN {R} >= 1 THEN {R} - 1 ELSE {R} END,
-			updated_at = CAST(? AS BIGINT)
+			updated_at = {G}(rate_buckets.updated_at, CAST(? AS BIGINT))
 		RETURNING tokens, granted`
-	return d.rebind(strings.ReplaceAll(q, "{R}", refill))
+	return d.rebind(strings.NewReplacer("{R}", refill, "{G}", greatest).Replace(q))
 }
 
 // TakeToken implements arena.RateStore.

@@ -42,6 +42,15 @@ func testRateBuckets(t *testing.T, db *store.DB) {
 	if d := take("ip:a", t0.Add(time.Hour)); !d.Allowed || d.Remaining != 2 {
 		t.Fatalf("refilled to the burst only: %+v", d)
 	}
+	// A request stamped earlier than the last one (concurrent requests
+	// reach the database out of order) refills nothing, takes nothing
+	// away, and leaves the bucket's clock where it was.
+	if d := take("ip:a", t0.Add(time.Hour-10*time.Second)); !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("out-of-order stamp: %+v", d)
+	}
+	if d := take("ip:a", t0.Add(time.Hour)); !d.Allowed || d.Remaining > 1e-9 {
+		t.Fatalf("after an out-of-order stamp: %+v", d)
+	}
 	// 40 concurrent takes on a fresh bucket of 3: exactly 3 pass.
 	var mu sync.Mutex
 	granted := 0
