@@ -22,7 +22,7 @@ const (
 // relayer, with the transaction that carries it. (Kind, RoundID, Item) is
 // unique: an item is recorded once, before its transaction is broadcast.
 type ChainTx struct {
-	Kind    string // round, benchmarks, commit, reveal, payout, trigger, score, done
+	Kind    string // round, benchmarks, commit, reveal, payout, trigger, score, done, filler
 	RoundID uint64
 	// Item tells items of one kind and round apart: the agent of a commit
 	// or reveal, the market index of a payout, the batch number of a score
@@ -32,9 +32,15 @@ type ChainTx struct {
 	// TxHash, TxNonce and RawTx are the signed transaction (hex): a
 	// transaction missing from the chain is rebroadcast as is, so it can
 	// never land twice. Empty when nothing was sent.
-	TxHash    string
-	TxNonce   uint64
-	RawTx     string
+	TxHash  string
+	TxNonce uint64
+	RawTx   string
+	// SignedAt is when the current transaction was signed: one left
+	// unmined for long is replaced with higher fees.
+	SignedAt time.Time
+	// Replaced are the earlier signed transactions (hex) of the item, with
+	// the same nonce and lower fees; any of them may be the one mined.
+	Replaced  []string
 	Status    string
 	Block     uint64 // the receipt's block; 0 when none is known
 	Error     string // why it failed, or the last transient problem
@@ -57,4 +63,7 @@ type ChainTxStore interface {
 	// ChainRoundsOpen lists the rounds that have a "round" item and no
 	// "done" item, ascending.
 	ChainRoundsOpen(ctx context.Context) ([]uint64, error)
+	// ChainRoundsToStart lists the rounds open for commits at now (not
+	// triggered, not invalidated) that have no "round" item, ascending.
+	ChainRoundsToStart(ctx context.Context, now time.Time) ([]uint64, error)
 }

@@ -53,6 +53,20 @@ func chainKey(v string) (*forecast.Key, error) {
 	return k, nil
 }
 
+// dialChain connects to a JSON-RPC node and reads its chain id.
+func dialChain(ctx context.Context, url string) (*ethclient.Client, *big.Int, error) {
+	client, err := ethclient.DialContext(ctx, url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("chain: dial %s: %w", url, err)
+	}
+	id, err := client.ChainID(ctx)
+	if err != nil {
+		client.Close()
+		return nil, nil, fmt.Errorf("chain: chain id of %s: %w", url, err)
+	}
+	return client, id, nil
+}
+
 func chainRPC(env *Env, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
@@ -97,15 +111,11 @@ func chainDeploy(ctx context.Context, env *Env, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	client, err := ethclient.DialContext(ctx, url)
+	client, chainID, err := dialChain(ctx, url)
 	if err != nil {
-		return fmt.Errorf("chain: dial %s: %w", url, err)
+		return err
 	}
 	defer client.Close()
-	chainID, err := client.ChainID(ctx)
-	if err != nil {
-		return fmt.Errorf("chain: chain id: %w", err)
-	}
 	opts, err := bind.NewKeyedTransactorWithChainID(key.PrivateKey(), chainID)
 	if err != nil {
 		return err
@@ -165,19 +175,31 @@ func chainVerify(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	client, err := ethclient.DialContext(ctx, url)
+	client, _, err := dialChain(ctx, url)
 	if err != nil {
-		return fmt.Errorf("chain: dial %s: %w", url, err)
+		return err
 	}
 	defer client.Close()
 	var ids []uint64
 	if *round > 0 {
 		ids = []uint64{*round}
 	}
-	rep, err := relay.Verify(ctx, db, client, common.HexToAddress(*arenaFlag), ids)
+	rep, err := relay.Verify(ctx, db, client, common.HexToAddress(*arenaFlag), relay.VerifyOptions{Rounds: ids, Relayed: db})
+	return reportChainCheck(env, rep, err, "the database")
+}
+
+// reportChainCheck prints what a chain comparison checked and every
+// difference, and fails naming the first one.
+func reportChainCheck(env *Env, rep *relay.VerifyReport, err error, record string) error {
 	if rep != nil {
-		fmt.Fprintf(env.Stdout, "compared with the chain: %d rounds, %d commits, %d reveals, %d outcome sets, %d scores (bps²)\n",
-			rep.Rounds, rep.Commits, rep.Reveals, rep.Outcomes, rep.Scores)
+		fmt.Fprintf(env.Stdout, "compared with the chain: %d rounds, %d markets, %d benchmarks, %d commits, %d reveals, %d outcome sets, %d scores (bps²)\n",
+			rep.Rounds, rep.Markets, rep.Benchmarks, rep.Commits, rep.Reveals, rep.Outcomes, rep.Scores)
+		if rep.Sealed > 0 {
+			fmt.Fprintf(env.Stdout, "%d on-chain commits of rounds not triggered yet: %s shows them once the round is triggered\n", rep.Sealed, record)
+		}
+		if len(rep.NotOnChain) > 0 {
+			fmt.Fprintf(env.Stdout, "not on chain (never mirrored; nothing to compare): rounds %v\n", rep.NotOnChain)
+		}
 	}
 	if err != nil {
 		return err
@@ -186,12 +208,12 @@ func chainVerify(ctx context.Context, env *Env, args []string) error {
 		for _, m := range rep.Mismatches {
 			fmt.Fprintln(env.Stdout, "MISMATCH "+m)
 		}
-		return fmt.Errorf("chain verification FAILED: %d differences between the chain and the database", len(rep.Mismatches))
+		return fmt.Errorf("chain verification FAILED: %d differences between the chain and %s; the first: %s", len(rep.Mismatches), record, rep.Mismatches[0])
 	}
 	if rep.Rounds == 0 {
-		fmt.Fprintln(env.Stdout, "note: no round has been mirrored yet")
+		fmt.Fprintln(env.Stdout, "note: no round is on chain yet")
 	}
-	fmt.Fprintln(env.Stdout, "OK: the chain agrees with the database")
+	fmt.Fprintf(env.Stdout, "OK: the chain agrees with %s\n", record)
 	return nil
 }
 
@@ -201,9 +223,9 @@ func chainStatus(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, err := ethclient.DialContext(ctx, url)
+	client, chainID, err := dialChain(ctx, url)
 	if err != nil {
-		return fmt.Errorf("chain: dial %s: %w", url, err)
+		return err
 	}
 	defer client.Close()
 	addr := common.HexToAddress(*arenaFlag)
@@ -232,10 +254,6 @@ func chainStatus(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	curator, err := rm.Curator(opts)
-	if err != nil {
-		return err
-	}
-	chainID, err := client.ChainID(ctx)
 	if err != nil {
 		return err
 	}

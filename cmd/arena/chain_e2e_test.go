@@ -22,6 +22,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/chain/bindings"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -68,10 +69,13 @@ func startAnvil(t *testing.T) string {
 }
 
 // End to end on a real local node: `arena chain deploy` to anvil, a round
-// played through `arena serve` with the relayer on, serve killed with -9
-// while it mirrors the commits and restarted; the round ends mirrored with
-// every item on chain exactly once, and `arena chain verify` finds the
-// on-chain scores equal to the database's.
+// of 30 agents played through `arena serve` with the relayer on, serve
+// killed with -9 while the commits are part-mirrored (the relayer keeps at
+// most 16 transactions unmined, so the kill is forced between its first
+// and second batch of commits) and restarted; the round ends mirrored
+// with every item on chain exactly once, and `arena chain verify` and
+// `arena verify --export --chain` find the on-chain state, scores to the
+// bps², equal to the database's and the export's.
 func TestAnvilEndToEnd(t *testing.T) {
 	if os.Getenv("ARENA_TEST_ANVIL") == "" {
 		t.Skip("set ARENA_TEST_ANVIL=1 (and ARENA_ANVIL or anvil on PATH) to run the end-to-end test on anvil")
@@ -112,10 +116,11 @@ func TestAnvilEndToEnd(t *testing.T) {
 		t.Fatalf("serve signs under %+v, not the chain's domain (chain %d, arena %s)", dom, addrs.ChainID, addrs.PredictionArena.Hex())
 	}
 	d := forecast.Domain{ChainID: dom.ChainID, Contract: addrs.PredictionArena}
-	// Commits close in 30 s: long enough for a restart plus the next
-	// relayer period (the killed process still holds the current one).
-	cd := time.Now().Add(30 * time.Second).Truncate(time.Second)
-	rs, rd := cd.Add(2*time.Second), cd.Add(12*time.Second)
+	// Commits close in 60 s: long enough for two kills and restarts, each
+	// followed by the next relayer period (the killed process still holds
+	// the current one, up to 15 s).
+	cd := time.Now().Add(60 * time.Second).Truncate(time.Second)
+	rs, rd := cd.Add(2*time.Second), cd.Add(22*time.Second)
 	var round forecast.RoundJSON
 	if st := p.api(t, "POST", "/api/v1/admin/rounds", map[string]any{"market_ids": ids, "commit_deadline": cd,
 		"reveal_start": rs, "reveal_deadline": rd}, fcToken, &round); st != 201 {
@@ -126,9 +131,12 @@ func TestAnvilEndToEnd(t *testing.T) {
 		preds []uint16
 		salt  common.Hash
 	}
-	agents := []agent{{fcKey("anvil a"), []uint16{9000, 100, 5000}, crypto.Keccak256Hash([]byte("a"))},
-		{fcKey("anvil b"), []uint16{2000, 8000, 0}, crypto.Keccak256Hash([]byte("b"))},
-		{fcKey("anvil c"), []uint16{5000, 5000, 5000}, crypto.Keccak256Hash([]byte("c"))}}
+	const nAgents, nReveal = 2*relay.DefaultMaxInFlight - 2, 20
+	var agents []agent
+	for i := range nAgents {
+		agents = append(agents, agent{fcKey(fmt.Sprint("anvil ", i)), []uint16{uint16(i * 300), uint16(10000 - i*300), uint16(i * 123)},
+			crypto.Keccak256Hash([]byte(fmt.Sprint("salt ", i)))})
+	}
 	for _, a := range agents {
 		c := forecast.Commit{RoundID: round.ID, CommitHash: forecast.CommitHash(round.ID, a.key.Address(), a.preds, a.salt), Agent: a.key.Address(),
 			Deadline: uint64(time.Now().Add(time.Hour).Unix())}
@@ -138,7 +146,6 @@ func TestAnvilEndToEnd(t *testing.T) {
 			t.Fatalf("commit: %d", st)
 		}
 	}
-	// Let the relayer start on the round, then kill -9 mid-mirroring.
 	client, err := ethclient.Dial(rpc)
 	if err != nil {
 		t.Fatal(err)
@@ -156,31 +163,72 @@ func TestAnvilEndToEnd(t *testing.T) {
 			if time.Now().After(until) {
 				t.Fatalf("%s: timed out; serve log:\n%s", what, p.logs)
 			}
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	rm, err := bindings.NewRoundManager(mustRounds(t, pa, opts), client)
+	db, err := store.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor("round on chain", cd, func() bool {
-		r, err := rm.GetRound(opts, bid)
-		return err == nil && r.Exists
+	defer db.Close()
+	commitItems := func() (recorded, mined int) {
+		items, err := db.ChainTxs(ctx, round.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			if it.Kind == relay.KindCommit {
+				recorded++
+				if it.Block > 0 || it.Status == arena.ChainTxConfirmed {
+					mined++
+				}
+			}
+		}
+		return recorded, mined
+	}
+	// kill -9 twice while the commits are part-mirrored: once the first
+	// commit is recorded (its broadcast may not have happened), and once
+	// the first batch of MaxInFlight is recorded (some sent, maybe mined;
+	// the rest waits for them, so the kill is always mid-mirroring).
+	for _, at := range []int{1, relay.DefaultMaxInFlight} {
+		var recorded int
+		waitFor(fmt.Sprintf("%d commits recorded", at), cd, func() bool {
+			recorded, _ = commitItems()
+			return recorded >= at
+		})
+		if err := p.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		p.cmd.Wait()
+		recorded, mined := commitItems()
+		onChain, _ := pa.ParticipantCount(opts, bid)
+		if recorded == 0 || recorded >= nAgents {
+			t.Fatalf("killed with %d of %d commits recorded: not mid-mirroring", recorded, nAgents)
+		}
+		t.Logf("kill -9 with %d of %d commits recorded and sent (%d mined per the records, %v on chain)", recorded, nAgents, mined, onChain)
+		p = serve()
+	}
+	waitFor("every commit on chain", cd, func() bool {
+		n, err := pa.ParticipantCount(opts, bid)
+		return err == nil && n.Int64() == nAgents
 	})
-	n, _ := pa.ParticipantCount(opts, bid)
-	t.Logf("kill -9 with %v of 3 commits on chain", n)
-	if err := p.cmd.Process.Kill(); err != nil {
+	// Each commit on chain exactly once: one Committed event per agent.
+	it, err := pa.FilterCommitted(&bind.FilterOpts{Context: ctx}, []*big.Int{bid}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd.Wait()
-	p = serve()
-	waitFor("three commits on chain", cd, func() bool {
-		n, err := pa.ParticipantCount(opts, bid)
-		return err == nil && n.Int64() == 3
-	})
-	// Two agents reveal; the third forfeits.
+	events, seen := 0, map[common.Address]bool{}
+	for it.Next() {
+		events++
+		seen[it.Event.Agent] = true
+	}
+	if events != nAgents || len(seen) != nAgents {
+		t.Fatalf("%d Committed events for %d agents, want %d each", events, len(seen), nAgents)
+	}
+	t.Logf("after the restart: %d commits on chain, %d Committed events, %d duplicates", nAgents, events, events-len(seen))
+	// Twenty agents reveal; the others forfeit.
 	time.Sleep(time.Until(rs) + 500*time.Millisecond)
-	for i, a := range agents[:2] {
+	for i, a := range agents[:nReveal] {
 		rv := forecast.Reveal{RoundID: round.ID, Predictions: a.preds, Salt: a.salt, Agent: a.key.Address(), Nonce: 1, Deadline: uint64(time.Now().Add(time.Hour).Unix())}
 		sig, _ := a.key.SignReveal(d, rv)
 		if st := p.api(t, "POST", fmt.Sprintf("/api/v1/rounds/%d/reveals", round.ID), forecast.RevealRequest{Agent: a.key.Address().Hex(),
@@ -201,29 +249,58 @@ func TestAnvilEndToEnd(t *testing.T) {
 		done, err := pa.ScoringDone(opts, bid)
 		return err == nil && done
 	})
+	counts := fmt.Sprintf("%d commits, %d reveals, 1 outcome sets, %d scores", nAgents, nReveal, nAgents)
 	out, _, err := cli(t, []string{"ARENA_CHAIN_RPC=" + rpc, "ARENA_CHAIN_ARENA=" + addrs.PredictionArena.Hex()}, "chain", "verify", "--db", dbURL)
-	if err != nil || !strings.Contains(out, "OK: the chain agrees") || !strings.Contains(out, "3 commits, 2 reveals, 1 outcome sets, 3 scores") {
+	if err != nil || !strings.Contains(out, "OK: the chain agrees") || !strings.Contains(out, counts) {
 		t.Fatalf("chain verify: %v\n%s", err, out)
 	}
-	// Exactly one transaction per recorded item: the relayer's nonce on
-	// chain counts its transactions (three deployments before).
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
+	// The export verifies alone and agrees with the chain item by item.
+	exp := filepath.Join(dir, "export")
+	// The export signs under the chain's domain, as serve does.
+	if _, _, err := cli(t, []string{"ARENA_CHAIN_RPC=" + rpc, "ARENA_CHAIN_ARENA=" + addrs.PredictionArena.Hex()}, "export", "--db", dbURL, "--out", exp); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	out, _, err = cli(t, nil, "verify", "--export", exp, "--chain", rpc, "--arena", addrs.PredictionArena.Hex())
+	if err != nil || !strings.Contains(out, "OK: the chain agrees with the export") || !strings.Contains(out, counts) {
+		t.Fatalf("verify --export --chain: %v\n%s", err, out)
+	}
+	t.Logf("arena verify --export --chain:\n%s", out)
+	// Exactly one transaction per recorded item: the relayer's nonce on
+	// chain counts its transactions (three deployments before).
 	items, err := db.ChainTxs(ctx, round.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, kinds, gas := 0, map[string]int{}, map[string][]uint64{}
+	type figures struct {
+		n, gasMin, gasMax int
+		gas, feeGwei      float64
+	}
+	sent, kinds, figs := 0, map[string]int{}, map[string]*figures{}
+	var totalGas, totalFee float64
 	for _, it := range items {
 		kinds[it.Kind]++
 		if it.TxHash != "" {
 			sent++
-			if rc, err := client.TransactionReceipt(ctx, common.HexToHash(it.TxHash)); err == nil {
-				gas[it.Kind] = append(gas[it.Kind], rc.GasUsed)
+			tx, _, err := client.TransactionByHash(ctx, common.HexToHash(it.TxHash))
+			if err != nil || tx.Type() != 2 {
+				t.Errorf("%s/%s: transaction %s is not an EIP-1559 one (%v)", it.Kind, it.Item, it.TxHash, err)
 			}
+			rc, err := client.TransactionReceipt(ctx, common.HexToHash(it.TxHash))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := figs[it.Kind]
+			if f == nil {
+				f = &figures{gasMin: int(rc.GasUsed)}
+				figs[it.Kind] = f
+			}
+			f.n++
+			f.gasMin, f.gasMax = min(f.gasMin, int(rc.GasUsed)), max(f.gasMax, int(rc.GasUsed))
+			fee := float64(rc.GasUsed) * float64(rc.EffectiveGasPrice.Uint64()) / 1e9
+			f.gas += float64(rc.GasUsed)
+			f.feeGwei += fee
+			totalGas += float64(rc.GasUsed)
+			totalFee += fee
 		}
 		if it.Status == arena.ChainTxFailed {
 			t.Errorf("item %s/%s failed: %s", it.Kind, it.Item, it.Error)
@@ -233,19 +310,15 @@ func TestAnvilEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nonce-3 != uint64(sent) || kinds["commit"] != 3 || kinds["reveal"] != 2 {
+	if nonce-3 != uint64(sent) || kinds["commit"] != nAgents || kinds["reveal"] != nReveal {
 		t.Fatalf("relayer sent %d transactions for %d recorded items %v", nonce-3, sent, kinds)
 	}
-	t.Logf("mirrored with %d transactions: %v; gas used per kind: %v", sent, kinds, gas)
-}
-
-func mustRounds(t *testing.T, pa *bindings.PredictionArena, opts *bind.CallOpts) common.Address {
-	t.Helper()
-	a, err := pa.Rounds(opts)
-	if err != nil {
-		t.Fatal(err)
+	t.Logf("mirrored with %d EIP-1559 transactions (relayer nonce %d less 3 deployments), %.0f gas, %.0f gwei in fees:", sent, nonce, totalGas, totalFee)
+	for _, k := range []string{relay.KindRound, relay.KindCommit, relay.KindBenchmarks, relay.KindReveal, relay.KindPayout, relay.KindTrigger, relay.KindScore} {
+		if f := figs[k]; f != nil {
+			t.Logf("  %-10s %2d tx, gas %d–%d (mean %.0f), fees %.0f gwei (mean %.0f gwei/tx)", k, f.n, f.gasMin, f.gasMax, f.gas/float64(f.n), f.feeGwei, f.feeGwei/float64(f.n))
+		}
 	}
-	return a
 }
 
 func mustKey(t *testing.T) *forecast.Key {

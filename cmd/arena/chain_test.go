@@ -19,6 +19,8 @@ import (
 	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/ethereum/go-ethereum/node"
+
+	"github.com/forecast-arena/arena/internal/store"
 )
 
 // A simulated chain served over HTTP on loopback, mining every 50 ms.
@@ -93,5 +95,24 @@ func TestChainDeployAndStatus(t *testing.T) {
 	}
 	if _, _, err := cli(t, []string{"ARENA_CHAIN_RPC=" + url}, "chain", "deploy"); err == nil || !strings.Contains(err.Error(), "ARENA_CHAIN_KEY") {
 		t.Fatalf("deploy without a key: %v", err)
+	}
+	// An export whose signatures are for another domain (this arena never
+	// mirrored to the deployment) fails the chain comparison at once.
+	dir := t.TempDir()
+	exp, dbURL := filepath.Join(dir, "export"), "sqlite:"+filepath.Join(dir, "arena.db")
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, _, err := cli(t, nil, "export", "--db", dbURL, "--out", exp); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = cli(t, nil, "verify", "--export", exp, "--chain", url, "--arena", dep.PredictionArena.Hex())
+	if err == nil || !strings.Contains(err.Error(), "is not this deployment") || !strings.Contains(out, "OK: the export is consistent") {
+		t.Fatalf("verify --chain of another domain's export: %v\n%s", err, out)
+	}
+	if _, _, err := cli(t, nil, "verify", "--export", exp, "--chain", url); err == nil || !strings.Contains(err.Error(), "go together") {
+		t.Fatalf("verify --chain without --arena: %v", err)
 	}
 }

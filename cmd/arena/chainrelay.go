@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
@@ -40,9 +39,9 @@ func chainRelayJob(ctx context.Context, o *config.Options, db *store.DB, logger 
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := ethclient.DialContext(ctx, o.ChainRPC)
+	client, _, err := dialChain(ctx, o.ChainRPC)
 	if err != nil {
-		return nil, nil, fmt.Errorf("chain: dial %s: %w", o.ChainRPC, err)
+		return nil, nil, err
 	}
 	rel := &relay.Relayer{Store: db, Client: client, Key: key.PrivateKey(), Arena: common.HexToAddress(o.ChainArena),
 		ReportOutcomes: o.ChainReportOutcomes, Confirmations: uint64(o.ChainConfirmations), Logger: logger}
@@ -63,6 +62,20 @@ func chainRelayJob(ctx context.Context, o *config.Options, db *store.DB, logger 
 	logger.Info("mirroring the forecast track to a chain", "chain_id", d.ChainID, "arena", d.Contract.Hex(), "relayer", rel.From().Hex(),
 		"report_outcomes", o.ChainReportOutcomes, "confirmations", o.ChainConfirmations)
 	return []jobs.Job{relay.Job(rel, relayPeriod, relayPoll)}, client.Close, nil
+}
+
+// chainDomain is the EIP-712 domain of the configured chain: its chain id
+// and the PredictionArena (the commands other than serve sign and check
+// under it, as serve does once it mirrors to the chain).
+func chainDomain(ctx context.Context, o config.Options) (forecast.Domain, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	client, id, err := dialChain(ctx, o.ChainRPC)
+	if err != nil {
+		return forecast.Domain{}, err
+	}
+	client.Close()
+	return forecast.Domain{ChainID: id.Uint64(), Contract: common.HexToAddress(o.ChainArena)}, nil
 }
 
 // relayKey is the relayer's key: ARENA_CHAIN_KEY (hex, or a key file's

@@ -69,9 +69,14 @@ func roundService(ctx context.Context, env *Env, cf *configFlags) (*forecast.Ser
 }
 
 // forecastDomain is the EIP-712 domain of the configuration (ARENA_CHAIN_ID,
-// ARENA_CONTRACT); without a chain, this deployment's own identifier (see
+// ARENA_CONTRACT); with a chain mirrored to (ARENA_CHAIN_RPC and
+// ARENA_CHAIN_ARENA) and neither set, that chain's, as arena serve signs
+// under; without a chain, this deployment's own identifier (see
 // forecast.LocalDomain).
 func forecastDomain(ctx context.Context, o config.Options, db arena.SettingStore) (forecast.Domain, error) {
+	if o.ChainRPC != "" && o.ChainArena != "" && o.ChainID == 0 && common.HexToAddress(o.Contract) == (common.Address{}) {
+		return chainDomain(ctx, o)
+	}
 	if o.ChainID < 0 {
 		return forecast.Domain{}, fmt.Errorf("chain id %d: must not be negative", o.ChainID)
 	}

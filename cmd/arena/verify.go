@@ -4,19 +4,25 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/tlog"
 )
 
 func init() {
-	register("verify", "recompute and check an export: signatures, commit hashes, scores, leaderboard, log proofs", runVerify)
+	register("verify", "recompute and check an export: signatures, commit hashes, scores, leaderboard, log proofs; with --chain, compare it with on-chain state", runVerify)
 }
 
 func runVerify(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "verify", "--export DIR [--log-key HEX]")
+	fs := newFlagSet(env, "verify", "--export DIR [--log-key HEX] [--chain RPC --arena ADDR]")
 	dir := fs.String("export", "", "directory written by 'arena export'")
 	keyHex := fs.String("log-key", "", "the arena's published log public key (hex, as GET /api/v1/log/sth names it); default: trust the key the export names")
+	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
+	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -25,6 +31,12 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	}
 	if *dir == "" {
 		return fmt.Errorf("--export is required")
+	}
+	if (*rpcURL == "") != (*arenaFlag == "") {
+		return fmt.Errorf("--chain and --arena go together")
+	}
+	if *arenaFlag != "" && !common.IsHexAddress(*arenaFlag) {
+		return fmt.Errorf("--arena %q is not an address", *arenaFlag)
 	}
 	var pub ed25519.PublicKey
 	if *keyHex != "" {
@@ -52,5 +64,35 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(env.Stdout, "note: the log key was taken from the export itself; pass --log-key with the arena's published key to rule out a re-signed log")
 	}
 	fmt.Fprintln(env.Stdout, "OK: the export is consistent with its signed log")
-	return nil
+	if *rpcURL == "" {
+		return nil
+	}
+	return verifyExportOnChain(ctx, env, *dir, *rpcURL, common.HexToAddress(*arenaFlag))
+}
+
+// verifyExportOnChain compares a verified export with the chain it was
+// mirrored to, with the comparison arena chain verify makes for the
+// database.
+func verifyExportOnChain(ctx context.Context, env *Env, dir, url string, addr common.Address) error {
+	rec, err := export.Load(dir)
+	if err != nil {
+		return err
+	}
+	client, id, err := dialChain(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	// The export's signatures are made for one chain and contract: another
+	// deployment could never have accepted them.
+	if m := rec.Meta; m.ChainID != id.Uint64() || !strings.EqualFold(m.VerifyingContract, addr.Hex()) {
+		return fmt.Errorf("verification FAILED: meta.json: the export's EIP-712 domain (chain %d, contract %s) is not this deployment (chain %s, PredictionArena %s)",
+			m.ChainID, m.VerifyingContract, id, addr.Hex())
+	}
+	o := relay.VerifyOptions{Name: "the export", SealedUntilTrigger: true, Also: rec.RoundIDs()}
+	if rec.Meta.Since != nil {
+		o.Since = *rec.Meta.Since
+	}
+	rep, err := relay.Verify(ctx, rec, client, addr, o)
+	return reportChainCheck(env, rep, err, "the export")
 }

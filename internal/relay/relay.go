@@ -9,6 +9,7 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"errors"
@@ -45,6 +46,9 @@ const (
 	KindScore      = "score"
 	KindInvalidate = "invalidate"
 	KindDone       = "done" // the round's mirroring is finished
+	// KindFiller is a transfer of nothing to the relayer itself that fills
+	// a hole in its nonces (round 0, item the nonce).
+	KindFiller = "filler"
 )
 
 // Client is what the relayer needs of a chain node; go-ethereum's
@@ -60,7 +64,6 @@ type Client interface {
 type Store interface {
 	arena.ChainTxStore
 	Round(ctx context.Context, id uint64) (*arena.Round, error)
-	Rounds(ctx context.Context, f arena.RoundFilter) ([]*arena.Round, error)
 	Submissions(ctx context.Context, roundID uint64) ([]*arena.Submission, error)
 	MarketsByID(ctx context.Context, ids []int64) (map[int64]*arena.Market, error)
 }
@@ -82,8 +85,19 @@ type Relayer struct {
 	// (default 1: mined). Until then a receipt that disappears (a reorg)
 	// makes the relayer broadcast the transaction again.
 	Confirmations uint64
-	Now           func() time.Time
-	Logger        *slog.Logger
+	// MaxInFlight bounds the relayer's unmined transactions (default 16,
+	// the per-account slots geth's pool guarantees): items beyond wait for
+	// a later pass, so a stalled chain or a fee spike strands at most
+	// this many transactions to rebroadcast or bump.
+	MaxInFlight int
+	// BumpAfter is how long a transaction may stay unmined before the
+	// relayer replaces it with the same nonce and higher fees (default 1
+	// minute). MaxFeeCap, when set, bounds the fee cap (wei per gas) a
+	// bump may reach: past it the transaction waits as it is.
+	BumpAfter time.Duration
+	MaxFeeCap *big.Int
+	Now       func() time.Time
+	Logger    *slog.Logger
 
 	from      common.Address
 	chainID   *big.Int
@@ -96,6 +110,11 @@ type Relayer struct {
 	pa        *bindings.PredictionArena
 	rm        *bindings.RoundManager
 	nextNonce uint64
+	// sent are the items awaiting their receipt, as of this pass, and
+	// inFlight how many of them are not mined.
+	sent     []arena.ChainTx
+	inFlight int
+	head     *types.Header
 }
 
 // Init reads the deployment (chain id, RoundManager, conditional tokens)
@@ -109,6 +128,12 @@ func (r *Relayer) Init(ctx context.Context) error {
 	}
 	if r.Confirmations == 0 {
 		r.Confirmations = 1
+	}
+	if r.MaxInFlight <= 0 {
+		r.MaxInFlight = DefaultMaxInFlight
+	}
+	if r.BumpAfter <= 0 {
+		r.BumpAfter = DefaultBumpAfter
 	}
 	r.from = crypto.PubkeyToAddress(r.Key.PublicKey)
 	id, err := r.Client.ChainID(ctx)
@@ -164,6 +189,7 @@ func (r *Relayer) Pass(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("relay: chain head: %w", err)
 	}
+	r.head = head
 	sent, err := r.Store.ChainTxs(ctx, 0, arena.ChainTxSent)
 	if err != nil {
 		return err
@@ -171,11 +197,22 @@ func (r *Relayer) Pass(ctx context.Context) error {
 	if err := r.initNonce(ctx, sent); err != nil {
 		return err
 	}
+	// In nonce order, so that a node that lost several of them gets the
+	// lowest first and the rest are not stuck behind a gap.
+	slices.SortStableFunc(sent, func(a, b arena.ChainTx) int { return cmp.Compare(a.TxNonce, b.TxNonce) })
 	var errs []error
+	r.inFlight = 0
 	for i := range sent {
 		if err := r.reconcile(ctx, &sent[i], head.Number.Uint64()); err != nil {
 			errs = append(errs, err)
 		}
+		if sent[i].Status == arena.ChainTxSent && sent[i].Block == 0 {
+			r.inFlight++
+		}
+	}
+	r.sent = sent
+	if err := r.fillNonceHoles(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := r.startRounds(ctx); err != nil {
 		errs = append(errs, err)
@@ -210,18 +247,19 @@ func (r *Relayer) initNonce(ctx context.Context, sent []arena.ChainTx) error {
 	return nil
 }
 
-// reconcile checks one sent item against the chain: its receipt settles it
-// (confirmed, or failed when it reverted); a receipt that vanished or a
-// transaction the node does not know is broadcast again, unchanged.
+// reconcile checks one sent item against the chain: a receipt of its
+// transaction, or of one it replaced, settles it (confirmed, or failed
+// when it reverted). Otherwise a transaction unmined for BumpAfter is
+// replaced with higher fees, and one the node does not know (dropped, or
+// reorged out) is broadcast again unchanged.
 func (r *Relayer) reconcile(ctx context.Context, t *arena.ChainTx, head uint64) error {
-	hash := common.HexToHash(t.TxHash)
-	rc, err := r.Client.TransactionReceipt(ctx, hash)
+	rc, err := r.receipt(ctx, t)
 	switch {
 	case err == nil:
 		t.Block = rc.BlockNumber.Uint64()
 		if rc.Status != types.ReceiptStatusSuccessful {
-			t.Status, t.Error = arena.ChainTxFailed, "transaction reverted"
-			r.Logger.Warn("chain: mirrored transaction reverted", "kind", t.Kind, "round", t.RoundID, "item", t.Item, "tx", t.TxHash)
+			t.Status, t.Error = arena.ChainTxFailed, r.revertReason(ctx, t, rc)
+			r.Logger.Warn("chain: mirrored transaction reverted", "kind", t.Kind, "round", t.RoundID, "item", t.Item, "tx", t.TxHash, "why", t.Error)
 		} else if head+1 >= t.Block+r.Confirmations {
 			t.Status, t.Error = arena.ChainTxConfirmed, ""
 		}
@@ -233,10 +271,98 @@ func (r *Relayer) reconcile(ctx context.Context, t *arena.ChainTx, head uint64) 
 		r.Logger.Warn("chain: receipt gone (reorg); broadcasting the transaction again", "kind", t.Kind, "round", t.RoundID, "item", t.Item, "tx", t.TxHash, "was_block", t.Block)
 		t.Block = 0
 	}
-	if _, pending, err := r.Client.TransactionByHash(ctx, hash); err == nil && pending {
+	if r.Now().Sub(signedAt(t)) >= r.BumpAfter {
+		return r.bump(ctx, t)
+	}
+	if _, pending, err := r.Client.TransactionByHash(ctx, common.HexToHash(t.TxHash)); err == nil && pending {
 		return nil // waiting in the pool
 	} else if err != nil && !errors.Is(err, ethereum.NotFound) {
 		return fmt.Errorf("relay: transaction %s: %w", t.TxHash, err)
+	}
+	return r.broadcast(ctx, t)
+}
+
+// receipt is the receipt of t's transaction or of one it replaced (the
+// same nonce: at most one of them is mined). A replaced one that was mined
+// becomes t's transaction again.
+func (r *Relayer) receipt(ctx context.Context, t *arena.ChainTx) (*types.Receipt, error) {
+	rc, err := r.Client.TransactionReceipt(ctx, common.HexToHash(t.TxHash))
+	if err == nil || !errors.Is(err, ethereum.NotFound) {
+		return rc, err
+	}
+	for i, raw := range t.Replaced {
+		old, derr := decodeRaw(raw)
+		if derr != nil {
+			continue
+		}
+		rc, rerr := r.Client.TransactionReceipt(ctx, old.Hash())
+		if rerr == nil {
+			r.Logger.Info("chain: a replaced transaction was the one mined", "kind", t.Kind, "round", t.RoundID, "item", t.Item, "tx", old.Hash().Hex())
+			t.Replaced[i] = t.RawTx
+			t.TxHash, t.RawTx = old.Hash().Hex(), raw
+			return rc, nil
+		}
+		if !errors.Is(rerr, ethereum.NotFound) {
+			return nil, fmt.Errorf("relay: receipt of %s: %w", old.Hash().Hex(), rerr)
+		}
+	}
+	return nil, err
+}
+
+// revertReason says why a mined transaction reverted: for a commit mined
+// after the round's commit deadline, that it came too late.
+func (r *Relayer) revertReason(ctx context.Context, t *arena.ChainTx, rc *types.Receipt) string {
+	if t.Kind != KindCommit {
+		return "transaction reverted"
+	}
+	rd, err := r.Store.Round(ctx, t.RoundID)
+	if err != nil {
+		return "transaction reverted"
+	}
+	h, err := r.Client.HeaderByNumber(ctx, rc.BlockNumber)
+	if err != nil || int64(h.Time) <= rd.CommitDeadline.Unix() {
+		return "transaction reverted"
+	}
+	return r.late(ctx, t, rd, "the transaction was mined after the on-chain commit deadline")
+}
+
+func signedAt(t *arena.ChainTx) time.Time {
+	if !t.SignedAt.IsZero() {
+		return t.SignedAt
+	}
+	return t.CreatedAt
+}
+
+// bump replaces t's transaction, unmined for BumpAfter, with one of the
+// same nonce, gas and call and higher fees (see nextFees), and broadcasts
+// it. The old one stays in t.Replaced: it may still be the one mined.
+func (r *Relayer) bump(ctx context.Context, t *arena.ChainTx) error {
+	old, err := decodeTx(t)
+	if err != nil {
+		return err
+	}
+	f, err := r.fees(ctx, old)
+	if err != nil {
+		return err
+	}
+	if r.MaxFeeCap != nil && f.cap.Cmp(r.MaxFeeCap) > 0 {
+		r.Logger.Warn("chain: a transaction is unmined, but a bump would pass the fee cap limit; waiting", "kind", t.Kind, "round", t.RoundID,
+			"item", t.Item, "tx", t.TxHash, "fee_cap", f.cap, "limit", r.MaxFeeCap)
+		if _, _, err := r.Client.TransactionByHash(ctx, old.Hash()); errors.Is(err, ethereum.NotFound) {
+			return r.broadcast(ctx, t)
+		}
+		return nil
+	}
+	tx, err := r.signTx(old.Nonce(), *old.To(), old.Gas(), old.Data(), f)
+	if err != nil {
+		return err
+	}
+	r.Logger.Warn("chain: transaction unmined; replacing it with higher fees", "kind", t.Kind, "round", t.RoundID, "item", t.Item,
+		"old_tx", t.TxHash, "new_tx", tx.hash, "nonce", old.Nonce(), "tip", f.tip, "fee_cap", f.cap, "unmined_for", r.Now().Sub(signedAt(t)).Round(time.Second))
+	t.Replaced = append(t.Replaced, t.RawTx)
+	t.TxHash, t.RawTx, t.SignedAt = tx.hash, tx.raw, r.Now()
+	if err := r.Store.UpdateChainTx(ctx, t); err != nil {
+		return err
 	}
 	return r.broadcast(ctx, t)
 }
@@ -269,20 +395,34 @@ func (r *Relayer) broadcast(ctx context.Context, t *arena.ChainTx) error {
 }
 
 func decodeTx(t *arena.ChainTx) (*types.Transaction, error) {
-	raw, err := hexutil.Decode(t.RawTx)
-	if err == nil {
-		var tx types.Transaction
-		if err = tx.UnmarshalBinary(raw); err == nil {
-			return &tx, nil
-		}
+	tx, err := decodeRaw(t.RawTx)
+	if err != nil {
+		return nil, fmt.Errorf("relay: recorded transaction of %s/%d/%s: %w", t.Kind, t.RoundID, t.Item, err)
 	}
-	return nil, fmt.Errorf("relay: recorded transaction of %s/%d/%s: %w", t.Kind, t.RoundID, t.Item, err)
+	return tx, nil
+}
+
+func decodeRaw(s string) (*types.Transaction, error) {
+	raw, err := hexutil.Decode(s)
+	if err != nil {
+		return nil, err
+	}
+	var tx types.Transaction
+	if err := tx.UnmarshalBinary(raw); err != nil {
+		return nil, err
+	}
+	return &tx, nil
 }
 
 // replace signs a recorded item's call again with the next nonce, after
 // its transaction lost its nonce to another one. If the call's effect is
 // on chain by now (the estimate says so), nothing is sent.
 func (r *Relayer) replace(ctx context.Context, t *arena.ChainTx, old *types.Transaction) error {
+	if t.Kind == KindFiller {
+		// The hole it was to fill is filled.
+		t.Status, t.Error = arena.ChainTxConfirmed, "the nonce was used by another transaction"
+		return r.Store.UpdateChainTx(ctx, t)
+	}
 	r.Logger.Warn("chain: a recorded transaction's nonce was used by another; signing the item again", "kind", t.Kind, "round", t.RoundID, "item", t.Item, "tx", t.TxHash)
 	tx, done, err := r.sign(ctx, t, *old.To(), old.Data())
 	if err != nil || done {
@@ -291,7 +431,7 @@ func (r *Relayer) replace(ctx context.Context, t *arena.ChainTx, old *types.Tran
 		}
 		return err
 	}
-	t.TxHash, t.TxNonce, t.RawTx, t.Status, t.Error = tx.hash, tx.nonce, tx.raw, arena.ChainTxSent, ""
+	t.TxHash, t.TxNonce, t.RawTx, t.Status, t.Error, t.SignedAt, t.Replaced = tx.hash, tx.nonce, tx.raw, arena.ChainTxSent, "", r.Now(), nil
 	if err := r.Store.UpdateChainTx(ctx, t); err != nil {
 		return err
 	}
@@ -303,28 +443,24 @@ func (r *Relayer) replace(ctx context.Context, t *arena.ChainTx, old *types.Tran
 // not recorded yet. A round whose commit deadline has passed is not
 // started: its commits could no longer be mirrored.
 func (r *Relayer) startRounds(ctx context.Context) error {
-	rounds, err := r.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundOpen, Now: r.Now()})
+	ids, err := r.Store.ChainRoundsToStart(ctx, r.Now())
 	if err != nil {
 		return err
 	}
-	slices.Reverse(rounds) // oldest first
 	var errs []error
-	for _, rd := range rounds {
-		if err := r.createRound(ctx, rd); err != nil {
-			errs = append(errs, fmt.Errorf("relay: round %d: %w", rd.ID, err))
+	for _, id := range ids {
+		rd, err := r.Store.Round(ctx, id)
+		if err == nil {
+			err = r.createRound(ctx, rd)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("relay: round %d: %w", id, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
 func (r *Relayer) createRound(ctx context.Context, rd *arena.Round) error {
-	have, err := r.Store.ChainTxs(ctx, rd.ID, "")
-	if err != nil {
-		return err
-	}
-	if find(have, KindRound, "") != nil {
-		return nil
-	}
 	if len(rd.Markets) == 0 {
 		return nil // a round always has markets; nothing to mirror otherwise
 	}
@@ -528,6 +664,12 @@ func (r *Relayer) advance(ctx context.Context, id uint64, chainNow time.Time) er
 	return errors.Join(append(errs, err)...)
 }
 
+// Defaults of MaxInFlight and BumpAfter.
+const (
+	DefaultMaxInFlight = 16
+	DefaultBumpAfter   = time.Minute
+)
+
 // MaxBatch is how many agents one scoreBatch call scores (the contract's
 // MAX_BATCH).
 const MaxBatch = 64
@@ -544,6 +686,9 @@ func (r *Relayer) relayCommit(ctx context.Context, rd *arena.Round, s *arena.Sub
 		return r.fail(ctx, item, "the signed commit is not fully stored (signature, deadline or agent address)")
 	}
 	agent := common.HexToAddress(s.Agent)
+	if r.full() {
+		return nil
+	}
 	if ok, err := r.nonceReady(ctx, item, agent); !ok || err != nil {
 		return err
 	}
@@ -566,6 +711,9 @@ func (r *Relayer) relayReveal(ctx context.Context, rd *arena.Round, s *arena.Sub
 		return r.fail(ctx, item, "the signed reveal is not fully stored (signature or deadline)")
 	}
 	agent := common.HexToAddress(s.Agent)
+	if r.full() {
+		return nil
+	}
 	if ok, err := r.nonceReady(ctx, item, agent); !ok || err != nil {
 		return err
 	}
@@ -590,11 +738,7 @@ func (r *Relayer) nonceReady(ctx context.Context, item *arena.ChainTx, agent com
 	if !n.IsUint64() || n.Uint64() >= item.Nonce {
 		return true, nil
 	}
-	sent, err := r.Store.ChainTxs(ctx, 0, arena.ChainTxSent)
-	if err != nil {
-		return false, err
-	}
-	for _, t := range sent {
+	for _, t := range r.sent {
 		if (t.Kind == KindCommit || t.Kind == KindReveal) && t.Item == item.Item && t.Nonce < item.Nonce {
 			return false, nil
 		}
@@ -637,6 +781,9 @@ var transient = map[string]bool{
 // pass broadcasts. A refusal is recorded, or retried later when it may
 // pass.
 func (r *Relayer) send(ctx context.Context, item *arena.ChainTx, to common.Address, data []byte) error {
+	if r.full() {
+		return nil
+	}
 	tx, done, err := r.sign(ctx, item, to, data)
 	if err != nil {
 		return err
@@ -648,14 +795,20 @@ func (r *Relayer) send(ctx context.Context, item *arena.ChainTx, to common.Addre
 	if tx == nil {
 		return nil // not yet
 	}
-	item.TxHash, item.TxNonce, item.RawTx, item.Status, item.Error = tx.hash, tx.nonce, tx.raw, arena.ChainTxSent, ""
+	item.TxHash, item.TxNonce, item.RawTx, item.Status, item.Error, item.SignedAt = tx.hash, tx.nonce, tx.raw, arena.ChainTxSent, "", r.Now()
 	ok, err := r.Store.InsertChainTx(ctx, item)
 	if err != nil || !ok {
 		return err // !ok: another relayer recorded the item first
 	}
 	r.nextNonce++
+	r.inFlight++
+	r.sent = append(r.sent, *item)
 	return r.broadcast(ctx, item)
 }
+
+// full: MaxInFlight transactions are unmined; new items wait for a later
+// pass.
+func (r *Relayer) full() bool { return r.inFlight >= r.MaxInFlight }
 
 type signedTx struct {
 	hash, raw string
@@ -681,22 +834,63 @@ func (r *Relayer) sign(ctx context.Context, item *arena.ChainTx, to common.Addre
 			return nil, false, nil
 		}
 		item.Status, item.Error = arena.ChainTxFailed, "refused by the contract: "+code
+		if item.Kind == KindCommit && code == forecast.CodeCommitClosed {
+			if rd, err := r.Store.Round(ctx, item.RoundID); err == nil {
+				item.Error = r.late(ctx, item, rd, "the chain's commit deadline passed before the relayer could send it (refused: "+code+")")
+			}
+		}
 		r.Logger.Warn("chain: item cannot be mirrored", "kind", item.Kind, "round", item.RoundID, "item", item.Item, "code", code)
 		return nil, true, nil
 	}
-	price, err := r.Client.SuggestGasPrice(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("relay: gas price: %w", err)
-	}
-	signed, err := types.SignTx(types.NewTx(&types.LegacyTx{Nonce: r.nextNonce, To: &to, Gas: gas + gas/4, GasPrice: price, Data: data}), r.signer, r.Key)
+	f, err := r.fees(ctx, nil)
 	if err != nil {
 		return nil, false, err
+	}
+	tx, err = r.signTx(r.nextNonce, to, gas+gas/4, data, f)
+	return tx, false, err
+}
+
+// fees are the fees of a new transaction, or of prev's replacement, at the
+// current head (see nextFees).
+func (r *Relayer) fees(ctx context.Context, prev *types.Transaction) (fees, error) {
+	var p *fees
+	if prev != nil {
+		p = &fees{tip: prev.GasTipCap(), cap: prev.GasFeeCap()}
+	}
+	if r.head == nil || r.head.BaseFee == nil {
+		// A chain without EIP-1559: a legacy transaction at the node's
+		// gas price.
+		price, err := r.Client.SuggestGasPrice(ctx)
+		if err != nil {
+			return fees{}, fmt.Errorf("relay: gas price: %w", err)
+		}
+		f := nextFees(price, nil, p)
+		f.legacy = true
+		return f, nil
+	}
+	tip, err := r.Client.SuggestGasTipCap(ctx)
+	if err != nil {
+		return fees{}, fmt.Errorf("relay: gas tip: %w", err)
+	}
+	return nextFees(tip, r.head.BaseFee, p), nil
+}
+
+// signTx signs a call with the given nonce, gas and fees: an EIP-1559
+// dynamic-fee transaction, or a legacy one on a chain without base fee.
+func (r *Relayer) signTx(nonce uint64, to common.Address, gas uint64, data []byte, f fees) (*signedTx, error) {
+	var inner types.TxData = &types.DynamicFeeTx{ChainID: r.chainID, Nonce: nonce, GasTipCap: f.tip, GasFeeCap: f.cap, Gas: gas, To: &to, Data: data}
+	if f.legacy {
+		inner = &types.LegacyTx{Nonce: nonce, GasPrice: f.cap, Gas: gas, To: &to, Data: data}
+	}
+	signed, err := types.SignTx(types.NewTx(inner), r.signer, r.Key)
+	if err != nil {
+		return nil, err
 	}
 	raw, err := signed.MarshalBinary()
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return &signedTx{hash: signed.Hash().Hex(), raw: hexutil.Encode(raw), nonce: r.nextNonce}, false, nil
+	return &signedTx{hash: signed.Hash().Hex(), raw: hexutil.Encode(raw), nonce: nonce}, nil
 }
 
 func (r *Relayer) triggered(ctx context.Context, id uint64) bool {

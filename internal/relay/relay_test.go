@@ -3,11 +3,10 @@ package relay_test
 import (
 	"context"
 	"crypto/ecdsa"
-	"database/sql"
+	"crypto/ed25519"
 	"fmt"
 	"log/slog"
 	"math/big"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/tlog"
 )
 
 // The relayer on go-ethereum's simulated chain and a real store; the
@@ -34,18 +34,19 @@ import (
 var quiet = slog.New(slog.DiscardHandler)
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	sim    *simulated.Backend
 	client simulated.Client
 	key    *ecdsa.PrivateKey
 	addrs  chain.Addresses
 	db     *store.DB
 	svc    *forecast.Service
+	log    *tlog.Log
 	now    time.Time // the service's and relayer's clock: the chain head's time
 	deploy uint64    // the relayer account's transactions before relaying
 }
 
-func newEnv(t *testing.T, db *store.DB) *env {
+func newEnv(t testing.TB, db *store.DB) *env {
 	t.Helper()
 	key, _ := crypto.GenerateKey()
 	from := crypto.PubkeyToAddress(key.PublicKey)
@@ -62,7 +63,8 @@ func newEnv(t *testing.T, db *store.DB) *env {
 	}
 	e.deploy = 3
 	e.syncClock()
-	e.svc = &forecast.Service{Store: db, Now: e.clock, Logger: quiet, Grace: time.Hour,
+	e.log = &tlog.Log{Store: db, Key: ed25519.NewKeyFromSeed(crypto.Keccak256([]byte("relay test log"))), Now: e.clock, Logger: quiet}
+	e.svc = &forecast.Service{Store: db, Now: e.clock, Logger: quiet, Grace: time.Hour, Log: e.log,
 		Domain: forecast.Domain{ChainID: 1337, Contract: e.addrs.PredictionArena}}
 	return e
 }
@@ -348,12 +350,17 @@ func TestMirrorRoundAcrossRestarts(t *testing.T) {
 type dropClient struct {
 	simulated.Client
 	mu   sync.Mutex
+	pass int // sends let through before dropping
 	drop int
 }
 
 func (d *dropClient) SendTransaction(ctx context.Context, tx *types.Transaction) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.pass > 0 {
+		d.pass--
+		return d.Client.SendTransaction(ctx, tx)
+	}
 	if d.drop > 0 {
 		d.drop--
 		return nil
@@ -452,27 +459,17 @@ func TestReorgedTransactionResubmitted(t *testing.T) {
 // operator changed in the database afterwards.
 func TestVerifyAgainstChain(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "arena.db")
-	db, err := store.Open(ctx, "sqlite:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, raw := fileDB(t)
 	e := newEnv(t, db)
 	r, agents := e.scenario(func() { e.passes(4, nil) })
 	e.passes(4, nil)
-	rep, err := relay.Verify(ctx, db, e.client, e.addrs.PredictionArena, nil)
+	rep, err := relay.Verify(ctx, db, e.client, e.addrs.PredictionArena, relay.VerifyOptions{Relayed: db})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Mismatches) != 0 || rep.Rounds != 1 || rep.Commits != 3 || rep.Reveals != 2 || rep.Outcomes != 1 || rep.Scores != 3 {
+	if len(rep.Mismatches) != 0 || rep.Rounds != 1 || rep.Markets != 4 || rep.Benchmarks != 4 || rep.Commits != 3 || rep.Reveals != 2 || rep.Outcomes != 1 || rep.Scores != 3 {
 		t.Fatalf("untouched: %+v", rep)
 	}
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
 	alice, carol := agents[0].Address().Hex(), agents[2].Address().Hex()
 	for _, q := range []string{
 		`UPDATE round_scores SET brier_bps2 = brier_bps2 + 1 WHERE agent = '` + alice + `'`,
@@ -483,7 +480,7 @@ func TestVerifyAgainstChain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err = relay.Verify(ctx, db, e.client, e.addrs.PredictionArena, []uint64{r.ID})
+	rep, err = relay.Verify(ctx, db, e.client, e.addrs.PredictionArena, relay.VerifyOptions{Rounds: []uint64{r.ID}, Relayed: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,5 +492,54 @@ func TestVerifyAgainstChain(t *testing.T) {
 	}
 	if len(rep.Mismatches) != 3 {
 		t.Errorf("%d mismatches, want 3:\n%s", len(rep.Mismatches), all)
+	}
+}
+
+// At most MaxInFlight transactions are unmined at a time: the commits of a
+// crowded round go out over several passes, each once earlier ones are
+// mined, and all of them land.
+func TestInFlightBound(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	e := newEnv(t, db)
+	ctx := context.Background()
+	r, _ := e.newRound("f", 2)
+	const agents = relay.DefaultMaxInFlight + 5
+	for i := range agents {
+		e.commit(r, agentKey(fmt.Sprint("crowd ", i)), []uint16{100, 200})
+	}
+	e.passes(1, nil) // the round
+	commits := func() int {
+		items, err := db.ChainTxs(ctx, r.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, it := range items {
+			if it.Kind == relay.KindCommit {
+				n++
+			}
+		}
+		return n
+	}
+	// A pass without mining: the bound holds however often it runs.
+	for range 2 {
+		if err := e.relayer(nil).Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := commits(); n != relay.DefaultMaxInFlight {
+		t.Fatalf("%d commits sent before any was mined, want %d", n, relay.DefaultMaxInFlight)
+	}
+	e.passes(2, nil)
+	if n := commits(); n != agents {
+		t.Fatalf("%d commits sent after mining, want %d", n, agents)
+	}
+	pa, err := bindings.NewPredictionArena(e.addrs.PredictionArena, e.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := pa.ParticipantCount(&bind.CallOpts{Context: ctx}, new(big.Int).SetUint64(r.ID))
+	if err != nil || n.Int64() != agents {
+		t.Fatalf("%v commits on chain, want %d (%v)", n, agents, err)
 	}
 }
