@@ -44,11 +44,25 @@ type RateDecision struct {
 	Remaining float64
 }
 
-// RateStore keeps token buckets where every replica sees them: taking a
-// token is one atomic step, so concurrent requests on any replica share
-// one bucket.
+// RateSettlement is one bucket's settlement: Spent tokens a process
+// granted on its own since it last settled, and whether to take one more.
+type RateSettlement struct {
+	Key   string
+	Limit RateLimit
+	Spent int
+	Take  bool
+	At    time.Time
+}
+
+// RateStore keeps token buckets where every replica sees them: settling
+// is atomic, so concurrent requests on any replica share one bucket.
 type RateStore interface {
-	TakeToken(ctx context.Context, key string, l RateLimit, now time.Time) (RateDecision, error)
+	// SettleTokens settles each bucket, all in one transaction: it
+	// refills the bucket for the time since its last settlement (up to
+	// the burst), subtracts Spent (the bucket may go into debt, down to
+	// minus its burst), then, if Take, takes one token if a whole one is
+	// left. Remaining is the bucket's content afterwards.
+	SettleTokens(ctx context.Context, ss []RateSettlement) ([]RateDecision, error)
 }
 
 // AdmissionStore counts what the forecast track's admission caps bound.

@@ -161,6 +161,9 @@ type OracleStore interface {
 	AllOracleResolutions(ctx context.Context) ([]OracleResolution, error)
 	// OracleQueue lists the markets waiting for an arbiter, oldest first.
 	OracleQueue(ctx context.Context) ([]OracleResolution, error)
+	// RecentOracleResolutions returns the n latest resolutions of any
+	// market, newest first (without the re-scored rounds).
+	RecentOracleResolutions(ctx context.Context, n int) ([]OracleResolution, error)
 	// DecideOracle records a human decision: on an escalated market it
 	// resolves it (ECONFLICT when the market is not escalated); with
 	// ReResolve it appends a new resolution to a resolved market

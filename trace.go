@@ -33,6 +33,8 @@ type TraceStore interface {
 	SaveTrace(ctx context.Context, t *ForecastTrace) error
 	// Trace returns a stored trace; ENOTFOUND when there is none.
 	Trace(ctx context.Context, roundID uint64, agent string) (*ForecastTrace, error)
+	// RoundTraces returns a round's traces, by agent.
+	RoundTraces(ctx context.Context, roundID uint64) ([]ForecastTrace, error)
 	// TraceCosts sums the stored traces by agent (address), by agent.
 	TraceCosts(ctx context.Context) ([]AgentCost, error)
 }

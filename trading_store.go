@@ -301,6 +301,10 @@ type CohortStore interface {
 	PositionsOf(ctx context.Context, portfolioID int64) ([]*Position, error)
 	// Trades lists a portfolio's trades by id.
 	Trades(ctx context.Context, portfolioID int64) ([]*Trade, error)
+	// CohortTrades lists the trades of every portfolio of a cohort, by
+	// portfolio and then id: one query where Trades would take one per
+	// portfolio.
+	CohortTrades(ctx context.Context, cohortID int64) ([]*Trade, error)
 	// ApplyChange writes ledger changes not tied to a decision.
 	ApplyChange(ctx context.Context, ch *PortfolioChange) error
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -57,6 +58,8 @@ type Meta struct {
 type Source struct {
 	Forecast *forecast.Service
 	Log      *tlog.Log
+	// Traces serves the LLM agents' traces for Options.WithPrompts.
+	Traces arena.TraceStore
 }
 
 // Options select the format and the rounds (those whose commit deadline
@@ -65,6 +68,10 @@ type Source struct {
 type Options struct {
 	Format string
 	Since  time.Time
+	// WithPrompts adds traces (TracesSpec): what each LLM agent was
+	// shown and answered, prompts included. Exports leave them out by
+	// default: they are large, and verification does not need them.
+	WithPrompts bool
 }
 
 func i64(v int64) string   { return strconv.FormatInt(v, 10) }
@@ -113,7 +120,7 @@ type Spec struct {
 var Specs = []Spec{
 	{"rounds", []string{"id", "commit_deadline", "reveal_start", "reveal_deadline", "grace_seconds", "created_at", "benchmark_at", "triggered_at", "invalidated"}},
 	{"round_markets", []string{"round_id", "idx", "market_id", "benchmark", "benchmark_bps", "benchmark_time", "benchmark_source", "outcome"}},
-	{"markets", []string{"id", "source", "source_id", "question", "category", "event_id", "status", "resolution"}},
+	{"markets", []string{"id", "source", "source_id", "question", "category", "event_id", "status", "resolution", "condition_id"}},
 	{"submissions", []string{"round_id", "agent", "commit_hash", "reasoning_hash", "commit_nonce", "commit_sig", "committed_at",
 		"predictions", "salt", "reveal_nonce", "reveal_sig", "revealed_at"}},
 	{"scores", []string{"round_id", "agent", "brier", "alpha", "brier_bps2", "alpha_bps2", "scored_markets", "benchmarked", "forfeit"}},
@@ -121,6 +128,12 @@ var Specs = []Spec{
 	{"leaderboard", []string{"rank", "agent", "name", "rounds", "n", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct", "provisional"}},
 	{"log_entries", []string{"idx", "kind", "leaf", "leaf_hash", "created_at", "sealed"}},
 }
+
+// TracesSpec is the table Options.WithPrompts adds: one LLM agent's trace
+// of one triggered round, its full record (prompt, tool calls and
+// results, raw answers) as JSON in trace, secrets redacted.
+var TracesSpec = Spec{"traces", []string{"round_id", "agent", "agent_id", "submitted", "failure", "calls", "cached_calls",
+	"input_tokens", "output_tokens", "cost_micros", "latency_ms", "created_at", "trace"}}
 
 // SpecOf returns the table called name.
 func SpecOf(name string) (Spec, bool) {
@@ -151,6 +164,11 @@ func Stream(ctx context.Context, w io.Writer, src Source, name, format string, s
 
 func stream(ctx context.Context, w io.Writer, src Source, name, format string, sc scope) (int, error) {
 	sp, ok := SpecOf(name)
+	// Traces are a table only for a source given a trace store (an export
+	// with prompts); the HTTP exports have none.
+	if name == TracesSpec.Name && src.Traces != nil {
+		sp, ok = TracesSpec, true
+	}
 	if !ok {
 		return 0, arena.Errorf(arena.ENOTFOUND, "export: no table %q", name)
 	}
@@ -233,7 +251,7 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 				if m == nil {
 					return fmt.Errorf("export: market %d of a round is missing", id)
 				}
-				if err := emit([]string{i64(m.ID), m.Source, m.SourceID, m.Question, m.Category, m.EventID, string(m.Status), m.Resolution}); err != nil {
+				if err := emit([]string{i64(m.ID), m.Source, m.SourceID, m.Question, m.Category, m.EventID, string(m.Status), m.Resolution, m.ConditionID}); err != nil {
 					return err
 				}
 			}
@@ -254,6 +272,24 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 				}
 				if err := emit([]string{u64(s.RoundID), s.Agent, s.CommitHash, s.ReasoningHash, u64(s.CommitNonce), s.CommitSig, tm(s.CommittedAt),
 					preds(s.Predictions), s.Salt, rn, rs, tm(s.RevealedAt)}); err != nil {
+					return err
+				}
+			}
+		}
+	case "traces":
+		// Like submissions, a round's traces stay out until its outcomes
+		// are triggered.
+		for _, r := range rounds {
+			if r.TriggeredAt.IsZero() {
+				continue
+			}
+			ts, err := src.Traces.RoundTraces(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			for _, t := range ts {
+				if err := emit([]string{u64(t.RoundID), t.Agent, t.AgentID, bl(t.Submitted), redact.String(t.Failure), i64(t.Calls), i64(t.CachedCalls),
+					i64(t.InputTokens), i64(t.OutputTokens), i64(int64(t.Cost)), i64(t.LatencyMS), tm(t.CreatedAt), redact.String(string(t.Trace))}); err != nil {
 					return err
 				}
 			}
@@ -354,7 +390,14 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	counts := Counts{}
 	// Entries appended after the head was signed wait for the next export.
 	sc := scope{since: o.Since, limitLog: true, logSize: head.TreeSize}
-	for _, sp := range Specs {
+	specs := Specs
+	if o.WithPrompts {
+		if src.Traces == nil {
+			return nil, arena.Errorf(arena.EINVALID, "export: with prompts: no trace store")
+		}
+		specs = append(slices.Clip(specs), TracesSpec)
+	}
+	for _, sp := range specs {
 		n, err := writeFile(ctx, filepath.Join(dir, sp.Name+"."+o.Format), src, sp.Name, o.Format, sc)
 		if err != nil {
 			return nil, err

@@ -12,10 +12,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/web"
@@ -333,7 +335,39 @@ func TestReadmeListsExportedTables(t *testing.T) {
 		}
 		got = append(got, sp)
 	}
-	if fmt.Sprint(got) != fmt.Sprint(export.Specs) {
-		t.Errorf("README lists\n%v\nthe export writes\n%v", got, export.Specs)
+	if want := append(slices.Clip(export.Specs), export.TracesSpec); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("README lists\n%v\nthe export writes\n%v", got, want)
+	}
+}
+
+// With prompts, an export adds the triggered rounds' traces, secrets
+// redacted; without, it has no traces file; either way it verifies.
+func TestExportWithPrompts(t *testing.T) {
+	res := played(t)
+	ctx := context.Background()
+	secret := "sk-ant-api03-" + strings.Repeat("x", 40)
+	tr := &arena.ForecastTrace{RoundID: 1, Agent: "0x00000000000000000000000000000000000000aA", AgentID: "llm-a", Submitted: true, Calls: 2,
+		InputTokens: 1200, OutputTokens: 80, Cost: 1500, Trace: []byte(`{"prompt":"Will it rain? key ` + secret + `","answer":"0.7"}`)}
+	if err := res.DB.SaveTrace(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	counts, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log, Traces: res.DB}, dir, export.Options{Format: export.JSONL, WithPrompts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "traces.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts["traces"] != 1 || !strings.Contains(string(b), "Will it rain?") || strings.Contains(string(b), secret) || !strings.Contains(string(b), `"cost_micros":"1500"`) {
+		t.Fatalf("traces: %d rows: %s", counts["traces"], b)
+	}
+	verifyOK(t, dir, res.Log.PublicKey())
+	if _, err := os.Stat(filepath.Join(exportTo(t, res, export.JSONL), "traces.jsonl")); !os.IsNotExist(err) {
+		t.Fatalf("a default export has a traces file (%v)", err)
+	}
+	if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, t.TempDir(), export.Options{WithPrompts: true}); err == nil {
+		t.Fatal("with prompts and no trace store: no error")
 	}
 }

@@ -279,7 +279,13 @@ func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*Analysis, error)
 	if len(seen) == 0 {
 		est = nil
 	}
-	adj, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed})
+	// Only the leader's paired tests are shown; all pairs would grow with
+	// the square of the agents.
+	opt := score.FEOptions{Estimation: est, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, PairsFor: []string{}}
+	if len(a.Results) > 0 {
+		opt.PairsFor = []string{a.Results[0].Agent}
+	}
+	adj, err := score.AdjustedLeaderboard(obs, opt)
 	if err == nil {
 		a.Adjusted = adj
 	} else {

@@ -72,7 +72,7 @@ func (s *Service) record(ctx context.Context, kind string, v any) {
 		return
 	}
 	if err := s.Log.Append(ctx, kind, v); err != nil {
-		s.log().Error("tamper-evident log: append failed; the item is stored but not logged", "kind", kind, "err", err)
+		s.log().ErrorContext(ctx, "tamper-evident log: append failed; the item is stored but not logged", "kind", kind, "err", err)
 	}
 }
 
@@ -131,7 +131,7 @@ func (s *Service) OracleDecided(ctx context.Context, r *arena.OracleResolution) 
 	s.record(ctx, logResolution, ResolutionEntry{MarketID: r.MarketID, Resolution: res})
 	for _, rs := range r.Rescored {
 		s.recordScores(ctx, rs.RoundID, rs.Outcomes, rs.Scores)
-		s.log().Info("round re-scored after a re-resolution", "round", rs.RoundID, "market", rs.MarketID,
+		s.log().InfoContext(ctx, "round re-scored after a re-resolution", "round", rs.RoundID, "market", rs.MarketID,
 			"outcome_before", rs.PrevOutcome, "outcome", rs.Outcome, "reason", r.Reason)
 	}
 }

@@ -145,7 +145,7 @@ func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*are
 	if err := s.Store.CreateRound(ctx, r); err != nil {
 		return nil, err
 	}
-	s.log().Info("round created", "round", r.ID, "markets", len(markets), "commit_deadline", fmtTime(r.CommitDeadline))
+	s.log().InfoContext(ctx, "round created", "round", r.ID, "markets", len(markets), "commit_deadline", fmtTime(r.CommitDeadline))
 	return r, nil
 }
 
@@ -412,7 +412,7 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 		if !early {
 			return false, nil
 		}
-		s.log().Warn("capturing benchmarks before the tolerance window closed (operator trigger)", "round", r.ID,
+		s.log().WarnContext(ctx, "capturing benchmarks before the tolerance window closed (operator trigger)", "round", r.ID,
 			"window_closes", fmtTime(r.CommitDeadline.Add(BenchmarkTolerance)))
 	}
 	giveUp := !now.Before(r.CommitDeadline.Add(BenchmarkRetryFor))
@@ -431,7 +431,7 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 				errs = append(errs, err)
 				continue // try the others too, so one pass reports every failing market
 			}
-			s.log().Warn("benchmark lookup still failing after the retry bound; market has no benchmark",
+			s.log().WarnContext(ctx, "benchmark lookup still failing after the retry bound; market has no benchmark",
 				"round", r.ID, "market", m.ID, "bound", BenchmarkRetryFor, "err", err)
 			ok = false
 		}
@@ -591,7 +591,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			return false, err
 		}
 		s.record(ctx, logOutcome, OutcomeEntry{RoundID: r.ID, Outcomes: frozen})
-		s.log().Info("round closed without scoreable markets", "round", r.ID, "void", len(r.Markets))
+		s.log().InfoContext(ctx, "round closed without scoreable markets", "round", r.ID, "void", len(r.Markets))
 		return true, nil
 	}
 	// Alpha needs the benchmarks: capture them first if the job has not
@@ -600,7 +600,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 		ok, err := s.captureRound(ctx, r, force)
 		if !ok {
 			if err != nil {
-				s.log().Warn("round due but its benchmarks are not captured yet", "round", r.ID, "err", err)
+				s.log().WarnContext(ctx, "round due but its benchmarks are not captured yet", "round", r.ID, "err", err)
 			}
 			return false, errNoBenchmarks
 		}
@@ -613,7 +613,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 	for attempt := 1; ; attempt++ {
 		err := s.scoreAndSave(ctx, r, frozen, markets, now)
 		if arena.ErrorCode(err) == arena.CodeRescore && attempt < maxRescores {
-			s.log().Info("submissions changed while scoring; rescoring", "round", r.ID)
+			s.log().InfoContext(ctx, "submissions changed while scoring; rescoring", "round", r.ID)
 			continue
 		}
 		if arena.ErrorCode(err) == arena.CodeAlreadyTriggered {
@@ -648,7 +648,7 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, frozen []int
 		return err
 	}
 	s.recordScores(ctx, r.ID, frozen, scores)
-	s.log().Info("round scored", "round", r.ID, "scored_forecasts", len(rows), "agents", len(subs)+1)
+	s.log().InfoContext(ctx, "round scored", "round", r.ID, "scored_forecasts", len(rows), "agents", len(subs)+1)
 	return nil
 }
 

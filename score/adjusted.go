@@ -27,6 +27,10 @@ type FEOptions struct {
 	Level      float64 // CI level; 0 → 0.95
 	Tol        float64 // convergence of the alternating means; 0 → 1e-12
 	MaxIter    int     // 0 → 10,000
+	// PairsFor limits the paired tests to those whose first agent is
+	// listed; nil means every ordered pair, which grows with the square
+	// of the agents (10,000 agents: 10⁸ pairs).
+	PairsFor []string
 }
 
 // FEAgent is one agent's difficulty-adjusted result.
@@ -53,7 +57,7 @@ type FEPair struct {
 // FEResult is the difficulty-adjusted leaderboard.
 type FEResult struct {
 	Agents     []FEAgent `json:"agents"` // by adjusted score, best first
-	Pairs      []FEPair  `json:"pairs"`  // every ordered pair of agents
+	Pairs      []FEPair  `json:"pairs"`  // every ordered pair of agents, or those of FEOptions.PairsFor
 	Questions  int       `json:"questions"`
 	Dropped    int       `json:"dropped_questions"` // answered by no estimation agent
 	Iterations int       `json:"iterations"`
@@ -263,6 +267,9 @@ func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) 
 	}
 	var pairs []FEPair
 	for i := range na {
+		if opt.PairsFor != nil && !slices.Contains(opt.PairsFor, d.agents[i]) {
+			continue
+		}
 		for j := range na {
 			if i == j {
 				continue

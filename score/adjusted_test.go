@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/forecast-arena/arena/score"
 )
@@ -128,6 +129,21 @@ func TestAdjustedBootstrap(t *testing.T) {
 	if len(a.Pairs) != 12 || p["good>bad"] > 0.01 || p["bad>good"] < 0.99 || p["mid1>mid2"] < 0.01 {
 		t.Errorf("pairs: %v", p)
 	}
+	// PairsFor keeps the listed agents' pairs, same figures, and nothing else.
+	only := opt
+	only.PairsFor = []string{"mid1"}
+	c, err := score.AdjustedLeaderboard(obs, only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Pairs) != 3 || !reflect.DeepEqual(c.Agents, a.Agents) {
+		t.Fatalf("PairsFor mid1: %d pairs, agents equal %v", len(c.Pairs), reflect.DeepEqual(c.Agents, a.Agents))
+	}
+	for _, pr := range c.Pairs {
+		if pr.A != "mid1" || pr.P != p[pr.A+">"+pr.B] {
+			t.Errorf("PairsFor mid1: %+v, all-pairs P %v", pr, p[pr.A+">"+pr.B])
+		}
+	}
 	if _, err := score.AdjustedLeaderboard(nil, opt); err == nil {
 		t.Error("no observations accepted")
 	}
@@ -136,5 +152,42 @@ func TestAdjustedBootstrap(t *testing.T) {
 	}
 	if _, err := score.AdjustedLeaderboard([]score.FEObs{{Agent: "a", Question: "q"}, {Agent: "a", Question: "q"}}, opt); err == nil {
 		t.Error("duplicate accepted")
+	}
+}
+
+// BenchmarkAdjustedLeaderboard: the difficulty-adjusted leaderboard with
+// 199 bootstrap replicates over 30 questions, computing only the leader's
+// paired tests (as the server does), reported with the ratio to computing
+// every ordered pair in the same run (x_all_pairs; the all-pairs run is
+// skipped at 10,000 agents, where it holds 10⁸ pairs).
+func BenchmarkAdjustedLeaderboard(b *testing.B) {
+	for _, n := range []int{100, 1000, 10_000} {
+		r := rand.New(rand.NewPCG(uint64(n), 1))
+		var obs []score.FEObs
+		for q := range 30 {
+			for a := range n {
+				obs = append(obs, score.FEObs{Agent: fmt.Sprint("agent", a), Question: fmt.Sprint(q), Stratum: fmt.Sprint(q / 10), Brier: r.Float64() * 0.5})
+			}
+		}
+		run := func(opt score.FEOptions) {
+			if _, err := score.AdjustedLeaderboard(obs, opt); err != nil {
+				b.Fatal(err)
+			}
+		}
+		leader := score.FEOptions{Bootstrap: 199, Seed: 1, PairsFor: []string{"agent0"}}
+		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				run(leader)
+			}
+			per := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(float64(n)/per, "agents/s")
+			if n <= 1000 {
+				all := leader
+				all.PairsFor = nil
+				start := time.Now()
+				run(all)
+				b.ReportMetric(time.Since(start).Seconds()/per, "x_all_pairs")
+			}
+		})
 	}
 }

@@ -14,11 +14,12 @@ func init() {
 }
 
 func runExport(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--log-key PATH]")
+	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--with-prompts] [--log-key PATH]")
 	cf := addConfigFlags(fs, false)
 	out := fs.String("out", "", "directory to write the export to (created if needed)")
 	format := fs.String("format", export.JSONL, "table format: csv or jsonl")
 	since := fs.String("since", "", "only rounds whose commit deadline is at or after this RFC 3339 time (the log is always exported whole)")
+	withPrompts := fs.Bool("with-prompts", false, "also export traces: what each LLM agent was shown and answered in each triggered round, prompts included (secrets redacted)")
 	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -52,7 +53,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	counts, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg}, *out, export.Options{Format: *format, Since: t})
+	counts, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg, Traces: db}, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts})
 	if err != nil {
 		return err
 	}

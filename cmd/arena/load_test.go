@@ -227,7 +227,7 @@ func TestLoad10000AgentsTriggerAndLeaderboard(t *testing.T) {
 		t.Skip("set ARENA_LOAD=1 to run the 10,000-agent load test")
 	}
 	const n, k = 10_000, 3
-	const triggerLimit, leaderboardLimit = 60 * time.Second, 20 * time.Second
+	const triggerLimit, leaderboardLimit = 60 * time.Second, 10 * time.Second
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()

@@ -120,7 +120,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	srv := newServer(db, o.AdminToken, logger, fsvc, eng, lg)
 	srv.Metrics, srv.AdminTokenNext = m, o.AdminTokenNext
-	srv.Rates, srv.Limits = db, web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin)}
+	proxies, err := o.TrustedProxyPrefixes()
+	if err != nil {
+		return err
+	}
+	srv.Rates, srv.Limits = db, web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies}
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js, Metrics: m}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", redact.String(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"sort"
 	"strconv"
@@ -56,6 +57,10 @@ type Options struct {
 	// once. 0 turns a limit off.
 	RateIPPerMin    int
 	RateAgentPerMin int
+	// TrustedProxies (ARENA_TRUSTED_PROXIES) lists the reverse proxies,
+	// comma-separated addresses or CIDR prefixes, whose X-Forwarded-For
+	// names the client for the per-address limit; empty: none.
+	TrustedProxies string
 	// Admission caps of the forecast track: agents a round admits
 	// (ARENA_MAX_AGENTS_PER_ROUND) and agents seen for the first time in
 	// an hour (ARENA_MAX_NEW_AGENTS_PER_HOUR); 0 turns a cap off.
@@ -135,6 +140,7 @@ var fields = func() []field {
 		{"ARENA_RATE_AGENT_PER_MIN", false,
 			func(o *Options) string { return strconv.Itoa(o.RateAgentPerMin) },
 			func(o *Options, v string) (err error) { o.RateAgentPerMin, err = strconv.Atoi(v); return err }},
+		mk("ARENA_TRUSTED_PROXIES", false, func(o *Options) *string { return &o.TrustedProxies }),
 		{"ARENA_MAX_AGENTS_PER_ROUND", false,
 			func(o *Options) string { return strconv.Itoa(o.MaxAgentsPerRound) },
 			func(o *Options, v string) (err error) { o.MaxAgentsPerRound, err = strconv.Atoi(v); return err }},
@@ -246,6 +252,27 @@ func readFile(path string) (map[string]string, error) {
 	return kv, nil
 }
 
+// TrustedProxyPrefixes parses TrustedProxies: a bare address is a prefix
+// of its full length.
+func (o *Options) TrustedProxyPrefixes() ([]netip.Prefix, error) {
+	var ps []netip.Prefix
+	for _, f := range strings.Split(o.TrustedProxies, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("trusted proxy %q: want an address or CIDR prefix (10.0.0.0/8)", f)
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		ps = append(ps, p.Masked())
+	}
+	return ps, nil
+}
+
 // Validate checks the effective configuration.
 func (o *Options) Validate() error {
 	var errs []error
@@ -257,6 +284,9 @@ func (o *Options) Validate() error {
 	}
 	if o.RateIPPerMin < 0 || o.RateAgentPerMin < 0 {
 		errs = append(errs, fmt.Errorf("rate limits %d/min per address, %d/min per agent: must not be negative (0 turns a limit off)", o.RateIPPerMin, o.RateAgentPerMin))
+	}
+	if _, err := o.TrustedProxyPrefixes(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.MaxAgentsPerRound < 0 || o.MaxNewAgentsPerHour < 0 {
 		errs = append(errs, fmt.Errorf("admission caps %d agents a round, %d new agents an hour: must not be negative (0 turns a cap off)", o.MaxAgentsPerRound, o.MaxNewAgentsPerHour))

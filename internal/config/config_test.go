@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,8 @@ func TestValidate(t *testing.T) {
 		func(o *Options) { o.LogLevel = "loud" },
 		func(o *Options) { o.TradingPolicy = "coinflip" },
 		func(o *Options) { o.TradingPolicy = "" },
+		func(o *Options) { o.TrustedProxies = "10.0.0.0/33" },
+		func(o *Options) { o.TrustedProxies = "10.0.0.1, proxy.internal" },
 	} {
 		o := Defaults()
 		mut(&o)
@@ -66,6 +69,12 @@ func TestValidate(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	o.TrustedProxies = " 10.0.0.0/8, 192.0.2.7 ,::ffff:198.51.100.1"
+	ps, err := o.TrustedProxyPrefixes()
+	if err != nil || fmt.Sprint(ps) != "[10.0.0.0/8 192.0.2.7/32 198.51.100.1/32]" {
+		t.Fatalf("trusted proxies: %v %v", ps, err)
+	}
+	o.TrustedProxies = ""
 	if o.TradingPolicy != "refund" {
 		t.Fatalf("default trading policy %q", o.TradingPolicy)
 	}

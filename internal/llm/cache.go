@@ -39,6 +39,8 @@ type Cache struct {
 	namespace string
 	cacheOnly bool
 	log       *slog.Logger
+	metrics   CacheMetrics // nil: not counted beyond Stats
+	agent     string
 
 	hits, misses atomic.Int64
 }
@@ -46,7 +48,12 @@ type Cache struct {
 // NewCache wraps next. namespace identifies everything outside the request
 // that changes the answer (see SpecNamespace).
 func NewCache(next Completer, store CacheStore, namespace string) *Cache {
-	return &Cache{next: next, store: store, namespace: namespace, log: slog.Default()}
+	c := &Cache{next: next, store: store, namespace: namespace, log: slog.Default()}
+	if cl, ok := next.(*Client); ok {
+		c.metrics, _ = cl.metrics.(CacheMetrics)
+		c.agent = cl.spec.ID
+	}
+	return c
 }
 
 // CacheOnly makes misses fail with ErrCacheMiss instead of calling the
@@ -114,6 +121,9 @@ func (c *Cache) Lookup(ctx context.Context, req Request) (Response, bool, error)
 		var r Response
 		if err := json.Unmarshal(b, &r); err == nil {
 			c.hits.Add(1)
+			if c.metrics != nil {
+				c.metrics.ModelCacheLookup(c.agent, true)
+			}
 			r.Cached = true
 			return r, true, nil
 		}
@@ -121,6 +131,9 @@ func (c *Cache) Lookup(ctx context.Context, req Request) (Response, bool, error)
 		c.log.Warn("llm cache: corrupt entry ignored", "key", key)
 	}
 	c.misses.Add(1)
+	if c.metrics != nil {
+		c.metrics.ModelCacheLookup(c.agent, false)
+	}
 	return Response{}, false, nil
 }
 

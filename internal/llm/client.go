@@ -189,6 +189,13 @@ type CallMetrics interface {
 	ModelCall(agent string, ok bool, inputTokens, outputTokens, costMicros int64)
 }
 
+// CacheMetrics counts lookups in the call cache (a *metrics.Metrics
+// does). A Cache in front of a Client whose CallMetrics also count cache
+// lookups reports to them, under the client's agent id.
+type CacheMetrics interface {
+	ModelCacheLookup(agent string, hit bool)
+}
+
 // WithMetrics reports every call that reached the provider, after its
 // retries, with its tokens and cost (answers read from a Cache never reach
 // the client and are not counted).

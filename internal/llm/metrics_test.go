@@ -40,3 +40,31 @@ func TestClientMetrics(t *testing.T) {
 		}
 	}
 }
+
+// A cache in front of a client counts its hits and misses in the client's
+// metrics, by agent; a hit reaches no provider and is no model call.
+func TestCacheMetrics(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.Script("m", llmtest.OK("x", 10, 2))
+	m := metrics.New()
+	c, _ := newTestClient(t, srv, testSpec("m"), "k", WithMetrics(m))
+	ca := NewCache(c, DirStore{Dir: t.TempDir()}, SpecNamespace(c.Spec()))
+	for range 3 {
+		if _, err := ca.Complete(context.Background(), Request{User: "same question"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		metric string
+		labels map[string]string
+		want   float64
+	}{
+		{"arena_model_cache_lookups_total", map[string]string{"agent": "agent-m", "result": "miss"}, 1},
+		{"arena_model_cache_lookups_total", map[string]string{"agent": "agent-m", "result": "hit"}, 2},
+		{"arena_model_calls_total", map[string]string{"agent": "agent-m", "result": "ok"}, 1},
+	} {
+		if got := m.Value(c.metric, c.labels); got != c.want {
+			t.Errorf("%s %v = %v, want %v", c.metric, c.labels, got, c.want)
+		}
+	}
+}

@@ -31,6 +31,7 @@ type Metrics struct {
 	modelCalls     *prometheus.CounterVec
 	modelTokens    *prometheus.CounterVec
 	modelCost      *prometheus.CounterVec
+	modelCache     *prometheus.CounterVec
 	oracleRuns     *prometheus.CounterVec
 }
 
@@ -73,12 +74,15 @@ func New() *Metrics {
 	m.modelCost = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "arena_model_cost_usd_total", Help: "Model spending in USD (registry prices) by agent.",
 	}, []string{"agent"})
+	m.modelCache = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "arena_model_cache_lookups_total", Help: "Model call cache lookups by agent and result (hit: answered without a call; miss).",
+	}, []string{"agent", "result"})
 	m.oracleRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "arena_oracle_runs_total", Help: "Oracle panel runs by recorded status; status=\"escalated\" counts escalations to a human.",
 	}, []string{"status"})
 	m.Registry.MustRegister(m.httpRequests, m.httpDuration, m.submissions, m.rateLimited,
 		m.jobRuns, m.jobDuration, m.jobTakeovers, m.jobLastSuccess,
-		m.modelCalls, m.modelTokens, m.modelCost, m.oracleRuns,
+		m.modelCalls, m.modelTokens, m.modelCost, m.modelCache, m.oracleRuns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -163,6 +167,18 @@ func (m *Metrics) ModelCall(agent string, ok bool, inputTokens, outputTokens, co
 	m.modelTokens.WithLabelValues(agent, "input").Add(float64(inputTokens))
 	m.modelTokens.WithLabelValues(agent, "output").Add(float64(outputTokens))
 	m.modelCost.WithLabelValues(agent).Add(float64(costMicros) / 1e6)
+}
+
+// ModelCacheLookup counts one lookup in the model call cache.
+func (m *Metrics) ModelCacheLookup(agent string, hit bool) {
+	if m == nil {
+		return
+	}
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	m.modelCache.WithLabelValues(agent, result).Inc()
 }
 
 // OracleRun counts one recorded oracle run by its status.

@@ -153,6 +153,11 @@ func (s *Service) Queue(ctx context.Context) ([]arena.OracleResolution, error) {
 	return s.Store.OracleQueue(ctx)
 }
 
+// Recent returns the n latest resolutions of any market, newest first.
+func (s *Service) Recent(ctx context.Context, n int) ([]arena.OracleResolution, error) {
+	return s.Store.RecentOracleResolutions(ctx, n)
+}
+
 // Resolutions returns a market's oracle history, oldest first.
 func (s *Service) Resolutions(ctx context.Context, marketID int64) ([]arena.OracleResolution, error) {
 	return s.Store.OracleResolutions(ctx, marketID)

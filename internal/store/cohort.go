@@ -260,22 +260,35 @@ func (d *DB) PositionsOf(ctx context.Context, portfolioID int64) ([]*arena.Posit
 
 // Trades implements arena.CohortStore.
 func (d *DB) Trades(ctx context.Context, portfolioID int64) ([]*arena.Trade, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT id, portfolio_id, position_id, decision_id, market_id, side, kind,
-		amount, shares, price, cost_basis, cash_before, confidence, created_at FROM trades WHERE portfolio_id = ? ORDER BY id`), []any{portfolioID},
-		func(sc scanner) (*arena.Trade, error) {
-			var t arena.Trade
-			var dec sql.NullInt64
-			var kind string
-			var created int64
-			err := sc.Scan(&t.ID, &t.PortfolioID, &t.PositionID, &dec, &t.MarketID, &t.Side, &kind, &t.Amount, &t.Shares,
-				&t.Price, &t.CostBasis, &t.CashBefore, &t.Confidence, &created)
-			t.DecisionID, t.Kind, t.CreatedAt = dec.Int64, arena.TradeKind(kind), time.UnixMicro(created).UTC()
-			return &t, err
-		})
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+tradeColumns+` FROM trades WHERE portfolio_id = ? ORDER BY id`), []any{portfolioID}, scanTrade)
 	if err != nil {
 		return nil, fmt.Errorf("store: trades of portfolio %d: %w", portfolioID, err)
 	}
 	return out, nil
+}
+
+// CohortTrades implements arena.CohortStore.
+func (d *DB) CohortTrades(ctx context.Context, cohortID int64) ([]*arena.Trade, error) {
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+tradeColumns+` FROM trades
+		WHERE portfolio_id IN (SELECT id FROM portfolios WHERE cohort_id = ?) ORDER BY portfolio_id, id`), []any{cohortID}, scanTrade)
+	if err != nil {
+		return nil, fmt.Errorf("store: trades of cohort %d: %w", cohortID, err)
+	}
+	return out, nil
+}
+
+const tradeColumns = `id, portfolio_id, position_id, decision_id, market_id, side, kind,
+	amount, shares, price, cost_basis, cash_before, confidence, created_at`
+
+func scanTrade(sc scanner) (*arena.Trade, error) {
+	var t arena.Trade
+	var dec sql.NullInt64
+	var kind string
+	var created int64
+	err := sc.Scan(&t.ID, &t.PortfolioID, &t.PositionID, &dec, &t.MarketID, &t.Side, &kind, &t.Amount, &t.Shares,
+		&t.Price, &t.CostBasis, &t.CashBefore, &t.Confidence, &created)
+	t.DecisionID, t.Kind, t.CreatedAt = dec.Int64, arena.TradeKind(kind), time.UnixMicro(created).UTC()
+	return &t, err
 }
 
 // ApplyChange implements arena.CohortStore.

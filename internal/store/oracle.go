@@ -162,6 +162,15 @@ func (d *DB) AllOracleResolutions(ctx context.Context) ([]arena.OracleResolution
 	return out, nil
 }
 
+// RecentOracleResolutions implements arena.OracleStore.
+func (d *DB) RecentOracleResolutions(ctx context.Context, n int) ([]arena.OracleResolution, error) {
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions ORDER BY created_at DESC, id DESC LIMIT ?`), []any{n}, scanOracle)
+	if err != nil {
+		return nil, fmt.Errorf("store: recent oracle resolutions: %w", err)
+	}
+	return out, nil
+}
+
 // OracleQueue implements arena.OracleStore.
 func (d *DB) OracleQueue(ctx context.Context) ([]arena.OracleResolution, error) {
 	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE status = ? ORDER BY created_at, id`), arena.OracleEscalated)

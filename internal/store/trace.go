@@ -30,22 +30,38 @@ func (d *DB) SaveTrace(ctx context.Context, t *arena.ForecastTrace) error {
 	return nil
 }
 
-// Trace implements arena.TraceStore.
-func (d *DB) Trace(ctx context.Context, roundID uint64, agent string) (*arena.ForecastTrace, error) {
-	t := &arena.ForecastTrace{RoundID: roundID, Agent: agent}
+const traceColumns = `round_id, agent, agent_id, submitted, failure, calls, cached_calls, input_tokens, output_tokens,
+	cost_micros, latency_ms, trace, created_at`
+
+func scanTrace(sc scanner) (arena.ForecastTrace, error) {
+	var t arena.ForecastTrace
 	var cost, created int64
 	var trace string
-	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT agent_id, submitted, failure, calls, cached_calls, input_tokens, output_tokens,
-		cost_micros, latency_ms, trace, created_at FROM forecast_traces WHERE round_id = ? AND agent = ?`), roundID, agent).
-		Scan(&t.AgentID, &t.Submitted, &t.Failure, &t.Calls, &t.CachedCalls, &t.InputTokens, &t.OutputTokens, &cost, &t.LatencyMS, &trace, &created)
+	err := sc.Scan(&t.RoundID, &t.Agent, &t.AgentID, &t.Submitted, &t.Failure, &t.Calls, &t.CachedCalls, &t.InputTokens, &t.OutputTokens,
+		&cost, &t.LatencyMS, &trace, &created)
+	t.Cost, t.Trace, t.CreatedAt = arena.Micros(cost), []byte(trace), time.UnixMicro(created).UTC()
+	return t, err
+}
+
+// Trace implements arena.TraceStore.
+func (d *DB) Trace(ctx context.Context, roundID uint64, agent string) (*arena.ForecastTrace, error) {
+	t, err := scanTrace(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+traceColumns+` FROM forecast_traces WHERE round_id = ? AND agent = ?`), roundID, agent))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, arena.Errorf(arena.ENOTFOUND, "no trace of %s in round %d", agent, roundID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: trace of %s in round %d: %w", agent, roundID, err)
 	}
-	t.Cost, t.Trace, t.CreatedAt = arena.Micros(cost), []byte(trace), time.UnixMicro(created).UTC()
-	return t, nil
+	return &t, nil
+}
+
+// RoundTraces implements arena.TraceStore.
+func (d *DB) RoundTraces(ctx context.Context, roundID uint64) ([]arena.ForecastTrace, error) {
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+traceColumns+` FROM forecast_traces WHERE round_id = ? ORDER BY agent`), []any{roundID}, scanTrace)
+	if err != nil {
+		return nil, fmt.Errorf("store: traces of round %d: %w", roundID, err)
+	}
+	return out, nil
 }
 
 // TraceCosts implements arena.TraceStore.

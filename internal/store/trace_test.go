@@ -51,6 +51,11 @@ func TestTracesAndBacktest(t *testing.T) {
 			if fmt.Sprint(costs) != "[{0xA 2 5 3 $0.0013} {0xB 1 2 2 $0.000007}]" {
 				t.Errorf("trace costs %v", costs)
 			}
+			// A round's traces, by agent.
+			rt, err := db.RoundTraces(ctx, 2)
+			if err != nil || len(rt) != 2 || fmt.Sprint(rt[0]) != fmt.Sprint(tr2) || fmt.Sprint(rt[1]) != fmt.Sprint(tr3) {
+				t.Errorf("round traces: %+v %v", rt, err)
+			}
 			ms, err := db.Markets(ctx, arena.MarketFilter{})
 			if err != nil || len(ms) < 2 {
 				t.Fatal(err)

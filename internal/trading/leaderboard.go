@@ -135,11 +135,12 @@ func (e *Engine) Results(ctx context.Context, status arena.CohortStatus) ([]Coho
 		if err != nil {
 			return nil, fmt.Errorf("trading: results of cohort %d: %w", c.ID, err)
 		}
+		byPortfolio, err := cohortTrades(ctx, e.Store, c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("trading: results of cohort %d: %w", c.ID, err)
+		}
 		for _, p := range ports {
-			trades, err := e.Store.Trades(ctx, p.ID)
-			if err != nil {
-				return nil, fmt.Errorf("trading: results of portfolio %d: %w", p.ID, err)
-			}
+			trades := byPortfolio[p.ID]
 			for _, pos := range p.Positions {
 				ids = append(ids, pos.MarketID)
 			}
@@ -197,6 +198,19 @@ func (e *Engine) Leaderboard(ctx context.Context) ([]LeaderRow, error) {
 		return nil, err
 	}
 	return Aggregate(rs), nil
+}
+
+// cohortTrades returns a cohort's trades by portfolio, in one query.
+func cohortTrades(ctx context.Context, st arena.CohortStore, cohortID int64) (map[int64][]*arena.Trade, error) {
+	ts, err := st.CohortTrades(ctx, cohortID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]*arena.Trade{}
+	for _, t := range ts {
+		out[t.PortfolioID] = append(out[t.PortfolioID], t)
+	}
+	return out, nil
 }
 
 // SortByBrier orders rows by Brier score, lowest (best) first; agents

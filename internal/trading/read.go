@@ -82,17 +82,17 @@ func (e *Engine) Holdings(ctx context.Context, cohortID int64) ([]Holdings, erro
 	if err != nil {
 		return nil, err
 	}
+	trades, err := cohortTrades(ctx, e.Store, cohortID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Holdings, 0, len(ports))
 	for _, p := range ports {
 		pos, err := e.Store.PositionsOf(ctx, p.ID)
 		if err != nil {
 			return nil, err
 		}
-		trs, err := e.Store.Trades(ctx, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Holdings{AgentID: p.AgentID, Positions: pos, Trades: trs})
+		out = append(out, Holdings{AgentID: p.AgentID, Positions: pos, Trades: trades[p.ID]})
 	}
 	return out, nil
 }

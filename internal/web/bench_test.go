@@ -19,6 +19,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -32,7 +33,7 @@ import (
 // throughput measured in the same run, as ratios to the rate of all cores
 // (x_ecrecover) and of one core (x_ecrecover_1core).
 //
-//	go test ./web -run '^$' -bench BenchmarkCommit -benchtime 3s
+//	go test ./internal/web -run '^$' -bench BenchmarkCommit -benchtime 3s
 //
 // ARENA_TEST_POSTGRES_URL adds PostgreSQL sub-benchmarks.
 
@@ -40,13 +41,16 @@ import (
 // each agent's commits go out in nonce order from one client goroutine.
 const benchAgents = 256
 
-// benchServer starts the API on db and creates rounds rounds of k
-// markets, open for a day.
-func benchServer(b *testing.B, db *store.DB, rounds, k int) (url string, ids []uint64, stop func()) {
+// benchServer starts the API on db (with limits, when any are set) and
+// creates rounds rounds of k markets, open for a day.
+func benchServer(b *testing.B, db *store.DB, rounds, k int, limits web.RateLimits) (url string, ids []uint64, stop func()) {
 	b.Helper()
 	svc := &forecast.Service{Store: db, Logger: quiet}
 	srv := web.New(db, db, adminToken, quiet)
 	srv.RegisterForecast(svc)
+	if limits.PerIP.Burst > 0 || limits.PerAgent.Burst > 0 {
+		srv.Rates, srv.Limits = db, limits
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -170,68 +174,7 @@ func benchEngines(b *testing.B, fn func(b *testing.B, url func() string)) {
 // overrides). The load generator (net/http client) runs on the same cores.
 func BenchmarkCommitThroughput(b *testing.B) {
 	benchEngines(b, func(b *testing.B, dbURL func() string) {
-		db, err := store.Open(context.Background(), dbURL())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
-		keys := benchKeys(benchAgents)
-		rounds := (b.N + benchAgents - 1) / benchAgents
-		url, ids, stop := benchServer(b, db, rounds, 7)
-		defer stop()
-		per := presign(b, b.N, ids, keys)
-		conns := 16 * runtime.GOMAXPROCS(0)
-		if s := os.Getenv("ARENA_BENCH_CONNS"); s != "" {
-			if conns, err = strconv.Atoi(s); err != nil || conns < 1 {
-				b.Fatalf("ARENA_BENCH_CONNS=%q", s)
-			}
-		}
-		client := benchClient(conns)
-		// Warm the connection pool outside the timer.
-		for i := 0; i < conns; i++ {
-			resp, err := client.Get(url + "/healthz")
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		}
-		var failed atomic.Int64
-		var firstErr atomic.Value
-		b.ResetTimer()
-		start := time.Now()
-		var wg sync.WaitGroup
-		for g := 0; g < conns; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// Goroutine g owns agents g, g+conns, …; it sends their
-				// commits round by round, so each agent's nonces stay in order.
-				for j := 0; ; j++ {
-					sent := false
-					for a := g; a < len(per); a += conns {
-						if j >= len(per[a]) {
-							continue
-						}
-						sent = true
-						st, err := post(client, url+per[a][j].path, per[a][j].body)
-						if err != nil || st != http.StatusCreated {
-							failed.Add(1)
-							firstErr.CompareAndSwap(nil, fmt.Sprintf("status %d, %v", st, err))
-						}
-					}
-					if !sent {
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		b.StopTimer()
-		if n := failed.Load(); n > 0 {
-			b.Fatalf("%d of %d commits failed (first: %v)", n, b.N, firstErr.Load())
-		}
-		rate := float64(b.N) / elapsed.Seconds()
+		rate := commitRate(b, dbURL(), b.N, web.RateLimits{}, true)
 		// The baselines: bare recovery on every core (what the server's
 		// cores could do if they did nothing else; the stricter ratio) and
 		// on one core (one recovery loop, as BenchmarkEcrecover measures).
@@ -242,6 +185,97 @@ func BenchmarkCommitThroughput(b *testing.B) {
 		b.ReportMetric(rate/bare, "x_ecrecover")
 		b.ReportMetric(rate/bare1, "x_ecrecover_1core")
 	})
+}
+
+// BenchmarkRateLimitCost: the commit throughput of BenchmarkCommitThroughput
+// with the API's rate limits on (per address and per agent, at the default
+// bursts, refilled fast enough that no commit is refused), as a ratio to
+// the same commits without limits measured in the same run (x_unlimited;
+// 1 means the limits cost nothing).
+func BenchmarkRateLimitCost(b *testing.B) {
+	limits := web.RateLimits{
+		PerIP:    arena.RateLimit{Burst: 6000, PerSecond: 1e6},
+		PerAgent: arena.RateLimit{Burst: 600, PerSecond: 1e6},
+	}
+	benchEngines(b, func(b *testing.B, dbURL func() string) {
+		base := commitRate(b, dbURL(), b.N, web.RateLimits{}, false)
+		rate := commitRate(b, dbURL(), b.N, limits, true)
+		b.ReportMetric(rate, "commits/s")
+		b.ReportMetric(base, "unlimited_commits/s")
+		b.ReportMetric(rate/base, "x_unlimited")
+	})
+}
+
+// commitRate sends n pre-signed commits to a fresh server on dbURL with
+// the given limits and returns the accepted commits per second; timed
+// says whether the benchmark's timer runs while they are sent.
+func commitRate(b *testing.B, dbURL string, n int, limits web.RateLimits, timed bool) float64 {
+	b.Helper()
+	b.StopTimer()
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	keys := benchKeys(benchAgents)
+	rounds := (n + benchAgents - 1) / benchAgents
+	url, ids, stop := benchServer(b, db, rounds, 7, limits)
+	defer stop()
+	per := presign(b, n, ids, keys)
+	conns := 16 * runtime.GOMAXPROCS(0)
+	if s := os.Getenv("ARENA_BENCH_CONNS"); s != "" {
+		if conns, err = strconv.Atoi(s); err != nil || conns < 1 {
+			b.Fatalf("ARENA_BENCH_CONNS=%q", s)
+		}
+	}
+	client := benchClient(conns)
+	// Warm the connection pool outside the timer.
+	for i := 0; i < conns; i++ {
+		resp, err := client.Get(url + "/healthz")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	if timed {
+		b.StartTimer()
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := 0; g < conns; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Goroutine g owns agents g, g+conns, …; it sends their
+			// commits round by round, so each agent's nonces stay in order.
+			for j := 0; ; j++ {
+				sent := false
+				for a := g; a < len(per); a += conns {
+					if j >= len(per[a]) {
+						continue
+					}
+					sent = true
+					st, err := post(client, url+per[a][j].path, per[a][j].body)
+					if err != nil || st != http.StatusCreated {
+						failed.Add(1)
+						firstErr.CompareAndSwap(nil, fmt.Sprintf("status %d, %v", st, err))
+					}
+				}
+				if !sent {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if f := failed.Load(); f > 0 {
+		b.Fatalf("%d of %d commits failed (first: %v)", f, n, firstErr.Load())
+	}
+	return float64(n) / elapsed.Seconds()
 }
 
 // BenchmarkCommitLatency: p50 and p99 latency of accepted commits at a
@@ -265,7 +299,7 @@ func BenchmarkCommitLatency(b *testing.B) {
 		defer db.Close()
 		// One agent per request (nonce 0), so requests are independent.
 		keys := benchKeys(b.N)
-		url, ids, stop := benchServer(b, db, 1, 7)
+		url, ids, stop := benchServer(b, db, 1, 7, web.RateLimits{})
 		defer stop()
 		per := presign(b, b.N, ids, keys)
 		client := benchClient(256)

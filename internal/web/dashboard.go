@@ -101,6 +101,17 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 		}
 		v.Trading = lb.Rows[:min(len(lb.Rows), 5)]
 	}
+	if s.oracle != nil {
+		rs, err := s.oracle.Recent(ctx, 5)
+		if err != nil {
+			return nil, err
+		}
+		v.HasOracle, v.Oracle = true, make([]OracleRecentJSON, 0, len(rs))
+		for _, r := range rs {
+			v.Oracle = append(v.Oracle, OracleRecentJSON{MarketID: r.MarketID, Question: r.Evidence.Question, Seq: r.Seq, Status: r.Status,
+				Panel: string(r.Verdict.Decision), Final: string(r.Final), Architecture: r.Verdict.Architecture, Composite: r.Verdict.Composite, At: r.CreatedAt})
+		}
+	}
 	return v, nil
 }
 

@@ -234,3 +234,44 @@ func TestMarketPageOracle(t *testing.T) {
 		}
 	})
 }
+
+// The home page lists the latest oracle resolutions, newest first, each
+// linked to its market's oracle record, escalations marked.
+func TestHomeRecentOracle(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		ms := seedMarkets(t, db, 2, time.Now().Add(48*time.Hour))
+		for i, v := range []arena.OracleVerdict{
+			{Architecture: "majority", Decision: arena.OracleYes, Rule: "majority", Unanimous: true, Composite: 1.9},
+			{Architecture: "weighted", Decision: arena.OracleNo, Rule: "majority", Composite: 0.4, Escalate: true, Reasons: []string{"low composite"}},
+		} {
+			res := &arena.OracleResolution{MarketID: ms[i].ID, Policy: arena.DefaultOraclePolicy, Evidence: arena.EvidencePacket{Question: ms[i].Question}, Verdict: v}
+			if err := db.SaveOracleResolution(ctx, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: &oracle.Service{Store: db}}).Handler())
+		defer hs.Close()
+		resp, err := http.Get(hs.URL + "/api/v1/pages/home")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v web.HomeJSON
+		decodeJSON(t, resp, &v)
+		if !v.HasOracle || len(v.Oracle) != 2 || v.Oracle[0].MarketID != ms[1].ID || v.Oracle[0].Status != arena.OracleEscalated ||
+			v.Oracle[0].Final != "" || v.Oracle[1].Final != string(arena.OracleYes) || v.Oracle[1].Architecture != "majority" {
+			t.Fatalf("home oracle block: %+v", v.Oracle)
+		}
+		resp, err = http.Get(hs.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range []string{"Recent oracle resolutions", fmt.Sprintf(`href="/oracle/%d"`, ms[1].ID), "escalated to a person", "automatic", ms[0].Question} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("home page lacks %q", want)
+			}
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -100,4 +101,26 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, ri *requestInfo, rout
 	}
 	s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status,
 		"took", took, "request_id", ri.id)
+}
+
+// LogHandler adds the request id to every record logged with a request's
+// context (slog's …Context methods), so that what the services log while
+// handling a request carries the same request_id as the server's lines.
+func LogHandler(h slog.Handler) slog.Handler { return requestIDHandler{h} }
+
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := RequestID(ctx); id != "" {
+		r.AddAttrs(slog.String("request_id", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
 }

@@ -279,3 +279,35 @@ func TestAdminTokenRotation(t *testing.T) {
 		}
 	}
 }
+
+// A service's log line written while it handles a request carries the
+// request's id, as the server's own lines do.
+func TestServiceLogsCarryRequestID(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	var buf syncBuffer
+	logger := slog.New(web.LogHandler(slog.NewJSONHandler(&buf, nil)))
+	h := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger,
+		Forecast: &forecast.Service{Store: db, Logger: logger}}).Handler()
+	ms := seedMarkets(t, db, 2, time.Now().Add(30*24*time.Hour))
+	now := time.Now()
+	body, _ := json.Marshal(map[string]any{"market_ids": marketIDs(ms), "commit_deadline": now.Add(time.Hour),
+		"reveal_start": now.Add(2 * time.Hour), "reveal_deadline": now.Add(3 * time.Hour)})
+	req := httptest.NewRequest("POST", "/api/v1/admin/rounds", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", "req-abc-123")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create round: %d %s", rec.Code, rec.Body)
+	}
+	for _, l := range buf.lines() {
+		if l["msg"] == "round created" {
+			if l["request_id"] != "req-abc-123" {
+				t.Fatalf("the service's line lacks the request id: %v", l)
+			}
+			return
+		}
+	}
+	t.Fatalf("no round created line: %v", buf.lines())
+}

@@ -8,24 +8,32 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/redact"
 )
 
 // RateLimits are the API's abuse limits, token buckets kept in the
 // database (arena.RateStore) so that replicas sharing one PostgreSQL
-// share them. A limit whose Burst is 0 is off.
+// share them, and answered from each process's copy (package ratelimit
+// bounds how far replicas together can pass a limit). A limit whose Burst
+// is 0 is off.
 type RateLimits struct {
 	// PerIP applies to every request but the probes (/healthz, /readyz,
-	// /metrics), keyed by the client's address as the connection shows it.
+	// /metrics), keyed by the client's address (see clientIP).
 	PerIP arena.RateLimit
 	// PerAgent applies to the requests that name an agent: submissions
 	// (the agent field of the body) and the nonce lookup (the path).
 	PerAgent arena.RateLimit
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client for PerIP; from any other peer the header is ignored, so
+	// a client cannot pick its own bucket.
+	TrustedProxies []netip.Prefix
 	// Now is the limits' clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -39,8 +47,8 @@ var unlimited = map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET 
 // and, when one is empty, answers 429 with Retry-After. A bucket store
 // that fails lets the request through (the limits protect the service;
 // they must not take it down) and is logged.
-func (s *Server) limit(w http.ResponseWriter, r *http.Request, route string) (*http.Request, error) {
-	if s.Rates == nil || unlimited[route] {
+func (s *Server) limit(lim *ratelimit.Limiter, w http.ResponseWriter, r *http.Request, route string) (*http.Request, error) {
+	if lim == nil || unlimited[route] {
 		return r, nil
 	}
 	type bucket struct {
@@ -49,7 +57,7 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, route string) (*h
 	}
 	var bs []bucket
 	if s.Limits.PerIP.Burst > 0 {
-		bs = append(bs, bucket{"ip", "ip:" + clientIP(r), s.Limits.PerIP})
+		bs = append(bs, bucket{"ip", "ip:" + clientIP(r, s.Limits.TrustedProxies), s.Limits.PerIP})
 	}
 	if s.Limits.PerAgent.Burst > 0 {
 		agent, nr, err := agentOf(r, route)
@@ -69,7 +77,7 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, route string) (*h
 	var tight arena.RateDecision
 	for i := range bs {
 		b := &bs[i]
-		d, err := s.Rates.TakeToken(r.Context(), b.key, b.l, now())
+		d, err := lim.Take(r.Context(), b.key, b.l, now())
 		if err != nil {
 			s.Logger.Warn("rate limit: bucket store failed; request let through", "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
 			continue
@@ -87,7 +95,8 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, route string) (*h
 	l := tightest.l
 	h := w.Header()
 	h.Set("RateLimit-Limit", strconv.FormatFloat(l.Burst, 'f', 0, 64))
-	h.Set("RateLimit-Remaining", strconv.FormatFloat(math.Floor(tight.Remaining), 'f', 0, 64))
+	// A bucket in debt (see package ratelimit) has nothing remaining.
+	h.Set("RateLimit-Remaining", strconv.FormatFloat(math.Max(0, math.Floor(tight.Remaining)), 'f', 0, 64))
 	h.Set("RateLimit-Reset", strconv.FormatFloat(math.Ceil((l.Burst-tight.Remaining)/l.PerSecond), 'f', 0, 64))
 	if tight.Allowed {
 		return r, nil
@@ -98,13 +107,44 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, route string) (*h
 	return r, arena.Rejectf(arena.ETOOMANY, "rate_limited", "too many requests from this %s: at most %g at once and %g per second; retry in %g s", tightest.name, l.Burst, l.PerSecond, wait)
 }
 
-// clientIP is the peer address of the connection (a proxy in front of
-// the server makes every client one; see the README).
-func clientIP(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+// clientIP is the client's address: the connection's peer, unless the
+// peer is a trusted proxy; then X-Forwarded-For is read from the right
+// (each proxy appends the address it received from), skipping trusted
+// proxies, and the first other address is the client. A malformed entry
+// stops the walk at the last address known good.
+func clientIP(r *http.Request, trusted []netip.Prefix) string {
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		host = h
+	}
+	isTrusted := func(s string) (netip.Addr, bool) {
+		a, err := netip.ParseAddr(strings.TrimSpace(s))
+		if err != nil {
+			return a, false
+		}
+		a = a.Unmap()
+		for _, p := range trusted {
+			if p.Contains(a) {
+				return a, true
+			}
+		}
+		return a, false
+	}
+	if _, ok := isTrusted(host); !ok {
 		return host
 	}
-	return r.RemoteAddr
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, ok := isTrusted(hops[i])
+		if !a.IsValid() {
+			break
+		}
+		host = a.String()
+		if !ok {
+			break
+		}
+	}
+	return host
 }
 
 // agentOf returns the agent a request names, and the request with its

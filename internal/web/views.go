@@ -80,6 +80,24 @@ type HomeJSON struct {
 	Forecast     []ForecastRowJSON      `json:"forecast_top"`
 	Trading      []TradingLeaderRowJSON `json:"trading_top"`
 	HasTrading   bool                   `json:"has_trading"`
+	// Oracle lists the latest oracle resolutions, newest first (when the
+	// oracle is enabled).
+	Oracle    []OracleRecentJSON `json:"recent_oracle_resolutions"`
+	HasOracle bool               `json:"has_oracle"`
+}
+
+// OracleRecentJSON is one oracle resolution on the home page: what the
+// panel decided, how sure it was, and whether a person decided instead.
+type OracleRecentJSON struct {
+	MarketID     int64     `json:"market_id"`
+	Question     string    `json:"question"`
+	Seq          int       `json:"seq"`
+	Status       string    `json:"status"` // auto, escalated or decided
+	Panel        string    `json:"panel_decision"`
+	Final        string    `json:"final,omitempty"` // empty while escalated
+	Architecture string    `json:"architecture"`
+	Composite    float64   `json:"composite"`
+	At           time.Time `json:"at"`
 }
 
 // LeaderboardPageJSON is the leaderboard page: both tracks, sorted and

@@ -21,6 +21,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/tlog"
@@ -169,6 +170,10 @@ func (s *Server) InternalErrors() int64 { return s.internalErrors.Load() }
 // panic recovery and request logging. Requests no route matches get the
 // JSON error shape: 404, or 405 with the Allow header.
 func (s *Server) Handler() http.Handler {
+	var lim *ratelimit.Limiter
+	if s.Rates != nil {
+		lim = &ratelimit.Limiter{Store: s.Rates}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		r, ri := s.begin(w, r)
@@ -181,7 +186,7 @@ func (s *Server) Handler() http.Handler {
 		defer s.finish(sw, r, ri, route, start)
 		var err error
 		if err = checkText(r); err == nil {
-			r, err = s.limit(sw, r, route)
+			r, err = s.limit(lim, sw, r, route)
 		}
 		switch {
 		case err != nil:

@@ -153,6 +153,9 @@ func testDecisionClaims(t *testing.T, db *store.DB) {
 	if len(trades) != 1 || trades[0].Confidence != 0.4 || trades[0].DecisionID != taken.ID || trades[0].Price != 500_000 {
 		t.Fatalf("trades: %+v", trades)
 	}
+	if ct, err := db.CohortTrades(ctx, c.ID); err != nil || len(ct) != 1 || *ct[0] != *trades[0] {
+		t.Fatalf("cohort trades: %+v %v", ct, err)
+	}
 	// Done rows are never claimed again, however late.
 	if _, ok, _ := claim(db, c, "a", "again", now.Add(time.Hour)); ok {
 		t.Fatal("finished decision claimed again")

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -12,14 +13,15 @@ import (
 
 // A bucket lets Burst requests through at once, then one per 1/PerSecond;
 // buckets are independent; concurrent takes never grant more than the
-// bucket holds; idle buckets are pruned.
+// bucket holds; idle buckets are pruned; tokens a process spent on its
+// own are subtracted before the take, into a debt of at most the burst.
 func testRateBuckets(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	l := arena.RateLimit{Burst: 3, PerSecond: 0.5}
 	take := func(key string, at time.Time) arena.RateDecision {
 		t.Helper()
-		d, err := db.TakeToken(ctx, key, l, at)
+		d, err := settleOne(ctx, db, key, l, 0, true, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +61,7 @@ func testRateBuckets(t *testing.T, db *store.DB) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := db.TakeToken(ctx, "ip:c", l, t0)
+			d, err := settleOne(ctx, db, "ip:c", l, 0, true, t0)
 			if err != nil {
 				t.Error(err)
 				return
@@ -79,4 +81,53 @@ func testRateBuckets(t *testing.T, db *store.DB) {
 	if err != nil || n != 2 { // ip:b and ip:c; ip:a was used an hour later
 		t.Fatalf("pruned %d (%v), want 2", n, err)
 	}
+
+	t1 := t0.Add(2 * time.Hour)
+	settle := func(key string, spent int, take bool, at time.Time) arena.RateDecision {
+		t.Helper()
+		d, err := settleOne(ctx, db, key, l, spent, take, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for i, c := range []struct {
+		key    string
+		spent  int
+		take   bool
+		at     time.Time
+		wantOK bool
+		left   float64
+	}{
+		{"ip:d", 0, true, t1, true, 2},                        // a new bucket starts full
+		{"ip:d", 2, true, t1, false, 0},                       // 2 spent elsewhere: none left to take
+		{"ip:e", 5, true, t1, false, -2},                      // a new bucket overspent: in debt
+		{"ip:e", 10, true, t1, false, -3},                     // the debt stops at minus the burst
+		{"ip:e", 0, true, t1.Add(8 * time.Second), true, 0},   // 4 tokens refilled pay it and grant one
+		{"ip:e", 1, true, t1.Add(10 * time.Second), false, 0}, // one refilled, one spent
+		{"ip:f", 1, false, t1, false, 2},                      // settling only: nothing taken
+		{"ip:f", 1, false, t1, false, 1},
+	} {
+		if d := settle(c.key, c.spent, c.take, c.at); d.Allowed != c.wantOK || math.Abs(d.Remaining-c.left) > 1e-9 {
+			t.Fatalf("settle %d (%s, spent %d): %+v, want allowed=%v left %g", i, c.key, c.spent, d, c.wantOK, c.left)
+		}
+	}
+	// A batch settles each bucket and answers in the order asked.
+	ds, err := db.SettleTokens(ctx, []arena.RateSettlement{
+		{Key: "ip:h", Limit: l, Spent: 1, At: t1},
+		{Key: "ip:g", Limit: l, Take: true, At: t1},
+		{Key: "ip:f", Limit: l, Take: true, At: t1},
+	})
+	if err != nil || len(ds) != 3 || ds[0] != (arena.RateDecision{Remaining: 2}) || ds[1] != (arena.RateDecision{Allowed: true, Remaining: 2}) ||
+		ds[2] != (arena.RateDecision{Allowed: true, Remaining: 0}) {
+		t.Fatalf("batch: %+v %v", ds, err)
+	}
+}
+
+func settleOne(ctx context.Context, db *store.DB, key string, l arena.RateLimit, spent int, take bool, at time.Time) (arena.RateDecision, error) {
+	ds, err := db.SettleTokens(ctx, []arena.RateSettlement{{Key: key, Limit: l, Spent: spent, Take: take, At: at}})
+	if err != nil {
+		return arena.RateDecision{}, err
+	}
+	return ds[0], nil
 }

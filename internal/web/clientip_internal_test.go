@@ -1,0 +1,44 @@
+package web
+
+import (
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+)
+
+// The per-address limit's client: the peer, unless the peer is a trusted
+// proxy; X-Forwarded-For from anyone else is ignored, so a client cannot
+// choose its own bucket.
+func TestClientIP(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}
+	for _, c := range []struct {
+		name, peer, xff, want string
+	}{
+		{"no proxy", "192.0.2.1:5000", "", "192.0.2.1"},
+		{"forwarded header from an untrusted peer is ignored", "192.0.2.1:5000", "203.0.113.9", "192.0.2.1"},
+		{"trusted proxy names the client", "10.0.0.1:5000", "203.0.113.9", "203.0.113.9"},
+		{"trusted proxies in the chain are skipped", "10.0.0.1:5000", "203.0.113.9, 10.0.0.2", "203.0.113.9"},
+		{"a client's own forged entry left of the real one is not believed", "10.0.0.1:5000", "198.51.100.1, 203.0.113.9", "203.0.113.9"},
+		{"malformed entry stops at the last good address", "10.0.0.1:5000", "203.0.113.9, garbage", "10.0.0.1"},
+		{"trusted proxy without the header", "10.0.0.1:5000", "", "10.0.0.1"},
+		{"IPv6 proxy", "[2001:db8::1]:5000", "2001:db8:1::5, 203.0.113.7", "203.0.113.7"},
+		{"IPv4-mapped peer", "[::ffff:10.0.0.1]:5000", "203.0.113.9", "203.0.113.9"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = c.peer
+			if c.xff != "" {
+				r.Header.Set("X-Forwarded-For", c.xff)
+			}
+			if got := clientIP(r, trusted); got != c.want {
+				t.Errorf("clientIP = %q, want %q", got, c.want)
+			}
+		})
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.0.0.1:5000"
+	r.Header.Set("X-Forwarded-For", "203.0.113.9")
+	if got := clientIP(r, nil); got != "10.0.0.1" {
+		t.Errorf("no trusted proxies: clientIP = %q, want the peer", got)
+	}
+}
