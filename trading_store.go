@@ -243,6 +243,13 @@ type Decision struct {
 	FinishedAt    time.Time
 }
 
+// DecisionCost is what one agent's decisions in one cohort cost.
+type DecisionCost struct {
+	AgentID   string
+	Decisions int
+	Cost      Micros
+}
+
 // ClaimRequest asks for the decision row of (CohortID, AgentID, Week).
 type ClaimRequest struct {
 	CohortID    int64
@@ -325,6 +332,9 @@ type CohortStore interface {
 	FailDecision(ctx context.Context, d *Decision) error
 	// Decisions lists a cohort's decisions by week, then agent.
 	Decisions(ctx context.Context, cohortID int64) ([]*Decision, error)
+	// DecisionCosts sums a cohort's decisions by agent, by agent id: what
+	// their model calls cost, without loading prompts and responses.
+	DecisionCosts(ctx context.Context, cohortID int64) ([]DecisionCost, error)
 	// Decision loads one decision row by id (ENOTFOUND when absent).
 	Decision(ctx context.Context, id int64) (*Decision, error)
 

@@ -307,7 +307,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		return err
 	}
 	res.Leaderboard = lb
-	if res.Trading, err = eng.Leaderboard(ctx); err != nil {
+	if res.Trading, err = eng.Leaderboard(ctx, 0); err != nil {
 		return err
 	}
 	return nil

@@ -544,6 +544,19 @@ func (d *DB) Decisions(ctx context.Context, cohortID int64) ([]*arena.Decision, 
 	return out, nil
 }
 
+// DecisionCosts implements arena.CohortStore.
+func (d *DB) DecisionCosts(ctx context.Context, cohortID int64) ([]arena.DecisionCost, error) {
+	out, err := queryAll(ctx, d.db, d.rebind(`SELECT agent_id, COUNT(*), COALESCE(SUM(cost), 0) FROM decisions
+		WHERE cohort_id = ? GROUP BY agent_id ORDER BY agent_id`), []any{cohortID},
+		func(sc scanner) (c arena.DecisionCost, err error) {
+			return c, sc.Scan(&c.AgentID, &c.Decisions, &c.Cost)
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: decision costs of cohort %d: %w", cohortID, err)
+	}
+	return out, nil
+}
+
 // OpenPositionMarkets implements arena.CohortStore.
 func (d *DB) OpenPositionMarkets(ctx context.Context) ([]int64, error) {
 	out, err := queryAll(ctx, d.db, d.rebind(`SELECT DISTINCT market_id FROM positions WHERE status = ? ORDER BY market_id`), []any{string(arena.PositionOpen)},

@@ -164,9 +164,9 @@ func TestAggregateLeaderboard(t *testing.T) {
 		return trading.Valuation{Total: total, PnL: pnl, PnLPct: trading.ReturnPct(total, trading.InitialCash)}
 	}
 	rows := trading.Aggregate([]trading.CohortResult{
-		{AgentID: "a", Name: "A old", CohortID: 1, WeekStart: w1, Valuation: val(usd(1000)),
+		{AgentID: "a", Name: "A old", CohortID: 1, WeekStart: w1, Valuation: val(usd(1000)), Decisions: 1, Cost: 1500,
 			Bets: []trading.BetOutcome{{Confidence: 0.8, Price: 600_000, Won: true}, {Confidence: 0.4, Price: 300_000, Won: false}}},
-		{AgentID: "a", Name: "A new", CohortID: 2, WeekStart: w2, Active: true, Valuation: val(-usd(500)),
+		{AgentID: "a", Name: "A new", CohortID: 2, WeekStart: w2, Active: true, Valuation: val(-usd(500)), Decisions: 2, Cost: 4500,
 			Bets: []trading.BetOutcome{{Confidence: 1, Price: 900_000, Won: true}}},
 		{AgentID: "b", Name: "B", CohortID: 1, WeekStart: w1, Valuation: val(usd(2000)), Bankrupt: true},
 	})
@@ -178,10 +178,10 @@ func TestAggregateLeaderboard(t *testing.T) {
 	// market (0.6−1)², (0.3)², (0.9−1)² → 0.26/3.
 	if a.Name != "A new" || a.Cohorts != 2 || a.ActiveCohorts != 1 || !near(a.MeanReturnPct, 2.5) || a.TotalPnL != usd(500) ||
 		a.ResolvedBets != 3 || !near(a.Brier, 0.2/3) || !near(a.MarketBrier, 0.26/3) || !near(a.BrierSkill, 1-0.2/3/0.25) ||
-		!near(a.SkillVsMarket, 1-0.2/0.26) {
+		!near(a.SkillVsMarket, 1-0.2/0.26) || a.Decisions != 3 || a.Cost != 6000 {
 		t.Fatalf("a %+v", a)
 	}
-	if b.Bankruptcies != 1 || b.ResolvedBets != 0 || !math.IsNaN(b.Brier) || !math.IsNaN(b.SkillVsMarket) || !near(b.MeanReturnPct, 20) {
+	if b.Bankruptcies != 1 || b.ResolvedBets != 0 || b.Decisions != 0 || b.Cost != 0 || !math.IsNaN(b.Brier) || !math.IsNaN(b.SkillVsMarket) || !near(b.MeanReturnPct, 20) {
 		t.Fatalf("b %+v", b)
 	}
 	trading.SortByBrier(rows)

@@ -29,6 +29,10 @@ type CohortResult struct {
 	Valuation Valuation
 	Bankrupt  bool
 	Bets      []BetOutcome
+	// Decisions and Cost are the agent's decisions in the cohort and what
+	// their model calls cost.
+	Decisions int
+	Cost      Micros
 }
 
 // LeaderRow is one agent's trading-track record across cohorts. Brier
@@ -42,6 +46,8 @@ type LeaderRow struct {
 	TotalPnL      Micros  // sum over cohorts
 	Bankruptcies  int
 	ResolvedBets  int
+	Decisions     int    // summed over cohorts
+	Cost          Micros // what the decisions' model calls cost
 	// Brier is the mean over every resolved bet of every cohort.
 	Brier float64
 	// BrierSkill is 1 − Brier/0.25: above 0 beats always saying 50%.
@@ -85,6 +91,8 @@ func Aggregate(results []CohortResult) []LeaderRow {
 		}
 		a.retSum += r.Valuation.PnLPct
 		a.row.TotalPnL += r.Valuation.PnL
+		a.row.Decisions += r.Decisions
+		a.row.Cost += r.Cost
 		for _, b := range r.Bets {
 			a.row.ResolvedBets++
 			a.brier += BetBrier(b.Confidence, b.Won)
@@ -115,11 +123,12 @@ func Aggregate(results []CohortResult) []LeaderRow {
 	return out
 }
 
-// Results values every portfolio of every cohort (status "" for all) at
-// current prices and collects its resolved bets. The markets of every
+// Results values every portfolio of the cohorts whose week started at or
+// after since (all of them for the zero time) at current prices and
+// collects its resolved bets and decision costs. The markets of every
 // position and bet are loaded in one query.
-func (e *Engine) Results(ctx context.Context, status arena.CohortStatus) ([]CohortResult, error) {
-	cohorts, err := e.Store.Cohorts(ctx, status)
+func (e *Engine) Results(ctx context.Context, since time.Time) ([]CohortResult, error) {
+	cohorts, err := e.Store.Cohorts(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("trading: results: %w", err)
 	}
@@ -127,15 +136,23 @@ func (e *Engine) Results(ctx context.Context, status arena.CohortStatus) ([]Coho
 		c      *arena.Cohort
 		p      *arena.Portfolio
 		trades []*arena.Trade
+		cost   arena.DecisionCost
 	}
 	var hs []held
 	var ids []int64
 	for _, c := range cohorts {
+		if c.WeekStart.Before(since) {
+			continue
+		}
 		ports, err := e.Store.Portfolios(ctx, c.ID)
 		if err != nil {
 			return nil, fmt.Errorf("trading: results of cohort %d: %w", c.ID, err)
 		}
 		byPortfolio, err := cohortTrades(ctx, e.Store, c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("trading: results of cohort %d: %w", c.ID, err)
+		}
+		costs, err := e.Store.DecisionCosts(ctx, c.ID)
 		if err != nil {
 			return nil, fmt.Errorf("trading: results of cohort %d: %w", c.ID, err)
 		}
@@ -147,7 +164,13 @@ func (e *Engine) Results(ctx context.Context, status arena.CohortStatus) ([]Coho
 			for _, t := range trades {
 				ids = append(ids, t.MarketID)
 			}
-			hs = append(hs, held{c, p, trades})
+			h := held{c: c, p: p, trades: trades}
+			for _, dc := range costs {
+				if dc.AgentID == p.AgentID {
+					h.cost = dc
+				}
+			}
+			hs = append(hs, h)
 		}
 	}
 	mc := &marketCache{store: e.Store}
@@ -173,7 +196,7 @@ func (e *Engine) Results(ctx context.Context, status arena.CohortStatus) ([]Coho
 		}
 		val, _ := Value(p.Cash, p.Positions, views, c.InitialCash)
 		r := CohortResult{AgentID: p.AgentID, Name: name, CohortID: c.ID, WeekStart: c.WeekStart,
-			Active: c.Status == arena.CohortActive, Valuation: val, Bankrupt: p.Bankrupt}
+			Active: c.Status == arena.CohortActive, Valuation: val, Bankrupt: p.Bankrupt, Decisions: h.cost.Decisions, Cost: h.cost.Cost}
 		for _, t := range h.trades {
 			if t.Kind != arena.TradeBet {
 				continue
@@ -191,9 +214,14 @@ func (e *Engine) Results(ctx context.Context, status arena.CohortStatus) ([]Coho
 	return out, nil
 }
 
-// Leaderboard is the trading track's leaderboard across every cohort.
-func (e *Engine) Leaderboard(ctx context.Context) ([]LeaderRow, error) {
-	rs, err := e.Results(ctx, "")
+// Leaderboard is the trading track's leaderboard across the cohorts whose
+// week started at most window ago (every cohort for 0).
+func (e *Engine) Leaderboard(ctx context.Context, window time.Duration) ([]LeaderRow, error) {
+	var since time.Time
+	if window > 0 {
+		since = e.now().Add(-window)
+	}
+	rs, err := e.Results(ctx, since)
 	if err != nil {
 		return nil, err
 	}

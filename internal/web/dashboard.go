@@ -95,7 +95,7 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 		}
 	}
 	if s.Trading != nil {
-		lb, err := s.tradingRows(ctx, "return")
+		lb, err := s.tradingRows(ctx, "return", 0)
 		if err != nil {
 			return nil, err
 		}
@@ -301,7 +301,7 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		sortRows(v.Forecast, v.Sort, v.Desc)
 	}
 	if s.Trading != nil {
-		lb, err := s.tradingRows(r.Context(), "return")
+		lb, err := s.tradingRows(r.Context(), "return", f.Window)
 		if err != nil {
 			return nil, err
 		}

@@ -208,18 +208,27 @@ func (s *Server) getDecision(w http.ResponseWriter, r *http.Request) error {
 }
 
 // tradingLeaderboard serves GET /api/v1/leaderboard?track=trading: every agent
-// across every cohort, by mean return (sort=return, the default) or by
-// Brier score, lowest first, agents without a resolved bet last
-// (sort=brier).
+// across the cohorts of the window, by mean return (sort=return, the
+// default) or by Brier score, lowest first, agents without a resolved bet
+// last (sort=brier).
 func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) error {
-	out, err := s.tradingRows(r.Context(), r.URL.Query().Get("sort"))
+	_, f, err := leaderboardFilter(r)
+	if err != nil {
+		return err
+	}
+	if f.Category != "" {
+		return arena.Errorf(arena.EINVALID, "category: the trading track's returns are per portfolio, not per market category; filter the forecast track")
+	}
+	out, err := s.tradingRows(r.Context(), r.URL.Query().Get("sort"), f.Window)
 	if err != nil {
 		return err
 	}
 	return s.writeJSON(w, r, out)
 }
 
-func (s *Server) tradingRows(ctx context.Context, sortBy string) (TradingLeaderboardJSON, error) {
+// tradingRows builds the trading leaderboard of the cohorts whose week
+// started at most window ago (all for 0).
+func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Duration) (TradingLeaderboardJSON, error) {
 	switch sortBy {
 	case "":
 		sortBy = "return"
@@ -227,7 +236,7 @@ func (s *Server) tradingRows(ctx context.Context, sortBy string) (TradingLeaderb
 	default:
 		return TradingLeaderboardJSON{}, arena.Errorf(arena.EINVALID, "sort %q: want return or brier", sortBy)
 	}
-	rows, err := s.Trading.Leaderboard(ctx)
+	rows, err := s.Trading.Leaderboard(ctx, window)
 	if err != nil {
 		return TradingLeaderboardJSON{}, err
 	}
@@ -236,10 +245,15 @@ func (s *Server) tradingRows(ctx context.Context, sortBy string) (TradingLeaderb
 	}
 	out := TradingLeaderboardJSON{Track: "trading", Sort: sortBy, Rows: make([]TradingLeaderRowJSON, 0, len(rows))}
 	for i, x := range rows {
+		var cost *Dollars
+		if x.Decisions > 0 {
+			c := Dollars(x.Cost)
+			cost = &c
+		}
 		out.Rows = append(out.Rows, TradingLeaderRowJSON{Rank: i + 1, Agent: x.AgentID, Name: x.Name, Cohorts: x.Cohorts,
 			ActiveCohorts: x.ActiveCohorts, MeanReturnPct: finite(x.MeanReturnPct), TotalPnL: Dollars(x.TotalPnL),
 			Bankruptcies: x.Bankruptcies, ResolvedBets: x.ResolvedBets, Brier: optional(x.Brier), BrierSkill: optional(x.BrierSkill),
-			MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket)})
+			MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket), Decisions: x.Decisions, Cost: cost})
 	}
 	return out, nil
 }

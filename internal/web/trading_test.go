@@ -225,6 +225,27 @@ func TestTradingAPI(t *testing.T) {
 		if lb.Rows[0].Agent != "b" {
 			t.Fatalf("by brier %+v", lb.Rows)
 		}
+		// Each agent's one decision cost $0.0035.
+		for _, r := range lb.Rows {
+			if r.Decisions != 1 || r.Cost == nil || *r.Cost != web.Dollars(3500) {
+				t.Fatalf("cost of %s: %d decisions, %v", r.Agent, r.Decisions, r.Cost)
+			}
+		}
+		// The window keeps cohorts by week start: three days in, the last
+		// 7 days hold the cohort; thirty days later only "all" does.
+		e.get("/api/v1/leaderboard?track=trading&window=7d", 200, &lb)
+		if len(lb.Rows) != 2 {
+			t.Fatalf("7d window three days in: %+v", lb.Rows)
+		}
+		e.eng.Now = func() time.Time { return trWeek.AddDate(0, 0, 30) }
+		e.get("/api/v1/leaderboard?track=trading&window=7d", 200, &lb)
+		if len(lb.Rows) != 0 {
+			t.Fatalf("7d window thirty days on: %+v", lb.Rows)
+		}
+		e.get("/api/v1/leaderboard?track=trading&window=all", 200, &lb)
+		if len(lb.Rows) != 2 {
+			t.Fatalf("all window: %+v", lb.Rows)
+		}
 
 		// Errors are JSON with stable kinds.
 		for _, c := range []struct {
@@ -242,6 +263,8 @@ func TestTradingAPI(t *testing.T) {
 			{"/api/v1/decisions/999", 404, "decision 999 not found"},
 			{"/api/v1/decisions/-1", 400, "positive integer"},
 			{"/api/v1/leaderboard?track=trading&sort=pnl", 400, "want return or brier"},
+			{"/api/v1/leaderboard?track=trading&window=1y", 400, "want 7d, 30d, 90d or all"},
+			{"/api/v1/leaderboard?track=trading&category=politics", 400, "filter the forecast track"},
 		} {
 			var body struct {
 				Error struct{ Code, Message string } `json:"error"`

@@ -297,6 +297,10 @@ type TradingLeaderRowJSON struct {
 	BrierSkill    *float64 `json:"brier_skill"`
 	MarketBrier   *float64 `json:"market_brier"`
 	SkillVsMarket *float64 `json:"skill_vs_market"`
+	// Decisions are the agent's weekly decisions in these cohorts and
+	// Cost what their model calls cost (null without a decision).
+	Decisions int      `json:"decisions"`
+	Cost      *Dollars `json:"cost"`
 }
 
 // TradingLeaderboardJSON is the response of the trading leaderboard.

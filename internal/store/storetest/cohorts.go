@@ -184,6 +184,12 @@ func testDecisionClaims(t *testing.T, db *store.DB) {
 	if d, ok, _ := claim(db, c, "b", "r", now); ok || d.Status != arena.DecisionRetryable || d.Error != "no executions" {
 		t.Fatalf("claimed past MaxAttempts: %+v", d)
 	}
+	// Costs by agent: every decision row counts, failed ones too (their
+	// model calls were paid for).
+	if cs, err := db.DecisionCosts(ctx, c.ID); err != nil || len(cs) != 2 ||
+		cs[0] != (arena.DecisionCost{AgentID: "a", Decisions: 1, Cost: 4500}) || cs[1] != (arena.DecisionCost{AgentID: "b", Decisions: 1}) {
+		t.Fatalf("decision costs: %+v %v", cs, err)
+	}
 }
 
 func testSettleSnapshotsAndCompletion(t *testing.T, db *store.DB) {
