@@ -122,6 +122,23 @@ func TestDashboardInChromium(t *testing.T) {
 	getJSON(t, fmt.Sprintf("%s/api/v1/pages/markets/%d", srv.URL, marketID), &market)
 	var orc web.OraclePageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/oracle", &orc)
+	var home web.HomeJSON
+	getJSON(t, srv.URL+"/api/v1/pages/home", &home)
+	homeFigures := []string{top.Name, res.Trading[0].Name}
+	if top.Alpha != nil {
+		homeFigures = append(homeFigures, fmt.Sprintf("%+.4f", *top.Alpha))
+	}
+	// The oracle's block: its latest resolutions, or (the demo runs no
+	// model panel) the sentence that says there are none.
+	if !home.HasOracle {
+		t.Fatal("home page: no oracle block")
+	}
+	if len(home.Oracle) == 0 {
+		homeFigures = append(homeFigures, "No market has gone through the oracle yet.")
+	}
+	for _, o := range home.Oracle {
+		homeFigures = append(homeFigures, fmt.Sprintf(`<a href="/oracle/%d">%d</a>`, o.MarketID, o.MarketID), fmt.Sprintf("%.3f", o.Composite))
+	}
 
 	f4 := func(p *float64, format string) string {
 		if p == nil {
@@ -134,7 +151,7 @@ func TestDashboardInChromium(t *testing.T) {
 		charts     int
 		figures    []string // must appear in the rendered DOM
 	}{
-		{"home", "/", 0, []string{top.Name, f4(top.Alpha, "%+.4f"), res.Trading[0].Name}},
+		{"home", "/", 0, homeFigures},
 		{"leaderboard", "/leaderboard", 0, leaderboardFigures(t, lb)},
 		{"leaderboard-sorted", "/leaderboard?sort=brier&q=informed", 0, []string{"informed"}},
 		{"leaderboard-filtered", filtered, 0, append(leaderboardFigures(t, flb), lb.Categories[0]+" markets only", `<option value="90d" selected="">`)},
@@ -234,6 +251,9 @@ func leaderboardFigures(t *testing.T, lb web.LeaderboardPageJSON) []string {
 	}
 	for _, r := range lb.Trading.Rows {
 		out = append(out, r.Name, fmt.Sprintf("%+.2f%%", r.MeanReturnPct))
+		if r.Cost != nil {
+			out = append(out, fmt.Sprintf("$%.4f", float64(*r.Cost)/1e6))
+		}
 	}
 	return out
 }

@@ -245,8 +245,8 @@ func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Dur
 	}
 	out := TradingLeaderboardJSON{Track: "trading", Sort: sortBy, Rows: make([]TradingLeaderRowJSON, 0, len(rows))}
 	for i, x := range rows {
-		var cost *Dollars
-		if x.Decisions > 0 {
+		var cost *Dollars // none for agents that paid for no model call (simulated traders)
+		if x.Cost > 0 {
 			c := Dollars(x.Cost)
 			cost = &c
 		}

@@ -298,7 +298,8 @@ type TradingLeaderRowJSON struct {
 	MarketBrier   *float64 `json:"market_brier"`
 	SkillVsMarket *float64 `json:"skill_vs_market"`
 	// Decisions are the agent's weekly decisions in these cohorts and
-	// Cost what their model calls cost (null without a decision).
+	// Cost what their model calls cost (null when nothing: simulated
+	// traders call no model).
 	Decisions int      `json:"decisions"`
 	Cost      *Dollars `json:"cost"`
 }
