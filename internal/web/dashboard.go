@@ -301,7 +301,7 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		sortRows(v.Forecast, v.Sort, v.Desc)
 	}
 	if s.Trading != nil {
-		lb, err := s.tradingRows(r.Context(), "return", f.Window)
+		lb, err := s.tradingRows(r.Context(), q.Get("trading_sort"), f.Window)
 		if err != nil {
 			return nil, err
 		}

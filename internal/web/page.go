@@ -113,21 +113,40 @@ var funcs = template.FuncMap{
 		if key == v.Sort && v.Desc == forecastSorts[key] { // clicking the active column flips it
 			q.Set("dir", map[bool]string{true: "asc", false: "desc"}[v.Desc])
 		}
-		if v.Query != "" {
-			q.Set("q", v.Query)
+		if v.Trading != nil && v.Trading.Sort != "return" {
+			q.Set("trading_sort", v.Trading.Sort)
 		}
-		if v.HideProv {
-			q.Set("provisional", "hide")
+		return leaderboardLink(v, q)
+	},
+	// tradingSortLink orders the trading table by key, keeping the rest.
+	"tradingSortLink": func(v LeaderboardPageJSON, key string) string {
+		q := url.Values{"trading_sort": {key}}
+		if v.Sort != "rank" {
+			q.Set("sort", v.Sort)
 		}
-		if v.Window != "" && v.Window != "all" {
-			q.Set("window", v.Window)
+		if v.Desc != forecastSorts[v.Sort] {
+			q.Set("dir", map[bool]string{true: "desc", false: "asc"}[v.Desc])
 		}
-		if v.Category != "" {
-			q.Set("category", v.Category)
-		}
-		return "/leaderboard?" + q.Encode()
+		return leaderboardLink(v, q)
 	},
 	"chart": func(string) template.HTML { return "" }, // replaced per render
+}
+
+// leaderboardLink is the leaderboard page with q and the page's filters.
+func leaderboardLink(v LeaderboardPageJSON, q url.Values) string {
+	if v.Query != "" {
+		q.Set("q", v.Query)
+	}
+	if v.HideProv {
+		q.Set("provisional", "hide")
+	}
+	if v.Window != "" && v.Window != "all" {
+		q.Set("window", v.Window)
+	}
+	if v.Category != "" {
+		q.Set("category", v.Category)
+	}
+	return "/leaderboard?" + q.Encode()
 }
 
 // pages holds one template set per page: the layout, the partials and

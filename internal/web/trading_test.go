@@ -246,6 +246,27 @@ func TestTradingAPI(t *testing.T) {
 		if len(lb.Rows) != 2 {
 			t.Fatalf("all window: %+v", lb.Rows)
 		}
+		// The leaderboard page orders its trading table by trading_sort and
+		// links the other order, keeping the filters.
+		var page web.LeaderboardPageJSON
+		e.get("/api/v1/pages/leaderboard?trading_sort=brier&window=7d", 200, &page)
+		if page.Trading == nil || page.Trading.Sort != "brier" || len(page.Trading.Rows) != 0 {
+			t.Fatalf("page trading table by Brier, 7 days: %+v", page.Trading)
+		}
+		e.get("/api/v1/pages/leaderboard?trading_sort=brier", 200, &page)
+		if page.Trading.Sort != "brier" || page.Trading.Rows[0].Agent != "b" {
+			t.Fatalf("page trading table by Brier: %+v", page.Trading)
+		}
+		resp, err := http.Get(e.url + "/leaderboard?trading_sort=brier&window=7d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(html), `href="/leaderboard?trading_sort=return&amp;window=7d">by mean return</a>`) ||
+			!strings.Contains(string(html), `name="trading_sort" value="brier"`) {
+			t.Fatalf("leaderboard page lacks the trading order link or keeps no order in its form:\n%s", html)
+		}
 
 		// Errors are JSON with stable kinds.
 		for _, c := range []struct {
@@ -265,6 +286,7 @@ func TestTradingAPI(t *testing.T) {
 			{"/api/v1/leaderboard?track=trading&sort=pnl", 400, "want return or brier"},
 			{"/api/v1/leaderboard?track=trading&window=1y", 400, "want 7d, 30d, 90d or all"},
 			{"/api/v1/leaderboard?track=trading&category=politics", 400, "filter the forecast track"},
+			{"/api/v1/pages/leaderboard?trading_sort=pnl", 400, "want return or brier"},
 		} {
 			var body struct {
 				Error struct{ Code, Message string } `json:"error"`
