@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/forecast-arena/arena"
 )
@@ -39,6 +40,28 @@ func nextFees(suggested, baseFee *big.Int, prev *fees) fees {
 		}
 	}
 	return f
+}
+
+// underpriced: t's transaction pays less than a new one would at the
+// current head (a tip below the node's suggestion, or a fee cap below the
+// base fee plus that tip; for a legacy transaction, a gas price below the
+// node's). Only then does a replacement help: one that pays the going
+// rate and waits (a stalled chain, a full pool) would gain nothing by a
+// bump, and bumps compounding every BumpAfter would only raise the bill.
+func (r *Relayer) underpriced(ctx context.Context, t *arena.ChainTx) (bool, error) {
+	tx, err := decodeTx(t)
+	if err != nil {
+		return false, err
+	}
+	now, err := r.fees(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	if now.legacy || tx.Type() == types.LegacyTxType {
+		return tx.GasPrice().Cmp(now.cap) < 0, nil
+	}
+	need := new(big.Int).Add(r.head.BaseFee, now.tip)
+	return tx.GasTipCap().Cmp(now.tip) < 0 || tx.GasFeeCap().Cmp(need) < 0, nil
 }
 
 // plusEighth is v + ⌈v/8⌉ (at least v + 1).

@@ -92,7 +92,8 @@ type Relayer struct {
 	MaxInFlight int
 	// BumpAfter is how long a transaction may stay unmined before the
 	// relayer replaces it with the same nonce and higher fees (default 1
-	// minute). MaxFeeCap, when set, bounds the fee cap (wei per gas) a
+	// minute), provided its fees are below what the chain asks now (see
+	// underpriced). MaxFeeCap, when set, bounds the fee cap (wei per gas) a
 	// bump may reach: past it the transaction waits as it is.
 	BumpAfter time.Duration
 	MaxFeeCap *big.Int
@@ -249,9 +250,10 @@ func (r *Relayer) initNonce(ctx context.Context, sent []arena.ChainTx) error {
 
 // reconcile checks one sent item against the chain: a receipt of its
 // transaction, or of one it replaced, settles it (confirmed, or failed
-// when it reverted). Otherwise a transaction unmined for BumpAfter is
-// replaced with higher fees, and one the node does not know (dropped, or
-// reorged out) is broadcast again unchanged.
+// when it reverted). Otherwise a transaction unmined for BumpAfter and
+// priced below the chain's current fees is replaced with higher fees, and
+// one the node does not know (dropped, or reorged out) is broadcast again
+// unchanged.
 func (r *Relayer) reconcile(ctx context.Context, t *arena.ChainTx, head uint64) error {
 	rc, err := r.receipt(ctx, t)
 	switch {
@@ -272,7 +274,13 @@ func (r *Relayer) reconcile(ctx context.Context, t *arena.ChainTx, head uint64) 
 		t.Block = 0
 	}
 	if r.Now().Sub(signedAt(t)) >= r.BumpAfter {
-		return r.bump(ctx, t)
+		low, err := r.underpriced(ctx, t)
+		if err != nil {
+			return err
+		}
+		if low {
+			return r.bump(ctx, t)
+		}
 	}
 	if _, pending, err := r.Client.TransactionByHash(ctx, common.HexToHash(t.TxHash)); err == nil && pending {
 		return nil // waiting in the pool

@@ -14,6 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/chain/bindings"
@@ -112,10 +114,26 @@ func (e *env) landed(round uint64, commits int64, txs uint64) {
 	}
 }
 
-// A commit left unmined past BumpAfter is replaced by an EIP-1559
-// transaction with the same nonce and fees at least 10 % higher, which
-// the pool (geth's own replacement rule) accepts in place of the first;
-// the replacement is mined, the item is confirmed once.
+// spikeClient is the chain after a fee spike: its node suggests a tip
+// higher by extra wei per gas.
+type spikeClient struct {
+	simulated.Client
+	extra int64
+}
+
+func (s spikeClient) SuggestGasTipCap(ctx context.Context) (*big.Int, error) {
+	tip, err := s.Client.SuggestGasTipCap(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tip.Add(tip, big.NewInt(s.extra)), nil
+}
+
+// A commit left unmined past BumpAfter at the going rate is left alone
+// (a bump would only raise the bill). After a fee spike it is replaced by
+// an EIP-1559 transaction with the same nonce and fees at least 10 %
+// higher, which the pool (geth's own replacement rule) accepts in place of
+// the first; the replacement is mined, the item is confirmed once.
 func TestFeeBumpReplacesStuckTransaction(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
 	e := newEnv(t, db)
@@ -133,7 +151,11 @@ func TestFeeBumpReplacesStuckTransaction(t *testing.T) {
 		t.Fatalf("replaced before BumpAfter: %s", it.TxHash)
 	}
 	e.now = e.now.Add(relay.DefaultBumpAfter + time.Second)
-	e.pass(nil)
+	e.pass(nil) // unmined, but paying what the chain asks: left alone
+	if it := e.item(r.ID, relay.KindCommit, k.Address().Hex()); it.TxHash != first.TxHash {
+		t.Fatalf("replaced while paying the going rate: %s", it.TxHash)
+	}
+	e.pass(spikeClient{e.client, params.GWei})
 	bumped := e.item(r.ID, relay.KindCommit, k.Address().Hex())
 	if bumped.TxHash == first.TxHash || len(bumped.Replaced) != 1 || bumped.Replaced[0] != first.RawTx || bumped.TxNonce != first.TxNonce {
 		t.Fatalf("after BumpAfter: %+v", bumped)
@@ -161,7 +183,7 @@ func TestReplacedTransactionMined(t *testing.T) {
 	e := newEnv(t, db)
 	r, k, first := e.stuckCommit("c", "grace")
 	e.now = e.now.Add(relay.DefaultBumpAfter + time.Second)
-	e.pass(&dropClient{Client: e.client, drop: 1}) // the replacement is lost
+	e.pass(&dropClient{Client: spikeClient{e.client, params.GWei}, drop: 1}) // a fee spike; the replacement is lost
 	if it := e.item(r.ID, relay.KindCommit, k.Address().Hex()); it.TxHash == first.TxHash {
 		t.Fatal("not bumped")
 	}
