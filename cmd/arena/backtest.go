@@ -13,7 +13,6 @@ import (
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/llm"
-	"github.com/forecast-arena/arena/internal/store"
 )
 
 func init() {
@@ -83,7 +82,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		*cacheDir = filepath.Join(d, "llm-cache")
 	}
 	logger := newLogger(env, o.LogLevel)
-	db, err := store.Open(ctx, o.DB)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,12 @@ func TestReadCommandsNeedAnExistingDatabase(t *testing.T) {
 		{"round", "list"},
 		{"report", "leaderboard"},
 		{"cohort", "list"},
+		{"oracle", "queue"},
+		{"oracle", "flag", "--market", "1", "--reason", "disputed"},
+		{"oracle", "decide", "--market", "1", "--decision", "YES", "--arbiter", "ana", "--reason", "read the source"},
+		{"oracle", "resolve", "--market", "1", "--agents", "agents.json"},
+		{"oracle", "eval", "--source", "forecastbench", "--agents", "../../examples/agents.json"},
+		{"backtest", "--source", "forecastbench", "--agents", "../../examples/agents.json", "--cache-dir", t.TempDir()},
 	} {
 		_, _, err := cli(t, nil, append(args, "--db", "sqlite:"+path)...)
 		if err == nil || !strings.Contains(err.Error(), "does not exist") {

@@ -15,7 +15,6 @@ import (
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/retrieve"
-	"github.com/forecast-arena/arena/internal/store"
 )
 
 func init() {
@@ -106,7 +105,7 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		db, err := store.Open(ctx, o.DB)
+		db, err := openExisting(ctx, o.DB)
 		if err != nil {
 			return err
 		}

@@ -128,7 +128,7 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 	if file == "" {
 		return arena.Errorf(arena.EINVALID, "no resolver panel: give --agents FILE or set ARENA_ORACLE_AGENTS")
 	}
-	db, err := store.Open(ctx, o.DB)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err
 	}
@@ -162,11 +162,7 @@ func oracleQueue(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
-	o, err := cf.options(env)
-	if err != nil {
-		return err
-	}
-	db, err := store.Open(ctx, o.DB)
+	_, db, err := cf.openExisting(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -257,10 +253,5 @@ func marketCommand(ctx context.Context, env *Env, fs *flag.FlagSet, cf *configFl
 	if *market <= 0 {
 		return config.Options{}, nil, arena.Errorf(arena.EINVALID, "--market ID is required")
 	}
-	o, err := cf.options(env)
-	if err != nil {
-		return config.Options{}, nil, err
-	}
-	db, err := store.Open(ctx, o.DB)
-	return o, db, err
+	return cf.openExisting(ctx, env)
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -14,11 +15,11 @@ func (s *Server) RegisterForecast(svc *forecast.Service) {
 	s.Forecast = svc
 	s.handle("GET /api/v1/domain", s.domain)
 	s.handle("GET /api/v1/rounds", s.listRounds)
-	s.handle("GET /api/v1/rounds/{id}", s.getRound)
-	s.handle("GET /api/v1/rounds/{id}/scores", s.roundScores)
+	s.handle("GET /api/v1/rounds/{id}", roundRead(s, svc.Round))
+	s.handle("GET /api/v1/rounds/{id}/scores", roundRead(s, svc.Scores))
 	s.handle("GET /api/v1/agents/{address}/nonce", s.nonce)
-	s.handle("POST /api/v1/rounds/{id}/commits", s.commit)
-	s.handle("POST /api/v1/rounds/{id}/reveals", s.reveal)
+	s.handle("POST /api/v1/rounds/{id}/commits", roundSubmit(svc.Commit))
+	s.handle("POST /api/v1/rounds/{id}/reveals", roundSubmit(svc.Reveal))
 	s.handle("POST /api/v1/rounds/{id}/reasoning", s.uploadReasoning)
 	s.handle("GET /api/v1/rounds/{id}/reasoning/{agent}", s.getReasoning)
 	s.handle("POST /api/v1/admin/rounds", s.admin(s.createRound))
@@ -63,28 +64,40 @@ func (s *Server) listRounds(w http.ResponseWriter, r *http.Request) error {
 	return s.writeJSON(w, r, out)
 }
 
-func (s *Server) getRound(w http.ResponseWriter, r *http.Request) error {
-	id, err := roundID(r)
-	if err != nil {
-		return err
+// roundRead serves a read of the round in the path: get's answer as JSON.
+func roundRead[T any](s *Server, get func(context.Context, uint64) (T, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := roundID(r)
+		if err != nil {
+			return err
+		}
+		v, err := get(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		return s.writeJSON(w, r, v)
 	}
-	v, err := s.Forecast.Round(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	return s.writeJSON(w, r, v)
 }
 
-func (s *Server) roundScores(w http.ResponseWriter, r *http.Request) error {
-	id, err := roundID(r)
-	if err != nil {
-		return err
+// roundSubmit serves a submission (a JSON body Req) to the round in the
+// path: do's answer, 201 Created.
+func roundSubmit[Req, Out any](do func(context.Context, uint64, Req) (Out, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := roundID(r)
+		if err != nil {
+			return err
+		}
+		var req Req
+		if err := DecodeJSON(r, &req); err != nil {
+			return err
+		}
+		out, err := do(r.Context(), id, req)
+		if err != nil {
+			return err
+		}
+		WriteJSON(w, http.StatusCreated, out)
+		return nil
 	}
-	sc, err := s.Forecast.Scores(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	return s.writeJSON(w, r, sc)
 }
 
 func (s *Server) nonce(w http.ResponseWriter, r *http.Request) error {
@@ -93,40 +106,6 @@ func (s *Server) nonce(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.writeJSON(w, r, forecast.NonceJSON{Nonce: n})
-}
-
-func (s *Server) commit(w http.ResponseWriter, r *http.Request) error {
-	id, err := roundID(r)
-	if err != nil {
-		return err
-	}
-	var req forecast.CommitRequest
-	if err := DecodeJSON(r, &req); err != nil {
-		return err
-	}
-	out, err := s.Forecast.Commit(r.Context(), id, req)
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusCreated, out)
-	return nil
-}
-
-func (s *Server) reveal(w http.ResponseWriter, r *http.Request) error {
-	id, err := roundID(r)
-	if err != nil {
-		return err
-	}
-	var req forecast.RevealRequest
-	if err := DecodeJSON(r, &req); err != nil {
-		return err
-	}
-	out, err := s.Forecast.Reveal(r.Context(), id, req)
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusCreated, out)
-	return nil
 }
 
 func (s *Server) uploadReasoning(w http.ResponseWriter, r *http.Request) error {
