@@ -61,6 +61,9 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		printLeaderboard(env.Stdout, res.Leaderboard)
 		fmt.Fprintf(env.Stdout, "\nTrading track: %d weekly cohorts, $10,000 each\n\n", res.Cohorts)
 		printTrading(env.Stdout, res.Trading)
+		o := res.Oracle
+		fmt.Fprintf(env.Stdout, "\nOracle: %d disputed markets (the simulator's resolution withheld): %d resolved by the panel of simulated resolvers, %d escalated and decided by the simulated arbiter, %d waiting.\n",
+			o.Disputed, o.Panel, o.Arbiter, o.Waiting)
 		// The demo's own export, verifiable from its files alone.
 		out := filepath.Join(res.Dir, "export")
 		if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, out, export.Options{Format: export.JSONL}); err != nil {

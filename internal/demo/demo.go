@@ -75,6 +75,8 @@ type Result struct {
 	Handler http.Handler
 	DB      *store.DB
 	Clock   *Clock
+	// Oracle counts the disputed markets and how they were resolved.
+	Oracle OracleSummary
 	// Log is the demo's tamper-evident log; Forecast its forecast service.
 	Log      *tlog.Log
 	Forecast *forecast.Service
@@ -225,13 +227,15 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	// Cohorts start while rounds are being played.
 	tradingEnd := start.Add(time.Duration(cfg.Rounds) * roundEvery)
 	lastSync := start.Add(-2 * time.Hour)
+	orc := newDemoOracle(cfg.Seed, db, svc, clock.Now, log)
 	sync := func() error {
 		now := clock.Now()
-		if _, err := db.SaveMarkets(ctx, world.MarketsSince(lastSync, now)); err != nil {
+		ms := world.MarketsSince(lastSync, now)
+		if _, err := db.SaveMarkets(ctx, ms); err != nil {
 			return err
 		}
 		lastSync = now
-		return nil
+		return orc.step(ctx, ms, now)
 	}
 	step := func(t time.Time) error {
 		clock.Set(t)
@@ -310,7 +314,8 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if res.Trading, err = eng.Leaderboard(ctx, 0); err != nil {
 		return err
 	}
-	return nil
+	res.Oracle, err = orc.summary(ctx)
+	return err
 }
 
 // agentKey derives a simulated agent's key from the seed and its name, so
