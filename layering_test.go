@@ -1,7 +1,9 @@
 package arena_test
 
 import (
+	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -79,4 +81,46 @@ func rel(path string) string {
 		return "."
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(path, module+"/"), "internal/")
+}
+
+// TestReadmeLayout checks the README's package table against the module:
+// every package is named in it (a test helper package under its parent's
+// row) and every package it names exists.
+func TestReadmeLayout(t *testing.T) {
+	out, err := exec.Command("go", "list", "./...").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(readme), "| package | concern |")
+	if !ok {
+		t.Fatal("README has no package table (| package | concern |)")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	named := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		pkgs, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(pkgs, -1) {
+			named[strings.TrimSuffix(m[1], "/")] = true
+		}
+	}
+	named["."] = named["arena"]
+	delete(named, "arena")
+	for _, path := range strings.Fields(string(out)) {
+		p := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+		if p == "" {
+			p = "."
+		}
+		if !named[p] {
+			t.Errorf("package %s is not in the README's package table", p)
+		}
+	}
+	for p := range named {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			t.Errorf("the README's package table names %s, which does not exist", p)
+		}
+	}
 }
