@@ -1,6 +1,7 @@
 package forecast
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -140,21 +141,15 @@ func LeaderboardOf(fs []arena.ScoredForecast, names map[string]string) ([]Leader
 func leaderboardRows(res []score.AgentResult, names map[string]string) []LeaderboardJSON {
 	out := make([]LeaderboardJSON, 0, len(res))
 	for _, a := range res {
-		name := names[a.Agent]
-		if name == "" {
-			name = a.Agent
-		}
-		out = append(out, LeaderboardJSON{Agent: a.Agent, Name: name, Rounds: a.Rounds, N: a.N, Brier: a.Brier,
-			BrierSE: ptr(a.BrierSE), Alpha: ptr(a.Alpha), AlphaSE: ptr(a.AlphaSE), T: ptr(a.T), P: ptr(a.P),
-			BeatPct: ptr(a.BeatPct), Provisional: a.Inference.Provisional})
+		out = append(out, LeaderboardRow(a, names))
 	}
 	return out
 }
 
-func ptr(f score.Float) *float64 {
-	if !f.OK {
-		return nil
-	}
-	v := f.V
-	return &v
+// LeaderboardRow is an agent's result as a leaderboard row; names maps
+// agent ids to display names (default: the id).
+func LeaderboardRow(a score.AgentResult, names map[string]string) LeaderboardJSON {
+	return LeaderboardJSON{Agent: a.Agent, Name: cmp.Or(names[a.Agent], a.Agent), Rounds: a.Rounds, N: a.N, Brier: a.Brier,
+		BrierSE: a.BrierSE.Ptr(), Alpha: a.Alpha.Ptr(), AlphaSE: a.AlphaSE.Ptr(), T: a.T.Ptr(), P: a.P.Ptr(),
+		BeatPct: a.BeatPct.Ptr(), Provisional: a.Inference.Provisional}
 }

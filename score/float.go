@@ -55,9 +55,9 @@ func (f Float) Format(prec int, undef string) string {
 	return strconv.FormatFloat(f.V, 'f', prec, 64)
 }
 
-// Ptr returns the value as a pointer, nil when undefined.
+// Ptr returns the value as a pointer, nil when undefined (as for JSON).
 func (f Float) Ptr() *float64 {
-	if !f.OK {
+	if !f.OK || math.IsNaN(f.V) || math.IsInf(f.V, 0) {
 		return nil
 	}
 	v := f.V

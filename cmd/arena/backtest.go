@@ -36,10 +36,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	search := fs.String("search", "", "offer the searchWeb tool through this provider: exa (EXA_API_KEY) or dir:PATH of prepared packets (default: no search)")
 	out := fs.String("out", "", "write DIR/forecasts.csv in the 'arena score' input format")
 	format := fs.String("format", "table", "output format: table or json")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if *source != "forecastbench" {

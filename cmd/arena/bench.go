@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -115,9 +114,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		Baseline: "go-ethereum Ecrecover", Ratio: ecRate / vRate})
 
 	if *format == "json" {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(env.Stdout, out)
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "BENCHMARK\tTHROUGHPUT\tBASELINE\tTIME vs BASELINE")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -32,8 +31,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	if *format != "table" && *format != "json" {
-		return fmt.Errorf("format %q: want table or json", *format)
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
 	}
 	var ln net.Listener
 	if !*noServe {
@@ -51,9 +50,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	}
 	defer res.Close()
 	if *format == "json" {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res.Leaderboard); err != nil {
+		if err := writeJSON(env.Stdout, res.Leaderboard); err != nil {
 			return err
 		}
 	} else {

@@ -21,10 +21,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	since := fs.String("since", "", "only rounds whose commit deadline is at or after this RFC 3339 time (the log is always exported whole)")
 	withPrompts := fs.Bool("with-prompts", false, "also export traces: what each LLM agent was shown and answered in each triggered round, prompts included (secrets redacted)")
 	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {

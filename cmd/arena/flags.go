@@ -41,20 +41,15 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// noArgs rejects positional arguments after the flags.
-func noArgs(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
-}
-
 // parseAll parses flags and refuses positional arguments.
 func parseAll(fs *flag.FlagSet, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	return noArgs(fs)
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
 }
 
 // configFlags are the configuration flags shared by commands that touch the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -25,8 +24,8 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	if *format != "table" && *format != "json" {
-		return fmt.Errorf("format %q: want table or json", *format)
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
 	}
 	filter, err := web.ParseMarketFilter(*source, *status, *limit)
 	if err != nil {
@@ -46,10 +45,7 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 		out = append(out, web.NewMarketJSON(m))
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(env.Stdout, out)
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSOURCE\tSTATUS\tTYPE\tVOLUME\tCLOSES\tPRICES\tQUESTION")

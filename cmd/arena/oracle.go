@@ -56,10 +56,7 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	format := fs.String("format", "table", "output format: table, json or csv")
 	plot := fs.String("plot", "", "also write the coverage–accuracy curve and the agreement × confidence table to this SVG file")
 	retryBase := fs.Duration("retry-base", time.Second, "first wait between attempts of a failed call (3 attempts; doubles)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json", "csv"); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -108,31 +109,15 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 	evidence := fs.String("evidence", "question", "evidence provider: question, dir:PATH or exa")
 	cacheDir := fs.String("cache-dir", "", "cache model calls and evidence here")
 	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if *market <= 0 {
-		return arena.Errorf(arena.EINVALID, "--market ID is required")
-	}
-	o, err := cf.options(env)
-	if err != nil {
-		return err
-	}
-	file := o.OracleAgents
-	if *agents != "" {
-		file = *agents
-	}
-	if file == "" {
-		return arena.Errorf(arena.EINVALID, "no resolver panel: give --agents FILE or set ARENA_ORACLE_AGENTS")
-	}
-	db, err := openExisting(ctx, o.DB)
+	o, db, err := marketCommand(ctx, env, fs, cf, args, market)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	file := cmp.Or(*agents, o.OracleAgents)
+	if file == "" {
+		return arena.Errorf(arena.EINVALID, "no resolver panel: give --agents FILE or set ARENA_ORACLE_AGENTS")
+	}
 	logger := newLogger(env, o.LogLevel)
 	fsvc, err := loggedTrack(o, *logKey, db, logger)
 	if err != nil {
@@ -153,10 +138,7 @@ func oracleQueue(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "oracle queue", "[--format table|json] [--db URL]")
 	cf := addConfigFlags(fs, false)
 	format := fs.String("format", "table", "output format: table or json")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {
@@ -244,10 +226,7 @@ func oracleFlag(ctx context.Context, env *Env, args []string) error {
 // marketCommand parses the flags of a one-market oracle command, checks
 // the market id and opens the store.
 func marketCommand(ctx context.Context, env *Env, fs *flag.FlagSet, cf *configFlags, args []string, market *int64) (config.Options, *store.DB, error) {
-	if err := parse(fs, args); err != nil {
-		return config.Options{}, nil, err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return config.Options{}, nil, err
 	}
 	if *market <= 0 {

@@ -23,10 +23,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	keyHex := fs.String("log-key", "", "the arena's published log public key (hex, as GET /api/v1/log/sth names it); default: trust the key the export names")
 	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
 	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
+	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if *dir == "" {

@@ -189,18 +189,16 @@ func (s *Server) forecastRows(ctx context.Context, f forecast.Filter) ([]Forecas
 	}
 	rows := make([]ForecastRowJSON, 0, len(a.Results))
 	for i, res := range a.Results {
-		row := ForecastRowJSON{Rank: i + 1, Agent: res.Agent, Name: nameOf(names, res.Agent), Rounds: res.Rounds, N: res.N, Brier: res.Brier,
-			BrierSE: fl(res.BrierSE), Alpha: fl(res.Alpha), AlphaSE: fl(res.AlphaSE), AlphaCILo: fl(res.Inference.CI.Lo),
-			AlphaCIHi: fl(res.Inference.CI.Hi), P: fl(res.P), BeatPct: fl(res.BeatPct), Provisional: res.Inference.Provisional,
-			RoundsToSignificance: fl(res.Inference.ToSignif)}
+		row := ForecastRowJSON{Rank: i + 1, LeaderboardJSON: forecast.LeaderboardRow(res, names),
+			AlphaCILo: res.Inference.CI.Lo.Ptr(), AlphaCIHi: res.Inference.CI.Hi.Ptr(), RoundsToSignificance: res.Inference.ToSignif.Ptr()}
 		if x, ok := adj[res.Agent]; ok {
 			v := x.Adjusted
-			row.Adjusted, row.AdjustedCILo, row.AdjustedCIHi, row.PRank1, row.TieGroup = &v, fl(x.CILo), fl(x.CIHi), fl(x.PRank1), x.Tie
+			row.Adjusted, row.AdjustedCILo, row.AdjustedCIHi, row.PRank1, row.TieGroup = &v, x.CILo.Ptr(), x.CIHi.Ptr(), x.PRank1.Ptr(), x.Tie
 		}
 		if i > 0 {
 			lead := a.Results[0]
 			d := score.PairedRounds(lead.RoundScores, res.RoundScores)
-			vs := &VsLeaderJSON{Rounds: d.R, BrierDiff: d.Mean, SE: fl(d.SE), CILo: fl(d.CILo), CIHi: fl(d.CIHi), P: fl(d.P)}
+			vs := &VsLeaderJSON{Rounds: d.R, BrierDiff: d.Mean, SE: d.SE.Ptr(), CILo: d.CILo.Ptr(), CIHi: d.CIHi.Ptr(), P: d.P.Ptr()}
 			if p, ok := pairP[[2]string{lead.Agent, res.Agent}]; ok {
 				vs.AdjustedP = &p
 			}
@@ -237,14 +235,6 @@ func nameOf(names map[string]string, agent string) string {
 		return n
 	}
 	return agent
-}
-
-func fl(f score.Float) *float64 {
-	if !f.OK || math.IsNaN(f.V) || math.IsInf(f.V, 0) {
-		return nil
-	}
-	v := f.V
-	return &v
 }
 
 // forecastSorts are the sortable columns of the forecast leaderboard; the
@@ -518,7 +508,7 @@ func history(rs []score.RoundScore) []AgentRoundJSON {
 	var k int
 	var sum, sumSq float64
 	for _, x := range rs {
-		h := AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: fl(x.Alpha)}
+		h := AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: x.Alpha.Ptr()}
 		if x.Alpha.OK {
 			k++
 			sum += x.Alpha.V

@@ -29,20 +29,10 @@ type RoundSummaryJSON struct {
 // uncertainty: bootstrap CI of Alpha, provisional flag, rounds until the
 // observed edge would be significant, and the difficulty-adjusted score.
 type ForecastRowJSON struct {
-	Rank                 int      `json:"rank"`
-	Agent                string   `json:"agent"`
-	Name                 string   `json:"name"`
-	Rounds               int      `json:"rounds"`
-	N                    int      `json:"n"`
-	Brier                float64  `json:"brier"`
-	BrierSE              *float64 `json:"brier_se"`
-	Alpha                *float64 `json:"alpha"`
-	AlphaSE              *float64 `json:"alpha_se"`
+	Rank int `json:"rank"`
+	forecast.LeaderboardJSON
 	AlphaCILo            *float64 `json:"alpha_ci_lo"`
 	AlphaCIHi            *float64 `json:"alpha_ci_hi"`
-	P                    *float64 `json:"p"`
-	BeatPct              *float64 `json:"beat_pct"`
-	Provisional          bool     `json:"provisional"`
 	RoundsToSignificance *float64 `json:"rounds_to_significance"`
 	Adjusted             *float64 `json:"adjusted"`
 	AdjustedCILo         *float64 `json:"adjusted_ci_lo"`
