@@ -113,7 +113,7 @@ func TestETag(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := startServer(t, db, nil, forecast.Domain{})
 		seedMarkets(t, db, 2, time.Now().Add(48*time.Hour))
-		for _, path := range []string{"/api/v1/markets", "/api/v1/pages/home", "/api/v1/leaderboard", "/api/v1/openapi.json"} {
+		for _, path := range []string{"/api/v1/markets", "/api/v1/pages/home", "/api/v1/leaderboard", "/api/v1/openapi.json", "/api/v1/domain"} {
 			resp, err := http.Get(e.url + path)
 			if err != nil {
 				t.Fatal(err)

@@ -38,9 +38,8 @@ func roundID(r *http.Request) (uint64, error) {
 
 func (s *Server) domain(w http.ResponseWriter, r *http.Request) error {
 	d := s.Forecast.Domain
-	WriteJSON(w, http.StatusOK, forecast.DomainJSON{Name: forecast.DomainName, Version: forecast.DomainVersion,
+	return s.writeJSON(w, r, forecast.DomainJSON{Name: forecast.DomainName, Version: forecast.DomainVersion,
 		ChainID: d.ChainID, VerifyingContract: d.Contract.Hex()})
-	return nil
 }
 
 // listRounds serves GET /api/v1/rounds?status=&limit=&cursor=, newest

@@ -64,8 +64,7 @@ func (s *Server) oracleQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, q)
-	return nil
+	return s.writeJSON(w, r, q)
 }
 
 func (s *Server) oracleResolutions(w http.ResponseWriter, r *http.Request) error {
@@ -77,8 +76,7 @@ func (s *Server) oracleResolutions(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, OracleResolutionsJSON{MarketID: id, Resolutions: rs})
-	return nil
+	return s.writeJSON(w, r, OracleResolutionsJSON{MarketID: id, Resolutions: rs})
 }
 
 // OracleDecideRequest is an arbiter's decision: YES, NO or VOID, who
@@ -115,6 +113,5 @@ func (s *Server) oracleAccuracy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, a)
-	return nil
+	return s.writeJSON(w, r, a)
 }

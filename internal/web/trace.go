@@ -66,8 +66,7 @@ func (s *Server) roundMarket(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.Index = i
-	WriteJSON(w, http.StatusOK, RoundMarketContextJSON{Details: d, History: h})
-	return nil
+	return s.writeJSON(w, r, RoundMarketContextJSON{Details: d, History: h})
 }
 
 // TraceJSON is GET /api/v1/rounds/{id}/traces/{agent}.
@@ -112,10 +111,9 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, TraceJSON{RoundID: t.RoundID, Agent: t.Agent, AgentID: t.AgentID, Submitted: t.Submitted, Failure: t.Failure,
+	return s.writeJSON(w, r, TraceJSON{RoundID: t.RoundID, Agent: t.Agent, AgentID: t.AgentID, Submitted: t.Submitted, Failure: t.Failure,
 		Calls: t.Calls, CachedCalls: t.CachedCalls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
 		CostUSD: float64(t.Cost) / 1e6, LatencyMS: t.LatencyMS, CreatedAt: t.CreatedAt, Trace: t.Trace})
-	return nil
 }
 
 // BacktestScored converts backtest rows to the frozen-forecast rows the
@@ -148,6 +146,5 @@ func (s *Server) backtestLeaderboard(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	WriteJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeJSON(w, r, out)
 }
