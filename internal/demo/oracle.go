@@ -62,8 +62,9 @@ func newDemoOracle(seed int64, db *store.DB, fsvc *forecast.Service, now func() 
 }
 
 // step flags the markets to dispute among those just synced (open and
-// closing within disputeWithin), runs the panel on flagged markets the simulator has resolved,
-// and decides the escalations that have waited arbiterDelay.
+// closing within disputeWithin), runs the panel on flagged markets the
+// simulator has resolved, and decides the escalations that have waited
+// arbiterDelay.
 func (o *demoOracle) step(ctx context.Context, synced []*arena.Market, now time.Time) error {
 	for _, m := range synced {
 		if _, done := o.disputed[m.SourceID]; done || m.Status != arena.StatusOpen || m.CloseTime.Sub(now) > disputeWithin || !o.disputes(m.SourceID) {
