@@ -8,12 +8,13 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
 // tryCommit signs and sends a commit for k in r and returns its error.
-func tryCommit(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key, r *arena.Round) error {
+func tryCommit(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round) error {
 	t.Helper()
 	ctx := context.Background()
 	n, err := svc.Store.Nonce(ctx, k.Address().Hex())
@@ -40,7 +41,7 @@ func tryCommit(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key,
 func TestAdmissionCaps(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0.Add(-90 * time.Minute)) // rounds close at t0+1h
+		clk := clock.New(t0.Add(-90 * time.Minute)) // rounds close at t0+1h
 		db.Now = clk.Now
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet,
 			Admission: forecast.Admission{Store: db, MaxAgentsPerRound: 3, MaxNewAgentsHour: 4}}

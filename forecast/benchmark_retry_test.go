@@ -10,6 +10,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -22,7 +23,7 @@ import (
 func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		cd := t0.Add(time.Hour)
 		mkRound := func(prefix string, n int) (*arena.Round, []*arena.Market) {
@@ -107,7 +108,7 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 func TestCaptureBenchmarksConflictIsDone(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
 		r, _ := newRound(t, db, svc, "c", 2)
 		clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance))
@@ -140,7 +141,7 @@ func (s staleRounds) Rounds(context.Context, arena.RoundFilter) ([]*arena.Round,
 func TestLeaderboardAlphaMatchesRoundScores(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
+		clk := &clock.Manual{}
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
 		k := agentKey("erin")
 		preds := [][]uint16{{7000, 2000}, {5000, 9000}, {9900, 100}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -59,7 +60,7 @@ func TestJobsUnderScheduler(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		clk := newClock(t0.Add(17 * time.Minute))
+		clk := clock.New(t0.Add(17 * time.Minute))
 		var specs []spec
 		for i := 0; i < 3; i++ {
 			specs = append(specs, spec{id: fmt.Sprintf("j%d", i), event: fmt.Sprintf("jev%d", i), category: fmt.Sprintf("cat%d", i),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/metrics"
@@ -24,7 +25,7 @@ import (
 func TestOracleForecastFlow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: 6 * time.Hour}
 		r, ms := newRound(t, db, svc, "o", 3)
 		alice := agentKey("alice")

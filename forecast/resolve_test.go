@@ -7,6 +7,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -16,7 +17,7 @@ import (
 func TestResolveRefusedWhileRoundRevealable(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
 		r, ms := newRound(t, db, svc, "rv", 2)
 		for _, at := range []time.Time{t0, r.CommitDeadline, r.RevealStart, r.RevealDeadline} {

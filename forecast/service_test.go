@@ -18,6 +18,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/polymarket"
 	"github.com/forecast-arena/arena/internal/polymarket/polymarkettest"
 	"github.com/forecast-arena/arena/internal/store"
@@ -28,26 +29,6 @@ import (
 // ARENA_TEST_POSTGRES_URL is set) with a controlled clock.
 
 var quiet = slog.New(slog.DiscardHandler)
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-// newClock is a controlled clock set at t.
-func newClock(t time.Time) *clock {
-	c := &clock{}
-	c.Set(t)
-	return c
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t.UTC()
-	c.mu.Unlock()
-}
 
 var t0 = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 
@@ -100,7 +81,7 @@ func testRules() forecast.Rules {
 func TestCreateRoundByRules(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Rules: testRules()}
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
 		d3 := 3 * 24 * time.Hour
@@ -262,7 +243,7 @@ func addPoints(t *testing.T, db *store.DB, m *arena.Market, pts ...arena.PricePo
 func TestCaptureBenchmarks(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		var mu sync.Mutex
 		var asked []string
 		lookupErr := errors.New("CLOB down")
@@ -367,7 +348,7 @@ func agentKey(name string) *forecast.Key {
 
 // commitAndReveal sends a signed commit now and, when reveal is set,
 // the matching reveal at the reveal start.
-func commit(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key, r *arena.Round, preds []uint16) common.Hash {
+func commit(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16) common.Hash {
 	t.Helper()
 	ctx := context.Background()
 	salt := crypto.Keccak256Hash([]byte("salt"), k.Address().Bytes(), fmt.Append(nil, r.ID))
@@ -388,7 +369,7 @@ func commit(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key, r 
 	return salt
 }
 
-func reveal(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) {
+func reveal(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) {
 	t.Helper()
 	if _, err := svc.Reveal(context.Background(), r.ID, signedReveal(t, svc, clk, k, r, preds, salt)); err != nil {
 		t.Fatal(err)
@@ -398,7 +379,7 @@ func reveal(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key, r 
 // playScoredRound runs a two-market round for k from creation to score:
 // commit preds, benchmarks captured at bench, reveal, markets resolved to
 // outcomes, trigger after the reveal deadline.
-func playScoredRound(t *testing.T, db *store.DB, svc *forecast.Service, clk *clock, k *forecast.Key, prefix string, preds []uint16, bench []float64, outcomes []string) *arena.Round {
+func playScoredRound(t *testing.T, db *store.DB, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, prefix string, preds []uint16, bench []float64, outcomes []string) *arena.Round {
 	t.Helper()
 	ctx := context.Background()
 	clk.Set(t0)
@@ -459,7 +440,7 @@ func handBrier(p []float64, b []float64, x []int) (brier, alpha float64, nAlpha 
 func TestTriggerAndScoring(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: 6 * time.Hour}
 		r, ms := newRound(t, db, svc, "s", 4)
 		cd, rd := r.CommitDeadline, r.RevealDeadline
@@ -636,7 +617,7 @@ func sorted(s []string) []string {
 func TestLeaderboardAcrossRounds(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
+		clk := &clock.Manual{}
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
 		k := agentKey("dana")
 		if err := db.SetAgent(ctx, arena.AgentInfo{Address: k.Address().Hex(), Name: "Dana", Kind: "external"}); err != nil {
@@ -718,7 +699,7 @@ func TestPolymarketRoundOffline(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := time.Date(2026, 6, 20, 12, 0, 0, 0, time.UTC) // the fixtures close on 2026-06-30
-		clk := newClock(now)
+		clk := clock.New(now)
 		rules := forecast.DefaultRules()
 		rules.MaxCloseAfter = arena.Duration(30 * 24 * time.Hour)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules,

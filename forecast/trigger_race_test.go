@@ -11,6 +11,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -56,7 +57,7 @@ func (h *hookStore) Submissions(ctx context.Context, roundID uint64) ([]*arena.S
 func TestRevealQueuedPastTriggerRejected(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "x", 2)
 		alice := agentKey("alice")
@@ -96,7 +97,7 @@ func TestRevealQueuedPastTriggerRejected(t *testing.T) {
 func TestTriggerRescoresRevealLandingMidScoring(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		hs := &hookStore{DB: db}
 		svc := &forecast.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "z", 2)
@@ -135,7 +136,7 @@ func TestTriggerRescoresRevealLandingMidScoring(t *testing.T) {
 func TestTriggerRaceLoserIsToldAlreadyTriggered(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		hs := &hookStore{DB: db}
 		svc := &forecast.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "race", 2)
@@ -162,7 +163,7 @@ func TestTriggerRaceLoserIsToldAlreadyTriggered(t *testing.T) {
 	})
 }
 
-func signedReveal(t *testing.T, svc *forecast.Service, clk *clock, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) forecast.RevealRequest {
+func signedReveal(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) forecast.RevealRequest {
 	t.Helper()
 	n, err := svc.Store.Nonce(context.Background(), k.Address().Hex())
 	if err != nil {

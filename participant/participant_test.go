@@ -23,6 +23,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -32,18 +33,6 @@ import (
 
 var quiet = slog.New(slog.DiscardHandler)
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t.UTC()
-	c.mu.Unlock()
-}
-
 var t0 = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 
 // arenaServer is the real API on a loopback test server.
@@ -51,13 +40,13 @@ type arenaServer struct {
 	db  *store.DB
 	svc *forecast.Service
 	url string
-	clk *clock
+	clk *clock.Manual
 	ms  []*arena.Market
 }
 
 func newServer(t *testing.T, db *store.DB) *arenaServer {
 	t.Helper()
-	clk := &clock{}
+	clk := &clock.Manual{}
 	clk.Set(t0)
 	svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Domain: forecast.Domain{ChainID: 8453}}
 	srv := web.New(db, db, "", quiet)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -210,12 +211,6 @@ func TestLoad1000AgentsHTTP(t *testing.T) {
 	}
 }
 
-// loadClock is a settable clock for the service in the 10,000-agent test.
-type loadClock struct{ at atomic.Int64 }
-
-func (c *loadClock) Now() time.Time   { return time.UnixMicro(c.at.Load()) }
-func (c *loadClock) Set(at time.Time) { c.at.Store(at.UnixMicro()) }
-
 // TestLoad10000AgentsTriggerAndLeaderboard: 10,000 agents commit and
 // reveal in one round, written through the store's submission path (the
 // group commit the API uses) without signatures, since what is measured is
@@ -238,7 +233,7 @@ func TestLoad10000AgentsTriggerAndLeaderboard(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			clk := &loadClock{}
+			clk := &clock.Manual{}
 			t0 := time.Now().Truncate(time.Second)
 			clk.Set(t0)
 			quiet := slog.New(slog.DiscardHandler)

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -23,6 +22,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -74,7 +74,7 @@ type Result struct {
 	// dashboard; Close releases them.
 	Handler http.Handler
 	DB      *store.DB
-	Clock   *Clock
+	Clock   *clock.Manual // the accelerated clock every component reads
 	// Oracle counts the disputed markets and how they were resolved.
 	Oracle OracleSummary
 	// Log is the demo's tamper-evident log; Forecast its forecast service.
@@ -84,18 +84,6 @@ type Result struct {
 
 // Close releases the store.
 func (r *Result) Close() error { return r.DB.Close() }
-
-// Clock is the accelerated clock every component reads.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now returns the simulated time.
-func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-// Set moves the simulated time.
-func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.now = t.UTC(); c.mu.Unlock() }
 
 // Round schedule on the simulated clock.
 const (
@@ -146,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Dir: cfg.Dir, DBURL: dbURL, DB: db, Clock: &Clock{}}
+	res := &Result{Dir: cfg.Dir, DBURL: dbURL, DB: db, Clock: &clock.Manual{}}
 	if err := run(ctx, cfg, world, res); err != nil {
 		db.Close()
 		return nil, err
@@ -155,10 +143,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
-	clock, db, log := res.Clock, res.DB, cfg.Logger
+	clk, db, log := res.Clock, res.DB, cfg.Logger
 	start := world.Config().Start
-	clock.Set(start)
-	db.Now = clock.Now // stored timestamps follow the simulated clock too
+	clk.Set(start)
+	db.Now = clk.Now // stored timestamps follow the simulated clock too
 	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
 		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
 	// The demo's deployment identifier follows from its seed, so that the
@@ -172,14 +160,14 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if err != nil {
 		return err
 	}
-	svc := &forecast.Service{Store: db, Domain: dom, Now: clock.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
+	svc := &forecast.Service{Store: db, Domain: dom, Now: clk.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
 	// Every accepted submission and score goes to the tamper-evident log,
 	// whose key lives next to the demo's database.
 	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, "log.key"))
 	if err != nil {
 		return err
 	}
-	res.Log = &tlog.Log{Store: db, Key: logKey, Now: clock.Now, Logger: log}
+	res.Log = &tlog.Log{Store: db, Key: logKey, Now: clk.Now, Logger: log}
 	svc.Log = res.Log
 	res.Forecast = svc
 
@@ -189,7 +177,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if err != nil {
 		return err
 	}
-	eng := &trading.Engine{Store: db, Lineup: lineup, Now: clock.Now, Logger: log}
+	eng := &trading.Engine{Store: db, Lineup: lineup, Now: clk.Now, Logger: log}
 	res.Handler = cfg.Server(Parts{DB: db, Forecast: svc, Trading: eng, Logger: log, Log: res.Log})
 	factory := &agent.Factory{Logger: log}
 	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
@@ -213,8 +201,8 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	var clients []*participant.Client
 	for _, name := range cfg.Agents {
 		key := forecast.NewKey(agentKey(cfg.Seed, name))
-		c := &participant.Client{Server: base, Key: key, StateDir: filepath.Join(res.Dir, "agents", name), Now: clock.Now, Logger: log}
-		strat, err := participant.NewSimStrategy(world, name, c.LookupMarket, clock.Now)
+		c := &participant.Client{Server: base, Key: key, StateDir: filepath.Join(res.Dir, "agents", name), Now: clk.Now, Logger: log}
+		strat, err := participant.NewSimStrategy(world, name, c.LookupMarket, clk.Now)
 		if err != nil {
 			return err
 		}
@@ -227,9 +215,9 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	// Cohorts start while rounds are being played.
 	tradingEnd := start.Add(time.Duration(cfg.Rounds) * roundEvery)
 	lastSync := start.Add(-2 * time.Hour)
-	orc := newDemoOracle(cfg.Seed, db, svc, clock.Now, log)
+	orc := newDemoOracle(cfg.Seed, db, svc, clk.Now, log)
 	sync := func() error {
-		now := clock.Now()
+		now := clk.Now()
 		ms := world.MarketsSince(lastSync, now)
 		if _, err := db.SaveMarkets(ctx, ms); err != nil {
 			return err
@@ -238,7 +226,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		return orc.step(ctx, ms, now)
 	}
 	step := func(t time.Time) error {
-		clock.Set(t)
+		clk.Set(t)
 		if err := sync(); err != nil {
 			return err
 		}
@@ -273,7 +261,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	}
 	for i := 0; i < cfg.Rounds; i++ {
 		t := start.Add(time.Duration(i) * roundEvery)
-		clock.Set(t)
+		clk.Set(t)
 		if err := sync(); err != nil {
 			return err
 		}
@@ -294,7 +282,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	// Let the remaining markets resolve: score the rounds, settle the
 	// cohorts' positions (the simulator resolves every market by its end).
 	worldEnd := start.Add(world.Config().Horizon + 15*24*time.Hour)
-	for t := clock.Now().Add(6 * time.Hour); !t.After(worldEnd); t = t.Add(6 * time.Hour) {
+	for t := clk.Now().Add(6 * time.Hour); !t.After(worldEnd); t = t.Add(6 * time.Hour) {
 		open, err := db.OpenPositionMarkets(ctx)
 		if err != nil {
 			return err

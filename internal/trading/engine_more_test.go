@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -58,7 +59,7 @@ func TestConcurrentProcesses(t *testing.T) {
 					wg.Add(1)
 					go func(i int) {
 						defer wg.Done()
-						e := engine(dbs[i], &clock{t: now}, lu)
+						e := engine(dbs[i], clock.New(now), lu)
 						c, _, err := e.StartCohort(ctx, now) // both replicas start the week too
 						if err != nil {
 							t.Error(err)
@@ -95,7 +96,7 @@ func TestConcurrentProcesses(t *testing.T) {
 // marked settled only when its positions are.
 func TestAmbiguousPolicies(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		clk := &clock{t: run}
+		clk := clock.New(run)
 		e := engine(db, clk, lineup("p", "a"))
 		m := mkBinary("amb", 0.3, 10)
 		save(t, db, m)
@@ -149,7 +150,7 @@ func TestAmbiguousPolicies(t *testing.T) {
 // little cash for a legal bet gets a recorded system HOLD, no model call.
 func TestCannotTradeHoldsWithoutModelCall(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := engine(db, &clock{t: run}, lineup("p", "poor"))
+		e := engine(db, clock.New(run), lineup("p", "poor"))
 		e.InitialCash = usd(199.99)
 		save(t, db, mkBinary("m1", 0.5, 10))
 		c, _, _ := e.StartCohort(ctx, run)
@@ -173,7 +174,7 @@ func TestCannotTradeHoldsWithoutModelCall(t *testing.T) {
 // and the other agents proceed.
 func TestPanickingDecider(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := engine(db, &clock{t: run}, lineup("p", "boom", "calm"))
+		e := engine(db, clock.New(run), lineup("p", "boom", "calm"))
 		save(t, db, mkBinary("m1", 0.5, 10))
 		c, _, _ := e.StartCohort(ctx, run)
 		boom := trading.DeciderFunc(func(context.Context, trading.Snapshot) (trading.Decision, error) { panic("model client bug") })
@@ -208,7 +209,7 @@ func (f outcomeForecaster) Forecast(agent, sourceID string, _ time.Time) (float6
 // (3 × 0.09 + 2 × 0.49) / 5 = 0.25.
 func TestSimTraderCalibration(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := engine(db, &clock{t: run}, lineup("sim", "sharp", "dull"))
+		e := engine(db, clock.New(run), lineup("sim", "sharp", "dull"))
 		f := outcomeForecaster{yes: map[string]bool{}}
 		var ms []*arena.Market
 		for i := 0; i < 8; i++ {
@@ -277,7 +278,7 @@ func BenchmarkRun(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		now := run.AddDate(0, 0, 7*i)
-		e := engine(db, &clock{t: now}, lu)
+		e := engine(db, clock.New(now), lu)
 		e.ProviderLimit = 7
 		c, _, err := e.StartCohort(ctx, now)
 		if err != nil {
@@ -296,7 +297,7 @@ func BenchmarkRun(b *testing.B) {
 func TestRunTimeStampsTrades(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		wall := run.Add(50 * time.Hour) // later the same week
-		e := engine(db, &clock{t: wall}, lineup("p", "a"))
+		e := engine(db, clock.New(wall), lineup("p", "a"))
 		m := mkBinary("m1", 0.5, 10)
 		save(t, db, m)
 		c, _, _ := e.StartCohort(ctx, run)
@@ -332,7 +333,7 @@ func (finishFails) FinishDecision(context.Context, *arena.Decision, *arena.Portf
 // other than a conflict, the retryable row says why.
 func TestFinishFailureIsRecorded(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := engine(db, &clock{t: run}, lineup("p", "a"))
+		e := engine(db, clock.New(run), lineup("p", "a"))
 		m := mkBinary("m1", 0.5, 10)
 		save(t, db, m)
 		c, _, _ := e.StartCohort(ctx, run)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -56,16 +57,8 @@ func lineup(provider string, ids ...string) []arena.LineupEntry {
 	return out
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-
-func engine(db *store.DB, clk *clock, lu []arena.LineupEntry) *trading.Engine {
-	return &trading.Engine{Store: db, Lineup: lu, ModelTimeout: time.Minute, ProviderLimit: 2, Now: clk.now,
+func engine(db *store.DB, clk *clock.Manual, lu []arena.LineupEntry) *trading.Engine {
+	return &trading.Engine{Store: db, Lineup: lu, ModelTimeout: time.Minute, ProviderLimit: 2, Now: clk.Now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
@@ -87,7 +80,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // cumulative Brier is compared with numbers computed by hand.
 func TestWeekScenario(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		clk := &clock{t: run}
+		clk := clock.New(run)
 		e := engine(db, clk, lineup("openrouter", "alpha"))
 		m1, m2, m3 := mkBinary("m1", 0.40, 400), mkBinary("m2", 0.70, 300), mkBinary("m3", 0.50, 200)
 		m4 := &arena.Market{Source: arena.SourceSim, SourceID: "m4", Kind: arena.KindMarket, Question: "Who wins?", Type: arena.Multi,
@@ -243,7 +236,7 @@ func mustPortfolio(t *testing.T, db *store.DB, cohort int64, agent string) *aren
 // partial sell.
 func TestSecondWeekSnapshotAndSell(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		clk := &clock{t: run}
+		clk := clock.New(run)
 		e := engine(db, clk, lineup("p", "alpha"))
 		m1, m2 := mkBinary("m1", 0.40, 400), mkBinary("m2", 0.70, 300)
 		save(t, db, m1, m2)
@@ -255,7 +248,7 @@ func TestSecondWeekSnapshotAndSell(t *testing.T) {
 		m1.Prices, m2.Prices = yesNo(0.5), yesNo(0.8)
 		save(t, db, m1, m2)
 		next := run.AddDate(0, 0, 7)
-		clk.set(next)
+		clk.Set(next)
 		p := mustPortfolio(t, db, c.ID, "alpha")
 		var yesID int64
 		for _, pos := range p.Positions {
@@ -375,7 +368,7 @@ func TestConcurrentRunsDecideOnce(t *testing.T) {
 		save(t, db, mkBinary("m1", 0.5, 10))
 		for w := 0; w < 3; w++ {
 			now := run.AddDate(0, 0, 7*w)
-			clk := &clock{t: now}
+			clk := clock.New(now)
 			e := engine(db, clk, lu)
 			c, _, err := e.StartCohort(ctx, now)
 			if err != nil {
@@ -431,7 +424,7 @@ func TestInterruptedRunResumes(t *testing.T) {
 		ids := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 		lu := lineup("one", ids...)
 		save(t, db, mkBinary("m1", 0.5, 10))
-		clk := &clock{t: run}
+		clk := clock.New(run)
 		e := engine(db, clk, lu)
 		e.ProviderLimit = 1 // one at a time, so the cut is mid-run
 		c, _, _ := e.StartCohort(ctx, run)
@@ -484,19 +477,19 @@ func TestStaleClaimTakenOver(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		lu := lineup("one", "a", "b", "c")
 		save(t, db, mkBinary("m1", 0.5, 10))
-		clk := &clock{t: run}
+		clk := clock.New(run)
 		e := engine(db, clk, lu)
 		c, _, _ := e.StartCohort(ctx, run)
 		if _, ok, err := db.ClaimDecision(ctx, arena.ClaimRequest{CohortID: c.ID, AgentID: "b", Week: week, Owner: "killed-9", Now: run, StaleBefore: run}); !ok || err != nil {
 			t.Fatal("setup claim", err)
 		}
 		cd := newCounting(lu, 0)
-		clk.set(run.Add(time.Minute))
+		clk.Set(run.Add(time.Minute))
 		rep, _ := e.Run(ctx, c.ID, run, cd.deciders(lu))
 		if rep.Count(trading.OutcomeDone) != 2 || rep.Agents[1].Outcome != trading.OutcomeSkipped || cd.calls["b"].Load() != 0 {
 			t.Fatalf("live claim not respected: %+v", rep.Agents)
 		}
-		clk.set(run.Add(2*time.Minute + time.Second)) // ModelTimeout is 1 minute
+		clk.Set(run.Add(2*time.Minute + time.Second)) // ModelTimeout is 1 minute
 		rep, _ = e.Run(ctx, c.ID, run, cd.deciders(lu))
 		if rep.Count(trading.OutcomeDone) != 1 || rep.Agents[1].Outcome != trading.OutcomeDone {
 			t.Fatalf("stale claim not taken over: %+v", rep.Agents)
@@ -511,7 +504,7 @@ func TestZeroExecutionsIsRetryable(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		lu := lineup("one", "a", "b")
 		save(t, db, mkBinary("m1", 0.5, 10))
-		clk := &clock{t: run}
+		clk := clock.New(run)
 		e := engine(db, clk, lu)
 		e.MaxAttempts = 2
 		c, _, _ := e.StartCohort(ctx, run)
@@ -598,7 +591,7 @@ func TestOrderIndependence(t *testing.T) {
 					ms = append(ms, mkBinary(fmt.Sprintf("q%02d", i), 0.1+0.07*float64(i), float64(1000-i)))
 				}
 				save(t, db, ms...)
-				clk := &clock{t: run}
+				clk := clock.New(run)
 				e := engine(db, clk, lu)
 				e.ProviderLimit = []int{1, 6, 1}[mode]
 				c, _, _ := e.StartCohort(ctx, run)
@@ -630,7 +623,7 @@ func TestOrderIndependence(t *testing.T) {
 						})
 					}
 					e.Run(rctx, c.ID, run, cut)
-					clk.set(run.Add(3 * time.Hour)) // resumed hours later: same frozen prices
+					clk.Set(run.Add(3 * time.Hour)) // resumed hours later: same frozen prices
 					ms[0].Prices = yesNo(0.99)
 					save(t, db, ms[0])
 				}

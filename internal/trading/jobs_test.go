@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -60,7 +61,7 @@ func TestJobsDriveAWeek(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		m1 := mkBinary("m1", 0.40, 100)
 		save(t, db, m1)
-		clk := &clock{t: week.Add(30 * time.Second)}
+		clk := clock.New(week.Add(30 * time.Second))
 		e := engine(db, clk, lineup("p", "a", "b"))
 		var bFails atomic.Int32
 		bFails.Store(1)
@@ -79,7 +80,7 @@ func TestJobsDriveAWeek(t *testing.T) {
 			}, nil
 		}
 		sched := &jobs.Scheduler{Store: db, Jobs: trading.Jobs(e, trading.JobsConfig{Deciders: deciders, Policy: trading.PolicyRefund}),
-			Tick: 2 * time.Millisecond, Now: clk.now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			Tick: 2 * time.Millisecond, Now: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		sctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- sched.Run(sctx) }()
@@ -100,13 +101,13 @@ func TestJobsDriveAWeek(t *testing.T) {
 			}
 			return ""
 		}
-		clk.set(week.Add(5 * time.Minute))
+		clk.Set(week.Add(5 * time.Minute))
 		waitFor(t, "the 00:05 run", func() bool { return status("a") == arena.DecisionDone && status("b") == arena.DecisionRetryable })
-		clk.set(week.Add(15 * time.Minute))
+		clk.Set(week.Add(15 * time.Minute))
 		waitFor(t, "the 00:15 resumption", func() bool { return status("b") == arena.DecisionDone })
 		// 00:25: nothing is pending, so no deciders are built and no run happens.
 		n := calls.Load()
-		clk.set(week.Add(25 * time.Minute))
+		clk.Set(week.Add(25 * time.Minute))
 		waitFor(t, "the 00:25 period", func() bool {
 			runs, _ := db.JobRuns(ctx, trading.JobDecisionRun)
 			last := runs[len(runs)-1]
@@ -131,7 +132,7 @@ func TestJobsDriveAWeek(t *testing.T) {
 		if err := db.ResolveMarket(ctx, m1.ID, arena.Yes, week.Add(50*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		clk.set(week.Add(time.Hour))
+		clk.Set(week.Add(time.Hour))
 		waitFor(t, "settlement", func() bool { p := mustPortfolio(t, db, c.ID, "a"); return len(p.Positions) == 0 })
 		// 1000 / 0.40 = 2500 shares paid $1 each.
 		if p := mustPortfolio(t, db, c.ID, "a"); p.Cash != usd(11500) || p.Realized != usd(1500) {
@@ -197,7 +198,7 @@ func TestDecisionJobStartsMissingCohort(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		m1 := mkBinary("m1", 0.40, 100)
 		save(t, db, m1)
-		e := engine(db, &clock{t: run}, lineup("p", "a"))
+		e := engine(db, clock.New(run), lineup("p", "a"))
 		bet := trading.Action{Kind: trading.ActionBet, Bets: []trading.Bet{{MarketID: m1.ID, Side: "YES", Amount: usd(1000)}}}
 		deciders := func(context.Context, *arena.Cohort) (map[string]trading.Decider, error) {
 			return map[string]trading.Decider{"a": scripted(bet, nil)}, nil

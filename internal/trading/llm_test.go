@@ -11,6 +11,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/store"
@@ -110,7 +111,7 @@ func TestLLMCohortScenario(t *testing.T) {
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 		f := &agent.Factory{Getenv: testEnv, Logger: quiet, LLMOptions: []llm.Option{llm.WithLogger(quiet),
 			llm.WithRetryPolicy(llm.RetryPolicy{MaxAttempts: 3, BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond})}}
-		clk := &clock{t: run}
+		clk := clock.New(run)
 		e := engine(db, clk, lu)
 		e.ProviderLimit = 4
 		e.ModelTimeout = f.ModelTimeout(lu)
@@ -299,7 +300,7 @@ func TestLLMCohortScenario(t *testing.T) {
 		pos := mustPortfolio(t, db, c.ID, "seller").Positions[0]
 		srv.Script("seller", ok(fmt.Sprintf(`{"action":"SELL","sells":[{"position_id":%d,"percentage":50}],"reasoning":"take profit"}`, pos.ID)))
 		next := run.AddDate(0, 0, 7)
-		clk.set(next)
+		clk.Set(next)
 		rep, err = e.Run(ctx, c.ID, next, map[string]trading.Decider{"seller": ds["seller"]})
 		if err != nil || rep.Agents[1].Outcome != trading.OutcomeDone || rep.Agents[1].Executed != 1 {
 			t.Fatalf("week 2: %v %+v", err, rep.Agents)

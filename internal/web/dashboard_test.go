@@ -15,6 +15,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -42,7 +43,7 @@ func (e *env) page(path string) string {
 func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 3, t0.Add(10*24*time.Hour))
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), t0.Add(3*time.Hour)
@@ -144,7 +145,7 @@ func TestETag(t *testing.T) {
 func TestRoundsCursor(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 3, t0.Add(10*24*time.Hour))
 		for i := range 5 {

@@ -17,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -32,7 +33,7 @@ import (
 func TestExportSealsUntriggeredRound(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		clk := &clock{}
+		clk := &clock.Manual{}
 		t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 		clk.Set(t0)
 		key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -32,20 +33,6 @@ import (
 const adminToken = "test-admin-token-0123456789"
 
 var quiet = slog.New(slog.DiscardHandler)
-
-// clock is a controllable clock shared by the service and the test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time   { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func newClock(t time.Time) *clock { c := &clock{}; c.Set(t); return c }
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t.UTC()
-	c.mu.Unlock()
-}
 
 // env is one running server.
 type env struct {
@@ -331,7 +318,7 @@ func (e *env) submissions(round uint64) []*arena.Submission {
 func TestRejections(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 5, t0.Add(30*24*time.Hour))
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
@@ -945,7 +932,7 @@ func TestRoundPhases(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 3, t0.Add(10*24*time.Hour))
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(time.Hour+time.Minute), t0.Add(3*time.Hour)
@@ -1178,7 +1165,7 @@ func (r *recorder) WriteHeader(s int) { r.status = s }
 func TestAddressesAnyCase(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 2, t0.Add(10*24*time.Hour))
 		r := e.createRound(ms, t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour))
@@ -1222,7 +1209,7 @@ func TestAddressesAnyCase(t *testing.T) {
 func TestConcurrentSameNonce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 2, t0.Add(10*24*time.Hour))
 		const n = 12
@@ -1280,7 +1267,7 @@ func FuzzSubmissionBodies(f *testing.F) {
 	}
 	defer db.Close()
 	t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-	clk := newClock(t0)
+	clk := clock.New(t0)
 	svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
 	srv := web.New(db, db, adminToken, quiet)
 	srv.RegisterForecast(svc)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -27,7 +28,7 @@ import (
 func TestMetricsEndpoint(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-		clk := newClock(t0)
+		clk := clock.New(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		if err := e.srv.Metrics.Register(db.Collector()); err != nil {
 			t.Fatal(err)
