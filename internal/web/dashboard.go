@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -576,9 +575,9 @@ func (s *Server) questions(ctx context.Context, a *forecast.Analysis, agent stri
 // ---- market ----
 
 func (s *Server) marketView(r *http.Request) (any, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := pathID(r, "id", "market")
 	if err != nil {
-		return nil, arena.Errorf(arena.ENOTFOUND, "market %q not found", r.PathValue("id"))
+		return nil, err
 	}
 	m, err := s.Markets.Market(r.Context(), id)
 	if err != nil {
@@ -638,7 +637,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 	if err := s.needTrading(); err != nil {
 		return nil, err
 	}
-	id, err := pathID(r, "cohort")
+	id, err := pathID(r, "id", "cohort")
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -145,6 +146,51 @@ func TestUnroutedJSON(t *testing.T) {
 			t.Errorf("disabled trading track: %d %+v", resp.StatusCode, e)
 		}
 		resp.Body.Close()
+	})
+}
+
+// A path id that is not a positive integer answers 400 with one message
+// shape on every route that takes a market, cohort or decision id; a
+// round id answers the protocol's round_not_found.
+func TestBadPathIDs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "admin",
+			Forecast: &forecast.Service{Store: db, Logger: quiet}, Trading: &trading.Engine{Store: db, Logger: quiet},
+			Oracle: &oracle.Service{Store: db, Logger: quiet}})
+		hs := httptest.NewServer(srv.Handler())
+		defer hs.Close()
+		for _, c := range []struct {
+			method, path string
+			status       int
+			code, msg    string
+		}{
+			{"GET", "/api/v1/markets/abc", 400, "invalid", `market id "abc": want a positive integer`},
+			{"GET", "/api/v1/markets/0", 400, "invalid", `market id "0": want a positive integer`},
+			{"GET", "/api/v1/pages/markets/-3", 400, "invalid", `market id "-3": want a positive integer`},
+			{"POST", "/api/v1/admin/markets/x/resolve", 400, "invalid", `market id "x": want a positive integer`},
+			{"GET", "/api/v1/oracle/resolutions/1e3", 400, "invalid", `market id "1e3": want a positive integer`},
+			{"POST", "/api/v1/admin/oracle/markets/x/flag", 400, "invalid", `market id "x": want a positive integer`},
+			{"POST", "/api/v1/admin/oracle/queue/x", 400, "invalid", `market id "x": want a positive integer`},
+			{"GET", "/api/v1/pages/oracle/x", 400, "invalid", `market id "x": want a positive integer`},
+			{"GET", "/api/v1/cohorts/abc", 400, "invalid", `cohort id "abc": want a positive integer`},
+			{"GET", "/api/v1/decisions/abc", 400, "invalid", `decision id "abc": want a positive integer`},
+			{"GET", "/api/v1/rounds/abc", 404, "round_not_found", `round "abc" not found`},
+		} {
+			req, _ := http.NewRequest(c.method, hs.URL+c.path, strings.NewReader(`{}`))
+			req.Header.Set("Authorization", "Bearer admin")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := decodeError(t, c.path, resp)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || e.Code != c.code || e.Message != c.msg {
+				t.Errorf("%s %s: %d %+v, want %d %s %q", c.method, c.path, resp.StatusCode, e, c.status, c.code, c.msg)
+			}
+		}
+		if n := srv.InternalErrors(); n != 0 {
+			t.Errorf("%d internal errors", n)
+		}
 	})
 }
 

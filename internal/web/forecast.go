@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -15,11 +14,11 @@ func (s *Server) RegisterForecast(svc *forecast.Service) {
 	s.Forecast = svc
 	s.handle("GET /api/v1/domain", s.domain)
 	s.handle("GET /api/v1/rounds", s.listRounds)
-	s.handle("GET /api/v1/rounds/{id}", roundRead(s, svc.Round))
-	s.handle("GET /api/v1/rounds/{id}/scores", roundRead(s, svc.Scores))
+	s.handle("GET /api/v1/rounds/{id}", read(s, roundID, svc.Round))
+	s.handle("GET /api/v1/rounds/{id}/scores", read(s, roundID, svc.Scores))
 	s.handle("GET /api/v1/agents/{address}/nonce", s.nonce)
-	s.handle("POST /api/v1/rounds/{id}/commits", roundSubmit(svc.Commit))
-	s.handle("POST /api/v1/rounds/{id}/reveals", roundSubmit(svc.Reveal))
+	s.handle("POST /api/v1/rounds/{id}/commits", submit(roundID, http.StatusCreated, svc.Commit))
+	s.handle("POST /api/v1/rounds/{id}/reveals", submit(roundID, http.StatusCreated, svc.Reveal))
 	s.handle("POST /api/v1/rounds/{id}/reasoning", s.uploadReasoning)
 	s.handle("GET /api/v1/rounds/{id}/reasoning/{agent}", s.getReasoning)
 	s.handle("POST /api/v1/admin/rounds", s.admin(s.createRound))
@@ -61,42 +60,6 @@ func (s *Server) listRounds(w http.ResponseWriter, r *http.Request) error {
 		setNextLink(w, r, int64(out[len(out)-1].ID))
 	}
 	return s.writeJSON(w, r, out)
-}
-
-// roundRead serves a read of the round in the path: get's answer as JSON.
-func roundRead[T any](s *Server, get func(context.Context, uint64) (T, error)) HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := roundID(r)
-		if err != nil {
-			return err
-		}
-		v, err := get(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		return s.writeJSON(w, r, v)
-	}
-}
-
-// roundSubmit serves a submission (a JSON body Req) to the round in the
-// path: do's answer, 201 Created.
-func roundSubmit[Req, Out any](do func(context.Context, uint64, Req) (Out, error)) HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := roundID(r)
-		if err != nil {
-			return err
-		}
-		var req Req
-		if err := DecodeJSON(r, &req); err != nil {
-			return err
-		}
-		out, err := do(r.Context(), id, req)
-		if err != nil {
-			return err
-		}
-		WriteJSON(w, http.StatusCreated, out)
-		return nil
-	}
 }
 
 func (s *Server) nonce(w http.ResponseWriter, r *http.Request) error {
@@ -170,9 +133,9 @@ func (s *Server) triggerRound(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) error {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := pathID(r, "id", "market")
 	if err != nil {
-		return arena.Errorf(arena.ENOTFOUND, "market %q not found", r.PathValue("id"))
+		return err
 	}
 	var req struct {
 		Outcome string `json:"outcome"`

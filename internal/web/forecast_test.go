@@ -1065,7 +1065,7 @@ func TestRoundPhases(t *testing.T) {
 			{fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), "MAYBE", 400, "invalid"},
 			{fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[1].ID), "", 400, "invalid"},
 			{"/api/v1/admin/markets/999999/resolve", "YES", 404, "not_found"},
-			{"/api/v1/admin/markets/x/resolve", "YES", 404, "not_found"},
+			{"/api/v1/admin/markets/x/resolve", "YES", 400, "invalid"},
 		} {
 			st, body := e.call("POST", c.path, map[string]string{"outcome": c.outcome}, adminToken)
 			if st != c.status || errorOf(t, body).Error.Code != c.code {

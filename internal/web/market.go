@@ -45,9 +45,9 @@ func (s *Server) listMarkets(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getMarket(w http.ResponseWriter, r *http.Request) error {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := pathID(r, "id", "market")
 	if err != nil {
-		return arena.Errorf(arena.EINVALID, "market id %q: want an integer", r.PathValue("id"))
+		return err
 	}
 	m, err := s.Markets.Market(r.Context(), id)
 	if err != nil {

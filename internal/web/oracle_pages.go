@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/oracle"
@@ -79,9 +78,9 @@ type OracleMarketPageJSON struct {
 }
 
 func (s *Server) oracleMarketView(r *http.Request) (any, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return nil, arena.Errorf(arena.EINVALID, "market id %q: want a positive integer", r.PathValue("id"))
+	id, err := pathID(r, "id", "market")
+	if err != nil {
+		return nil, err
 	}
 	rs, err := s.oracle.Resolutions(r.Context(), id)
 	if err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -10,7 +11,56 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/forecast-arena/arena"
 )
+
+// read serves a read of the resource the path names (param parses its id):
+// get's answer as JSON.
+func read[ID, T any](s *Server, param func(*http.Request) (ID, error), get func(context.Context, ID) (T, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := param(r)
+		if err != nil {
+			return err
+		}
+		v, err := get(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		return s.writeJSON(w, r, v)
+	}
+}
+
+// submit serves a JSON body Req sent to the resource the path names
+// (param parses its id): do's answer with the given status.
+func submit[ID, Req, Out any](param func(*http.Request) (ID, error), status int, do func(context.Context, ID, Req) (Out, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := param(r)
+		if err != nil {
+			return err
+		}
+		var req Req
+		if err := DecodeJSON(r, &req); err != nil {
+			return err
+		}
+		out, err := do(r.Context(), id, req)
+		if err != nil {
+			return err
+		}
+		WriteJSON(w, status, out)
+		return nil
+	}
+}
+
+// pathID parses the positive integer id in the path's wildcard; what names
+// the resource in the error.
+func pathID(r *http.Request, wildcard, what string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue(wildcard), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, arena.Errorf(arena.EINVALID, "%s id %q: want a positive integer", what, r.PathValue(wildcard))
+	}
+	return id, nil
+}
 
 // writeJSON answers a read with v as JSON and a strong ETag of the body; a
 // request whose If-None-Match names that tag gets 304 Not Modified and no

@@ -29,14 +29,6 @@ func (s *Server) RegisterTrading(eng *trading.Engine) {
 	s.handle("GET /api/v1/decisions/{id}", s.getDecision)
 }
 
-func pathID(r *http.Request, what string) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, arena.Errorf(arena.EINVALID, "%s id %q: want a positive integer", what, r.PathValue("id"))
-	}
-	return id, nil
-}
-
 func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
@@ -90,7 +82,7 @@ func (s *Server) listCohorts(w http.ResponseWriter, r *http.Request) error {
 // getCohort serves GET /api/v1/cohorts/{id}: standings at current prices,
 // the frozen lineup and the decisions.
 func (s *Server) getCohort(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "cohort")
+	id, err := pathID(r, "id", "cohort")
 	if err != nil {
 		return err
 	}
@@ -175,7 +167,7 @@ func curveJSON(agent string, snaps []arena.ValuationSnapshot, step time.Duration
 // snapshots serves GET /api/v1/cohorts/{id}/snapshots: each agent's stored
 // valuations, oldest first; step keeps the last point of each interval.
 func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "cohort")
+	id, err := pathID(r, "id", "cohort")
 	if err != nil {
 		return err
 	}
@@ -196,7 +188,7 @@ func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) error {
 
 // getDecision serves GET /api/v1/decisions/{id}.
 func (s *Server) getDecision(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "decision")
+	id, err := pathID(r, "id", "decision")
 	if err != nil {
 		return err
 	}
