@@ -243,8 +243,12 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 		}
 	}
 	if len(out) < k {
-		return nil, reject(CodeNotEnoughMarkets, "select: %d eligible markets (one per event, max_per_category %d) among %d candidates, need %d%s",
-			len(out), rules.MaxPerCategory, len(candidates), k, refusals(refused))
+		limits := "one per event"
+		if rules.MaxPerCategory > 0 {
+			limits += fmt.Sprintf(", at most %d per category", rules.MaxPerCategory)
+		}
+		return nil, reject(CodeNotEnoughMarkets, "select: %d eligible markets (%s) among %d candidates, need %d%s",
+			len(out), limits, len(candidates), k, refusals(refused))
 	}
 	return out, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -128,7 +129,7 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 	def := forecast.DefaultJobsConfig()
 	markets := fs.String("markets", "", "comma-separated market ids (default: select by the rules)")
 	k := fs.Int("k", forecast.DefaultK, "markets per round when selecting by the rules")
-	rulesFile := fs.String("rules", "", "complete selection rules as JSON (default: the built-in Polymarket rules)")
+	rulesFile := fs.String("rules", "", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)")
 	commitIn := fs.Duration("commit-in", def.CommitIn, "commit phase: the commit deadline is this long from now")
 	commitAt := fs.String("commit-deadline", "", "commit deadline, RFC 3339 (instead of --commit-in)")
 	revealDelay := fs.Duration("reveal-delay", def.RevealDelay, "from the commit deadline to the reveal start")
@@ -149,22 +150,6 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 				return fmt.Errorf("--markets: %q is not a market id", s)
 			}
 			req.MarketIDs = append(req.MarketIDs, id)
-		}
-	}
-	rules := forecast.DefaultRules()
-	if *rulesFile != "" {
-		rules = forecast.Rules{} // the file holds the complete rules
-		b, err := os.ReadFile(*rulesFile)
-		if err != nil {
-			return fmt.Errorf("--rules: %w", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rules); err != nil {
-			return fmt.Errorf("--rules %s: %w", *rulesFile, err)
-		}
-		if err := rules.Validate(); err != nil {
-			return err
 		}
 	}
 	if *grace <= 0 {
@@ -191,6 +176,10 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	rules, err := selectionRules(ctx, db, *rulesFile, "--rules")
+	if err != nil {
+		return err
+	}
 	svc.K, svc.Rules, svc.Grace = *k, rules, *grace
 	r, err := svc.CreateRound(ctx, req)
 	if err != nil {
@@ -421,30 +410,14 @@ func addForecastServeFlags(fs *flag.FlagSet) *forecastServeFlags {
 
 // setup builds the forecast service of `arena serve` and its scheduled
 // jobs. With lookup (Polymarket's CLOB) benchmarks missing from the local
-// price history come from prices-history. With a simulated world in the
-// database the default rules also take its markets.
-func (f *forecastServeFlags) setup(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup, simWorld bool) (*forecast.Service, []jobs.Job, error) {
+// price history come from prices-history.
+func (f *forecastServeFlags) setup(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup) (*forecast.Service, []jobs.Job, error) {
 	dom, err := forecastDomain(ctx, o, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	rules := forecast.DefaultRules()
-	if simWorld {
-		rules.Sources = append(rules.Sources, arena.SourceSim)
-	}
-	if f.rules != "" {
-		rules = forecast.Rules{} // the file holds the complete rules
-		b, err := os.ReadFile(f.rules)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--round-rules: %w", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rules); err != nil {
-			return nil, nil, fmt.Errorf("--round-rules %s: %w", f.rules, err)
-		}
-	}
-	if err := rules.Validate(); err != nil {
+	rules, err := selectionRules(ctx, db, f.rules, "--round-rules")
+	if err != nil {
 		return nil, nil, err
 	}
 	if f.k < 1 || f.grace <= 0 {
@@ -456,4 +429,36 @@ func (f *forecastServeFlags) setup(ctx context.Context, o config.Options, db *st
 		return nil, nil, err
 	}
 	return svc, js, nil
+}
+
+// selectionRules are the market selection rules of round creation: the
+// complete rules in file (named by flag in errors), or else the built-in
+// ones, which take simulated markets too when the database holds a
+// simulated world, so that 'arena sync --source sim' is enough for rounds.
+func selectionRules(ctx context.Context, db *store.DB, file, flag string) (forecast.Rules, error) {
+	if file == "" {
+		rules := forecast.DefaultRules()
+		_, simWorld, err := sim.Recorded(ctx, db)
+		if err != nil {
+			return forecast.Rules{}, err
+		}
+		if simWorld {
+			rules.Sources = append(rules.Sources, arena.SourceSim)
+		}
+		return rules, nil
+	}
+	var rules forecast.Rules // the file holds the complete rules
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return forecast.Rules{}, fmt.Errorf("%s: %w", flag, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rules); err != nil {
+		return forecast.Rules{}, arena.Errorf(arena.EINVALID, "%s %s: %v", flag, file, err)
+	}
+	if err := rules.Validate(); err != nil {
+		return forecast.Rules{}, fmt.Errorf("%s %s: %w", flag, file, err)
+	}
+	return rules, nil
 }

@@ -147,6 +147,38 @@ func TestRoundCLI(t *testing.T) {
 	}
 }
 
+// 'arena sync --source sim' is enough for 'round create', as for serve:
+// the default rules take the simulated markets of a database that holds a
+// simulated world.
+func TestRoundCreateOnSimWorld(t *testing.T) {
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
+	if _, _, err := cli(t, nil, "sync", "--source", "sim", "--db", dbURL); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := cli(t, nil, "round", "create", "--db", dbURL, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r roundDetail
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(r.Markets) != forecast.DefaultK {
+		t.Fatalf("round of %d markets, want %d", len(r.Markets), forecast.DefaultK)
+	}
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, rm := range r.Markets {
+		m, err := db.Market(context.Background(), rm.MarketID)
+		if err != nil || m.Source != arena.SourceSim {
+			t.Fatalf("market %d: %v %+v", rm.MarketID, err, m)
+		}
+	}
+}
+
 func TestRoundCLIErrors(t *testing.T) {
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
 	ids := fcMarkets(t, dbURL, 2)

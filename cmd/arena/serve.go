@@ -73,7 +73,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		pc.Logger = logger
 		lookup = forecast.TokenLookup(pc.BenchmarkAt)
 	}
-	sjobs, simWorld, err := simJobs(ctx, db, logger)
+	sjobs, err := simJobs(ctx, db, logger)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer closeChain()
-	fsvc, fjobs, err := ff.setup(ctx, o, db, logger, lookup, simWorld)
+	fsvc, fjobs, err := ff.setup(ctx, o, db, logger, lookup)
 	if err != nil {
 		return err
 	}

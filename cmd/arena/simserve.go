@@ -19,15 +19,15 @@ const simSyncEvery = time.Minute
 // simJobs continues the simulated world that `arena sync --source sim`
 // recorded in the database, if any: on the wall clock, its prices move,
 // its markets close and resolve, so rounds on it are benchmarked and
-// scored like rounds on Polymarket. It reports whether a world is there.
-func simJobs(ctx context.Context, db *store.DB, logger *slog.Logger) ([]jobs.Job, bool, error) {
+// scored like rounds on Polymarket.
+func simJobs(ctx context.Context, db *store.DB, logger *slog.Logger) ([]jobs.Job, error) {
 	cfg, ok, err := sim.Recorded(ctx, db)
 	if err != nil || !ok {
-		return nil, false, err
+		return nil, err
 	}
 	world, err := sim.New(cfg)
 	if err != nil {
-		return nil, false, fmt.Errorf("recorded sim world: %w", err)
+		return nil, fmt.Errorf("recorded sim world: %w", err)
 	}
 	run := func(ctx context.Context, _ time.Time) error {
 		now := time.Now().UTC().Truncate(time.Second)
@@ -40,5 +40,5 @@ func simJobs(ctx context.Context, db *store.DB, logger *slog.Logger) ([]jobs.Job
 		return nil
 	}
 	logger.Info("continuing the simulated world", "seed", cfg.Seed, "start", cfg.Start.Format(time.RFC3339))
-	return []jobs.Job{{Name: "sim-sync", Schedule: jobs.Every(simSyncEvery), Run: run}}, true, nil
+	return []jobs.Job{{Name: "sim-sync", Schedule: jobs.Every(simSyncEvery), Run: run}}, nil
 }
