@@ -2,6 +2,7 @@ package arena
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -142,6 +143,23 @@ type OracleDecisionInput struct {
 	// re-resolution of a market frozen in a scored round without it is a
 	// conflict.
 	Rescore RoundScorer
+}
+
+// Validate checks what a decision needs before anything is touched: YES,
+// NO or VOID, the arbiter's name and, to re-resolve, a reason. It trims
+// the arbiter and the reason.
+func (in *OracleDecisionInput) Validate() error {
+	if _, ok := in.Decision.MarketResolution(); !ok {
+		return Errorf(EINVALID, "decision %q: want YES, NO or VOID", in.Decision)
+	}
+	in.Arbiter, in.Reason = strings.TrimSpace(in.Arbiter), strings.TrimSpace(in.Reason)
+	if in.Arbiter == "" {
+		return Errorf(EINVALID, "an arbiter decision needs the arbiter's name")
+	}
+	if in.ReResolve && in.Reason == "" {
+		return Errorf(EINVALID, "re-resolving market %d needs a reason", in.MarketID)
+	}
+	return nil
 }
 
 // OracleStore keeps oracle resolutions. Saving a resolution that is not

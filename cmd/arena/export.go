@@ -46,7 +46,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	lg, err := openLog(o, *logKey, db, svc.Logger)
+	lg, err := openLog(ctx, o, *logKey, db, svc.Logger)
 	if err != nil {
 		return err
 	}

@@ -101,3 +101,58 @@ func TestExportMidRound(t *testing.T) {
 		}
 	}
 }
+
+// A log that has signed heads is never signed by another key: export with
+// the key file missing, or with another key, fails, makes no key file and
+// signs nothing; with the log's own key it succeeds.
+func TestLogKeyGuard(t *testing.T) {
+	dir := t.TempDir()
+	dbURL := "sqlite:" + filepath.Join(dir, "a.db")
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(dir, "own.key")
+	key, err := tlog.LoadOrCreateKey(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := &tlog.Log{Store: db, Key: key, Logger: slog.New(slog.DiscardHandler)}
+	if err := lg.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lg.SignedHead(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	other := filepath.Join(dir, "other.key")
+	if _, err := tlog.LoadOrCreateKey(other); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.key")
+	for _, c := range []struct{ key, want string }{
+		{missing, "does not exist, but this database's log has 1 signed tree heads"},
+		{other, "was not signed by the log key"},
+	} {
+		_, _, err := cli(t, nil, "export", "--db", dbURL, "--out", filepath.Join(dir, "x"), "--log-key", c.key)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("export with %s: %v, want %q", filepath.Base(c.key), err, c.want)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("a refused export made the key file: %v", err)
+	}
+	db, err = store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads, err := db.Heads(ctx)
+	db.Close()
+	if err != nil || len(heads) != 1 {
+		t.Fatalf("%d heads after refused exports (%v), want the 1 signed before", len(heads), err)
+	}
+	if _, _, err := cli(t, nil, "export", "--db", dbURL, "--out", filepath.Join(dir, "ok"), "--log-key", own); err != nil {
+		t.Fatalf("export with the log's own key: %v", err)
+	}
+}

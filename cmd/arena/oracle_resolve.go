@@ -44,8 +44,8 @@ func wireOracle(svc *oracle.Service, fsvc *forecast.Service) *oracle.Service {
 
 // loggedTrack is the forecast track as far as the oracle commands need
 // it: its tamper-evident log (key as for serve, or --log-key).
-func loggedTrack(o config.Options, logKey string, db *store.DB, logger *slog.Logger) (*forecast.Service, error) {
-	lg, err := openLog(o, logKey, db, logger)
+func loggedTrack(ctx context.Context, o config.Options, logKey string, db *store.DB, logger *slog.Logger) (*forecast.Service, error) {
+	lg, err := openLog(ctx, o, logKey, db, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 		return arena.Errorf(arena.EINVALID, "no resolver panel: give --agents FILE or set ARENA_ORACLE_AGENTS")
 	}
 	logger := newLogger(env, o.LogLevel)
-	fsvc, err := loggedTrack(o, *logKey, db, logger)
+	fsvc, err := loggedTrack(ctx, o, *logKey, db, logger)
 	if err != nil {
 		return err
 	}
@@ -186,14 +186,18 @@ func oracleDecide(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	in := arena.OracleDecisionInput{MarketID: *market, Decision: arena.OracleDecision(strings.ToUpper(strings.TrimSpace(*decision))),
+		Arbiter: *arbiter, Reason: *reason, ReResolve: *reResolve}
+	if err := in.Validate(); err != nil { // before the log key is read or made
+		return err
+	}
 	logger := newLogger(env, o.LogLevel)
-	fsvc, err := loggedTrack(o, *logKey, db, logger)
+	fsvc, err := loggedTrack(ctx, o, *logKey, db, logger)
 	if err != nil {
 		return err
 	}
 	svc := wireOracle(&oracle.Service{Store: db, Logger: logger}, fsvc)
-	res, err := svc.Decide(ctx, arena.OracleDecisionInput{MarketID: *market, Decision: arena.OracleDecision(strings.ToUpper(strings.TrimSpace(*decision))),
-		Arbiter: *arbiter, Reason: *reason, ReResolve: *reResolve})
+	res, err := svc.Decide(ctx, in)
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	lg, err := openLog(o, *logKey, db, logger)
+	lg, err := openLog(ctx, o, *logKey, db, logger)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/tlog"
@@ -29,17 +33,31 @@ func logKeyPath(o config.Options, flagPath string) (string, error) {
 	return filepath.Join(dir, "forecast-arena", "log.key"), nil
 }
 
-// openLog opens the tamper-evident log of the arena in db.
-func openLog(o config.Options, flagPath string, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
+// openLog opens the tamper-evident log of the arena in db. A key is made
+// only for a log that has signed nothing yet: a missing or different key
+// for a log with signed heads is an error, not a silent new signer.
+func openLog(ctx context.Context, o config.Options, flagPath string, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
 	path, err := logKeyPath(o, flagPath)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		heads, err := db.Heads(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(heads) > 0 {
+			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %d signed tree heads: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, len(heads))
+		}
 	}
 	key, err := tlog.LoadOrCreateKey(path)
 	if err != nil {
 		return nil, err
 	}
 	lg := &tlog.Log{Store: db, Key: key, Logger: logger}
+	if err := lg.CheckKey(ctx); err != nil {
+		return nil, fmt.Errorf("log key %s: %w", path, err)
+	}
 	logger.Info("tamper-evident log", "key", path, "public_key", lg.PublicKeyHex())
 	return lg, nil
 }

@@ -191,17 +191,10 @@ func (d *DB) OracleQueue(ctx context.Context) ([]arena.OracleResolution, error) 
 
 // DecideOracle implements arena.OracleStore.
 func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*arena.OracleResolution, error) {
-	res, ok := in.Decision.MarketResolution()
-	if !ok {
-		return nil, arena.Errorf(arena.EINVALID, "decision %q: want YES, NO or VOID", in.Decision)
+	if err := in.Validate(); err != nil {
+		return nil, err
 	}
-	in.Arbiter, in.Reason = strings.TrimSpace(in.Arbiter), strings.TrimSpace(in.Reason)
-	if in.Arbiter == "" {
-		return nil, arena.Errorf(arena.EINVALID, "an arbiter decision needs the arbiter's name")
-	}
-	if in.ReResolve && in.Reason == "" {
-		return nil, arena.Errorf(arena.EINVALID, "re-resolving market %d needs a reason", in.MarketID)
-	}
+	res, _ := in.Decision.MarketResolution()
 	at := in.At
 	if at.IsZero() {
 		at = d.Now()
@@ -212,6 +205,16 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 		prev, err := d.latestOracle(ctx, tx, in.MarketID)
 		if err != nil {
 			return err
+		}
+		if prev == nil {
+			var one int
+			err := tx.QueryRowContext(ctx, d.rebind(`SELECT 1 FROM markets WHERE id = ?`), in.MarketID).Scan(&one)
+			if isNoRows(err) {
+				return arena.Errorf(arena.ENOTFOUND, "market %d not found", in.MarketID)
+			}
+			if err != nil {
+				return fmt.Errorf("store: decide market %d: %w", in.MarketID, err)
+			}
 		}
 		if !in.ReResolve {
 			if prev == nil || prev.Status != arena.OracleEscalated {

@@ -79,6 +79,12 @@ func testOracleResolutions(t *testing.T, db *store.DB) {
 		if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: other, Decision: arena.OracleYes, Arbiter: "ann"}); arena.ErrorKind(err) != arena.ECONFLICT {
 			t.Errorf("not escalated: %v", err)
 		}
+		for _, re := range []bool{false, true} {
+			in := arena.OracleDecisionInput{MarketID: 1 << 40, Decision: arena.OracleYes, Arbiter: "ann", Reason: "r", ReResolve: re}
+			if _, err := db.DecideOracle(ctx, in); arena.ErrorKind(err) != arena.ENOTFOUND {
+				t.Errorf("unknown market (re-resolve %v): %v, want not found", re, err)
+			}
+		}
 		if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: auto, Decision: arena.OracleNo, Arbiter: "ann", ReResolve: true}); arena.ErrorKind(err) != arena.EINVALID {
 			t.Errorf("re-resolution without reason: %v", err)
 		}
