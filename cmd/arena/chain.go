@@ -23,10 +23,16 @@ import (
 )
 
 func init() {
-	register("chain", "deploy the contracts to an EVM chain, or show their on-chain state", runChain)
+	register("chain", "deploy the contracts to an EVM chain, show their on-chain state, or verify the database against it", runChain)
 }
 
-const chainUsage = "deploy|status|verify"
+const chainUsage = `Usage: arena chain <subcommand> [flags]
+
+Subcommands:
+  deploy    deploy the contracts (and a mock conditional-tokens contract where none is given)
+  status    show the arena contract's on-chain state (with --round, a round's and its scores)
+  verify    compare the database's rounds, commits, reveals and scores with the chain
+`
 
 func runChain(ctx context.Context, env *Env, args []string) error {
 	return dispatch(ctx, env, args, chainUsage, map[string]func(context.Context, *Env, []string) error{

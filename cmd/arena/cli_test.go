@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/forecast-arena/arena"
@@ -59,4 +60,19 @@ func saveMarkets(t testing.TB, dbURL string, ms []*arena.Market) []int64 {
 		ids[i] = m.ID
 	}
 	return ids
+}
+
+// Every command answers -h with its usage on stderr and exit status 0.
+func TestEveryCommandHelp(t *testing.T) {
+	for name := range commands {
+		_, errOut, err := cli(t, nil, name, "-h")
+		if err != nil || !strings.HasPrefix(errOut, "Usage: arena "+name+" ") {
+			t.Errorf("arena %s -h: %v, stderr %q", name, err, firstLine(errOut))
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -21,7 +21,7 @@ func init() {
 }
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "demo", "[--seed N] [--rounds N] [--addr HOST:PORT] [--no-serve] [--format table|json]")
+	fs := newFlagSet(env, "demo", "[--seed N] [--rounds N] [--addr HOST:PORT] [--no-serve] [--format table|json] [--dir DIR]")
 	seed := fs.Int64("seed", 1, "simulator seed: the same seed gives the same run")
 	rounds := fs.Int("rounds", 50, "forecast rounds to play")
 	addr := fs.String("addr", "127.0.0.1:8080", "where to serve the API and leaderboard page afterwards")
