@@ -89,7 +89,7 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 		}
 		for _, rd := range scored {
 			t := rd.TriggeredAt.UTC()
-			v.Scored = append(v.Scored, RoundSummaryJSON{ID: rd.ID, Status: arena.RoundScored, Phase: "scored", CommitDeadline: rd.CommitDeadline,
+			v.Scored = append(v.Scored, RoundSummaryJSON{ID: rd.ID, Status: arena.RoundScored, CommitDeadline: rd.CommitDeadline,
 				RevealStart: rd.RevealStart, RevealDeadline: rd.RevealDeadline, TriggeredAt: &t, Markets: len(rd.Markets)})
 		}
 	}
@@ -99,6 +99,14 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 			return nil, err
 		}
 		v.Trading = lb.Rows[:min(len(lb.Rows), 5)]
+		cs, err := s.Trading.Cohorts(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		v.TotalCohorts, v.Cohorts = len(cs), make([]CohortSummaryJSON, 0, min(len(cs), 5))
+		for _, c := range cs[:min(len(cs), 5)] {
+			v.Cohorts = append(v.Cohorts, NewCohortSummaryJSON(c))
+		}
 	}
 	if s.oracle != nil {
 		rs, err := s.oracle.Recent(ctx, 5)
@@ -119,13 +127,12 @@ func roundSummary(rd forecast.RoundJSON, now time.Time, triggered *time.Time) Ro
 		CommitDeadline: rd.CommitDeadline, RevealStart: rd.RevealStart, RevealDeadline: rd.RevealDeadline, TriggeredAt: triggered, Markets: len(rd.Markets)}
 }
 
-// phase says in words what a round waits for next.
+// phase says in words what happens next to a round: "" once it is
+// finished (scored or invalidated), where its status says it all.
 func phase(status string, commit, revealStart, revealEnd, now time.Time) string {
 	switch {
-	case status == arena.RoundScored:
-		return "scored"
-	case status == arena.RoundInvalidated:
-		return "invalidated"
+	case status == arena.RoundScored || status == arena.RoundInvalidated:
+		return ""
 	case now.Before(commit):
 		return "commits close in " + until(commit.Sub(now))
 	case now.Before(revealStart):
@@ -133,7 +140,7 @@ func phase(status string, commit, revealStart, revealEnd, now time.Time) string 
 	case now.Before(revealEnd):
 		return "reveals close in " + until(revealEnd.Sub(now))
 	}
-	return "waiting for outcomes"
+	return "scored once its markets resolve"
 }
 
 func until(d time.Duration) string {
@@ -379,23 +386,8 @@ func (s *Server) roundView(r *http.Request) (any, error) {
 	}
 	now := s.Forecast.Clock()
 	rd := d.Round
-	tp := func(t time.Time) *time.Time {
-		if t.IsZero() {
-			return nil
-		}
-		t = t.UTC()
-		return &t
-	}
 	v := RoundPageJSON{ID: rd.ID, Status: d.View.Status, Phase: phase(d.View.Status, rd.CommitDeadline, rd.RevealStart, rd.RevealDeadline, now),
-		Commits: d.Commits, Triggered: !rd.TriggeredAt.IsZero(), Entries: []RoundEntryJSON{},
-		Timeline: []PhaseJSON{
-			{Name: "created", At: tp(rd.CreatedAt), Done: true},
-			{Name: "commits close", At: tp(rd.CommitDeadline), Done: !now.Before(rd.CommitDeadline)},
-			{Name: "benchmarks captured", At: tp(rd.BenchmarkAt), Done: !rd.BenchmarkAt.IsZero()},
-			{Name: "reveals open", At: tp(rd.RevealStart), Done: !now.Before(rd.RevealStart)},
-			{Name: "reveals close", At: tp(rd.RevealDeadline), Done: !now.Before(rd.RevealDeadline)},
-			{Name: "outcomes frozen and scored", At: tp(rd.TriggeredAt), Done: !rd.TriggeredAt.IsZero()},
-		}}
+		Commits: d.Commits, Triggered: !rd.TriggeredAt.IsZero(), Entries: []RoundEntryJSON{}, Timeline: timeline(rd, now)}
 	for i, rm := range rd.Markets {
 		m := d.Markets[rm.MarketID]
 		mj := RoundMarketPageJSON{Index: i, MarketID: rm.MarketID}
@@ -405,7 +397,7 @@ func (s *Server) roundView(r *http.Request) (any, error) {
 		if d.View.Benchmarks != nil {
 			mj.Benchmark = rm.Benchmark
 			if rm.Benchmark != nil {
-				mj.BenchmarkSource, mj.BenchmarkTime = string(rm.BenchmarkSource), tp(rm.BenchmarkTime)
+				mj.BenchmarkSource, mj.BenchmarkTime = string(rm.BenchmarkSource), utcPtr(rm.BenchmarkTime)
 			}
 		}
 		if d.View.Outcomes != nil {
@@ -435,6 +427,46 @@ func (s *Server) roundView(r *http.Request) (any, error) {
 		return cmp.Compare(ka, kb)
 	})
 	return v, nil
+}
+
+// timeline is a round's steps in the order they happened or will: by
+// time, where a step not yet done without a time of its own (benchmarks
+// not captured, outcomes not frozen) stands at the time it is due
+// (the commit deadline, the reveal deadline).
+func timeline(rd *arena.Round, now time.Time) []PhaseJSON {
+	type step struct {
+		PhaseJSON
+		due time.Time
+	}
+	dueOr := func(t, due time.Time) time.Time {
+		if t.IsZero() {
+			return due
+		}
+		return t
+	}
+	steps := []step{
+		{PhaseJSON{Name: "created", At: utcPtr(rd.CreatedAt), Done: true}, rd.CreatedAt},
+		{PhaseJSON{Name: "commits close", At: utcPtr(rd.CommitDeadline), Done: !now.Before(rd.CommitDeadline)}, rd.CommitDeadline},
+		{PhaseJSON{Name: "benchmarks captured", At: utcPtr(rd.BenchmarkAt), Done: !rd.BenchmarkAt.IsZero()}, dueOr(rd.BenchmarkAt, rd.CommitDeadline)},
+		{PhaseJSON{Name: "reveals open", At: utcPtr(rd.RevealStart), Done: !now.Before(rd.RevealStart)}, rd.RevealStart},
+		{PhaseJSON{Name: "reveals close", At: utcPtr(rd.RevealDeadline), Done: !now.Before(rd.RevealDeadline)}, rd.RevealDeadline},
+		{PhaseJSON{Name: "outcomes frozen and scored", At: utcPtr(rd.TriggeredAt), Done: !rd.TriggeredAt.IsZero()}, dueOr(rd.TriggeredAt, rd.RevealDeadline)},
+	}
+	slices.SortStableFunc(steps, func(a, b step) int { return a.due.Compare(b.due) })
+	out := make([]PhaseJSON, len(steps))
+	for i, st := range steps {
+		out[i] = st.PhaseJSON
+	}
+	return out
+}
+
+// utcPtr is t in UTC, nil for the zero time.
+func utcPtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 func scorePtr(sc forecast.ScoreJSON, ok bool) *float64 {

@@ -221,6 +221,9 @@ func TestReadyz(t *testing.T) {
 			len(got.Migrations.Pending) != 0 || len(got.Jobs) != 1 || got.Jobs[0].Job != "polymarket-sync" || got.Jobs[0].LastSuccess.IsZero() {
 			t.Errorf("readyz %s", rec.Body)
 		}
+		if !strings.Contains(rec.Body.String(), `"pending":[]`) || !strings.Contains(rec.Body.String(), `"unknown":[]`) {
+			t.Errorf("readyz with nothing pending or unknown: %s, want empty lists", rec.Body)
+		}
 
 		down := web.Build(web.Parts{Markets: db, DB: downDB{}, Health: db, Logger: quiet})
 		for _, path := range []string{"/readyz", "/healthz"} {

@@ -59,9 +59,10 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("$%.4f", float64(*d)/1e6)
 	},
-	"pct":   func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
-	"upper": strings.ToUpper,
-	"join":  func(s []string) string { return strings.Join(s, ", ") },
+	"pct":    func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
+	"plural": plural,
+	"upper":  strings.ToUpper,
+	"join":   func(s []string) string { return strings.Join(s, ", ") },
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
@@ -130,6 +131,15 @@ var funcs = template.FuncMap{
 		return leaderboardLink(v, q)
 	},
 	"chart": func(string) template.HTML { return "" }, // replaced per render
+}
+
+// plural says a count with its noun: "1 round", "3 rounds" (every noun
+// the templates count takes an s).
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // leaderboardLink is the leaderboard page with q and the page's filters.

@@ -39,6 +39,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		if sh, err := s.Health.Schema(ctx); err != nil {
 			fail("schema unreadable", err)
 		} else {
+			if sh.Pending == nil { // none: an empty list, not null
+				sh.Pending = []string{}
+			}
+			if sh.Unknown == nil {
+				sh.Unknown = []string{}
+			}
 			out.Migrations = &sh
 			if len(sh.Pending) > 0 {
 				out.Status = "not_ready"

@@ -235,6 +235,18 @@ func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Dur
 	if sortBy == "brier" {
 		trading.SortByBrier(rows)
 	}
+	cs, err := s.Trading.Cohorts(ctx, "")
+	if err != nil {
+		return TradingLeaderboardJSON{}, err
+	}
+	latest := map[string]int64{}
+	for _, c := range cs { // newest week first
+		for _, l := range c.Lineup {
+			if _, ok := latest[l.AgentID]; !ok {
+				latest[l.AgentID] = c.ID
+			}
+		}
+	}
 	out := TradingLeaderboardJSON{Track: "trading", Sort: sortBy, Rows: make([]TradingLeaderRowJSON, 0, len(rows))}
 	for i, x := range rows {
 		var cost *Dollars // none for agents that paid for no model call (simulated traders)
@@ -245,7 +257,8 @@ func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Dur
 		out.Rows = append(out.Rows, TradingLeaderRowJSON{Rank: i + 1, Agent: x.AgentID, Name: x.Name, Cohorts: x.Cohorts,
 			ActiveCohorts: x.ActiveCohorts, MeanReturnPct: finite(x.MeanReturnPct), TotalPnL: Dollars(x.TotalPnL),
 			Bankruptcies: x.Bankruptcies, ResolvedBets: x.ResolvedBets, Brier: optional(x.Brier), BrierSkill: optional(x.BrierSkill),
-			MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket), Decisions: x.Decisions, Cost: cost})
+			MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket), Decisions: x.Decisions, Cost: cost,
+			LatestCohort: latest[x.AgentID]})
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ import (
 type RoundSummaryJSON struct {
 	ID             uint64     `json:"id"`
 	Status         string     `json:"status"`
-	Phase          string     `json:"phase"` // what happens next, in words
+	Phase          string     `json:"phase"` // what happens next, in words; empty once scored or invalidated
 	CommitDeadline time.Time  `json:"commit_deadline"`
 	RevealStart    time.Time  `json:"reveal_start"`
 	RevealDeadline time.Time  `json:"reveal_deadline"`
@@ -70,6 +70,10 @@ type HomeJSON struct {
 	Forecast     []ForecastRowJSON      `json:"forecast_top"`
 	Trading      []TradingLeaderRowJSON `json:"trading_top"`
 	HasTrading   bool                   `json:"has_trading"`
+	// Cohorts are the latest trading cohorts, newest week first, each
+	// with its page at /cohorts/{id}; TotalCohorts counts them all.
+	Cohorts      []CohortSummaryJSON `json:"latest_cohorts"`
+	TotalCohorts int                 `json:"total_cohorts"`
 	// Oracle lists the latest oracle resolutions, newest first (when the
 	// oracle is enabled).
 	Oracle    []OracleRecentJSON `json:"recent_oracle_resolutions"`

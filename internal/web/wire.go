@@ -302,6 +302,10 @@ type TradingLeaderRowJSON struct {
 	// traders call no model).
 	Decisions int      `json:"decisions"`
 	Cost      *Dollars `json:"cost"`
+	// LatestCohort is the newest cohort the agent trades in: its page,
+	// /cohorts/{id}, is where a trading agent's positions and decisions
+	// are (trading agents have no agent page).
+	LatestCohort int64 `json:"latest_cohort_id"`
 }
 
 // TradingLeaderboardJSON is the response of the trading leaderboard.
