@@ -142,18 +142,19 @@ func HeadOf(h arena.SignedHead, pub ed25519.PublicKey) Head {
 }
 
 // Verify checks h's signature with pub (the log key the verifier trusts;
-// h.PublicKey must name the same key) and returns its root hash.
+// h.PublicKey must name the same key) and returns its root hash. Its
+// errors say what is wrong; the caller names the head.
 func (h Head) Verify(pub ed25519.PublicKey) ([]byte, error) {
 	if h.PublicKey != hex.EncodeToString(pub) {
-		return nil, fmt.Errorf("tlog: tree head %d is signed by key %s, not by the log key %x", h.TreeSize, h.PublicKey, []byte(pub))
+		return nil, fmt.Errorf("signed by key %s, not by the log key %x", h.PublicKey, []byte(pub))
 	}
 	root, err := hex.DecodeString(h.RootHash)
 	if err != nil || len(root) != sha256.Size {
-		return nil, fmt.Errorf("tlog: tree head %d: root hash %q is not 32 hex bytes", h.TreeSize, h.RootHash)
+		return nil, fmt.Errorf("root hash %q is not 32 hex bytes", h.RootHash)
 	}
 	sig, err := hex.DecodeString(h.Signature)
 	if err != nil || !ed25519.Verify(pub, Message(h.TreeSize, root, h.Timestamp), sig) {
-		return nil, fmt.Errorf("tlog: tree head %d: bad signature", h.TreeSize)
+		return nil, errors.New("bad signature")
 	}
 	return root, nil
 }

@@ -132,7 +132,7 @@ func TestLogKeyGuard(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing.key")
 	for _, c := range []struct{ key, want string }{
-		{missing, "does not exist, but this database's log has 1 signed tree heads"},
+		{missing, "does not exist, but this database's log has 1 signed tree head:"},
 		{other, "was not signed by the log key"},
 	} {
 		_, _, err := cli(t, nil, "export", "--db", dbURL, "--out", filepath.Join(dir, "x"), "--log-key", c.key)

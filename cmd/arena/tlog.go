@@ -47,7 +47,7 @@ func openLog(ctx context.Context, o config.Options, flagPath string, db *store.D
 			return nil, err
 		}
 		if len(heads) > 0 {
-			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %d signed tree heads: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, len(heads))
+			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, plural(len(heads), "signed tree head"))
 		}
 	}
 	key, err := tlog.LoadOrCreateKey(path)

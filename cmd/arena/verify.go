@@ -43,19 +43,17 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	rep, err := export.Verify(*dir, export.VerifyOptions{LogKey: pub})
-	if rep != nil {
-		fmt.Fprintf(env.Stdout, "log: %d entries (%d sealed until their round is triggered: hash only), root %s; %d inclusion proofs, %d signed heads consistent with the latest\n",
-			rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.Heads)
-		fmt.Fprintf(env.Stdout, "rounds %d, markets %d, submissions %d: %d EIP-712 signatures, %d commit hashes, %d benchmarks, %d outcomes, %d scores recomputed\n",
-			rep.Rounds, rep.Markets, rep.Submissions, rep.Signatures, rep.CommitHashes, rep.Benchmarks, rep.Outcomes, rep.Scores)
-		if rep.LeaderboardSkip != "" {
-			fmt.Fprintf(env.Stdout, "leaderboard not recomputed: %s\n", rep.LeaderboardSkip)
-		} else {
-			fmt.Fprintf(env.Stdout, "leaderboard: %d rows recomputed\n", rep.LeaderboardRows)
-		}
-	}
 	if err != nil {
 		return fmt.Errorf("verification FAILED: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "log: %d entries (%d sealed until their round is triggered: hash only), root %s; %d inclusion proofs, %d signed heads consistent with the latest\n",
+		rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.Heads)
+	fmt.Fprintf(env.Stdout, "rounds %d, markets %d, submissions %d: %d EIP-712 signatures, %d commit hashes, %d benchmarks, %d outcomes, %d scores recomputed\n",
+		rep.Rounds, rep.Markets, rep.Submissions, rep.Signatures, rep.CommitHashes, rep.Benchmarks, rep.Outcomes, rep.Scores)
+	if rep.LeaderboardSkip != "" {
+		fmt.Fprintf(env.Stdout, "leaderboard not recomputed: %s\n", rep.LeaderboardSkip)
+	} else {
+		fmt.Fprintf(env.Stdout, "leaderboard: %d rows recomputed\n", rep.LeaderboardRows)
 	}
 	if rep.KeyFromExport {
 		fmt.Fprintln(env.Stdout, "note: the log key was taken from the export itself; pass --log-key with the arena's published key to rule out a re-signed log")
