@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/tlog"
 )
 
 func init() {
@@ -49,27 +50,32 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer res.Close()
+	// The demo's own export, verifiable from its files alone.
+	out := filepath.Join(res.Dir, "export")
+	if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, out, export.Options{Format: export.JSONL}); err != nil {
+		return err
+	}
+	head, err := res.Log.SignedHead(ctx)
+	if err != nil {
+		return err
+	}
 	if *format == "json" {
-		if err := writeJSON(env.Stdout, res.Leaderboard); err != nil {
+		v := demoJSON{Seed: *seed, Rounds: res.Rounds, Scored: res.Scored, Database: res.DBURL, Forecast: res.Leaderboard,
+			Cohorts: res.Cohorts, Trading: make([]web.TradingLeaderRowJSON, len(res.Trading)), Oracle: res.Oracle, Log: head, Export: out}
+		for i, x := range res.Trading {
+			v.Trading[i] = web.NewTradingLeaderRowJSON(i+1, x)
+		}
+		if err := writeJSON(env.Stdout, v); err != nil {
 			return err
 		}
 	} else {
 		fmt.Fprintf(env.Stdout, "Forecast Arena demo: seed %d, %d rounds (%d scored), database %s\n\n", *seed, res.Rounds, res.Scored, res.DBURL)
 		printLeaderboard(env.Stdout, res.Leaderboard)
-		fmt.Fprintf(env.Stdout, "\nTrading track: %d weekly cohorts, $10,000 each\n\n", res.Cohorts)
+		fmt.Fprintf(env.Stdout, "\nTrading track: %s, $10,000 each\n\n", plural(res.Cohorts, "weekly cohort"))
 		printTrading(env.Stdout, res.Trading)
 		o := res.Oracle
 		fmt.Fprintf(env.Stdout, "\nOracle: %d disputed markets (the simulator's resolution withheld): %d resolved by the panel of simulated resolvers, %d escalated and decided by the simulated arbiter, %d waiting.\n",
 			o.Disputed, o.Panel, o.Arbiter, o.Waiting)
-		// The demo's own export, verifiable from its files alone.
-		out := filepath.Join(res.Dir, "export")
-		if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, out, export.Options{Format: export.JSONL}); err != nil {
-			return err
-		}
-		head, err := res.Log.SignedHead(ctx)
-		if err != nil {
-			return err
-		}
 		fmt.Fprintf(env.Stdout, "\nTamper-evident log: %d entries, root %s (ed25519 key %s)\n", head.TreeSize, head.RootHash, head.PublicKey)
 		fmt.Fprintf(env.Stdout, "Verify the exported rounds, scores and log: arena verify --export %s --log-key %s\n", out, head.PublicKey)
 	}
@@ -78,6 +84,21 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "\nServing the leaderboard on http://%s/ (API under /api/v1); Ctrl-C to stop.\n", ln.Addr())
 	return web.Serve(ctx, ln, res.Handler)
+}
+
+// demoJSON is 'arena demo --format json': the run, both leaderboards, the
+// oracle's figures, the log's signed head and where the export is.
+type demoJSON struct {
+	Seed     int64                      `json:"seed"`
+	Rounds   int                        `json:"rounds"`
+	Scored   int                        `json:"scored"`
+	Database string                     `json:"database"`
+	Forecast []forecast.LeaderboardJSON `json:"forecast"`
+	Cohorts  int                        `json:"cohorts"`
+	Trading  []web.TradingLeaderRowJSON `json:"trading"`
+	Oracle   demo.OracleSummary         `json:"oracle"`
+	Log      tlog.Head                  `json:"log"`
+	Export   string                     `json:"export"`
 }
 
 func printTrading(w io.Writer, rows []trading.LeaderRow) {

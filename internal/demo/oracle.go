@@ -122,7 +122,10 @@ var decisions = map[string]arena.OracleDecision{arena.Yes: arena.OracleYes, aren
 // OracleSummary counts the demo's disputed markets: resolved by the panel
 // alone, decided by the arbiter after an escalation, or still waiting.
 type OracleSummary struct {
-	Disputed, Panel, Arbiter, Waiting int
+	Disputed int `json:"disputed"`
+	Panel    int `json:"panel"`
+	Arbiter  int `json:"arbiter"`
+	Waiting  int `json:"waiting"`
 }
 
 func (o *demoOracle) summary(ctx context.Context) (OracleSummary, error) {

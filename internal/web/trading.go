@@ -249,16 +249,23 @@ func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Dur
 	}
 	out := TradingLeaderboardJSON{Track: "trading", Sort: sortBy, Rows: make([]TradingLeaderRowJSON, 0, len(rows))}
 	for i, x := range rows {
-		var cost *Dollars // none for agents that paid for no model call (simulated traders)
-		if x.Cost > 0 {
-			c := Dollars(x.Cost)
-			cost = &c
-		}
-		out.Rows = append(out.Rows, TradingLeaderRowJSON{Rank: i + 1, Agent: x.AgentID, Name: x.Name, Cohorts: x.Cohorts,
-			ActiveCohorts: x.ActiveCohorts, MeanReturnPct: finite(x.MeanReturnPct), TotalPnL: Dollars(x.TotalPnL),
-			Bankruptcies: x.Bankruptcies, ResolvedBets: x.ResolvedBets, Brier: optional(x.Brier), BrierSkill: optional(x.BrierSkill),
-			MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket), Decisions: x.Decisions, Cost: cost,
-			LatestCohort: latest[x.AgentID]})
+		row := NewTradingLeaderRowJSON(i+1, x)
+		row.LatestCohort = latest[x.AgentID]
+		out.Rows = append(out.Rows, row)
 	}
 	return out, nil
+}
+
+// NewTradingLeaderRowJSON is an agent's trading result as the leaderboard
+// row at rank (LatestCohort is left to the caller).
+func NewTradingLeaderRowJSON(rank int, x trading.LeaderRow) TradingLeaderRowJSON {
+	var cost *Dollars // none for agents that paid for no model call (simulated traders)
+	if x.Cost > 0 {
+		c := Dollars(x.Cost)
+		cost = &c
+	}
+	return TradingLeaderRowJSON{Rank: rank, Agent: x.AgentID, Name: x.Name, Cohorts: x.Cohorts,
+		ActiveCohorts: x.ActiveCohorts, MeanReturnPct: finite(x.MeanReturnPct), TotalPnL: Dollars(x.TotalPnL),
+		Bankruptcies: x.Bankruptcies, ResolvedBets: x.ResolvedBets, Brier: optional(x.Brier), BrierSkill: optional(x.BrierSkill),
+		MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket), Decisions: x.Decisions, Cost: cost}
 }
