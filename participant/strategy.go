@@ -109,7 +109,9 @@ func (s *simStrategy) Forecast(ctx context.Context, r *forecast.RoundJSON) ([]ui
 			return nil, nil, fmt.Errorf("strategy sim: market %d comes from %s, not the simulator", m.MarketID, src)
 		}
 		if out[i], err = s.world.ForecastBPS(s.agent, sid, t); err != nil {
-			return nil, nil, err
+			c := s.world.Config()
+			return nil, nil, fmt.Errorf("%w: is the server's world this one (seed %d, %d markets, start %s)? Give the --seed, --sim-markets and --sim-start that 'arena sync --source sim' printed",
+				err, c.Seed, c.Markets, c.Start.Format(time.RFC3339))
 		}
 	}
 	return out, nil, nil
