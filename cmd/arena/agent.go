@@ -83,7 +83,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	stateDir := fs.String("state", "", "directory of the durable salt/reveal queue (default: KEY.state next to the key file)")
 	seed := fs.Int64("seed", 1, "sim: world seed, as given to 'arena sync --source sim --seed N'")
 	simMarkets := fs.Int("sim-markets", 0, fmt.Sprintf("sim: number of markets of the world (default %d)", sim.DefaultMarkets))
-	simStart := fs.String("sim-start", "", "sim: start of the world's horizon, RFC 3339: the start that 'arena sync --source sim' printed (default "+sim.DefaultStart.Format(time.RFC3339)+")")
+	simStart := fs.String("sim-start", "", "sim: start of the world's horizon, RFC 3339: the start that 'arena sync --source sim' printed (default: today 00:00 UTC, as a first sync today chooses)")
 	simAgent := fs.String("sim-agent", "informed-0.05", "sim: which simulator agent to forecast as")
 	leadTime := fs.Duration("lead-time", 0, "commit only when the commit deadline is this close (0: as soon as a round is open; llm: 10m)")
 	every := fs.Duration("every", 0, "run again at this interval until interrupted (0: run once, e.g. from cron)")
@@ -122,7 +122,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	case "sim":
-		cfg := sim.Config{Seed: *seed, Markets: *simMarkets}
+		cfg := sim.Config{Seed: *seed, Markets: *simMarkets, Start: time.Now().UTC().Truncate(24 * time.Hour)}
 		if *simStart != "" {
 			if cfg.Start, err = time.Parse(time.RFC3339, *simStart); err != nil {
 				return fmt.Errorf("--sim-start: %w", err)
