@@ -66,9 +66,6 @@ func LoadKey(path string) (*Key, error) {
 	if fi.Size() > 1024 {
 		return nil, fmt.Errorf("forecast: load key %s: %d bytes is not a key file", path, fi.Size())
 	}
-	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		slog.Warn("key file is readable by others; chmod 600 it", "path", path, "mode", fi.Mode().Perm().String())
-	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("forecast: load key: %w", err)
@@ -76,6 +73,9 @@ func LoadKey(path string) (*Key, error) {
 	k, err := ParseKey(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("forecast: load key %s: %s", path, strings.TrimPrefix(err.Error(), "forecast: "))
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 { // only a key is worth the warning
+		slog.Warn("key file is readable by others; chmod 600 it", "path", path, "mode", fi.Mode().Perm().String())
 	}
 	return k, nil
 }

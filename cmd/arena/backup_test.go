@@ -84,8 +84,14 @@ func TestBackupRestore(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Backed up to") {
 		t.Fatalf("backup: %v %s", err, out)
 	}
-	if _, _, err := cli(t, nil, "backup", "--db", src, "--out", bk); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("backup over an existing file: %v", err)
+	for _, c := range []struct{ db, out, want string }{
+		{src, bk, "already exists"},
+		{src, filepath.Join(dir, "nodir", "x.db"), "directory " + filepath.Join(dir, "nodir") + " does not exist"},
+		{"sqlite:" + filepath.Join(dir, "none.db"), filepath.Join(dir, "x.db"), "backup: " + filepath.Join(dir, "none.db") + " does not exist"},
+	} {
+		if _, _, err := cli(t, nil, "backup", "--db", c.db, "--out", c.out); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("backup --db %s --out %s: %v, want %q", c.db, c.out, err, c.want)
+		}
 	}
 	dst := "sqlite:" + filepath.Join(dir, "restored.db")
 	if out, _, err := cli(t, nil, "restore", "--in", bk, "--db", dst); err != nil || !strings.Contains(out, "Restored") {

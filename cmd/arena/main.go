@@ -73,9 +73,10 @@ func Main(ctx context.Context, env *Env, args []string) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
-	// Name the command, unless the error already starts with it (a package
-	// named like its command, such as demo or config, says it already).
-	if err != nil && !errors.Is(err, errUsage) && !strings.HasPrefix(err.Error(), cmd.name+": ") {
+	// Name the command, unless the error already starts with its name (a
+	// package named like its command, such as demo or config, says it
+	// already, and "round 9 not found" needs no "round: " before it).
+	if err != nil && !errors.Is(err, errUsage) && !strings.HasPrefix(err.Error(), cmd.name+": ") && !strings.HasPrefix(err.Error(), cmd.name+" ") {
 		return fmt.Errorf("%s: %w", cmd.name, err)
 	}
 	return err

@@ -212,6 +212,10 @@ func TestRoundCLIErrors(t *testing.T) {
 			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
 		}
 	}
+	// The command is not named twice ("round: round 7 not found").
+	if _, _, err := cli(t, nil, "round", "show", "7", "--db", dbURL); err == nil || err.Error() != "round 7 not found" {
+		t.Errorf("round show 7: %v", err)
+	}
 	db, _ := store.Open(context.Background(), dbURL)
 	defer db.Close()
 	if rs, _ := db.Rounds(context.Background(), arena.RoundFilter{}); len(rs) != 0 {

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/forecast-arena/arena"
@@ -23,7 +25,7 @@ const pgDumpHint = "back up PostgreSQL with its own tools: pg_dump --format=cust
 func Backup(ctx context.Context, dbURL, path string) error {
 	src, ok := strings.CutPrefix(dbURL, "sqlite:")
 	if !ok {
-		return arena.Errorf(arena.EINVALID, "backup: arena backup copies SQLite databases; %s", pgDumpHint)
+		return arena.Errorf(arena.EINVALID, "backup: only SQLite databases are copied (--db sqlite:PATH); %s", pgDumpHint)
 	}
 	src = strings.TrimPrefix(src, "//")
 	if _, err := CheckBackup(ctx, src); err != nil {
@@ -33,6 +35,9 @@ func Backup(ctx context.Context, dbURL, path string) error {
 		return arena.Errorf(arena.ECONFLICT, "backup: %s already exists; choose a new file", path)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("backup: %w", err)
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return arena.Errorf(arena.EINVALID, "backup: directory %s does not exist; create it first", filepath.Dir(path))
 	}
 	db, err := sql.Open("sqlite", "file:"+src+"?_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -50,7 +55,9 @@ func Backup(ctx context.Context, dbURL, path string) error {
 // is an intact arena database at a migration version this binary knows
 // (also used on the source of a backup).
 func CheckBackup(ctx context.Context, path string) (arena.SchemaHealth, error) {
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return arena.SchemaHealth{}, arena.Errorf(arena.ENOTFOUND, "%s does not exist", path)
+	} else if err != nil {
 		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%v", err)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
@@ -86,7 +93,7 @@ func CheckBackup(ctx context.Context, path string) (arena.SchemaHealth, error) {
 func Restore(ctx context.Context, from, toURL string, force bool) (arena.SchemaHealth, error) {
 	path, ok := strings.CutPrefix(toURL, "sqlite:")
 	if !ok {
-		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: arena restore writes SQLite databases (--db sqlite:PATH); %s", pgDumpHint)
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: only SQLite databases are written (--db sqlite:PATH); %s", pgDumpHint)
 	}
 	path = strings.TrimPrefix(path, "//")
 	h, err := CheckBackup(ctx, from)
