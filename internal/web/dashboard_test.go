@@ -25,16 +25,7 @@ import (
 // getPage fetches an HTML page and returns its body.
 func (e *env) page(path string) string {
 	e.t.Helper()
-	resp, err := http.Get(e.url + path)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
-		e.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-	}
-	return string(b)
+	return htmlPage(e.t, e.url+path)
 }
 
 // The round page publishes no prediction, salt or commit hash while the

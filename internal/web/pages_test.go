@@ -157,7 +157,8 @@ func TestHomeCohorts(t *testing.T) {
 	})
 }
 
-func htmlPage(t *testing.T, url string) string {
+// htmlPage GETs the page at url: 200 and HTML, or the test fails.
+func htmlPage(t testing.TB, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -165,7 +166,7 @@ func htmlPage(t *testing.T, url string) string {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
 	}
 	return string(b)
