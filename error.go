@@ -12,6 +12,7 @@ const (
 	EINVALID      = "invalid"
 	ENOTFOUND     = "not_found"
 	EUNAUTHORIZED = "unauthorized"
+	EFORBIDDEN    = "forbidden" // no credentials could authorize the request
 	ETOOLARGE     = "too_large"
 	EUNAVAILABLE  = "unavailable" // an upstream source failed
 	ETOOMANY      = "too_many"    // a rate limit or an admission cap refused the request

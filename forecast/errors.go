@@ -70,7 +70,7 @@ import "github.com/forecast-arena/arena"
 //
 // The HTTP layer adds malformed_json (invalid), body_too_large (too_large),
 // invalid_text (invalid: a NUL byte or invalid UTF-8 in the path or query),
-// unauthorized and admin_disabled (unauthorized) for any request.
+// unauthorized (unauthorized) and admin_disabled (forbidden) for any request.
 const (
 	CodeAddressInvalid     = "address_invalid"
 	CodeHashInvalid        = "hash_invalid"

@@ -977,7 +977,7 @@ func TestRoundPhases(t *testing.T) {
 		bare := web.New(db, db, "", quiet)
 		bare.RegisterForecast(e.svc)
 		rec := httptestDo(bare.Handler(), "POST", "/api/v1/admin/rounds", create, "anything")
-		if rec.status != 401 || errorOf(t, rec.body).Error.Code != "admin_disabled" {
+		if rec.status != 403 || errorOf(t, rec.body).Error.Code != "admin_disabled" {
 			t.Errorf("admin without a configured token: %d %s", rec.status, rec.body)
 		}
 

@@ -287,7 +287,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) admin(h HandlerFunc) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if s.AdminToken == "" && s.AdminTokenNext == "" {
-			return arena.Rejectf(arena.EUNAUTHORIZED, "admin_disabled", "admin endpoints are disabled: no admin token configured")
+			return arena.Rejectf(arena.EFORBIDDEN, "admin_disabled", "admin endpoints are disabled: no admin token configured")
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || !tokenMatches(got, s.AdminToken, s.AdminTokenNext) {
@@ -321,6 +321,8 @@ func Status(kind string) int {
 		return http.StatusConflict
 	case arena.EUNAUTHORIZED:
 		return http.StatusUnauthorized
+	case arena.EFORBIDDEN:
+		return http.StatusForbidden
 	case arena.ETOOLARGE:
 		return http.StatusRequestEntityTooLarge
 	case arena.EUNAVAILABLE:
