@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/node"
 
 	"github.com/forecast-arena/arena/chain/bindings"
+	"github.com/forecast-arena/arena/chain/chaintest"
 	"github.com/forecast-arena/arena/forecast"
 )
 
@@ -162,7 +163,7 @@ func (e *env) now() uint64 {
 func (e *env) warp(t uint64) {
 	e.t.Helper()
 	if now := e.now(); t > now {
-		if err := e.sim.AdjustTime(time.Duration(t-now) * time.Second); err != nil {
+		if err := chaintest.AdjustTime(e.sim, time.Duration(t-now)*time.Second); err != nil {
 			e.t.Fatal(err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/chain"
 	"github.com/forecast-arena/arena/chain/bindings"
+	"github.com/forecast-arena/arena/chain/chaintest"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/internal/store"
@@ -83,7 +84,7 @@ func (e *env) syncClock() {
 // advance mines what is pending, then moves chain and service time on by d.
 func (e *env) advance(d time.Duration) {
 	e.sim.Commit()
-	if err := e.sim.AdjustTime(d); err != nil {
+	if err := chaintest.AdjustTime(e.sim, d); err != nil {
 		e.t.Fatal(err)
 	}
 	e.syncClock()
