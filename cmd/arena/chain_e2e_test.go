@@ -213,15 +213,23 @@ func TestAnvilEndToEnd(t *testing.T) {
 		return err == nil && n.Int64() == nAgents
 	})
 	// Each commit on chain exactly once: one Committed event per agent.
-	it, err := pa.FilterCommitted(&bind.FilterOpts{Context: ctx}, []*big.Int{bid}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, seen := 0, map[common.Address]bool{}
-	for it.Next() {
-		events++
-		seen[it.Event.Agent] = true
-	}
+	// The node may answer for logs a moment after its state shows the
+	// commits, so the events are read until all are there (or time runs out).
+	var events int
+	var seen map[common.Address]bool
+	waitFor("every Committed event", time.Now().Add(10*time.Second), func() bool {
+		it, err := pa.FilterCommitted(&bind.FilterOpts{Context: ctx}, []*big.Int{bid}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		events, seen = 0, map[common.Address]bool{}
+		for it.Next() {
+			events++
+			seen[it.Event.Agent] = true
+		}
+		return events >= nAgents
+	})
 	if events != nAgents || len(seen) != nAgents {
 		t.Fatalf("%d Committed events for %d agents, want %d each", events, len(seen), nAgents)
 	}
