@@ -210,8 +210,13 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 			g.defs[name] = map[string]any{} // placeholder: recursive types end here
 		}
 		props := map[string]any{}
-		g.fields(t, props)
+		var required []string
+		g.fields(t, props, &required)
 		s := map[string]any{"type": "object", "properties": props}
+		if len(required) > 0 {
+			slices.Sort(required)
+			s["required"] = required
+		}
 		if name == "" {
 			return s
 		}
@@ -221,21 +226,27 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 	return map[string]any{}
 }
 
-func (g *schemaGen) fields(t reflect.Type, props map[string]any) {
+// fields adds t's JSON fields to props. A field without omitempty (or
+// omitzero) is required: encoding/json always writes it, and a request
+// body the handlers accept needs it.
+func (g *schemaGen) fields(t reflect.Type, props map[string]any, required *[]string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if tag == "-" || (!f.IsExported() && !f.Anonymous) {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			g.fields(f.Type, props) // embedded: its fields are promoted
+			g.fields(f.Type, props, required) // embedded: its fields are promoted
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
 		props[name] = g.schema(f.Type)
+		if !slices.Contains(strings.Split(opts, ","), "omitempty") && !slices.Contains(strings.Split(opts, ","), "omitzero") {
+			*required = append(*required, name)
+		}
 	}
 }

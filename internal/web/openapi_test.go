@@ -97,6 +97,24 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			if err := d.Validate(context.Background()); err != nil {
 				t.Errorf("%s: kin-openapi validate: %v", c.name, err)
 			}
+			if c.name != "all" {
+				continue
+			}
+			// A field is required unless it is omitempty: a round needs its
+			// three deadlines, not its markets; a decision needs no reason
+			// unless it re-resolves.
+			for name, want := range map[string][]string{
+				"CreateRoundRequest":  {"commit_deadline", "reveal_deadline", "reveal_start"},
+				"OracleDecideRequest": {"arbiter", "decision"},
+				"OracleFlagRequest":   {"reason"},
+			} {
+				sc, ok := d.Components.Schemas[name]
+				if !ok || sc.Value == nil {
+					t.Errorf("no schema %s", name)
+				} else if !slices.Equal(sc.Value.Required, want) {
+					t.Errorf("schema %s: required %v, want %v", name, sc.Value.Required, want)
+				}
+			}
 		}
 	})
 }

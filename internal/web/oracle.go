@@ -58,8 +58,8 @@ func (s *Server) oracleResolutions(ctx context.Context, id int64) (OracleResolut
 type OracleDecideRequest struct {
 	Decision  arena.OracleDecision `json:"decision"`
 	Arbiter   string               `json:"arbiter"`
-	Reason    string               `json:"reason"`
-	ReResolve bool                 `json:"re_resolve"`
+	Reason    string               `json:"reason,omitempty"`
+	ReResolve bool                 `json:"re_resolve,omitempty"`
 }
 
 // oracleDecide records an arbiter's decision on an escalated market, or
