@@ -41,21 +41,19 @@ func openLog(ctx context.Context, o config.Options, flagPath string, db *store.D
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		heads, err := db.Heads(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(heads) > 0 {
-			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, plural(len(heads), "signed tree head"))
-		}
+	heads, err := db.Heads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && len(heads) > 0 {
+		return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, plural(len(heads), "signed tree head"))
 	}
 	key, err := tlog.LoadOrCreateKey(path)
 	if err != nil {
 		return nil, err
 	}
 	lg := &tlog.Log{Store: db, Key: key, Logger: logger}
-	if err := lg.CheckKey(ctx); err != nil {
+	if err := lg.CheckKey(heads); err != nil {
 		return nil, fmt.Errorf("log key %s: %w", path, err)
 	}
 	logger.Info("tamper-evident log", "key", path, "public_key", lg.PublicKeyHex())
