@@ -94,15 +94,11 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 		}
 	}
 	if s.Trading != nil {
-		lb, err := s.tradingRows(ctx, "return", 0)
+		lb, cs, err := s.tradingRows(ctx, "return", 0)
 		if err != nil {
 			return nil, err
 		}
 		v.Trading = lb.Rows[:min(len(lb.Rows), 5)]
-		cs, err := s.Trading.Cohorts(ctx, "")
-		if err != nil {
-			return nil, err
-		}
 		v.TotalCohorts, v.Cohorts = len(cs), make([]CohortSummaryJSON, 0, min(len(cs), 5))
 		for _, c := range cs[:min(len(cs), 5)] {
 			v.Cohorts = append(v.Cohorts, NewCohortSummaryJSON(c))
@@ -297,7 +293,7 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		sortRows(v.Forecast, v.Sort, v.Desc)
 	}
 	if s.Trading != nil {
-		lb, err := s.tradingRows(r.Context(), q.Get("trading_sort"), f.Window)
+		lb, _, err := s.tradingRows(r.Context(), q.Get("trading_sort"), f.Window)
 		if err != nil {
 			return nil, err
 		}

@@ -211,7 +211,7 @@ func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) erro
 	if f.Category != "" {
 		return arena.Errorf(arena.EINVALID, "category: the trading track's returns are per portfolio, not per market category; filter the forecast track")
 	}
-	out, err := s.tradingRows(r.Context(), r.URL.Query().Get("sort"), f.Window)
+	out, _, err := s.tradingRows(r.Context(), r.URL.Query().Get("sort"), f.Window)
 	if err != nil {
 		return err
 	}
@@ -219,25 +219,26 @@ func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) erro
 }
 
 // tradingRows builds the trading leaderboard of the cohorts whose week
-// started at most window ago (all for 0).
-func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Duration) (TradingLeaderboardJSON, error) {
+// started at most window ago (all for 0); it also returns every cohort,
+// newest week first, which it reads for each agent's latest.
+func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Duration) (TradingLeaderboardJSON, []*arena.Cohort, error) {
 	switch sortBy {
 	case "":
 		sortBy = "return"
 	case "return", "brier":
 	default:
-		return TradingLeaderboardJSON{}, arena.Errorf(arena.EINVALID, "sort %q: want return or brier", sortBy)
+		return TradingLeaderboardJSON{}, nil, arena.Errorf(arena.EINVALID, "sort %q: want return or brier", sortBy)
 	}
 	rows, err := s.Trading.Leaderboard(ctx, window)
 	if err != nil {
-		return TradingLeaderboardJSON{}, err
+		return TradingLeaderboardJSON{}, nil, err
 	}
 	if sortBy == "brier" {
 		trading.SortByBrier(rows)
 	}
 	cs, err := s.Trading.Cohorts(ctx, "")
 	if err != nil {
-		return TradingLeaderboardJSON{}, err
+		return TradingLeaderboardJSON{}, nil, err
 	}
 	latest := map[string]int64{}
 	for _, c := range cs { // newest week first
@@ -253,7 +254,7 @@ func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Dur
 		row.LatestCohort = latest[x.AgentID]
 		out.Rows = append(out.Rows, row)
 	}
-	return out, nil
+	return out, cs, nil
 }
 
 // NewTradingLeaderRowJSON is an agent's trading result as the leaderboard
