@@ -83,21 +83,21 @@ func rel(path string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(path, module+"/"), "internal/")
 }
 
-// TestReadmeLayout checks the README's package table against the module:
-// every package is named in it (a test helper package under its parent's
-// row) and every package it names exists.
-func TestReadmeLayout(t *testing.T) {
+// TestArchitectureLayout checks the package table of docs/architecture.md
+// against the module: every package is named in it (a test helper package
+// under its parent's row) and every package it names exists.
+func TestArchitectureLayout(t *testing.T) {
 	out, err := exec.Command("go", "list", "./...").Output()
 	if err != nil {
 		t.Skipf("go list unavailable: %v", err)
 	}
-	readme, err := os.ReadFile("README.md")
+	doc, err := os.ReadFile("docs/architecture.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(readme), "| package | concern |")
+	_, table, ok := strings.Cut(string(doc), "| package | concern |")
 	if !ok {
-		t.Fatal("README has no package table (| package | concern |)")
+		t.Fatal("docs/architecture.md has no package table (| package | concern |)")
 	}
 	table, _, _ = strings.Cut(table, "\n\n")
 	named := map[string]bool{}
@@ -115,12 +115,12 @@ func TestReadmeLayout(t *testing.T) {
 			p = "."
 		}
 		if !named[p] {
-			t.Errorf("package %s is not in the README's package table", p)
+			t.Errorf("package %s is not in the package table of docs/architecture.md", p)
 		}
 	}
 	for p := range named {
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
-			t.Errorf("the README's package table names %s, which does not exist", p)
+			t.Errorf("the package table of docs/architecture.md names %s, which does not exist", p)
 		}
 	}
 }
