@@ -70,14 +70,15 @@ type HostedConfig struct {
 	}
 	Now    func() time.Time
 	Logger *slog.Logger
-	LLM    []llm.Option
+	// Metrics, when set, counts the agents' model calls and cache lookups.
+	Metrics llm.Metrics
 }
 
 // NewHosted prepares every agent that can run; the others are returned
 // with the reason.
 func NewHosted(ctx context.Context, cfg HostedConfig) (*Hosted, []llm.Skipped, error) {
-	fc, skipped := agent.NewForecasters(cfg.Registry, cfg.Getenv, 0, append([]llm.Option{llm.WithLogger(cfg.Logger)}, cfg.LLM...)...)
-	fc.Cache = llm.DirStore{Dir: filepath.Join(cfg.DataDir, "llm-cache")}
+	fc, skipped := agent.NewForecasters(cfg.Registry, cfg.Getenv, 0, llm.WithLogger(cfg.Logger))
+	fc.Cache, fc.Metrics = llm.DirStore{Dir: filepath.Join(cfg.DataDir, "llm-cache")}, cfg.Metrics
 	sink := &StoreTraces{Store: cfg.Store, Addresses: map[string]string{}, Now: cfg.Now}
 	fc.Sink = sink
 	ks := Keystore{Dir: filepath.Join(cfg.DataDir, "forecast-keys")}

@@ -18,6 +18,7 @@ import (
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
+	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/participant"
@@ -224,7 +225,8 @@ func TestLLMAgentsLiveRound(t *testing.T) {
 func abs(x float64) float64 { return max(x, -x) }
 
 // Server-hosted agents: keys created once in the keystore (0600), reused
-// on restart, and forecasts committed through the server's own API.
+// on restart, and forecasts committed through the server's own API, their
+// model calls counted in the server's metrics.
 func TestHostedAgents(t *testing.T) {
 	db := sqliteDB(t)
 	ctx := context.Background()
@@ -242,7 +244,7 @@ func TestHostedAgents(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := participant.HostedConfig{Registry: reg, Getenv: llm.EnvLookup(nil), Server: s.url, DataDir: dir, LeadTime: 10 * time.Minute,
-		Store: db, Now: s.clk.Now, Logger: quiet}
+		Store: db, Now: s.clk.Now, Logger: quiet, Metrics: metrics.New()}
 	h, skipped, err := participant.NewHosted(ctx, cfg)
 	if err != nil || len(h.Clients) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0].Reason, "NO_SUCH_KEY") {
 		t.Fatalf("hosted %+v skipped %v %v", h, skipped, err)
@@ -268,6 +270,11 @@ func TestHostedAgents(t *testing.T) {
 	}
 	if tr, err := db.Trace(ctx, r.ID, addr.Hex()); err != nil || !tr.Submitted || tr.AgentID != "m1" {
 		t.Fatalf("trace %+v %v", tr, err)
+	}
+	m := cfg.Metrics.(*metrics.Metrics)
+	if calls, misses := m.Value("arena_model_calls_total", map[string]string{"agent": "m1", "result": "ok"}),
+		m.Value("arena_model_cache_lookups_total", map[string]string{"agent": "m1", "result": "miss"}); calls != 1 || misses != 1 {
+		t.Errorf("metrics: %v model calls, %v cache misses; want 1 and 1", calls, misses)
 	}
 	agents, _ := db.Agents(ctx)
 	found := false

@@ -217,7 +217,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, args []string, check 
 // cohorts are decided with their frozen lineups, simulated ones included.
 // Agents whose key is missing from environ are skipped with a warning. A
 // broken agents file is an error, so serve fails at startup.
-func tradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.Logger, llmOpts ...llm.Option) (*trading.Engine, []jobs.Job, error) {
+func tradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.Logger, m llm.Metrics) (*trading.Engine, []jobs.Job, error) {
 	policy := trading.PolicyRefund
 	if o.TradingPolicy != "" {
 		p, err := trading.ParsePolicy(o.TradingPolicy)
@@ -227,7 +227,7 @@ func tradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.
 		policy = p
 	}
 	getenv := llm.EnvLookup(environ)
-	f := &agent.Factory{Getenv: getenv, LLMOptions: append([]llm.Option{llm.WithLogger(logger)}, llmOpts...), Logger: logger}
+	f := &agent.Factory{Getenv: getenv, LLMOptions: []llm.Option{llm.WithLogger(logger)}, Metrics: m, Logger: logger}
 	var lineup []arena.LineupEntry
 	if o.AgentsFile != "" {
 		reg, err := llm.LoadRegistry(o.AgentsFile)

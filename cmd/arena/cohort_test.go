@@ -381,7 +381,7 @@ func TestTradingJobsForServe(t *testing.T) {
 	db := openStore(t, dbURL)
 	var logs strings.Builder
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	eng, js, err := tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)
+	eng, js, err := tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestTradingJobsForServe(t *testing.T) {
 		t.Fatalf("defer policy settled the ambiguous market: %+v", p)
 	}
 	o.TradingPolicy = "refund"
-	_, js, err = tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger)
+	_, js, err = tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestTradingJobsForServe(t *testing.T) {
 		t.Fatalf("refund policy: %+v", p)
 	}
 	o.TradingPolicy = "coinflip"
-	if _, _, err := tradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "coinflip") {
+	if _, _, err := tradingJobs(o, db, nil, logger, nil); err == nil || !strings.Contains(err.Error(), "coinflip") {
 		t.Fatalf("bad policy: %v", err)
 	}
 	o.TradingPolicy = "refund"
@@ -450,7 +450,7 @@ func TestTradingJobsForServe(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "agents.json")
 	os.WriteFile(bad, []byte(`{"agents":[]}`), 0o600)
 	o.AgentsFile = bad
-	if _, _, err := tradingJobs(o, db, nil, logger); err == nil || !strings.Contains(err.Error(), "no agents") {
+	if _, _, err := tradingJobs(o, db, nil, logger, nil); err == nil || !strings.Contains(err.Error(), "no agents") {
 		t.Fatalf("broken agents file: %v", err)
 	}
 }

@@ -48,7 +48,7 @@ func dataDir(o config.Options) (string, error) {
 // hostedForecastJob forecasts every open round for each agent of
 // ARENA_FORECAST_AGENTS within lead of the commit deadline, through the
 // server's own API at base.
-func hostedForecastJob(ctx context.Context, o config.Options, db *store.DB, environ []string, base string, lead time.Duration, logger *slog.Logger, llmOpts ...llm.Option) (jobs.Job, error) {
+func hostedForecastJob(ctx context.Context, o config.Options, db *store.DB, environ []string, base string, lead time.Duration, logger *slog.Logger, m llm.Metrics) (jobs.Job, error) {
 	dir, err := dataDir(o)
 	if err != nil {
 		return jobs.Job{}, err
@@ -58,7 +58,7 @@ func hostedForecastJob(ctx context.Context, o config.Options, db *store.DB, envi
 		return jobs.Job{}, err
 	}
 	h, skipped, err := participant.NewHosted(ctx, participant.HostedConfig{Registry: reg, Getenv: llm.EnvLookup(environ), Server: base,
-		DataDir: dir, LeadTime: lead, Store: db, Logger: logger, LLM: llmOpts})
+		DataDir: dir, LeadTime: lead, Store: db, Logger: logger, Metrics: m})
 	if err != nil {
 		return jobs.Job{}, err
 	}

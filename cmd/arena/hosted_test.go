@@ -28,7 +28,7 @@ func TestHostedForecastJob(t *testing.T) {
 	}
 	defer db.Close()
 	quiet := slog.New(slog.DiscardHandler)
-	j, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", 10*time.Minute, quiet)
+	j, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", 10*time.Minute, quiet, nil)
 	if err != nil || j.Name != "forecast-agents" {
 		t.Fatalf("job %+v %v", j, err)
 	}
@@ -36,7 +36,7 @@ func TestHostedForecastJob(t *testing.T) {
 		t.Fatalf("key %v %v", st, err)
 	}
 	o.DB = "postgres://x@127.0.0.1:1/db"
-	if _, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", time.Minute, quiet); err == nil || !strings.Contains(err.Error(), "ARENA_DATA_DIR") {
+	if _, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", time.Minute, quiet, nil); err == nil || !strings.Contains(err.Error(), "ARENA_DATA_DIR") {
 		t.Errorf("postgres without a data dir: %v", err)
 	}
 }

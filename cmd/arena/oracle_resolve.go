@@ -54,12 +54,12 @@ func loggedTrack(ctx context.Context, o config.Options, logKey string, db *store
 
 // oracleService builds the oracle over db from a registry file and the
 // configured policy. Calls and evidence are cached under cacheDir when set.
-func oracleService(o config.Options, db *store.DB, fsvc *forecast.Service, environ []string, agentsFile, evidence, cacheDir string, logger *slog.Logger, llmOpts ...llm.Option) (*oracle.Service, error) {
+func oracleService(o config.Options, db *store.DB, fsvc *forecast.Service, environ []string, agentsFile, evidence, cacheDir string, logger *slog.Logger, m llm.Metrics) (*oracle.Service, error) {
 	reg, err := llm.LoadRegistry(agentsFile)
 	if err != nil {
 		return nil, err
 	}
-	pc := oracle.PanelConfig{Registry: reg, Getenv: llm.EnvLookup(environ), CacheDir: cacheDir, LLMOptions: append([]llm.Option{llm.WithLogger(logger)}, llmOpts...)}
+	pc := oracle.PanelConfig{Registry: reg, Getenv: llm.EnvLookup(environ), CacheDir: cacheDir, LLMOptions: []llm.Option{llm.WithLogger(logger)}, Metrics: m}
 	resolvers, _, err := pc.Resolvers()
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func oracleJob(o config.Options, db *store.DB, fsvc *forecast.Service, environ [
 	if dir, err := dataDir(o); err == nil {
 		cache = filepath.Join(dir, "oracle-cache")
 	}
-	svc, err := oracleService(o, db, fsvc, environ, o.OracleAgents, "question", cache, logger, llm.WithMetrics(m))
+	svc, err := oracleService(o, db, fsvc, environ, o.OracleAgents, "question", cache, logger, m)
 	if err != nil {
 		return jobs.Job{}, err
 	}
@@ -123,7 +123,7 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, err := oracleService(o, db, fsvc, env.Environ, file, *evidence, *cacheDir, logger)
+	svc, err := oracleService(o, db, fsvc, env.Environ, file, *evidence, *cacheDir, logger, nil)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
-	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/polymarket"
@@ -62,7 +61,6 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err := m.Register(db.Collector()); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	mopt := llm.WithMetrics(m)
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
@@ -99,13 +97,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	var eng *trading.Engine
 	if o.AgentsFile != "" {
 		var tjobs []jobs.Job
-		if eng, tjobs, err = tradingJobs(o, db, env.Environ, logger, mopt); err != nil {
+		if eng, tjobs, err = tradingJobs(o, db, env.Environ, logger, m); err != nil {
 			return err
 		}
 		js = append(js, tjobs...)
 	}
 	if o.ForecastAgents != "" && fsvc != nil {
-		hj, err := hostedForecastJob(ctx, o, db, env.Environ, "http://"+ln.Addr().String(), *forecastLead, logger, mopt)
+		hj, err := hostedForecastJob(ctx, o, db, env.Environ, "http://"+ln.Addr().String(), *forecastLead, logger, m)
 		if err != nil {
 			return err
 		}

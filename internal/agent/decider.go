@@ -156,6 +156,8 @@ type Factory struct {
 	Registry *llm.Registry
 	// LLMOptions are passed to every client (retry policy, HTTP client, logger).
 	LLMOptions []llm.Option
+	// Metrics, when set, counts each agent's model calls (llm.ChainConfig).
+	Metrics llm.Metrics
 	// Retries is the number of corrections after an unusable answer:
 	// 0 means DefaultRetries, negative means none.
 	Retries int
@@ -215,7 +217,7 @@ func (f *Factory) Deciders(lineup []arena.LineupEntry) (map[string]trading.Decid
 				skip(e, "%v", err)
 				continue
 			}
-			t := NewTrader(e.AgentID, c)
+			t := NewTrader(e.AgentID, llm.NewChain(c, llm.ChainConfig{Metrics: f.Metrics}))
 			t.Retries = retries
 			out[e.AgentID] = LLMDecider{Trader: t}
 		case KindSim:

@@ -12,6 +12,7 @@ import (
 	arena "github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
+	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/trading"
 )
@@ -66,7 +67,8 @@ func TestLLMLineupFreezesAndSkips(t *testing.T) {
 }
 
 // TestFactoryRunsFrozenModel: a cohort keeps running the model, provider
-// and prices it froze; the agents file may move its endpoint.
+// and prices it froze; the agents file may move its endpoint. The calls
+// are counted in the factory's metrics.
 func TestFactoryRunsFrozenModel(t *testing.T) {
 	old := llmtest.New(t)
 	moved := llmtest.New(t)
@@ -74,7 +76,8 @@ func TestFactoryRunsFrozenModel(t *testing.T) {
 	frozen := registry(t, `{"agents":[{"id":"a","provider":"local","model":"frozen-model","base_url":"`+old.BaseURL+`","input_usd_per_mtok":2,"output_usd_per_mtok":8}]}`)
 	lu, _, _ := LLMLineup(frozen, env())
 	now := registry(t, `{"agents":[{"id":"a","provider":"local","model":"new-model","base_url":"`+moved.BaseURL+`","timeout":"3s","input_usd_per_mtok":9,"output_usd_per_mtok":9}]}`)
-	f := &Factory{Registry: now, Getenv: env(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	m := metrics.New()
+	f := &Factory{Registry: now, Getenv: env(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Metrics: m}
 	if d := f.ModelTimeout(lu); d != 3*time.Second {
 		t.Fatalf("timeout %v", d)
 	}
@@ -86,6 +89,9 @@ func TestFactoryRunsFrozenModel(t *testing.T) {
 	// Frozen prices: 1000 × $2 + 10 × $8 per Mtok = 2080 µ$.
 	if len(moved.Requests("frozen-model")) != 1 || len(old.Requests("")) != 0 || d.Cost != 2080 || d.Action.Kind != trading.ActionHold {
 		t.Fatalf("decision %+v; requests old %d moved %d", d, len(old.Requests("")), len(moved.Requests("")))
+	}
+	if n := m.Value("arena_model_calls_total", map[string]string{"agent": "a", "result": "ok"}); n != 1 {
+		t.Errorf("%v model calls counted, want 1", n)
 	}
 }
 

@@ -8,13 +8,14 @@ import (
 	arena "github.com/forecast-arena/arena"
 )
 
-// StoreData answers the round tools from the arena's store, as of AsOf:
-// no price point dated after AsOf is returned, and a market's status and
-// resolution are never shown. The current price is the latest stored YES
-// price point at or before AsOf; with Live set and no such point in the
-// history window, the market's listed price (stamped with its update time,
-// when that is not after AsOf) stands in. A backtest leaves Live unset, so
-// only prices dated up to the question's freeze time are shown.
+// StoreData answers the round tools from the arena's store, as of AsOf
+// (each market through the AsOf guard): no price point dated after AsOf
+// is returned, and a market's status and resolution are never shown. The
+// current price is the latest stored YES price point at or before AsOf;
+// with Live set and no such point in the history window, the market's
+// listed price (stamped with its update time, when that is not after
+// AsOf) stands in. A backtest leaves Live unset, so only prices dated up
+// to the question's freeze time are shown.
 type StoreData struct {
 	Store   arena.MarketStore
 	Markets []*arena.Market // by round index
@@ -25,11 +26,13 @@ type StoreData struct {
 	Live  bool
 }
 
-func (d *StoreData) asOf(i int) time.Time {
+// guard is market i's as-of guard.
+func (d *StoreData) guard(i int) AsOf {
+	t := d.AsOf
 	if i < len(d.Times) && !d.Times[i].IsZero() {
-		return d.Times[i]
+		t = d.Times[i]
 	}
-	return d.AsOf
+	return AsOf{Time: t, Live: d.Live}
 }
 
 // Details implements MarketData.
@@ -40,17 +43,16 @@ func (d *StoreData) Details(ctx context.Context, i int) (MarketDetails, error) {
 	}
 	out := MarketDetails{Index: i, Question: m.Question, Criteria: m.Criteria, Background: m.Background,
 		Category: m.Category, CloseTime: m.CloseTime.UTC(), Outcomes: m.Outcomes}
-	pts, err := d.points(ctx, m, d.asOf(i))
+	g := d.guard(i)
+	pts, err := d.points(ctx, m, g)
 	if err != nil {
 		return out, err
 	}
 	if n := len(pts); n > 0 {
 		p := pts[n-1].Price
 		out.Price, out.PriceTime = &p, pts[n-1].Time.UTC()
-	} else if d.Live {
-		if p, ok := m.YesPrice(); ok && !m.UpdatedAt.After(d.asOf(i)) {
-			out.Price, out.PriceTime = &p, m.UpdatedAt.UTC()
-		}
+	} else if p, ok := m.YesPrice(); ok && g.Listed(m.UpdatedAt) {
+		out.Price, out.PriceTime = &p, m.UpdatedAt.UTC()
 	}
 	return out, nil
 }
@@ -62,7 +64,7 @@ func (d *StoreData) History(ctx context.Context, i int) ([]HistoryPoint, error) 
 	if err != nil {
 		return nil, err
 	}
-	pts, err := d.points(ctx, m, d.asOf(i))
+	pts, err := d.points(ctx, m, d.guard(i))
 	if err != nil {
 		return nil, err
 	}
@@ -80,22 +82,18 @@ func (d *StoreData) market(i int) (*arena.Market, error) {
 	return d.Markets[i], nil
 }
 
-func (d *StoreData) points(ctx context.Context, m *arena.Market, asOf time.Time) ([]arena.PricePoint, error) {
+// points is the market's YES history of the last HistoryDays days that
+// g lets the agent see.
+func (d *StoreData) points(ctx context.Context, m *arena.Market, g AsOf) ([]arena.PricePoint, error) {
 	if !m.IsBinary() {
 		return nil, nil
 	}
-	pts, err := d.Store.PriceHistory(ctx, m.ID, arena.Yes, asOf.Add(-HistoryDays*24*time.Hour), asOf)
+	pts, err := d.Store.PriceHistory(ctx, m.ID, arena.Yes, g.Time.Add(-HistoryDays*24*time.Hour), g.Time)
 	if err != nil {
 		return nil, err
 	}
-	// The store's bounds are inclusive; keep the rule visible here too.
-	out := pts[:0]
-	for _, p := range pts {
-		if !p.Time.After(asOf) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	// The store's bounds are inclusive; the guard is the rule all the same.
+	return g.Points(pts), nil
 }
 
 // SamplePoints keeps at most n points, evenly spaced by position, always

@@ -169,7 +169,7 @@ func (t *Trace) count(r llm.Response) StepTrace {
 // within MaxSteps, or whose budget runs out, yields a trace with Failure
 // set and no predictions (nothing must be committed). A failed model call
 // (after the llm package's retries) returns the trace so far and the
-// error.
+// error. The calls are accounted under task.Round (llm.WithRound).
 func (f *Forecaster) Forecast(ctx context.Context, task RoundTask) (*Trace, error) {
 	k := len(task.Markets)
 	if k == 0 {
@@ -179,6 +179,7 @@ func (f *Forecaster) Forecast(ctx context.Context, task RoundTask) (*Trace, erro
 	if steps <= 0 {
 		steps = DefaultMaxSteps
 	}
+	ctx = llm.WithRound(ctx, task.Round)
 	tr := &Trace{Agent: f.AgentID, Round: task.Round, PriceShown: make([]bool, k)}
 	var req llm.Request
 	if f.JSONOnly {

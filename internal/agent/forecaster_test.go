@@ -72,7 +72,7 @@ func forecaster(t *testing.T, srv *llmtest.Server, model string, meter *llm.Mete
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Forecaster{AgentID: model, LLM: &llm.Metered{Spec: spec, Next: c, Meter: meter, Agent: model, Round: "1"}}
+	return &Forecaster{AgentID: model, LLM: llm.NewChain(c, llm.ChainConfig{Meter: meter})}
 }
 
 func TestForecasterToolsThenSubmit(t *testing.T) {

@@ -27,16 +27,20 @@ type MemberForecast struct {
 }
 
 // Forecasters runs the forecast agents of a model registry: models through
-// the production call path (cache, accounting, budget caps) and ensembles
-// from their members' forecasts of the same round. It is safe for
-// concurrent use; one (agent, round) is forecast at most once at a time.
+// their llm.Chain (cache, accounting, budget caps), one per agent for the
+// whole run, and ensembles from their members' forecasts of the same
+// round. It is safe for concurrent use; one (agent, round) is forecast at
+// most once at a time.
 type Forecasters struct {
 	Registry *llm.Registry
 	// Getenv looks up API keys (default os.LookupEnv).
 	Getenv func(string) (string, bool)
-	// Cache, when set, is the durable content-addressed call cache.
+	// Cache, CacheOnly and Metrics configure each agent's chain (see
+	// llm.ChainConfig); the chain is built at the agent's first forecast,
+	// so set them before.
 	Cache     llm.CacheStore
 	CacheOnly bool
+	Metrics   llm.Metrics
 	// Meter accounts every call; NewForecasters sets the caps.
 	Meter      *llm.Meter
 	LLMOptions []llm.Option
@@ -45,6 +49,7 @@ type Forecasters struct {
 
 	mu      sync.Mutex
 	clients map[string]*llm.Client
+	chains  map[string]*llm.Chain
 	skipped map[string]string
 	busy    map[string]*sync.Mutex
 }
@@ -60,7 +65,7 @@ func NewForecasters(reg *llm.Registry, getenv func(string) (string, bool), runCa
 		runCapMicros = int64(reg.MaxUSD)
 	}
 	f := &Forecasters{Registry: reg, Getenv: getenv, Meter: llm.NewMeter(runCapMicros), LLMOptions: opts,
-		clients: map[string]*llm.Client{}, skipped: map[string]string{}, busy: map[string]*sync.Mutex{}}
+		clients: map[string]*llm.Client{}, chains: map[string]*llm.Chain{}, skipped: map[string]string{}, busy: map[string]*sync.Mutex{}}
 	var skipped []llm.Skipped
 	for _, spec := range reg.Agents {
 		if spec.MaxUSD > 0 {
@@ -168,12 +173,20 @@ func (f *Forecasters) Forecast(ctx context.Context, agentID string, task RoundTa
 }
 
 func (f *Forecasters) model(ctx context.Context, spec llm.ModelSpec, task RoundTask) (*Trace, error) {
-	m := &llm.Metered{Spec: spec, Next: f.clients[spec.ID], Meter: f.Meter, Agent: spec.ID, Round: task.Round}
-	if f.Cache != nil {
-		m.Cache = llm.NewCache(f.clients[spec.ID], f.Cache, llm.SpecNamespace(spec)).CacheOnly(f.CacheOnly)
-	}
-	fc := &Forecaster{AgentID: spec.ID, LLM: m, JSONOnly: spec.NoTools, MaxSteps: f.MaxSteps}
+	fc := &Forecaster{AgentID: spec.ID, LLM: f.chain(spec.ID), JSONOnly: spec.NoTools, MaxSteps: f.MaxSteps}
 	return fc.Forecast(ctx, task)
+}
+
+// chain returns the model agent's chain, built on first use.
+func (f *Forecasters) chain(agentID string) *llm.Chain {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.chains[agentID]
+	if c == nil {
+		c = llm.NewChain(f.clients[agentID], llm.ChainConfig{Cache: f.Cache, CacheOnly: f.CacheOnly, Meter: f.Meter, Metrics: f.Metrics})
+		f.chains[agentID] = c
+	}
+	return c
 }
 
 // ensemble combines the members' forecasts of the same round; a member

@@ -9,9 +9,10 @@ import (
 
 // RetrieverSearch answers searchWeb with an arena.Retriever (wrap it in a
 // retrieve.Cache for the durable cache: the query and the as-of time make
-// the cache key). Only sources published at or before AsOf are shown;
-// undated sources are shown only when Live (then AsOf is the present, so
-// nothing undated can be from later). A backtest leaves Live unset.
+// the cache key). The AsOf guard decides which sources are shown: those
+// published at or before AsOf, and undated ones only when Live (then AsOf
+// is the present, so nothing undated can be from later). A backtest leaves
+// Live unset.
 type RetrieverSearch struct {
 	Retriever arena.Retriever
 	AsOf      time.Time
@@ -28,15 +29,15 @@ type SearchSource struct {
 
 // Search implements Searcher.
 func (s RetrieverSearch) Search(ctx context.Context, query string) (any, error) {
-	asOf := s.AsOf.UTC()
-	pk, err := s.Retriever.Retrieve(ctx, arena.EvidenceQuery{QuestionID: "search@" + asOf.Format(time.RFC3339) + ":" + query,
-		Question: query, Cutoff: asOf})
+	g := AsOf{Time: s.AsOf.UTC(), Live: s.Live}
+	pk, err := s.Retriever.Retrieve(ctx, arena.EvidenceQuery{QuestionID: "search@" + g.Time.Format(time.RFC3339) + ":" + query,
+		Question: query, Cutoff: g.Time})
 	if err != nil {
 		return nil, err
 	}
 	out := []SearchSource{}
 	for _, src := range pk.Sources {
-		if src.Published == nil && !s.Live || src.Published != nil && src.Published.After(asOf) {
+		if !g.Source(src.Published) {
 			continue
 		}
 		out = append(out, SearchSource{Title: src.Title, URL: src.URL, Published: src.Published, Highlights: src.Highlights})

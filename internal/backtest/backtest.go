@@ -140,9 +140,10 @@ func Cutoff(reg *llm.Registry, spec llm.ModelSpec) (time.Time, bool) {
 }
 
 // Allowed reports whether the guard lets an agent with the given cutoff
-// forecast a question set due on due: only strictly after the cutoff.
+// forecast a question set due on due: only one the model cannot have seen
+// as of its cutoff (agent.AsOf), that is strictly after it.
 func Allowed(cutoff time.Time, hasCutoff bool, due time.Time) bool {
-	return hasCutoff && due.After(cutoff)
+	return hasCutoff && !(agent.AsOf{Time: cutoff}).Sees(due)
 }
 
 // AgentResult is one agent's line of the report.

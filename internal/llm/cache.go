@@ -24,41 +24,37 @@ type CacheStore interface {
 	Put(ctx context.Context, key string, value []byte) error
 }
 
-// ErrCacheMiss is returned in cache-only mode when an answer is not stored.
-var ErrCacheMiss = errors.New("llm: not in cache (cache-only mode)")
+// ErrCacheMiss is matched (errors.Is) by the error of a cache-only lookup
+// that found nothing stored: the model-call cache and the evidence cache
+// (package retrieve) alike. Nothing was asked of a model or a provider.
+var ErrCacheMiss = errors.New("not in the cache (cache-only mode)")
 
-// Cache is a content-addressed cache in front of a Completer:
-// the key is the SHA-256 of the model namespace and the canonical request,
-// so a rerun or a backtest asks each distinct question once. Only
-// successful answers are stored. A cached answer comes back with Cached
-// set and its original tokens and cost, which callers count separately
-// (nothing is spent again).
+// Cache is the content-addressed layer of a Chain: the key is the SHA-256
+// of the model namespace (SpecNamespace of the spec below it) and the
+// canonical request, so a rerun or a backtest asks each distinct question
+// once. Only successful answers are stored. A stored answer comes back
+// with Cached set and its original tokens and cost, which the meter counts
+// apart (nothing is spent again).
 type Cache struct {
-	next      Completer
+	next      Model
 	store     CacheStore
 	namespace string
-	cacheOnly bool
-	log       *slog.Logger
-	metrics   CacheMetrics // nil: not counted beyond Stats
 	agent     string
+	cacheOnly bool
+	metrics   Metrics // nil: counted only in Stats
+	log       *slog.Logger
 
 	hits, misses atomic.Int64
 }
 
-// NewCache wraps next. namespace identifies everything outside the request
-// that changes the answer (see SpecNamespace).
-func NewCache(next Completer, store CacheStore, namespace string) *Cache {
-	c := &Cache{next: next, store: store, namespace: namespace, log: slog.Default()}
-	if cl, ok := next.(*Client); ok {
-		c.metrics, _ = cl.metrics.(CacheMetrics)
-		c.agent = cl.spec.ID
-	}
-	return c
+// newCache wraps next, keyed by next's spec; NewChain builds it.
+func newCache(next Model, store CacheStore, metrics Metrics) *Cache {
+	spec := next.Spec()
+	return &Cache{next: next, store: store, namespace: SpecNamespace(spec), agent: spec.ID, metrics: metrics, log: slog.Default()}
 }
 
-// CacheOnly makes misses fail with ErrCacheMiss instead of calling the
-// model, so a replay is guaranteed to cost nothing.
-func (c *Cache) CacheOnly(on bool) *Cache { c.cacheOnly = on; return c }
+// Spec implements Model.
+func (c *Cache) Spec() ModelSpec { return c.next.Spec() }
 
 // Stats returns the hits and misses so far.
 func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
@@ -87,32 +83,32 @@ func CacheKey(namespace string, req Request) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// Complete answers from the store when it can, else from the model.
+// Complete answers from the store when it can; else, unless in cache-only
+// mode, from the layer below, and stores the answer.
 func (c *Cache) Complete(ctx context.Context, req Request) (Response, error) {
-	r, ok, err := c.Lookup(ctx, req)
+	key, err := CacheKey(c.namespace, req)
+	if err != nil {
+		return Response{}, err
+	}
+	r, ok, err := c.lookup(ctx, key)
 	if err != nil || ok {
 		return r, err
 	}
 	if c.cacheOnly {
-		key, _ := CacheKey(c.namespace, req)
-		return Response{}, fmt.Errorf("%w: key %s", ErrCacheMiss, key[:12])
+		return Response{}, fmt.Errorf("llm %s: request %s: %w", c.agent, key[:12], ErrCacheMiss)
 	}
 	r, err = c.next.Complete(ctx, req)
 	if err != nil {
 		return r, err
 	}
 	r.Cached = false
-	c.Save(ctx, req, r)
+	c.save(ctx, key, r)
 	return r, nil
 }
 
-// Lookup returns the stored answer to req, with Cached set, counting a
+// lookup returns the stored answer under key, with Cached set, counting a
 // hit or a miss.
-func (c *Cache) Lookup(ctx context.Context, req Request) (Response, bool, error) {
-	key, err := CacheKey(c.namespace, req)
-	if err != nil {
-		return Response{}, false, err
-	}
+func (c *Cache) lookup(ctx context.Context, key string) (Response, bool, error) {
 	b, ok, err := c.store.Get(ctx, key)
 	if err != nil {
 		return Response{}, false, fmt.Errorf("llm: cache get %s: %w", key[:12], err)
@@ -137,14 +133,9 @@ func (c *Cache) Lookup(ctx context.Context, req Request) (Response, bool, error)
 	return Response{}, false, nil
 }
 
-// Save stores the answer to req. A failed write is logged, not returned:
-// the answer is good, and losing its cache entry only costs a rerun.
-func (c *Cache) Save(ctx context.Context, req Request, r Response) {
-	key, err := CacheKey(c.namespace, req)
-	if err != nil {
-		return
-	}
-	r.Cached = false
+// save stores an answer. A failed write is logged, not returned: the
+// answer is good, and losing its cache entry only costs a rerun.
+func (c *Cache) save(ctx context.Context, key string, r Response) {
 	if b, err := json.Marshal(r); err == nil {
 		if err := c.store.Put(ctx, key, b); err != nil {
 			c.log.Warn("llm cache: put failed", "key", key, "error", err)

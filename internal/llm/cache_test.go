@@ -15,7 +15,7 @@ func TestCacheHitsMissesAndCost(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Script("m", llmtest.OK("answer one", 100, 10), llmtest.OK("answer two", 100, 10))
 	c, _ := newTestClient(t, srv, testSpec("m"), "k")
-	cache := NewCache(c, &MemStore{}, SpecNamespace(c.Spec()))
+	cache := NewChain(c, ChainConfig{Cache: &MemStore{}})
 	ctx := context.Background()
 
 	r1, err := cache.Complete(ctx, Request{System: "s", User: "q1"})
@@ -30,7 +30,7 @@ func TestCacheHitsMissesAndCost(t *testing.T) {
 	if err != nil || r3.Cached || r3.Content != "answer two" {
 		t.Fatalf("new question %+v %v", r3, err)
 	}
-	if h, m := cache.Stats(); h != 1 || m != 2 {
+	if h, m := cache.Cache().Stats(); h != 1 || m != 2 {
 		t.Errorf("stats %d hits %d misses", h, m)
 	}
 	if n := len(srv.Requests("m")); n != 2 {
@@ -43,7 +43,7 @@ func TestCacheErrorsNotStoredAndCacheOnly(t *testing.T) {
 	srv.Script("m", llmtest.Fail(401, "bad key"), llmtest.OK("ok", 1, 1))
 	c, _ := newTestClient(t, srv, testSpec("m"), "k")
 	store := &MemStore{}
-	cache := NewCache(c, store, "ns")
+	cache := NewChain(c, ChainConfig{Cache: store})
 	ctx := context.Background()
 	if _, err := cache.Complete(ctx, Request{User: "q"}); err == nil {
 		t.Fatal("401 not returned")
@@ -51,7 +51,7 @@ func TestCacheErrorsNotStoredAndCacheOnly(t *testing.T) {
 	if r, err := cache.Complete(ctx, Request{User: "q"}); err != nil || r.Cached {
 		t.Fatalf("after an error the call must reach the model: %+v %v", r, err)
 	}
-	only := NewCache(c, store, "ns").CacheOnly(true)
+	only := NewChain(c, ChainConfig{Cache: store, CacheOnly: true})
 	if r, err := only.Complete(ctx, Request{User: "q"}); err != nil || !r.Cached {
 		t.Errorf("cache-only hit: %+v %v", r, err)
 	}
@@ -96,21 +96,45 @@ func TestCacheKey(t *testing.T) {
 	}
 }
 
+// The key of an answer never changes for the same spec and request, so
+// caches written by earlier versions stay valid: these keys were written
+// by the code before the chain existed.
+func TestCacheKeyStable(t *testing.T) {
+	spec := ModelSpec{ID: "gpt", Name: "GPT", Provider: ProviderOpenRouter, Model: "openai/gpt-4o-mini", BaseURL: OpenRouterBaseURL,
+		Temperature: 0.2, MaxTokens: 800, InputUSDPerMtok: 150_000}
+	zero := 0.0
+	full := Request{System: "sys", User: "user", ToolChoice: "auto", Temperature: &zero,
+		Messages:       []Message{{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: `{"i":0}`}}}, {Role: RoleTool, ToolCallID: "c1", Content: "r"}},
+		Tools:          []Tool{{Name: "f", Description: "d", Parameters: json.RawMessage(`{ "type": "object" }`)}},
+		ResponseFormat: &ResponseFormat{Type: FormatJSONSchema, Name: "n", Schema: json.RawMessage(`{"type":"object"}`), Strict: true}}
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{full, "1ec0b4d10b45c9c9a1c6bc20f9f82aeea7b2f6b727354c2c73b4a88d5c928247"},
+		{Request{User: "q"}, "7f481c670778ceb6085307e18e21a1ebde5f29ad716b2d735167198907b1927f"},
+	} {
+		if got, err := CacheKey(SpecNamespace(spec), tc.req); err != nil || got != tc.want {
+			t.Errorf("key %s (%v), want %s", got, err, tc.want)
+		}
+	}
+}
+
 func TestDirStorePersists(t *testing.T) {
 	dir := t.TempDir()
 	srv := llmtest.New(t)
 	srv.Script("m", llmtest.OK("persisted", 5, 5))
 	c, _ := newTestClient(t, srv, testSpec("m"), "k")
 	ctx := context.Background()
-	if _, err := NewCache(c, DirStore{Dir: dir}, "ns").Complete(ctx, Request{User: "q"}); err != nil {
+	if _, err := NewChain(c, ChainConfig{Cache: DirStore{Dir: dir}}).Complete(ctx, Request{User: "q"}); err != nil {
 		t.Fatal(err)
 	}
-	// A new process (new Cache, same directory) replays without the model.
-	r, err := NewCache(c, DirStore{Dir: dir}, "ns").CacheOnly(true).Complete(ctx, Request{User: "q"})
+	// A new process (new Chain, same directory) replays without the model.
+	r, err := NewChain(c, ChainConfig{Cache: DirStore{Dir: dir}, CacheOnly: true}).Complete(ctx, Request{User: "q"})
 	if err != nil || r.Content != "persisted" || !r.Cached {
 		t.Fatalf("%+v %v", r, err)
 	}
-	key, _ := CacheKey("ns", Request{User: "q"})
+	key, _ := CacheKey(SpecNamespace(c.Spec()), Request{User: "q"})
 	if _, err := os.Stat(filepath.Join(dir, key[:2], key+".json")); err != nil {
 		t.Error(err)
 	}
@@ -119,7 +143,7 @@ func TestDirStorePersists(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Script("m", llmtest.OK("fresh", 5, 5))
-	r, err = NewCache(c, DirStore{Dir: dir}, "ns").Complete(ctx, Request{User: "q"})
+	r, err = NewChain(c, ChainConfig{Cache: DirStore{Dir: dir}}).Complete(ctx, Request{User: "q"})
 	if err != nil || r.Content != "fresh" || r.Cached {
 		t.Fatalf("corrupt entry: %+v %v", r, err)
 	}

@@ -1,7 +1,8 @@
 // Package llm calls chat-completion models on any OpenAI-compatible endpoint
 // (OpenRouter by default; vLLM, llama.cpp or OpenAI itself), with a model
-// registry, per-call timeouts, an observable retry policy, token and cost
-// accounting, and a content-addressed cache.
+// registry, per-call timeouts and an observable retry policy. Each agent's
+// calls go through one Chain: the client, a content-addressed cache, and a
+// meter for tokens, cost, budgets and metrics.
 package llm
 
 import (
@@ -25,10 +26,19 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 )
 
-// Completer is anything that answers a chat request: the HTTP Client, a
-// cache in front of it, or a scripted fake. Agents depend on this only.
+// Completer is anything that answers a chat request: the HTTP Client, the
+// Chain over it, or a scripted fake. Agents depend on this only.
 type Completer interface {
 	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// Model is a Completer that names the registry model answering it: the
+// Client and every layer of a Chain over it. The cache keys its entries
+// by the spec and the meter prices calls by it, so no layer needs the
+// concrete client.
+type Model interface {
+	Completer
+	Spec() ModelSpec
 }
 
 // Role of a conversation message after the system prompt.
@@ -121,8 +131,9 @@ type Response struct {
 	Latency  time.Duration `json:"latency"`
 	Elapsed  time.Duration `json:"elapsed"`
 	Attempts int           `json:"attempts"`
-	// Cached is set by a Cache when the answer came from storage; such
-	// calls cost nothing now and are counted separately.
+	// Cached is set by the Cache when the answer came from storage: the
+	// signal by which the meter and the traces count it apart, since it
+	// costs nothing now.
 	Cached bool `json:"cached,omitempty"`
 }
 
@@ -184,23 +195,6 @@ func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h
 // WithLogger sets the logger for retries.
 func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 
-// CallMetrics counts model calls (a *metrics.Metrics does).
-type CallMetrics interface {
-	ModelCall(agent string, ok bool, inputTokens, outputTokens, costMicros int64)
-}
-
-// CacheMetrics counts lookups in the call cache (a *metrics.Metrics
-// does). A Cache in front of a Client whose CallMetrics also count cache
-// lookups reports to them, under the client's agent id.
-type CacheMetrics interface {
-	ModelCacheLookup(agent string, hit bool)
-}
-
-// WithMetrics reports every call that reached the provider, after its
-// retries, with its tokens and cost (answers read from a Cache never reach
-// the client and are not counted).
-func WithMetrics(m CallMetrics) Option { return func(c *Client) { c.metrics = m } }
-
 // WithBaseURL overrides the spec's base URL (tests, local servers).
 func WithBaseURL(u string) Option { return func(c *Client) { c.spec.BaseURL = u } }
 
@@ -211,8 +205,6 @@ type Client struct {
 	http   *http.Client
 	log    *slog.Logger
 	oc     openai.Client
-	// metrics may be nil.
-	metrics CallMetrics
 
 	// Seams for tests: waiting and randomness.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -283,19 +275,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // Complete runs the request under the retry policy. On failure the error
-// is an *Error (or the context's error when ctx ended).
+// is an *Error (or the context's error when ctx ended); its Attempts is 0
+// when the request never reached the provider.
 func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
-	resp, err := c.complete(ctx, req)
-	if c.metrics != nil {
-		var le *Error
-		if err == nil || (errors.As(err, &le) && le.Attempts > 0) {
-			c.metrics.ModelCall(c.spec.ID, err == nil, resp.InputTokens, resp.OutputTokens, resp.CostMicros)
-		}
-	}
-	return resp, err
-}
-
-func (c *Client) complete(ctx context.Context, req Request) (Response, error) {
 	params, err := c.params(req)
 	if err != nil {
 		return Response{}, &Error{Agent: c.spec.ID, Model: c.spec.Model, Message: err.Error(), Err: err, Attempts: 0}

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,7 +67,8 @@ func (e *BudgetError) Error() string {
 func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
 
 // Meter accounts model calls per agent, per (agent, round) and per run,
-// and enforces spending caps. It is safe for concurrent use.
+// and enforces spending caps; a Chain reports to it. It is safe for
+// concurrent use.
 //
 // A call is made only when, for the run cap and the agent's cap, the spent
 // amount plus the call's upper bound stays within the cap, so spending
@@ -215,57 +215,4 @@ func Bound(spec ModelSpec, req Request) int64 {
 		maxOut = int64(spec.MaxTokens)
 	}
 	return spec.Cost(int64(len(b)), maxOut)
-}
-
-// Metered is the production model-call path of one agent: a cached answer
-// is returned at zero cost without touching the budget; otherwise the call
-// must fit the budget, goes to the model, is stored in the cache and is
-// accounted. Cache may be nil (no caching); Meter may be nil (no
-// accounting, no caps).
-type Metered struct {
-	Spec  ModelSpec
-	Next  Completer // the model (usually a *Client)
-	Cache *Cache    // may be nil
-	Meter *Meter    // may be nil
-	Agent string
-	Round string
-}
-
-// Complete implements Completer.
-func (m *Metered) Complete(ctx context.Context, req Request) (Response, error) {
-	if m.Cache != nil {
-		r, ok, err := m.Cache.Lookup(ctx, req)
-		if err != nil {
-			return Response{}, err
-		}
-		if ok {
-			if m.Meter != nil {
-				m.Meter.Record(m.Agent, m.Round, r)
-			}
-			return r, nil
-		}
-		if m.Cache.cacheOnly {
-			return Response{}, fmt.Errorf("%w: agent %s", ErrCacheMiss, m.Agent)
-		}
-	}
-	var bound int64
-	if m.Meter != nil {
-		bound = Bound(m.Spec, req)
-		if err := m.Meter.reserve(m.Agent, m.Round, bound); err != nil {
-			return Response{}, err
-		}
-		defer m.Meter.release(m.Agent, bound)
-	}
-	r, err := m.Next.Complete(ctx, req)
-	if err != nil {
-		return r, err
-	}
-	r.Cached = false
-	if m.Cache != nil {
-		m.Cache.Save(ctx, req, r)
-	}
-	if m.Meter != nil {
-		m.Meter.Record(m.Agent, m.Round, r)
-	}
-	return r, nil
 }

@@ -20,8 +20,8 @@ func TestMeteredCostAndCachedCalls(t *testing.T) {
 	c, _ := newTestClient(t, srv, spec, "k")
 	dir := t.TempDir()
 	meter := NewMeter(0)
-	m := &Metered{Spec: spec, Next: c, Cache: NewCache(c, DirStore{Dir: dir}, SpecNamespace(spec)), Meter: meter, Agent: "x", Round: "1"}
-	ctx := context.Background()
+	m := NewChain(c, ChainConfig{Cache: DirStore{Dir: dir}, Meter: meter})
+	ctx := WithRound(context.Background(), "1")
 	r1, err := m.Complete(ctx, Request{User: "q1"})
 	if err != nil {
 		t.Fatal(err)
@@ -34,9 +34,9 @@ func TestMeteredCostAndCachedCalls(t *testing.T) {
 	if err != nil || r2.CostMicros != 750_000 {
 		t.Fatalf("second call %d µ$ %v, want 750000", r2.CostMicros, err)
 	}
-	// Repeats come from the cache (even through a fresh Cache on the same
+	// Repeats come from the cache (even through a fresh Chain on the same
 	// directory, as after a restart) and cost nothing.
-	m.Cache = NewCache(c, DirStore{Dir: dir}, SpecNamespace(spec))
+	m = NewChain(c, ChainConfig{Cache: DirStore{Dir: dir}, Meter: meter})
 	for _, q := range []string{"q1", "q2", "q1"} {
 		r, err := m.Complete(ctx, Request{User: q})
 		if err != nil || !r.Cached {
@@ -49,14 +49,14 @@ func TestMeteredCostAndCachedCalls(t *testing.T) {
 	if got != want {
 		t.Errorf("run usage\n got %+v\nwant %+v", got, want)
 	}
-	if a, r := meter.Agent("x"), meter.Round("x", "1"); a != want || r != want {
+	if a, r := meter.Agent("agent-m"), meter.Round("agent-m", "1"); a != want || r != want {
 		t.Errorf("agent %+v round %+v", a, r)
 	}
 	if n := len(srv.Requests("m")); n != 2 {
 		t.Errorf("%d requests, want 2", n)
 	}
 	// Cache-only mode refuses a miss without calling.
-	m.Cache.CacheOnly(true)
+	m = NewChain(c, ChainConfig{Cache: DirStore{Dir: dir}, CacheOnly: true, Meter: meter})
 	if _, err := m.Complete(ctx, Request{User: "q3"}); !errors.Is(err, ErrCacheMiss) {
 		t.Errorf("cache-only miss: %v", err)
 	}
@@ -70,7 +70,7 @@ func TestMeterBudgetStopsBeforeCall(t *testing.T) {
 	spec.InputUSDPerMtok, spec.OutputUSDPerMtok, spec.MaxTokens = 1_000_000, 1_000_000, 100 // 1 µ$ per token
 	srv.Handle("m", func(llmtest.ChatRequest) llmtest.Reply { return llmtest.OK("ok", 50, 50) })
 	c, _ := newTestClient(t, srv, spec, "k")
-	ctx := context.Background()
+	ctx := WithRound(context.Background(), "7")
 	req := Request{User: "question"}
 	bound := Bound(spec, req)
 	if bound <= 100 {
@@ -86,9 +86,8 @@ func TestMeterBudgetStopsBeforeCall(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			meter := NewMeter(tc.runCap)
-			meter.SetAgentCap("x", tc.agentCap)
-			cache := NewCache(c, &MemStore{}, SpecNamespace(spec))
-			m := &Metered{Spec: spec, Next: c, Cache: cache, Meter: meter, Agent: "x", Round: "7"}
+			meter.SetAgentCap("agent-m", tc.agentCap)
+			m := NewChain(c, ChainConfig{Cache: &MemStore{}, Meter: meter})
 			before := len(srv.Requests("m"))
 			for i, q := range []string{"a", "b"} {
 				if _, err := m.Complete(ctx, Request{User: q + strings.Repeat(" ", len(req.User)-1)}); err != nil {
@@ -100,7 +99,7 @@ func TestMeterBudgetStopsBeforeCall(t *testing.T) {
 			if !errors.As(err, &be) || !errors.Is(err, ErrBudget) {
 				t.Fatalf("third call: %v, want a budget error", err)
 			}
-			if be.Scope != tc.scope || be.Agent != "x" || be.Round != "7" || be.Call != 3 || be.SpentMicros != 200 || be.EstimateMicro != bound {
+			if be.Scope != tc.scope || be.Agent != "agent-m" || be.Round != "7" || be.Call != 3 || be.SpentMicros != 200 || be.EstimateMicro != bound {
 				t.Errorf("stop record %+v", be)
 			}
 			if n := len(srv.Requests("m")) - before; n != 2 {

@@ -10,17 +10,21 @@ import (
 
 // Every call that reached the provider is counted by agent, once after
 // its retries, with its tokens and cost; a failed call is counted as an
-// error without tokens.
+// error without tokens, a request that never left not at all.
 func TestClientMetrics(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Script("m", llmtest.Fail(500, "busy"), llmtest.OK("x", 123_456, 7_890), llmtest.Fail(400, "bad"))
 	m := metrics.New()
-	c, _ := newTestClient(t, srv, testSpec("m"), "k", WithMetrics(m))
+	cl, _ := newTestClient(t, srv, testSpec("m"), "k")
+	c := NewChain(cl, ChainConfig{Metrics: m})
 	if _, err := c.Complete(context.Background(), Request{User: "u"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Complete(context.Background(), Request{User: "u"}); err == nil {
 		t.Fatal("want the 400")
+	}
+	if _, err := c.Complete(context.Background(), Request{}); err == nil {
+		t.Fatal("an empty request was sent")
 	}
 	agent := map[string]string{"agent": "agent-m"}
 	for _, c := range []struct {
@@ -41,14 +45,14 @@ func TestClientMetrics(t *testing.T) {
 	}
 }
 
-// A cache in front of a client counts its hits and misses in the client's
-// metrics, by agent; a hit reaches no provider and is no model call.
+// A chain's cache counts its hits and misses in the chain's metrics, by
+// agent; a hit reaches no provider and is no model call.
 func TestCacheMetrics(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Script("m", llmtest.OK("x", 10, 2))
 	m := metrics.New()
-	c, _ := newTestClient(t, srv, testSpec("m"), "k", WithMetrics(m))
-	ca := NewCache(c, DirStore{Dir: t.TempDir()}, SpecNamespace(c.Spec()))
+	c, _ := newTestClient(t, srv, testSpec("m"), "k")
+	ca := NewChain(c, ChainConfig{Cache: DirStore{Dir: t.TempDir()}, Metrics: m})
 	for range 3 {
 		if _, err := ca.Complete(context.Background(), Request{User: "same question"}); err != nil {
 			t.Fatal(err)

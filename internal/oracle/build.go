@@ -21,6 +21,9 @@ type PanelConfig struct {
 	// (default 1s).
 	RetryBase  time.Duration
 	LLMOptions []llm.Option
+	// Metrics, when set, counts each resolver's model calls and cache
+	// lookups (llm.ChainConfig).
+	Metrics llm.Metrics
 }
 
 // Resolvers builds one resolver per registry agent, in registry order.
@@ -56,13 +59,15 @@ func (c PanelConfig) Resolvers() ([]*Resolver, []*llm.Cache, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("oracle: %w", err)
 		}
-		var comp llm.Completer = cl
+		cfg := llm.ChainConfig{Metrics: c.Metrics}
 		if c.CacheDir != "" {
-			ca := llm.NewCache(cl, llm.DirStore{Dir: filepath.Join(c.CacheDir, "llm")}, llm.SpecNamespace(cl.Spec())).CacheOnly(c.CacheOnly)
-			caches = append(caches, ca)
-			comp = ca
+			cfg.Cache, cfg.CacheOnly = llm.DirStore{Dir: filepath.Join(c.CacheDir, "llm")}, c.CacheOnly
 		}
-		out = append(out, &Resolver{ID: spec.ID, Completer: comp})
+		ch := llm.NewChain(cl, cfg)
+		if ch.Cache() != nil {
+			caches = append(caches, ch.Cache())
+		}
+		out = append(out, &Resolver{ID: spec.ID, Completer: ch})
 	}
 	return out, caches, nil
 }

@@ -176,7 +176,7 @@ func testPanel(t testing.TB, srv *llmtest.Server, agents []string, cacheDir stri
 		}
 		var comp llm.Completer = c
 		if cacheDir != "" {
-			comp = llm.NewCache(c, llm.DirStore{Dir: cacheDir}, llm.SpecNamespace(spec)).CacheOnly(cacheOnly)
+			comp = llm.NewChain(c, llm.ChainConfig{Cache: llm.DirStore{Dir: cacheDir}, CacheOnly: cacheOnly})
 		}
 		p.Resolvers = append(p.Resolvers, &Resolver{ID: a, Completer: comp})
 	}

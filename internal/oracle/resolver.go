@@ -38,8 +38,8 @@ type Peer struct {
 	Reasoning  string               `json:"reasoning"`
 }
 
-// Resolver is one panel member: a model behind an llm.Completer (usually an
-// llm.Client with the retry policy, behind an llm.Cache).
+// Resolver is one panel member: a model behind an llm.Completer (usually
+// the llm.Chain over a client with the retry policy and a cache).
 type Resolver struct {
 	ID        string
 	Completer llm.Completer

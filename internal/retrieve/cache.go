@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -14,13 +13,11 @@ import (
 	"github.com/forecast-arena/arena/internal/llm"
 )
 
-// ErrCacheMiss is returned in cache-only mode for a packet never stored.
-var ErrCacheMiss = errors.New("retrieve: evidence not in cache (cache-only mode)")
-
 // Cache stores packets by (provider, question id) so a rerun shows every
 // resolver exactly the evidence of the first run, including its
 // retrieved_at, and an offline rerun needs no provider at all. Only
-// successful retrievals are stored.
+// successful retrievals are stored. In cache-only mode a packet never
+// stored fails with llm.ErrCacheMiss.
 type Cache struct {
 	Next      arena.Retriever
 	Provider  string
@@ -58,7 +55,7 @@ func (c *Cache) Retrieve(ctx context.Context, q arena.EvidenceQuery) (arena.Evid
 	}
 	c.misses.Add(1)
 	if c.CacheOnly {
-		return arena.EvidencePacket{}, fmt.Errorf("%w: %s/%s", ErrCacheMiss, c.Provider, q.QuestionID)
+		return arena.EvidencePacket{}, fmt.Errorf("retrieve: evidence %s/%s: %w", c.Provider, q.QuestionID, llm.ErrCacheMiss)
 	}
 	p, err := c.Next.Retrieve(ctx, q)
 	if err != nil {

@@ -206,7 +206,7 @@ func TestCache(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(p1, p3) || f.calls.Load() != 1 {
 		t.Fatalf("cache-only: err %v calls %d", err, f.calls.Load())
 	}
-	if _, err := c2.Retrieve(ctx, arena.EvidenceQuery{QuestionID: "q2"}); !errors.Is(err, ErrCacheMiss) || f.calls.Load() != 1 {
+	if _, err := c2.Retrieve(ctx, arena.EvidenceQuery{QuestionID: "q2"}); !errors.Is(err, llm.ErrCacheMiss) || f.calls.Load() != 1 {
 		t.Fatalf("cache-only miss: %v, calls %d", err, f.calls.Load())
 	}
 	if h, m := c2.Stats(); h != 1 || m != 1 {
