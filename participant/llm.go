@@ -11,10 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
-	"github.com/forecast-arena/arena/internal/atomicfile"
 )
 
 // LLMStrategy forecasts as one agent of a model registry (a model or an
@@ -130,7 +131,7 @@ func (d DirTraces) SaveTrace(_ context.Context, agentID, round string, tr *agent
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("participant: trace dir: %w", err)
 	}
-	return atomicfile.WriteBytes(p, b)
+	return renameio.WriteFile(p, b, 0o600)
 }
 
 // StoreTraces keeps the traces of server-hosted agents in the arena's

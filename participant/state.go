@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/forecast-arena/arena/forecast"
 )
 
@@ -128,38 +130,18 @@ func (d stateDir) load(id uint64) (*roundState, bool, error) {
 	return &s, true, nil
 }
 
-// save writes the state durably: temp file, fsync, rename, fsync dir.
+// save writes the state durably: a synced temporary file renamed over the
+// old one, and the directory synced, so a crash leaves the old state or
+// the new, never part of one.
 func (d stateDir) save(s *roundState) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	final := d.path(s.RoundID)
-	tmp := final + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
+	if err := renameio.WriteFile(d.path(s.RoundID), b, 0o600); err != nil {
 		return fmt.Errorf("participant: save state: %w", err)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("participant: save state: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("participant: save state: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("participant: save state: %w", err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("participant: save state: %w", err)
-	}
-	dir, err := os.Open(string(d))
-	if err != nil {
-		return fmt.Errorf("participant: save state: %w", err)
-	}
-	defer dir.Close()
-	return dir.Sync()
+	return nil
 }
 
 // pending lists rounds with unfinished work, oldest first. A file that

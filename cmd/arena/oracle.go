@@ -10,8 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/internal/atomicfile"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/retrieve"
@@ -179,7 +180,7 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "evidence (%s): %d from cache, %d retrieved or missing\n", provider, h, m)
 	}
 	if *plot != "" {
-		if err := atomicfile.Write(*plot, rep.WriteSVG); err != nil {
+		if err := writeSVG(*plot, rep.WriteSVG); err != nil {
 			return err
 		}
 	}
@@ -233,4 +234,17 @@ func (p *progressBar) finish() {
 	if p.on && p.drew {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// writeSVG replaces path with what write produces, whole or not at all.
+func writeSVG(path string, write func(io.Writer) error) error {
+	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
+	if err != nil {
+		return err
+	}
+	defer f.Cleanup()
+	if err := write(f); err != nil {
+		return err
+	}
+	return f.CloseAtomicallyReplace()
 }

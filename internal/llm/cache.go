@@ -14,7 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/forecast-arena/arena/internal/atomicfile"
+	"github.com/google/renameio/v2"
 )
 
 // CacheStore keeps cached answers by key. Implementations must be safe for
@@ -206,5 +206,5 @@ func (s DirStore) Put(_ context.Context, key string, value []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(p, value)
+	return renameio.WriteFile(p, value, 0o600)
 }
