@@ -46,7 +46,7 @@ func TestRestoreRefusedWhileServed(t *testing.T) {
 	}
 	p := serve()
 	rounds := []uint64{createRound(p, time.Hour)}
-	for _, args := range [][]string{{}, {"--force"}} {
+	for _, args := range [][]string{{"--force"}, {}} {
 		_, _, err := cli(t, nil, append([]string{"restore", "--in", bk, "--db", dbURL}, args...)...)
 		if err == nil || !strings.Contains(err.Error(), path+" is in use by a running server (arena serve or arena demo): stop it first") {
 			t.Fatalf("restore %v onto a served database: %v", args, err)

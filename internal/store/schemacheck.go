@@ -171,25 +171,21 @@ func describeTable(ctx context.Context, db *sql.DB, t string, out map[string]sch
 		}
 		if i.origin == "c" { // CREATE INDEX: known by its name
 			out["index "+i.name] = schemaItem{table: t, def: def + " " + on}
-		} else { // a UNIQUE or PRIMARY KEY constraint
-			out["constraint "+i.origin+" "+on] = schemaItem{table: t, def: def}
+		} else { // made for a UNIQUE ("u") or PRIMARY KEY ("pk") constraint
+			out[map[string]string{"u": "unique constraint ", "pk": "primary key "}[i.origin]+on] = schemaItem{table: t, def: def}
 		}
 	}
-	type fk struct {
-		id                       int
-		parent, from, to, update string
-		del                      string
-	}
-	fks, err := queryAll(ctx, db, `SELECT id, "table", "from", COALESCE("to", ''), on_update, on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq`, []any{t},
+	type fk struct{ parent, from, to, onUpdate, onDelete string }
+	fks, err := queryAll(ctx, db, `SELECT "table", "from", COALESCE("to", ''), on_update, on_delete FROM pragma_foreign_key_list(?)`, []any{t},
 		func(sc scanner) (fk, error) {
 			var f fk
-			return f, sc.Scan(&f.id, &f.parent, &f.from, &f.to, &f.update, &f.del)
+			return f, sc.Scan(&f.parent, &f.from, &f.to, &f.onUpdate, &f.onDelete)
 		})
 	if err != nil {
 		return err
 	}
 	for _, f := range fks {
-		out[fmt.Sprintf("foreign key %s.%s", t, f.from)] = schemaItem{table: t, def: fmt.Sprintf("→ %s(%s) on update %s on delete %s", f.parent, f.to, f.update, f.del)}
+		out[fmt.Sprintf("foreign key %s.%s", t, f.from)] = schemaItem{table: t, def: fmt.Sprintf("→ %s(%s) on update %s on delete %s", f.parent, f.to, f.onUpdate, f.onDelete)}
 	}
 	return nil
 }
