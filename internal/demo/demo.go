@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -169,7 +170,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	// Every accepted submission and score goes to the tamper-evident log,
 	// whose key lives next to the demo's database, named after it: another
 	// database's key in the same directory is not the demo's.
-	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, tlog.KeyFile(res.DBURL)))
+	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, tlog.KeyFile(strings.TrimPrefix(res.DBURL, "sqlite:"))))
 	if err != nil {
 		return err
 	}
