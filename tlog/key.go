@@ -1,6 +1,7 @@
 package tlog
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/forecast-arena/arena"
 )
 
 // LoadOrCreateKey reads the log's ed25519 key (the 32-byte seed in hex)
@@ -57,4 +60,28 @@ func ParsePublicKey(s string) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("tlog: public key %q is not 32 hex bytes", s)
 	}
 	return ed25519.PublicKey(b), nil
+}
+
+// KeySetting is the database setting that records the public half of the
+// key that signs its log (hex), so that the log is never signed by
+// another key, such as one that belongs to another database.
+const KeySetting = "tlog.public_key"
+
+// KeyFile is the name of the default key file of the log of the SQLite
+// database file db: the database's own name (arena.db.log.key), so that
+// two databases in one directory never share a key.
+func KeyFile(db string) string { return filepath.Base(db) + ".log.key" }
+
+// BindKey records pub in s as the key of its log, the first time; after
+// that, any other key is refused (ECONFLICT) with both keys named.
+func BindKey(ctx context.Context, s arena.SettingStore, pub ed25519.PublicKey) error {
+	want := hex.EncodeToString(pub)
+	bound, err := s.InitSetting(ctx, KeySetting, want)
+	if err != nil {
+		return err
+	}
+	if bound != want {
+		return arena.Errorf(arena.ECONFLICT, "tlog: this database's log belongs to the key with public half %s (recorded in the database), not to this key (public half %s): use the key that signed this log", bound, want)
+	}
+	return nil
 }

@@ -173,7 +173,7 @@ func TestBackupRestoreDemoVerifies(t *testing.T) {
 	exp := filepath.Join(dir, "export")
 	// The log key stays where the demo keeps it; the restored database
 	// holds the same log, so its export verifies under the same key.
-	if _, _, err := cli(t, nil, "export", "--db", dst, "--out", exp, "--log-key", filepath.Join(dir, "demo", "log.key")); err != nil {
+	if _, _, err := cli(t, nil, "export", "--db", dst, "--out", exp, "--log-key", filepath.Join(dir, "demo", "arena.db.log.key")); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, err := cli(t, nil, "verify", "--export", exp, "--log-key", key[1]); err != nil || !strings.Contains(got, "OK:") {

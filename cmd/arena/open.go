@@ -24,7 +24,7 @@ func openOrUndo(ctx context.Context, url string) (db *store.DB, undo func(), err
 	return db, func() {
 		db.Close()
 		if fresh {
-			for _, suffix := range []string{"", "-wal", "-shm"} {
+			for _, suffix := range append([]string{"", "-wal", "-shm"}, store.LockSuffixes...) {
 				os.Remove(path + suffix)
 			}
 		}

@@ -37,7 +37,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	agentsFile := fs.String("agents", "", "LLM model registry for the trading track (default ARENA_AGENTS; none: no trading cohorts)")
 	forecastLead := fs.Duration("forecast-lead-time", 600*time.Second, "hosted LLM forecast agents (ARENA_FORECAST_AGENTS) forecast this long before a round's commit deadline")
 	ff := addForecastServeFlags(fs)
-	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log, created on first start (default: log.key in ARENA_DATA_DIR or next to a SQLite database, else in the user configuration directory)")
+	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log, created on first start and bound to the database (default: next to a SQLite database, or in ARENA_DATA_DIR, named after it as DB.log.key; for PostgreSQL log.key in ARENA_DATA_DIR, else in the user configuration directory)")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
@@ -57,6 +57,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	// One server per SQLite file, for its lifetime: a second would split
+	// the jobs, and restore must not replace the file under it.
+	if err := db.ClaimServer(); err != nil {
+		return err
+	}
 	m := metrics.New()
 	if err := m.Register(db.Collector()); err != nil {
 		return fmt.Errorf("metrics: %w", err)

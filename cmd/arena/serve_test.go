@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -20,12 +21,17 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
-// Two `arena serve` processes on one database run one sync per period.
+// Two `arena serve` processes on one PostgreSQL database run one sync per
+// period (a second server on one SQLite file is refused:
+// TestOneServerPerSQLiteFile).
 func TestServeReplicasSyncOncePerPeriod(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
 	for _, engine := range storetest.Engines() {
+		if engine == "sqlite" {
+			continue
+		}
 		t.Run(engine, func(t *testing.T) {
 			var hits atomic.Int32
 			gamma := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,4 +127,47 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A second `arena serve` process on the SQLite file that one serves is
+// refused at once with a clear error, and the first goes on serving; the
+// commands that read or copy the database keep working beside it. On
+// PostgreSQL a second replica starts.
+func TestOneServerPerSQLiteFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			dbURL := storetest.URL(t, engine)
+			fcMarkets(t, dbURL, 2)
+			args := []string{"--db", dbURL, "--log-key", filepath.Join(t.TempDir(), "log.key")}
+			first := startServe(t, args...)
+			if engine == "postgres" {
+				second := startServe(t, args...)
+				if st := second.api(t, "GET", "/healthz", nil, "", nil); st != 200 {
+					t.Fatalf("second replica /healthz: %d", st)
+				}
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0", "--no-sync"}, args...)...)
+			cmd.Env = append(os.Environ(), "ARENA_TEST_EXEC=1")
+			out, err := cmd.CombinedOutput()
+			want := "arena: serve: store: " + strings.TrimPrefix(dbURL, "sqlite:") + " is already served by another process (arena serve or arena demo): stop that one first"
+			if ctx.Err() != nil || err == nil || !strings.Contains(string(out), want) {
+				t.Fatalf("second serve: %v (timed out: %v)\n%s", err, ctx.Err() != nil, out)
+			}
+			if st := first.api(t, "GET", "/healthz", nil, "", nil); st != 200 {
+				t.Fatalf("first server /healthz after the second was refused: %d", st)
+			}
+			if out, _, err := cli(t, nil, "markets", "--db", dbURL); err != nil || !strings.Contains(out, "Will 1 happen?") {
+				t.Errorf("markets beside serve: %v\n%s", err, out)
+			}
+			if _, _, err := cli(t, nil, "backup", "--db", dbURL, "--out", filepath.Join(t.TempDir(), "b.db")); err != nil {
+				t.Errorf("backup beside serve: %v", err)
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/config"
@@ -16,28 +17,37 @@ import (
 )
 
 // logKeyPath is where the tamper-evident log's key lives: the flag's path,
-// else log.key in the data directory (ARENA_DATA_DIR, else the SQLite
-// database's directory), else in the user's configuration directory
-// (PostgreSQL without ARENA_DATA_DIR), so that it outlives restarts.
-func logKeyPath(o config.Options, flagPath string) (string, error) {
+// else in the data directory (ARENA_DATA_DIR, else the SQLite database's
+// directory), named after a SQLite database (tlog.KeyFile) and log.key
+// for PostgreSQL, else in the user's configuration directory (PostgreSQL
+// without ARENA_DATA_DIR), so that it outlives restarts. legacy is the
+// log.key that a SQLite database's log was signed with before keys were
+// named after their database ("" when there is none to look for).
+func logKeyPath(o config.Options, flagPath string) (path, legacy string, err error) {
 	if flagPath != "" {
-		return flagPath, nil
+		return flagPath, "", nil
 	}
 	if dir, err := dataDir(o); err == nil {
-		return filepath.Join(dir, "log.key"), nil
+		if db, ok := strings.CutPrefix(o.DB, "sqlite:"); ok {
+			return filepath.Join(dir, tlog.KeyFile(db)), filepath.Join(dir, "log.key"), nil
+		}
+		return filepath.Join(dir, "log.key"), "", nil
 	}
 	dir, err := os.UserConfigDir()
 	if err != nil {
-		return "", fmt.Errorf("no place for the log key: set ARENA_DATA_DIR or --log-key (%w)", err)
+		return "", "", fmt.Errorf("no place for the log key: set ARENA_DATA_DIR or --log-key (%w)", err)
 	}
-	return filepath.Join(dir, "forecast-arena", "log.key"), nil
+	return filepath.Join(dir, "forecast-arena", "log.key"), "", nil
 }
 
-// openLog opens the tamper-evident log of the arena in db. A key is made
-// only for a log that has signed nothing yet: a missing or different key
-// for a log with signed heads is an error, not a silent new signer.
+// openLog opens the tamper-evident log of the arena in db. The key is
+// bound to the database the first time (its public half is recorded in
+// it) and refused after that unless it is that key; a database whose log
+// has signed heads and records no key yet records the one that signed
+// them. A key is made only for a log that has signed nothing and records
+// no key: a missing key is otherwise an error, not a silent new signer.
 func openLog(ctx context.Context, o config.Options, flagPath string, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
-	path, err := logKeyPath(o, flagPath)
+	path, legacy, err := logKeyPath(o, flagPath)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +55,21 @@ func openLog(ctx context.Context, o config.Options, flagPath string, db *store.D
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && len(heads) > 0 {
-		return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, plural(len(heads), "signed tree head"))
+	bound, _, err := db.Setting(ctx, tlog.KeySetting)
+	if err != nil {
+		return nil, err
+	}
+	if !exists(path) && exists(legacy) && signedBy(legacy, heads, bound) {
+		logger.Info("tamper-evident log: reading the key from its former file; rename it to keep it to this database", "key", legacy, "rename_to", path)
+		path = legacy
+	}
+	if !exists(path) {
+		switch {
+		case len(heads) > 0:
+			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, plural(len(heads), "signed tree head"))
+		case bound != "":
+			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log belongs to the key with public half %s: give that key with --log-key (or ARENA_DATA_DIR)", path, bound)
+		}
 	}
 	key, err := tlog.LoadOrCreateKey(path)
 	if err != nil {
@@ -56,6 +79,34 @@ func openLog(ctx context.Context, o config.Options, flagPath string, db *store.D
 	if err := lg.CheckKey(heads); err != nil {
 		return nil, fmt.Errorf("log key %s: %w", path, err)
 	}
+	if err := tlog.BindKey(ctx, db, lg.PublicKey()); err != nil {
+		return nil, fmt.Errorf("log key %s: %w", path, err)
+	}
 	logger.Info("tamper-evident log", "key", path, "public_key", lg.PublicKeyHex())
 	return lg, nil
+}
+
+// signedBy reports whether the key file at path is the key of a log with
+// these heads and bound key: the recorded key, else the signer of the
+// latest head. A log with neither belongs to no key yet.
+func signedBy(path string, heads []arena.SignedHead, bound string) bool {
+	key, err := tlog.LoadOrCreateKey(path)
+	if err != nil {
+		return false
+	}
+	lg := &tlog.Log{Key: key}
+	if bound != "" {
+		return lg.PublicKeyHex() == bound
+	}
+	return len(heads) > 0 && lg.CheckKey(heads) == nil
+}
+
+// exists reports whether there is a file at path; one that cannot be
+// read counts, for reading it to say why.
+func exists(path string) bool {
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }

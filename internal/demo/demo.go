@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -134,6 +135,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The demo serves its database until Close, as arena serve would.
+	if err := db.ClaimServer(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	res := &Result{Dir: cfg.Dir, DBURL: dbURL, DB: db, Clock: &clock.Manual{}}
 	if err := run(ctx, cfg, world, res); err != nil {
 		db.Close()
@@ -162,12 +168,16 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	}
 	svc := &forecast.Service{Store: db, Domain: dom, Now: clk.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
 	// Every accepted submission and score goes to the tamper-evident log,
-	// whose key lives next to the demo's database.
-	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, "log.key"))
+	// whose key lives next to the demo's database, named after it: another
+	// database's key in the same directory is not the demo's.
+	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, tlog.KeyFile(strings.TrimPrefix(res.DBURL, "sqlite:"))))
 	if err != nil {
 		return err
 	}
 	res.Log = &tlog.Log{Store: db, Key: logKey, Now: clk.Now, Logger: log}
+	if err := tlog.BindKey(ctx, db, res.Log.PublicKey()); err != nil {
+		return err
+	}
 	svc.Log = res.Log
 	res.Forecast = svc
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/tlog"
 )
 
 // A directory that already holds a demo database is refused up front, and
@@ -28,5 +30,53 @@ func TestDemoRefusesAUsedDir(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(db); string(b) != "earlier run" {
 		t.Fatalf("the earlier database changed: %q", b)
+	}
+}
+
+// A demo in a directory that holds another arena's database signs its
+// log with a key of its own, named after its database and recorded in it,
+// not with the other database's log.key; and while the demo runs, its
+// database has a server: a second one is refused.
+func TestDemoKeyIsItsOwn(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	other, err := store.Open(ctx, "sqlite:"+filepath.Join(dir, "prod.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := tlog.LoadOrCreateKey(filepath.Join(dir, "log.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod := &tlog.Log{Store: other, Key: key}
+	if err := prod.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prod.SignedHead(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	res, err := demo.Run(ctx, demo.Config{Seed: 1, Rounds: 1, Dir: dir, Server: server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	if res.Log.PublicKeyHex() == prod.PublicKeyHex() {
+		t.Fatal("the demo signed its log with the other database's log.key")
+	}
+	own, err := tlog.LoadOrCreateKey(filepath.Join(dir, "arena.db.log.key"))
+	if err != nil || !own.Equal(res.Log.Key) {
+		t.Errorf("the demo's key is not arena.db.log.key (%v)", err)
+	}
+	if v, _, err := res.DB.Setting(ctx, tlog.KeySetting); err != nil || v != res.Log.PublicKeyHex() {
+		t.Errorf("recorded key %q, %v; want the demo's %s", v, err, res.Log.PublicKeyHex())
+	}
+	second, err := store.Open(ctx, res.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if err := second.ClaimServer(); arena.ErrorKind(err) != arena.ECONFLICT {
+		t.Fatalf("a second server on the demo's database: %v", err)
 	}
 }

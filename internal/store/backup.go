@@ -28,7 +28,9 @@ func Backup(ctx context.Context, dbURL, path string) error {
 		return arena.Errorf(arena.EINVALID, "backup: only SQLite databases are copied (--db sqlite:PATH); %s", pgDumpHint)
 	}
 	src = strings.TrimPrefix(src, "//")
-	if _, err := CheckBackup(ctx, src); err != nil {
+	// The source's quick check reads less than the full one, which the
+	// copy gets (see cmd/arena's backup).
+	if _, err := checkFile(ctx, src, "quick_check"); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	if _, err := os.Stat(path); err == nil {
@@ -52,25 +54,44 @@ func Backup(ctx context.Context, dbURL, path string) error {
 }
 
 // CheckBackup opens the SQLite file at path read-only and checks that it
-// is an intact arena database at a migration version this binary knows
-// (also used on the source of a backup).
+// is an intact arena database that this binary can restore: SQLite's
+// integrity check passes, every migration it has applied is known here,
+// and its tables, columns, indexes and foreign keys are exactly those
+// its migrations create.
 func CheckBackup(ctx context.Context, path string) (arena.SchemaHealth, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	return checkFile(ctx, path, "integrity_check")
+}
+
+// checkFile is CheckBackup with SQLite's check given: integrity_check, or
+// quick_check, which skips matching each index against its table.
+func checkFile(ctx context.Context, path, check string) (arena.SchemaHealth, error) {
+	if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return arena.SchemaHealth{}, arena.Errorf(arena.ENOTFOUND, "%s does not exist", path)
 	} else if err != nil {
 		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%v", err)
+	} else if st.IsDir() {
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%s is a directory, not a database file", path)
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return arena.SchemaHealth{}, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer db.Close()
-	var check string
-	if err := db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
+	found, err := queryAll(ctx, db, `PRAGMA `+check, nil, func(sc scanner) (string, error) {
+		var s string
+		return s, sc.Scan(&s)
+	})
+	if err != nil {
 		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%s is not a SQLite database: %v", path, err)
 	}
-	if check != "ok" {
-		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%s is damaged: %s", path, check)
+	if len(found) != 1 || found[0] != "ok" {
+		for i := range found {
+			found[i] = strings.TrimPrefix(found[i], "*** in database main ***\n")
+		}
+		if len(found) > 5 {
+			found = append(found[:5], fmt.Sprintf("and %d more", len(found)-5))
+		}
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "%s is damaged: %s", path, strings.Join(found, "; "))
 	}
 	h, err := schemaOf(ctx, db)
 	if err != nil {
@@ -82,24 +103,39 @@ func CheckBackup(ctx context.Context, path string) (arena.SchemaHealth, error) {
 	if len(h.Unknown) > 0 {
 		return h, arena.Errorf(arena.EINVALID, "%s was written by a newer arena (migrations %s unknown here); restore it with that version", path, strings.Join(h.Unknown, ", "))
 	}
+	if err := sameSchema(ctx, db, h.Pending); err != nil {
+		return h, arena.Errorf(arena.EINVALID, "%s is not a whole arena database: %v", path, err)
+	}
 	return h, nil
 }
 
 // Restore copies the backup at from into the SQLite database toURL,
-// after CheckBackup. A target that exists and is not empty is refused
-// unless force is set, in which case it is replaced (with its -wal and
-// -shm files). Opening the result applies any migration the backup
-// predates. Stop `arena serve` on the target first.
+// after CheckBackup, and nothing is replaced unless every check passes. A
+// target that exists and is not empty is refused unless force is set, in
+// which case it is replaced (with its -wal and -shm files); a target that
+// any process has open (arena serve above all) is refused, force or not.
+// Opening the result applies any migration the backup predates.
 func Restore(ctx context.Context, from, toURL string, force bool) (arena.SchemaHealth, error) {
 	path, ok := strings.CutPrefix(toURL, "sqlite:")
 	if !ok {
 		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: only SQLite databases are written (--db sqlite:PATH); %s", pgDumpHint)
 	}
 	path = strings.TrimPrefix(path, "//")
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: %s is a directory; name the database file to restore into, such as --db sqlite:%s", path, filepath.Join(path, "arena.db"))
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return arena.SchemaHealth{}, arena.Errorf(arena.EINVALID, "restore: directory %s does not exist; create it first", filepath.Dir(path))
+	}
 	h, err := CheckBackup(ctx, from)
 	if err != nil {
 		return h, fmt.Errorf("restore: %w", err)
 	}
+	lock, err := lockReplace(path)
+	if err != nil {
+		return h, fmt.Errorf("restore: %w", err)
+	}
+	defer lock.Close()
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
 		if !force {
 			return h, arena.Errorf(arena.ECONFLICT, "restore: %s exists and is not empty; pass --force to replace it", path)
@@ -131,6 +167,8 @@ func Restore(ctx context.Context, from, toURL string, force bool) (arena.SchemaH
 		os.Remove(tmp)
 		return h, fmt.Errorf("restore: %w", err)
 	}
+	// Open takes the lock shared: release it first.
+	lock.Close()
 	db, err := Open(ctx, toURL)
 	if err != nil {
 		return h, err

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
@@ -46,10 +47,16 @@ type DB struct {
 	// SQL and PostgreSQL from re-planning it on every request.
 	submits submitGroup
 	stmts   sync.Map
+
+	// path is a SQLite database's file; openLock and serveLock are the
+	// locks held on it (see lock.go).
+	path                string
+	openLock, serveLock *flock.Flock
 }
 
 // Open connects to url ("sqlite:PATH" or "postgres://…"), and applies
-// pending migrations.
+// pending migrations. A SQLite database is refused while 'arena restore'
+// replaces it.
 func Open(ctx context.Context, rawURL string) (*DB, error) {
 	d := &DB{Now: func() time.Time { return time.Now().UTC() }}
 	switch {
@@ -76,7 +83,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
-		d.db, d.dialect = db, sqlite
+		d.db, d.dialect, d.path = db, sqlite, path
 	case strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://"):
 		// The parsers' errors quote the URL, password included, so they
 		// are replaced, not wrapped; the URL is shown redacted.
@@ -98,20 +105,34 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		d.db.Close()
 		return nil, fmt.Errorf("store: connect %s: %w", redact.String(rawURL), connectError(err))
 	}
-	if err := d.migrate(ctx); err != nil {
-		d.db.Close()
+	if d.dialect == sqlite {
+		var err error
+		if d.openLock, err = lockOpen(d.path); err != nil {
+			d.db.Close()
+			return nil, err
+		}
+	}
+	if err := d.migrate(ctx, nil); err != nil {
+		d.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-// Close releases the prepared statements and closes the database.
+// Close releases the prepared statements, closes the database and then
+// releases its locks.
 func (d *DB) Close() error {
 	d.stmts.Range(func(_, s any) bool {
 		s.(*sql.Stmt).Close()
 		return true
 	})
-	return d.db.Close()
+	err := d.db.Close()
+	for _, l := range []*flock.Flock{d.serveLock, d.openLock} {
+		if l != nil {
+			l.Close()
+		}
+	}
+	return err
 }
 
 // Engine names the database engine ("sqlite" or "postgres").

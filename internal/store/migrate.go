@@ -31,7 +31,9 @@ func migrationNames() ([]string, error) {
 	return names, nil
 }
 
-func (d *DB) migrate(ctx context.Context) error {
+// migrate applies the pending migrations but those in skip (given to
+// rebuild the schema of a database that lacks them).
+func (d *DB) migrate(ctx context.Context, skip map[string]bool) error {
 	names, err := migrationNames()
 	if err != nil {
 		return fmt.Errorf("store: list migrations: %w", err)
@@ -62,7 +64,7 @@ func (d *DB) migrate(ctx context.Context) error {
 		rows.Close()
 		for _, name := range names {
 			base := strings.TrimPrefix(name, "migrations/")
-			if applied[base] {
+			if applied[base] || skip[base] {
 				continue
 			}
 			body, err := migrationFS.ReadFile(name)
