@@ -3,19 +3,20 @@ module github.com/forecast-arena/arena
 go 1.26.8
 
 require (
+	filippo.io/torchwood v0.6.1
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/transparency-dev/merkle v0.0.2
+	golang.org/x/mod v0.43.0
 	golang.org/x/sync v0.23.0
 	gonum.org/v1/gonum v0.17.0
 	modernc.org/sqlite v1.60.1
 )
 
 require (
-	filippo.io/torchwood v0.6.1 // indirect
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProjectZKM/Ziren/crates/go-runtime/zkvm_runtime v0.0.0-20251001021608-1fe7b43fc4d6 // indirect
@@ -118,7 +119,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/exp v0.0.0-20250408133849-7e4ce0ab07d0 // indirect
-	golang.org/x/mod v0.43.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.14.0 // indirect

@@ -183,8 +183,8 @@ func (w *Witness) AddCheckpoint(oldSize uint64, proof [][]byte, msg []byte) ([]b
 	case seen && oldSize == c.Size && !bytes.Equal(prev.c.Hash, c.Hash):
 		return nil, fmt.Errorf("%w: size %d was cosigned with another root hash (a fork)", ErrInconsistent, c.Size)
 	case oldSize > 0 && oldSize < c.Size:
-		if err := tlog.VerifyConsistency(oldSize, c.Size, proof, prev.c.Hash, c.Hash); err != nil {
-			return nil, fmt.Errorf("%w: consistency proof %d → %d: %v", ErrInconsistent, oldSize, c.Size, err)
+		if tlog.VerifyConsistency(oldSize, c.Size, proof, prev.c.Hash, c.Hash) != nil {
+			return nil, fmt.Errorf("%w: the consistency proof %d → %d does not verify", ErrInconsistent, oldSize, c.Size)
 		}
 	}
 	// Keep the log's signatures and this witness's, not the others'
