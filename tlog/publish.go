@@ -101,9 +101,9 @@ type Publisher struct {
 	// covers it (DefaultInterval when zero): Run looks for new entries
 	// four times per interval.
 	Interval time.Duration
-	// Sealed, when set, says whether an entry's bytes must not be
-	// published yet (see Log.Tile).
-	Sealed func(context.Context, arena.LogEntry) (bool, error)
+	// Sealed, when set, says whether any of a bundle's entries must not
+	// be published yet (see Log.Tile).
+	Sealed func(context.Context, []arena.LogEntry) (bool, error)
 	Logger *slog.Logger
 
 	origin   string

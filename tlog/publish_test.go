@@ -164,7 +164,7 @@ func (aheadStore) SaveCheckpoint(context.Context, uint64, []byte) error {
 func TestPublishRunInterval(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		p, _ := newPublisher(t, db)
-		p.Interval = 400 * time.Millisecond
+		p.Interval = time.Second
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { p.Run(ctx); close(done) }()
@@ -191,8 +191,13 @@ func TestHandler(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		p, _ := newPublisher(t, db)
-		p.Sealed = func(_ context.Context, e arena.LogEntry) (bool, error) {
-			return e.Kind == tlog.KindCommit, nil
+		p.Sealed = func(_ context.Context, es []arena.LogEntry) (bool, error) {
+			for _, e := range es {
+				if e.Kind == tlog.KindCommit {
+					return true, nil
+				}
+			}
+			return false, nil
 		}
 		srv := httptest.NewServer(http.StripPrefix("/log", p.Handler()))
 		defer srv.Close()

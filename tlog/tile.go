@@ -145,9 +145,9 @@ func tilePath(t sumdb.Tile) string {
 // "tile/entries/<N>", with ".p/<W>" for a partial one) and whether it is
 // full (256 wide), hence immutable. A path not in canonical form is
 // EINVALID; a tile beyond the log, ENOTFOUND. sealed, when not nil, says
-// whether an entry's bytes must not be published yet: a bundle holding
-// one is ENOTFOUND until then (its hashes are in the hash tiles already).
-func (l *Log) Tile(ctx context.Context, path string, sealed func(context.Context, arena.LogEntry) (bool, error)) (data []byte, full bool, err error) {
+// whether any of a bundle's entries must not be published yet: such a
+// bundle is ENOTFOUND until then (its hashes are in the hash tiles).
+func (l *Log) Tile(ctx context.Context, path string, sealed func(context.Context, []arena.LogEntry) (bool, error)) (data []byte, full bool, err error) {
 	t, err := parseTilePath(path)
 	if err != nil {
 		return nil, false, arena.Errorf(arena.EINVALID, "tlog: %v", err)
@@ -175,7 +175,7 @@ func (l *Log) Tile(ctx context.Context, path string, sealed func(context.Context
 }
 
 // bundle is the entry bundle of tile t: each leaf prefixed by its length.
-func (l *Log) bundle(ctx context.Context, t sumdb.Tile, sealed func(context.Context, arena.LogEntry) (bool, error)) ([]byte, error) {
+func (l *Log) bundle(ctx context.Context, t sumdb.Tile, sealed func(context.Context, []arena.LogEntry) (bool, error)) ([]byte, error) {
 	start := uint64(t.N) << tileHeight
 	es, err := l.Entries(ctx, start, start+uint64(t.W))
 	if err != nil {
@@ -183,6 +183,15 @@ func (l *Log) bundle(ctx context.Context, t sumdb.Tile, sealed func(context.Cont
 	}
 	if len(es) != t.W {
 		return nil, fmt.Errorf("tlog: %d entries from %d, want %d", len(es), start, t.W)
+	}
+	if sealed != nil {
+		hide, err := sealed(ctx, es)
+		if err != nil {
+			return nil, err
+		}
+		if hide {
+			return nil, arena.Errorf(arena.ENOTFOUND, "tlog: entries %d to %d are published by their hashes only for now", start, start+uint64(t.W)-1)
+		}
 	}
 	hashes, err := l.tree.ReadHashes(levelZero(start, t.W))
 	if err != nil {
@@ -197,15 +206,6 @@ func (l *Log) bundle(ctx context.Context, t sumdb.Tile, sealed func(context.Cont
 		}
 		if len(e.Data) > maxEntrySize {
 			return nil, fmt.Errorf("tlog: entry %d has %d bytes, more than an entry bundle can carry (%d)", e.Index, len(e.Data), maxEntrySize)
-		}
-		if sealed != nil {
-			hide, err := sealed(ctx, e)
-			if err != nil {
-				return nil, err
-			}
-			if hide {
-				return nil, arena.Errorf(arena.ENOTFOUND, "tlog: entry %d is published by its hash only until its round is triggered", e.Index)
-			}
 		}
 		out = binary.BigEndian.AppendUint16(out, uint16(len(e.Data)))
 		out = append(out, e.Data...)

@@ -19,7 +19,6 @@ package witness
 
 import (
 	"bytes"
-	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -32,7 +31,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -313,19 +311,4 @@ func (w *Witness) logger() *slog.Logger {
 		return w.Logger
 	}
 	return slog.Default()
-}
-
-// Serve runs the witness's HTTP server on addr until ctx ends.
-func (w *Witness) Serve(ctx context.Context, addr string) error {
-	srv := &http.Server{Addr: addr, Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("witness: %w", err)
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return srv.Shutdown(sctx)
-	}
 }
