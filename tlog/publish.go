@@ -163,13 +163,16 @@ func (p *Publisher) logger() *slog.Logger {
 func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	size, err := p.Log.sync(ctx)
-	if err != nil {
-		return Checkpoint{}, err
-	}
+	// The checkpoint first, the size second: another server may append
+	// and publish in between, and the log must not look shorter than
+	// the checkpoint read.
 	latest, err := p.Store.LatestCheckpoint(ctx)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("tlog: latest checkpoint: %w", err)
+	}
+	size, err := p.Log.sync(ctx)
+	if err != nil {
+		return Checkpoint{}, err
 	}
 	var prev Checkpoint
 	if latest != nil {

@@ -153,6 +153,46 @@ func TestMemCheckpoints(t *testing.T) {
 	})
 }
 
+// Another server appends and publishes while this one starts publishing:
+// the log does not look shorter than the checkpoint this one reads.
+func TestPublishWhileAnotherServerPublishes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		p, cps := newPublisher(t, db)
+		other, err := tlog.NewPublisher(&tlog.Log{Store: db, Key: p.Log.Key}, origin, cps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Store = &interleaved{MemCheckpoints: cps, before: func() {
+			appendN(t, other.Log, 3)
+			if _, err := other.Publish(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}}
+		appendN(t, p.Log, 2)
+		if _, err := p.Publish(ctx); err != nil {
+			t.Fatalf("publishing while another server published: %v", err)
+		}
+		if c := latest(t, p); c.Size != 5 {
+			t.Fatalf("latest checkpoint %+v", c)
+		}
+	})
+}
+
+// interleaved runs before once, when the checkpoint is first read.
+type interleaved struct {
+	*tlog.MemCheckpoints
+	before func()
+}
+
+func (s *interleaved) LatestCheckpoint(ctx context.Context) ([]byte, error) {
+	if s.before != nil {
+		s.before()
+		s.before = nil
+	}
+	return s.MemCheckpoints.LatestCheckpoint(ctx)
+}
+
 // aheadStore is a store another server always publishes to first.
 type aheadStore struct{ *tlog.MemCheckpoints }
 

@@ -132,15 +132,6 @@ func parseTilePath(path string) (sumdb.Tile, error) {
 	return t, nil
 }
 
-// tilePath is the C2SP path of a tile of height 8.
-func tilePath(t sumdb.Tile) string {
-	p := strings.TrimPrefix(t.Path(), "tile/"+strconv.Itoa(tileHeight)+"/")
-	if t.L == -1 {
-		return "tile/entries" + strings.TrimPrefix(p, "data")
-	}
-	return "tile/" + p
-}
-
 // Tile returns the hash tile or entry bundle at path ("tile/<L>/<N>" or
 // "tile/entries/<N>", with ".p/<W>" for a partial one) and whether it is
 // full (256 wide), hence immutable. A path not in canonical form is

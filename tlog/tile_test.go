@@ -3,6 +3,8 @@ package tlog
 import (
 	"crypto/sha256"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	sumdb "golang.org/x/mod/sumdb/tlog"
@@ -115,4 +117,13 @@ func FuzzTilePath(f *testing.F) {
 			t.Fatalf("%q parsed as %+v (%s)", path, tile, tilePath(tile))
 		}
 	})
+}
+
+// tilePath is the C2SP path of a tile of height 8.
+func tilePath(t sumdb.Tile) string {
+	p := strings.TrimPrefix(t.Path(), "tile/"+strconv.Itoa(tileHeight)+"/")
+	if t.L == -1 {
+		return "tile/entries" + strings.TrimPrefix(p, "data")
+	}
+	return "tile/" + p
 }
