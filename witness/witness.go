@@ -34,6 +34,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/forecast-arena/arena/internal/atomicfile"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -192,7 +193,7 @@ func (w *Witness) AddCheckpoint(oldSize uint64, proof [][]byte, msg []byte) ([]b
 	if err != nil {
 		return nil, fmt.Errorf("witness: cosign %s at %d: %w", c.Origin, c.Size, err)
 	}
-	if err := writeFileAtomic(w.statePath(c.Origin), out); err != nil {
+	if err := save(w.statePath(c.Origin), out); err != nil {
 		return nil, fmt.Errorf("witness: save the checkpoint of %s: %w", c.Origin, err)
 	}
 	w.latest[c.Origin] = cosigned{c: c, note: out}
@@ -210,25 +211,10 @@ func (w *Witness) Latest(origin string) []byte {
 	return bytes.Clone(w.latest[origin].note)
 }
 
-// writeFileAtomic replaces path with data so that a crash leaves either
-// the old file or the new one, whole and on disk.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+// save replaces a state file whole and makes the rename durable: a
+// witness that forgot a checkpoint after a crash could cosign a rollback.
+func save(path string, data []byte) error {
+	if err := atomicfile.WriteBytes(path, data); err != nil {
 		return err
 	}
 	d, err := os.Open(filepath.Dir(path))
