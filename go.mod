@@ -3,6 +3,7 @@ module github.com/forecast-arena/arena
 go 1.26.8
 
 require (
+	filippo.io/torchwood v0.6.1
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/gofrs/flock v0.12.1
@@ -11,6 +12,7 @@ require (
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/transparency-dev/merkle v0.0.2
+	golang.org/x/mod v0.43.0
 	golang.org/x/sync v0.23.0
 	gonum.org/v1/gonum v0.17.0
 	modernc.org/sqlite v1.60.1
@@ -117,7 +119,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
-	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
+	golang.org/x/exp v0.0.0-20250408133849-7e4ce0ab07d0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.14.0 // indirect

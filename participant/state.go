@@ -131,8 +131,8 @@ func (d stateDir) load(id uint64) (*roundState, bool, error) {
 }
 
 // save writes the state durably: a synced temporary file renamed over the
-// old one, and the directory synced, so a crash leaves the old state or
-// the new, never part of one.
+// old one (renameio), then the directory synced, so a crash leaves the old
+// state or the new, never part of one, and never loses the rename.
 func (d stateDir) save(s *roundState) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
@@ -141,7 +141,12 @@ func (d stateDir) save(s *roundState) error {
 	if err := renameio.WriteFile(d.path(s.RoundID), b, 0o600); err != nil {
 		return fmt.Errorf("participant: save state: %w", err)
 	}
-	return nil
+	dir, err := os.Open(string(d))
+	if err != nil {
+		return fmt.Errorf("participant: save state: %w", err)
+	}
+	defer dir.Close()
+	return dir.Sync()
 }
 
 // pending lists rounds with unfinished work, oldest first. A file that

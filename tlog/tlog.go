@@ -57,6 +57,7 @@ type Log struct {
 
 	mu     sync.Mutex
 	hashes [][]byte // leaf hashes of entries [0, len), loaded lazily
+	tree   hashTree // the stored hashes over them, for tiles and checkpoints
 }
 
 func (l *Log) now() time.Time {
