@@ -1,6 +1,7 @@
 package arena_test
 
 import (
+	"cmp"
 	"os"
 	"os/exec"
 	"regexp"
@@ -122,5 +123,33 @@ func TestArchitectureLayout(t *testing.T) {
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
 			t.Errorf("the package table of docs/architecture.md names %s, which does not exist", p)
 		}
+	}
+}
+
+// TestPublicAPISealed checks that every package a program outside the
+// module may import (any not under internal/ or cmd/, tests aside) depends
+// on nothing under internal/: such a program could not name those types,
+// so a public signature that used one would be unusable.
+func TestPublicAPISealed(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./...").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	public := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/")
+		if strings.HasPrefix(pkg, "internal/") || strings.HasPrefix(pkg, "cmd/") {
+			continue
+		}
+		public++
+		for _, d := range f[1:] {
+			if strings.HasPrefix(d, module+"/internal/") {
+				t.Errorf("public package %q depends on %s", cmp.Or(pkg, "."), strings.TrimPrefix(d, module+"/"))
+			}
+		}
+	}
+	if public < 5 {
+		t.Fatalf("found only %d public packages", public)
 	}
 }

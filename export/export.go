@@ -23,7 +23,6 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -72,6 +71,10 @@ type Options struct {
 	// shown and answered, prompts included. Exports leave them out by
 	// default: they are large, and verification does not need them.
 	WithPrompts bool
+	// Redact masks secrets (API keys, passwords in URLs) in the traces'
+	// text; required with WithPrompts, since a prompt or an error may
+	// carry one.
+	Redact func(string) string
 }
 
 func i64(v int64) string   { return strconv.FormatInt(v, 10) }
@@ -152,6 +155,7 @@ type scope struct {
 	since    time.Time
 	limitLog bool
 	logSize  uint64
+	redact   func(string) string // of the traces' text
 }
 
 // Stream writes the table called name to w in format, one row at a time,
@@ -165,8 +169,8 @@ func Stream(ctx context.Context, w io.Writer, src Source, name, format string, s
 func stream(ctx context.Context, w io.Writer, src Source, name, format string, sc scope) (int, error) {
 	sp, ok := SpecOf(name)
 	// Traces are a table only for a source given a trace store (an export
-	// with prompts); the HTTP exports have none.
-	if name == TracesSpec.Name && src.Traces != nil {
+	// with prompts, which redacts them); the HTTP exports have none.
+	if name == TracesSpec.Name && src.Traces != nil && sc.redact != nil {
 		sp, ok = TracesSpec, true
 	}
 	if !ok {
@@ -288,8 +292,8 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 				return err
 			}
 			for _, t := range ts {
-				if err := emit([]string{u64(t.RoundID), t.Agent, t.AgentID, bl(t.Submitted), redact.String(t.Failure), i64(t.Calls), i64(t.CachedCalls),
-					i64(t.InputTokens), i64(t.OutputTokens), i64(int64(t.Cost)), i64(t.LatencyMS), tm(t.CreatedAt), redact.String(string(t.Trace))}); err != nil {
+				if err := emit([]string{u64(t.RoundID), t.Agent, t.AgentID, bl(t.Submitted), sc.redact(t.Failure), i64(t.Calls), i64(t.CachedCalls),
+					i64(t.InputTokens), i64(t.OutputTokens), i64(int64(t.Cost)), i64(t.LatencyMS), tm(t.CreatedAt), sc.redact(string(t.Trace))}); err != nil {
 					return err
 				}
 			}
@@ -389,11 +393,11 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	}
 	counts := Counts{}
 	// Entries appended after the head was signed wait for the next export.
-	sc := scope{since: o.Since, limitLog: true, logSize: head.TreeSize}
+	sc := scope{since: o.Since, limitLog: true, logSize: head.TreeSize, redact: o.Redact}
 	specs := Specs
 	if o.WithPrompts {
-		if src.Traces == nil {
-			return nil, arena.Errorf(arena.EINVALID, "export: with prompts: no trace store")
+		if src.Traces == nil || o.Redact == nil {
+			return nil, arena.Errorf(arena.EINVALID, "export: with prompts: no trace store or no redaction")
 		}
 		specs = append(slices.Clip(specs), TracesSpec)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -352,7 +353,7 @@ func TestExportWithPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	counts, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log, Traces: res.DB}, dir, export.Options{Format: export.JSONL, WithPrompts: true})
+	counts, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log, Traces: res.DB}, dir, export.Options{Format: export.JSONL, WithPrompts: true, Redact: redact.String})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/internal/jobs"
 )
 
 // JobsConfig is the forecast track's schedule in `arena serve`:
@@ -105,28 +104,36 @@ const (
 	JobTrigger     = "forecast-trigger"
 )
 
+// Job is a periodic task of the track: Run is called once per period of
+// length Every, periods aligned to the Unix epoch. The server's scheduler
+// runs each (job, period) once across replicas.
+type Job struct {
+	Name  string
+	Every time.Duration
+	Run   func(ctx context.Context, period time.Time) error
+}
+
 // Jobs returns the forecast track's scheduled jobs for svc: round creation
 // by the service's rules, benchmark capture and triggering with scoring.
-// Each (job, period) runs once across replicas (package jobs).
-func Jobs(svc *Service, cfg JobsConfig) ([]jobs.Job, error) {
+func Jobs(svc *Service, cfg JobsConfig) ([]Job, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	var out []jobs.Job
+	var out []Job
 	if !cfg.NoRounds {
-		out = append(out, jobs.Job{Name: JobCreateRound, Schedule: jobs.Every(cfg.RoundEvery),
+		out = append(out, Job{Name: JobCreateRound, Every: cfg.RoundEvery,
 			Run: func(ctx context.Context, _ time.Time) error { return createScheduledRound(ctx, svc, cfg) }})
 	}
 	out = append(out,
-		jobs.Job{Name: JobBenchmarks, Schedule: jobs.Every(cfg.BenchmarkEvery), Run: func(ctx context.Context, _ time.Time) error {
+		Job{Name: JobBenchmarks, Every: cfg.BenchmarkEvery, Run: func(ctx context.Context, _ time.Time) error {
 			n, err := svc.CaptureBenchmarks(ctx)
 			if n > 0 {
 				svc.log().Info("benchmarks captured", "rounds", n)
 			}
 			return err
 		}},
-		jobs.Job{Name: JobTrigger, Schedule: jobs.Every(cfg.TriggerEvery), Run: func(ctx context.Context, _ time.Time) error {
+		Job{Name: JobTrigger, Every: cfg.TriggerEvery, Run: func(ctx context.Context, _ time.Time) error {
 			n, err := svc.TriggerDue(ctx) // logs each round it scores
 			if n > 0 && err == nil {
 				// Recompute the leaderboard analysis now, so that readers of

@@ -43,9 +43,8 @@ func TestJobsConfig(t *testing.T) {
 		t.Fatalf("jobs %+v, %v", js, err)
 	}
 	for i, every := range []time.Duration{24 * time.Hour, time.Minute, 5 * time.Minute} {
-		p, due := js[i].Schedule.Period(now)
-		if !due || !p.Equal(now.Truncate(every)) {
-			t.Errorf("%s: period %s", js[i].Name, p)
+		if js[i].Every != every {
+			t.Errorf("%s: every %s, want %s", js[i].Name, js[i].Every, every)
 		}
 	}
 	if js, _ := forecast.Jobs(&forecast.Service{}, forecast.JobsConfig{NoRounds: true}); len(js) != 2 || js[0].Name != forecast.JobBenchmarks {
@@ -69,9 +68,13 @@ func TestJobsUnderScheduler(t *testing.T) {
 		saveMarkets(t, db, specs)
 		rules := testRules()
 		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules}
-		js, err := forecast.Jobs(svc, forecast.JobsConfig{})
+		fjs, err := forecast.Jobs(svc, forecast.JobsConfig{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		var js []jobs.Job
+		for _, j := range fjs {
+			js = append(js, jobs.Periodic(j.Name, j.Every, j.Run))
 		}
 		sched := &jobs.Scheduler{Store: db, Jobs: js, Tick: 5 * time.Millisecond, Now: clk.Now, Logger: quiet, Owner: "test"}
 		done := make(chan error, 1)

@@ -21,6 +21,7 @@ import (
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/strategy"
 	"github.com/forecast-arena/arena/participant"
 )
 
@@ -86,7 +87,7 @@ func TestLLMAgentsLiveRound(t *testing.T) {
 			t.Fatalf("skipped %v", skipped)
 		}
 		fc.Cache = llm.DirStore{Dir: t.TempDir()}
-		sink := &participant.StoreTraces{Store: db, Addresses: map[string]string{}, Now: s.clk.Now}
+		sink := &strategy.StoreTraces{Store: db, Addresses: map[string]string{}, Now: s.clk.Now}
 		fc.Sink = sink
 		// Ensembles first: they make their members forecast, and the
 		// members then reuse those forecasts.
@@ -95,7 +96,7 @@ func TestLLMAgentsLiveRound(t *testing.T) {
 		for _, id := range order {
 			c := s.client(t, "llm "+id, "random")
 			c.LeadTime = 10 * time.Minute
-			c.Strategy = &participant.LLMStrategy{Agents: fc, AgentID: id, Client: c}
+			c.Strategy = &strategy.LLMStrategy{Agents: fc, AgentID: id, Client: c}
 			sink.Addresses[id] = c.Key.Address().Hex()
 			clients[id] = c
 		}
@@ -243,9 +244,9 @@ func TestHostedAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	cfg := participant.HostedConfig{Registry: reg, Getenv: llm.EnvLookup(nil), Server: s.url, DataDir: dir, LeadTime: 10 * time.Minute,
+	cfg := strategy.HostedConfig{Registry: reg, Getenv: llm.EnvLookup(nil), Server: s.url, DataDir: dir, LeadTime: 10 * time.Minute,
 		Store: db, Now: s.clk.Now, Logger: quiet, Metrics: metrics.New()}
-	h, skipped, err := participant.NewHosted(ctx, cfg)
+	h, skipped, err := strategy.NewHosted(ctx, cfg)
 	if err != nil || len(h.Clients) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0].Reason, "NO_SUCH_KEY") {
 		t.Fatalf("hosted %+v skipped %v %v", h, skipped, err)
 	}
@@ -254,7 +255,7 @@ func TestHostedAgents(t *testing.T) {
 		t.Fatalf("key file %v %v", st, err)
 	}
 	addr := h.Clients[0].Key.Address()
-	h2, _, err := participant.NewHosted(ctx, cfg)
+	h2, _, err := strategy.NewHosted(ctx, cfg)
 	if err != nil || h2.Clients[0].Key.Address() != addr {
 		t.Fatalf("key not reused: %v", err)
 	}

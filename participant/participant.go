@@ -54,7 +54,8 @@ type Report struct {
 	Committed, Revealed, ReasoningSent, Abandoned int
 }
 
-func (c *Client) now() time.Time {
+// Time is the client's clock: Now when set, else the wall clock.
+func (c *Client) Time() time.Time {
 	if c.Now != nil {
 		return c.Now()
 	}
@@ -77,7 +78,7 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 	}
 	defer unlock()
 	var dom forecast.DomainJSON
-	if err := c.get(ctx, "/api/v1/domain", &dom); err != nil {
+	if err := c.Get(ctx, "/api/v1/domain", &dom); err != nil {
 		return rep, err
 	}
 	if !common.IsHexAddress(dom.VerifyingContract) {
@@ -117,7 +118,7 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 	}
 	// New rounds.
 	var open []forecast.RoundJSON
-	if err := c.get(ctx, "/api/v1/rounds?status=open", &open); err != nil {
+	if err := c.Get(ctx, "/api/v1/rounds?status=open", &open); err != nil {
 		return rep, errors.Join(append(errs, err)...)
 	}
 	for i := range open {
@@ -125,7 +126,7 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 		if _, seen, err := dir.load(r.ID); err != nil || seen {
 			continue // an unreadable file was reported above; never overwrite it
 		}
-		now := c.now()
+		now := c.Time()
 		if !now.Before(r.CommitDeadline) || (c.LeadTime > 0 && r.CommitDeadline.Sub(now) > c.LeadTime) {
 			continue
 		}
@@ -168,7 +169,7 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 // advance moves one round's state forward as far as the clock allows.
 func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, st *roundState, rep *Report) error {
 	var r forecast.RoundJSON
-	if err := c.get(ctx, fmt.Sprintf("/api/v1/rounds/%d", st.RoundID), &r); err != nil {
+	if err := c.Get(ctx, fmt.Sprintf("/api/v1/rounds/%d", st.RoundID), &r); err != nil {
 		if arena.ErrorKind(err) == arena.ENOTFOUND {
 			st.Abandoned = "round not found"
 			rep.Abandoned++
@@ -183,7 +184,7 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 		rep.Abandoned++
 		return dir.save(st)
 	}
-	now := c.now()
+	now := c.Time()
 	// Commits are accepted while now ≤ commit_deadline (second resolution
 	// is enough here: the server has the last word).
 	if !st.Committed && !now.After(r.CommitDeadline) {
@@ -268,7 +269,7 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 
 func (c *Client) nonce(ctx context.Context) (uint64, error) {
 	var n forecast.NonceJSON
-	err := c.get(ctx, "/api/v1/agents/"+c.Key.Address().Hex()+"/nonce", &n)
+	err := c.Get(ctx, "/api/v1/agents/"+c.Key.Address().Hex()+"/nonce", &n)
 	return n.Nonce, err
 }
 
@@ -277,7 +278,7 @@ func (c *Client) deadline() uint64 {
 	if ttl <= 0 {
 		ttl = 10 * time.Minute
 	}
-	return uint64(c.now().Add(ttl).Unix())
+	return uint64(c.Time().Add(ttl).Unix())
 }
 
 func (c *Client) commit(ctx context.Context, d forecast.Domain, st *roundState) error {
@@ -318,7 +319,10 @@ func (c *Client) reveal(ctx context.Context, d forecast.Domain, st *roundState) 
 	return c.post(ctx, fmt.Sprintf("/api/v1/rounds/%d/reveals", st.RoundID), req, nil)
 }
 
-func (c *Client) get(ctx context.Context, path string, v any) error {
+// Get reads the JSON of a GET of the server's API path (e.g.
+// "/api/v1/rounds/7") into v. A non-2xx answer is an error carrying the
+// server's error code and message.
+func (c *Client) Get(ctx context.Context, path string, v any) error {
 	return c.do(ctx, http.MethodGet, path, nil, v)
 }
 
@@ -398,7 +402,7 @@ func (c *Client) LookupMarket(ctx context.Context, id int64) (string, string, er
 		Source   string `json:"source"`
 		SourceID string `json:"source_id"`
 	}
-	if err := c.get(ctx, fmt.Sprintf("/api/v1/markets/%d", id), &m); err != nil {
+	if err := c.Get(ctx, fmt.Sprintf("/api/v1/markets/%d", id), &m); err != nil {
 		return "", "", err
 	}
 	return m.Source, m.SourceID, nil

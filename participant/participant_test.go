@@ -27,6 +27,7 @@ import (
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/strategy"
 	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/participant"
 )
@@ -128,7 +129,7 @@ func (s *arenaServer) client(t *testing.T, name, strategy string) *participant.C
 	t.Helper()
 	k := testKey(name)
 	c := &participant.Client{Server: s.url, Key: k, StateDir: filepath.Join(t.TempDir(), "state"), Now: s.clk.Now, Logger: quiet}
-	st, err := participant.NewStrategy(strategy, k.Address(), nil, nil)
+	st, err := participant.NewStrategy(strategy, k.Address())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,8 +560,8 @@ func TestStrategies(t *testing.T) {
 	a, b := testKey("a").Address(), testKey("b").Address()
 	p := 0.4567
 	r := &forecast.RoundJSON{ID: 12, Markets: []forecast.RoundMarketJSON{{Price: &p}, {}, {Price: new(float64)}}}
-	ra, _ := participant.NewStrategy("random", a, nil, nil)
-	rb, _ := participant.NewStrategy("random", b, nil, nil)
+	ra, _ := participant.NewStrategy("random", a)
+	rb, _ := participant.NewStrategy("random", b)
 	p1, _, _ := ra.Forecast(ctx, r)
 	p2, _, _ := ra.Forecast(ctx, r)
 	p3, _, _ := rb.Forecast(ctx, r)
@@ -577,15 +578,15 @@ func TestStrategies(t *testing.T) {
 	if mean := sum / 10000; math.Abs(mean-0.5) > 0.02 {
 		t.Fatalf("random mean %.3f, want ≈ 0.5 (uniform)", mean)
 	}
-	m, _ := participant.NewStrategy("market", a, nil, nil)
+	m, _ := participant.NewStrategy("market", a)
 	ps, reasons, _ := m.Forecast(ctx, r)
 	if !slices.Equal(ps, []uint16{4567, 5000, 0}) || len(reasons) != 3 {
 		t.Fatalf("market: %v %q", ps, reasons)
 	}
-	if _, err := participant.NewStrategy("sim", a, nil, nil); err == nil {
+	if _, err := strategy.NewSim(nil, "informed-0.05", nil, nil); err == nil {
 		t.Fatal("sim without a world")
 	}
-	if _, err := participant.NewStrategy("oracle", a, nil, nil); err == nil {
+	if _, err := participant.NewStrategy("oracle", a); err == nil {
 		t.Fatal("unknown strategy accepted")
 	}
 	// sim: the informed agent of the simulator world, seen through the
@@ -604,7 +605,7 @@ func TestStrategies(t *testing.T) {
 	lookup := func(_ context.Context, id int64) (string, string, error) {
 		return arena.SourceSim, open[id].SourceID, nil
 	}
-	st, err := participant.NewStrategy("sim", a, w, lookup)
+	st, err := strategy.NewSim(w, "informed-0.05", lookup, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -620,7 +621,7 @@ func TestStrategies(t *testing.T) {
 		}
 	}
 	notSim := func(_ context.Context, id int64) (string, string, error) { return "polymarket", "1", nil }
-	st, _ = participant.NewStrategy("sim", a, w, notSim)
+	st, _ = strategy.NewSim(w, "informed-0.05", notSim, nil)
 	if _, _, err := st.Forecast(ctx, rr); err == nil {
 		t.Fatal("sim strategy forecast a non-simulator market")
 	}

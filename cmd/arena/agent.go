@@ -16,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/sim"
+	"github.com/forecast-arena/arena/internal/strategy"
 	"github.com/forecast-arena/arena/participant"
 )
 
@@ -74,7 +75,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "agent run", "--server URL --key FILE [--strategy random|market|sim|llm] [--model ID --agents FILE] [--state DIR] [--seed N] [--lead-time D] [--every D]")
 	server := fs.String("server", "", "arena server base URL, e.g. http://127.0.0.1:8080")
 	keyFile := fs.String("key", "", "key file written by 'arena agent keygen'")
-	strategy := fs.String("strategy", "random", "forecasting strategy: random, market (echo the listed price), sim (an informed simulator agent) or llm (an agent of --agents)")
+	strategyName := fs.String("strategy", "random", "forecasting strategy: random, market (echo the listed price), sim (an informed simulator agent) or llm (an agent of --agents)")
 	model := fs.String("model", "", "llm: id of the agent (a model or an ensemble) in --agents")
 	agentsFile := fs.String("agents", "", "llm: model registry file (see examples/agents.json)")
 	cacheDir := fs.String("cache-dir", "", "llm: content-addressed model-call cache (default STATE/llm-cache)")
@@ -116,9 +117,9 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	var fc *agent.Forecasters // llm strategy: its call accounting is printed
 	c := &participant.Client{Server: *server, Key: key, StateDir: *stateDir, LeadTime: *leadTime,
 		HTTP: &http.Client{Timeout: *timeout}, Logger: newLogger(env, *logLevel)}
-	switch *strategy {
+	switch *strategyName {
 	case "random", "market":
-		if c.Strategy, err = participant.NewStrategy(*strategy, key.Address(), nil, nil); err != nil {
+		if c.Strategy, err = participant.NewStrategy(*strategyName, key.Address()); err != nil {
 			return err
 		}
 	case "sim":
@@ -137,7 +138,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 		// with the seed) recomputes the same forecast.
 		step := world.Config().Step
 		at := func() time.Time { return time.Now().UTC().Truncate(step) }
-		if c.Strategy, err = participant.NewSimStrategy(world, *simAgent, c.LookupMarket, at); err != nil {
+		if c.Strategy, err = strategy.NewSim(world, *simAgent, c.LookupMarket, at); err != nil {
 			return err
 		}
 	case "llm":
@@ -169,14 +170,14 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 			*cacheDir = filepath.Join(*stateDir, "llm-cache")
 		}
 		fc.Cache = llm.DirStore{Dir: *cacheDir}
-		fc.Sink = participant.DirTraces{Dir: filepath.Join(*stateDir, "traces")}
-		ls := &participant.LLMStrategy{Agents: fc, AgentID: *model, Client: c}
+		fc.Sink = strategy.DirTraces{Dir: filepath.Join(*stateDir, "traces")}
+		ls := &strategy.LLMStrategy{Agents: fc, AgentID: *model, Client: c}
 		if ls.Search, err = searchRetriever(*search, *cacheDir, false, c.Logger); err != nil {
 			return err
 		}
 		c.Strategy = ls
 	default:
-		return fmt.Errorf("--strategy %q: want random, market, sim or llm", *strategy)
+		return fmt.Errorf("--strategy %q: want random, market, sim or llm", *strategyName)
 	}
 	for {
 		rep, err := c.RunOnce(ctx)

@@ -157,7 +157,7 @@ func runCampaign(t *testing.T, dbURL string, kills, replicas int, seed uint64) {
 	var agents sync.WaitGroup
 	for i := range nAgents {
 		k := fcKey(fmt.Sprintf("crash campaign %d", i))
-		strat, err := participant.NewStrategy("random", k.Address(), nil, nil)
+		strat, err := participant.NewStrategy("random", k.Address())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/redact"
 )
 
 func init() {
@@ -50,7 +51,7 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	counts, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg, Traces: db}, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts})
+	counts, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg, Traces: db}, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String})
 	if err != nil {
 		return err
 	}

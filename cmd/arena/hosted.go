@@ -14,7 +14,7 @@ import (
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/retrieve"
 	"github.com/forecast-arena/arena/internal/store"
-	"github.com/forecast-arena/arena/participant"
+	"github.com/forecast-arena/arena/internal/strategy"
 )
 
 // searchRetriever builds the searchWeb provider of --search (exa or
@@ -57,7 +57,7 @@ func hostedForecastJob(ctx context.Context, o config.Options, db *store.DB, envi
 	if err != nil {
 		return jobs.Job{}, err
 	}
-	h, skipped, err := participant.NewHosted(ctx, participant.HostedConfig{Registry: reg, Getenv: llm.EnvLookup(environ), Server: base,
+	h, skipped, err := strategy.NewHosted(ctx, strategy.HostedConfig{Registry: reg, Getenv: llm.EnvLookup(environ), Server: base,
 		DataDir: dir, LeadTime: lead, Store: db, Logger: logger, Metrics: m})
 	if err != nil {
 		return jobs.Job{}, err

@@ -424,9 +424,13 @@ func (f *forecastServeFlags) setup(ctx context.Context, o config.Options, db *st
 		return nil, nil, fmt.Errorf("--round-k %d and --grace %s must be positive", f.k, f.grace)
 	}
 	svc := &forecast.Service{Store: db, Domain: dom, Logger: logger, K: f.k, Rules: rules, Grace: f.grace, Lookup: lookup}
-	js, err := forecast.Jobs(svc, f.cfg)
+	fjs, err := forecast.Jobs(svc, f.cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	var js []jobs.Job
+	for _, j := range fjs {
+		js = append(js, jobs.Periodic(j.Name, j.Every, j.Run))
 	}
 	return svc, js, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/strategy"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/participant"
 	"github.com/forecast-arena/arena/tlog"
@@ -212,7 +213,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	for _, name := range cfg.Agents {
 		key := forecast.NewKey(agentKey(cfg.Seed, name))
 		c := &participant.Client{Server: base, Key: key, StateDir: filepath.Join(res.Dir, "agents", name), Now: clk.Now, Logger: log}
-		strat, err := participant.NewSimStrategy(world, name, c.LookupMarket, clk.Now)
+		strat, err := strategy.NewSim(world, name, c.LookupMarket, clk.Now)
 		if err != nil {
 			return err
 		}

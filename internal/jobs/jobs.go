@@ -54,6 +54,11 @@ type Job struct {
 	Run      func(ctx context.Context, period time.Time) error
 }
 
+// Periodic is a job run once per period of length every (see Every).
+func Periodic(name string, every time.Duration, run func(ctx context.Context, period time.Time) error) Job {
+	return Job{Name: name, Schedule: Every(every), Run: run}
+}
+
 // Scheduler polls its jobs and runs the ones whose period it claims.
 type Scheduler struct {
 	Store arena.JobStore

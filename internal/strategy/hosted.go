@@ -1,4 +1,4 @@
-package participant
+package strategy
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/participant"
 )
 
 // Keystore keeps one secp256k1 key per agent id in Dir/<id>.key (mode
@@ -25,7 +26,7 @@ type Keystore struct{ Dir string }
 // Key loads the agent's key, creating it the first time.
 func (ks Keystore) Key(agentID string) (*forecast.Key, error) {
 	if err := os.MkdirAll(ks.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("participant: keystore: %w", err)
+		return nil, fmt.Errorf("strategy: keystore: %w", err)
 	}
 	p := filepath.Join(ks.Dir, agentID+".key")
 	k, err := forecast.LoadKey(p)
@@ -52,7 +53,7 @@ func (ks Keystore) Key(agentID string) (*forecast.Key, error) {
 // storage and scoring as any external agent), signing with its keystore
 // key, and its traces go to the arena's store.
 type Hosted struct {
-	Clients []*Client
+	Clients []*participant.Client
 	IDs     []string
 	Logger  *slog.Logger
 }
@@ -105,7 +106,7 @@ func NewHosted(ctx context.Context, cfg HostedConfig) (*Hosted, []llm.Skipped, e
 		if err := cfg.Store.SetAgent(ctx, arena.AgentInfo{Address: k.Address().Hex(), Name: spec.Name, Kind: kind}); err != nil {
 			return nil, nil, err
 		}
-		c := &Client{Server: cfg.Server, Key: k, StateDir: filepath.Join(cfg.DataDir, "forecast-agents", spec.ID),
+		c := &participant.Client{Server: cfg.Server, Key: k, StateDir: filepath.Join(cfg.DataDir, "forecast-agents", spec.ID),
 			LeadTime: cfg.LeadTime, HTTP: &http.Client{Timeout: 30 * time.Second}, Now: cfg.Now, Logger: cfg.Logger.With("agent", spec.ID)}
 		c.Strategy = &LLMStrategy{Agents: fc, AgentID: spec.ID, Client: c}
 		h.Clients = append(h.Clients, c)

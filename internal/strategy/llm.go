@@ -1,4 +1,4 @@
-package participant
+package strategy
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/participant"
 )
 
 // LLMStrategy forecasts as one agent of a model registry (a model or an
@@ -26,7 +27,7 @@ import (
 type LLMStrategy struct {
 	Agents  *agent.Forecasters
 	AgentID string
-	Client  *Client
+	Client  *participant.Client
 	// Search, when set, offers searchWeb (sources up to now).
 	Search arena.Retriever
 }
@@ -37,7 +38,7 @@ func (s *LLMStrategy) Name() string { return "llm:" + s.AgentID }
 func (s *LLMStrategy) Forecast(ctx context.Context, r *forecast.RoundJSON) ([]uint16, []string, error) {
 	task := agent.RoundTask{Round: strconv.FormatUint(r.ID, 10), Data: &httpData{c: s.Client, round: r.ID}}
 	if s.Search != nil {
-		task.Search = agent.RetrieverSearch{Retriever: s.Search, AsOf: s.Client.now(), Live: true}
+		task.Search = agent.RetrieverSearch{Retriever: s.Search, AsOf: s.Client.Time(), Live: true}
 	}
 	for _, m := range r.Markets {
 		task.Markets = append(task.Markets, agent.TaskMarket{Index: m.Index, Question: m.Question, Category: m.Category, CloseTime: m.CloseTime})
@@ -54,7 +55,7 @@ func (s *LLMStrategy) Forecast(ctx context.Context, r *forecast.RoundJSON) ([]ui
 
 // httpData answers the round tools from the server, one request per market.
 type httpData struct {
-	c     *Client
+	c     *participant.Client
 	round uint64
 	mu    sync.Mutex
 	got   map[int]*marketContext
@@ -72,7 +73,7 @@ func (d *httpData) load(ctx context.Context, i int) (*marketContext, error) {
 		return mc, nil
 	}
 	var mc marketContext
-	if err := d.c.get(ctx, fmt.Sprintf("/api/v1/rounds/%d/markets/%d", d.round, i), &mc); err != nil {
+	if err := d.c.Get(ctx, fmt.Sprintf("/api/v1/rounds/%d/markets/%d", d.round, i), &mc); err != nil {
 		return nil, err
 	}
 	if d.got == nil {
@@ -113,11 +114,11 @@ func (d DirTraces) LoadTrace(_ context.Context, agentID, round string) (*agent.T
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("participant: read trace: %w", err)
+		return nil, false, fmt.Errorf("strategy: read trace: %w", err)
 	}
 	var tr agent.Trace
 	if err := json.Unmarshal(b, &tr); err != nil {
-		return nil, false, fmt.Errorf("participant: trace %s: %w", d.path(agentID, round), err)
+		return nil, false, fmt.Errorf("strategy: trace %s: %w", d.path(agentID, round), err)
 	}
 	return &tr, true, nil
 }
@@ -125,11 +126,11 @@ func (d DirTraces) LoadTrace(_ context.Context, agentID, round string) (*agent.T
 func (d DirTraces) SaveTrace(_ context.Context, agentID, round string, tr *agent.Trace) error {
 	b, err := json.Marshal(tr)
 	if err != nil {
-		return fmt.Errorf("participant: encode trace: %w", err)
+		return fmt.Errorf("strategy: encode trace: %w", err)
 	}
 	p := d.path(agentID, round)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return fmt.Errorf("participant: trace dir: %w", err)
+		return fmt.Errorf("strategy: trace dir: %w", err)
 	}
 	return renameio.WriteFile(p, b, 0o600)
 }
@@ -146,11 +147,11 @@ type StoreTraces struct {
 func (s *StoreTraces) roundID(agentID, round string) (uint64, string, error) {
 	id, err := strconv.ParseUint(round, 10, 64)
 	if err != nil {
-		return 0, "", fmt.Errorf("participant: round %q: %w", round, err)
+		return 0, "", fmt.Errorf("strategy: round %q: %w", round, err)
 	}
 	addr, ok := s.Addresses[agentID]
 	if !ok {
-		return 0, "", fmt.Errorf("participant: agent %s has no address", agentID)
+		return 0, "", fmt.Errorf("strategy: agent %s has no address", agentID)
 	}
 	return id, addr, nil
 }
@@ -169,7 +170,7 @@ func (s *StoreTraces) LoadTrace(ctx context.Context, agentID, round string) (*ag
 	}
 	var tr agent.Trace
 	if err := json.Unmarshal(t.Trace, &tr); err != nil {
-		return nil, false, fmt.Errorf("participant: stored trace of %s in round %d: %w", agentID, id, err)
+		return nil, false, fmt.Errorf("strategy: stored trace of %s in round %d: %w", agentID, id, err)
 	}
 	return &tr, true, nil
 }
@@ -181,7 +182,7 @@ func (s *StoreTraces) SaveTrace(ctx context.Context, agentID, round string, tr *
 	}
 	b, err := json.Marshal(tr)
 	if err != nil {
-		return fmt.Errorf("participant: encode trace: %w", err)
+		return fmt.Errorf("strategy: encode trace: %w", err)
 	}
 	now := time.Now()
 	if s.Now != nil {
