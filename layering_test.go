@@ -34,7 +34,7 @@ func TestLayering(t *testing.T) {
 		t.Skipf("go list unavailable: %v", err)
 	}
 	deps := map[string]map[string]bool{} // package (relative) → its dependencies of ours
-	internal := map[string][]string{}     // public package (module path) → the internal packages it imports
+	internal := map[string][]string{}    // public package (module path) → the internal packages it imports
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Split(line, "|")
 		pkg := rel(f[0])
