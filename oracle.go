@@ -146,6 +146,10 @@ type OracleDecisionInput struct {
 // longer the market's latest; the arbiter reviews the new one and retries.
 const CodeResolutionChanged = "resolution_changed"
 
+// CodeInvalidText: text no column can store as given (a NUL or another
+// control character, invalid UTF-8).
+const CodeInvalidText = "invalid_text"
+
 // Caps, in characters, on the free-text fields of oracle and admin inputs.
 const (
 	MaxNameChars   = 100  // an arbiter's or an admin's name
@@ -162,7 +166,7 @@ func CleanText(field, s string, max int, required bool) (string, error) {
 	s = strings.TrimSpace(s)
 	switch {
 	case !utf8.ValidString(s):
-		return "", Errorf(EINVALID, "%s is not valid UTF-8", field)
+		return "", Rejectf(EINVALID, CodeInvalidText, "%s is not valid UTF-8", field)
 	case s == "" && required:
 		return "", Errorf(EINVALID, "%s is required", field)
 	case utf8.RuneCountInString(s) > max:
@@ -170,7 +174,7 @@ func CleanText(field, s string, max int, required bool) (string, error) {
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return "", Errorf(EINVALID, "%s contains the control character %U", field, r)
+			return "", Rejectf(EINVALID, CodeInvalidText, "%s contains the control character %U", field, r)
 		}
 	}
 	return s, nil
@@ -203,10 +207,10 @@ func (in *OracleDecisionInput) Validate() error {
 // escalated, and deciding one, resolve the market in the same transaction
 // (YES → Yes, NO → No, VOID → VOID), so the tracks settle and score from
 // the market as usual and nothing settles while a market is escalated.
-// Whenever a resolution is applied, the hooks given run inside that same
-// transaction (see ResolutionHook): the tracks' corrections commit with
-// the resolution or not at all. Every write locks the market first, so
-// writes to one market are serialised.
+// When a resolution is applied to a market that had one already, the
+// hooks given run inside that same transaction (see ResolutionHook): the
+// tracks' corrections commit with the resolution or not at all. Every
+// write locks the market first, so writes to one market are serialised.
 type OracleStore interface {
 	// SaveOracleResolution records a panel run (ID, Seq and CreatedAt are
 	// filled in) on an unresolved market or a disputed one. A market whose
@@ -253,7 +257,7 @@ type OracleStore interface {
 	OracleDisputes(ctx context.Context) ([]OracleDispute, error)
 }
 
-// OracleFlag is an admin's mark that a market is ambiguous or disputed:
+// OracleFlag is an admin's mark that an unresolved market is ambiguous:
 // the market goes through the oracle before either track settles or scores
 // it, and its resolution comes from the oracle, not the source.
 type OracleFlag struct {

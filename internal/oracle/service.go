@@ -45,7 +45,8 @@ type Service struct {
 var errNoTracks = errors.New("oracle: no track hooks are wired to re-score and re-settle a changed resolution")
 
 // Eligible is the rule for letting the oracle resolve a market, wherever
-// the request comes from (the command, the serve job, the API): a closed
+// the request comes from (Resolve for the command, Pending for the serve
+// job): a closed
 // binary market that is ambiguous and unresolved (the source reported no
 // winner, or an admin flagged it), or whose resolution by its source an
 // admin disputed. Anything else is refused with the reason, before any
@@ -223,11 +224,6 @@ func (s *Service) Dispute(ctx context.Context, marketID int64, admin, reason str
 // Disputes lists the disputed markets, oldest first.
 func (s *Service) Disputes(ctx context.Context) ([]arena.OracleDispute, error) {
 	return s.Store.OracleDisputes(ctx)
-}
-
-// DisputeOf returns a market's dispute (ENOTFOUND when none).
-func (s *Service) DisputeOf(ctx context.Context, marketID int64) (*arena.OracleDispute, error) {
-	return s.Store.OracleDispute(ctx, marketID)
 }
 
 // Accuracy is the oracle's accuracy against human audits, from every

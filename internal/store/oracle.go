@@ -314,8 +314,10 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hoo
 				if err := d.insertOracle(ctx, tx, out); err != nil {
 					return err
 				}
+			case prev != nil:
+				return arena.Errorf(arena.ECONFLICT, "market %d is already resolved by the oracle (%s); re-resolve it instead", in.MarketID, prev.Final)
 			default:
-				return arena.Errorf(arena.ECONFLICT, "market %d is not escalated to an arbiter nor disputed", in.MarketID)
+				return arena.Errorf(arena.ECONFLICT, "market %d is neither escalated to an arbiter nor disputed", in.MarketID)
 			}
 			return d.applyResolution(ctx, tx, m, out, at, disputed, hooks)
 		}
