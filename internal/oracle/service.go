@@ -55,6 +55,8 @@ func Eligible(m *arena.Market, disputed bool) error {
 	switch {
 	case !m.IsBinary():
 		return arena.Errorf(arena.EINVALID, "market %d is not a Yes/No market; the oracle resolves binary markets only", m.ID)
+	case m.Status == arena.StatusOpen && m.CloseTime.IsZero():
+		return arena.Errorf(arena.ECONFLICT, "market %d is still open; the oracle resolves closed markets only", m.ID)
 	case m.Status == arena.StatusOpen:
 		return arena.Errorf(arena.ECONFLICT, "market %d is still open (close time %s); the oracle resolves closed markets only",
 			m.ID, m.CloseTime.UTC().Format(time.RFC3339))
