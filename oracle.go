@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // OracleDecision is a resolver's or the oracle's answer to "did it happen?".
@@ -123,13 +125,6 @@ type RoundRescore struct {
 	At           time.Time    `json:"at"`
 }
 
-// RoundScorer scores a triggered forecast round from its frozen outcomes
-// (as stored: 1, 0, −1 void, −2 unresolved) and its submissions, exactly
-// as the trigger does. The forecast track provides it; the store calls it
-// inside the transaction that re-resolves a market, so the resolution and
-// the scores change together.
-type RoundScorer func(r *Round, outcomes []int8, markets []*Market, subs []*Submission) ([]RoundScore, []ScoredForecast, error)
-
 // OracleDecisionInput is a human arbiter's decision. ReResolve marks a
 // change of a market the oracle already resolved; it needs a Reason.
 type OracleDecisionInput struct {
@@ -138,26 +133,72 @@ type OracleDecisionInput struct {
 	Arbiter   string
 	Reason    string
 	ReResolve bool
-	At        time.Time
-	// Rescore re-scores the forecast rounds a re-resolution changes; a
-	// re-resolution of a market frozen in a scored round without it is a
-	// conflict.
-	Rescore RoundScorer
+	// Revises is the Seq of the resolution a re-resolution corrects: when
+	// another resolution was recorded since, the re-resolution is refused
+	// (CodeResolutionChanged), so two arbiters correcting the same
+	// resolution at once cannot both apply. 0 takes the resolution in force
+	// when the oracle service reads it.
+	Revises int
+	At      time.Time
+}
+
+// CodeResolutionChanged: a re-resolution names a resolution that is no
+// longer the market's latest; the arbiter reviews the new one and retries.
+const CodeResolutionChanged = "resolution_changed"
+
+// CodeInvalidText: text no column can store as given (a NUL or another
+// control character, invalid UTF-8).
+const CodeInvalidText = "invalid_text"
+
+// Caps, in characters, on the free-text fields of oracle and admin inputs.
+const (
+	MaxNameChars   = 100  // an arbiter's or an admin's name
+	MaxReasonChars = 2000 // why a market is flagged, disputed or decided
+)
+
+// CleanText trims a free-text input field and checks that every engine
+// stores it exactly as given: valid UTF-8, no NUL nor any other control
+// character but newline and tab, at most max characters, and not empty
+// when required. Every free-text field of the oracle's and the admin's
+// inputs goes through it, so a value one engine would store and the other
+// refuse is refused up front by both.
+func CleanText(field, s string, max int, required bool) (string, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case !utf8.ValidString(s):
+		return "", Rejectf(EINVALID, CodeInvalidText, "%s is not valid UTF-8", field)
+	case s == "" && required:
+		return "", Errorf(EINVALID, "%s is required", field)
+	case utf8.RuneCountInString(s) > max:
+		return "", Errorf(EINVALID, "%s is longer than %d characters", field, max)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return "", Rejectf(EINVALID, CodeInvalidText, "%s contains the control character %U", field, r)
+		}
+	}
+	return s, nil
 }
 
 // Validate checks what a decision needs before anything is touched: YES,
-// NO or VOID, the arbiter's name and, to re-resolve, a reason. It trims
-// the arbiter and the reason.
+// NO or VOID, the arbiter's name and, to re-resolve, a reason, both clean
+// text (see CleanText), which it trims.
 func (in *OracleDecisionInput) Validate() error {
 	if _, ok := in.Decision.MarketResolution(); !ok {
 		return Errorf(EINVALID, "decision %q: want YES, NO or VOID", in.Decision)
 	}
-	in.Arbiter, in.Reason = strings.TrimSpace(in.Arbiter), strings.TrimSpace(in.Reason)
-	if in.Arbiter == "" {
-		return Errorf(EINVALID, "an arbiter decision needs the arbiter's name")
+	var err error
+	if in.Arbiter, err = CleanText("the arbiter's name", in.Arbiter, MaxNameChars, true); err != nil {
+		return err
 	}
-	if in.ReResolve && in.Reason == "" {
+	if in.ReResolve && strings.TrimSpace(in.Reason) == "" {
 		return Errorf(EINVALID, "re-resolving market %d needs a reason", in.MarketID)
+	}
+	if in.Reason, err = CleanText("the reason", in.Reason, MaxReasonChars, false); err != nil {
+		return err
+	}
+	if in.Revises < 0 {
+		return Errorf(EINVALID, "revises %d: want the seq of a resolution", in.Revises)
 	}
 	return nil
 }
@@ -166,11 +207,16 @@ func (in *OracleDecisionInput) Validate() error {
 // escalated, and deciding one, resolve the market in the same transaction
 // (YES → Yes, NO → No, VOID → VOID), so the tracks settle and score from
 // the market as usual and nothing settles while a market is escalated.
+// When a resolution is applied to a market that had one already, the
+// hooks given run inside that same transaction (see ResolutionHook): the
+// tracks' corrections commit with the resolution or not at all. Every
+// write locks the market first, so writes to one market are serialised.
 type OracleStore interface {
 	// SaveOracleResolution records a panel run (ID, Seq and CreatedAt are
-	// filled in). A market whose latest resolution is escalated or final
-	// is a conflict: decide it instead.
-	SaveOracleResolution(ctx context.Context, r *OracleResolution) error
+	// filled in) on an unresolved market or a disputed one. A market whose
+	// latest resolution is escalated or final is a conflict: decide it
+	// instead.
+	SaveOracleResolution(ctx context.Context, r *OracleResolution, hooks ...ResolutionHook) error
 	// OracleResolutions returns a market's resolutions, oldest first
 	// (ENOTFOUND when there is none).
 	OracleResolutions(ctx context.Context, marketID int64) ([]OracleResolution, error)
@@ -182,14 +228,14 @@ type OracleStore interface {
 	// RecentOracleResolutions returns the n latest resolutions of any
 	// market, newest first (without the re-scored rounds).
 	RecentOracleResolutions(ctx context.Context, n int) ([]OracleResolution, error)
-	// DecideOracle records a human decision: on an escalated market it
-	// resolves it (ECONFLICT when the market is not escalated); with
-	// ReResolve it appends a new resolution to a resolved market
-	// (EINVALID without a reason), correcting its trading settlement
-	// (see TradeResettle) and re-scoring, with in.Rescore, every scored
-	// forecast round that froze its outcome, in the same transaction; the
-	// re-scored rounds are returned in Rescored and kept for audit.
-	DecideOracle(ctx context.Context, in OracleDecisionInput) (*OracleResolution, error)
+	// DecideOracle records a human decision: on an escalated market, or a
+	// disputed one the oracle has not run on, it resolves it (ECONFLICT
+	// otherwise); with ReResolve it appends a new resolution to a market
+	// the oracle resolved (EINVALID without a reason; ECONFLICT with
+	// CodeResolutionChanged when in.Revises is set and no longer the
+	// latest). A re-resolution to the decision in force changes nothing
+	// and returns the resolution in force.
+	DecideOracle(ctx context.Context, in OracleDecisionInput, hooks ...ResolutionHook) (*OracleResolution, error)
 	// FlagOracle marks an unresolved binary market ambiguous (EINVALID
 	// without a reason or for a market that is not Yes/No, ENOTFOUND for
 	// an unknown market, ECONFLICT when it is resolved, already flagged or
@@ -197,9 +243,21 @@ type OracleStore interface {
 	FlagOracle(ctx context.Context, f OracleFlag) error
 	// OracleFlags lists the flagged markets, oldest first.
 	OracleFlags(ctx context.Context) ([]OracleFlag, error)
+	// DisputeOracle records an admin's dispute of a binary market's
+	// resolution by its source (EINVALID without the admin's name or a
+	// reason, or for a market that is not Yes/No; ENOTFOUND for an unknown
+	// market; ECONFLICT when it is unresolved, already disputed, or went
+	// through the oracle). The market keeps its resolution until the
+	// oracle or an arbiter decides, and from then on only they change it.
+	// Resolution is filled in.
+	DisputeOracle(ctx context.Context, d *OracleDispute) error
+	// OracleDispute returns a market's dispute (ENOTFOUND when none).
+	OracleDispute(ctx context.Context, marketID int64) (*OracleDispute, error)
+	// OracleDisputes lists the disputed markets, oldest first.
+	OracleDisputes(ctx context.Context) ([]OracleDispute, error)
 }
 
-// OracleFlag is an admin's mark that a market is ambiguous or disputed:
+// OracleFlag is an admin's mark that an unresolved market is ambiguous:
 // the market goes through the oracle before either track settles or scores
 // it, and its resolution comes from the oracle, not the source.
 type OracleFlag struct {
@@ -208,8 +266,112 @@ type OracleFlag struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// Validate checks and trims the flag's reason (see CleanText).
+func (f *OracleFlag) Validate() error {
+	if strings.TrimSpace(f.Reason) == "" {
+		return Errorf(EINVALID, "flagging market %d needs a reason", f.MarketID)
+	}
+	var err error
+	f.Reason, err = CleanText("the reason", f.Reason, MaxReasonChars, true)
+	return err
+}
+
+// OracleDispute is an admin's contest of a market's resolution by its
+// source: who disputed it, when, why, and the resolution disputed. The
+// market keeps that resolution until the oracle (run on it like on an
+// ambiguous market) or an arbiter decides; the decision is then applied
+// as a re-resolution: both tracks re-score and re-settle what it changes.
+type OracleDispute struct {
+	MarketID   int64     `json:"market_id"`
+	Resolution string    `json:"resolution"` // the source's, as disputed
+	Admin      string    `json:"admin"`
+	Reason     string    `json:"reason"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Validate checks and trims the admin's name and the reason (see
+// CleanText).
+func (d *OracleDispute) Validate() error {
+	var err error
+	if d.Admin, err = CleanText("the admin's name", d.Admin, MaxNameChars, true); err != nil {
+		return err
+	}
+	if strings.TrimSpace(d.Reason) == "" {
+		return Errorf(EINVALID, "disputing market %d needs a reason", d.MarketID)
+	}
+	d.Reason, err = CleanText("the reason", d.Reason, MaxReasonChars, true)
+	return err
+}
+
+// ResolutionChange is a resolution being applied to a market, as the
+// tracks see it inside the transaction that records it.
+type ResolutionChange struct {
+	// Market is the market as it was before the change.
+	Market *Market
+	// Resolution is the oracle resolution applied (ID set); a track that
+	// re-scores forecast rounds adds them to its Rescored.
+	Resolution *OracleResolution
+	// Outcome is the market's resolution from now on: Yes, No or Void.
+	Outcome string
+	At      time.Time
+}
+
+// ResolutionHook is one track's part of applying a resolution to a market
+// that had one already (a re-resolution, a decided dispute): it corrects
+// what the track settled or scored on the previous one. It runs inside the
+// store's transaction tx; an error rolls everything back, the resolution
+// included.
+type ResolutionHook func(ctx context.Context, tx ResolutionTx, c *ResolutionChange) error
+
+// ResolutionTx is the transaction that applies a resolution, as the tracks
+// read and write through it.
+type ResolutionTx interface {
+	RescoreTx
+	ResettleTx
+}
+
+// RescoreTx is what the forecast track needs to re-score the rounds that
+// froze a market's outcome.
+type RescoreTx interface {
+	// ScoredRounds lists the triggered rounds holding the market, by id.
+	ScoredRounds(ctx context.Context, marketID int64) ([]uint64, error)
+	// LockRound reads a round with its markets and frozen outcomes, locked
+	// against any other re-scoring of it until the transaction ends.
+	LockRound(ctx context.Context, id uint64) (*Round, error)
+	MarketsByID(ctx context.Context, ids []int64) (map[int64]*Market, error)
+	Submissions(ctx context.Context, roundID uint64) ([]*Submission, error)
+	RoundScores(ctx context.Context, roundID uint64) ([]RoundScore, error)
+	// SaveRescore freezes rs.Outcome for the round's market rs.Index,
+	// replaces the round's scores with rs.Scores and its scored forecasts
+	// with rows, and keeps rs for audit.
+	SaveRescore(ctx context.Context, rs *RoundRescore, rows []ScoredForecast) error
+}
+
+// ResettleTx is what the trading track needs to correct the settlement of
+// a market.
+type ResettleTx interface {
+	// Settlement returns how the market was settled; ok is false while it
+	// is not.
+	Settlement(ctx context.Context, marketID int64) (s Settlement, ok bool, err error)
+	// MarketTrades lists every trade in the market, by id.
+	MarketTrades(ctx context.Context, marketID int64) ([]*Trade, error)
+	// MarketPositions lists every position in the market, any status, by id.
+	MarketPositions(ctx context.Context, marketID int64) ([]*Position, error)
+	// LockPortfolio reads a portfolio with its open positions, locked
+	// against any other write until the transaction ends.
+	LockPortfolio(ctx context.Context, id int64) (*Portfolio, error)
+	Cohort(ctx context.Context, id int64) (*Cohort, error)
+	// ApplyChange writes a ledger change (see CohortStore.ApplyChange).
+	ApplyChange(ctx context.Context, ch *PortfolioChange) error
+	// Resettled records that the market's settlement now follows the
+	// resolution given.
+	Resettled(ctx context.Context, marketID int64, resolution string) error
+}
+
 // TradeResettle is the trading correction made when a settled market is
-// re-resolved: Amount is the change of payout (negative when taken back).
+// re-resolved: Amount is the change of payout (negative when taken back),
+// which moves cash and realized P/L alike; CostBasis is the cost basis the
+// position had when it settled, for reference (nothing is released).
 const TradeResettle TradeKind = "RESETTLE"
 
 // MarketResolution maps an oracle decision to a market resolution.

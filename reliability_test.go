@@ -13,7 +13,7 @@ import (
 )
 
 // catalogueGroups are the sections of docs/reliability.md, in order.
-var catalogueGroups = []string{"protocol", "input", "auth", "abuse", "crash", "data", "upstream", "operations"}
+var catalogueGroups = []string{"protocol", "input", "auth", "abuse", "crash", "data", "upstream", "operations", "resolution"}
 
 // minCatalogue is the least number of distinct cases the catalogue lists.
 const minCatalogue = 300

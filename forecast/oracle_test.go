@@ -112,7 +112,7 @@ func TestOracleForecastFlow(t *testing.T) {
 		}
 		// Re-resolved YES after scoring: the round is re-scored with the
 		// trigger's scorer. Brier by hand: (0.2² + 0.7² + 0.4²)/3 = 0.23.
-		osvc.Rescore, osvc.Applied = forecast.ScoreFrozen, svc.OracleDecided
+		osvc.Tracks, osvc.Applied = []arena.ResolutionHook{forecast.Rescore}, svc.OracleDecided
 		rr, err := osvc.Decide(ctx, arena.OracleDecisionInput{MarketID: ms[1].ID, Decision: arena.OracleYes, Arbiter: "bob", Reason: "changed", ReResolve: true})
 		if err != nil || len(rr.Rescored) != 1 || rr.Rescored[0].RoundID != r.ID {
 			t.Fatalf("re-resolution after scoring: %+v %v", rr, err)

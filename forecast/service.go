@@ -667,8 +667,8 @@ func (s *Service) recordScores(ctx context.Context, roundID uint64, frozen []int
 // market baseline when some market has a benchmark: the scores and scored
 // forecasts the trigger saves; markets (aligned with r.Markets) give the
 // scored forecasts' categories and events. A re-resolution re-scores with
-// it too (it is an arena.RoundScorer). With no market scored YES or NO
-// there are no scores.
+// it too (see Rescore). With no market scored YES or NO there are no
+// scores.
 func ScoreFrozen(r *arena.Round, frozen []int8, markets []*arena.Market, subs []*arena.Submission) ([]arena.RoundScore, []arena.ScoredForecast, error) {
 	if len(markets) != len(r.Markets) {
 		return nil, nil, arena.Errorf(arena.EINVALID, "score round %d: %d markets for %d round markets", r.ID, len(markets), len(r.Markets))

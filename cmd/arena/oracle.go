@@ -30,6 +30,7 @@ Subcommands:
   queue     list the markets waiting for a human arbiter
   decide    record an arbiter's decision (or, with --re-resolve, revise one)
   flag      mark an unresolved market ambiguous: the oracle resolves it
+  dispute   contest a market's resolution by its source: the oracle or an arbiter decides it
 `
 
 func runOracle(ctx context.Context, env *Env, args []string) error {

@@ -91,8 +91,8 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 		"gamma": {"unan": `{"decision":"YES","confidence":0.85,"reasoning":"reported"}`, "split": `{"decision":"YES","confidence":0.7,"reasoning":"likely"}`},
 	}
 	resolvers := scriptedPanel(t, srv, answers)
-	svc := &oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
-		Now: func() time.Time { return run.Add(time.Hour) }}
+	svc := wireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
+		Now: func() time.Time { return run.Add(time.Hour) }}, nil)
 	n, err := svc.RunPending(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("oracle run: %d %v", n, err)

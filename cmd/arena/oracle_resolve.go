@@ -21,6 +21,7 @@ import (
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/retrieve"
 	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/trading"
 )
 
 func init() {
@@ -28,14 +29,16 @@ func init() {
 	oracleSubs["queue"] = oracleQueue
 	oracleSubs["decide"] = oracleDecide
 	oracleSubs["flag"] = oracleFlag
+	oracleSubs["dispute"] = oracleDispute
 }
 
-// wireOracle connects the oracle to the forecast track: a re-resolution
-// re-scores the rounds it changes with the track's scorer, and every
-// resolution the oracle applies goes to the track's tamper-evident log
-// (when fsvc has one).
+// wireOracle connects the oracle to both tracks: a change of a market's
+// resolution re-scores the forecast rounds and re-settles the trading
+// positions it touches, in the transaction that records it, and every
+// resolution the oracle applies goes to the forecast track's
+// tamper-evident log (when fsvc has one).
 func wireOracle(svc *oracle.Service, fsvc *forecast.Service) *oracle.Service {
-	svc.Rescore = forecast.ScoreFrozen
+	svc.Tracks = []arena.ResolutionHook{forecast.Rescore, trading.Resettle}
 	if fsvc != nil {
 		svc.Applied = fsvc.OracleDecided
 	}
@@ -173,13 +176,14 @@ func orDash(s string) string {
 }
 
 func oracleDecide(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "oracle decide", "--market ID --decision YES|NO|VOID --arbiter NAME --reason TEXT [--re-resolve] [--log-key FILE] [--db URL]")
+	fs := newFlagSet(env, "oracle decide", "--market ID --decision YES|NO|VOID --arbiter NAME --reason TEXT [--re-resolve [--revises SEQ]] [--log-key FILE] [--db URL]")
 	cf := addConfigFlags(fs, false)
 	market := fs.Int64("market", 0, "market id")
 	decision := fs.String("decision", "", "YES, NO or VOID")
 	arbiter := fs.String("arbiter", "", "who decides")
 	reason := fs.String("reason", "", "why (required to re-resolve)")
 	reResolve := fs.Bool("re-resolve", false, "change the decision on a market the oracle already resolved (re-scores the forecast rounds and re-settles the trading positions it changes)")
+	revises := fs.Int("revises", 0, "with --re-resolve: the resolution (its number) being corrected; refused if another was recorded since (default: the latest)")
 	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
 	o, db, err := marketCommand(ctx, env, fs, cf, args, market)
 	if err != nil {
@@ -187,7 +191,7 @@ func oracleDecide(ctx context.Context, env *Env, args []string) error {
 	}
 	defer db.Close()
 	in := arena.OracleDecisionInput{MarketID: *market, Decision: arena.OracleDecision(strings.ToUpper(strings.TrimSpace(*decision))),
-		Arbiter: *arbiter, Reason: *reason, ReResolve: *reResolve}
+		Arbiter: *arbiter, Reason: *reason, ReResolve: *reResolve, Revises: *revises}
 	if err := in.Validate(); err != nil { // before the log key is read or made
 		return err
 	}
@@ -224,6 +228,27 @@ func oracleFlag(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "market %d flagged for the oracle: %s\n", f.MarketID, f.Reason)
+	return nil
+}
+
+func oracleDispute(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "oracle dispute", "--market ID --admin NAME --reason TEXT [--db URL]")
+	cf := addConfigFlags(fs, false)
+	market := fs.Int64("market", 0, "market id")
+	admin := fs.String("admin", "", "who disputes the resolution (required)")
+	reason := fs.String("reason", "", "why the source's resolution is wrong (required)")
+	o, db, err := marketCommand(ctx, env, fs, cf, args, market)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := &oracle.Service{Store: db, Logger: newLogger(env, o.LogLevel)}
+	d, err := svc.Dispute(ctx, *market, *admin, *reason)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "market %d: resolution %s disputed by %s: %s\n", d.MarketID, d.Resolution, d.Admin, d.Reason)
+	fmt.Fprintln(env.Stdout, "the oracle (arena oracle resolve, or the serve job) or an arbiter (arena oracle decide) now decides it")
 	return nil
 }
 

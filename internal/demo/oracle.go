@@ -16,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/retrieve"
 	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/trading"
 )
 
 // The demo's oracle: its operator flags about one market in disputeEvery
@@ -57,7 +58,8 @@ func newDemoOracle(seed int64, db *store.DB, fsvc *forecast.Service, now func() 
 		rs = append(rs, &oracle.Resolver{ID: r.id, Completer: &simResolver{seed: seed, accuracy: r.accuracy, id: r.id, truth: o.truth}})
 	}
 	o.svc = &oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: rs, Retriever: retrieve.Question{Now: now}, Workers: len(rs), Now: now},
-		Policy: arena.DefaultOraclePolicy, Now: now, Logger: log, Rescore: forecast.ScoreFrozen, Applied: fsvc.OracleDecided}
+		Policy: arena.DefaultOraclePolicy, Now: now, Logger: log,
+		Tracks: []arena.ResolutionHook{forecast.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided}
 	return o
 }
 

@@ -88,6 +88,9 @@ func OracleAccuracy(histories [][]arena.OracleResolution) Accuracy {
 			continue
 		}
 		first, last := h[0], h[len(h)-1]
+		if first.Verdict.Architecture == "" {
+			continue // an arbiter decided a dispute without a panel run: no panel to audit
+		}
 		if last.Final.Binary() {
 			for _, v := range first.Verdict.Round1 {
 				if board[v.Agent] == nil {

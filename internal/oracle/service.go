@@ -2,9 +2,9 @@ package oracle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	arena "github.com/forecast-arena/arena"
@@ -28,14 +28,55 @@ type Service struct {
 	Logger *slog.Logger
 	// Metrics counts recorded runs by status, escalations included (may be nil).
 	Metrics *metrics.Metrics
-	// Rescore is the forecast track's round scorer: a re-resolution of a
-	// market frozen in scored rounds re-scores them with it, in the same
-	// transaction (without it such a re-resolution is refused).
-	Rescore arena.RoundScorer
+	// Tracks are the tracks' hooks (forecast.Rescore, trading.Resettle),
+	// wired by the command: a resolution that changes a market's earlier
+	// one (a re-resolution, a decided dispute) runs them in the
+	// transaction that records it, so the re-scores and re-settlements
+	// commit with it or not at all. Without them such a change is refused.
+	Tracks []arena.ResolutionHook
 	// Applied, when set, is told of every resolution applied to a market
 	// once it is committed (the forecast track logs it in the
 	// tamper-evident log, with any re-scored rounds).
 	Applied func(ctx context.Context, r *arena.OracleResolution)
+}
+
+// errNoTracks: the service was built without the tracks' hooks, so a
+// change of a resolution could not re-score and re-settle what it must.
+var errNoTracks = errors.New("oracle: no track hooks are wired to re-score and re-settle a changed resolution")
+
+// Eligible is the rule for letting the oracle resolve a market, wherever
+// the request comes from (Resolve for the command, Pending for the serve
+// job): a closed
+// binary market that is ambiguous and unresolved (the source reported no
+// winner, or an admin flagged it), or whose resolution by its source an
+// admin disputed. Anything else is refused with the reason, before any
+// model is asked or anything is stored.
+func Eligible(m *arena.Market, disputed bool) error {
+	switch {
+	case !m.IsBinary():
+		return arena.Errorf(arena.EINVALID, "market %d is not a Yes/No market; the oracle resolves binary markets only", m.ID)
+	case m.Status == arena.StatusOpen && m.CloseTime.IsZero():
+		return arena.Errorf(arena.ECONFLICT, "market %d is still open; the oracle resolves closed markets only", m.ID)
+	case m.Status == arena.StatusOpen:
+		return arena.Errorf(arena.ECONFLICT, "market %d is still open (close time %s); the oracle resolves closed markets only",
+			m.ID, m.CloseTime.UTC().Format(time.RFC3339))
+	case disputed:
+		return nil
+	case m.Resolution != "":
+		return arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s); dispute it to have the oracle revise it", m.ID, m.Resolution)
+	case !m.Ambiguous:
+		return arena.Errorf(arena.ECONFLICT, "market %d is not ambiguous, flagged or disputed; the oracle resolves only those", m.ID)
+	}
+	return nil
+}
+
+// disputed reports whether an admin disputed the market's resolution.
+func (s *Service) disputed(ctx context.Context, marketID int64) (bool, error) {
+	_, err := s.Store.OracleDispute(ctx, marketID)
+	if arena.ErrorKind(err) == arena.ENOTFOUND {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (s *Service) now() time.Time {
@@ -52,18 +93,24 @@ func (s *Service) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// Resolve runs the panel on one binary, unresolved market and records the
-// result: resolved when the policy allows it, else escalated.
+// Resolve runs the panel on one market the oracle may resolve (see
+// Eligible) and records the result: applied when the policy allows it,
+// else escalated. On a disputed market an applied decision re-scores and
+// re-settles what the source's resolution settled and scored.
 func (s *Service) Resolve(ctx context.Context, marketID int64) (*arena.OracleResolution, error) {
 	m, err := s.Store.Market(ctx, marketID)
 	if err != nil {
 		return nil, err
 	}
-	if !m.IsBinary() {
-		return nil, arena.Errorf(arena.EINVALID, "market %d is not a Yes/No market; the oracle resolves binary markets only", marketID)
+	disputed, err := s.disputed(ctx, marketID)
+	if err != nil {
+		return nil, err
 	}
-	if m.Resolution != "" {
-		return nil, arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s)", marketID, m.Resolution)
+	if err := Eligible(m, disputed); err != nil {
+		return nil, err
+	}
+	if disputed && len(s.Tracks) == 0 {
+		return nil, errNoTracks
 	}
 	if _, err := ParseArch(s.Policy.Architecture, s.Panel.Agents()); err != nil {
 		return nil, arena.Errorf(arena.EINVALID, "oracle policy: %v", err)
@@ -85,7 +132,7 @@ func (s *Service) Resolve(ctx context.Context, marketID int64) (*arena.OracleRes
 	v := Verdict(s.Policy, res, p.Agents())
 	v.At = s.now()
 	rec := &arena.OracleResolution{MarketID: m.ID, Evidence: res.Packet, Verdict: v, Policy: s.Policy, CreatedAt: v.At}
-	if err := s.Store.SaveOracleResolution(ctx, rec); err != nil {
+	if err := s.Store.SaveOracleResolution(ctx, rec, s.Tracks...); err != nil {
 		return nil, err
 	}
 	s.Metrics.OracleRun(rec.Status)
@@ -97,17 +144,48 @@ func (s *Service) Resolve(ctx context.Context, marketID int64) (*arena.OracleRes
 	return rec, nil
 }
 
-// Decide records an arbiter's decision on an escalated market, or a
-// re-resolution of a resolved one, re-scoring with Rescore every forecast
-// round the change touches.
+// Decide records an arbiter's decision on an escalated or disputed
+// market, or a re-resolution of one the oracle resolved. A re-resolution
+// applies only to the resolution it revises (in.Revises, or the latest
+// when the request is read): when another was recorded since, it is
+// refused with CodeResolutionChanged. One to the decision in force is a
+// no-op: it returns that resolution and records and logs nothing.
 func (s *Service) Decide(ctx context.Context, in arena.OracleDecisionInput) (*arena.OracleResolution, error) {
-	in.Rescore = s.Rescore
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
 	if in.At.IsZero() {
 		in.At = s.now()
 	}
-	r, err := s.Store.DecideOracle(ctx, in)
+	var before *arena.OracleResolution
+	if in.ReResolve {
+		hist, err := s.Store.OracleResolutions(ctx, in.MarketID)
+		if err != nil && arena.ErrorKind(err) != arena.ENOTFOUND {
+			return nil, err
+		}
+		if len(hist) > 0 {
+			before = &hist[len(hist)-1]
+			if in.Revises == 0 {
+				in.Revises = before.Seq
+			}
+		}
+	}
+	if len(s.Tracks) == 0 {
+		disputed, err := s.disputed(ctx, in.MarketID)
+		if err != nil {
+			return nil, err
+		}
+		if in.ReResolve || disputed {
+			return nil, errNoTracks
+		}
+	}
+	r, err := s.Store.DecideOracle(ctx, in, s.Tracks...)
 	if err != nil {
 		return nil, err
+	}
+	if before != nil && r.ID == before.ID {
+		s.logger().Info("oracle re-resolution changes nothing", "market", r.MarketID, "decision", r.Final, "seq", r.Seq, "arbiter", in.Arbiter)
+		return r, nil
 	}
 	s.applied(ctx, r)
 	s.logger().Info("oracle decision", "market", r.MarketID, "decision", r.Final, "arbiter", r.Arbiter, "seq", r.Seq, "rescored_rounds", len(r.Rescored))
@@ -118,12 +196,36 @@ func (s *Service) Decide(ctx context.Context, in arena.OracleDecisionInput) (*ar
 // through the panel (Pending picks it up once it has closed), never from
 // the source, and neither track settles or scores it before.
 func (s *Service) Flag(ctx context.Context, marketID int64, reason string) (arena.OracleFlag, error) {
-	f := arena.OracleFlag{MarketID: marketID, Reason: strings.TrimSpace(reason), CreatedAt: s.now()}
+	f := arena.OracleFlag{MarketID: marketID, Reason: reason, CreatedAt: s.now()}
+	if err := f.Validate(); err != nil {
+		return arena.OracleFlag{}, err
+	}
 	if err := s.Store.FlagOracle(ctx, f); err != nil {
 		return arena.OracleFlag{}, err
 	}
 	s.logger().Info("market flagged for the oracle", "market", marketID, "reason", f.Reason)
 	return f, nil
+}
+
+// Dispute records an admin's dispute of a market's resolution by its
+// source (who, when, why): the market becomes eligible for the oracle
+// (Pending picks it up) and for an arbiter, whose decision is applied as
+// a re-resolution, re-scoring and re-settling what it changes.
+func (s *Service) Dispute(ctx context.Context, marketID int64, admin, reason string) (*arena.OracleDispute, error) {
+	d := &arena.OracleDispute{MarketID: marketID, Admin: admin, Reason: reason, CreatedAt: s.now()}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.Store.DisputeOracle(ctx, d); err != nil {
+		return nil, err
+	}
+	s.logger().Info("market resolution disputed", "market", marketID, "resolution", d.Resolution, "admin", d.Admin, "reason", d.Reason)
+	return d, nil
+}
+
+// Disputes lists the disputed markets, oldest first.
+func (s *Service) Disputes(ctx context.Context) ([]arena.OracleDispute, error) {
+	return s.Store.OracleDisputes(ctx)
 }
 
 // Accuracy is the oracle's accuracy against human audits, from every
@@ -169,11 +271,17 @@ func (s *Service) applied(ctx context.Context, r *arena.OracleResolution) {
 	}
 }
 
-// Pending lists the markets waiting for the oracle: closed or resolved
-// binary markets that are ambiguous (the source reported no determinable
-// winner, e.g. a disputed or 50-50 outcome, or an admin flagged them) and
-// that no oracle run has looked at yet.
+// Pending lists the markets waiting for the oracle: those it may resolve
+// (see Eligible) that no oracle run has looked at yet.
 func (s *Service) Pending(ctx context.Context) ([]*arena.Market, error) {
+	ds, err := s.Store.OracleDisputes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	disputed := make(map[int64]bool, len(ds))
+	for _, d := range ds {
+		disputed[d.MarketID] = true
+	}
 	var out []*arena.Market
 	for _, st := range []arena.MarketStatus{arena.StatusClosed, arena.StatusResolved} {
 		ms, err := s.Store.Markets(ctx, arena.MarketFilter{Status: st})
@@ -181,7 +289,7 @@ func (s *Service) Pending(ctx context.Context) ([]*arena.Market, error) {
 			return nil, err
 		}
 		for _, m := range ms {
-			if !m.Ambiguous || m.Resolution != "" || !m.IsBinary() {
+			if Eligible(m, disputed[m.ID]) != nil {
 				continue
 			}
 			if _, err := s.Store.OracleResolutions(ctx, m.ID); arena.ErrorKind(err) == arena.ENOTFOUND {

@@ -92,7 +92,7 @@ type existing struct {
 	status     arena.MarketStatus
 	resolution string
 	resolvedAt sql.NullInt64
-	flagged    bool // marked ambiguous by an admin (oracle_flags)
+	flagged    bool // flagged or disputed by an admin: resolved by the oracle alone
 }
 
 // SaveMarkets implements arena.MarketStore.
@@ -139,7 +139,7 @@ func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.Sa
 			case found && ex.resolution != "" && (mm.Resolution == "" || ex.flagged):
 				// A resolution, once recorded (upstream, oracle or admin), is
 				// never cleared by a later sync that no longer reports it, and
-				// a flagged market's comes from the oracle alone.
+				// a flagged or disputed market's comes from the oracle alone.
 				mm.Status, mm.Resolution, mm.ResolvedAt, mm.Ambiguous = ex.status, ex.resolution, fromMicros(ex.resolvedAt), false
 			}
 			r, err := encodeMarket(&mm)
@@ -207,7 +207,8 @@ func (d *DB) loadExisting(ctx context.Context, q queryer, markets []*arena.Marke
 	out := map[[2]string]existing{}
 	for src, ids := range bySource {
 		rows, err := q.QueryContext(ctx, d.rebind(`SELECT source_id, id, digest, status, resolution, resolved_at,
-			EXISTS (SELECT 1 FROM oracle_flags f WHERE f.market_id = markets.id) FROM markets WHERE source = ?`), src)
+			EXISTS (SELECT 1 FROM oracle_flags f WHERE f.market_id = markets.id)
+			OR EXISTS (SELECT 1 FROM oracle_disputes x WHERE x.market_id = markets.id) FROM markets WHERE source = ?`), src)
 		if err != nil {
 			return nil, fmt.Errorf("store: load markets of %s: %w", src, err)
 		}
@@ -323,6 +324,10 @@ func (d *DB) Market(ctx context.Context, id int64) (*arena.Market, error) {
 
 // MarketsByID implements arena.MarketStore.
 func (d *DB) MarketsByID(ctx context.Context, ids []int64) (map[int64]*arena.Market, error) {
+	return d.marketsByID(ctx, d.db, ids)
+}
+
+func (d *DB) marketsByID(ctx context.Context, q queryer, ids []int64) (map[int64]*arena.Market, error) {
 	out := make(map[int64]*arena.Market, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -332,7 +337,7 @@ func (d *DB) MarketsByID(ctx context.Context, ids []int64) (map[int64]*arena.Mar
 	for i, id := range ids {
 		args[i] = id
 	}
-	ms, err := queryAll(ctx, d.db, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id IN (`+ph+`)`), args, scanMarket)
+	ms, err := queryAll(ctx, q, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id IN (`+ph+`)`), args, scanMarket)
 	if err != nil {
 		return nil, fmt.Errorf("store: load markets: %w", err)
 	}
@@ -421,7 +426,7 @@ func (d *DB) setResolution(ctx context.Context, tx *sql.Tx, id int64, resolution
 	}
 	resolution = name
 	if !replace && m.Resolution != "" && m.Resolution != resolution {
-		return arena.Errorf(arena.ECONFLICT, "market %d already resolved to %s", id, m.Resolution)
+		return arena.Errorf(arena.ECONFLICT, "market %d already resolved to %s (to correct it, dispute it through the oracle)", id, m.Resolution)
 	}
 	m.Status, m.Resolution, m.ResolvedAt, m.Ambiguous = arena.StatusResolved, resolution, at.UTC(), false
 	r, err := encodeMarket(m)

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -79,8 +77,60 @@ func (d *DB) insertOracle(ctx context.Context, tx *sql.Tx, r *arena.OracleResolu
 	return err
 }
 
+// lockMarket reads a market inside tx and, on PostgreSQL, locks its row
+// until tx ends (SQLite's write transactions are serialised already): the
+// oracle's writes to one market happen one at a time, each seeing the
+// last one's result.
+func (d *DB) lockMarket(ctx context.Context, tx *sql.Tx, id int64) (*arena.Market, error) {
+	q := `SELECT ` + marketColumns + ` FROM markets WHERE id = ?`
+	if d.dialect == postgres {
+		q += ` FOR UPDATE`
+	}
+	m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(q), id))
+	if isNoRows(err) {
+		return nil, arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: oracle: market %d: %w", id, err)
+	}
+	return m, nil
+}
+
+// disputed reports whether an admin disputed the market's resolution.
+func (d *DB) disputed(ctx context.Context, q queryer, id int64) (bool, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM oracle_disputes WHERE market_id = ?`), id).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: disputes of market %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// applyResolution makes r's final decision the market's resolution inside
+// tx. When the market had a resolution already (a re-resolution, a decided
+// dispute), which the tracks may have settled or scored, it runs the
+// tracks' hooks in tx too; replace allows that change. A resolution that
+// stays the same is not written again.
+func (d *DB) applyResolution(ctx context.Context, tx *sql.Tx, m *arena.Market, r *arena.OracleResolution, at time.Time, replace bool, hooks []arena.ResolutionHook) error {
+	res, _ := r.Final.MarketResolution()
+	c := &arena.ResolutionChange{Market: m, Resolution: r, Outcome: res, At: at}
+	if m.Resolution != res {
+		if err := d.setResolution(ctx, tx, m.ID, res, at, replace); err != nil {
+			return err
+		}
+	}
+	if m.Resolution == "" {
+		return nil // a first resolution: nothing was settled or scored on another
+	}
+	for _, h := range hooks {
+		if err := h(ctx, resolutionTx{d, tx}, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SaveOracleResolution implements arena.OracleStore.
-func (d *DB) SaveOracleResolution(ctx context.Context, r *arena.OracleResolution) error {
+func (d *DB) SaveOracleResolution(ctx context.Context, r *arena.OracleResolution, hooks ...arena.ResolutionHook) error {
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = d.Now()
 	}
@@ -94,14 +144,15 @@ func (d *DB) SaveOracleResolution(ctx context.Context, r *arena.OracleResolution
 		r.Status, r.Final = arena.OracleAuto, r.Verdict.Decision
 	}
 	return d.tx(ctx, func(tx *sql.Tx) error {
-		m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), r.MarketID))
-		if isNoRows(err) {
-			return arena.Errorf(arena.ENOTFOUND, "market %d not found", r.MarketID)
-		}
+		m, err := d.lockMarket(ctx, tx, r.MarketID)
 		if err != nil {
-			return fmt.Errorf("store: oracle: market %d: %w", r.MarketID, err)
+			return err
 		}
-		if m.Resolution != "" {
+		disputed, err := d.disputed(ctx, tx, r.MarketID)
+		if err != nil {
+			return err
+		}
+		if m.Resolution != "" && !disputed {
 			return arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s)", r.MarketID, m.Resolution)
 		}
 		prev, err := d.latestOracle(ctx, tx, r.MarketID)
@@ -119,8 +170,7 @@ func (d *DB) SaveOracleResolution(ctx context.Context, r *arena.OracleResolution
 			return err
 		}
 		if r.Status == arena.OracleAuto {
-			res, _ := r.Final.MarketResolution()
-			return d.setResolution(ctx, tx, r.MarketID, res, r.CreatedAt, false)
+			return d.applyResolution(ctx, tx, m, r, r.CreatedAt, disputed, hooks)
 		}
 		return nil
 	})
@@ -151,6 +201,40 @@ func (d *DB) OracleResolutions(ctx context.Context, marketID int64) ([]arena.Ora
 		return nil, err
 	}
 	return out, nil
+}
+
+// loadRescores attaches to each resolution the rounds it re-scored.
+func (d *DB) loadRescores(ctx context.Context, marketID int64, rs []arena.OracleResolution) error {
+	list, err := queryAll(ctx, d.db, d.rebind(`SELECT round_id, market_id, resolution_id, idx, prev_outcome, outcome, outcomes, previous, scores, created_at
+		FROM round_rescores WHERE market_id = ? ORDER BY id`), []any{marketID}, func(sc scanner) (arena.RoundRescore, error) {
+		var x arena.RoundRescore
+		var round, at int64
+		var outs, prev, next string
+		if err := sc.Scan(&round, &x.MarketID, &x.ResolutionID, &x.Index, &x.PrevOutcome, &x.Outcome, &outs, &prev, &next, &at); err != nil {
+			return x, err
+		}
+		x.RoundID, x.At = uint64(round), time.UnixMicro(at).UTC()
+		for _, f := range []struct {
+			src string
+			dst any
+		}{{outs, &x.Outcomes}, {prev, &x.Previous}, {next, &x.Scores}} {
+			if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
+				return x, fmt.Errorf("re-score of round %d: %w", round, err)
+			}
+		}
+		return x, nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: re-scores of market %d: %w", marketID, err)
+	}
+	for _, x := range list {
+		for i := range rs {
+			if rs[i].ID == x.ResolutionID {
+				rs[i].Rescored = append(rs[i].Rescored, x)
+			}
+		}
+	}
+	return nil
 }
 
 // AllOracleResolutions implements arena.OracleStore.
@@ -190,11 +274,10 @@ func (d *DB) OracleQueue(ctx context.Context) ([]arena.OracleResolution, error) 
 }
 
 // DecideOracle implements arena.OracleStore.
-func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*arena.OracleResolution, error) {
+func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hooks ...arena.ResolutionHook) (*arena.OracleResolution, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	res, _ := in.Decision.MarketResolution()
 	at := in.At
 	if at.IsZero() {
 		at = d.Now()
@@ -202,48 +285,56 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 	at = at.UTC()
 	var out *arena.OracleResolution
 	err := d.tx(ctx, func(tx *sql.Tx) error {
+		m, err := d.lockMarket(ctx, tx, in.MarketID)
+		if err != nil {
+			return err
+		}
 		prev, err := d.latestOracle(ctx, tx, in.MarketID)
 		if err != nil {
 			return err
 		}
-		if prev == nil {
-			var one int
-			err := tx.QueryRowContext(ctx, d.rebind(`SELECT 1 FROM markets WHERE id = ?`), in.MarketID).Scan(&one)
-			if isNoRows(err) {
-				return arena.Errorf(arena.ENOTFOUND, "market %d not found", in.MarketID)
-			}
-			if err != nil {
-				return fmt.Errorf("store: decide market %d: %w", in.MarketID, err)
-			}
+		disputed, err := d.disputed(ctx, tx, in.MarketID)
+		if err != nil {
+			return err
 		}
 		if !in.ReResolve {
-			if prev == nil || prev.Status != arena.OracleEscalated {
-				return arena.Errorf(arena.ECONFLICT, "market %d is not escalated to an arbiter", in.MarketID)
+			switch {
+			case prev != nil && prev.Status == arena.OracleEscalated:
+				_, err := tx.ExecContext(ctx, d.rebind(`UPDATE oracle_resolutions SET status = ?, final = ?, arbiter = ?, reason = ?, decided_at = ? WHERE id = ? AND status = ?`),
+					arena.OracleDecided, string(in.Decision), in.Arbiter, in.Reason, at.UnixMicro(), prev.ID, arena.OracleEscalated)
+				if err != nil {
+					return fmt.Errorf("store: decide market %d: %w", in.MarketID, err)
+				}
+				prev.Status, prev.Final, prev.Arbiter, prev.Reason, prev.DecidedAt = arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at
+				out = prev
+			case prev == nil && disputed:
+				// An arbiter settles the dispute without a panel run.
+				out = &arena.OracleResolution{MarketID: in.MarketID, Seq: 1, Status: arena.OracleDecided, Final: in.Decision, Arbiter: in.Arbiter,
+					Reason: in.Reason, Evidence: arena.EvidencePacket{Question: m.Question, Criteria: m.Criteria}, CreatedAt: at, DecidedAt: at}
+				if err := d.insertOracle(ctx, tx, out); err != nil {
+					return err
+				}
+			case prev != nil:
+				return arena.Errorf(arena.ECONFLICT, "market %d is already resolved by the oracle (%s); re-resolve it instead", in.MarketID, prev.Final)
+			default:
+				return arena.Errorf(arena.ECONFLICT, "market %d is neither escalated to an arbiter nor disputed", in.MarketID)
 			}
-			_, err := tx.ExecContext(ctx, d.rebind(`UPDATE oracle_resolutions SET status = ?, final = ?, arbiter = ?, reason = ?, decided_at = ? WHERE id = ? AND status = ?`),
-				arena.OracleDecided, string(in.Decision), in.Arbiter, in.Reason, at.UnixMicro(), prev.ID, arena.OracleEscalated)
-			if err != nil {
-				return fmt.Errorf("store: decide market %d: %w", in.MarketID, err)
-			}
-			prev.Status, prev.Final, prev.Arbiter, prev.Reason, prev.DecidedAt = arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at
-			out = prev
-			return d.setResolution(ctx, tx, in.MarketID, res, at, false)
+			return d.applyResolution(ctx, tx, m, out, at, disputed, hooks)
 		}
 		if prev == nil || prev.Final == "" {
-			return arena.Errorf(arena.ECONFLICT, "market %d has no oracle resolution to revise (an escalated market is decided, not re-resolved)", in.MarketID)
-		}
-		// Re-resolution changes the market's resolution. Trading
-		// settlements are corrected (resettle) and every scored forecast
-		// round that froze the market's outcome is re-scored in this same
-		// transaction, so nobody reads the new resolution with old scores.
-		var settled int
-		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM market_settlements WHERE market_id = ?`), in.MarketID).Scan(&settled); err != nil {
-			return fmt.Errorf("store: re-resolve market %d: %w", in.MarketID, err)
-		}
-		if settled > 0 {
-			if err := d.resettle(ctx, tx, in.MarketID, res, at); err != nil {
-				return err
+			hint := "an escalated market is decided, not re-resolved"
+			if prev == nil && m.Resolution != "" {
+				hint = "the source resolved it: dispute it first"
 			}
+			return arena.Errorf(arena.ECONFLICT, "market %d has no oracle resolution to revise (%s)", in.MarketID, hint)
+		}
+		if in.Revises != 0 && prev.Seq != in.Revises {
+			return arena.Rejectf(arena.ECONFLICT, arena.CodeResolutionChanged, "market %d: resolution %d is no longer the latest: resolution %d (%s by %s) was recorded since; review it and retry",
+				in.MarketID, in.Revises, prev.Seq, prev.Final, orOracle(prev.Arbiter))
+		}
+		if prev.Final == in.Decision {
+			out = prev // already so: nothing to record, re-score or re-settle
+			return nil
 		}
 		next := *prev
 		next.Seq, next.Status, next.Final, next.Arbiter, next.Reason, next.CreatedAt, next.DecidedAt = prev.Seq+1, arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at, at
@@ -251,11 +342,8 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 		if err := d.insertOracle(ctx, tx, &next); err != nil {
 			return err
 		}
-		if next.Rescored, err = d.rescoreRounds(ctx, tx, &next, frozenOutcome(res), in.Rescore); err != nil {
-			return err
-		}
 		out = &next
-		return d.setResolution(ctx, tx, in.MarketID, res, at, true)
+		return d.applyResolution(ctx, tx, m, out, at, true, hooks)
 	})
 	if err != nil {
 		return nil, err
@@ -263,243 +351,149 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput) (*a
 	return out, nil
 }
 
-// Frozen outcomes of a round's markets, as the forecast track stores them.
-const (
-	frozenNo   int8 = 0
-	frozenYes  int8 = 1
-	frozenVoid int8 = -1
-)
-
-// frozenOutcome is the outcome a round freezes for a market resolved to
-// res: scored YES or NO, or void (excluded from scoring).
-func frozenOutcome(res string) int8 {
-	switch res {
-	case arena.Yes:
-		return frozenYes
-	case arena.No:
-		return frozenNo
+// orOracle names who made a resolution: its arbiter, or the panel.
+func orOracle(arbiter string) string {
+	if arbiter == "" {
+		return "the panel"
 	}
-	return frozenVoid
+	return arbiter
 }
 
-// rescoreRounds re-scores, with score, every scored round that froze the
-// market of r as resolved (YES, NO or void; a round that froze it as
-// unresolved never scored it and keeps its scores): the market's outcome
-// becomes outcome, the round's scores and scored forecasts are replaced,
-// and an audit row keeps the scores before and after. A round whose frozen
-// outcome does not change is left alone.
-func (d *DB) rescoreRounds(ctx context.Context, tx *sql.Tx, r *arena.OracleResolution, outcome int8, score arena.RoundScorer) ([]arena.RoundRescore, error) {
-	type hit struct {
-		round uint64
-		idx   int
-		prev  int8
-	}
-	hits, err := queryAll(ctx, tx, d.rebind(`SELECT rm.round_id, rm.idx, rm.outcome FROM round_markets rm JOIN rounds r ON r.id = rm.round_id
-		WHERE rm.market_id = ? AND r.triggered_at IS NOT NULL AND rm.outcome IN (?, ?, ?) ORDER BY rm.round_id, rm.idx`),
-		[]any{r.MarketID, frozenNo, frozenYes, frozenVoid}, func(sc scanner) (hit, error) {
-			var h hit
-			var id int64
-			err := sc.Scan(&id, &h.idx, &h.prev)
-			h.round = uint64(id)
-			return h, err
-		})
+// resolutionTx is the transaction applying a resolution, as the tracks'
+// hooks use it (arena.ResolutionTx): plain reads and writes of their
+// records; what to change is theirs to decide.
+type resolutionTx struct {
+	d  *DB
+	tx *sql.Tx
+}
+
+var _ arena.ResolutionTx = resolutionTx{}
+
+// ScoredRounds implements arena.RescoreTx.
+func (x resolutionTx) ScoredRounds(ctx context.Context, marketID int64) ([]uint64, error) {
+	ids, err := queryAll(ctx, x.tx, x.d.rebind(`SELECT DISTINCT rm.round_id FROM round_markets rm JOIN rounds r ON r.id = rm.round_id
+		WHERE rm.market_id = ? AND r.triggered_at IS NOT NULL ORDER BY rm.round_id`), []any{marketID}, func(sc scanner) (uint64, error) {
+		var id int64
+		err := sc.Scan(&id)
+		return uint64(id), err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("store: rounds scoring market %d: %w", r.MarketID, err)
+		return nil, fmt.Errorf("store: rounds scoring market %d: %w", marketID, err)
 	}
-	var out []arena.RoundRescore
-	for _, h := range hits {
-		if h.prev == outcome {
-			continue
-		}
-		if score == nil {
-			return nil, arena.Errorf(arena.ECONFLICT, "market %d is scored in forecast round %d and no scorer was given to re-score it", r.MarketID, h.round)
-		}
-		rs, err := d.rescoreRound(ctx, tx, r, h.round, h.idx, outcome, score)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *rs)
-	}
-	return out, nil
+	return ids, nil
 }
 
-// rescoreRound re-scores one round with market idx's outcome replaced.
-func (d *DB) rescoreRound(ctx context.Context, tx *sql.Tx, r *arena.OracleResolution, roundID uint64, idx int, outcome int8, score arena.RoundScorer) (*arena.RoundRescore, error) {
-	if d.dialect == postgres {
+// LockRound implements arena.RescoreTx.
+func (x resolutionTx) LockRound(ctx context.Context, id uint64) (*arena.Round, error) {
+	if x.d.dialect == postgres {
 		// Two re-resolutions of markets of one round must not both score
 		// from the outcomes they read: the second waits for the first.
-		if _, err := tx.ExecContext(ctx, `SELECT id FROM rounds WHERE id = $1 FOR UPDATE`, int64(roundID)); err != nil {
-			return nil, fmt.Errorf("store: lock round %d: %w", roundID, err)
+		if _, err := x.tx.ExecContext(ctx, `SELECT id FROM rounds WHERE id = $1 FOR UPDATE`, int64(id)); err != nil {
+			return nil, fmt.Errorf("store: lock round %d: %w", id, err)
 		}
 	}
-	rd, err := d.round(ctx, tx, roundID)
-	if err != nil {
-		return nil, err
-	}
-	rs := &arena.RoundRescore{RoundID: roundID, MarketID: r.MarketID, ResolutionID: r.ID, Index: idx, Outcome: outcome, At: r.CreatedAt}
-	markets := make([]*arena.Market, len(rd.Markets))
-	for i, rm := range rd.Markets {
-		if rm.Outcome == nil {
-			return nil, fmt.Errorf("store: round %d is scored but market %d has no frozen outcome", roundID, i)
-		}
-		rs.Outcomes = append(rs.Outcomes, *rm.Outcome)
-		m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), rm.MarketID))
-		if err != nil {
-			return nil, fmt.Errorf("store: re-score round %d: market %d: %w", roundID, rm.MarketID, err)
-		}
-		markets[i] = m
-	}
-	rs.PrevOutcome, rs.Outcomes[idx] = rs.Outcomes[idx], outcome
-	subs, err := d.submissions(ctx, tx, roundID)
-	if err != nil {
-		return nil, err
-	}
-	if rs.Previous, err = d.roundScores(ctx, tx, roundID); err != nil {
-		return nil, err
-	}
-	scores, rows, err := score(rd, rs.Outcomes, markets, subs)
-	if err != nil {
-		return nil, fmt.Errorf("store: re-score round %d: %w", roundID, err)
-	}
-	// In agent order, as RoundScores reads them back.
-	slices.SortFunc(scores, func(a, b arena.RoundScore) int { return strings.Compare(a.Agent, b.Agent) })
-	rs.Scores = scores
-	if rs.Previous == nil {
-		rs.Previous = []arena.RoundScore{}
-	}
-	if rs.Scores == nil {
-		rs.Scores = []arena.RoundScore{}
-	}
-	if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE round_markets SET outcome = ? WHERE round_id = ? AND idx = ?`), int(outcome), int64(roundID), idx); err != nil {
-		return nil, fmt.Errorf("store: re-score round %d: %w", roundID, err)
+	return x.d.round(ctx, x.tx, id)
+}
+
+// MarketsByID implements arena.RescoreTx.
+func (x resolutionTx) MarketsByID(ctx context.Context, ids []int64) (map[int64]*arena.Market, error) {
+	return x.d.marketsByID(ctx, x.tx, ids)
+}
+
+// Submissions implements arena.RescoreTx.
+func (x resolutionTx) Submissions(ctx context.Context, roundID uint64) ([]*arena.Submission, error) {
+	return x.d.submissions(ctx, x.tx, roundID)
+}
+
+// RoundScores implements arena.RescoreTx.
+func (x resolutionTx) RoundScores(ctx context.Context, roundID uint64) ([]arena.RoundScore, error) {
+	return x.d.roundScores(ctx, x.tx, roundID)
+}
+
+// SaveRescore implements arena.RescoreTx.
+func (x resolutionTx) SaveRescore(ctx context.Context, rs *arena.RoundRescore, rows []arena.ScoredForecast) error {
+	d, tx, id := x.d, x.tx, int64(rs.RoundID)
+	if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE round_markets SET outcome = ? WHERE round_id = ? AND idx = ?`), int(rs.Outcome), id, rs.Index); err != nil {
+		return fmt.Errorf("store: re-score round %d: %w", rs.RoundID, err)
 	}
 	for _, table := range []string{"round_scores", "scored_forecasts"} {
-		if _, err := tx.ExecContext(ctx, d.rebind(`DELETE FROM `+table+` WHERE round_id = ?`), int64(roundID)); err != nil {
-			return nil, fmt.Errorf("store: re-score round %d: %w", roundID, err)
+		if _, err := tx.ExecContext(ctx, d.rebind(`DELETE FROM `+table+` WHERE round_id = ?`), id); err != nil {
+			return fmt.Errorf("store: re-score round %d: %w", rs.RoundID, err)
 		}
 	}
-	if err := d.insertRoundScores(ctx, tx, roundID, scores, rows); err != nil {
-		return nil, err
+	if err := d.insertRoundScores(ctx, tx, rs.RoundID, rs.Scores, rows); err != nil {
+		return err
 	}
 	outs, _ := json.Marshal(rs.Outcomes)
 	prev, _ := json.Marshal(rs.Previous)
 	next, _ := json.Marshal(rs.Scores)
 	if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO round_rescores (round_id, market_id, resolution_id, idx, prev_outcome, outcome, outcomes, previous, scores, created_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?)`), int64(roundID), r.MarketID, r.ID, idx, int(rs.PrevOutcome), int(outcome), string(outs), string(prev), string(next), rs.At.UnixMicro()); err != nil {
-		return nil, fmt.Errorf("store: re-score round %d: %w", roundID, err)
-	}
-	return rs, nil
-}
-
-// loadRescores attaches to each resolution the rounds it re-scored.
-func (d *DB) loadRescores(ctx context.Context, marketID int64, rs []arena.OracleResolution) error {
-	list, err := queryAll(ctx, d.db, d.rebind(`SELECT round_id, market_id, resolution_id, idx, prev_outcome, outcome, outcomes, previous, scores, created_at
-		FROM round_rescores WHERE market_id = ? ORDER BY id`), []any{marketID}, func(sc scanner) (arena.RoundRescore, error) {
-		var x arena.RoundRescore
-		var round, at int64
-		var outs, prev, next string
-		if err := sc.Scan(&round, &x.MarketID, &x.ResolutionID, &x.Index, &x.PrevOutcome, &x.Outcome, &outs, &prev, &next, &at); err != nil {
-			return x, err
-		}
-		x.RoundID, x.At = uint64(round), time.UnixMicro(at).UTC()
-		for _, f := range []struct {
-			src string
-			dst any
-		}{{outs, &x.Outcomes}, {prev, &x.Previous}, {next, &x.Scores}} {
-			if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
-				return x, fmt.Errorf("re-score of round %d: %w", round, err)
-			}
-		}
-		return x, nil
-	})
-	if err != nil {
-		return fmt.Errorf("store: re-scores of market %d: %w", marketID, err)
-	}
-	for _, x := range list {
-		for i := range rs {
-			if rs[i].ID == x.ResolutionID {
-				rs[i].Rescored = append(rs[i].Rescored, x)
-			}
-		}
+		VALUES (?,?,?,?,?,?,?,?,?,?)`), id, rs.MarketID, rs.ResolutionID, rs.Index, int(rs.PrevOutcome), int(rs.Outcome), string(outs), string(prev), string(next), rs.At.UnixMicro()); err != nil {
+		return fmt.Errorf("store: re-score round %d: %w", rs.RoundID, err)
 	}
 	return nil
 }
 
-// resettle corrects the trading settlement of a market after its
-// resolution changed: each position's payout becomes what the new
-// resolution pays (shares for a winning side, nothing for a losing one,
-// the cost basis for VOID), and the difference moves cash and realized P/L
-// alike, recorded as a RESETTLE trade, so the ledger still reconciles. A
-// correction that would leave a portfolio with negative cash is refused.
-func (d *DB) resettle(ctx context.Context, tx *sql.Tx, marketID int64, resolution string, at time.Time) error {
-	rows, err := tx.QueryContext(ctx, d.rebind(`SELECT portfolio_id, position_id, side, kind, amount, shares, cost_basis FROM trades
-		WHERE market_id = ? AND kind IN (?, ?, ?) ORDER BY id`), marketID, string(arena.TradeSettle), string(arena.TradeCancel), string(arena.TradeResettle))
+// Settlement implements arena.ResettleTx.
+func (x resolutionTx) Settlement(ctx context.Context, marketID int64) (arena.Settlement, bool, error) {
+	s := arena.Settlement{MarketID: marketID}
+	var at int64
+	err := x.tx.QueryRowContext(ctx, x.d.rebind(`SELECT resolution, policy, positions, settled_at FROM market_settlements WHERE market_id = ?`), marketID).
+		Scan(&s.Resolution, &s.Policy, &s.Positions, &at)
+	if isNoRows(err) {
+		return arena.Settlement{}, false, nil
+	}
 	if err != nil {
-		return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+		return arena.Settlement{}, false, fmt.Errorf("store: settlement of market %d: %w", marketID, err)
 	}
-	type pos struct {
-		portfolio, id int64
-		side          string
-		paid          int64
-		shares, cost  int64
+	s.SettledAt = time.UnixMicro(at).UTC()
+	return s, true, nil
+}
+
+// MarketTrades implements arena.ResettleTx.
+func (x resolutionTx) MarketTrades(ctx context.Context, marketID int64) ([]*arena.Trade, error) {
+	out, err := queryAll(ctx, x.tx, x.d.rebind(`SELECT `+tradeColumns+` FROM trades WHERE market_id = ? ORDER BY id`), []any{marketID}, scanTrade)
+	if err != nil {
+		return nil, fmt.Errorf("store: trades in market %d: %w", marketID, err)
 	}
-	var order []int64
-	byID := map[int64]*pos{}
-	for rows.Next() {
-		var p pos
-		var kind string
-		var amount int64
-		if err := rows.Scan(&p.portfolio, &p.id, &p.side, &kind, &amount, &p.shares, &p.cost); err != nil {
-			rows.Close()
-			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
-		}
-		if q := byID[p.id]; q != nil {
-			q.paid += amount // corrections add to what the settlement paid
-			continue
-		}
-		p.paid = amount
-		byID[p.id] = &p
-		order = append(order, p.id)
+	return out, nil
+}
+
+// MarketPositions implements arena.ResettleTx.
+func (x resolutionTx) MarketPositions(ctx context.Context, marketID int64) ([]*arena.Position, error) {
+	return x.d.positions(ctx, x.tx, `market_id = ?`, marketID)
+}
+
+// LockPortfolio implements arena.ResettleTx.
+func (x resolutionTx) LockPortfolio(ctx context.Context, id int64) (*arena.Portfolio, error) {
+	q := `SELECT ` + portfolioColumns + ` FROM portfolios WHERE id = ?`
+	if x.d.dialect == postgres {
+		q += ` FOR UPDATE`
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	p, err := lookup(x.tx.QueryRowContext(ctx, x.d.rebind(q), id), scanPortfolio, fmt.Sprintf("portfolio %d", id))
+	if err != nil {
+		return nil, err
 	}
-	for _, id := range order {
-		p := byID[id]
-		pay, price, status := int64(0), int64(0), arena.PositionSettled
-		switch {
-		case resolution == arena.Void:
-			pay, status = p.cost, arena.PositionCancelled
-		case strings.EqualFold(p.side, resolution):
-			pay, price = p.shares, int64(arena.OnePPM)
-		}
-		delta := pay - p.paid
-		if delta == 0 {
-			continue
-		}
-		var cash int64
-		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT cash FROM portfolios WHERE id = ?`), p.portfolio).Scan(&cash); err != nil {
-			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
-		}
-		if cash+delta < 0 {
-			return arena.Errorf(arena.ECONFLICT, "market %d: re-resolving would take $%.2f from portfolio %d, which holds $%.2f", marketID, float64(-delta)/1e6, p.portfolio, float64(cash)/1e6)
-		}
-		if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE portfolios SET cash = cash + ?, realized = realized + ?, version = version + 1 WHERE id = ?`),
-			delta, delta, p.portfolio); err != nil {
-			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
-		}
-		if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE positions SET status = ?, mark = ? WHERE id = ?`), string(status), price, p.id); err != nil {
-			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
-		}
-		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO trades (portfolio_id, position_id, market_id, side, kind, amount, shares, price, cost_basis,
-			cash_before, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`), p.portfolio, p.id, marketID, p.side, string(arena.TradeResettle), delta, p.shares, price,
-			p.cost, cash, at.UnixMicro()); err != nil {
-			return fmt.Errorf("store: resettle market %d: %w", marketID, err)
-		}
+	if p.Positions, err = x.d.positions(ctx, x.tx, `portfolio_id = ? AND status = ?`, id, string(arena.PositionOpen)); err != nil {
+		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE market_settlements SET resolution = ?, policy = ? WHERE market_id = ?`), resolution, "re-resolved", marketID); err != nil {
-		return fmt.Errorf("store: resettle market %d: %w", marketID, err)
+	return p, nil
+}
+
+// Cohort implements arena.ResettleTx.
+func (x resolutionTx) Cohort(ctx context.Context, id int64) (*arena.Cohort, error) {
+	return lookup(x.tx.QueryRowContext(ctx, x.d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE id = ?`), id), scanCohort, fmt.Sprintf("cohort %d", id))
+}
+
+// ApplyChange implements arena.ResettleTx.
+func (x resolutionTx) ApplyChange(ctx context.Context, ch *arena.PortfolioChange) error {
+	return x.d.applyChange(ctx, x.tx, ch, 0)
+}
+
+// Resettled implements arena.ResettleTx.
+func (x resolutionTx) Resettled(ctx context.Context, marketID int64, resolution string) error {
+	if _, err := x.tx.ExecContext(ctx, x.d.rebind(`UPDATE market_settlements SET resolution = ?, policy = ? WHERE market_id = ?`), resolution, "re-resolved", marketID); err != nil {
+		return fmt.Errorf("store: re-settle market %d: %w", marketID, err)
 	}
 	return nil
 }
@@ -508,30 +502,29 @@ func (d *DB) resettle(ctx context.Context, tx *sql.Tx, marketID int64, resolutio
 // ambiguity are recorded together, so from then on the tracks wait for
 // the oracle and syncs keep the source's resolution out (see SaveMarkets).
 func (d *DB) FlagOracle(ctx context.Context, f arena.OracleFlag) error {
-	f.Reason = strings.TrimSpace(f.Reason)
-	if f.Reason == "" {
-		return arena.Errorf(arena.EINVALID, "flagging market %d needs a reason", f.MarketID)
+	if err := f.Validate(); err != nil {
+		return err
 	}
 	if f.CreatedAt.IsZero() {
 		f.CreatedAt = d.Now()
 	}
 	return d.tx(ctx, func(tx *sql.Tx) error {
-		m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), f.MarketID))
-		if isNoRows(err) {
-			return arena.Errorf(arena.ENOTFOUND, "market %d not found", f.MarketID)
-		}
+		m, err := d.lockMarket(ctx, tx, f.MarketID)
 		if err != nil {
-			return fmt.Errorf("store: flag market %d: %w", f.MarketID, err)
-		}
-		if m.Resolution != "" {
-			return arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s); re-resolve it through the oracle instead", f.MarketID, m.Resolution)
-		}
-		if !m.IsBinary() {
-			return arena.Errorf(arena.EINVALID, "market %d is not a Yes/No market; the oracle resolves binary markets only", f.MarketID)
+			return err
 		}
 		prev, err := d.latestOracle(ctx, tx, f.MarketID)
 		if err != nil {
 			return err
+		}
+		if m.Resolution != "" {
+			if prev != nil {
+				return arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s) by the oracle; re-resolve it instead", f.MarketID, m.Resolution)
+			}
+			return arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s) by its source; dispute it instead", f.MarketID, m.Resolution)
+		}
+		if !m.IsBinary() {
+			return arena.Errorf(arena.EINVALID, "market %d is not a Yes/No market; the oracle resolves binary markets only", f.MarketID)
 		}
 		if prev != nil {
 			return arena.Errorf(arena.ECONFLICT, "market %d is already with the oracle (%s)", f.MarketID, prev.Status)
@@ -561,6 +554,80 @@ func (d *DB) FlagOracle(ctx context.Context, f arena.OracleFlag) error {
 		}
 		return nil
 	})
+}
+
+// DisputeOracle implements arena.OracleStore. The market's row is not
+// touched: it keeps the source's resolution, and the dispute keeps syncs
+// from changing it (see SaveMarkets).
+func (d *DB) DisputeOracle(ctx context.Context, dp *arena.OracleDispute) error {
+	if err := dp.Validate(); err != nil {
+		return err
+	}
+	if dp.CreatedAt.IsZero() {
+		dp.CreatedAt = d.Now()
+	}
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		m, err := d.lockMarket(ctx, tx, dp.MarketID)
+		if err != nil {
+			return err
+		}
+		if !m.IsBinary() {
+			return arena.Errorf(arena.EINVALID, "market %d is not a Yes/No market; the oracle resolves binary markets only", dp.MarketID)
+		}
+		prev, err := d.latestOracle(ctx, tx, dp.MarketID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case prev != nil && prev.Final != "":
+			return arena.Errorf(arena.ECONFLICT, "market %d was resolved by the oracle (%s); re-resolve it instead", dp.MarketID, prev.Final)
+		case prev != nil:
+			return arena.Errorf(arena.ECONFLICT, "market %d is already with the oracle (%s)", dp.MarketID, prev.Status)
+		case m.Resolution == "":
+			return arena.Errorf(arena.ECONFLICT, "market %d is not resolved; flag it for the oracle instead", dp.MarketID)
+		}
+		dp.Resolution = m.Resolution
+		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO oracle_disputes (market_id, resolution, admin, reason, created_at) VALUES (?, ?, ?, ?, ?)`),
+			dp.MarketID, m.Resolution, dp.Admin, dp.Reason, dp.CreatedAt.UnixMicro()); err != nil {
+			if isUniqueViolation(err) {
+				return arena.Errorf(arena.ECONFLICT, "market %d is already disputed", dp.MarketID)
+			}
+			return fmt.Errorf("store: dispute market %d: %w", dp.MarketID, err)
+		}
+		return nil
+	})
+}
+
+const disputeColumns = `market_id, resolution, admin, reason, created_at`
+
+func scanDispute(sc scanner) (*arena.OracleDispute, error) {
+	var x arena.OracleDispute
+	var at int64
+	err := sc.Scan(&x.MarketID, &x.Resolution, &x.Admin, &x.Reason, &at)
+	x.CreatedAt = time.UnixMicro(at).UTC()
+	return &x, err
+}
+
+// OracleDispute implements arena.OracleStore.
+func (d *DB) OracleDispute(ctx context.Context, marketID int64) (*arena.OracleDispute, error) {
+	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+disputeColumns+` FROM oracle_disputes WHERE market_id = ?`), marketID),
+		scanDispute, fmt.Sprintf("dispute of market %d", marketID))
+}
+
+// OracleDisputes implements arena.OracleStore.
+func (d *DB) OracleDisputes(ctx context.Context) ([]arena.OracleDispute, error) {
+	out, err := queryAll(ctx, d.db, `SELECT `+disputeColumns+` FROM oracle_disputes ORDER BY created_at, market_id`, nil,
+		func(sc scanner) (arena.OracleDispute, error) {
+			x, err := scanDispute(sc)
+			return *x, err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("store: oracle disputes: %w", err)
+	}
+	if out == nil {
+		out = []arena.OracleDispute{}
+	}
+	return out, nil
 }
 
 // OracleFlags implements arena.OracleStore.

@@ -416,3 +416,85 @@ func AvgEntry(p *arena.Position) PPM {
 }
 
 func fmtPrice(p PPM) string { return fmt.Sprintf("%.6f", p.Float()) }
+
+// SettledPosition is a position its market's settlement closed, as the
+// market's trades tell: the shares and cost basis it held when it settled,
+// and everything paid for it since (the settlement, then any corrections).
+type SettledPosition struct {
+	Position  *arena.Position
+	Shares    Shares
+	CostBasis Micros
+	Paid      Micros
+}
+
+// SettledPositions reads a market's trades, in id order, for the positions
+// its settlement closed (a SETTLE or CANCEL trade, then any RESETTLE),
+// each with its position from positions, in the order they settled.
+func SettledPositions(trades []*arena.Trade, positions map[int64]*arena.Position) ([]SettledPosition, error) {
+	var out []SettledPosition
+	at := map[int64]int{} // position id → index in out
+	for _, t := range trades {
+		switch t.Kind {
+		case arena.TradeSettle, arena.TradeCancel:
+			if _, dup := at[t.PositionID]; dup {
+				return nil, fmt.Errorf("%w: position %d settled twice", ErrInvariant, t.PositionID)
+			}
+			p := positions[t.PositionID]
+			if p == nil {
+				return nil, fmt.Errorf("trading: settled position %d not found", t.PositionID)
+			}
+			at[t.PositionID] = len(out)
+			out = append(out, SettledPosition{Position: p, Shares: t.Shares, CostBasis: t.CostBasis, Paid: t.Amount})
+		case arena.TradeResettle:
+			i, ok := at[t.PositionID]
+			if !ok {
+				return nil, fmt.Errorf("%w: position %d corrected before it settled", ErrInvariant, t.PositionID)
+			}
+			out[i].Paid += t.Amount
+		}
+	}
+	return out, nil
+}
+
+// Resettle corrects the settlement of a position after its market's
+// resolution changed to resolution: the position now pays what that
+// resolution pays (its shares on the winning side, nothing on the losing
+// one, its cost basis back for VOID), and the difference from what it was
+// paid moves cash and realized P/L alike, as a RESETTLE trade (none when
+// nothing changes). The position is closed and its cost basis released
+// already, so the ledger identity holds. A correction that would leave
+// cash negative is refused: the money was spent since.
+func (l *Ledger) Resettle(s SettledPosition, resolution string, typ arena.MarketType, at time.Time) (*arena.Trade, error) {
+	if l.err != nil {
+		return nil, l.err
+	}
+	p := s.Position
+	if p == nil || p.PortfolioID != l.id || (p.Status != arena.PositionSettled && p.Status != arena.PositionCancelled) {
+		return nil, l.fail(fmt.Errorf("%w: resettling a position of portfolio %d that its market's settlement did not close", ErrInvariant, l.id))
+	}
+	pay, price, status := Micros(0), PPM(0), arena.PositionSettled
+	if resolution == arena.Void {
+		pay, status = s.CostBasis, arena.PositionCancelled
+	} else if won, _ := Won(resolution, typ, p.Side); won {
+		pay, price = Micros(s.Shares), arena.OnePPM
+	}
+	delta := pay - s.Paid
+	switch {
+	case delta == 0:
+		return nil, nil
+	case l.cash+delta < 0:
+		return nil, arena.Errorf(arena.ECONFLICT, "market %d: re-resolving would take %s from portfolio %d, which holds %s", p.MarketID, -delta, l.id, l.cash)
+	case delta > math.MaxInt64-l.cash:
+		return nil, l.fail(fmt.Errorf("%w: cash overflow resettling position %d", ErrInvariant, p.ID))
+	}
+	t := &arena.Trade{PortfolioID: l.id, PositionID: p.ID, MarketID: p.MarketID, Side: p.Side, Kind: arena.TradeResettle,
+		Amount: delta, Shares: s.Shares, Price: price, CostBasis: s.CostBasis, CashBefore: l.cash, CreatedAt: at}
+	l.cash += delta
+	l.realized += delta
+	c := *p
+	c.Status, c.Mark = status, price
+	l.byID[c.ID] = &c
+	l.touch(&c)
+	l.trades = append(l.trades, t)
+	return t, l.after()
+}

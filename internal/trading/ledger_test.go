@@ -373,6 +373,128 @@ func TestLedgerProperty(t *testing.T) {
 	}
 }
 
+// TestResettleProperty runs thousands of random sequences of bets, sales,
+// settlements and voids interleaved with re-resolutions of settled
+// markets (to YES, NO, another outcome or VOID, again and again), each
+// applied with SettledPositions and Resettle as the trading hook applies
+// them, and re-derives the books from the trade log after every step: the
+// ledger identity holds to the micro-dollar, cash never goes negative, a
+// refused correction changes nothing, and after a re-resolution every
+// settled position has been paid exactly what the new resolution pays.
+func TestResettleProperty(t *testing.T) {
+	const sequences, steps = 2000, 60
+	r := rand.New(rand.NewPCG(20260518, 11))
+	outcomes := []string{"A", "B", "C"}
+	typeOf := func(market int64) arena.MarketType {
+		if market >= 5 {
+			return arena.Multi
+		}
+		return arena.Binary
+	}
+	var resettled, corrections, refused int
+	for seq := 0; seq < sequences; seq++ {
+		l := NewPortfolioLedger(InitialCash)
+		paidBy := map[int64]string{} // market → resolution every settled position is paid by, when known
+		for step := 0; step < steps; step++ {
+			market := int64(1 + r.IntN(6))
+			winner := []string{arena.Yes, arena.No}[r.IntN(2)]
+			side := []string{SideYes, SideNo}[r.IntN(2)]
+			if typeOf(market) == arena.Multi {
+				winner, side = outcomes[r.IntN(3)], outcomes[r.IntN(3)]
+			}
+			switch k := r.IntN(10); {
+			case k < 4:
+				amount := MinBet + Micros(r.Int64N(int64(max(l.Cash()/4-MinBet, 0)+1)))
+				l.Bet(market, side, amount, randPrice(r), at) // a refusal is TestLedgerProperty's business
+			case k < 5:
+				if open := l.Open(); len(open) > 0 {
+					l.Sell(open[r.IntN(len(open))].ID, float64(1+r.IntN(100)), randPrice(r), at)
+				}
+			case k < 7: // settle, or void, whatever the market's earlier settlements said
+				void := r.IntN(4) == 0
+				for _, pos := range l.OpenIn(market) {
+					var err error
+					if void {
+						_, err = l.Cancel(pos.ID, at)
+					} else {
+						won, _ := Won(winner, typeOf(market), pos.Side)
+						_, err = l.Settle(pos.ID, won, at)
+					}
+					if err != nil {
+						t.Fatalf("seq %d step %d: settle: %v", seq, step, err)
+					}
+				}
+				delete(paidBy, market)
+			default: // re-resolve the market
+				res := winner
+				if r.IntN(4) == 0 {
+					res = arena.Void
+				}
+				var trades []*arena.Trade
+				for _, tr := range l.Trades() {
+					if tr.MarketID == market {
+						trades = append(trades, tr)
+					}
+				}
+				settled, err := SettledPositions(trades, l.byID)
+				if err != nil {
+					t.Fatalf("seq %d step %d: %v", seq, step, err)
+				}
+				ok := true
+				for _, sp := range settled {
+					before := snapshotOf(l)
+					tr, err := l.Resettle(sp, res, typeOf(market), at)
+					switch {
+					case arena.ErrorKind(err) == arena.ECONFLICT:
+						refused++
+						ok = false
+						if after := snapshotOf(l); after != before {
+							t.Fatalf("seq %d step %d: refused correction changed state %+v -> %+v", seq, step, before, after)
+						}
+					case err != nil:
+						t.Fatalf("seq %d step %d: resettle: %v", seq, step, err)
+					case tr != nil:
+						corrections++
+					}
+				}
+				if len(settled) > 0 {
+					resettled++
+				}
+				delete(paidBy, market)
+				if ok {
+					paidBy[market] = res
+				}
+			}
+			verifyFromTrades(t, l)
+			for market, res := range paidBy {
+				var trades []*arena.Trade
+				for _, tr := range l.Trades() {
+					if tr.MarketID == market {
+						trades = append(trades, tr)
+					}
+				}
+				settled, _ := SettledPositions(trades, l.byID)
+				for _, sp := range settled {
+					pay, status := Micros(0), arena.PositionSettled
+					if res == arena.Void {
+						pay, status = sp.CostBasis, arena.PositionCancelled
+					} else if won, _ := Won(res, typeOf(market), sp.Position.Side); won {
+						pay = Micros(sp.Shares)
+					}
+					if sp.Paid != pay || l.byID[sp.Position.ID].Status != status {
+						t.Fatalf("seq %d step %d: market %d re-resolved %s: position %d paid %s, want %s (status %s)",
+							seq, step, market, res, sp.Position.ID, sp.Paid, pay, l.byID[sp.Position.ID].Status)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d sequences: %d re-resolutions of settled markets, %d corrections, %d refused (cash spent)", sequences, resettled, corrections, refused)
+	if resettled == 0 || corrections == 0 || refused == 0 {
+		t.Fatalf("degenerate mix: %d re-resolutions, %d corrections, %d refused", resettled, corrections, refused)
+	}
+}
+
 type ledgerState struct {
 	cash, realized, basis Micros
 	open, trades          int
@@ -409,6 +531,9 @@ func verifyFromTrades(t *testing.T, l *Ledger) {
 			if tr.Confidence <= 0 || tr.Confidence > 1 {
 				t.Fatalf("confidence %v", tr.Confidence)
 			}
+		case arena.TradeResettle: // a change of payout: nothing is released
+			cash += tr.Amount
+			realized += tr.Amount
 		default:
 			cash += tr.Amount
 			realized += tr.Amount - tr.CostBasis

@@ -18,6 +18,8 @@ func (s *Server) RegisterOracle(svc *oracle.Service) {
 	s.registerOraclePages()
 	s.handle("POST /api/v1/admin/oracle/queue/{market}", s.admin(submit(marketParam, http.StatusOK, s.oracleDecide)))
 	s.handle("POST /api/v1/admin/oracle/markets/{market}/flag", s.admin(submit(marketParam, http.StatusOK, s.oracleFlag)))
+	s.handle("POST /api/v1/admin/oracle/markets/{market}/dispute", s.admin(submit(marketParam, http.StatusOK, s.oracleDispute)))
+	s.handle("GET /api/v1/oracle/disputes", s.oracleDisputes)
 }
 
 func marketParam(r *http.Request) (int64, error) { return pathID(r, "market", "market") }
@@ -31,6 +33,27 @@ type OracleFlagRequest struct {
 // oracleFlag routes an unresolved market through the oracle.
 func (s *Server) oracleFlag(ctx context.Context, id int64, req OracleFlagRequest) (arena.OracleFlag, error) {
 	return s.oracle.Flag(ctx, id, req.Reason)
+}
+
+// OracleDisputeRequest disputes a market's resolution by its source: who
+// disputes it and why, both required.
+type OracleDisputeRequest struct {
+	Admin  string `json:"admin"`
+	Reason string `json:"reason"`
+}
+
+// oracleDispute hands a market resolved by its source to the oracle and
+// the arbiters.
+func (s *Server) oracleDispute(ctx context.Context, id int64, req OracleDisputeRequest) (*arena.OracleDispute, error) {
+	return s.oracle.Dispute(ctx, id, req.Admin, req.Reason)
+}
+
+func (s *Server) oracleDisputes(w http.ResponseWriter, r *http.Request) error {
+	ds, err := s.oracle.Disputes(r.Context())
+	if err != nil {
+		return err
+	}
+	return s.writeJSON(w, r, ds)
 }
 
 // OracleResolutionsJSON is a market's oracle history, oldest first; the
@@ -54,19 +77,23 @@ func (s *Server) oracleResolutions(ctx context.Context, id int64) (OracleResolut
 }
 
 // OracleDecideRequest is an arbiter's decision: YES, NO or VOID, who
-// decided and why; re_resolve revises a resolved market and needs a reason.
+// decided and why; re_resolve revises a resolved market and needs a
+// reason; revises names the resolution (its seq) it corrects, so that a
+// resolution recorded meanwhile makes it fail (409) rather than be undone.
 type OracleDecideRequest struct {
 	Decision  arena.OracleDecision `json:"decision"`
 	Arbiter   string               `json:"arbiter"`
 	Reason    string               `json:"reason,omitempty"`
 	ReResolve bool                 `json:"re_resolve,omitempty"`
+	Revises   int                  `json:"revises,omitempty"`
 }
 
-// oracleDecide records an arbiter's decision on an escalated market, or
-// with "re_resolve" a revised decision on a resolved one (reason required).
+// oracleDecide records an arbiter's decision on an escalated or disputed
+// market, or with "re_resolve" a revised decision on a resolved one
+// (reason required).
 func (s *Server) oracleDecide(ctx context.Context, id int64, req OracleDecideRequest) (*arena.OracleResolution, error) {
 	return s.oracle.Decide(ctx, arena.OracleDecisionInput{MarketID: id, Decision: req.Decision, Arbiter: req.Arbiter,
-		Reason: req.Reason, ReResolve: req.ReResolve})
+		Reason: req.Reason, ReResolve: req.ReResolve, Revises: req.Revises})
 }
 
 func (s *Server) oracleAccuracy(w http.ResponseWriter, r *http.Request) error {

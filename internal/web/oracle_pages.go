@@ -21,11 +21,12 @@ func (s *Server) registerOraclePages() {
 }
 
 // OraclePageJSON is the oracle page: markets waiting for an arbiter, the
-// flagged markets, and the accuracy against human audits.
+// flagged and disputed markets, and the accuracy against human audits.
 type OraclePageJSON struct {
-	Queue    []OracleQueueRowJSON `json:"queue"`
-	Flags    []arena.OracleFlag   `json:"flags"`
-	Accuracy oracle.Accuracy      `json:"accuracy"`
+	Queue    []OracleQueueRowJSON  `json:"queue"`
+	Flags    []arena.OracleFlag    `json:"flags"`
+	Disputes []arena.OracleDispute `json:"disputes"`
+	Accuracy oracle.Accuracy       `json:"accuracy"`
 }
 
 // OracleQueueRowJSON is one escalated market: the panel's answer, the
@@ -59,6 +60,9 @@ func (s *Server) oracleView(r *http.Request) (any, error) {
 		v.Queue = append(v.Queue, row)
 	}
 	if v.Flags, err = s.oracle.Flags(r.Context()); err != nil {
+		return nil, err
+	}
+	if v.Disputes, err = s.oracle.Disputes(r.Context()); err != nil {
 		return nil, err
 	}
 	if v.Accuracy, err = s.oracle.Accuracy(r.Context()); err != nil {

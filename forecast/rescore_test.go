@@ -1,4 +1,4 @@
-package storetest
+package forecast_test
 
 import (
 	"context"
@@ -9,17 +9,25 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
-// testOracleRescore: re-resolving a market re-scores, in the same
-// transaction, every scored round that froze its outcome, with the scorer
-// given (here the forecast track's own), and keeps the scores before and
-// after; a round that froze it as unresolved, or is not scored yet, is
-// left alone; without a scorer, or when the scorer fails, nothing changes.
-func testOracleRescore(t *testing.T, db *store.DB) {
+// Re-resolving a market re-scores, in the transaction that records it,
+// every scored round that froze its outcome, with the track's hook
+// (Rescore, the trigger's scoring), and keeps the scores before and after;
+// a round that froze it as unresolved, or is not scored yet, is left
+// alone; when the oracle has no track hook wired, or a hook fails,
+// nothing changes.
+func TestRescoreOnReResolution(t *testing.T) {
+	storetest.Each(t, testRescore)
+}
+
+func testRescore(t *testing.T, db *store.DB) {
 	ctx := context.Background()
-	m0, m1, m2 := SaveMarket(t, db, "r0"), SaveMarket(t, db, "r1"), SaveMarket(t, db, "r2")
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	m0, m1, m2 := storetest.SaveMarket(t, db, "r0"), storetest.SaveMarket(t, db, "r1"), storetest.SaveMarket(t, db, "r2")
 	newRound := func(ids ...int64) *arena.Round {
 		r := &arena.Round{CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour), CreatedAt: t0}
 		for _, id := range ids {
@@ -91,7 +99,8 @@ func testOracleRescore(t *testing.T, db *store.DB) {
 	if err := db.ResolveMarket(ctx, m0, arena.Yes, t0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	res := &arena.OracleResolution{MarketID: m1, Verdict: oracleVerdict(false, arena.OracleYes), Policy: arena.DefaultOraclePolicy, CreatedAt: t0.Add(3 * time.Hour)}
+	res := &arena.OracleResolution{MarketID: m1, Verdict: arena.OracleVerdict{Architecture: "majority", Decision: arena.OracleYes, Rule: "majority", Unanimous: true, Composite: 1.9},
+		Policy: arena.DefaultOraclePolicy, CreatedAt: t0.Add(3 * time.Hour)}
 	if err := db.SaveOracleResolution(ctx, res); err != nil {
 		t.Fatal(err)
 	}
@@ -130,26 +139,24 @@ func testOracleRescore(t *testing.T, db *store.DB) {
 			t.Fatalf("%s: %d resolutions", what, len(h))
 		}
 	}
-	// Without a scorer, or with a failing one: refused, nothing changes.
+	// Without the tracks' hooks, or with a failing one: refused, nothing
+	// changes.
 	in := arena.OracleDecisionInput{MarketID: m1, Decision: arena.OracleNo, Arbiter: "bob", Reason: "the source corrected it", ReResolve: true, At: t0.Add(5 * time.Hour)}
-	if _, err := db.DecideOracle(ctx, in); arena.ErrorKind(err) != arena.ECONFLICT {
-		t.Fatalf("re-resolution without a scorer: %v", err)
+	if _, err := (&oracle.Service{Store: db, Logger: quiet}).Decide(ctx, in); err == nil {
+		t.Fatal("re-resolution without the tracks' hooks accepted")
 	}
-	unchanged("no scorer", arena.Yes)
+	unchanged("no hooks", arena.Yes)
 	boom := errors.New("scorer failed")
-	in.Rescore = func(*arena.Round, []int8, []*arena.Market, []*arena.Submission) ([]arena.RoundScore, []arena.ScoredForecast, error) {
-		return nil, nil, boom
+	failing := func(context.Context, arena.ResolutionTx, *arena.ResolutionChange) error { return boom }
+	if _, err := db.DecideOracle(ctx, in, forecast.Rescore, failing); !errors.Is(err, boom) {
+		t.Fatalf("failing hook: %v", err)
 	}
-	if _, err := db.DecideOracle(ctx, in); !errors.Is(err, boom) {
-		t.Fatalf("failing scorer: %v", err)
-	}
-	unchanged("failing scorer", arena.Yes)
+	unchanged("failing hook", arena.Yes)
 
 	// Re-resolved NO: round 1 only. Alice ⌊(2000² + 3000² + 6000²)/3⌋ =
 	// 16333333, Alpha ((5000² − 2000²) + (4000² − 3000²))/2 = 14000000;
 	// base (5000² + 4000²)/2 = 20500000.
-	in.Rescore = forecast.ScoreFrozen
-	rr, err := db.DecideOracle(ctx, in)
+	rr, err := db.DecideOracle(ctx, in, forecast.Rescore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +201,7 @@ func testOracleRescore(t *testing.T, db *store.DB) {
 	// (2000² + 6000²)/2 = 20000000, Alpha over r0 alone 5000² − 2000² =
 	// 21000000, base 25000000.
 	in.Decision, in.Reason, in.At = arena.OracleVoid, "the market was annulled", t0.Add(6*time.Hour)
-	rv, err := db.DecideOracle(ctx, in)
+	rv, err := db.DecideOracle(ctx, in, forecast.Rescore)
 	if err != nil || len(rv.Rescored) != 1 || rv.Rescored[0].PrevOutcome != 0 || rv.Rescored[0].Outcome != -1 || !reflect.DeepEqual(rv.Rescored[0].Previous, after1) {
 		t.Fatalf("void %+v %v", rv, err)
 	}
@@ -209,10 +216,13 @@ func testOracleRescore(t *testing.T, db *store.DB) {
 	if len(rows3) != len(rows1)-3 { // alice, bob and the random baseline lose one row each
 		t.Fatalf("%d scored forecasts after VOID, had %d", len(rows3), len(rows1))
 	}
-	// Same outcome again: nothing to re-score.
+	// Same outcome again: nothing to re-score, nothing recorded.
 	in.Decision, in.Reason = arena.OracleVoid, "confirmed"
-	if again, err := db.DecideOracle(ctx, in); err != nil || len(again.Rescored) != 0 {
+	if again, err := db.DecideOracle(ctx, in, forecast.Rescore); err != nil || again.ID != rv.ID || len(again.Rescored) != 0 {
 		t.Fatalf("same outcome: %+v %v", again, err)
+	}
+	if hist, _ := db.OracleResolutions(ctx, m1); len(hist) != 3 {
+		t.Fatalf("same outcome recorded: %d resolutions", len(hist))
 	}
 }
 

@@ -1,0 +1,236 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/tlog"
+)
+
+// oracleAPI serves db's oracle as `arena serve` wires it: both tracks'
+// hooks, and every applied resolution in the tamper-evident log.
+func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
+	t.Helper()
+	key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsvc := &forecast.Service{Store: db, Logger: quiet, Log: &tlog.Log{Store: db, Key: key, Logger: quiet}}
+	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{forecast.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided}
+	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc})
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return srv, hs
+}
+
+// adminPost sends an admin request and returns the status and the error code
+// ("" on success).
+func adminPost(t *testing.T, url, token, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var e struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	json.Unmarshal(b, &e)
+	return resp.StatusCode, e.Error.Code
+}
+
+// Arbiters re-resolving one market at once over HTTP: on both engines
+// exactly one re-resolution applies and every other answers 409
+// resolution_changed through the one error path, never 500 (PostgreSQL
+// answered 500 on a duplicate key; SQLite applied them all). Without
+// "revises", each request revises the resolution in force when it is read:
+// still no 500, and the history and the log grow by exactly the changes
+// applied. A re-resolution to the decision in force adds nothing to either.
+func TestOracleReResolveRaceHTTP(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		srv, hs := oracleAPI(t, db)
+		m := storetest.SaveMarket(t, db, "raced")
+		if err := db.SaveOracleResolution(ctx, &arena.OracleResolution{MarketID: m, Verdict: arena.OracleVerdict{Architecture: "majority", Decision: arena.OracleNo, Escalate: true},
+			Policy: arena.DefaultOraclePolicy}); err != nil {
+			t.Fatal(err)
+		}
+		url := fmt.Sprintf("%s/api/v1/admin/oracle/queue/%d", hs.URL, m)
+		if code, _ := adminPost(t, url, "tok", `{"decision":"VOID","arbiter":"ann","reason":"unclear"}`); code != 200 {
+			t.Fatalf("decision: %d", code)
+		}
+		logSize := func() uint64 {
+			n, err := db.LogSize(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		history := func() []arena.OracleResolution {
+			h, err := db.OracleResolutions(ctx, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}
+		// race sends n re-resolutions at once, alternately YES and NO, and
+		// counts the answers by status.
+		race := func(n int, revises string) map[int]int {
+			codes := map[int]int{}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					body := fmt.Sprintf(`{"decision":%q,"arbiter":"arbiter %d","reason":"corrected","re_resolve":true%s}`, []string{"YES", "NO"}[i%2], i, revises)
+					code, ecode := adminPost(t, url, "tok", body)
+					if code == 409 && ecode != arena.CodeResolutionChanged {
+						t.Errorf("409 with code %q", ecode)
+					}
+					mu.Lock()
+					codes[code]++
+					mu.Unlock()
+				}()
+			}
+			close(start)
+			wg.Wait()
+			return codes
+		}
+
+		size := logSize()
+		codes := race(24, `,"revises":1`)
+		if codes[200] != 1 || codes[409] != 23 || len(codes) != 2 || srv.InternalErrors() != 0 {
+			t.Fatalf("answers %v, %d internal errors; want one 200 and 23 × 409", codes, srv.InternalErrors())
+		}
+		h := history()
+		if len(h) != 2 || logSize() != size+1 {
+			t.Fatalf("history %d long, log grew by %d; want 2 and 1", len(h), logSize()-size)
+		}
+
+		size = logSize()
+		codes = race(24, "")
+		if codes[200]+codes[409] != 24 || srv.InternalErrors() != 0 {
+			t.Fatalf("answers without revises %v, %d internal errors", codes, srv.InternalErrors())
+		}
+		h2 := history()
+		added := len(h2) - len(h)
+		t.Logf("without revises: answers %v, %d re-resolutions applied", codes, added)
+		for i, r := range h2 {
+			if r.Seq != i+1 || (i > 0 && r.Final == h2[i-1].Final) {
+				t.Fatalf("history %d: seq %d, %s after %s", i, r.Seq, r.Final, h2[max(i-1, 0)].Final)
+			}
+		}
+		if added < 1 || added > codes[200] || logSize() != size+uint64(added) {
+			t.Fatalf("%d re-resolutions recorded for %d answers 200, log grew by %d", added, codes[200], logSize()-size)
+		}
+
+		// The decision in force again: 200, the same resolution, nothing new.
+		last := h2[len(h2)-1]
+		size = logSize()
+		body := fmt.Sprintf(`{"decision":%q,"arbiter":"carol","reason":"confirming","re_resolve":true,"revises":%d}`, last.Final, last.Seq)
+		if code, _ := adminPost(t, url, "tok", body); code != 200 || len(history()) != len(h2) || logSize() != size {
+			t.Fatalf("same decision: %d, history %d (had %d), log grew by %d", code, len(history()), len(h2), logSize()-size)
+		}
+	})
+}
+
+// The dispute endpoint and the free-text rules of every oracle input over
+// HTTP, on both engines: a market its source resolved is disputed with who
+// and why (listed, and the dead ends of flag and re-resolve now point to
+// it); refusals answer 4xx and store nothing; NUL and other control
+// characters in a reason or a name answer 400, never 500.
+func TestOracleDisputeAPI(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		srv, hs := oracleAPI(t, db)
+		up, open := storetest.SaveMarket(t, db, "up"), storetest.SaveMarket(t, db, "open")
+		if err := db.ResolveMarket(ctx, up, arena.Yes, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
+		dispute := func(m int64) string { return fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/dispute", hs.URL, m) }
+		flag := fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/flag", hs.URL, open)
+		decide := func(m int64) string { return fmt.Sprintf("%s/api/v1/admin/oracle/queue/%d", hs.URL, m) }
+		for _, c := range []struct {
+			name, url, token, body string
+			want                   int
+		}{
+			{"dispute without the admin token", dispute(up), "", `{"admin":"ann","reason":"wrong"}`, 401},
+			{"dispute without a reason", dispute(up), "tok", `{"admin":"ann"}`, 400},
+			{"dispute without the admin's name", dispute(up), "tok", `{"reason":"wrong"}`, 400},
+			{"dispute reason with a NUL", dispute(up), "tok", `{"admin":"ann","reason":"wr\u0000ong"}`, 400},
+			{"dispute admin with a NUL", dispute(up), "tok", `{"admin":"a\u0000nn","reason":"wrong"}`, 400},
+			{"dispute reason with an escape sequence", dispute(up), "tok", `{"admin":"ann","reason":"\u001b[2Jwrong"}`, 400},
+			{"dispute reason over the cap", dispute(up), "tok", `{"admin":"ann","reason":"` + strings.Repeat("x", arena.MaxReasonChars+1) + `"}`, 400},
+			{"dispute of an unknown market", dispute(99999), "tok", `{"admin":"ann","reason":"wrong"}`, 404},
+			{"dispute of an unresolved market", dispute(open), "tok", `{"admin":"ann","reason":"wrong"}`, 409},
+			{"flag reason with a NUL", flag, "tok", `{"reason":"dis\u0000puted"}`, 400},
+			{"flag reason with a bell", flag, "tok", `{"reason":"dis\u0007puted"}`, 400},
+			{"flag of a market its source resolved", fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/flag", hs.URL, up), "tok", `{"reason":"wrong"}`, 409},
+			{"re-resolution of a market its source resolved", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"wrong","re_resolve":true}`, 409},
+			{"arbiter decision on an undisputed market", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"wrong"}`, 409},
+			{"dispute accepted", dispute(up), "tok", `{"admin":"ann","reason":"the source misread\nits own rules"}`, 200},
+			{"second dispute", dispute(up), "tok", `{"admin":"bob","reason":"again"}`, 409},
+			{"arbiter name with a NUL", decide(up), "tok", `{"decision":"NO","arbiter":"b\u0000ob","reason":"rules"}`, 400},
+			{"arbiter reason with a NUL", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"ru\u0000les"}`, 400},
+			{"arbiter decides the dispute", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"the rules say no"}`, 200},
+			{"dispute of an oracle resolution", dispute(up), "tok", `{"admin":"ann","reason":"again"}`, 409},
+		} {
+			if code, _ := adminPost(t, c.url, c.token, c.body); code != c.want {
+				t.Errorf("%s: %d, want %d", c.name, code, c.want)
+			}
+		}
+		if n := srv.InternalErrors(); n != 0 {
+			t.Errorf("%d internal errors", n)
+		}
+		resp, err := http.Get(hs.URL + "/api/v1/oracle/disputes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ds []arena.OracleDispute
+		err = json.NewDecoder(resp.Body).Decode(&ds)
+		resp.Body.Close()
+		if err != nil || len(ds) != 1 || ds[0].MarketID != up || ds[0].Admin != "ann" || ds[0].Resolution != arena.Yes || ds[0].Reason != "the source misread\nits own rules" {
+			t.Fatalf("disputes %+v %v", ds, err)
+		}
+		if m, _ := db.Market(ctx, up); m.Resolution != arena.No {
+			t.Fatalf("decided dispute: %+v", m)
+		}
+		if fs, _ := db.OracleFlags(ctx); len(fs) != 0 {
+			t.Fatalf("refused flags stored: %+v", fs)
+		}
+		page, err := http.Get(hs.URL + "/oracle")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(page.Body)
+		page.Body.Close()
+		if !strings.Contains(string(b), "Resolutions disputed by an admin") || !strings.Contains(string(b), "the source misread") {
+			t.Errorf("oracle page lacks the dispute")
+		}
+	})
+}
