@@ -273,9 +273,6 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		if v.Categories = all.Categories; v.Categories == nil {
 			v.Categories = []string{}
 		}
-		if f.Category != "" && !slices.Contains(all.Categories, f.Category) {
-			return nil, arena.Errorf(arena.EINVALID, "category %q: no scored forecast has it (categories: %s)", f.Category, strings.Join(all.Categories, ", "))
-		}
 		rows, a, err := s.forecastRows(r.Context(), f)
 		if err != nil {
 			return nil, err

@@ -105,3 +105,32 @@ func TestLeaderboardFilters(t *testing.T) {
 		}
 	})
 }
+
+// A category no scored forecast has answers 400 on the API as on the page,
+// with the client's text echoed only in part, and leaves no cache entry:
+// 200 made-up 200 KB categories keep the analysis cache at its one view.
+func TestLeaderboardUnknownCategory(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		generate(t, db, 3, 2, 4)
+		svc := &forecast.Service{Store: db, Logger: quiet}
+		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
+		get := func(path string) *httptest.ResponseRecorder {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			return rec
+		}
+		if rec := get("/api/v1/leaderboard?category=sports"); rec.Code != 200 {
+			t.Fatalf("a known category: %d %s", rec.Code, rec.Body)
+		}
+		cached := svc.CachedAnalyses()
+		for i := range 200 {
+			rec := get(fmt.Sprintf("/api/v1/leaderboard?category=%d%s", i, strings.Repeat("c", 200<<10)))
+			if rec.Code != 400 || rec.Body.Len() > 1<<10 {
+				t.Fatalf("made-up category %d: %d, %d bytes", i, rec.Code, rec.Body.Len())
+			}
+		}
+		if got := svc.CachedAnalyses(); got != cached {
+			t.Errorf("200 made-up categories grew the analysis cache from %d to %d views", cached, got)
+		}
+	})
+}
