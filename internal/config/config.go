@@ -52,9 +52,9 @@ type Options struct {
 	OracleRequireUnanimous bool
 	// Abuse limits of `arena serve`, token buckets shared by replicas on
 	// one database: requests a minute per client address
-	// (ARENA_RATE_IP_PER_MIN) and per agent named by a submission or
-	// nonce lookup (ARENA_RATE_AGENT_PER_MIN); each allows that many at
-	// once. 0 turns a limit off.
+	// (ARENA_RATE_IP_PER_MIN) and per agent, counting the commits and
+	// reveals the agent signed (ARENA_RATE_AGENT_PER_MIN); each allows
+	// that many at once. 0 turns a limit off.
 	RateIPPerMin    int
 	RateAgentPerMin int
 	// TrustedProxies (ARENA_TRUSTED_PROXIES) lists the reverse proxies,

@@ -2,12 +2,16 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -66,29 +70,68 @@ func TestRateLimitPerIP(t *testing.T) {
 	})
 }
 
-// Per agent: the agent named in a submission body or the nonce path has
-// one bucket whatever address it comes from, and the handler still reads
-// the body the limiter read.
+// Per agent: only requests the agent signed spend its bucket, whatever
+// address they come from, and the handler still reads the body the
+// limiter read. 610 commits that merely name the agent (unsigned, signed
+// by another key, or the agent's own used commit replayed) cost their
+// addresses' buckets only and leave the agent's valid commit through;
+// the agent's own signed requests are limited.
 func TestRateLimitPerAgent(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		h := limited(db, web.RateLimits{PerAgent: arena.RateLimit{Burst: 2, PerSecond: 0.1}}, time.Now())
-		agent := "0x00000000000000000000000000000000000000aA"
-		body := `{"agent":"` + agent + `","commit_hash":"0x00"}`
-		// Past the limiter the handler sees the body: a bad commit is a
-		// 4xx of its own, not a malformed (empty) body.
-		rec := send(h, "POST", "/api/v1/rounds/1/commits", "192.0.2.1", body)
-		if rec.Code == 429 || strings.Contains(rec.Body.String(), "malformed_json") {
-			t.Fatalf("first submission: %d %s", rec.Code, rec.Body)
+		ctx := context.Background()
+		t0 := time.Now().UTC().Truncate(time.Second)
+		svc := &forecast.Service{Store: db, Logger: quiet, K: 3, Now: func() time.Time { return t0 }}
+		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Forecast: svc,
+			Limits: web.RateLimits{PerAgent: arena.RateLimit{Burst: 3, PerSecond: 0.001}, Now: svc.Now}}).Handler()
+		e := &env{t: t, db: db, svc: svc, now: svc.Now}
+		ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
+		var rounds []uint64
+		for range 2 {
+			rd, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
+				RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rounds = append(rounds, rd.ID)
 		}
-		if rec := send(h, "GET", "/api/v1/agents/"+strings.ToLower(agent)+"/nonce", "192.0.2.2", ""); rec.Code == 429 {
-			t.Fatalf("second request (nonce, other address): %d", rec.Code)
+		victim, attacker := newKey("victim"), newKey("attacker")
+		preds := []uint16{5000, 5000, 5000}
+		body := func(v any) string {
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
 		}
-		rec = send(h, "POST", "/api/v1/rounds/1/reveals", "192.0.2.3", `{"agent":"`+agent+`"}`)
-		if rec.Code != 429 || !strings.Contains(rec.Body.String(), "this agent") {
-			t.Fatalf("third request for the agent: %d %s", rec.Code, rec.Body)
+		commits := func(r uint64) string { return fmt.Sprintf("/api/v1/rounds/%d/commits", r) }
+		first := body(e.commitReq(victim, rounds[0], preds, saltOf("a"), common.Hash{}, 0))
+		if rec := send(h, "POST", commits(rounds[0]), "192.0.2.1", first); rec.Code != 201 {
+			t.Fatalf("the agent's first commit: %d %s", rec.Code, rec.Body)
 		}
-		if rec := send(h, "POST", "/api/v1/rounds/1/commits", "192.0.2.3", `{"agent":"0x00000000000000000000000000000000000000bb"}`); rec.Code == 429 {
-			t.Errorf("another agent was limited")
+		forged := e.commitReq(attacker, rounds[1], preds, saltOf("b"), common.Hash{}, 1)
+		forged.Agent = victim.Address().Hex()
+		for i := range 610 {
+			b := `{"agent":"` + victim.Address().Hex() + `"}`
+			switch i % 3 {
+			case 1:
+				b = body(forged)
+			case 2:
+				b = first
+			}
+			if rec := send(h, "POST", commits(rounds[i%2]), fmt.Sprintf("198.51.100.%d", i%250), b); rec.Code == 429 {
+				t.Fatalf("flood request %d spent the agent's bucket: %s", i, rec.Body)
+			}
+		}
+		if rec := send(h, "POST", commits(rounds[1]), "192.0.2.2", body(e.commitReq(victim, rounds[1], preds, saltOf("b"), common.Hash{}, 1))); rec.Code != 201 {
+			t.Fatalf("the agent's commit after the flood: %d %s", rec.Code, rec.Body)
+		}
+		early := body(e.revealReq(victim, rounds[0], preds, saltOf("a"), 2))
+		reveals := fmt.Sprintf("/api/v1/rounds/%d/reveals", rounds[0])
+		if rec := send(h, "POST", reveals, "192.0.2.3", early); rec.Code != 409 {
+			t.Fatalf("the agent's third signed request (an early reveal): %d %s", rec.Code, rec.Body)
+		}
+		if rec := send(h, "POST", reveals, "192.0.2.4", early); rec.Code != 429 || !strings.Contains(rec.Body.String(), "this agent") {
+			t.Fatalf("the agent's fourth signed request: %d %s", rec.Code, rec.Body)
 		}
 	})
 }
