@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -174,4 +175,51 @@ func TestRateLimitSharedAcrossReplicas(t *testing.T) {
 	if passed.Load() != 10 || refused.Load() != 30 {
 		t.Fatalf("two replicas passed %d and refused %d of 40, want 10 and 30", passed.Load(), refused.Load())
 	}
+}
+
+// The admission caps over HTTP: a full round answers 409 round_full
+// without Retry-After (it stays full: retrying cannot help), too many new
+// agents answer 429 too_many_new_agents with a Retry-After of when one
+// is admitted again (all came now: in an hour).
+func TestAdmissionCapsHTTP(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		t0 := time.Now().UTC().Truncate(time.Second)
+		db.Now = func() time.Time { return t0 }
+		svc := &forecast.Service{Store: db, Logger: quiet, K: 3, Now: db.Now,
+			Admission: forecast.Admission{Store: db, MaxAgentsPerRound: 1, MaxNewAgentsHour: 2}}
+		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
+		e := &env{t: t, db: db, svc: svc, now: svc.Now}
+		ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
+		newRound := func() uint64 {
+			rd, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
+				RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rd.ID
+		}
+		commit := func(k *forecast.Key, round uint64) *httptest.ResponseRecorder {
+			b, _ := json.Marshal(e.commitReq(k, round, []uint16{1, 2, 3}, saltOf("x"), common.Hash{}, 0))
+			return send(h, "POST", fmt.Sprintf("/api/v1/rounds/%d/commits", round), "192.0.2.1", string(b))
+		}
+		r1, r2, r3 := newRound(), newRound(), newRound()
+		if rec := commit(newKey("a"), r1); rec.Code != 201 {
+			t.Fatalf("first agent: %d %s", rec.Code, rec.Body)
+		}
+		rec := commit(newKey("b"), r1)
+		if rec.Code != 409 || rec.Header().Get("Retry-After") != "" || decodeError(t, "full round", rec.Result()).Code != forecast.CodeRoundFull {
+			t.Fatalf("second agent in a full round: %d %v %s", rec.Code, rec.Header(), rec.Body)
+		}
+		if rec := commit(newKey("b"), r2); rec.Code != 201 {
+			t.Fatalf("second agent in another round: %d %s", rec.Code, rec.Body)
+		}
+		rec = commit(newKey("c"), r3)
+		if rec.Code != 429 || decodeError(t, "third new agent", rec.Result()).Code != forecast.CodeTooManyNewAgents {
+			t.Fatalf("third new agent within the hour: %d %s", rec.Code, rec.Body)
+		}
+		if wait, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || wait < 3600 || wait > 3602 {
+			t.Errorf("third new agent: Retry-After %q, want an hour", rec.Header().Get("Retry-After"))
+		}
+	})
 }

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -155,6 +157,11 @@ func (s *Server) handle(pattern string, h HandlerFunc) {
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if ri := infoOf(r); ri != nil {
 		ri.code = arena.ErrorCode(err)
+	}
+	// A refusal that may pass later says when (a rate limit sets its own).
+	var later interface{ RetryAfter() time.Duration }
+	if errors.As(err, &later) {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(later.RetryAfter().Seconds())), 10))
 	}
 	if arena.ErrorKind(err) == arena.EINTERNAL {
 		s.internalErrors.Add(1)
