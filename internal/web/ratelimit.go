@@ -39,6 +39,10 @@ type RateLimits struct {
 	// the client for PerIP; from any other peer the header is ignored, so
 	// a client cannot pick its own bucket.
 	TrustedProxies []netip.Prefix
+	// IPv6Prefix is how many leading bits of an IPv6 client's address
+	// name its PerIP bucket (0: 64). A host commonly holds a whole /64,
+	// so one bucket per full address would give it billions.
+	IPv6Prefix int
 	// Now is the limits' clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -80,7 +84,7 @@ func (s *Server) limit(lim *ratelimit.Limiter, w http.ResponseWriter, r *http.Re
 	}
 	ok := true
 	if s.Limits.PerIP.Burst > 0 {
-		ok = take("ip", "ip:"+clientIP(r, s.Limits.TrustedProxies), s.Limits.PerIP)
+		ok = take("ip", "ip:"+ipBucket(clientIP(r, s.Limits.TrustedProxies), s.Limits.IPv6Prefix), s.Limits.PerIP)
 	}
 	// The signature is checked only for a request its address's bucket
 	// let through: a flood costs no more than a token each.
@@ -149,6 +153,27 @@ func clientIP(r *http.Request, trusted []netip.Prefix) string {
 		}
 	}
 	return host
+}
+
+// ipBucket names the PerIP bucket of a client address: an IPv4 address
+// (also one mapped into IPv6) itself, an IPv6 address its prefix of bits
+// (0: 64).
+func ipBucket(host string, bits int) string {
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if a = a.Unmap().WithZone(""); !a.Is6() {
+		return a.String()
+	}
+	if bits <= 0 {
+		bits = 64
+	}
+	p, err := a.Prefix(min(bits, 128))
+	if err != nil {
+		return a.String()
+	}
+	return p.String()
 }
 
 // signedAgent returns the agent of a commit or reveal when the request

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -66,6 +67,44 @@ func TestRateLimitPerIP(t *testing.T) {
 		for _, probe := range []string{"/healthz", "/readyz", "/metrics"} {
 			if rec := send(h, "GET", probe, "192.0.2.1", ""); rec.Code != 200 || rec.Header().Get("RateLimit-Limit") != "" {
 				t.Errorf("probe %s: %d %v", probe, rec.Code, rec.Header())
+			}
+		}
+	})
+}
+
+// IPv6 clients behind a trusted proxy share one bucket per /64: ten
+// addresses of one /64 pass the burst of one client between them, another
+// /64 has its own bucket; configured to /128, each address has its own.
+func TestRateLimitIPv6Prefix(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		proxy := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+		from := func(h http.Handler, client string) int {
+			req := httptest.NewRequest("GET", "/api/v1/markets", nil)
+			req.RemoteAddr = "10.0.0.1:443"
+			req.Header.Set("X-Forwarded-For", client)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec.Code
+		}
+		l := web.RateLimits{PerIP: arena.RateLimit{Burst: 5, PerSecond: 0.001}, TrustedProxies: proxy}
+		h := limited(db, l, time.Now())
+		var passed int
+		for i := range 10 {
+			if from(h, fmt.Sprintf("2001:db8:1:2::%x", i+1)) == 200 {
+				passed++
+			}
+		}
+		if passed != 5 {
+			t.Errorf("ten addresses of one /64 passed %d requests, want the burst of one client, 5", passed)
+		}
+		if code := from(h, "2001:db8:1:3::1"); code != 200 {
+			t.Errorf("another /64: %d", code)
+		}
+		l.IPv6Prefix = 128
+		h = limited(db, l, time.Now())
+		for i := range 10 {
+			if code := from(h, fmt.Sprintf("2001:db8:9:9::%x", i+1)); code != 200 {
+				t.Errorf("bucket per address (/128): address %d answered %d", i, code)
 			}
 		}
 	})
