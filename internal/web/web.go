@@ -140,11 +140,17 @@ func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.L
 	return s
 }
 
-// handle registers h for pattern; its error goes through Server.Error.
+// handle registers h for pattern; its error goes through Server.Error. A
+// documented route's query is checked against its declaration first.
 func (s *Server) handle(pattern string, h HandlerFunc) {
 	s.routes = append(s.routes, pattern)
+	op := apiOpOf(pattern)
 	s.Mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		err := op.checkQuery(r)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			s.Error(w, r, err)
 		}
 	})
