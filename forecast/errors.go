@@ -76,7 +76,11 @@ import (
 //
 // The HTTP layer adds malformed_json (invalid), body_too_large (too_large),
 // invalid_text (invalid: a NUL byte or invalid UTF-8 in the path or query),
-// unauthorized (unauthorized) and admin_disabled (forbidden) for any request.
+// unknown_parameter, missing_parameter and invalid_parameter (invalid: a
+// query parameter the route does not declare, a required one missing, a
+// value outside its type or values), rate_limited (too_many, with
+// Retry-After), unauthorized (unauthorized) and admin_disabled (forbidden)
+// for any request.
 const (
 	CodeAddressInvalid     = "address_invalid"
 	CodeHashInvalid        = "hash_invalid"

@@ -130,7 +130,8 @@ var apiOps = []apiOp{
 	{Method: "GET", Path: "/api/v1/rounds/{id}", Summary: "One round", Response: forecast.RoundJSON{}},
 	{Method: "GET", Path: "/api/v1/rounds/{id}/scores", Summary: "Per-agent scores of a triggered round", Response: []forecast.ScoreJSON{}},
 	{Method: "GET", Path: "/api/v1/agents/{address}/nonce", Summary: "Next nonce of an agent", Response: forecast.NonceJSON{}},
-	{Method: "POST", Path: "/api/v1/rounds/{id}/commits", Summary: "Submit a signed commit", Body: forecast.CommitRequest{}, Response: forecast.SubmissionJSON{}, Status: 201},
+	{Method: "POST", Path: "/api/v1/rounds/{id}/commits", Summary: "Submit a signed commit; 409 round_full when the round admits no more agents (final for the round), " +
+		"429 too_many_new_agents or rate_limited with Retry-After", Body: forecast.CommitRequest{}, Response: forecast.SubmissionJSON{}, Status: 201},
 	{Method: "POST", Path: "/api/v1/rounds/{id}/reveals", Summary: "Submit a signed reveal", Body: forecast.RevealRequest{}, Response: forecast.SubmissionJSON{}, Status: 201},
 	{Method: "POST", Path: "/api/v1/rounds/{id}/reasoning", Summary: "Upload reasoning matching the committed hash", Body: forecast.ReasoningRequest{}, Response: map[string]any{}, Status: 201},
 	{Method: "GET", Path: "/api/v1/rounds/{id}/reasoning/{agent}", Summary: "An agent's reasoning, after the trigger", Response: map[string]any{}},

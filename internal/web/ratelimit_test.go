@@ -110,68 +110,86 @@ func TestRateLimitIPv6Prefix(t *testing.T) {
 	})
 }
 
-// Per agent: only requests the agent signed spend its bucket, whatever
+// agentLimited serves db with a per-agent limit of 3 on a fixed clock
+// and two open rounds of three markets.
+func agentLimited(t *testing.T, db *store.DB) (h http.Handler, e *env, rounds []uint64) {
+	t.Helper()
+	t0 := time.Now().UTC().Truncate(time.Second)
+	svc := &forecast.Service{Store: db, Logger: quiet, K: 3, Now: func() time.Time { return t0 }}
+	h = web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Forecast: svc,
+		Limits: web.RateLimits{PerAgent: arena.RateLimit{Burst: 3, PerSecond: 0.001}, Now: svc.Now}}).Handler()
+	ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
+	for range 2 {
+		rd, err := svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
+			RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rounds = append(rounds, rd.ID)
+	}
+	return h, &env{t: t, db: db, svc: svc, now: svc.Now}, rounds
+}
+
+func jsonBody(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var threePreds = []uint16{5000, 5000, 5000}
+
+// Per agent: the requests an agent signed spend one bucket whatever
 // address they come from, and the handler still reads the body the
-// limiter read. 610 commits that merely name the agent (unsigned, signed
-// by another key, or the agent's own used commit replayed) cost their
-// addresses' buckets only and leave the agent's valid commit through;
-// the agent's own signed requests are limited.
+// limiter read.
 func TestRateLimitPerAgent(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		t0 := time.Now().UTC().Truncate(time.Second)
-		svc := &forecast.Service{Store: db, Logger: quiet, K: 3, Now: func() time.Time { return t0 }}
-		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Forecast: svc,
-			Limits: web.RateLimits{PerAgent: arena.RateLimit{Burst: 3, PerSecond: 0.001}, Now: svc.Now}}).Handler()
-		e := &env{t: t, db: db, svc: svc, now: svc.Now}
-		ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
-		var rounds []uint64
-		for range 2 {
-			rd, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
-				RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
-			if err != nil {
-				t.Fatal(err)
+		h, e, rounds := agentLimited(t, db)
+		k := newKey("agent")
+		for i, r := range rounds {
+			// 201: past the limiter the handler read the whole body.
+			body := jsonBody(t, e.commitReq(k, r, threePreds, saltOf("a"), common.Hash{}, uint64(i)))
+			if rec := send(h, "POST", fmt.Sprintf("/api/v1/rounds/%d/commits", r), fmt.Sprint("192.0.2.", i), body); rec.Code != 201 {
+				t.Fatalf("commit %d: %d %s", i, rec.Code, rec.Body)
 			}
-			rounds = append(rounds, rd.ID)
 		}
+		early := jsonBody(t, e.revealReq(k, rounds[0], threePreds, saltOf("a"), 2))
+		reveals := fmt.Sprintf("/api/v1/rounds/%d/reveals", rounds[0])
+		if rec := send(h, "POST", reveals, "192.0.2.3", early); rec.Code != 409 {
+			t.Fatalf("third signed request (an early reveal): %d %s", rec.Code, rec.Body)
+		}
+		if rec := send(h, "POST", reveals, "192.0.2.4", early); rec.Code != 429 || !strings.Contains(rec.Body.String(), "this agent") {
+			t.Fatalf("fourth signed request: %d %s", rec.Code, rec.Body)
+		}
+	})
+}
+
+// No one but an agent can spend its bucket: 610 commits that merely name
+// it (unsigned, signed by another key, or its own used commit replayed),
+// from many addresses, cost those addresses' buckets only, and the
+// agent's valid commit still passes.
+func TestRateLimitAgentLockout(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		h, e, rounds := agentLimited(t, db)
 		victim, attacker := newKey("victim"), newKey("attacker")
-		preds := []uint16{5000, 5000, 5000}
-		body := func(v any) string {
-			b, err := json.Marshal(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return string(b)
-		}
 		commits := func(r uint64) string { return fmt.Sprintf("/api/v1/rounds/%d/commits", r) }
-		first := body(e.commitReq(victim, rounds[0], preds, saltOf("a"), common.Hash{}, 0))
-		if rec := send(h, "POST", commits(rounds[0]), "192.0.2.1", first); rec.Code != 201 {
+		used := jsonBody(t, e.commitReq(victim, rounds[0], threePreds, saltOf("a"), common.Hash{}, 0))
+		if rec := send(h, "POST", commits(rounds[0]), "192.0.2.1", used); rec.Code != 201 {
 			t.Fatalf("the agent's first commit: %d %s", rec.Code, rec.Body)
 		}
-		forged := e.commitReq(attacker, rounds[1], preds, saltOf("b"), common.Hash{}, 1)
+		forged := e.commitReq(attacker, rounds[1], threePreds, saltOf("b"), common.Hash{}, 1)
 		forged.Agent = victim.Address().Hex()
 		for i := range 610 {
-			b := `{"agent":"` + victim.Address().Hex() + `"}`
-			switch i % 3 {
-			case 1:
-				b = body(forged)
-			case 2:
-				b = first
-			}
+			b := []string{`{"agent":"` + victim.Address().Hex() + `"}`, jsonBody(t, forged), used}[i%3]
 			if rec := send(h, "POST", commits(rounds[i%2]), fmt.Sprintf("198.51.100.%d", i%250), b); rec.Code == 429 {
 				t.Fatalf("flood request %d spent the agent's bucket: %s", i, rec.Body)
 			}
 		}
-		if rec := send(h, "POST", commits(rounds[1]), "192.0.2.2", body(e.commitReq(victim, rounds[1], preds, saltOf("b"), common.Hash{}, 1))); rec.Code != 201 {
+		valid := jsonBody(t, e.commitReq(victim, rounds[1], threePreds, saltOf("b"), common.Hash{}, 1))
+		if rec := send(h, "POST", commits(rounds[1]), "192.0.2.2", valid); rec.Code != 201 {
 			t.Fatalf("the agent's commit after the flood: %d %s", rec.Code, rec.Body)
-		}
-		early := body(e.revealReq(victim, rounds[0], preds, saltOf("a"), 2))
-		reveals := fmt.Sprintf("/api/v1/rounds/%d/reveals", rounds[0])
-		if rec := send(h, "POST", reveals, "192.0.2.3", early); rec.Code != 409 {
-			t.Fatalf("the agent's third signed request (an early reveal): %d %s", rec.Code, rec.Body)
-		}
-		if rec := send(h, "POST", reveals, "192.0.2.4", early); rec.Code != 429 || !strings.Contains(rec.Body.String(), "this agent") {
-			t.Fatalf("the agent's fourth signed request: %d %s", rec.Code, rec.Body)
 		}
 	})
 }
@@ -239,8 +257,8 @@ func TestAdmissionCapsHTTP(t *testing.T) {
 			return rd.ID
 		}
 		commit := func(k *forecast.Key, round uint64) *httptest.ResponseRecorder {
-			b, _ := json.Marshal(e.commitReq(k, round, []uint16{1, 2, 3}, saltOf("x"), common.Hash{}, 0))
-			return send(h, "POST", fmt.Sprintf("/api/v1/rounds/%d/commits", round), "192.0.2.1", string(b))
+			body := jsonBody(t, e.commitReq(k, round, threePreds, saltOf("x"), common.Hash{}, 0))
+			return send(h, "POST", fmt.Sprintf("/api/v1/rounds/%d/commits", round), "192.0.2.1", body)
 		}
 		r1, r2, r3 := newRound(), newRound(), newRound()
 		if rec := commit(newKey("a"), r1); rec.Code != 201 {
