@@ -86,8 +86,8 @@ func (p apiParam) not(query string) apiParam {
 	return p
 }
 
-// Values of the enumerated parameters, shared with the handlers that
-// act on them.
+// Values of the enumerated parameters (the handlers act on the same lists
+// and constants).
 var (
 	roundStatuses     = []string{arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring, arena.RoundScored, arena.RoundInvalidated}
 	cohortStatuses    = []string{string(arena.CohortActive), string(arena.CohortCompleted)}
@@ -185,18 +185,20 @@ var apiOps = []apiOp{
 var pathExamples = map[string]string{"id": "1", "index": "0", "market": "1", "file": "rounds.csv",
 	"agent": "0x0000000000000000000000000000000000000001", "address": "0x0000000000000000000000000000000000000001"}
 
-// apiOpOf returns the declaration of the route pattern ("METHOD /path"),
-// nil for an undocumented route.
-var apiOpOf = func() func(string) *apiOp {
-	index := sync.OnceValue(func() map[string]*apiOp {
-		m := map[string]*apiOp{}
-		for i := range apiOps { // complete: the init functions that add to it ran first
-			m[apiOps[i].Method+" "+apiOps[i].Path] = &apiOps[i]
-		}
-		return m
-	})
-	return func(pattern string) *apiOp { return index()[pattern] }
-}()
+// apiOpIndex maps each route pattern ("METHOD /path") to its
+// declaration; built on first use, after the init functions that add to
+// apiOps ran.
+var apiOpIndex = sync.OnceValue(func() map[string]*apiOp {
+	m := map[string]*apiOp{}
+	for i := range apiOps {
+		m[apiOps[i].Method+" "+apiOps[i].Path] = &apiOps[i]
+	}
+	return m
+})
+
+// apiOpOf returns the declaration of a route pattern, nil for an
+// undocumented route.
+func apiOpOf(pattern string) *apiOp { return apiOpIndex()[pattern] }
 
 func (op *apiOp) param(name string) *apiParam {
 	for i := range op.Query {
