@@ -33,7 +33,8 @@ func (a Admission) admit(ctx context.Context, roundID uint64, agent string, now 
 			return err
 		}
 		if n >= a.MaxAgentsPerRound {
-			return reject(CodeRoundFull, "round %d already has %d agents, the most a round admits", roundID, n)
+			// Final for this round: agents never leave it.
+			return reject(CodeRoundFull, "round %d already has %d agents, the most a round admits; commit to a later round", roundID, n)
 		}
 	}
 	if a.MaxNewAgentsHour > 0 {
@@ -46,8 +47,39 @@ func (a Admission) admit(ctx context.Context, roundID uint64, agent string, now 
 			return err
 		}
 		if n >= a.MaxNewAgentsHour {
-			return reject(CodeTooManyNewAgents, "%d new agents joined in the last hour, the most an hour admits; try again later", n)
+			wait, err := a.newAgentWait(ctx, now)
+			if err != nil {
+				return err
+			}
+			return &RetryLater{Err: reject(CodeTooManyNewAgents, "%d new agents joined in the last hour, the most an hour admits; try again in %s", n, wait), After: wait}
 		}
 	}
 	return nil
+}
+
+// newAgentWait is how long until fewer than MaxNewAgentsHour agents are
+// new in the hour before, counting those seen until now, to the second:
+// an hour after the earliest moment from which on fewer were first seen.
+// That moment is found by bisecting the last hour (a dozen counts, made
+// only for a refused commit).
+func (a Admission) newAgentWait(ctx context.Context, now time.Time) (time.Duration, error) {
+	lo, hi := now.Add(-time.Hour), now.Add(time.Second) // from lo on too many; from hi on none
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		n, err := a.Store.NewAgentsSince(ctx, mid)
+		if err != nil {
+			return 0, err
+		}
+		if n < a.MaxNewAgentsHour {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	d := hi.Add(time.Hour).Sub(now)
+	wait := d.Truncate(time.Second)
+	if wait < d {
+		wait += time.Second // whole seconds, as Retry-After counts them, never early
+	}
+	return max(time.Second, wait), nil
 }

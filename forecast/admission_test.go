@@ -2,6 +2,7 @@ package forecast_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -34,10 +35,11 @@ func tryCommit(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *foreca
 }
 
 // A sybil flood meets the admission caps: a round admits at most
-// MaxAgentsPerRound agents (round_full, 429) and an hour at most
-// MaxNewAgentsHour new ones (too_many_new_agents), while known agents keep
-// committing to other rounds and new ones are admitted again an hour
-// later; refused commits store nothing.
+// MaxAgentsPerRound agents (round_full, a conflict: final for the round)
+// and an hour at most MaxNewAgentsHour new ones (too_many_new_agents,
+// with the wait until one is admitted again: a retry after it passes, a
+// retry two seconds early does not), while known agents keep committing
+// to other rounds; refused commits store nothing.
 func TestAdmissionCaps(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -53,7 +55,7 @@ func TestAdmissionCaps(t *testing.T) {
 				t.Fatalf("agent %d in round 1: %v", i, err)
 			}
 		}
-		if err := tryCommit(t, svc, clk, key(3), r1); arena.ErrorCode(err) != forecast.CodeRoundFull || arena.ErrorKind(err) != arena.ETOOMANY {
+		if err := tryCommit(t, svc, clk, key(3), r1); arena.ErrorCode(err) != forecast.CodeRoundFull || arena.ErrorKind(err) != arena.ECONFLICT {
 			t.Fatalf("fourth agent in round 1: %v", err)
 		}
 		if n, _ := db.RoundAgents(ctx, r1.ID); n != 3 {
@@ -66,19 +68,35 @@ func TestAdmissionCaps(t *testing.T) {
 			}
 		}
 		// Round 2 is full as well; a third round takes the new-agent cap.
+		// The first three agents came at start, the fourth 10 minutes
+		// later: 20 minutes later, a fifth waits 40 minutes for the first
+		// three to leave the hour.
+		start := clk.Now()
 		r3, _ := newRound(t, db, svc, "c", 2)
+		clk.Set(start.Add(10 * time.Minute))
 		if err := tryCommit(t, svc, clk, key(3), r3); err != nil {
 			t.Fatalf("fourth new agent: %v", err)
 		}
-		if err := tryCommit(t, svc, clk, key(4), r3); arena.ErrorCode(err) != forecast.CodeTooManyNewAgents {
+		clk.Set(start.Add(20*time.Minute + 300*time.Millisecond))
+		err := tryCommit(t, svc, clk, key(4), r3)
+		var later *forecast.RetryLater
+		if arena.ErrorCode(err) != forecast.CodeTooManyNewAgents || arena.ErrorKind(err) != arena.ETOOMANY || !errors.As(err, &later) {
 			t.Fatalf("fifth new agent within the hour: %v", err)
+		}
+		if wait := later.RetryAfter(); wait < 40*time.Minute-300*time.Millisecond || wait > 40*time.Minute+2*time.Second || wait%time.Second != 0 {
+			t.Fatalf("fifth new agent told to wait %s, want about 40m in whole seconds", wait)
 		}
 		if known, _ := db.AgentKnown(ctx, key(4).Address().Hex()); known {
 			t.Fatal("a refused agent was stored")
 		}
-		clk.Set(t0)
+		retry := clk.Now().Add(later.RetryAfter())
+		clk.Set(retry.Add(-2 * time.Second))
+		if err := tryCommit(t, svc, clk, key(4), r3); arena.ErrorCode(err) != forecast.CodeTooManyNewAgents {
+			t.Fatalf("a new agent two seconds before its Retry-After: %v", err)
+		}
+		clk.Set(retry)
 		if err := tryCommit(t, svc, clk, key(4), r3); err != nil {
-			t.Fatalf("a new agent an hour later: %v", err)
+			t.Fatalf("a new agent after its Retry-After: %v", err)
 		}
 	})
 }

@@ -6,8 +6,11 @@ import (
 	"hash/fnv"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
@@ -69,11 +72,24 @@ type Filter struct {
 
 func (f Filter) name() string { return fmt.Sprint(int64(f.Window), "|", f.Category) }
 
+// MaxCachedAnalyses bounds the views (filters) whose analysis is kept:
+// the least recently read is dropped beyond it, so that however many
+// filters clients ask for, the cache holds at most this many analyses.
+const MaxCachedAnalyses = 32
+
 // analysisCache keeps, per filter, the last analysis and the computation
-// under way.
+// under way, for the MaxCachedAnalyses views read last.
 type analysisCache struct {
 	mu      sync.Mutex
-	entries map[string]*cacheEntry
+	entries *simplelru.LRU[string, *cacheEntry]
+}
+
+func newAnalysisCache() *analysisCache {
+	l, err := simplelru.NewLRU[string, *cacheEntry](MaxCachedAnalyses, nil)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return &analysisCache{entries: l}
 }
 
 type cacheEntry struct {
@@ -95,19 +111,32 @@ type analysisRun struct {
 var caches sync.Map
 
 func (s *Service) cache() *analysisCache {
-	c, _ := caches.LoadOrStore(s, &analysisCache{entries: map[string]*cacheEntry{}})
+	if c, ok := caches.Load(s); ok {
+		return c.(*analysisCache)
+	}
+	c, _ := caches.LoadOrStore(s, newAnalysisCache())
 	return c.(*analysisCache)
+}
+
+// CachedAnalyses is how many views' analyses are cached (at most
+// MaxCachedAnalyses).
+func (s *Service) CachedAnalyses() int {
+	c := s.cache()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries.Len()
 }
 
 // get returns the analysis of version for the view called name, computing
 // it (once, however many readers ask) when the cached one is of another
-// version. A computation outlives the request that started it.
+// version. A computation outlives the request that started it (and its
+// entry, should that be dropped meanwhile).
 func (c *analysisCache) get(ctx context.Context, name, version string, compute func(context.Context) (*Analysis, error)) (*Analysis, error) {
 	c.mu.Lock()
-	e := c.entries[name]
-	if e == nil {
+	e, ok := c.entries.Get(name)
+	if !ok {
 		e = &cacheEntry{}
-		c.entries[name] = e
+		c.entries.Add(name, e)
 	}
 	if e.value != nil && e.version == version {
 		c.mu.Unlock()
@@ -165,11 +194,20 @@ func (s *Service) Analysis(ctx context.Context) (*Analysis, error) {
 
 // AnalysisOf returns the analysis of the forecasts f selects: the same
 // figures as Analysis over fewer rounds or one category. It is cached per
-// filter until the selected rounds change.
+// filter until the selected rounds change. A category no scored forecast
+// has is refused: it would select nothing, and its own cache entry would
+// let clients fill the cache with made-up names.
 func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*Analysis, error) {
 	all, err := s.Analysis(ctx)
 	if err != nil || f == (Filter{}) {
 		return all, err
+	}
+	if f.Category != "" && !slices.Contains(all.Categories, f.Category) {
+		name := f.Category
+		if len(name) > 64 { // a client's text, echoed only in part
+			name = strings.ToValidUTF8(name[:64], "") + "…"
+		}
+		return nil, arena.Errorf(arena.EINVALID, "category %q: no scored forecast has it (categories: %s)", name, strings.Join(all.Categories, ", "))
 	}
 	since := time.Time{}
 	if f.Window > 0 {

@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 // previous analysis at once while the new one is computed.
 func TestAnalysisCache(t *testing.T) {
 	ctx := context.Background()
-	c := &analysisCache{entries: map[string]*cacheEntry{}}
+	c := newAnalysisCache()
 	var runs atomic.Int32
 	compute := func(d time.Duration, n int) func(context.Context) (*Analysis, error) {
 		return func(context.Context) (*Analysis, error) {
@@ -45,7 +46,8 @@ func TestAnalysisCache(t *testing.T) {
 	if get("v2", 0, 2) != 2 { // quick: waited for
 		t.Fatal("a quick recomputation was not waited for")
 	}
-	c.entries["all"].took = 2 * SlowAnalysis // the last one was slow
+	e, _ := c.entries.Peek("all")
+	e.took = 2 * SlowAnalysis // the last one was slow
 	start := time.Now()
 	if n := get("v3", 300*time.Millisecond, 3); n != 2 || time.Since(start) > 200*time.Millisecond {
 		t.Fatalf("slow recomputation: got %d after %s, want the previous analysis at once", n, time.Since(start))
@@ -53,5 +55,41 @@ func TestAnalysisCache(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)
 	if n := get("v3", 0, 99); n != 3 || runs.Load() != 3 {
 		t.Fatalf("after the background computation: %d (%d runs)", n, runs.Load())
+	}
+}
+
+// The cache keeps at most MaxCachedAnalyses views: filling it past the cap
+// drops the views read least recently, keeps the ones read since, and a
+// dropped view is computed again when read.
+func TestAnalysisCacheBounded(t *testing.T) {
+	ctx := context.Background()
+	c := newAnalysisCache()
+	var runs atomic.Int32
+	compute := func(context.Context) (*Analysis, error) {
+		runs.Add(1)
+		return &Analysis{}, nil
+	}
+	get := func(name string) {
+		t.Helper()
+		if _, err := c.get(ctx, name, "v1", compute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get("all")
+	for i := range 10 * MaxCachedAnalyses {
+		get(fmt.Sprint("view ", i))
+		get("all") // read with every request, as AnalysisOf does
+	}
+	if n := c.entries.Len(); n != MaxCachedAnalyses {
+		t.Fatalf("%d views cached after %d, want the cap %d", n, 10*MaxCachedAnalyses+1, MaxCachedAnalyses)
+	}
+	if !c.entries.Contains("all") || c.entries.Contains("view 0") || !c.entries.Contains(fmt.Sprint("view ", 10*MaxCachedAnalyses-1)) {
+		t.Error("the cache dropped a view read recently or kept one read long ago")
+	}
+	before := runs.Load()
+	get("all")
+	get("view 0")
+	if got := runs.Load() - before; got != 1 {
+		t.Errorf("%d computations for a cached view and a dropped one, want 1", got)
 	}
 }

@@ -1,6 +1,10 @@
 package forecast
 
-import "github.com/forecast-arena/arena"
+import (
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
 
 // Rejection codes. Every request the protocol refuses fails with an
 // *arena.Error whose Code is one of these constants and whose Kind selects
@@ -65,12 +69,18 @@ import "github.com/forecast-arena/arena"
 //
 // Admission caps (commit; configured per deployment, see Admission):
 //
-//	round_full             too_many  the round already has the most agents a round admits
+//	round_full             conflict  the round already has the most agents a round admits (final
+//	                                 for the round: commit to a later one)
 //	too_many_new_agents    too_many  the most new agents an hour admits have joined in the last hour
+//	                                 (a RetryLater: the HTTP answer's Retry-After says when one may)
 //
 // The HTTP layer adds malformed_json (invalid), body_too_large (too_large),
 // invalid_text (invalid: a NUL byte or invalid UTF-8 in the path or query),
-// unauthorized (unauthorized) and admin_disabled (forbidden) for any request.
+// unknown_parameter, missing_parameter and invalid_parameter (invalid: a
+// query parameter the route does not declare, a required one missing, a
+// value outside its type or values), rate_limited (too_many, with
+// Retry-After), unauthorized (unauthorized) and admin_disabled (forbidden)
+// for any request.
 const (
 	CodeAddressInvalid     = "address_invalid"
 	CodeHashInvalid        = "hash_invalid"
@@ -162,7 +172,7 @@ var Codes = map[string]string{
 	CodeNotEnoughMarkets:    arena.EINVALID,
 	CodeRulesInvalid:        arena.EINVALID,
 
-	CodeRoundFull:        arena.ETOOMANY,
+	CodeRoundFull:        arena.ECONFLICT,
 	CodeTooManyNewAgents: arena.ETOOMANY,
 }
 
@@ -175,3 +185,19 @@ func reject(code, format string, args ...any) *arena.Error {
 	}
 	return arena.Rejectf(kind, code, format, args...)
 }
+
+// RetryLater is a rejection that may pass later: After is how long until
+// it may (an HTTP answer's Retry-After). It unwraps to the *arena.Error
+// that says what was refused.
+type RetryLater struct {
+	Err   *arena.Error
+	After time.Duration
+}
+
+func (e *RetryLater) Error() string { return e.Err.Error() }
+
+// Unwrap returns the rejection.
+func (e *RetryLater) Unwrap() error { return e.Err }
+
+// RetryAfter is how long until the request may pass.
+func (e *RetryLater) RetryAfter() time.Duration { return e.After }

@@ -194,6 +194,11 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 			rep.Committed++
 		case arena.ErrorCode(err) == forecast.CodeAlreadyCommitted:
 			// An earlier run's commit landed but its answer was lost.
+		case arena.ErrorCode(err) == forecast.CodeRoundFull:
+			// Final for this round: no retry can get in.
+			st.Abandoned = "the round was full: " + err.Error()
+			rep.Abandoned++
+			return dir.save(st)
 		default:
 			return err
 		}
@@ -390,6 +395,8 @@ func kindOf(status int) string {
 		return arena.ECONFLICT
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return arena.EUNAUTHORIZED
+	case status == http.StatusTooManyRequests:
+		return arena.ETOOMANY
 	case status >= 500:
 		return arena.EUNAVAILABLE
 	}

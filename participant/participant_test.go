@@ -452,6 +452,22 @@ func TestFailuresAndAbandonment(t *testing.T) {
 	}
 }
 
+// A round that is full (409 round_full) is abandoned at once, not
+// retried by every later run until its commit deadline.
+func TestRoundFullAbandoned(t *testing.T) {
+	db := sqliteDB(t)
+	s := newServer(t, db)
+	s.svc.Admission = forecast.Admission{Store: db, MaxAgentsPerRound: 1}
+	r := s.round(t, 0)
+	run(t, s.client(t, "first", "random"), participant.Report{Committed: 1})
+	late := s.client(t, "late", "random")
+	run(t, late, participant.Report{Abandoned: 1})
+	run(t, late, participant.Report{})
+	if st, _ := readState(t, late, r.ID); !strings.Contains(st.Abandoned, "round was full") || st.Committed {
+		t.Fatalf("state %+v", st)
+	}
+}
+
 // M3: round ids are per server: one state directory used against two
 // servers keeps their rounds apart, and a state whose round differs from
 // the server's (a reset database) is abandoned, not revealed into it.

@@ -127,7 +127,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv.Rates, srv.Limits = db, web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies}
+	srv.Rates, srv.Limits = db, web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies,
+		IPv6Prefix: o.RateIPv6Prefix}
 	sched := &jobs.Scheduler{Store: db, Logger: logger, Jobs: js, Metrics: m}
 	logger.Info("serving", "addr", ln.Addr().String(), "db", redact.String(o.DB), "engine", db.Engine())
 	g, gctx := errgroup.WithContext(ctx)

@@ -52,15 +52,19 @@ type Options struct {
 	OracleRequireUnanimous bool
 	// Abuse limits of `arena serve`, token buckets shared by replicas on
 	// one database: requests a minute per client address
-	// (ARENA_RATE_IP_PER_MIN) and per agent named by a submission or
-	// nonce lookup (ARENA_RATE_AGENT_PER_MIN); each allows that many at
-	// once. 0 turns a limit off.
+	// (ARENA_RATE_IP_PER_MIN) and per agent, counting the commits and
+	// reveals the agent signed (ARENA_RATE_AGENT_PER_MIN); each allows
+	// that many at once. 0 turns a limit off.
 	RateIPPerMin    int
 	RateAgentPerMin int
 	// TrustedProxies (ARENA_TRUSTED_PROXIES) lists the reverse proxies,
 	// comma-separated addresses or CIDR prefixes, whose X-Forwarded-For
 	// names the client for the per-address limit; empty: none.
 	TrustedProxies string
+	// RateIPv6Prefix (ARENA_RATE_IPV6_PREFIX, 1–128, default 64) is how
+	// many leading bits of an IPv6 client's address name its per-address
+	// bucket: a host commonly holds a whole /64.
+	RateIPv6Prefix int
 	// Admission caps of the forecast track: agents a round admits
 	// (ARENA_MAX_AGENTS_PER_ROUND) and agents seen for the first time in
 	// an hour (ARENA_MAX_NEW_AGENTS_PER_HOUR); 0 turns a cap off.
@@ -101,6 +105,7 @@ func Defaults() Options {
 
 		RateIPPerMin:        6000,
 		RateAgentPerMin:     600,
+		RateIPv6Prefix:      64,
 		MaxAgentsPerRound:   5000,
 		MaxNewAgentsPerHour: 1000,
 		ChainConfirmations:  1,
@@ -141,6 +146,9 @@ var fields = func() []field {
 			func(o *Options) string { return strconv.Itoa(o.RateAgentPerMin) },
 			func(o *Options, v string) (err error) { o.RateAgentPerMin, err = strconv.Atoi(v); return err }},
 		mk("ARENA_TRUSTED_PROXIES", false, func(o *Options) *string { return &o.TrustedProxies }),
+		{"ARENA_RATE_IPV6_PREFIX", false,
+			func(o *Options) string { return strconv.Itoa(o.RateIPv6Prefix) },
+			func(o *Options, v string) (err error) { o.RateIPv6Prefix, err = strconv.Atoi(v); return err }},
 		{"ARENA_MAX_AGENTS_PER_ROUND", false,
 			func(o *Options) string { return strconv.Itoa(o.MaxAgentsPerRound) },
 			func(o *Options, v string) (err error) { o.MaxAgentsPerRound, err = strconv.Atoi(v); return err }},
@@ -287,6 +295,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := o.TrustedProxyPrefixes(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.RateIPv6Prefix < 1 || o.RateIPv6Prefix > 128 {
+		errs = append(errs, fmt.Errorf("IPv6 rate-limit prefix /%d: want 1 to 128 bits (64: a bucket per /64)", o.RateIPv6Prefix))
 	}
 	if o.MaxAgentsPerRound < 0 || o.MaxNewAgentsPerHour < 0 {
 		errs = append(errs, fmt.Errorf("admission caps %d agents a round, %d new agents an hour: must not be negative (0 turns a cap off)", o.MaxAgentsPerRound, o.MaxNewAgentsPerHour))

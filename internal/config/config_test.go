@@ -58,6 +58,8 @@ func TestValidate(t *testing.T) {
 		func(o *Options) { o.TradingPolicy = "" },
 		func(o *Options) { o.TrustedProxies = "10.0.0.0/33" },
 		func(o *Options) { o.TrustedProxies = "10.0.0.1, proxy.internal" },
+		func(o *Options) { o.RateIPv6Prefix = 0 },
+		func(o *Options) { o.RateIPv6Prefix = 129 },
 	} {
 		o := Defaults()
 		mut(&o)
@@ -75,6 +77,9 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("trusted proxies: %v %v", ps, err)
 	}
 	o.TrustedProxies = ""
+	if o, err := Load("", []string{"ARENA_RATE_IPV6_PREFIX=56"}); err != nil || o.RateIPv6Prefix != 56 || Defaults().RateIPv6Prefix != 64 {
+		t.Errorf("ARENA_RATE_IPV6_PREFIX=56: %d %v (default %d)", o.RateIPv6Prefix, err, Defaults().RateIPv6Prefix)
+	}
 	if o.TradingPolicy != "refund" {
 		t.Fatalf("default trading policy %q", o.TradingPolicy)
 	}

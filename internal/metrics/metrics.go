@@ -4,11 +4,19 @@
 //
 // Every method is safe on a nil *Metrics and then does nothing: the
 // packages that report (web, jobs, llm, oracle) work the same without it.
+//
+// Every label is bounded, so that no client can grow the page: a label
+// whose values a client sends (the HTTP method, the status) takes only
+// the values of a fixed list, others counting as "other"; a label whose
+// values come from the program or its configuration (routes, error codes,
+// job names, agent ids, oracle statuses) keeps at most MaxLabelValues
+// distinct values, should a bug ever let a client's text through.
 package metrics
 
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +41,56 @@ type Metrics struct {
 	modelCost      *prometheus.CounterVec
 	modelCache     *prometheus.CounterVec
 	oracleRuns     *prometheus.CounterVec
+
+	routes, kinds, codes, limits, jobs, agents, oracleStatuses labelValues
+}
+
+// Other is the value a label takes in place of one outside its bounds.
+const Other = "other"
+
+// MaxLabelValues bounds the distinct values of a label whose values come
+// from the program or its configuration; later values count as Other.
+const MaxLabelValues = 200
+
+// labelValues keeps the values a label has taken, up to MaxLabelValues.
+type labelValues struct {
+	mu   sync.Mutex
+	seen map[string]struct{}
+}
+
+func (l *labelValues) bound(v string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.seen[v]; ok {
+		return v
+	}
+	if len(l.seen) >= MaxLabelValues {
+		return Other
+	}
+	if l.seen == nil {
+		l.seen = map[string]struct{}{}
+	}
+	l.seen[v] = struct{}{}
+	return v
+}
+
+// methods are the HTTP methods counted by name (RFC 9110 and PATCH); a
+// method is a client's free text, so any other counts as Other.
+var methods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodConnect: true, http.MethodOptions: true, http.MethodTrace: true}
+
+func methodLabel(m string) string {
+	if methods[m] {
+		return m
+	}
+	return Other
+}
+
+func statusLabel(status int) string {
+	if status < 100 || status > 599 {
+		return Other
+	}
+	return strconv.Itoa(status)
 }
 
 // New returns metrics registered in a fresh registry, with the Go runtime
@@ -101,12 +159,14 @@ func (m *Metrics) Register(c prometheus.Collector) error {
 }
 
 // HTTPRequest counts one answered request. route is the matched pattern
-// (a bounded set), never the raw path.
+// (a bounded set), never the raw path; method is the request's, counted
+// by name only when it is a standard method.
 func (m *Metrics) HTTPRequest(route, method string, status int, took time.Duration) {
 	if m == nil {
 		return
 	}
-	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	route = m.routes.bound(route)
+	m.httpRequests.WithLabelValues(route, methodLabel(method), statusLabel(status)).Inc()
 	m.httpDuration.WithLabelValues(route).Observe(took.Seconds())
 }
 
@@ -119,7 +179,7 @@ func (m *Metrics) Submission(kind string, accepted bool, code string) {
 	if !accepted {
 		result = "rejected"
 	}
-	m.submissions.WithLabelValues(kind, result, code).Inc()
+	m.submissions.WithLabelValues(m.kinds.bound(kind), result, m.codes.bound(code)).Inc()
 }
 
 // RateLimited counts a request refused by the named limit.
@@ -127,7 +187,7 @@ func (m *Metrics) RateLimited(limit string) {
 	if m == nil {
 		return
 	}
-	m.rateLimited.WithLabelValues(limit).Inc()
+	m.rateLimited.WithLabelValues(m.limits.bound(limit)).Inc()
 }
 
 // JobRun counts a finished run of job.
@@ -135,6 +195,7 @@ func (m *Metrics) JobRun(job string, took time.Duration, err error, at time.Time
 	if m == nil {
 		return
 	}
+	job = m.jobs.bound(job)
 	result := "ok"
 	if err != nil {
 		result = "error"
@@ -150,7 +211,7 @@ func (m *Metrics) JobTakeover(job string) {
 	if m == nil {
 		return
 	}
-	m.jobTakeovers.WithLabelValues(job).Inc()
+	m.jobTakeovers.WithLabelValues(m.jobs.bound(job)).Inc()
 }
 
 // ModelCall counts one model call that reached a provider (after its
@@ -159,6 +220,7 @@ func (m *Metrics) ModelCall(agent string, ok bool, inputTokens, outputTokens, co
 	if m == nil {
 		return
 	}
+	agent = m.agents.bound(agent)
 	result := "ok"
 	if !ok {
 		result = "error"
@@ -178,7 +240,7 @@ func (m *Metrics) ModelCacheLookup(agent string, hit bool) {
 	if hit {
 		result = "hit"
 	}
-	m.modelCache.WithLabelValues(agent, result).Inc()
+	m.modelCache.WithLabelValues(m.agents.bound(agent), result).Inc()
 }
 
 // OracleRun counts one recorded oracle run by its status.
@@ -186,7 +248,7 @@ func (m *Metrics) OracleRun(status string) {
 	if m == nil {
 		return
 	}
-	m.oracleRuns.WithLabelValues(status).Inc()
+	m.oracleRuns.WithLabelValues(m.oracleStatuses.bound(status)).Inc()
 }
 
 // Value is the current value of the counter, gauge or histogram (its

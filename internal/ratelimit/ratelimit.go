@@ -22,6 +22,7 @@
 package ratelimit
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -42,6 +43,8 @@ func Slack(l arena.RateLimit) int { return int(l.Burst / SlackDivisor) }
 // set Store.
 type Limiter struct {
 	Store arena.RateStore
+	// MaxCopies bounds the copies kept (0: DefaultMaxCopies).
+	MaxCopies int
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
@@ -73,10 +76,24 @@ type bucket struct {
 	limit    arena.RateLimit
 }
 
+// DefaultMaxCopies is how many buckets a process keeps a copy of. Keys
+// are client addresses and agents, so a flood from ever new addresses
+// would otherwise grow the process until the sweep: past the bound, a
+// bucket without a copy takes each token in the store itself (a database
+// write a request) until idle copies are swept.
+const DefaultMaxCopies = 100_000
+
 // Take takes a token for key. A store error leaves what the copy granted
 // owed (it is settled next time) and is returned for the caller to decide.
 func (lim *Limiter) Take(ctx context.Context, key string, l arena.RateLimit, now time.Time) (arena.RateDecision, error) {
 	b := lim.bucket(key, l, now)
+	if b == nil {
+		ds, err := lim.Store.SettleTokens(ctx, []arena.RateSettlement{{Key: key, Limit: l, Take: true, At: now}})
+		if err != nil {
+			return arena.RateDecision{}, err
+		}
+		return ds[0], nil
+	}
 	b.mu.Lock()
 	b.limit = l
 	slack := Slack(l)
@@ -213,6 +230,8 @@ func (b *bucket) refill(l arena.RateLimit, now time.Time) {
 // is full again whatever the copy owed, so forgetting it changes nothing.
 const pruneEvery = time.Minute
 
+// bucket returns key's copy, made if need be; nil when there is no copy
+// and no room for one.
 func (lim *Limiter) bucket(key string, l arena.RateLimit, now time.Time) *bucket {
 	lim.mu.Lock()
 	defer lim.mu.Unlock()
@@ -233,6 +252,9 @@ func (lim *Limiter) bucket(key string, l arena.RateLimit, now time.Time) *bucket
 	}
 	b := lim.buckets[key]
 	if b == nil {
+		if len(lim.buckets) >= cmp.Or(lim.MaxCopies, DefaultMaxCopies) {
+			return nil // full: the caller goes to the store
+		}
 		// A new copy presumes the bucket full: a bucket other replicas
 		// (or this process before a restart) emptied passes at most the
 		// slack before the first settlement answers.

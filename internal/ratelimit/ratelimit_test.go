@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -169,4 +170,36 @@ func TestIdleCopiesPruned(t *testing.T) {
 	if n := lim.Len(); n != 2 {
 		t.Fatalf("%d copies after the sweep, want 2 (b and d)", n)
 	}
+}
+
+// The copies are bounded: past MaxCopies, buckets without a copy are
+// answered by the store itself, each token a settlement, and stay exact;
+// once idle copies are swept, new ones are made again.
+func TestCopiesBounded(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		st := &counting{RateStore: db}
+		lim := &ratelimit.Limiter{Store: st, MaxCopies: 10}
+		l := arena.RateLimit{Burst: 2, PerSecond: 1}
+		for i := range 100 {
+			for j, want := range []bool{true, true, false} {
+				d, err := lim.Take(ctx, fmt.Sprint("ip:", i), l, t0)
+				if err != nil || d.Allowed != want {
+					t.Fatalf("address %d, take %d: %+v %v, want allowed %v", i, j, d, err, want)
+				}
+			}
+		}
+		if n := lim.Len(); n != 10 {
+			t.Fatalf("%d copies after 100 addresses, want the bound 10", n)
+		}
+		before := st.calls.Load()
+		if d, err := lim.Take(ctx, "ip:new", l, t0); err != nil || !d.Allowed || st.calls.Load() != before+1 {
+			t.Fatalf("a new address past the bound: %+v %v, %d settlements", d, err, st.calls.Load()-before)
+		}
+		// Past the sweep (a minute; the copies idle for more than twice
+		// their refill time), there is room again.
+		if _, err := lim.Take(ctx, "ip:later", l, t0.Add(2*time.Minute)); err != nil || lim.Len() != 1 {
+			t.Fatalf("after the sweep: %d copies, %v", lim.Len(), err)
+		}
+	})
 }

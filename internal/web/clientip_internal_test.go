@@ -42,3 +42,26 @@ func TestClientIP(t *testing.T) {
 		t.Errorf("no trusted proxies: clientIP = %q, want the peer", got)
 	}
 }
+
+// IPv6 clients share a bucket per prefix (a /64 unless configured);
+// IPv4 clients, also written as IPv4-mapped IPv6, one per address.
+func TestIPBucket(t *testing.T) {
+	for _, c := range []struct {
+		host string
+		bits int
+		want string
+	}{
+		{"192.0.2.1", 0, "192.0.2.1"},
+		{"::ffff:192.0.2.1", 0, "192.0.2.1"},
+		{"2001:db8:1:2:3:4:5:6", 0, "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:ffff::1", 0, "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:3:4:5:6", 48, "2001:db8:1::/48"},
+		{"2001:db8:1:2:3:4:5:6", 128, "2001:db8:1:2:3:4:5:6/128"},
+		{"fe80::1%eth0", 0, "fe80::/64"},
+		{"not an address", 0, "not an address"},
+	} {
+		if got := ipBucket(c.host, c.bits); got != c.want {
+			t.Errorf("ipBucket(%q, %d) = %q, want %q", c.host, c.bits, got, c.want)
+		}
+	}
+}

@@ -221,13 +221,16 @@ func (s *Server) forecastRows(ctx context.Context, f forecast.Filter) ([]Forecas
 // commit deadline lies at most this far back.
 var leaderboardWindows = map[string]time.Duration{"all": 0, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour, "90d": 90 * 24 * time.Hour}
 
+// windowNames are leaderboardWindows' names in order.
+var windowNames = []string{"7d", "30d", "90d", "all"}
+
 // leaderboardFilter reads the window and category query parameters.
 func leaderboardFilter(r *http.Request) (string, forecast.Filter, error) {
 	q := r.URL.Query()
 	w := cmp.Or(q.Get("window"), "all")
 	d, ok := leaderboardWindows[w]
 	if !ok {
-		return "", forecast.Filter{}, arena.Errorf(arena.EINVALID, "window %q: want 7d, 30d, 90d or all", w)
+		return "", forecast.Filter{}, arena.Errorf(arena.EINVALID, "window %q: want %s", w, oneOf(windowNames))
 	}
 	return w, forecast.Filter{Window: d, Category: strings.TrimSpace(q.Get("category"))}, nil
 }
@@ -272,9 +275,6 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		}
 		if v.Categories = all.Categories; v.Categories == nil {
 			v.Categories = []string{}
-		}
-		if f.Category != "" && !slices.Contains(all.Categories, f.Category) {
-			return nil, arena.Errorf(arena.EINVALID, "category %q: no scored forecast has it (categories: %s)", f.Category, strings.Join(all.Categories, ", "))
 		}
 		rows, a, err := s.forecastRows(r.Context(), f)
 		if err != nil {
@@ -661,6 +661,9 @@ var cohortRanges = map[string]struct {
 	step   string
 }{"10m": {10 * time.Minute, "10m"}, "1h": {time.Hour, "10m"}, "1d": {24 * time.Hour, "10m"}, "1w": {7 * 24 * time.Hour, "1h"}, "all": {0, "1h"}}
 
+// rangeNames are cohortRanges' names in order.
+var rangeNames = []string{"10m", "1h", "1d", "1w", "all"}
+
 func (s *Server) cohortView(r *http.Request) (any, error) {
 	if err := s.needTrading(); err != nil {
 		return nil, err
@@ -672,7 +675,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 	rng := cmp.Or(r.URL.Query().Get("range"), "all")
 	rc, ok := cohortRanges[rng]
 	if !ok {
-		return nil, arena.Errorf(arena.EINVALID, "range %q: want 10m, 1h, 1d, 1w or all", rng)
+		return nil, arena.Errorf(arena.EINVALID, "range %q: want %s", rng, oneOf(rangeNames))
 	}
 	detail, err := s.cohortDetail(r.Context(), id)
 	if err != nil {
@@ -682,7 +685,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	step, _ := parseStep(rc.step)
+	step := snapshotSteps[rc.step]
 	var last time.Time
 	for _, c := range curves {
 		if n := len(c.Snapshots); n > 0 && c.Snapshots[n-1].At.After(last) {

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"math"
 	"net/http"
 	"strconv"
 
@@ -44,19 +43,13 @@ func (s *Server) domain(w http.ResponseWriter, r *http.Request) error {
 // listRounds serves GET /api/v1/rounds?status=&limit=&cursor=, newest
 // first; a Link header with rel="next" names the next page.
 func (s *Server) listRounds(w http.ResponseWriter, r *http.Request) error {
-	limit, err := intParam(r, "limit", 100, 1, 1000)
+	limit, _ := queryInt(r, "limit")
+	cursor, _ := queryInt(r, "cursor")
+	out, err := s.Forecast.RoundPage(r.Context(), r.URL.Query().Get("status"), uint64(cursor), int(limit))
 	if err != nil {
 		return err
 	}
-	cursor, err := intParam(r, "cursor", 0, 0, math.MaxInt)
-	if err != nil {
-		return err
-	}
-	out, err := s.Forecast.RoundPage(r.Context(), r.URL.Query().Get("status"), uint64(cursor), limit)
-	if err != nil {
-		return err
-	}
-	if len(out) == limit && out[len(out)-1].ID > 1 {
+	if len(out) == int(limit) && out[len(out)-1].ID > 1 {
 		setNextLink(w, r, int64(out[len(out)-1].ID))
 	}
 	return s.writeJSON(w, r, out)

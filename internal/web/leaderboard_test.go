@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +103,112 @@ func TestLeaderboardFilters(t *testing.T) {
 		for _, bad := range []string{"/api/v1/pages/leaderboard?window=2w", "/api/v1/pages/leaderboard?category=nope", "/api/v1/leaderboard?window=1y"} {
 			if st, body := e.call("GET", bad, nil, ""); st != 400 {
 				t.Errorf("GET %s: %d %s", bad, st, body)
+			}
+		}
+	})
+}
+
+// A category no scored forecast has answers 400 on the API as on the page,
+// with the client's text echoed only in part, and leaves no cache entry:
+// 200 made-up 200 KB categories keep the analysis cache at its one view.
+func TestLeaderboardUnknownCategory(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		generate(t, db, 3, 2, 4)
+		svc := &forecast.Service{Store: db, Logger: quiet}
+		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
+		get := func(path string) *httptest.ResponseRecorder {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			return rec
+		}
+		if rec := get("/api/v1/leaderboard?category=sports"); rec.Code != 200 {
+			t.Fatalf("a known category: %d %s", rec.Code, rec.Body)
+		}
+		cached := svc.CachedAnalyses()
+		for i := range 200 {
+			rec := get(fmt.Sprintf("/api/v1/leaderboard?category=%d%s", i, strings.Repeat("c", 200<<10)))
+			if rec.Code != 400 || rec.Body.Len() > 1<<10 {
+				t.Fatalf("made-up category %d: %d, %d bytes", i, rec.Code, rec.Body.Len())
+			}
+		}
+		if got := svc.CachedAnalyses(); got != cached {
+			t.Errorf("200 made-up categories grew the analysis cache from %d to %d views", cached, got)
+		}
+	})
+}
+
+// The leaderboard API pages its rows (limit, cursor: Link rel=next and
+// X-Total-Count), the pages together being the whole board, for the
+// forecast and the trading track; a parameter that does not apply to the
+// track answers 400 instead of being ignored.
+func TestLeaderboardPaging(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		generate(t, db, 5, 3, 4)
+		eng, _ := generateCohorts(t, db, 1, 3)
+		svc := &forecast.Service{Store: db, Logger: quiet}
+		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db}).Handler()
+		get := func(path string) *httptest.ResponseRecorder {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			return rec
+		}
+		// walk follows the Link headers from path and returns every row's
+		// agent, page after page.
+		walk := func(path string, rows func([]byte) []string) (agents []string, pages int) {
+			for path != "" {
+				rec := get(path)
+				if rec.Code != 200 {
+					t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+				}
+				agents = append(agents, rows(rec.Body.Bytes())...)
+				pages++
+				path = ""
+				if l := rec.Header().Get("Link"); l != "" {
+					path = strings.TrimSuffix(strings.TrimPrefix(l, "<"), `>; rel="next"`)
+				}
+			}
+			return agents, pages
+		}
+		forecastRows := func(b []byte) []string {
+			var rows []forecast.LeaderboardJSON
+			if err := json.Unmarshal(b, &rows); err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, r := range rows {
+				out = append(out, r.Agent)
+			}
+			return out
+		}
+		tradingRows := func(b []byte) []string {
+			var lb web.TradingLeaderboardJSON
+			if err := json.Unmarshal(b, &lb); err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, r := range lb.Rows {
+				out = append(out, r.Agent)
+			}
+			return out
+		}
+		for _, c := range []struct {
+			track string
+			rows  func([]byte) []string
+			n     int
+		}{{"forecast", forecastRows, 6}, {"trading", tradingRows, 3}} {
+			all, _ := walk("/api/v1/leaderboard?track="+c.track, c.rows)
+			paged, pages := walk("/api/v1/leaderboard?limit=2&track="+c.track, c.rows)
+			if len(all) < c.n || !slices.Equal(all, paged) || pages != (len(all)+1)/2 {
+				t.Errorf("%s: whole board %v; in %d pages of 2: %v", c.track, all, pages, paged)
+			}
+			if n := get("/api/v1/leaderboard?limit=2&track=" + c.track).Header().Get("X-Total-Count"); n != fmt.Sprint(len(all)) {
+				t.Errorf("%s: X-Total-Count %s, want %d", c.track, n, len(all))
+			}
+		}
+		for _, bad := range []string{"/api/v1/leaderboard?track=backtest&window=7d", "/api/v1/leaderboard?track=backtest&category=sports",
+			"/api/v1/leaderboard?sort=brier", "/api/v1/leaderboard?track=trading&category=sports", "/api/v1/leaderboard?offset=2"} {
+			if rec := get(bad); rec.Code != 400 || !strings.Contains(rec.Body.String(), "_parameter") {
+				t.Errorf("GET %s: %d %s", bad, rec.Code, rec.Body)
 			}
 		}
 	})

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"net/http"
-	"strconv"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -47,29 +47,23 @@ func init() {
 	apiOps = append(apiOps,
 		apiOp{Method: "GET", Path: "/api/v1/log/sth", Summary: "The tamper-evident log's latest signed tree head (ed25519 over size, RFC 6962 root and time)", Response: tlog.Head{}},
 		apiOp{Method: "GET", Path: "/api/v1/log/sths", Summary: "Every tree head the server has signed, oldest first", Response: LogHeadsJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/entries", Summary: "Log entries [start, end), at most 1000: each leaf and its RFC 6962 leaf hash", Query: []string{"start", "end"}, Response: LogEntriesJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/proof/inclusion", Summary: "Inclusion proof of entry index in the tree of tree_size", Query: []string{"index", "tree_size"}, Response: LogInclusionJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/proof/consistency", Summary: "Consistency proof between the trees of sizes first and second", Query: []string{"first", "second"}, Response: LogConsistencyJSON{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/entries", Summary: "Log entries [start, end), at most 1000: each leaf and its RFC 6962 leaf hash", Query: []apiParam{
+			qInt("start", 0, math.MaxInt64, "0", "0", "index of the first entry"),
+			qInt("end", 0, math.MaxInt64, "", "10", "index after the last entry (default: start + 1000)")},
+			Response: LogEntriesJSON{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/proof/inclusion", Summary: "Inclusion proof of entry index in the tree of tree_size", Query: []apiParam{
+			qInt("index", 0, math.MaxInt64, "", "0", "index of the entry").required(),
+			qInt("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a signed head's), above index").required()},
+			Response: LogInclusionJSON{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/proof/consistency", Summary: "Consistency proof between the trees of sizes first and second", Query: []apiParam{
+			qInt("first", 0, math.MaxInt64, "", "1", "size of the older tree").required(),
+			qInt("second", 0, math.MaxInt64, "", "1", "size of the newer tree, at least first").required()},
+			Response: LogConsistencyJSON{}},
 	)
 }
 
 // maxLogPage bounds the entries one request returns.
 const maxLogPage = 1000
-
-func queryUint(r *http.Request, name string, def uint64, required bool) (uint64, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		if required {
-			return 0, arena.Rejectf(arena.EINVALID, "log_range", "query parameter %s is required", name)
-		}
-		return def, nil
-	}
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return 0, arena.Rejectf(arena.EINVALID, "log_range", "query parameter %s=%q is not a non-negative integer", name, v)
-	}
-	return n, nil
-}
 
 func (s *Server) logHead(w http.ResponseWriter, r *http.Request) error {
 	h, err := s.Log.SignedHead(r.Context())
@@ -100,18 +94,15 @@ type LogEntryJSON struct {
 }
 
 func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
-	start, err := queryUint(r, "start", 0, false)
-	if err != nil {
-		return err
-	}
-	end, err := queryUint(r, "end", start+maxLogPage, false)
-	if err != nil {
-		return err
+	start, _ := queryInt(r, "start")
+	end, given := queryInt(r, "end")
+	if !given {
+		end = start + maxLogPage
 	}
 	if end < start || end-start > maxLogPage {
 		return arena.Rejectf(arena.EINVALID, "log_range", "at most %d entries per request, start ≤ end", maxLogPage)
 	}
-	es, err := s.Log.Entries(r.Context(), start, end)
+	es, err := s.Log.Entries(r.Context(), uint64(start), uint64(end))
 	if err != nil {
 		return err
 	}
@@ -163,14 +154,9 @@ func hexes(p [][]byte) []string {
 }
 
 func (s *Server) logInclusion(w http.ResponseWriter, r *http.Request) error {
-	index, err := queryUint(r, "index", 0, true)
-	if err != nil {
-		return err
-	}
-	size, err := queryUint(r, "tree_size", 0, true)
-	if err != nil {
-		return err
-	}
+	i, _ := queryInt(r, "index")
+	n, _ := queryInt(r, "tree_size")
+	index, size := uint64(i), uint64(n)
 	p, err := s.Log.Inclusion(r.Context(), index, size)
 	if err != nil {
 		return err
@@ -179,14 +165,9 @@ func (s *Server) logInclusion(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) logConsistency(w http.ResponseWriter, r *http.Request) error {
-	first, err := queryUint(r, "first", 0, true)
-	if err != nil {
-		return err
-	}
-	second, err := queryUint(r, "second", 0, true)
-	if err != nil {
-		return err
-	}
+	a, _ := queryInt(r, "first")
+	b, _ := queryInt(r, "second")
+	first, second := uint64(a), uint64(b)
 	p, err := s.Log.Consistency(r.Context(), first, second)
 	if err != nil {
 		return err

@@ -25,11 +25,8 @@ func ParseMarketFilter(source, status, limit string) (arena.MarketFilter, error)
 
 func (s *Server) listMarkets(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	limit := q.Get("limit")
-	if limit == "" {
-		limit = "100"
-	}
-	f, err := ParseMarketFilter(q.Get("source"), q.Get("status"), limit)
+	limit, _ := queryInt(r, "limit")
+	f, err := ParseMarketFilter(q.Get("source"), q.Get("status"), strconv.FormatInt(limit, 10))
 	if err != nil {
 		return err
 	}

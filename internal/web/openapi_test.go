@@ -3,12 +3,17 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -18,6 +23,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/tlog"
 )
 
 // The OpenAPI document names exactly the registered /api/v1 routes, in
@@ -115,6 +121,133 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 					t.Errorf("schema %s: required %v, want %v", name, sc.Value.Required, want)
 				}
 			}
+		}
+	})
+}
+
+// A client that follows the OpenAPI document is answered, and one that
+// does not is told why: for every documented route, called with the
+// documented examples, the required query parameters alone pass (not
+// 400), each optional one added (with the parameters it needs, x-with)
+// passes, each required one left out answers 400 missing_parameter, a
+// parameter the document does not list answers 400 unknown_parameter,
+// and a value outside a parameter's type or values 400
+// invalid_parameter. The document is derived from the same declarations
+// the server checks requests with, so it cannot drift from the handlers.
+func TestQueryParametersFollowDocument(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		generate(t, db, 3, 2, 4) // scored rounds 1 and 2; agent 0x…01; category sports
+		eng, _ := generateCohorts(t, db, 2, 2)
+		key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg := &tlog.Log{Store: db, Key: key}
+		for i := range 3 {
+			if err := lg.Append(ctx, tlog.KindScore, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t", Forecasters: db, Oracle: &oracle.Service{Store: db, Logger: quiet},
+			Forecast: &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng})
+		srv.RegisterLog(lg)
+		h := srv.Handler()
+		call := func(method, path string, q url.Values) (int, string) {
+			req := httptest.NewRequest(method, path+"?"+q.Encode(), nil)
+			req.Header.Set("Authorization", "Bearer t")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			var e struct {
+				Error struct{ Code string } `json:"error"`
+			}
+			json.Unmarshal(rec.Body.Bytes(), &e)
+			return rec.Code, e.Error.Code
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
+		doc, err := openapi3.NewLoader().LoadFromData(rec.Body.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Validate(ctx); err != nil {
+			t.Fatalf("kin-openapi validate: %v", err)
+		}
+		example := func(p *openapi3.Parameter) string {
+			if p.Example == nil {
+				t.Fatalf("parameter %s has no example", p.Name)
+			}
+			return fmt.Sprint(p.Example)
+		}
+		checked := 0
+		for path, item := range doc.Paths.Map() {
+			for method, op := range item.Operations() {
+				target := path
+				base := url.Values{}
+				var required, optional []*openapi3.Parameter
+				for _, ref := range op.Parameters {
+					p := ref.Value
+					switch {
+					case p.In == "path":
+						target = strings.Replace(target, "{"+p.Name+"}", example(p), 1)
+					case p.Required:
+						required = append(required, p)
+						base.Set(p.Name, example(p))
+					default:
+						optional = append(optional, p)
+					}
+				}
+				name := method + " " + path
+				if method == "GET" {
+					if st, code := call(method, target, base); st == 400 || st >= 500 {
+						t.Errorf("%s?%s (its required parameters): %d %s", name, base.Encode(), st, code)
+					}
+				}
+				for _, p := range required {
+					q := maps.Clone(base)
+					q.Del(p.Name)
+					if st, code := call(method, target, q); st != 400 || code != "missing_parameter" {
+						t.Errorf("%s without the required %s: %d %s", name, p.Name, st, code)
+					}
+				}
+				for _, p := range optional {
+					q := maps.Clone(base)
+					if with, ok := p.Extensions["x-with"].(string); ok {
+						w, _ := url.ParseQuery(with)
+						maps.Copy(q, w)
+					}
+					q.Set(p.Name, example(p))
+					if st, code := call(method, target, q); st == 400 || st >= 500 {
+						t.Errorf("%s?%s (the optional %s): %d %s", name, q.Encode(), p.Name, st, code)
+					}
+				}
+				for _, p := range append(required, optional...) {
+					bad := ""
+					switch {
+					case p.Schema.Value.Type.Is("integer"):
+						bad = "ten"
+					case p.Schema.Value.Enum != nil:
+						bad = "nonsense"
+					default:
+						continue
+					}
+					q := maps.Clone(base)
+					q.Set(p.Name, bad)
+					if st, code := call(method, target, q); st != 400 || code != "invalid_parameter" {
+						t.Errorf("%s with %s=%s: %d %s", name, p.Name, bad, st, code)
+					}
+				}
+				q := maps.Clone(base)
+				q.Set("nonsense", "1")
+				if st, code := call(method, target, q); st != 400 || code != "unknown_parameter" {
+					t.Errorf("%s with an undocumented parameter: %d %s", name, st, code)
+				}
+				checked++
+			}
+		}
+		if checked < 40 {
+			t.Errorf("checked %d operations, want every documented one", checked)
 		}
 	})
 }

@@ -315,3 +315,33 @@ func TestServiceLogsCarryRequestID(t *testing.T) {
 	}
 	t.Fatalf("no round created line: %v", buf.lines())
 }
+
+// A client's made-up methods do not grow /metrics: 1,000 methods RT1 …
+// RT1000 and a 50 KB one add the series of one method ("other") and leave
+// the page about its size.
+func TestMetricsMethodLabelBounded(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	srv := web.New(db, db, "", quiet)
+	h := srv.Handler()
+	page := func() string {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/api/v1/markets", nil)) // a 405 of a real method
+	before := len(page())
+	for i := 1; i <= 1000; i++ {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(fmt.Sprintf("RT%d", i), "/api/v1/markets", nil))
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(strings.Repeat("M", 50<<10), "/api/v1/markets", nil))
+	text := page()
+	if strings.Contains(text, "RT1") || strings.Contains(text, "MMMM") {
+		t.Error("/metrics labels a client's method")
+	}
+	if grew := len(text) - before; grew > 4<<10 {
+		t.Errorf("1,001 made-up methods grew /metrics by %d bytes", grew)
+	}
+	if got := srv.Metrics.Value("arena_http_requests_total", map[string]string{"method": "other", "status": "405"}); got != 1001 {
+		t.Errorf("made-up methods counted %v under method=\"other\", want 1001", got)
+	}
+}

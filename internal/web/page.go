@@ -2,11 +2,13 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,7 +109,7 @@ var funcs = template.FuncMap{
 		}
 		return &rs[len(rs)-1]
 	},
-	"ranges":   func() []string { return []string{"10m", "1h", "1d", "1w", "all"} },
+	"ranges":   func() []string { return rangeNames },
 	"sortCols": func() []sortCol { return sortCols },
 	"sortLink": func(v LeaderboardPageJSON, key string) string {
 		q := url.Values{"sort": {key}}
@@ -325,10 +327,25 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// leaderboard serves GET /api/v1/leaderboard?track=forecast|trading.
+// leaderboard serves GET /api/v1/leaderboard?track=forecast|trading|backtest,
+// a page of rows (see pageRows). A parameter that does not apply to the
+// track answers 400, never silently nothing.
 func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
-	switch track := r.URL.Query().Get("track"); track {
-	case "", "forecast":
+	q := r.URL.Query()
+	track := cmp.Or(q.Get("track"), leaderboardTracks[0])
+	for _, p := range []struct {
+		name, tracks, why string
+	}{
+		{"sort", "trading", "the forecast and backtest tracks are ranked by shrunken alpha, then Brier"},
+		{"window", "forecast trading", "the backtest's questions are past ones, scored at once"},
+		{"category", "forecast", "a trading portfolio's return is not per market category; filter the forecast track"},
+	} {
+		if q.Get(p.name) != "" && !slices.Contains(strings.Fields(p.tracks), track) {
+			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s does not apply to the %s track: %s", p.name, track, p.why)
+		}
+	}
+	switch track {
+	case "forecast":
 		if err := s.needForecast(); err != nil {
 			return err
 		}
@@ -340,17 +357,30 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, r, rows)
+		return s.writeJSON(w, r, pageRows(w, r, rows))
 	case "trading":
 		if err := s.needTrading(); err != nil {
 			return err
 		}
 		return s.tradingLeaderboard(w, r)
-	case "backtest":
+	default: // backtest; checkQuery refused any other
 		return s.backtestLeaderboard(w, r)
-	default:
-		return arena.Errorf(arena.EINVALID, "track %q: want forecast, trading or backtest", track)
 	}
+}
+
+// pageRows is the page of a ranked list the limit and cursor parameters
+// select, the cursor being how many rows earlier pages held; it sets
+// X-Total-Count and, when rows follow, a Link header with rel="next".
+func pageRows[T any](w http.ResponseWriter, r *http.Request, rows []T) []T {
+	limit, _ := queryInt(r, "limit")
+	cursor, _ := queryInt(r, "cursor")
+	w.Header().Set("X-Total-Count", strconv.Itoa(len(rows)))
+	rows = rows[min(int(cursor), len(rows)):]
+	if len(rows) > int(limit) {
+		rows = rows[:limit]
+		setNextLink(w, r, cursor+limit)
+	}
+	return rows
 }
 
 // cents formats money to the cent with thousands separators ("$1,234.57",

@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/redact"
 )
@@ -27,13 +30,19 @@ type RateLimits struct {
 	// PerIP applies to every request but the probes (/healthz, /readyz,
 	// /metrics), keyed by the client's address (see clientIP).
 	PerIP arena.RateLimit
-	// PerAgent applies to the requests that name an agent: submissions
-	// (the agent field of the body) and the nonce lookup (the path).
+	// PerAgent applies to the commits and reveals the agent signed (see
+	// signedAgent), whatever address they come from. Only the agent's key
+	// can spend it: a request that merely names the agent costs its
+	// address's bucket alone, so no one can lock an agent out.
 	PerAgent arena.RateLimit
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client for PerIP; from any other peer the header is ignored, so
 	// a client cannot pick its own bucket.
 	TrustedProxies []netip.Prefix
+	// IPv6Prefix is how many leading bits of an IPv6 client's address
+	// name its PerIP bucket (0: 64). A host commonly holds a whole /64,
+	// so one bucket per full address would give it billions.
+	IPv6Prefix int
 	// Now is the limits' clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -42,69 +51,68 @@ type RateLimits struct {
 // answering whatever a client does.
 var unlimited = map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /metrics": true}
 
-// limit takes a token from each bucket the request falls in. It sets the
-// RateLimit-Limit, -Remaining and -Reset headers of the tightest bucket
-// and, when one is empty, answers 429 with Retry-After. A bucket store
-// that fails lets the request through (the limits protect the service;
-// they must not take it down) and is logged.
+// limit takes a token from each bucket the request falls in: its
+// address's, then, for a submission its agent signed, the agent's. It
+// sets the RateLimit-Limit, -Remaining and -Reset headers of the tightest
+// bucket and, when one is empty, answers 429 with Retry-After. A bucket
+// store that fails lets the request through (the limits protect the
+// service; they must not take it down) and is logged.
 func (s *Server) limit(lim *ratelimit.Limiter, w http.ResponseWriter, r *http.Request, route string) (*http.Request, error) {
 	if lim == nil || unlimited[route] {
 		return r, nil
-	}
-	type bucket struct {
-		name, key string
-		l         arena.RateLimit
-	}
-	var bs []bucket
-	if s.Limits.PerIP.Burst > 0 {
-		bs = append(bs, bucket{"ip", "ip:" + clientIP(r, s.Limits.TrustedProxies), s.Limits.PerIP})
-	}
-	if s.Limits.PerAgent.Burst > 0 {
-		agent, nr, err := agentOf(r, route)
-		if err != nil {
-			return r, err
-		}
-		r = nr
-		if agent != "" {
-			bs = append(bs, bucket{"agent", "agent:" + strings.ToLower(agent), s.Limits.PerAgent})
-		}
 	}
 	now := time.Now
 	if s.Limits.Now != nil {
 		now = s.Limits.Now
 	}
-	var tightest *bucket
-	var tight arena.RateDecision
-	for i := range bs {
-		b := &bs[i]
-		d, err := lim.Take(r.Context(), b.key, b.l, now())
+	var (
+		tightest string // the bucket's name
+		tl       arena.RateLimit
+		tight    arena.RateDecision
+		decided  bool
+	)
+	take := func(name, key string, l arena.RateLimit) bool {
+		d, err := lim.Take(r.Context(), key, l, now())
 		if err != nil {
 			s.Logger.Warn("rate limit: bucket store failed; request let through", "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
-			continue
+			return true
 		}
-		if tightest == nil || !d.Allowed || (tight.Allowed && d.Remaining/b.l.Burst < tight.Remaining/tightest.l.Burst) {
-			tightest, tight = b, d
+		if !decided || !d.Allowed || (tight.Allowed && d.Remaining/l.Burst < tight.Remaining/tl.Burst) {
+			tightest, tl, tight, decided = name, l, d, true
 		}
-		if !d.Allowed {
-			break
+		return d.Allowed
+	}
+	ok := true
+	if s.Limits.PerIP.Burst > 0 {
+		ok = take("ip", "ip:"+ipBucket(clientIP(r, s.Limits.TrustedProxies), s.Limits.IPv6Prefix), s.Limits.PerIP)
+	}
+	// The signature is checked only for a request its address's bucket
+	// let through: a flood costs no more than a token each.
+	if ok && s.Limits.PerAgent.Burst > 0 {
+		agent, nr, err := s.signedAgent(r, route)
+		if err != nil {
+			return r, err
+		}
+		r = nr
+		if agent != "" {
+			take("agent", "agent:"+strings.ToLower(agent), s.Limits.PerAgent)
 		}
 	}
-	if tightest == nil {
+	if !decided {
 		return r, nil
 	}
-	l := tightest.l
 	h := w.Header()
-	h.Set("RateLimit-Limit", strconv.FormatFloat(l.Burst, 'f', 0, 64))
+	h.Set("RateLimit-Limit", strconv.FormatFloat(tl.Burst, 'f', 0, 64))
 	// A bucket in debt (see package ratelimit) has nothing remaining.
 	h.Set("RateLimit-Remaining", strconv.FormatFloat(math.Max(0, math.Floor(tight.Remaining)), 'f', 0, 64))
-	h.Set("RateLimit-Reset", strconv.FormatFloat(math.Ceil((l.Burst-tight.Remaining)/l.PerSecond), 'f', 0, 64))
+	h.Set("RateLimit-Reset", strconv.FormatFloat(math.Ceil((tl.Burst-tight.Remaining)/tl.PerSecond), 'f', 0, 64))
 	if tight.Allowed {
 		return r, nil
 	}
-	wait := math.Max(1, math.Ceil((1-tight.Remaining)/l.PerSecond))
+	wait := math.Max(1, math.Ceil((1-tight.Remaining)/tl.PerSecond))
 	h.Set("Retry-After", strconv.FormatFloat(wait, 'f', 0, 64))
-	s.Metrics.RateLimited(tightest.name)
-	return r, arena.Rejectf(arena.ETOOMANY, "rate_limited", "too many requests from this %s: at most %g at once and %g per second; retry in %g s", tightest.name, l.Burst, l.PerSecond, wait)
+	s.Metrics.RateLimited(tightest)
+	return r, arena.Rejectf(arena.ETOOMANY, "rate_limited", "too many requests from this %s: at most %g at once and %g per second; retry in %g s", tightest, tl.Burst, tl.PerSecond, wait)
 }
 
 // clientIP is the client's address: the connection's peer, unless the
@@ -147,15 +155,37 @@ func clientIP(r *http.Request, trusted []netip.Prefix) string {
 	return host
 }
 
-// agentOf returns the agent a request names, and the request with its
-// body restored for the handler when it had to be read.
-func agentOf(r *http.Request, route string) (string, *http.Request, error) {
-	switch route {
-	case "GET /api/v1/agents/{address}/nonce":
-		// Routing has not run yet, so the path value is cut out by hand.
-		return strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/agents/"), "/nonce"), r, nil
-	case "POST /api/v1/rounds/{id}/commits", "POST /api/v1/rounds/{id}/reveals", "POST /api/v1/rounds/{id}/reasoning":
-	default:
+// ipBucket names the PerIP bucket of a client address: an IPv4 address
+// (also one mapped into IPv6) itself, an IPv6 address its prefix of bits
+// (0: 64).
+func ipBucket(host string, bits int) string {
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if a = a.Unmap().WithZone(""); !a.Is6() {
+		return a.String()
+	}
+	if bits <= 0 {
+		bits = 64
+	}
+	p, err := a.Prefix(min(bits, 128))
+	if err != nil {
+		return a.String()
+	}
+	return p.String()
+}
+
+// signedAgent returns the agent of a commit or reveal when the request
+// proves it comes from the agent: signed by the agent's key, before the
+// signed deadline, with the agent's current nonce (a used signature
+// replayed has a stale one). Anything else (unsigned, malformed, signed
+// by another key, expired, replayed) yields "" and costs its address's
+// bucket only. It also returns the request with its body restored for
+// the handler, which checks the submission in full.
+func (s *Server) signedAgent(r *http.Request, route string) (string, *http.Request, error) {
+	commit := route == "POST /api/v1/rounds/{id}/commits"
+	if !commit && route != "POST /api/v1/rounds/{id}/reveals" || s.Forecast == nil {
 		return "", r, nil
 	}
 	body, err := io.ReadAll(r.Body)
@@ -167,9 +197,44 @@ func agentOf(r *http.Request, route string) (string, *http.Request, error) {
 		return "", r, arena.Rejectf(arena.EINVALID, "malformed_json", "reading the request body: %v", err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var named struct {
-		Agent string `json:"agent"`
+	// Routing has not run yet, so the round id is cut out by hand.
+	id, err := strconv.ParseUint(strings.Split(strings.TrimPrefix(r.URL.Path, "/api/v1/rounds/"), "/")[0], 10, 64)
+	if err != nil {
+		return "", r, nil // the handler reports it
 	}
-	json.Unmarshal(body, &named) // the handler reports a malformed body
-	return named.Agent, r, nil
+	d := s.Forecast.Domain
+	var agent common.Address
+	var nonce, deadline uint64
+	if commit {
+		var req forecast.CommitRequest
+		if json.Unmarshal(body, &req) != nil {
+			return "", r, nil
+		}
+		agent, err = forecast.ParseAddress(req.Agent)
+		sig, serr := forecast.DecodeSignature(req.Signature)
+		if err != nil || serr != nil || d.VerifyCommit(forecast.Commit{RoundID: id, CommitHash: common.HexToHash(req.CommitHash),
+			ReasoningHash: common.HexToHash(req.ReasoningHash), Agent: agent, Nonce: req.Nonce, Deadline: req.Deadline}, sig) != nil {
+			return "", r, nil
+		}
+		nonce, deadline = req.Nonce, req.Deadline
+	} else {
+		var req forecast.RevealRequest
+		if json.Unmarshal(body, &req) != nil {
+			return "", r, nil
+		}
+		agent, err = forecast.ParseAddress(req.Agent)
+		sig, serr := forecast.DecodeSignature(req.Signature)
+		if err != nil || serr != nil || d.VerifyReveal(forecast.Reveal{RoundID: id, Predictions: req.Predictions, Salt: common.HexToHash(req.Salt),
+			Agent: agent, Nonce: req.Nonce, Deadline: req.Deadline}, sig) != nil {
+			return "", r, nil
+		}
+		nonce, deadline = req.Nonce, req.Deadline
+	}
+	if deadline < uint64(s.Forecast.Clock().Unix()) {
+		return "", r, nil
+	}
+	if current, err := s.Forecast.Nonce(r.Context(), agent.Hex()); err != nil || current != nonce {
+		return "", r, nil
+	}
+	return agent.Hex(), r, nil
 }

@@ -146,5 +146,5 @@ func (s *Server) backtestLeaderboard(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return s.writeJSON(w, r, out)
+	return s.writeJSON(w, r, pageRows(w, r, out))
 }

@@ -1,9 +1,9 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -15,7 +15,7 @@ import (
 
 // RegisterTrading mounts the trading track's routes:
 //
-//	GET /api/v1/cohorts                    ?status=active|completed&limit=&offset=
+//	GET /api/v1/cohorts                    ?status=active|completed&limit=&cursor=
 //	GET /api/v1/cohorts/{id}
 //	GET /api/v1/cohorts/{id}/snapshots     ?agent=&step=10m|1h|1d|1w
 //	GET /api/v1/decisions/{id}
@@ -29,46 +29,38 @@ func (s *Server) RegisterTrading(eng *trading.Engine) {
 	s.handle("GET /api/v1/decisions/{id}", s.getDecision)
 }
 
-func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, arena.Errorf(arena.EINVALID, "%s %q: want an integer from %d to %d", name, v, lo, hi)
-	}
-	return n, nil
-}
-
 // listCohorts serves GET /api/v1/cohorts?status=&limit=&cursor=, newest
 // week first; a Link header with rel="next" names the next page.
 func (s *Server) listCohorts(w http.ResponseWriter, r *http.Request) error {
-	limit, err := intParam(r, "limit", 100, 1, 1000)
-	if err != nil {
-		return err
-	}
-	offset, err := intParam(r, "offset", 0, 0, math.MaxInt32)
-	if err != nil {
-		return err
-	}
+	limit, _ := queryInt(r, "limit")
+	offset, _ := queryInt(r, "offset")
 	cs, err := s.Trading.Cohorts(r.Context(), arena.CohortStatus(r.URL.Query().Get("status")))
 	if err != nil {
 		return err
 	}
 	w.Header().Set("X-Total-Count", strconv.Itoa(len(cs)))
 	// cursor is the id of the last cohort of the previous page; the list
-	// goes on after it (offset remains for older clients).
-	if c := r.URL.Query().Get("cursor"); c != "" {
-		i := slices.IndexFunc(cs, func(x *arena.Cohort) bool { return strconv.FormatInt(x.ID, 10) == c })
-		if i < 0 {
-			return arena.Errorf(arena.EINVALID, "cursor %q: no such cohort in this list", c)
+	// goes on with the cohorts of earlier weeks, so a cursor stays good
+	// when its cohort has left the list since (completed while paging
+	// active ones). offset remains for older clients.
+	if cursor, _ := queryInt(r, "cursor"); cursor > 0 {
+		c, err := s.Trading.Cohort(r.Context(), cursor)
+		if arena.ErrorKind(err) == arena.ENOTFOUND {
+			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "cursor %d: no cohort has this id; a cursor is the id of the last cohort of a page, "+
+				"as the Link header's next URL gives it (0 or none: from the newest)", cursor)
 		}
-		cs = cs[i+1:]
+		if err != nil {
+			return err
+		}
+		i := 0
+		for i < len(cs) && !cs[i].WeekStart.Before(c.WeekStart) {
+			i++
+		}
+		cs = cs[i:]
 	}
-	cs = cs[min(offset, len(cs)):]
-	more := len(cs) > limit
-	cs = cs[:min(limit, len(cs))]
+	cs = cs[min(int(offset), len(cs)):]
+	more := len(cs) > int(limit)
+	cs = cs[:min(int(limit), len(cs))]
 	if more {
 		setNextLink(w, r, cs[len(cs)-1].ID)
 	}
@@ -126,19 +118,12 @@ func (s *Server) cohortDetail(ctx context.Context, id int64) (CohortDetailJSON, 
 	return out, nil
 }
 
-func parseStep(v string) (time.Duration, error) {
-	switch v {
-	case "", "10m":
-		return 0, nil
-	case "1h":
-		return time.Hour, nil
-	case "1d":
-		return 24 * time.Hour, nil
-	case "1w":
-		return 7 * 24 * time.Hour, nil
-	}
-	return 0, arena.Errorf(arena.EINVALID, "step %q: want 10m, 1h, 1d or 1w", v)
-}
+// snapshotSteps are the curves' steps: a step keeps the last snapshot
+// of each interval of its length (10m, the snapshot interval, keeps all).
+var snapshotSteps = map[string]time.Duration{"10m": 0, "1h": time.Hour, "1d": 24 * time.Hour, "1w": 7 * 24 * time.Hour}
+
+// stepNames are snapshotSteps' names in order.
+var stepNames = []string{"10m", "1h", "1d", "1w"}
 
 // curveJSON converts an agent's snapshots, oldest first, keeping the last
 // snapshot of each step interval (step 0 keeps every one).
@@ -171,10 +156,7 @@ func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	step, err := parseStep(r.URL.Query().Get("step"))
-	if err != nil {
-		return err
-	}
+	step := snapshotSteps[r.URL.Query().Get("step")] // checked by checkQuery; "": every snapshot
 	curves, err := s.Trading.Curves(r.Context(), id, r.URL.Query().Get("agent"))
 	if err != nil {
 		return err
@@ -208,13 +190,11 @@ func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if f.Category != "" {
-		return arena.Errorf(arena.EINVALID, "category: the trading track's returns are per portfolio, not per market category; filter the forecast track")
-	}
 	out, _, err := s.tradingRows(r.Context(), r.URL.Query().Get("sort"), f.Window)
 	if err != nil {
 		return err
 	}
+	out.Rows = pageRows(w, r, out.Rows)
 	return s.writeJSON(w, r, out)
 }
 
@@ -222,12 +202,9 @@ func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) erro
 // started at most window ago (all for 0); it also returns every cohort,
 // newest week first, which it reads for each agent's latest.
 func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Duration) (TradingLeaderboardJSON, []*arena.Cohort, error) {
-	switch sortBy {
-	case "":
-		sortBy = "return"
-	case "return", "brier":
-	default:
-		return TradingLeaderboardJSON{}, nil, arena.Errorf(arena.EINVALID, "sort %q: want return or brier", sortBy)
+	sortBy = cmp.Or(sortBy, tradingSorts[0])
+	if !slices.Contains(tradingSorts, sortBy) {
+		return TradingLeaderboardJSON{}, nil, arena.Errorf(arena.EINVALID, "sort %q: want %s", sortBy, oneOf(tradingSorts))
 	}
 	rows, err := s.Trading.Leaderboard(ctx, window)
 	if err != nil {

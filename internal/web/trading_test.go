@@ -298,3 +298,55 @@ func TestTradingAPI(t *testing.T) {
 		}
 	})
 }
+
+// The cohorts' cursor: 0 starts at the newest week like no cursor; a
+// cursor the API produced stays good when its cohort left the list since
+// (completed while a client pages the active ones); any other answers
+// 400 saying what a cursor is.
+func TestCohortsCursor(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		eng := &trading.Engine{Store: db, Logger: quiet, Lineup: []arena.LineupEntry{{AgentID: "a", Name: "A", Kind: "sim"}}}
+		var weeks []time.Time
+		for w := range 3 {
+			week := trading.WeekStart(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 7*w))
+			if _, _, err := eng.StartCohort(ctx, week); err != nil {
+				t.Fatal(err)
+			}
+			weeks = append(weeks, week)
+		}
+		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Trading: eng}).Handler()
+		get := func(path string) (*httptest.ResponseRecorder, []int64) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			var cs []web.CohortSummaryJSON
+			json.Unmarshal(rec.Body.Bytes(), &cs)
+			var ids []int64
+			for _, c := range cs {
+				ids = append(ids, c.ID)
+			}
+			return rec, ids
+		}
+		if rec, ids := get("/api/v1/cohorts?cursor=0"); rec.Code != 200 || len(ids) != 3 {
+			t.Fatalf("cursor=0: %d %s", rec.Code, rec.Body)
+		}
+		rec, first := get("/api/v1/cohorts?status=active&limit=2")
+		next := strings.TrimSuffix(strings.TrimPrefix(rec.Header().Get("Link"), "<"), `>; rel="next"`)
+		if rec.Code != 200 || len(first) != 2 || next == "" {
+			t.Fatalf("first page of the active cohorts: %d %v %q", rec.Code, first, rec.Header().Get("Link"))
+		}
+		// The two older cohorts complete before the client reads on.
+		if n, err := db.CompleteCohorts(ctx, weeks[2], time.Now()); err != nil || n != 2 {
+			t.Fatalf("completed %d cohorts: %v", n, err)
+		}
+		if rec, ids := get(next); rec.Code != 200 || len(ids) != 0 {
+			t.Errorf("the next page after the cursor's cohort completed: %d %s, want 200 and no cohort", rec.Code, rec.Body)
+		}
+		if rec, ids := get(strings.Replace(next, "status=active", "status=completed", 1)); rec.Code != 200 || len(ids) != 1 || ids[0] != first[1]-1 {
+			t.Errorf("the completed cohorts after the cursor: %d %s, want cohort %d", rec.Code, rec.Body, first[1]-1)
+		}
+		if rec, _ := get("/api/v1/cohorts?cursor=999"); rec.Code != 400 || !strings.Contains(rec.Body.String(), "Link header") {
+			t.Errorf("a cursor no cohort has: %d %s", rec.Code, rec.Body)
+		}
+	})
+}

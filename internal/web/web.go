@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -138,11 +140,17 @@ func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.L
 	return s
 }
 
-// handle registers h for pattern; its error goes through Server.Error.
+// handle registers h for pattern; its error goes through Server.Error. A
+// documented route's query is checked against its declaration first.
 func (s *Server) handle(pattern string, h HandlerFunc) {
 	s.routes = append(s.routes, pattern)
+	op := apiOpOf(pattern)
 	s.Mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		err := op.checkQuery(r)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			s.Error(w, r, err)
 		}
 	})
@@ -155,6 +163,11 @@ func (s *Server) handle(pattern string, h HandlerFunc) {
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if ri := infoOf(r); ri != nil {
 		ri.code = arena.ErrorCode(err)
+	}
+	// A refusal that may pass later says when (a rate limit sets its own).
+	var later interface{ RetryAfter() time.Duration }
+	if errors.As(err, &later) {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(later.RetryAfter().Seconds())), 10))
 	}
 	if arena.ErrorKind(err) == arena.EINTERNAL {
 		s.internalErrors.Add(1)
