@@ -155,7 +155,7 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 		{decide, "tok", `{"decision":"YES","arbiter":"ann","reason":"the source confirms it"}`, 200},
 		{decide, "tok", `{"decision":"NO","arbiter":"ann","reason":"again"}`, 409},
 		{decide, "tok", `{"decision":"NO","arbiter":"bob","re_resolve":true}`, 400},
-		{decide, "tok", `{"decision":"NO","arbiter":"bob","reason":"the source retracted","re_resolve":true}`, 200},
+		{decide, "tok", `{"decision":"NO","arbiter":"bob","reason":"the source retracted","re_resolve":true,"revises":1}`, 200},
 	} {
 		if code, body := call("POST", c.path, c.token, c.body); code != c.want {
 			t.Errorf("POST %s %s: %d %s, want %d", c.path, c.body, code, body, c.want)
@@ -184,14 +184,14 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 	}
 	// Re-resolved after settlement: the YES position now wins 1000 shares
 	// ($1000 instead of $0): cash 9900, realized −700 + 600 = −100.
-	if code, body := call("POST", decide, "tok", `{"decision":"YES","arbiter":"bob","reason":"changed again","re_resolve":true}`); code != 200 {
+	if code, body := call("POST", decide, "tok", `{"decision":"YES","arbiter":"bob","reason":"changed again","re_resolve":true,"revises":2}`); code != 200 {
 		t.Fatalf("re-resolution after settlement: %d %s", code, body)
 	}
 	if c, r := cash(); c != 9900*arena.Dollar || r != -100*arena.Dollar {
 		t.Fatalf("after re-resolution to YES: cash %d realized %d", c, r)
 	}
 	// VOID refunds the $400 cost basis instead: cash 9300, realized −700.
-	if code, body := call("POST", decide, "tok", `{"decision":"VOID","arbiter":"bob","reason":"market annulled","re_resolve":true}`); code != 200 {
+	if code, body := call("POST", decide, "tok", `{"decision":"VOID","arbiter":"bob","reason":"market annulled","re_resolve":true,"revises":3}`); code != 200 {
 		t.Fatalf("re-resolution to VOID: %d %s", code, body)
 	}
 	if c, r := cash(); c != 9300*arena.Dollar || r != -700*arena.Dollar {
@@ -395,7 +395,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 	// 16333333, Alpha (21 + 7 + 13)·10⁶/3 = 13666666; Bob (64 + 81 + 25)·10⁶/3
 	// = 56666666, Alpha (−39 − 65 + 24)·10⁶/3 = −26666666; Carol
 	// (90·10⁶ − 3·10⁸)/3 = −70000000; market 90·10⁶/3 = 30000000.
-	post(ms[1].ID, `{"decision":"NO","arbiter":"bob","reason":"the report was retracted","re_resolve":true}`)
+	post(ms[1].ID, `{"decision":"NO","arbiter":"bob","reason":"the report was retracted","re_resolve":true,"revises":1}`)
 	scores("fr1 re-resolved NO", map[string][2]int64{"alice": {16_333_333, 13_666_666}, "bob": {56_666_666, -26_666_666},
 		"carol": {100_000_000, -70_000_000}, forecast.MarketAgent: {30_000_000, 0}})
 
@@ -403,7 +403,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 	// 6500000, Alpha (21 + 7)/2 = 14000000; Bob (64 + 81)/2 = 72500000,
 	// Alpha (−39 − 65)/2 = −52000000; Carol (41·10⁶ − 2·10⁸)/2 = −79500000;
 	// market 41·10⁶/2 = 20500000.
-	post(ms[2].ID, `{"decision":"VOID","arbiter":"bob","reason":"the question was annulled","re_resolve":true}`)
+	post(ms[2].ID, `{"decision":"VOID","arbiter":"bob","reason":"the question was annulled","re_resolve":true,"revises":1}`)
 	scores("fr2 re-resolved VOID", map[string][2]int64{"alice": {6_500_000, 14_000_000}, "bob": {72_500_000, -52_000_000},
 		"carol": {100_000_000, -79_500_000}, forecast.MarketAgent: {20_500_000, 0}})
 

@@ -78,8 +78,10 @@ func (s *Server) oracleResolutions(ctx context.Context, id int64) (OracleResolut
 
 // OracleDecideRequest is an arbiter's decision: YES, NO or VOID, who
 // decided and why; re_resolve revises a resolved market and needs a
-// reason; revises names the resolution (its seq) it corrects, so that a
-// resolution recorded meanwhile makes it fail (409) rather than be undone.
+// reason and revises, the resolution (its seq) it corrects, so that of
+// concurrent corrections of one resolution exactly one applies and a
+// resolution recorded meanwhile makes the others fail (409) rather than be
+// undone.
 type OracleDecideRequest struct {
 	Decision  arena.OracleDecision `json:"decision"`
 	Arbiter   string               `json:"arbiter"`
@@ -92,6 +94,9 @@ type OracleDecideRequest struct {
 // market, or with "re_resolve" a revised decision on a resolved one
 // (reason required).
 func (s *Server) oracleDecide(ctx context.Context, id int64, req OracleDecideRequest) (*arena.OracleResolution, error) {
+	if req.ReResolve && req.Revises <= 0 {
+		return nil, arena.Rejectf(arena.EINVALID, "revises_required", "a re-resolution names the resolution it corrects: revises, its seq (GET /api/v1/oracle/resolutions/%d lists them)", id)
+	}
 	return s.oracle.Decide(ctx, arena.OracleDecisionInput{MarketID: id, Decision: req.Decision, Arbiter: req.Arbiter,
 		Reason: req.Reason, ReResolve: req.ReResolve, Revises: req.Revises})
 }
