@@ -277,7 +277,11 @@ func TestCohortRunKill9(t *testing.T) {
 					return llmtest.Reply{Delay: delay, Content: betJSON(mids[0], "YES", 100), PromptTokens: 900, OutputTokens: 40}
 				})
 			}
-			reg := writeRegistry(t, srv.BaseURL, "1s", agents...)
+			// The claims of the killed run may be taken over once they are
+			// twice the model timeout old: long enough that the first rerun,
+			// slow to start on a loaded machine, still finds them live.
+			const timeout = 4 * time.Second
+			reg := writeRegistry(t, srv.BaseURL, timeout.String(), agents...)
 			args := []string{"cohort", "run", "--now", cohortRunAt, "--agents", reg, "--db", dbURL, "--concurrency", "2"}
 			cmd := exec.Command(os.Args[0], args...)
 			cmd.Env = append(os.Environ(), "ARENA_TEST_EXEC=1", "ARENA_TEST_LLM_KEY=sk-test")
@@ -322,13 +326,16 @@ func TestCohortRunKill9(t *testing.T) {
 
 			env := []string{"ARENA_TEST_LLM_KEY=sk-test"}
 			out, errOut, err := cli(t, env, args...)
+			if time.Since(killedAt) > 2*timeout {
+				t.Fatalf("the first rerun ended %s after the kill, past the takeover age %s: the test cannot tell a takeover from a fresh claim", time.Since(killedAt), 2*timeout)
+			}
 			if err != nil || !strings.Contains(out, "done 3, skipped 4, retryable 0") {
 				t.Fatalf("first rerun: %v\n%s\n%s", err, out, errOut)
 			}
 			if s := states(); s[arena.DecisionDone] != 5 || s[arena.DecisionClaimed] != 2 {
 				t.Fatalf("after the first rerun: %v", s)
 			}
-			time.Sleep(time.Until(killedAt.Add(2*time.Second + 200*time.Millisecond)))
+			time.Sleep(time.Until(killedAt.Add(2*timeout + 200*time.Millisecond)))
 			out, errOut, err = cli(t, env, args...)
 			if err != nil || !strings.Contains(out, "done 2, skipped 5, retryable 0") {
 				t.Fatalf("second rerun: %v\n%s\n%s", err, out, errOut)
