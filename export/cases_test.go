@@ -256,6 +256,12 @@ func rowCases() []tamper {
 			e.remove("round_markets", last)
 			return want{"round_markets", k, ""}
 		}},
+		{name: "`round_markets`: a middle market of a round deleted", edit: func(e *edited) want {
+			i := e.find("round_markets", func(get func(string) string) bool { return get("round_id") == "2" && get("idx") == "3" })
+			k := e.key("round_markets", i)
+			e.remove("round_markets", i)
+			return want{"round_markets", k, ""}
+		}},
 		{name: "`markets`: a row deleted", edit: func(e *edited) want {
 			k := e.key("markets", 0)
 			e.remove("markets", 0)
@@ -645,6 +651,14 @@ func metaCases() []tamper {
 			e.editMeta(func(m *export.Meta) { m.Head.RootHash = strings.Repeat("ab", 32) })
 			return want{"meta.json", "head", "signature"}
 		}},
+		{name: "`meta.json`: a head re-signed over 10¹² entries", edit: func(e *edited) want {
+			e.editMeta(func(m *export.Meta) {
+				root, _ := hex.DecodeString(m.Head.RootHash)
+				m.Head = e.sign(1e12, root, m.Head.Timestamp)
+				m.Heads = []tlog.Head{m.Head}
+			})
+			return want{"log_entries", "", ""}
+		}},
 		{name: "`meta.json`: head rolled back to the earlier signed head", edit: func(e *edited) want {
 			e.editMeta(func(m *export.Meta) { m.Head = m.Heads[0] })
 			return want{"meta.json", "head", "tree_size"}
@@ -677,10 +691,6 @@ func metaCases() []tamper {
 				m.Heads[1] = m.Head
 			})
 			return want{"meta.json", "heads[0]", "timestamp_micros"}
-		}},
-		{name: "`meta.json`: exported_at before its head was signed", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.ExportedAt = time.UnixMicro(m.Head.Timestamp - 1).UTC() })
-			return want{"meta.json", "", "exported_at"}
 		}},
 		{name: "`meta.json`: since after the first round", edit: func(e *edited) want {
 			e.editMeta(func(m *export.Meta) {
@@ -929,10 +939,10 @@ func claimCases() []tamper {
 			e.set("submissions", i, "revealed_at", at(r("reveal_start"), -time.Second))
 			return e.at("submissions", i, "revealed_at")
 		}},
-		{name: "`submissions.committed_at`: not after the round's creation", edit: func(e *edited) want {
+		{name: "`submissions.committed_at`: before the round's creation", edit: func(e *edited) want {
 			r := e.where("rounds", round2)
 			i := e.find("submissions", func(get func(string) string) bool { return get("round_id") == "2" })
-			e.set("submissions", i, "committed_at", r("created_at"))
+			e.set("submissions", i, "committed_at", at(r("created_at"), -time.Second))
 			return e.at("submissions", i, "committed_at")
 		}},
 		{name: "`submissions.committed_at`: over 24 h before its signed deadline", edit: func(e *edited) want {
@@ -1156,8 +1166,8 @@ func harmless() []tamper {
 			e.set("log_entries", 0, "created_at", "2020-01-01T00:00:00Z")
 			return want{}
 		}},
-		{name: "claim: exported later", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.ExportedAt = m.ExportedAt.Add(time.Hour) })
+		{name: "claim: exported at another time", edit: func(e *edited) want {
+			e.editMeta(func(m *export.Meta) { m.ExportedAt = m.ExportedAt.Add(-time.Hour) })
 			return want{}
 		}},
 		{name: "an earlier head dropped from heads", edit: func(e *edited) want {

@@ -175,7 +175,7 @@ func (e *edited) sign(size uint64, root []byte, ts int64) tlog.Head {
 func (e *edited) leaf(row int, re, v string) {
 	l := e.get("log_entries", row, "leaf")
 	m := regexp.MustCompile(re).FindStringSubmatchIndex(l)
-	if m == nil || len(m) < 4 {
+	if len(m) < 4 {
 		e.t.Fatalf("leaf %s has no %s", l, re)
 	}
 	e.set("log_entries", row, "leaf", l[:m[2]]+v+l[m[3]:])

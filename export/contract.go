@@ -135,11 +135,11 @@ const (
 var Contract = []TableSpec{
 	{Name: "rounds", Key: []string{"id"}, Columns: []Column{
 		col("id", Signed, tUint, "every round the log names is exported (unless `since`); a round the log does not name is an open round's claim"),
-		col("commit_deadline", Claimed, tTime, "before `reveal_start`, after `created_at` and every `committed_at`; at or after `since`; it seeds the random baseline, so a scored round's logged random score binds it"),
+		col("commit_deadline", Claimed, tTime, "before `reveal_start`, after `created_at`, at least every `committed_at`; at or after `since`; it seeds the random baseline, so a scored round's logged random score binds it"),
 		col("reveal_start", Claimed, tTime, "after `commit_deadline`, at most `reveal_deadline` and every `revealed_at`"),
 		col("reveal_deadline", Claimed, tTime, "at least every `revealed_at`; before `triggered_at`"),
 		col("grace_seconds", Claimed, tUint, "a whole number of seconds"),
-		col("created_at", Claimed, tTime, "before `commit_deadline` and every `committed_at`"),
+		col("created_at", Claimed, tTime, "before `commit_deadline`, at most every `committed_at`"),
 		opt(col("benchmark_at", Claimed, tTime, "set exactly when the log holds the round's benchmarks; after `commit_deadline`, at most `triggered_at`")),
 		opt(col("triggered_at", Claimed, tTime, "set exactly when the log holds the round's outcomes; after `reveal_deadline`")),
 		col("invalidated", Recomputed, tBool, "false for a round the log scored (a claim for a round not scored)"),
@@ -160,7 +160,7 @@ var Contract = []TableSpec{
 		col("source_id", Claimed, tText, "with `source`, unique"),
 		col("question", Claimed, tText, "display only"),
 		col("category", Claimed, tText, "display only"),
-		col("event_id", Claimed, tText, "distinct within a round; it clusters the leaderboard's alpha interval, recomputed from it"),
+		col("event_id", Claimed, tText, "distinct within a round; the leaderboard's alpha interval, recomputed, clusters by it"),
 		enum(col("status", Claimed, 0, "`resolved` exactly when `resolution` is set (or the source is ambiguous); `resolved` for a market frozen as YES, NO or void"),
 			string(arena.StatusOpen), string(arena.StatusClosed), string(arena.StatusResolved)),
 		opt(col("resolution", Signed, tText, "the market's latest logged resolution, when one is logged; agrees with every logged outcome of the market (Yes 1, No 0, anything else −1); otherwise the source's claim")),
@@ -173,12 +173,12 @@ var Contract = []TableSpec{
 		opt(col("reasoning_hash", Signed, tHash, "the logged commit's (signed)")),
 		col("commit_nonce", Signed, tUint, "the logged commit's (signed); an agent's nonces are distinct, and 0 … n−1 when no log entry is sealed"),
 		col("commit_sig", Signed, tSig, "the logged commit's; recovers to `agent` under meta.json's EIP-712 domain"),
-		col("committed_at", Claimed, tTime, "after `created_at`, at most `commit_deadline`, and within the 24 h before the commit's signed deadline"),
+		col("committed_at", Claimed, tTime, "at least `created_at`, at most `commit_deadline`, and within the 24 h before the commit's signed deadline"),
 		opt(col("predictions", Signed, tPreds, "the logged reveal's, one per market; with `salt` they hash to `commit_hash`; empty exactly when the log has no reveal (a forfeit)")),
 		opt(col("salt", Signed, tHash, "the logged reveal's (signed)")),
 		opt(col("reveal_nonce", Signed, tUint, "the logged reveal's (signed)")),
 		opt(col("reveal_sig", Signed, tSig, "the logged reveal's; recovers to `agent`")),
-		opt(col("revealed_at", Claimed, tTime, "set exactly with a reveal; within [`reveal_start`, `reveal_deadline`], after `committed_at`, and within the 24 h before the reveal's signed deadline")),
+		opt(col("revealed_at", Claimed, tTime, "set exactly with a reveal; within [`reveal_start`, `reveal_deadline`], and within the 24 h before the reveal's signed deadline")),
 	}},
 	{Name: "scores", Key: []string{"round_id", "agent"}, Columns: []Column{
 		col("round_id", Recomputed, tUint, "a scored round with scoreable markets"),
@@ -194,7 +194,7 @@ var Contract = []TableSpec{
 	{Name: "agents", Key: []string{"address"}, Columns: []Column{
 		col("address", Signed, tAgent, "every agent with a logged commit is listed; others are registered agents' claims"),
 		opt(col("name", Claimed, tText, "display only; the leaderboard's names follow it")),
-		enum(col("kind", Claimed, 0, "display only"), "external", "builtin", "sim", "llm"),
+		col("kind", Claimed, tText, "display only (external, builtin, sim, llm, ensemble)"),
 	}},
 	{Name: "leaderboard", Key: []string{"agent"}, Columns: append([]Column{
 		col("rank", Recomputed, tUint, checkBoard+": 1 … n by shrunken alpha, then Brier"),

@@ -60,8 +60,6 @@ type table struct {
 	found bool // the file exists
 }
 
-func (t *table) get(cell func(string) string) *row { return t.byKey[keyOf(t.spec, cell)] }
-
 // kv names a key from its values, in key column order.
 func kv(t TableSpec, vals ...string) string {
 	return keyOf(t, func(c string) string { return vals[slices.Index(t.Key, c)] })

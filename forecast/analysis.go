@@ -251,9 +251,9 @@ func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*Analysis, error)
 // logger receives a failure of the difficulty-adjusted fit, which leaves
 // Adjusted nil.
 func AnalyzeForecasts(fs []arena.ScoredForecast, logger *slog.Logger) (*Analysis, error) {
-	if !slices.IsSortedFunc(fs, compareForecasts) {
+	if !slices.IsSortedFunc(fs, CompareForecasts) {
 		fs = slices.Clone(fs)
-		slices.SortStableFunc(fs, compareForecasts)
+		slices.SortStableFunc(fs, CompareForecasts)
 	}
 	a := &Analysis{Forecasts: fs, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{},
 		roundsSeen: map[uint64]struct{}{}}
@@ -312,7 +312,9 @@ func AnalyzeForecasts(fs []arena.ScoredForecast, logger *slog.Logger) (*Analysis
 	return a, nil
 }
 
-func compareForecasts(a, b arena.ScoredForecast) int {
+// CompareForecasts orders scored forecasts by round, agent and market:
+// the order an analysis takes them in.
+func CompareForecasts(a, b arena.ScoredForecast) int {
 	return cmp.Or(cmp.Compare(a.RoundID, b.RoundID), strings.Compare(a.Agent, b.Agent), cmp.Compare(a.MarketID, b.MarketID))
 }
 
