@@ -82,6 +82,8 @@ func TestTamperedDatabase(t *testing.T) {
 	}{
 		{"score", `UPDATE round_scores SET brier_bps2 = brier_bps2 + 1 WHERE round_id = 1 AND agent = 'random'`,
 			`UPDATE round_scores SET brier_bps2 = brier_bps2 - 1 WHERE round_id = 1 AND agent = 'random'`, "scores", "brier_bps2"},
+		{"prediction", `UPDATE submissions SET predictions = '[1,1,1,1,1,1,1]' WHERE round_id = 1 AND rowid = (SELECT MIN(rowid) FROM submissions WHERE round_id = 1)`,
+			"", "submissions", "predictions"},
 		{"benchmark bps", `UPDATE round_markets SET benchmark_bps = benchmark_bps + 1 WHERE round_id = ` + firstScored + ` AND idx = 0`,
 			`UPDATE round_markets SET benchmark_bps = benchmark_bps - 1 WHERE round_id = ` + firstScored + ` AND idx = 0`, "round_markets", "benchmark_bps"},
 		{"benchmark price", `UPDATE round_markets SET benchmark = benchmark + 0.1 WHERE round_id = 1 AND idx = 0`,
@@ -93,6 +95,13 @@ func TestTamperedDatabase(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.name == "prediction" {
+				var was string
+				if err := db.QueryRow(`SELECT predictions FROM submissions WHERE round_id = 1 AND rowid = (SELECT MIN(rowid) FROM submissions WHERE round_id = 1)`).Scan(&was); err != nil {
+					t.Fatal(err)
+				}
+				c.undo = `UPDATE submissions SET predictions = '` + was + `' WHERE round_id = 1 AND rowid = (SELECT MIN(rowid) FROM submissions WHERE round_id = 1)`
+			}
 			before := exportTo(t, f, export.JSONL)
 			if r, err := db.Exec(c.do); err != nil {
 				t.Fatal(err)
