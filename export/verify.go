@@ -230,9 +230,6 @@ func (v *verifier) readMeta(dir string) bool {
 		v.add(m, "", "log_public_key", "%s, not the log key %x", v.meta.LogPublicKey, []byte(pub))
 	}
 	v.o.LogKey = pub
-	if v.meta.Since != nil && tm(*v.meta.Since) != tm(v.meta.Since.UTC()) {
-		v.add(m, "", "since", "not a UTC time")
-	}
 	if v.meta.Bootstrap != forecast.AnalysisBootstrap {
 		v.add(m, "", "bootstrap", "%d replicates; the analysis this verifier recomputes draws %d", v.meta.Bootstrap, forecast.AnalysisBootstrap)
 	}
@@ -554,8 +551,7 @@ func (v *verifier) decodeLog(rows []*row, leaves []tlog.Leaf) {
 		}
 	}
 	// A commit or reveal is published once its round's outcomes are
-	// logged, and stays sealed until then; with every round exported, a
-	// sealed entry needs a round not triggered.
+	// logged, and stays sealed until then.
 	for _, k := range sortedKeys(v.commits) {
 		if _, ok := v.outcomes[k.round]; !ok {
 			v.add(lt, rows[v.commits[k].idx].key, "sealed", "false, but round %d has no logged outcomes", k.round)
