@@ -993,7 +993,7 @@ func (v *verifier) checkScores() []arena.ScoredForecast {
 		}
 		var agents []string
 		var entries []forecast.Entry
-		for ck := range v.commits {
+		for _, ck := range sortedKeys(v.commits) {
 			if ck.round != id {
 				continue
 			}
