@@ -973,6 +973,7 @@ func (v *verifier) checkScores() []arena.ScoredForecast {
 	t, lt, mt := v.t["scores"], v.t["log_entries"], v.t["markets"]
 	checked := map[string]bool{}
 	var forecasts []arena.ScoredForecast
+	commits := sortedKeys(v.commits)
 	for _, rr := range v.t["rounds"].rows {
 		id := rr.u("id")
 		o, triggered := v.outcomes[id]
@@ -993,7 +994,7 @@ func (v *verifier) checkScores() []arena.ScoredForecast {
 		}
 		var agents []string
 		var entries []forecast.Entry
-		for _, ck := range sortedKeys(v.commits) {
+		for _, ck := range commits {
 			if ck.round != id {
 				continue
 			}
