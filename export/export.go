@@ -23,6 +23,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/score"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -51,6 +52,10 @@ type Meta struct {
 	LogPublicKey      string      `json:"log_public_key"`
 	Head              tlog.Head   `json:"head"`  // the latest signed tree head
 	Heads             []tlog.Head `json:"heads"` // every head the server signed
+	// Bootstrap and Seed are the analysis's bootstrap, with which the
+	// leaderboard's intervals, P(rank 1) and tie groups are recomputed.
+	Bootstrap int    `json:"bootstrap"`
+	Seed      uint64 `json:"seed"`
 }
 
 // Source is what an export reads.
@@ -111,41 +116,6 @@ func preds(p []uint16) string {
 		s[i] = strconv.Itoa(int(v))
 	}
 	return strings.Join(s, " ")
-}
-
-// Spec is one exported table's name and columns.
-type Spec struct {
-	Name    string
-	Columns []string
-}
-
-// Specs are the exported tables, in the order an export writes them.
-var Specs = []Spec{
-	{"rounds", []string{"id", "commit_deadline", "reveal_start", "reveal_deadline", "grace_seconds", "created_at", "benchmark_at", "triggered_at", "invalidated"}},
-	{"round_markets", []string{"round_id", "idx", "market_id", "benchmark", "benchmark_bps", "benchmark_time", "benchmark_source", "outcome"}},
-	{"markets", []string{"id", "source", "source_id", "question", "category", "event_id", "status", "resolution", "condition_id"}},
-	{"submissions", []string{"round_id", "agent", "commit_hash", "reasoning_hash", "commit_nonce", "commit_sig", "committed_at",
-		"predictions", "salt", "reveal_nonce", "reveal_sig", "revealed_at"}},
-	{"scores", []string{"round_id", "agent", "brier", "alpha", "brier_bps2", "alpha_bps2", "scored_markets", "benchmarked", "forfeit"}},
-	{"agents", []string{"address", "name", "kind"}},
-	{"leaderboard", []string{"rank", "agent", "name", "rounds", "n", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct", "provisional"}},
-	{"log_entries", []string{"idx", "kind", "leaf", "leaf_hash", "created_at", "sealed"}},
-}
-
-// TracesSpec is the table Options.WithPrompts adds: one LLM agent's trace
-// of one triggered round, its full record (prompt, tool calls and
-// results, raw answers) as JSON in trace, secrets redacted.
-var TracesSpec = Spec{"traces", []string{"round_id", "agent", "agent_id", "submitted", "failure", "calls", "cached_calls",
-	"input_tokens", "output_tokens", "cost_micros", "latency_ms", "created_at", "trace"}}
-
-// SpecOf returns the table called name.
-func SpecOf(name string) (Spec, bool) {
-	for _, s := range Specs {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return Spec{}, false
 }
 
 // scope selects what a table holds: rounds whose commit deadline is at or
@@ -226,7 +196,7 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 				if m.Outcome != nil {
 					out = i64(int64(*m.Outcome))
 				}
-				if err := emit([]string{u64(r.ID), strconv.Itoa(m.Index), i64(m.MarketID), optF(m.Benchmark), bps, tm(m.BenchmarkTime), string(m.BenchmarkSource), out}); err != nil {
+				if err := emit([]string{u64(r.ID), strconv.Itoa(m.Index), i64(m.MarketID), bps, tm(m.BenchmarkTime), string(m.BenchmarkSource), out}); err != nil {
 					return err
 				}
 			}
@@ -322,13 +292,19 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 			}
 		}
 	case "leaderboard":
-		lb, err := src.Forecast.Leaderboard(ctx)
+		// The analysis the dashboard shows: its figures, seeded ones
+		// included, reproduce from the exported scores (meta.json names the
+		// bootstrap).
+		a, err := src.Forecast.Analysis(ctx)
 		if err != nil {
 			return err
 		}
-		for i, e := range lb {
-			if err := emit([]string{strconv.Itoa(i + 1), e.Agent, e.Name, strconv.Itoa(e.Rounds), strconv.Itoa(e.N), flt(e.Brier), optF(e.BrierSE),
-				optF(e.Alpha), optF(e.AlphaSE), optF(e.T), optF(e.P), optF(e.BeatPct), bl(e.Provisional)}); err != nil {
+		names, err := src.Forecast.Names(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range leaderboardRows(a, names) {
+			if err := emit(r); err != nil {
 				return err
 			}
 		}
@@ -410,7 +386,7 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	}
 	d := src.Forecast.Domain
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),
-		LogPublicKey: src.Log.PublicKeyHex(), Head: head, Heads: heads}
+		LogPublicKey: src.Log.PublicKeyHex(), Head: head, Heads: heads, Bootstrap: forecast.AnalysisBootstrap, Seed: forecast.AnalysisSeed}
 	if !o.Since.IsZero() {
 		s := o.Since.UTC()
 		meta.Since = &s
@@ -551,4 +527,30 @@ func UnescapeCell(s string) string {
 		return s[1:]
 	}
 	return s
+}
+
+// leaderboardRows are the leaderboard table of an analysis: its ranked
+// results, each with its difficulty-adjusted figures (empty for an agent
+// the adjusted fit did not cover); names maps agents to display names.
+func leaderboardRows(a *forecast.Analysis, names map[string]string) [][]string {
+	adj := map[string]score.FEAgent{}
+	if a.Adjusted != nil {
+		for _, x := range a.Adjusted.Agents {
+			adj[x.Agent] = x
+		}
+	}
+	out := make([][]string, 0, len(a.Results))
+	for i, res := range a.Results {
+		e := forecast.LeaderboardRow(res, names)
+		r := []string{strconv.Itoa(i + 1), e.Agent, e.Name, strconv.Itoa(e.Rounds), strconv.Itoa(e.N), flt(e.Brier), optF(e.BrierSE),
+			optF(e.Alpha), optF(e.AlphaSE), optF(e.T), optF(e.P), optF(e.BeatPct), bl(e.Provisional),
+			optF(res.Inference.CI.Lo.Ptr()), optF(res.Inference.CI.Hi.Ptr())}
+		if x, ok := adj[res.Agent]; ok {
+			r = append(r, flt(x.Adjusted), optF(x.CILo.Ptr()), optF(x.CIHi.Ptr()), optF(x.PRank1.Ptr()), strconv.Itoa(x.Tie))
+		} else {
+			r = append(r, "", "", "", "", "")
+		}
+		out = append(out, r)
+	}
+	return out
 }

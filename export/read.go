@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 )
 
 // ReadTable reads a table written by WriteTable. Every row must have every
@@ -81,9 +79,13 @@ func decodeObject(b []byte) ([]string, []string, error) {
 			return nil, nil, fmt.Errorf("duplicate key %q", key)
 		}
 		seen[key] = true
+		var raw json.RawMessage
 		var v string
-		if err := dec.Decode(&v); err != nil {
+		if err := dec.Decode(&raw); err != nil {
 			return nil, nil, fmt.Errorf("value of %q: %w", key, err)
+		}
+		if err := json.Unmarshal(raw, &v); err != nil || raw[0] != '"' {
+			return nil, nil, fmt.Errorf("value of %q: %s is not a string", key, raw)
 		}
 		cols, vals = append(cols, key), append(vals, v)
 	}
@@ -94,59 +96,4 @@ func decodeObject(b []byte) ([]string, []string, error) {
 		return nil, nil, fmt.Errorf("trailing data")
 	}
 	return cols, vals, nil
-}
-
-// readDir reads the named tables of an export in format.
-func readDir(dir, format string, names ...string) (map[string]Table, error) {
-	out := map[string]Table{}
-	for _, n := range names {
-		f, err := os.Open(filepath.Join(dir, n+"."+format))
-		if err != nil {
-			return nil, fmt.Errorf("export: %w", err)
-		}
-		t, err := ReadTable(f, n, format)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		out[n] = t
-	}
-	return out, nil
-}
-
-// col returns a getter of the named column's cell in a row of t.
-func (t Table) col(name string) func(row []string) string {
-	for i, c := range t.Columns {
-		if c == name {
-			return func(row []string) string {
-				if i < len(row) {
-					return row[i]
-				}
-				return ""
-			}
-		}
-	}
-	return func([]string) string { return "" }
-}
-
-// check reports the columns t lacks.
-func (t Table) check(cols ...string) error {
-	if t.Columns == nil && len(t.Rows) == 0 {
-		return nil // an empty JSON Lines file names no columns
-	}
-	have := map[string]bool{}
-	for _, c := range t.Columns {
-		have[c] = true
-	}
-	for _, c := range cols {
-		if !have[c] {
-			return fmt.Errorf("export: table %s has no column %s", t.Name, c)
-		}
-	}
-	for i, r := range t.Rows {
-		if len(r) != len(t.Columns) {
-			return fmt.Errorf("export: table %s row %d has %d cells, want %d", t.Name, i+1, len(r), len(t.Columns))
-		}
-	}
-	return nil
 }

@@ -1,16 +1,15 @@
 package export
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 )
 
 // Record is an export read back into the arena's own types: the rounds
@@ -30,156 +29,67 @@ type Record struct {
 
 // Load reads the export in dir.
 func Load(dir string) (*Record, error) {
-	mb, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	rec := &Record{rounds: map[uint64]*arena.Round{}, markets: map[int64]*arena.Market{},
-		subs: map[uint64][]*arena.Submission{}, scores: map[uint64][]arena.RoundScore{}}
-	if err := json.Unmarshal(mb, &rec.Meta); err != nil {
-		return nil, fmt.Errorf("export: meta.json: %w", err)
-	}
-	ts, err := readDir(dir, rec.Meta.Format, "rounds", "round_markets", "markets", "submissions", "scores")
+	meta, ts, err := readTables(dir)
 	if err != nil {
 		return nil, err
 	}
-	rt := ts["rounds"]
-	for _, row := range rt.Rows {
-		g := func(c string) string { return rt.col(c)(row) }
-		id, err := strconv.ParseUint(g("id"), 10, 64)
-		if err != nil {
-			return nil, fail("rounds", "id %q", g("id"))
-		}
-		r := &arena.Round{ID: id, Invalidated: g("invalidated") == "true"}
-		for name, dst := range map[string]*time.Time{"commit_deadline": &r.CommitDeadline, "reveal_start": &r.RevealStart,
-			"reveal_deadline": &r.RevealDeadline, "created_at": &r.CreatedAt, "benchmark_at": &r.BenchmarkAt, "triggered_at": &r.TriggeredAt} {
-			if *dst, err = cellTime(g(name)); err != nil {
-				return nil, fail(fmt.Sprintf("round %d", id), "%s: %v", name, err)
-			}
-		}
-		grace, err := cellInt(g("grace_seconds"), 64)
-		if err != nil {
-			return nil, fail(fmt.Sprintf("round %d", id), "grace_seconds: %v", err)
-		}
-		if grace != nil {
-			r.Grace = time.Duration(*grace) * time.Second
-		}
-		rec.rounds[id] = r
-		rec.ids = append(rec.ids, id)
+	rec := &Record{Meta: meta, rounds: map[uint64]*arena.Round{}, markets: map[int64]*arena.Market{},
+		subs: map[uint64][]*arena.Submission{}, scores: map[uint64][]arena.RoundScore{}}
+	for _, r := range ts["rounds"].rows {
+		rd := &arena.Round{ID: r.u("id"), CommitDeadline: r.t("commit_deadline"), RevealStart: r.t("reveal_start"), RevealDeadline: r.t("reveal_deadline"),
+			Grace: time.Duration(r.u("grace_seconds")) * time.Second, CreatedAt: r.t("created_at"), BenchmarkAt: r.t("benchmark_at"),
+			TriggeredAt: r.t("triggered_at"), Invalidated: r.b("invalidated")}
+		rec.rounds[rd.ID] = rd
+		rec.ids = append(rec.ids, rd.ID)
 	}
-	sort.Slice(rec.ids, func(i, j int) bool { return rec.ids[i] < rec.ids[j] })
-
-	rmt := ts["round_markets"]
-	for _, row := range rmt.Rows {
-		g := func(c string) string { return rmt.col(c)(row) }
-		rid, _ := strconv.ParseUint(g("round_id"), 10, 64)
-		item := fmt.Sprintf("round %d market %s", rid, g("idx"))
-		r := rec.rounds[rid]
-		if r == nil {
-			return nil, fail(item, "round not in the export")
+	slices.Sort(rec.ids)
+	rms := ts["round_markets"].rows
+	slices.SortFunc(rms, func(a, b *row) int {
+		return cmp.Or(cmp.Compare(a.u("round_id"), b.u("round_id")), cmp.Compare(a.u("idx"), b.u("idx")))
+	})
+	for _, r := range rms {
+		rd := rec.rounds[r.u("round_id")]
+		if rd == nil {
+			return nil, fmt.Errorf("export: round_markets [%s]: round not in the export", r.key)
 		}
-		m := arena.RoundMarket{Index: len(r.Markets)}
-		if m.MarketID, err = strconv.ParseInt(g("market_id"), 10, 64); err != nil {
-			return nil, fail(item, "market id %q", g("market_id"))
+		m := arena.RoundMarket{Index: len(rd.Markets), MarketID: r.i("market_id"), BenchmarkTime: r.t("benchmark_time"),
+			BenchmarkSource: arena.PriceSource(r.s("benchmark_source"))}
+		if r.has("benchmark_bps") {
+			p := float64(r.i("benchmark_bps")) / forecast.MaxBps
+			m.Benchmark, m.BenchmarkBps = &p, int32(r.i("benchmark_bps"))
 		}
-		bps, err := cellInt(g("benchmark_bps"), 32)
-		if err != nil {
-			return nil, fail(item, "benchmark_bps: %v", err)
-		}
-		if bps != nil {
-			p, _ := strconv.ParseFloat(g("benchmark"), 64)
-			m.Benchmark, m.BenchmarkBps = &p, int32(*bps)
-		}
-		o, err := cellInt(g("outcome"), 8)
-		if err != nil {
-			return nil, fail(item, "outcome: %v", err)
-		}
-		if o != nil {
-			x := int8(*o)
+		if r.has("outcome") {
+			x := int8(r.i("outcome"))
 			m.Outcome = &x
 		}
-		r.Markets = append(r.Markets, m)
+		rd.Markets = append(rd.Markets, m)
 	}
-
-	mt := ts["markets"]
-	for _, row := range mt.Rows {
-		g := func(c string) string { return mt.col(c)(row) }
-		id, err := strconv.ParseInt(g("id"), 10, 64)
-		if err != nil {
-			return nil, fail("markets", "id %q", g("id"))
-		}
-		rec.markets[id] = &arena.Market{ID: id, Source: g("source"), SourceID: g("source_id"), Question: g("question"), Category: g("category"),
-			EventID: g("event_id"), Status: arena.MarketStatus(g("status")), Resolution: g("resolution"), ConditionID: g("condition_id")}
+	for _, r := range ts["markets"].rows {
+		m := &arena.Market{ID: r.i("id"), Source: r.s("source"), SourceID: r.s("source_id"), Question: r.s("question"), Category: r.s("category"),
+			EventID: r.s("event_id"), Status: arena.MarketStatus(r.s("status")), Resolution: r.s("resolution"), ConditionID: r.s("condition_id")}
+		rec.markets[m.ID] = m
 	}
-
-	st := ts["submissions"]
-	for _, row := range st.Rows {
-		g := func(c string) string { return st.col(c)(row) }
-		rid, _ := strconv.ParseUint(g("round_id"), 10, 64)
-		s := &arena.Submission{RoundID: rid, Agent: g("agent"), CommitHash: g("commit_hash"), ReasoningHash: g("reasoning_hash"),
-			CommitSig: g("commit_sig"), Salt: g("salt"), RevealSig: g("reveal_sig")}
-		item := fmt.Sprintf("submission round %d agent %s", rid, s.Agent)
-		if s.CommitNonce, err = strconv.ParseUint(g("commit_nonce"), 10, 64); err != nil {
-			return nil, fail(item, "commit_nonce %q", g("commit_nonce"))
+	for _, r := range ts["submissions"].rows {
+		s := &arena.Submission{RoundID: r.u("round_id"), Agent: r.s("agent"), CommitHash: r.s("commit_hash"), ReasoningHash: r.s("reasoning_hash"),
+			CommitNonce: r.u("commit_nonce"), CommitSig: r.s("commit_sig"), CommittedAt: r.t("committed_at"), Salt: r.s("salt"),
+			RevealNonce: r.u("reveal_nonce"), RevealSig: r.s("reveal_sig"), RevealedAt: r.t("revealed_at")}
+		if r.has("predictions") {
+			s.Predictions, _ = parsePreds(r.s("predictions"))
 		}
-		if s.CommittedAt, err = cellTime(g("committed_at")); err == nil {
-			s.RevealedAt, err = cellTime(g("revealed_at"))
-		}
-		if err != nil {
-			return nil, fail(item, "%v", err)
-		}
-		if v := g("predictions"); v != "" {
-			if s.Predictions, err = parsePreds(v); err != nil {
-				return nil, fail(item, "predictions %q", v)
-			}
-			if s.RevealNonce, err = strconv.ParseUint(g("reveal_nonce"), 10, 64); err != nil {
-				return nil, fail(item, "reveal_nonce %q", g("reveal_nonce"))
-			}
-		}
-		rec.subs[rid] = append(rec.subs[rid], s)
+		rec.subs[s.RoundID] = append(rec.subs[s.RoundID], s)
 	}
-
-	sct := ts["scores"]
-	for _, row := range sct.Rows {
-		g := func(c string) string { return sct.col(c)(row) }
-		rid, _ := strconv.ParseUint(g("round_id"), 10, 64)
-		s := arena.RoundScore{RoundID: rid, Agent: g("agent"), Forfeit: g("forfeit") == "true"}
-		item := fmt.Sprintf("score round %d agent %s", rid, s.Agent)
-		if s.BrierBps2, err = strconv.ParseInt(g("brier_bps2"), 10, 64); err != nil {
-			return nil, fail(item, "brier_bps2 %q", g("brier_bps2"))
+	for _, r := range ts["scores"].rows {
+		s := arena.RoundScore{RoundID: r.u("round_id"), Agent: r.s("agent"), BrierBps2: r.i("brier_bps2"), Scored: int(r.u("scored_markets")),
+			Benchmarked: int(r.u("benchmarked")), Forfeit: r.b("forfeit")}
+		s.Brier, _ = strconv.ParseFloat(r.s("brier"), 64)
+		if r.has("alpha") {
+			a, _ := strconv.ParseFloat(r.s("alpha"), 64)
+			ab := r.i("alpha_bps2")
+			s.Alpha, s.AlphaBps2 = &a, &ab
 		}
-		if s.AlphaBps2, err = cellInt(g("alpha_bps2"), 64); err != nil {
-			return nil, fail(item, "alpha_bps2: %v", err)
-		}
-		s.Brier, _ = strconv.ParseFloat(g("brier"), 64)
-		if v := g("alpha"); v != "" {
-			a, _ := strconv.ParseFloat(v, 64)
-			s.Alpha = &a
-		}
-		s.Scored, _ = strconv.Atoi(g("scored_markets"))
-		s.Benchmarked, _ = strconv.Atoi(g("benchmarked"))
-		rec.scores[rid] = append(rec.scores[rid], s)
+		rec.scores[s.RoundID] = append(rec.scores[s.RoundID], s)
 	}
 	return rec, nil
-}
-
-// cellInt parses an integer cell; nil when empty.
-func cellInt(v string, bits int) (*int64, error) {
-	if v == "" {
-		return nil, nil
-	}
-	n, err := strconv.ParseInt(v, 10, bits)
-	if err != nil {
-		return nil, fmt.Errorf("%q is not an integer of %d bits", v, bits)
-	}
-	return &n, nil
-}
-
-func cellTime(v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	return time.Parse(time.RFC3339Nano, v)
 }
 
 // RoundIDs are the exported rounds' ids, ascending.

@@ -1,16 +1,22 @@
 package export
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
+	"io"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -25,6 +31,12 @@ import (
 // proves only internal consistency.
 type VerifyOptions struct {
 	LogKey ed25519.PublicKey
+	// KnownHeads are tree heads the verifier saw before (an earlier
+	// export's, a witness's): each must be signed by the log key and be
+	// consistent with the export's head, and none may be larger. An export
+	// alone cannot show that it was rolled back to an earlier, consistent
+	// state; a head seen before can.
+	KnownHeads []tlog.Head
 }
 
 // Report says what Verify checked.
@@ -43,21 +55,52 @@ type Report struct {
 	KeyFromExport   bool
 	Rounds, Markets int
 	Submissions     int
+	Cells           int // cells read and checked, over every table
 	LogRoot         string
 	LogSize         uint64
 }
 
-// Mismatch is the first item of an export that does not check out.
+// Mismatch is one difference between an export and what its signed
+// values and the contract say it must hold.
 type Mismatch struct {
-	Item   string // e.g. "score round 3 agent 0xAb…"
+	Table  string // a table, or meta.json
+	Key    string // the row, by its key columns ("round_id=3 agent=0x…"); empty for the table
+	Column string // empty for a whole row
 	Reason string
 }
 
-func (m *Mismatch) Error() string { return m.Item + ": " + m.Reason }
-
-func fail(item, format string, args ...any) error {
-	return &Mismatch{Item: item, Reason: fmt.Sprintf(format, args...)}
+func (m *Mismatch) Error() string {
+	var b strings.Builder
+	b.WriteString(m.Table)
+	if m.Key != "" {
+		b.WriteString(" [" + m.Key + "]")
+	}
+	if m.Column != "" {
+		b.WriteString(" " + m.Column)
+	}
+	return b.String() + ": " + m.Reason
 }
+
+// MaxMismatches bounds the differences a Failed error keeps; it counts
+// them all.
+const MaxMismatches = 1000
+
+// Failed is Verify's error: the differences found, in the order the
+// checks ran (the tables first, then the log, then each table against
+// it), the first being the one to look at. It unwraps to the first.
+type Failed struct {
+	Mismatches []Mismatch
+	Total      int
+}
+
+func (f *Failed) Error() string {
+	if f.Total == 1 {
+		return f.Mismatches[0].Error()
+	}
+	return fmt.Sprintf("%v (and %d more differences)", &f.Mismatches[0], f.Total-1)
+}
+
+func (f *Failed) Unwrap() error { return &f.Mismatches[0] }
 
 type key struct {
 	round uint64
@@ -69,539 +112,1125 @@ type logged[T any] struct {
 	v   T
 }
 
-// Verify checks an export directory from its files alone: the log (leaf
-// hashes, the latest head's signature and root, an inclusion proof for
-// every entry, every earlier head's signature and consistency with the
-// latest), every submission against its log entries (EIP-712 signatures
-// over the signed messages, commit hashes of the revealed predictions),
-// benchmarks and frozen outcomes against the log, every score recomputed
-// from the logged inputs with the server's own scorer, and the leaderboard
-// recomputed from those scores. It returns the first mismatch as a
-// *Mismatch naming the item.
-func Verify(dir string, o VerifyOptions) (*Report, error) {
-	rep := &Report{}
-	mb, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	if err != nil {
-		return rep, fmt.Errorf("export: %w", err)
-	}
-	var meta Meta
-	if err := json.Unmarshal(mb, &meta); err != nil {
-		return rep, fmt.Errorf("export: meta.json: %w", err)
-	}
-	pub := o.LogKey
-	if pub == nil {
-		rep.KeyFromExport = true
-		if pub, err = tlog.ParsePublicKey(meta.LogPublicKey); err != nil {
-			return rep, fail("meta.json", "%v", err)
-		}
-	}
-	if !common.IsHexAddress(meta.VerifyingContract) {
-		return rep, fail("meta.json", "verifying contract %q is not an address", meta.VerifyingContract)
-	}
-	domain := forecast.Domain{ChainID: meta.ChainID, Contract: common.HexToAddress(meta.VerifyingContract)}
-	ts, err := readDir(dir, meta.Format, "rounds", "round_markets", "markets", "submissions", "scores", "agents", "leaderboard", "log_entries")
-	if err != nil {
-		return rep, err
-	}
+// verifier holds an export being verified: its tables, the model the
+// log's entries make, and the differences found so far.
+type verifier struct {
+	o    VerifyOptions
+	rep  *Report
+	fail Failed
+	meta Meta
+	dom  forecast.Domain
+	t    map[string]*table
 
-	// 1. The log.
-	lt := ts["log_entries"]
-	if err := lt.check("idx", "kind", "leaf", "leaf_hash"); err != nil {
-		return rep, err
-	}
-	head := meta.Head
-	root, err := head.Verify(pub)
-	if err != nil {
-		return rep, fail(fmt.Sprintf("tree head %d", head.TreeSize), "%v", err)
-	}
-	if uint64(len(lt.Rows)) != head.TreeSize {
-		return rep, fail("log", "%d entries exported, the signed head covers %d", len(lt.Rows), head.TreeSize)
-	}
-	leaves := make([][]byte, len(lt.Rows))
-	leafData := make([]tlog.Leaf, len(lt.Rows))
-	idxOf, kindOf, leafOf, hashOf, sealedOf := lt.col("idx"), lt.col("kind"), lt.col("leaf"), lt.col("leaf_hash"), lt.col("sealed")
-	for i, row := range lt.Rows {
-		item := fmt.Sprintf("log entry %d", i)
-		if idxOf(row) != strconv.Itoa(i) {
-			return rep, fail(item, "index %q out of order", idxOf(row))
-		}
-		if sealedOf(row) == "true" {
-			// A commit or reveal of a round not triggered yet: only its
-			// hash is published, which the root and proofs still cover.
-			if leafOf(row) != "" || (kindOf(row) != tlog.KindCommit && kindOf(row) != tlog.KindReveal) {
-				return rep, fail(item, "sealed, but a %s entry with a leaf", kindOf(row))
-			}
-			h, err := hex.DecodeString(hashOf(row))
-			if err != nil || len(h) != 32 {
-				return rep, fail(item, "leaf hash %q is not 32 hex bytes", hashOf(row))
-			}
-			leaves[i] = h
-			rep.SealedEntries++
-			continue
-		}
-		leaf := []byte(leafOf(row))
-		leaves[i] = tlog.LeafHash(leaf)
-		if hex.EncodeToString(leaves[i]) != hashOf(row) {
-			return rep, fail(item, "leaf hashes to %x, the export says %s", leaves[i], hashOf(row))
-		}
-		if err := json.Unmarshal(leaf, &leafData[i]); err != nil || leafData[i].Kind != kindOf(row) {
-			return rep, fail(item, "leaf is not a %s entry", kindOf(row))
-		}
-	}
-	got, err := tlog.Root(leaves)
-	if err != nil {
-		return rep, err
-	}
-	if !tlog.Equal(got, root) {
-		return rep, fail(fmt.Sprintf("tree head %d", head.TreeSize), "root of the exported entries is %x, the signed root is %x", got, root)
-	}
-	rep.LogEntries, rep.LogSize, rep.LogRoot = len(leaves), head.TreeSize, head.RootHash
-	for i := range leaves {
-		p, err := tlog.InclusionProof(leaves, uint64(i))
-		if err != nil {
-			return rep, err
-		}
-		if err := tlog.VerifyInclusion(uint64(i), head.TreeSize, leaves[i], p, root); err != nil {
-			return rep, fail(fmt.Sprintf("log entry %d", i), "inclusion proof: %v", err)
-		}
-		rep.InclusionProofs++
-	}
-	for _, h := range meta.Heads {
-		item := fmt.Sprintf("tree head %d", h.TreeSize)
-		r1, err := h.Verify(pub)
-		if err != nil {
-			return rep, fail(item, "%v", err)
-		}
-		if h.TreeSize > head.TreeSize {
-			return rep, fail(item, "larger than the latest head %d", head.TreeSize)
-		}
-		p, err := tlog.ConsistencyProof(leaves, h.TreeSize)
-		if err != nil {
-			return rep, err
-		}
-		if err := tlog.VerifyConsistency(h.TreeSize, head.TreeSize, p, r1, root); err != nil {
-			return rep, fail(item, "not a prefix of the latest head: %v", err)
-		}
-		rep.Heads++
-	}
+	// The log, decoded.
+	root     []byte // the signed head's root; nil when the head does not verify
+	commits  map[key]logged[forecast.CommitEntry]
+	reveals  map[key]logged[forecast.RevealEntry]
+	benches  map[uint64]logged[forecast.BenchmarkEntry]
+	resolved map[int64]logged[forecast.ResolutionEntry] // the latest per market
+	outcomes map[uint64]logged[forecast.OutcomeEntry]   // the latest per round
+	scores   map[uint64]map[string]logged[forecast.ScoreEntry]
+	named    map[uint64]uint64 // rounds the log names: first entry naming each
 
-	// 2. Index the logged items.
-	commits := map[key]logged[forecast.CommitEntry]{}
-	reveals := map[key]logged[forecast.RevealEntry]{}
-	benches := map[uint64]logged[forecast.BenchmarkEntry]{}
-	outcomes := map[uint64]logged[forecast.OutcomeEntry]{}
-	scores := map[key]logged[forecast.ScoreEntry]{}
-	for i, l := range leafData {
-		idx := uint64(i)
-		item := fmt.Sprintf("log entry %d", i)
-		var err error
-		switch l.Kind {
-		case "": // sealed
-		case tlog.KindCommit:
-			var e forecast.CommitEntry
-			if err = json.Unmarshal(l.Data, &e); err == nil {
-				k := key{e.RoundID, e.Agent}
-				if _, dup := commits[k]; dup {
-					return rep, fail(item, "second commit of %s in round %d", e.Agent, e.RoundID)
-				}
-				commits[k] = logged[forecast.CommitEntry]{idx, e}
-			}
-		case tlog.KindReveal:
-			var e forecast.RevealEntry
-			if err = json.Unmarshal(l.Data, &e); err == nil {
-				k := key{e.RoundID, e.Agent}
-				if _, dup := reveals[k]; dup {
-					return rep, fail(item, "second reveal of %s in round %d", e.Agent, e.RoundID)
-				}
-				reveals[k] = logged[forecast.RevealEntry]{idx, e}
-			}
-		case tlog.KindBenchmark:
-			var e forecast.BenchmarkEntry
-			if err = json.Unmarshal(l.Data, &e); err == nil {
-				benches[e.RoundID] = logged[forecast.BenchmarkEntry]{idx, e}
-			}
-		case tlog.KindOutcome:
-			var e forecast.OutcomeEntry
-			if err = json.Unmarshal(l.Data, &e); err == nil {
-				outcomes[e.RoundID] = logged[forecast.OutcomeEntry]{idx, e}
-			}
-		case tlog.KindScore:
-			var e forecast.ScoreEntry
-			if err = json.Unmarshal(l.Data, &e); err == nil {
-				scores[key{e.RoundID, e.Agent}] = logged[forecast.ScoreEntry]{idx, e}
-			}
-		case tlog.KindResolution:
-		default:
-			return rep, fail(item, "unknown kind %q", l.Kind)
-		}
-		if err != nil {
-			return rep, fail(item, "malformed %s entry: %v", l.Kind, err)
-		}
-	}
+	sealedRow int // the first sealed log entry, or -1
 
-	// 3. Rounds, markets, benchmarks and outcomes.
-	type roundInfo struct {
-		r       *arena.Round
-		markets []forecast.MarketOutcome // ids and benchmarks; outcomes once checked against the log
-	}
-	rounds := map[uint64]*roundInfo{}
-	var roundIDs []uint64
-	rt := ts["rounds"]
-	if err := rt.check("id", "commit_deadline", "reveal_start", "reveal_deadline", "triggered_at", "invalidated"); err != nil {
-		return rep, err
-	}
-	for _, row := range rt.Rows {
-		get := rt.col
-		id, err := strconv.ParseUint(get("id")(row), 10, 64)
-		if err != nil {
-			return rep, fail("rounds", "id %q", get("id")(row))
-		}
-		r := &arena.Round{ID: id}
-		for name, dst := range map[string]*time.Time{"commit_deadline": &r.CommitDeadline, "reveal_start": &r.RevealStart,
-			"reveal_deadline": &r.RevealDeadline, "triggered_at": &r.TriggeredAt, "benchmark_at": &r.BenchmarkAt} {
-			if v := get(name)(row); v != "" {
-				if *dst, err = time.Parse(time.RFC3339Nano, v); err != nil {
-					return rep, fail(fmt.Sprintf("round %d", id), "%s %q", name, v)
-				}
-			}
-		}
-		r.Invalidated = get("invalidated")(row) == "true"
-		rounds[id] = &roundInfo{r: r}
-		roundIDs = append(roundIDs, id)
-	}
-	sort.Slice(roundIDs, func(i, j int) bool { return roundIDs[i] < roundIDs[j] })
-	rep.Rounds = len(roundIDs)
-
-	mt := ts["markets"]
-	if err := mt.check("id", "category", "event_id"); err != nil {
-		return rep, err
-	}
-	markets := map[int64][2]string{} // category, event
-	for _, row := range mt.Rows {
-		id, _ := strconv.ParseInt(mt.col("id")(row), 10, 64)
-		markets[id] = [2]string{mt.col("category")(row), mt.col("event_id")(row)}
-	}
-	rep.Markets = len(markets)
-
-	rmt := ts["round_markets"]
-	if err := rmt.check("round_id", "idx", "market_id", "benchmark_bps", "outcome"); err != nil {
-		return rep, err
-	}
-	frozen := map[uint64][]string{}
-	for _, row := range rmt.Rows {
-		rid, _ := strconv.ParseUint(rmt.col("round_id")(row), 10, 64)
-		ri := rounds[rid]
-		item := fmt.Sprintf("round %d market %s", rid, rmt.col("idx")(row))
-		if ri == nil {
-			return rep, fail(item, "round not in the export")
-		}
-		if rmt.col("idx")(row) != strconv.Itoa(len(ri.markets)) {
-			return rep, fail(item, "markets out of order")
-		}
-		mid, err := strconv.ParseInt(rmt.col("market_id")(row), 10, 64)
-		if _, ok := markets[mid]; err != nil || !ok {
-			return rep, fail(item, "market %q not in the export", rmt.col("market_id")(row))
-		}
-		b := forecast.NoBenchmark
-		if v := rmt.col("benchmark_bps")(row); v != "" {
-			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil {
-				return rep, fail(item, "benchmark %q", v)
-			}
-			b = int32(n)
-		}
-		ri.markets = append(ri.markets, forecast.MarketOutcome{MarketID: mid, Outcome: forecast.OutcomeExcluded, Benchmark: b})
-		frozen[rid] = append(frozen[rid], rmt.col("outcome")(row))
-	}
-	for _, id := range roundIDs {
-		ri := rounds[id]
-		item := fmt.Sprintf("benchmarks of round %d", id)
-		lb, ok := benches[id]
-		if ri.r.BenchmarkAt.IsZero() {
-			if ok {
-				return rep, fail(item, "logged (entry %d) but not in the export", lb.idx)
-			}
-			continue
-		}
-		if !ok {
-			return rep, fail(item, "not in the log")
-		}
-		if len(lb.v.Benchmarks) != len(ri.markets) {
-			return rep, fail(item, "%d markets, the log (entry %d) has %d", len(ri.markets), lb.idx, len(lb.v.Benchmarks))
-		}
-		for i, m := range ri.markets {
-			if m.Benchmark != lb.v.Benchmarks[i] || m.MarketID != lb.v.MarketIDs[i] {
-				return rep, fail(fmt.Sprintf("benchmark of round %d market %d", id, i), "%d bps (market %d), the log (entry %d) has %d bps (market %d)",
-					m.Benchmark, m.MarketID, lb.idx, lb.v.Benchmarks[i], lb.v.MarketIDs[i])
-			}
-			rep.Benchmarks++
-		}
-	}
-
-	// 4. Submissions: signatures and commit hashes, against the log.
-	st := ts["submissions"]
-	if err := st.check("round_id", "agent", "commit_hash", "reasoning_hash", "commit_nonce", "commit_sig", "predictions", "salt", "reveal_nonce", "reveal_sig"); err != nil {
-		return rep, err
-	}
-	subs := map[uint64][]forecast.Entry{}
-	subAgents := map[uint64][]string{}
-	seen := map[key]bool{}
-	for _, row := range st.Rows {
-		g := func(c string) string { return st.col(c)(row) }
-		rid, _ := strconv.ParseUint(g("round_id"), 10, 64)
-		agent := g("agent")
-		item := fmt.Sprintf("submission round %d agent %s", rid, agent)
-		if rounds[rid] == nil {
-			return rep, fail(item, "round not in the export")
-		}
-		k := key{rid, agent}
-		seen[k] = true
-		lc, ok := commits[k]
-		if !ok {
-			return rep, fail(item, "commit not in the log")
-		}
-		c := lc.v
-		if g("commit_hash") != c.CommitHash || g("reasoning_hash") != c.ReasoningHash || g("commit_nonce") != u64(c.Nonce) || g("commit_sig") != c.Signature {
-			return rep, fail(item, "commit differs from log entry %d", lc.idx)
-		}
-		addr, err := forecast.ParseAddress(agent)
-		if err != nil {
-			return rep, fail(item, "%v", err)
-		}
-		msg := forecast.Commit{RoundID: rid, CommitHash: common.HexToHash(c.CommitHash), Agent: addr, Nonce: c.Nonce, Deadline: c.Deadline}
-		if c.ReasoningHash != "" {
-			msg.ReasoningHash = common.HexToHash(c.ReasoningHash)
-		}
-		sig, err := forecast.DecodeSignature(c.Signature)
-		if err == nil {
-			err = domain.VerifyCommit(msg, sig)
-		}
-		if err != nil {
-			return rep, fail(item, "commit signature: %v", err)
-		}
-		rep.Signatures++
-		lr, revealedInLog := reveals[k]
-		if g("predictions") == "" {
-			if revealedInLog {
-				return rep, fail(item, "revealed in log entry %d but not in the export", lr.idx)
-			}
-			subs[rid], subAgents[rid] = append(subs[rid], forecast.Entry{Forfeit: true}), append(subAgents[rid], agent)
-			continue
-		}
-		if !revealedInLog {
-			return rep, fail(item, "reveal not in the log")
-		}
-		r := lr.v
-		ps, err := parsePreds(g("predictions"))
-		if err != nil {
-			return rep, fail(item, "predictions: %v", err)
-		}
-		if preds(ps) != preds(r.Predictions) || g("salt") != r.Salt || g("reveal_nonce") != u64(r.Nonce) || g("reveal_sig") != r.Signature {
-			return rep, fail(item, "reveal (predictions %s) differs from log entry %d (predictions %s)", g("predictions"), lr.idx, preds(r.Predictions))
-		}
-		rmsg := forecast.Reveal{RoundID: rid, Predictions: ps, Salt: common.HexToHash(r.Salt), Agent: addr, Nonce: r.Nonce, Deadline: r.Deadline}
-		sig, err = forecast.DecodeSignature(r.Signature)
-		if err == nil {
-			err = domain.VerifyReveal(rmsg, sig)
-		}
-		if err != nil {
-			return rep, fail(item, "reveal signature: %v", err)
-		}
-		rep.Signatures++
-		if h := forecast.CommitHash(rid, addr, ps, rmsg.Salt); h.Hex() != c.CommitHash {
-			return rep, fail(item, "predictions and salt hash to %s, the commit was %s", h.Hex(), c.CommitHash)
-		}
-		rep.CommitHashes++
-		subs[rid], subAgents[rid] = append(subs[rid], forecast.Entry{Predictions: ps}), append(subAgents[rid], agent)
-	}
-	rep.Submissions = len(st.Rows)
-	for k, lc := range commits {
-		if rounds[k.round] != nil && !seen[k] {
-			return rep, fail(fmt.Sprintf("submission round %d agent %s", k.round, k.agent), "in the log (entry %d) but not in the export", lc.idx)
-		}
-	}
-
-	// 5. Outcomes and scores, recomputed from the logged inputs.
-	sct := ts["scores"]
-	if err := sct.check("round_id", "agent", "brier", "alpha", "brier_bps2", "alpha_bps2", "scored_markets", "benchmarked", "forfeit"); err != nil {
-		return rep, err
-	}
-	exported := map[key][]string{}
-	for _, row := range sct.Rows {
-		rid, _ := strconv.ParseUint(sct.col("round_id")(row), 10, 64)
-		exported[key{rid, sct.col("agent")(row)}] = row
-	}
-	var forecasts []arena.ScoredForecast
-	checkedScores := map[key]bool{}
-	for _, id := range roundIDs {
-		ri := rounds[id]
-		lo, ok := outcomes[id]
-		if ri.r.TriggeredAt.IsZero() {
-			if ok {
-				return rep, fail(fmt.Sprintf("outcomes of round %d", id), "logged (entry %d) but the round is not scored in the export", lo.idx)
-			}
-			continue
-		}
-		if !ok {
-			return rep, fail(fmt.Sprintf("outcomes of round %d", id), "not in the log")
-		}
-		if len(lo.v.Outcomes) != len(ri.markets) {
-			return rep, fail(fmt.Sprintf("outcomes of round %d", id), "%d in the log (entry %d), %d markets", len(lo.v.Outcomes), lo.idx, len(ri.markets))
-		}
-		scored := append([]forecast.MarketOutcome(nil), ri.markets...)
-		for i, x := range lo.v.Outcomes {
-			if frozen[id][i] != strconv.Itoa(int(x)) {
-				return rep, fail(fmt.Sprintf("outcome of round %d market %d", id, i), "%q, the log (entry %d) has %d", frozen[id][i], lo.idx, x)
-			}
-			rep.Outcomes++
-			scored[i].Outcome = forecast.ScoringOutcome(x)
-		}
-		agents := append(append([]string(nil), subAgents[id]...), forecast.RandomAgent)
-		entries := append(append([]forecast.Entry(nil), subs[id]...),
-			forecast.Entry{Predictions: forecast.RandomPredictions(id, ri.r.CommitDeadline, len(ri.markets))})
-		res, err := forecast.ScoreRound(scored, entries)
-		if err != nil {
-			return rep, fail(fmt.Sprintf("round %d", id), "scoring: %v", err)
-		}
-		if res.N == 0 {
-			continue // closed without scoreable markets: no scores
-		}
-		type want struct {
-			brier, alpha *float64
-			bb           int64
-			ab           *int64
-			n, an        int
-			forfeit      bool
-		}
-		wants := map[string]want{}
-		for a, s := range res.Agents {
-			w := want{brier: &s.Brier, bb: s.BrierBps2, n: res.N, an: res.AlphaN, forfeit: s.Forfeit}
-			if res.AlphaN > 0 {
-				alpha, ab := s.Alpha, s.AlphaBps2
-				w.alpha, w.ab = &alpha, &ab
-			}
-			wants[agents[a]] = w
-			for i, mo := range scored {
-				if !mo.Scored() {
-					continue
-				}
-				m := markets[mo.MarketID]
-				forecasts = append(forecasts, arena.ScoredForecast{RoundID: id, Agent: agents[a], MarketID: mo.MarketID, Category: m[0], Event: m[1],
-					Outcome: mo.Outcome, Benchmark: mo.BenchmarkPrice(), Forfeit: s.Forfeit, Forecast: entries[a].Forecast(i, mo.Outcome)})
-			}
-		}
-		if res.AlphaN > 0 {
-			zero, zb := 0.0, int64(0)
-			base := res.BaseBrier
-			wants[forecast.MarketAgent] = want{brier: &base, bb: res.BaseBrierBps2, alpha: &zero, ab: &zb, n: res.AlphaN, an: res.AlphaN}
-		}
-		for agent, w := range wants {
-			k := key{id, agent}
-			item := fmt.Sprintf("score round %d agent %s", id, agent)
-			row, ok := exported[k]
-			if !ok {
-				return rep, fail(item, "missing from the export")
-			}
-			checkedScores[k] = true
-			g := func(c string) string { return sct.col(c)(row) }
-			wantRow := map[string]string{"brier_bps2": i64(w.bb), "alpha_bps2": optI(w.ab), "scored_markets": strconv.Itoa(w.n),
-				"benchmarked": strconv.Itoa(w.an), "forfeit": bl(w.forfeit)}
-			for _, c := range []string{"brier_bps2", "alpha_bps2", "scored_markets", "benchmarked", "forfeit"} {
-				if g(c) != wantRow[c] {
-					return rep, fail(item, "%s is %q, recomputed %q", c, g(c), wantRow[c])
-				}
-			}
-			if !floatEq(g("brier"), w.brier) || !floatEq(g("alpha"), w.alpha) {
-				return rep, fail(item, "brier/alpha %s/%s, recomputed %s/%s", g("brier"), g("alpha"), optF(w.brier), optF(w.alpha))
-			}
-			ls, ok := scores[k]
-			if !ok {
-				return rep, fail(item, "not in the log")
-			}
-			if ls.v.BrierBps2 != w.bb || optI(ls.v.AlphaBps2) != optI(w.ab) || ls.v.Forfeit != w.forfeit || ls.v.Scored != w.n || ls.v.Benchmarked != w.an {
-				return rep, fail(item, "log entry %d differs from the recomputed score", ls.idx)
-			}
-			rep.Scores++
-		}
-	}
-	for k := range exported {
-		if !checkedScores[k] {
-			return rep, fail(fmt.Sprintf("score round %d agent %s", k.round, k.agent), "in the export but not recomputable (no such submission or scored round)")
-		}
-	}
-
-	// 6. The leaderboard, recomputed with the server's code.
-	if meta.Since != nil {
-		rep.LeaderboardSkip = "the export holds only rounds since " + meta.Since.Format(time.RFC3339)
-		return rep, nil
-	}
-	sort.SliceStable(forecasts, func(i, j int) bool {
-		a, b := forecasts[i], forecasts[j]
-		if a.RoundID != b.RoundID {
-			return a.RoundID < b.RoundID
-		}
-		if a.Agent != b.Agent {
-			return a.Agent < b.Agent
-		}
-		return a.MarketID < b.MarketID
-	})
-	names := map[string]string{}
-	at := ts["agents"]
-	for _, row := range at.Rows {
-		if n := at.col("name")(row); n != "" {
-			names[at.col("address")(row)] = n
-		}
-	}
-	lb, err := forecast.LeaderboardOf(forecasts, names)
-	if err != nil {
-		return rep, err
-	}
-	lbt := ts["leaderboard"]
-	if err := lbt.check("rank", "agent", "rounds", "n", "brier", "alpha", "t", "p", "beat_pct"); err != nil {
-		return rep, err
-	}
-	if len(lbt.Rows) != len(lb) {
-		return rep, fail("leaderboard", "%d rows, recomputed %d", len(lbt.Rows), len(lb))
-	}
-	for i, e := range lb {
-		row := lbt.Rows[i]
-		g := func(c string) string { return lbt.col(c)(row) }
-		item := fmt.Sprintf("leaderboard rank %d", i+1)
-		if g("agent") != e.Agent || g("rounds") != strconv.Itoa(e.Rounds) || g("n") != strconv.Itoa(e.N) {
-			return rep, fail(item, "%s (%s rounds, n=%s), recomputed %s (%d rounds, n=%d)", g("agent"), g("rounds"), g("n"), e.Agent, e.Rounds, e.N)
-		}
-		for c, v := range map[string]*float64{"brier": &e.Brier, "brier_se": e.BrierSE, "alpha": e.Alpha, "alpha_se": e.AlphaSE, "t": e.T, "p": e.P, "beat_pct": e.BeatPct} {
-			if !floatEq(g(c), v) {
-				return rep, fail(item, "%s of %s is %s, recomputed %s", c, e.Agent, g(c), optF(v))
-			}
-		}
-		rep.LeaderboardRows++
-	}
-	return rep, nil
+	subsOf map[uint64][]*row // exported submissions by round
+	rmOf   map[uint64][]*row // exported round markets by round
+	blamed map[string]bool   // round schedule cells found at fault ("id=3 commit_deadline")
 }
 
-func parsePreds(s string) ([]uint16, error) {
-	f := strings.Fields(s)
-	out := make([]uint16, len(f))
-	for i, v := range f {
-		n, err := strconv.ParseUint(v, 10, 16)
+func (v *verifier) add(table, key, column, format string, args ...any) {
+	v.fail.Total++
+	if len(v.fail.Mismatches) < MaxMismatches {
+		v.fail.Mismatches = append(v.fail.Mismatches, Mismatch{Table: table, Key: key, Column: column, Reason: fmt.Sprintf(format, args...)})
+	}
+}
+
+// Verify checks an export directory from its files alone, against the
+// contract (Contract): every table is read strictly (each value written
+// one way, keys unique, references resolved); the log is checked (leaf
+// hashes, the signed head's root, an inclusion proof per entry, every
+// other signed head's consistency with it, every EIP-712 signature and
+// commit hash in it); then every exported value is compared with what the
+// log holds or what follows from it (benchmarks, outcomes, submissions,
+// scores recomputed with the server's scorer, the leaderboard recomputed
+// with the server's analysis) or, for what rests on the operator's word,
+// checked for consistency (a round's schedule against its submissions'
+// times). Nothing logged may be missing and nothing unlogged may be
+// extra. It returns a *Failed naming every difference.
+func Verify(dir string, o VerifyOptions) (*Report, error) {
+	v := &verifier{o: o, rep: &Report{}, t: map[string]*table{}}
+	if !v.readMeta(dir) {
+		return v.rep, &v.fail
+	}
+	for _, spec := range Contract {
+		t := readTable(dir, v.meta.Format, spec, func(m Mismatch) { v.add(m.Table, m.Key, m.Column, "%s", m.Reason) })
+		if !t.found && spec.Name != TracesSpec.Name {
+			v.add(spec.Name, "", "", "missing: no %s.%s", spec.Name, v.meta.Format)
+		}
+		v.t[spec.Name] = t
+		v.rep.Cells += len(t.rows) * len(spec.Columns)
+	}
+	v.subsOf, v.rmOf, v.blamed = map[uint64][]*row{}, map[uint64][]*row{}, map[string]bool{}
+	for _, r := range v.t["submissions"].rows {
+		v.subsOf[r.u("round_id")] = append(v.subsOf[r.u("round_id")], r)
+	}
+	for _, r := range v.t["round_markets"].rows {
+		v.rmOf[r.u("round_id")] = append(v.rmOf[r.u("round_id")], r)
+	}
+	v.checkLog()
+	v.checkRounds()
+	v.checkSealed()
+	v.checkMarkets()
+	v.checkRoundMarkets()
+	v.checkSubmissions()
+	forecasts := v.checkScores()
+	v.checkAgents()
+	v.checkLeaderboard(forecasts)
+	v.checkTraces()
+	if v.fail.Total > 0 {
+		return v.rep, &v.fail
+	}
+	return v.rep, nil
+}
+
+// readMeta reads meta.json strictly and checks what it says of the key
+// and domain; false when the tables cannot be read without it.
+func (v *verifier) readMeta(dir string) bool {
+	const m = "meta.json"
+	b, err := os.ReadFile(filepath.Join(dir, m))
+	if err != nil {
+		v.add(m, "", "", "%v", err)
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v.meta); err != nil {
+		v.add(m, "", "", "%v", err)
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		v.add(m, "", "", "data after the object")
+	}
+	if v.meta.Format != CSV && v.meta.Format != JSONL {
+		v.add(m, "", "format", "%q: want csv or jsonl", v.meta.Format)
+		return false
+	}
+	if !isAddress(v.meta.VerifyingContract) {
+		v.add(m, "", "verifying_contract", "%q is not a checksummed address", v.meta.VerifyingContract)
+	}
+	v.dom = forecast.Domain{ChainID: v.meta.ChainID, Contract: common.HexToAddress(v.meta.VerifyingContract)}
+	pub := v.o.LogKey
+	if pub == nil {
+		v.rep.KeyFromExport = true
+		if pub, err = tlog.ParsePublicKey(v.meta.LogPublicKey); err != nil {
+			v.add(m, "", "log_public_key", "%v", err)
+		}
+	} else if v.meta.LogPublicKey != hex.EncodeToString(pub) {
+		v.add(m, "", "log_public_key", "%s, not the log key %x", v.meta.LogPublicKey, []byte(pub))
+	}
+	v.o.LogKey = pub
+	if v.meta.Bootstrap != forecast.AnalysisBootstrap {
+		v.add(m, "", "bootstrap", "%d replicates; the analysis this verifier recomputes draws %d", v.meta.Bootstrap, forecast.AnalysisBootstrap)
+	}
+	if v.meta.Seed != forecast.AnalysisSeed {
+		v.add(m, "", "seed", "%d; the analysis this verifier recomputes is seeded with %d", v.meta.Seed, forecast.AnalysisSeed)
+	}
+	if !slices.ContainsFunc(Contract, func(t TableSpec) bool {
+		_, err := os.Stat(filepath.Join(dir, t.Name+"."+v.meta.Format))
+		return err == nil
+	}) {
+		v.add(m, "", "format", "%s, but no table is written so", v.meta.Format)
+		return false
+	}
+	return true
+}
+
+// ---- the log ----
+
+// checkLog checks the log's entries against the signed heads and decodes
+// them into the model every table is then compared with.
+func (v *verifier) checkLog() {
+	const lt = "log_entries"
+	t := v.t[lt]
+	head := v.meta.Head
+	v.rep.LogSize, v.rep.LogRoot = head.TreeSize, head.RootHash
+	root, err := head.Verify(v.o.LogKey)
+	if err != nil {
+		v.add("meta.json", "head", "signature", "%v", err)
+	}
+	v.root = root
+	heads := v.checkHeads()
+	// A head (even a forged one) claiming far more entries than exported
+	// is reported once, not entry by entry.
+	n := head.TreeSize
+	if limit := uint64(len(t.rows)) + 1024; n > limit {
+		v.add(lt, "", "", "%d entries exported, the signed head covers %d", len(t.rows), head.TreeSize)
+		n = limit
+	}
+	rows := make([]*row, n)
+	for _, r := range t.rows {
+		switch i := r.u("idx"); {
+		case !r.ok("idx"):
+		case i >= head.TreeSize:
+			v.add(lt, r.key, "idx", "beyond the signed head, which covers %d entries", head.TreeSize)
+		case i < n:
+			rows[i] = r
+		}
+	}
+	exported, own := make([][]byte, len(rows)), make([][]byte, len(rows))
+	for i, r := range rows {
+		exported[i] = make([]byte, 32)
+		if r == nil {
+			v.add(lt, kv(t.spec, strconv.Itoa(i)), "", "missing: the signed head covers %d entries", head.TreeSize)
+		} else if h, err := hex.DecodeString(r.s("leaf_hash")); err == nil && len(h) == 32 {
+			exported[i] = h
+		}
+		own[i] = exported[i]
+		if r != nil && !r.b("sealed") && r.has("leaf") {
+			own[i] = tlog.LeafHash([]byte(r.s("leaf")))
+		}
+	}
+	// The authentic leaf hashes: the exported ones if their root is the
+	// signed one (then a leaf that hashes otherwise was changed), else the
+	// leaves' own if theirs is (then a leaf_hash that differs was).
+	hashes, ownRoot := exported, false
+	if rx, _ := tlog.Root(exported); root != nil && !tlog.Equal(rx, root) {
+		if ro, _ := tlog.Root(own); tlog.Equal(ro, root) {
+			hashes, ownRoot = own, true
+		} else {
+			v.add(lt, "", "leaf_hash", "the exported entries' root is %x, the signed head's %x", rx, root)
+		}
+	}
+	leaves := make([]tlog.Leaf, len(rows))
+	for i, r := range rows {
+		switch {
+		case r == nil:
+		case r.b("sealed"):
+			v.rep.SealedEntries++
+			if k := r.s("kind"); r.has("leaf") || (k != tlog.KindCommit && k != tlog.KindReveal) {
+				v.add(lt, r.key, "sealed", "true for a %s entry with a leaf: only commits and reveals are sealed, without their leaf", k)
+			}
+		case !r.has("leaf"):
+			v.add(lt, r.key, "leaf", "empty, but the entry is not sealed")
+		case ownRoot && !tlog.Equal(own[i], exported[i]):
+			v.add(lt, r.key, "leaf_hash", "%s, but the leaf hashes to %x, which the signed root covers", r.s("leaf_hash"), own[i])
+		case !tlog.Equal(own[i], exported[i]):
+			v.add(lt, r.key, "leaf", "hashes to %x, not to its leaf_hash %s", own[i], r.s("leaf_hash"))
+		case json.Unmarshal([]byte(r.s("leaf")), &leaves[i]) != nil:
+			v.add(lt, r.key, "leaf", "not a JSON leaf")
+			leaves[i] = tlog.Leaf{}
+		case leaves[i].Kind != r.s("kind"):
+			v.add(lt, r.key, "kind", "%s, but the leaf is a %q entry", r.s("kind"), leaves[i].Kind)
+			leaves[i] = tlog.Leaf{}
+		}
+	}
+	v.rep.LogEntries = len(rows)
+	if root != nil {
+		for i := range hashes {
+			p, err := tlog.InclusionProof(hashes, uint64(i))
+			if err == nil {
+				err = tlog.VerifyInclusion(uint64(i), head.TreeSize, hashes[i], p, root)
+			}
+			if err != nil {
+				v.add(lt, kv(t.spec, strconv.Itoa(i)), "leaf_hash", "inclusion proof: %v", err)
+				continue
+			}
+			v.rep.InclusionProofs++
+		}
+		for _, h := range heads {
+			p, err := tlog.ConsistencyProof(hashes, h.h.TreeSize)
+			if err == nil {
+				err = tlog.VerifyConsistency(h.h.TreeSize, head.TreeSize, p, h.root, root)
+			}
+			if err != nil {
+				v.add("meta.json", h.name, "root_hash", "not a prefix of the export's head: its consistency proof fails")
+				continue
+			}
+			v.rep.Heads++
+		}
+	}
+	v.decodeLog(rows, leaves)
+}
+
+// signedHead is a head whose signature and place among the others
+// checked out; its consistency with the export's head is proved once the
+// leaves are known.
+type signedHead struct {
+	h    tlog.Head
+	root []byte
+	name string
+}
+
+// checkHeads checks every other head (meta.json's heads, then the ones
+// the verifier knows) against the export's: signed by the log key, not
+// larger (the export would be rolled back), no two of one size with
+// different roots (the log forked), and no larger head signed earlier.
+// The export's head must be the largest of meta.json's.
+func (v *verifier) checkHeads() []signedHead {
+	head := v.meta.Head
+	var out []signedHead
+	all := []signedHead{{h: head, name: "head"}}
+	check := func(h tlog.Head, name string, known bool) {
+		r, err := h.Verify(v.o.LogKey)
+		if err != nil {
+			v.add("meta.json", name, "signature", "%v", err)
+			return
+		}
+		for _, s := range all {
+			switch {
+			case s.h.TreeSize == h.TreeSize && s.h.RootHash != h.RootHash:
+				v.add("meta.json", name, "root_hash", "the log forked: %s and %s are both signed for %d entries, with different roots", name, s.name, h.TreeSize)
+				return
+			case (s.h.TreeSize < h.TreeSize && s.h.Timestamp > h.Timestamp) || (s.h.TreeSize > h.TreeSize && s.h.Timestamp < h.Timestamp):
+				v.add("meta.json", name, "timestamp_micros", "%s for %d entries, but %s covers %d entries at %s",
+					tm(time.UnixMicro(h.Timestamp)), h.TreeSize, s.name, s.h.TreeSize, tm(time.UnixMicro(s.h.Timestamp)))
+				return
+			}
+		}
+		if h.TreeSize > head.TreeSize {
+			why := "signed later"
+			if known {
+				why = "seen before"
+			}
+			v.add("meta.json", "head", "tree_size", "%d entries: rolled back from %s, %s for %d entries at %s",
+				head.TreeSize, name, why, h.TreeSize, tm(time.UnixMicro(h.Timestamp)))
+			return
+		}
+		all = append(all, signedHead{h, r, name})
+		out = append(out, signedHead{h, r, name})
+	}
+	for i, h := range v.meta.Heads {
+		check(h, fmt.Sprintf("heads[%d]", i), false)
+	}
+	if !slices.ContainsFunc(out, func(s signedHead) bool { return s.h == head }) {
+		v.add("meta.json", "head", "", "not among heads, which list every head the log signed")
+	}
+	for i, h := range v.o.KnownHeads {
+		check(h, fmt.Sprintf("known head %d", i), true)
+	}
+	return out
+}
+
+// decodeLog reads the unsealed entries into the model: commits and
+// reveals (their signatures and commit hashes checked), benchmarks,
+// resolutions, and each round's latest outcomes with the scores logged
+// after them.
+func (v *verifier) decodeLog(rows []*row, leaves []tlog.Leaf) {
+	const lt = "log_entries"
+	v.commits, v.reveals = map[key]logged[forecast.CommitEntry]{}, map[key]logged[forecast.RevealEntry]{}
+	v.benches, v.resolved = map[uint64]logged[forecast.BenchmarkEntry]{}, map[int64]logged[forecast.ResolutionEntry]{}
+	v.outcomes, v.scores = map[uint64]logged[forecast.OutcomeEntry]{}, map[uint64]map[string]logged[forecast.ScoreEntry]{}
+	v.named = map[uint64]uint64{}
+	nonces := map[string]map[uint64]uint64{} // agent → nonce → entry
+	var agents []string
+	var sigFaults []Mismatch
+	for i, l := range leaves {
+		if l.Kind == "" {
+			continue // sealed, missing or already reported
+		}
+		idx, rk := uint64(i), rows[i].key
+		bad := func(format string, args ...any) { v.add(lt, rk, "leaf", format, args...) }
+		e, err := decodeEntry(l)
+		if err != nil {
+			bad("%v", err)
+			continue
+		}
+		name := func(round uint64) {
+			if _, ok := v.named[round]; !ok {
+				v.named[round] = idx
+			}
+		}
+		useNonce := func(agent string, n uint64) {
+			if nonces[agent] == nil {
+				nonces[agent] = map[uint64]uint64{}
+				agents = append(agents, agent)
+			}
+			if j, dup := nonces[agent][n]; dup {
+				bad("nonce %d of %s was used by entry %d already", n, agent, j)
+			}
+			nonces[agent][n] = idx
+		}
+		switch e := e.(type) {
+		case *forecast.CommitEntry:
+			name(e.RoundID)
+			k := key{e.RoundID, e.Agent}
+			if _, dup := v.commits[k]; dup {
+				bad("a second commit of %s in round %d", e.Agent, e.RoundID)
+				continue
+			}
+			addr, err := forecast.ParseAddress(e.Agent)
+			if err != nil || addr.Hex() != e.Agent {
+				bad("agent %q is not a checksummed address", e.Agent)
+				continue
+			}
+			msg := forecast.Commit{RoundID: e.RoundID, CommitHash: common.HexToHash(e.CommitHash), Agent: addr, Nonce: e.Nonce, Deadline: e.Deadline}
+			if e.ReasoningHash != "" {
+				msg.ReasoningHash = common.HexToHash(e.ReasoningHash)
+			}
+			if err := v.checkSig(e.Signature, func(sig []byte) error { return v.dom.VerifyCommit(msg, sig) }); err != nil {
+				sigFaults = append(sigFaults, Mismatch{lt, rk, "leaf", "commit signature: " + err.Error()})
+			}
+			useNonce(e.Agent, e.Nonce)
+			v.commits[k] = logged[forecast.CommitEntry]{idx, *e}
+		case *forecast.RevealEntry:
+			name(e.RoundID)
+			k := key{e.RoundID, e.Agent}
+			c, committed := v.commits[k]
+			if _, dup := v.reveals[k]; dup || !committed {
+				bad("a reveal of %s in round %d without a commit before it, or a second one", e.Agent, e.RoundID)
+				continue
+			}
+			addr := common.HexToAddress(e.Agent)
+			salt := common.HexToHash(e.Salt)
+			msg := forecast.Reveal{RoundID: e.RoundID, Predictions: e.Predictions, Salt: salt, Agent: addr, Nonce: e.Nonce, Deadline: e.Deadline}
+			if err := v.checkSig(e.Signature, func(sig []byte) error { return v.dom.VerifyReveal(msg, sig) }); err != nil {
+				sigFaults = append(sigFaults, Mismatch{lt, rk, "leaf", "reveal signature: " + err.Error()})
+			}
+			if err := forecast.CheckPredictions(e.Predictions, len(e.Predictions)); err != nil || !isHex(e.Salt, "0x", 32) {
+				bad("predictions %v or salt %q out of range", e.Predictions, e.Salt)
+				continue
+			}
+			if h := forecast.CommitHash(e.RoundID, addr, e.Predictions, salt); h.Hex() != c.v.CommitHash {
+				bad("predictions and salt hash to %s, the commit (entry %d) was %s", h.Hex(), c.idx, c.v.CommitHash)
+				continue
+			}
+			v.rep.CommitHashes++
+			useNonce(e.Agent, e.Nonce)
+			v.reveals[k] = logged[forecast.RevealEntry]{idx, *e}
+		case *forecast.BenchmarkEntry:
+			name(e.RoundID)
+			if b, dup := v.benches[e.RoundID]; dup {
+				bad("a second benchmark entry of round %d (entry %d has one)", e.RoundID, b.idx)
+				continue
+			}
+			ok := len(e.MarketIDs) == len(e.Benchmarks) && len(e.MarketIDs) > 0
+			for _, b := range e.Benchmarks {
+				ok = ok && (b == forecast.NoBenchmark || (b >= 0 && b <= forecast.MaxBps))
+			}
+			if !ok {
+				bad("%d markets with %d benchmarks %v: want one in 0 … %d (or %d for none) per market", len(e.MarketIDs), len(e.Benchmarks), e.Benchmarks, forecast.MaxBps, forecast.NoBenchmark)
+				continue
+			}
+			v.benches[e.RoundID] = logged[forecast.BenchmarkEntry]{idx, *e}
+		case *forecast.ResolutionEntry:
+			v.resolved[e.MarketID] = logged[forecast.ResolutionEntry]{idx, *e}
+		case *forecast.OutcomeEntry:
+			name(e.RoundID)
+			ok := len(e.Outcomes) > 0
+			for _, x := range e.Outcomes {
+				ok = ok && x >= forecast.OutcomeUnresolved && x <= forecast.OutcomeYes
+			}
+			if !ok {
+				bad("outcomes %v: want 1, 0, −1 or −2 per market", e.Outcomes)
+				continue
+			}
+			v.outcomes[e.RoundID] = logged[forecast.OutcomeEntry]{idx, *e}
+			v.scores[e.RoundID] = map[string]logged[forecast.ScoreEntry]{} // a re-score replaces the earlier scores
+		case *forecast.ScoreEntry:
+			set, ok := v.scores[e.RoundID]
+			if !ok {
+				bad("a score of round %d before its outcomes", e.RoundID)
+				continue
+			}
+			if s, dup := set[e.Agent]; dup {
+				bad("a second score of %s in round %d after its outcomes (entry %d has one)", e.Agent, e.RoundID, s.idx)
+				continue
+			}
+			set[e.Agent] = logged[forecast.ScoreEntry]{idx, *e}
+		}
+	}
+	// Under another domain no signature recovers: that is the domain's
+	// fault, not each entry's.
+	if len(sigFaults) > 0 && v.rep.Signatures == 0 {
+		v.add("meta.json", "EIP-712 domain", "", "no agent signature in the log recovers under chain_id %d and verifying_contract %s (%s)",
+			v.meta.ChainID, v.meta.VerifyingContract, sigFaults[0].Reason)
+	} else {
+		for _, m := range sigFaults {
+			v.add(m.Table, m.Key, m.Column, "%s", m.Reason)
+		}
+	}
+	// A commit or reveal is published once its round's outcomes are
+	// logged, and stays sealed until then.
+	for _, k := range sortedKeys(v.commits) {
+		if _, ok := v.outcomes[k.round]; !ok {
+			v.add(lt, rows[v.commits[k].idx].key, "sealed", "false, but round %d has no logged outcomes", k.round)
+		}
+	}
+	v.sealedRow = slices.IndexFunc(rows, func(r *row) bool { return r != nil && r.b("sealed") })
+	// Each accepted commit and reveal takes the agent's next nonce: with
+	// every entry readable, a gap is an accepted request the log lacks.
+	if v.rep.SealedEntries == 0 {
+		for _, a := range agents {
+			for n := range uint64(len(nonces[a])) {
+				if _, ok := nonces[a][n]; !ok {
+					v.add(lt, "", "leaf", "agent %s's nonces skip %d: an accepted commit or reveal is not in the log", a, n)
+					break
+				}
+			}
+		}
+	}
+}
+
+func (v *verifier) checkSig(s string, verify func([]byte) error) error {
+	if !isHex(s, "0x", forecast.SignatureLen) {
+		return fmt.Errorf("%q is not written as the arena writes signatures", s)
+	}
+	sig, err := forecast.DecodeSignature(s)
+	if err == nil {
+		err = verify(sig)
+	}
+	if err == nil {
+		v.rep.Signatures++
+	}
+	return err
+}
+
+// decodeEntry decodes a leaf strictly: a known kind, no unknown or
+// missing field, and the very bytes the arena writes for it.
+func decodeEntry(l tlog.Leaf) (any, error) {
+	var e any
+	switch l.Kind {
+	case tlog.KindCommit:
+		e = new(forecast.CommitEntry)
+	case tlog.KindReveal:
+		e = new(forecast.RevealEntry)
+	case tlog.KindBenchmark:
+		e = new(forecast.BenchmarkEntry)
+	case tlog.KindResolution:
+		e = new(forecast.ResolutionEntry)
+	case tlog.KindOutcome:
+		e = new(forecast.OutcomeEntry)
+	case tlog.KindScore:
+		e = new(forecast.ScoreEntry)
+	default:
+		return nil, fmt.Errorf("unknown kind %q", l.Kind)
+	}
+	dec := json.NewDecoder(bytes.NewReader(l.Data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(e); err != nil {
+		return nil, fmt.Errorf("malformed %s entry: %v", l.Kind, err)
+	}
+	canon, err := json.Marshal(e)
+	if err != nil || !bytes.Equal(canon, l.Data) {
+		return nil, fmt.Errorf("not written as the arena writes this %s entry (%s)", l.Kind, canon)
+	}
+	return e, nil
+}
+
+// ---- the tables ----
+
+// cmp reports a cell that differs from the value the model says it must
+// hold; a cell already reported as malformed is skipped.
+func (v *verifier) cmp(t *table, r *row, column, want, why string) bool {
+	if !r.ok(column) || r.s(column) == want {
+		return true
+	}
+	if want == "" {
+		v.add(t.spec.Name, r.key, column, "%q, but %s has none", r.s(column), why)
+	} else {
+		v.add(t.spec.Name, r.key, column, "%q, but %s: %q", r.s(column), why, want)
+	}
+	return false
+}
+
+// claim reports a claimed cell that contradicts another value.
+func (v *verifier) claim(t *table, r *row, column, format string, args ...any) {
+	v.add(t.spec.Name, r.key, column, "%q: "+format, append([]any{r.s(column)}, args...)...)
+}
+
+func (v *verifier) round(id uint64) *row {
+	return v.t["rounds"].byKey[kv(v.t["rounds"].spec, u64(id))]
+}
+
+func (v *verifier) checkRounds() {
+	t := v.t["rounds"]
+	v.rep.Rounds = len(t.rows)
+	ids := make([]uint64, 0, len(v.named))
+	for id := range v.named {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if v.round(id) == nil && v.meta.Since == nil {
+			v.add(t.spec.Name, kv(t.spec, u64(id)), "", "missing: log entry %d names it", v.named[id])
+		}
+	}
+	for _, r := range t.rows {
+		id := r.u("id")
+		cd, rs, rd := r.t("commit_deadline"), r.t("reveal_start"), r.t("reveal_deadline")
+		if v.meta.Since != nil && cd.Before(*v.meta.Since) {
+			v.add("meta.json", "", "since", "%s, after round %d's commit deadline %s", tm(*v.meta.Since), id, tm(cd))
+		}
+		if !cd.Before(rs) {
+			v.claim(t, r, "reveal_start", "not after commit_deadline %s", tm(cd))
+		}
+		if rd.Before(rs) {
+			v.claim(t, r, "reveal_deadline", "before reveal_start %s", tm(rs))
+		}
+		if !r.t("created_at").Before(cd) {
+			v.claim(t, r, "created_at", "not before commit_deadline %s", tm(cd))
+		}
+		b, benched := v.benches[id]
+		if benched != r.has("benchmark_at") {
+			v.presence(t, r, "benchmark_at", "benchmarks", b.idx, benched)
+		} else if benched && r.t("benchmark_at").Before(cd) {
+			v.claim(t, r, "benchmark_at", "before commit_deadline %s", tm(cd))
+		}
+		o, triggered := v.outcomes[id]
+		if triggered != r.has("triggered_at") {
+			v.presence(t, r, "triggered_at", "outcomes", o.idx, triggered)
+		} else if triggered {
+			if !r.t("triggered_at").After(rd) {
+				v.claim(t, r, "triggered_at", "not after reveal_deadline %s", tm(rd))
+			} else if benched && r.t("benchmark_at").After(r.t("triggered_at")) {
+				v.claim(t, r, "benchmark_at", "after triggered_at %s", r.s("triggered_at"))
+			}
+		}
+		if triggered && r.b("invalidated") {
+			v.claim(t, r, "invalidated", "the log scored the round (entry %d)", o.idx)
+		}
+		v.checkSchedule(t, r)
+	}
+}
+
+// checkSchedule checks a round's schedule against its submissions' times.
+// A time of the round that contradicts every submission is the round's
+// fault, and the submissions are not blamed for it; one that a few
+// submissions contradict is theirs (checkSubmissions).
+func (v *verifier) checkSchedule(t *table, r *row) {
+	var committed, revealed []time.Time
+	for _, s := range v.subsOf[r.u("id")] {
+		committed = append(committed, s.t("committed_at"))
+		if s.has("revealed_at") {
+			revealed = append(revealed, s.t("revealed_at"))
+		}
+	}
+	all := func(ts []time.Time, f func(time.Time) bool) bool {
+		return len(ts) > 0 && !slices.ContainsFunc(ts, func(x time.Time) bool { return !f(x) })
+	}
+	blame := func(column, format string, args ...any) {
+		v.claim(t, r, column, format, args...)
+		v.blamed[r.key+" "+column] = true
+	}
+	if cd := r.t("commit_deadline"); all(committed, cd.Before) {
+		blame("commit_deadline", "before every committed_at of the round")
+	}
+	if ca := r.t("created_at"); all(committed, ca.After) {
+		blame("created_at", "after every committed_at of the round")
+	}
+	if rs := r.t("reveal_start"); all(revealed, rs.After) {
+		blame("reveal_start", "after every revealed_at of the round")
+	}
+	if rd := r.t("reveal_deadline"); all(revealed, rd.Before) {
+		blame("reveal_deadline", "before every revealed_at of the round")
+	}
+}
+
+// checkSealed checks that a sealed log entry has a round to belong to:
+// with every round exported, one not triggered.
+func (v *verifier) checkSealed() {
+	if v.sealedRow < 0 || v.meta.Since != nil || slices.ContainsFunc(v.t["rounds"].rows, func(r *row) bool { return !r.has("triggered_at") }) {
+		return
+	}
+	t := v.t["log_entries"]
+	v.add(t.spec.Name, kv(t.spec, strconv.Itoa(v.sealedRow)), "sealed", "true, but every exported round is triggered")
+}
+
+// presence reports a cell set without a logged item, or empty with one.
+func (v *verifier) presence(t *table, r *row, column, what string, idx uint64, logged bool) {
+	if logged {
+		v.add(t.spec.Name, r.key, column, "empty, but the round's %s are logged (entry %d)", what, idx)
+	} else {
+		v.claim(t, r, column, "the log has no %s of the round", what)
+	}
+}
+
+// roundMarket is an exported round's market at idx i, or nil.
+func (v *verifier) roundMarket(id uint64, i int) *row {
+	t := v.t["round_markets"]
+	return t.byKey[kv(t.spec, u64(id), strconv.Itoa(i))]
+}
+
+func (v *verifier) checkMarkets() {
+	t, rmt := v.t["markets"], v.t["round_markets"]
+	v.rep.Markets = len(t.rows)
+	used := map[string]*row{}
+	for _, rm := range rmt.rows {
+		k := kv(t.spec, rm.s("market_id"))
+		if used[k] == nil && rm.ok("market_id") {
+			used[k] = rm
+			if t.byKey[k] == nil {
+				v.add(t.spec.Name, k, "", "missing: round_markets [%s] names it", rm.key)
+			}
+		}
+	}
+	sources := map[string]string{}
+	for _, r := range t.rows {
+		if used[r.key] == nil {
+			v.add(t.spec.Name, r.key, "", "in no exported round")
+		}
+		src := r.s("source") + "\x00" + r.s("source_id")
+		if other, dup := sources[src]; dup {
+			v.claim(t, r, "source_id", "market %s has it too", other)
+		}
+		sources[src] = r.key
+		res, status := r.s("resolution"), arena.MarketStatus(r.s("status"))
+		if res != "" && status != arena.StatusResolved {
+			v.claim(t, r, "status", "but the resolution is %q", res)
+		}
+		if l, ok := v.resolved[r.i("id")]; ok && !strings.EqualFold(l.v.Resolution, res) {
+			v.cmp(t, r, "resolution", l.v.Resolution, fmt.Sprintf("log entry %d", l.idx))
+		}
+	}
+}
+
+func (v *verifier) checkRoundMarkets() {
+	t, mt := v.t["round_markets"], v.t["markets"]
+	for _, r := range t.rows {
+		if v.round(r.u("round_id")) == nil {
+			v.claim(t, r, "round_id", "not an exported round")
+		}
+	}
+	tol := forecast.BenchmarkTolerance
+	for _, rr := range v.t["rounds"].rows {
+		id := rr.u("id")
+		b, benched := v.benches[id]
+		o, triggered := v.outcomes[id]
+		k := 0 // without a logged market count, the exported one
+		for _, r := range v.rmOf[id] {
+			k = max(k, int(min(r.u("idx"), uint64(len(t.rows))))+1)
+		}
+		switch {
+		case benched:
+			k = len(b.v.MarketIDs)
+		case triggered:
+			k = len(o.v.Outcomes)
+		}
+		if benched && triggered && len(o.v.Outcomes) != k {
+			v.add("log_entries", kv(v.t["log_entries"].spec, u64(o.idx)), "leaf", "%d outcomes for the %d markets of round %d's benchmarks (entry %d)", len(o.v.Outcomes), k, id, b.idx)
+		}
+		if k == 0 {
+			v.add(t.spec.Name, kv(t.spec, u64(id), "0"), "", "missing: a round has at least one market")
+		}
+		for _, r := range v.rmOf[id] {
+			if r.u("idx") >= uint64(k) {
+				v.add(t.spec.Name, r.key, "idx", "beyond the %d markets of the round's logged benchmarks or outcomes", k)
+			}
+		}
+		events := map[string]string{}
+		seen := map[string]string{}
+		for i := range k {
+			r := v.roundMarket(id, i)
+			if r == nil {
+				v.add(t.spec.Name, kv(t.spec, u64(id), strconv.Itoa(i)), "", "missing: round %d has %d markets", id, k)
+				continue
+			}
+			if other, dup := seen[r.s("market_id")]; dup {
+				v.claim(t, r, "market_id", "the round has it at %s too", other)
+			}
+			seen[r.s("market_id")] = r.key
+			if m := mt.byKey[kv(mt.spec, r.s("market_id"))]; m != nil && m.has("event_id") {
+				if other, dup := events[m.s("event_id")]; dup {
+					v.claim(t, r, "market_id", "a second market on event %q (with %s)", m.s("event_id"), other)
+				}
+				events[m.s("event_id")] = r.key
+			}
+			bps := ""
+			if benched {
+				v.cmp(t, r, "market_id", i64(b.v.MarketIDs[i]), fmt.Sprintf("the logged benchmarks (entry %d)", b.idx))
+				if x := b.v.Benchmarks[i]; x != forecast.NoBenchmark {
+					bps = i64(int64(x))
+				}
+				if v.cmp(t, r, "benchmark_bps", bps, fmt.Sprintf("log entry %d", b.idx)) {
+					v.rep.Benchmarks++
+				}
+			} else {
+				v.cmp(t, r, "benchmark_bps", "", "the log")
+			}
+			if (r.s("benchmark_time") != "") != (bps != "") {
+				v.claim(t, r, "benchmark_time", "set exactly with benchmark_bps")
+			} else if d := r.t("benchmark_time").Sub(rr.t("commit_deadline")); bps != "" && (d > tol || d < -tol) {
+				v.claim(t, r, "benchmark_time", "%s from the commit deadline, beyond %s", d, tol)
+			}
+			if (r.s("benchmark_source") != "") != (bps != "") {
+				v.claim(t, r, "benchmark_source", "set exactly with benchmark_bps")
+			}
+			out := ""
+			if triggered {
+				out = strconv.Itoa(int(o.v.Outcomes[i]))
+			}
+			if v.cmp(t, r, "outcome", out, fmt.Sprintf("the round's latest outcomes (entry %d)", o.idx)) && triggered {
+				v.rep.Outcomes++
+				v.checkResolution(r, o.v.Outcomes[i], o.idx)
+			}
+		}
+	}
+}
+
+// checkResolution checks a market's resolution against an outcome the
+// log froze for it.
+func (v *verifier) checkResolution(rm *row, x int8, idx uint64) {
+	t := v.t["markets"]
+	m := t.byKey[kv(t.spec, rm.s("market_id"))]
+	if m == nil || x == forecast.OutcomeUnresolved {
+		return
+	}
+	res := m.s("resolution")
+	ok := map[int8]bool{forecast.OutcomeYes: res == arena.Yes, forecast.OutcomeNo: res == arena.No,
+		forecast.OutcomeExcluded: res != "" && res != arena.Yes && res != arena.No}[x]
+	if !ok && m.ok("resolution") {
+		v.claim(t, m, "resolution", "round_markets [%s] is frozen as %d (log entry %d)", rm.key, x, idx)
+	}
+	if m.s("status") != string(arena.StatusResolved) && m.ok("status") {
+		v.claim(t, m, "status", "round_markets [%s] is frozen as %d (log entry %d)", rm.key, x, idx)
+	}
+}
+
+func (v *verifier) checkSubmissions() {
+	t := v.t["submissions"]
+	v.rep.Submissions = len(t.rows)
+	for _, r := range t.rows {
+		rr := v.round(r.u("round_id"))
+		if rr == nil || !rr.has("triggered_at") {
+			v.claim(t, r, "round_id", "not an exported round whose outcomes are triggered")
+		}
+		if _, ok := v.commits[key{r.u("round_id"), r.s("agent")}]; !ok && r.ok("agent") {
+			v.add(t.spec.Name, r.key, "", "not in the log: no logged commit of this agent in this round")
+		}
+	}
+	for _, k := range sortedKeys(v.commits) {
+		c := v.commits[k]
+		rr := v.round(k.round)
+		if rr == nil {
+			continue // a round before since
+		}
+		r := t.byKey[kv(t.spec, u64(k.round), k.agent)]
+		if r == nil {
+			v.add(t.spec.Name, kv(t.spec, u64(k.round), k.agent), "", "missing: committed in log entry %d", c.idx)
+			continue
+		}
+		why := fmt.Sprintf("log entry %d", c.idx)
+		v.cmp(t, r, "commit_hash", c.v.CommitHash, why)
+		v.cmp(t, r, "reasoning_hash", c.v.ReasoningHash, why)
+		v.cmp(t, r, "commit_nonce", u64(c.v.Nonce), why)
+		v.cmp(t, r, "commit_sig", c.v.Signature, why)
+		at := r.t("committed_at")
+		switch {
+		case at.After(rr.t("commit_deadline")) && !v.blamed[rr.key+" commit_deadline"]:
+			v.claim(t, r, "committed_at", "after the round's commit deadline %s", rr.s("commit_deadline"))
+		case at.Before(rr.t("created_at")) && !v.blamed[rr.key+" created_at"]:
+			v.claim(t, r, "committed_at", "before the round was created (%s)", rr.s("created_at"))
+		case !inSigned(at, c.v.Deadline):
+			v.claim(t, r, "committed_at", "the agent signed the commit to be valid until %s (and for at most %s before it)", tm(time.Unix(int64(c.v.Deadline), 0)), forecast.MaxDeadlineAhead)
+		}
+		rv, revealed := v.reveals[k]
+		if !revealed {
+			for _, c := range []string{"predictions", "salt", "reveal_nonce", "reveal_sig", "revealed_at"} {
+				v.cmp(t, r, c, "", "the log (no reveal: a forfeit)")
+			}
+			continue
+		}
+		why = fmt.Sprintf("log entry %d", rv.idx)
+		v.cmp(t, r, "predictions", preds(rv.v.Predictions), why)
+		v.cmp(t, r, "salt", rv.v.Salt, why)
+		v.cmp(t, r, "reveal_nonce", u64(rv.v.Nonce), why)
+		v.cmp(t, r, "reveal_sig", rv.v.Signature, why)
+		at2 := r.t("revealed_at")
+		switch {
+		case !r.has("revealed_at"):
+			v.add(t.spec.Name, r.key, "revealed_at", "empty, but the reveal is logged (%s)", why)
+		case (at2.Before(rr.t("reveal_start")) && !v.blamed[rr.key+" reveal_start"]) || (at2.After(rr.t("reveal_deadline")) && !v.blamed[rr.key+" reveal_deadline"]):
+			v.claim(t, r, "revealed_at", "outside the round's reveal window [%s, %s]", rr.s("reveal_start"), rr.s("reveal_deadline"))
+		case !inSigned(at2, rv.v.Deadline):
+			v.claim(t, r, "revealed_at", "the agent signed the reveal to be valid until %s (and for at most %s before it)", tm(time.Unix(int64(rv.v.Deadline), 0)), forecast.MaxDeadlineAhead)
+		}
+	}
+}
+
+// sortedKeys are a map's round and agent keys, in order.
+func sortedKeys[T any](m map[key]T) []key {
+	ks := make([]key, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b key) int { return cmp.Or(cmp.Compare(a.round, b.round), strings.Compare(a.agent, b.agent)) })
+	return ks
+}
+
+// inSigned reports whether a request accepted at t meets its signed
+// deadline: not after it, and at most MaxDeadlineAhead before it.
+func inSigned(t time.Time, deadline uint64) bool {
+	n := t.Unix()
+	return n >= 0 && deadline >= uint64(n) && deadline-uint64(n) <= uint64(forecast.MaxDeadlineAhead/time.Second)
+}
+
+// checkScores recomputes every exported round's scores from the logged
+// reveals, benchmarks and outcomes, compares them with the latest logged
+// scores and the exported ones, and returns the scored forecasts the
+// leaderboard is recomputed from.
+func (v *verifier) checkScores() []arena.ScoredForecast {
+	t, lt, mt := v.t["scores"], v.t["log_entries"], v.t["markets"]
+	checked := map[string]bool{}
+	var forecasts []arena.ScoredForecast
+	commits := sortedKeys(v.commits)
+	for _, rr := range v.t["rounds"].rows {
+		id := rr.u("id")
+		o, triggered := v.outcomes[id]
+		if !triggered {
+			continue
+		}
+		b, benched := v.benches[id]
+		k := len(o.v.Outcomes)
+		ms := make([]forecast.MarketOutcome, k)
+		for i, x := range o.v.Outcomes {
+			ms[i] = forecast.MarketOutcome{Outcome: forecast.ScoringOutcome(x), Benchmark: forecast.NoBenchmark}
+			switch rm := v.roundMarket(id, i); {
+			case benched && i < len(b.v.MarketIDs):
+				ms[i].MarketID, ms[i].Benchmark = b.v.MarketIDs[i], b.v.Benchmarks[i]
+			case rm != nil:
+				ms[i].MarketID = rm.i("market_id")
+			}
+		}
+		var agents []string
+		var entries []forecast.Entry
+		for _, ck := range commits {
+			if ck.round != id {
+				continue
+			}
+			e := forecast.Entry{Forfeit: true}
+			if rv, ok := v.reveals[ck]; ok {
+				if len(rv.v.Predictions) != k {
+					v.add(lt.spec.Name, kv(lt.spec, u64(rv.idx)), "leaf", "%d predictions for the %d markets of round %d", len(rv.v.Predictions), k, id)
+					continue
+				}
+				e = forecast.Entry{Predictions: rv.v.Predictions}
+			}
+			agents, entries = append(agents, ck.agent), append(entries, e)
+		}
+		agents = append(agents, forecast.RandomAgent)
+		entries = append(entries, forecast.Entry{Predictions: forecast.RandomPredictions(id, rr.t("commit_deadline"), k)})
+		res, err := forecast.ScoreRound(ms, entries)
+		if err != nil {
+			v.add(lt.spec.Name, kv(lt.spec, u64(o.idx)), "leaf", "round %d cannot be scored: %v", id, err)
+			continue
+		}
+		if res.N > 0 && !benched {
+			v.add(lt.spec.Name, kv(lt.spec, u64(o.idx)), "leaf", "round %d is scored without logged benchmarks", id)
+		}
+		want := map[string][]string{} // agent → the scores row
+		row := func(brier float64, alpha *float64, bb int64, ab *int64, n, an int, forfeit bool) []string {
+			return []string{u64(id), "", flt(brier), optF(alpha), i64(bb), optI(ab), strconv.Itoa(n), strconv.Itoa(an), bl(forfeit)}
+		}
+		if res.N > 0 {
+			for a, s := range res.Agents {
+				var alpha *float64
+				var ab *int64
+				if res.AlphaN > 0 {
+					alpha, ab = &s.Alpha, &s.AlphaBps2
+				}
+				want[agents[a]] = row(s.Brier, alpha, s.BrierBps2, ab, res.N, res.AlphaN, s.Forfeit)
+				for i, mo := range ms {
+					if !mo.Scored() {
+						continue
+					}
+					var cat, event string
+					if m := mt.byKey[kv(mt.spec, i64(mo.MarketID))]; m != nil {
+						cat, event = m.s("category"), m.s("event_id")
+					}
+					forecasts = append(forecasts, arena.ScoredForecast{RoundID: id, Agent: agents[a], MarketID: mo.MarketID, Category: cat, Event: event,
+						Outcome: mo.Outcome, Benchmark: mo.BenchmarkPrice(), Forfeit: s.Forfeit, Forecast: entries[a].Forecast(i, mo.Outcome)})
+				}
+			}
+			if res.AlphaN > 0 {
+				zero, zb := 0.0, int64(0)
+				want[forecast.MarketAgent] = row(res.BaseBrier, &zero, res.BaseBrierBps2, &zb, res.AlphaN, res.AlphaN, false)
+			}
+		}
+		names := slices.Sorted(maps.Keys(want))
+		// The log's scores.
+		logged := v.scores[id]
+		blamed := map[string]bool{}
+		for _, a := range names {
+			w := want[a]
+			ls, ok := logged[a]
+			if !ok {
+				v.add(lt.spec.Name, kv(lt.spec, u64(o.idx)), "leaf", "round %d's outcomes are not followed by a score of %s", id, a)
+				continue
+			}
+			got := row(0, nil, ls.v.BrierBps2, ls.v.AlphaBps2, ls.v.Scored, ls.v.Benchmarked, ls.v.Forfeit)
+			for i, c := range t.spec.Names() {
+				if c == "brier" || c == "alpha" || c == "round_id" || c == "agent" || got[i] == w[i] {
+					continue
+				}
+				// The random baseline is seeded by the commit deadline: a
+				// logged score the export agrees with, recomputing only
+				// otherwise, means the deadline was changed.
+				if r := t.byKey[kv(t.spec, u64(id), a)]; a == forecast.RandomAgent && r != nil && r.s(c) == got[i] {
+					v.claim(v.t["rounds"], rr, "commit_deadline", "it seeds the random baseline, whose logged score (entry %d) has %s %s, recomputed %s", ls.idx, c, got[i], w[i])
+					blamed[a] = true // the row agrees with the log: not blamed again
+					break
+				}
+				v.add(lt.spec.Name, kv(lt.spec, u64(ls.idx)), "leaf", "the score of %s in round %d has %s %s, recomputed %s", a, id, c, got[i], w[i])
+				break
+			}
+		}
+		for _, a := range slices.Sorted(maps.Keys(logged)) {
+			if ls := logged[a]; want[a] == nil {
+				v.add(lt.spec.Name, kv(lt.spec, u64(ls.idx)), "leaf", "a score of %s in round %d, which recomputes to none", a, id)
+			}
+		}
+		// The exported scores.
+		for _, a := range names {
+			w := want[a]
+			r := t.byKey[kv(t.spec, u64(id), a)]
+			if r == nil {
+				v.add(t.spec.Name, kv(t.spec, u64(id), a), "", "missing: recomputed from round %d's logged outcomes (entry %d)", id, o.idx)
+				continue
+			}
+			checked[r.key] = true
+			if blamed[a] {
+				continue
+			}
+			ok := true
+			for i, c := range t.spec.Names() {
+				if c != "round_id" && c != "agent" {
+					ok = v.cmp(t, r, c, w[i], "recomputed") && ok
+				}
+			}
+			if ok {
+				v.rep.Scores++
+			}
+		}
+	}
+	for _, r := range t.rows {
+		if !checked[r.key] {
+			v.add(t.spec.Name, r.key, "", "recomputes to nothing: not a committed agent or baseline of an exported round scored in the log")
+		}
+	}
+	return forecasts
+}
+
+func (v *verifier) checkAgents() {
+	t := v.t["agents"]
+	listed := map[string]bool{}
+	for _, k := range sortedKeys(v.commits) {
+		if !listed[k.agent] {
+			listed[k.agent] = true
+			if t.byKey[kv(t.spec, k.agent)] == nil {
+				v.add(t.spec.Name, kv(t.spec, k.agent), "", "missing: committed in log entry %d", v.commits[k].idx)
+			}
+		}
+	}
+}
+
+// checkLeaderboard recomputes the leaderboard from the recomputed scored
+// forecasts, with the server's analysis, and compares every row.
+func (v *verifier) checkLeaderboard(forecasts []arena.ScoredForecast) {
+	t := v.t["leaderboard"]
+	if v.meta.Since != nil {
+		v.rep.LeaderboardSkip = "the export holds only rounds since " + tm(*v.meta.Since)
+		return
+	}
+	a, err := analyze(forecasts)
+	if err != nil {
+		v.add(t.spec.Name, "", "", "cannot be recomputed: %v", err)
+		return
+	}
+	names := forecast.BaselineNames()
+	for _, r := range v.t["agents"].rows {
+		if r.has("name") {
+			names[r.s("address")] = r.s("name")
+		}
+	}
+	want := map[string]bool{}
+	for _, w := range leaderboardRows(a, names) {
+		rk := kv(t.spec, w[1])
+		want[rk] = true
+		r := t.byKey[rk]
+		if r == nil {
+			v.add(t.spec.Name, rk, "", "missing: recomputed at rank %s", w[0])
+			continue
+		}
+		ok := true
+		for i, c := range t.spec.Names() {
+			why := "recomputed"
+			if c == "name" {
+				why = "the agents table"
+			}
+			ok = v.cmp(t, r, c, w[i], why) && ok
+		}
+		if ok {
+			v.rep.LeaderboardRows++
+		}
+	}
+	for _, r := range t.rows {
+		if !want[r.key] {
+			v.add(t.spec.Name, r.key, "", "recomputes to nothing: the agent has no recomputed score")
+		}
+	}
+}
+
+// lastAnalysis is the analysis Verify computed last, by a digest of its
+// scored forecasts: the analysis is a pure function of them, and its
+// bootstraps cost most of a verification, so verifying copies of one
+// export (a tamper catalogue, a verifier checking again) computes it once.
+var lastAnalysis struct {
+	sync.Mutex
+	digest [32]byte
+	a      *forecast.Analysis
+}
+
+func analyze(fs []arena.ScoredForecast) (*forecast.Analysis, error) {
+	slices.SortFunc(fs, forecast.CompareForecasts)
+	b, err := json.Marshal(fs)
+	if err != nil {
+		return nil, err
+	}
+	digest := sha256.Sum256(b)
+	lastAnalysis.Lock()
+	defer lastAnalysis.Unlock()
+	if lastAnalysis.a == nil || lastAnalysis.digest != digest {
+		a, err := forecast.AnalyzeForecasts(fs, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}
-		out[i] = uint16(n)
+		lastAnalysis.digest, lastAnalysis.a = digest, a
 	}
-	return out, nil
+	return lastAnalysis.a, nil
 }
 
-// floatEq compares an exported float cell with a recomputed value; both
-// come from the same code on the same inputs, so they agree to rounding.
-func floatEq(cell string, v *float64) bool {
-	if v == nil || math.IsNaN(*v) {
-		return cell == "" || (v != nil && cell == "NaN")
+func (v *verifier) checkTraces() {
+	t := v.t["traces"]
+	for _, r := range t.rows {
+		if rr := v.round(r.u("round_id")); rr == nil || !rr.has("triggered_at") {
+			v.claim(t, r, "round_id", "not an exported round whose outcomes are triggered")
+		}
 	}
-	got, err := strconv.ParseFloat(cell, 64)
+}
+
+// readTables reads an export's tables strictly, for a caller that trusts
+// them (Load, after Verify): the first fault fails.
+func readTables(dir string) (Meta, map[string]*table, error) {
+	var meta Meta
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
 	if err != nil {
-		return false
+		return meta, nil, fmt.Errorf("export: %w", err)
 	}
-	return got == *v || math.Abs(got-*v) <= 1e-12*math.Max(1, math.Abs(*v))
+	if err := json.Unmarshal(b, &meta); err != nil {
+		return meta, nil, fmt.Errorf("export: meta.json: %w", err)
+	}
+	ts := map[string]*table{}
+	var first error
+	for _, spec := range Contract {
+		ts[spec.Name] = readTable(dir, meta.Format, spec, func(m Mismatch) {
+			if first == nil {
+				first = &m
+			}
+		})
+	}
+	if first != nil {
+		return meta, nil, first
+	}
+	return meta, ts, nil
 }

@@ -1,9 +1,11 @@
 package forecast
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -275,6 +277,21 @@ func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
 }
 
 func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*Analysis, error) {
+	return AnalyzeForecasts(fs, s.log())
+}
+
+// AnalyzeForecasts is the analysis of frozen scored forecasts, with the
+// fixed bootstrap (AnalysisBootstrap, AnalysisSeed): what the dashboard
+// shows and an export's verifier recomputes. The bootstraps resample in
+// the order the forecasts come in, so they are taken by round, agent and
+// market (byte order) whatever order the caller's store returned.
+// logger receives a failure of the difficulty-adjusted fit, which leaves
+// Adjusted nil.
+func AnalyzeForecasts(fs []arena.ScoredForecast, logger *slog.Logger) (*Analysis, error) {
+	if !slices.IsSortedFunc(fs, CompareForecasts) {
+		fs = slices.Clone(fs)
+		slices.SortStableFunc(fs, CompareForecasts)
+	}
 	a := &Analysis{Forecasts: fs, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{},
 		roundsSeen: map[uint64]struct{}{}}
 	for i, f := range fs {
@@ -327,9 +344,15 @@ func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*Analysis, error)
 	if err == nil {
 		a.Adjusted = adj
 	} else {
-		s.log().Warn("forecast: adjusted leaderboard", "err", err)
+		logger.Warn("forecast: adjusted leaderboard", "err", err)
 	}
 	return a, nil
+}
+
+// CompareForecasts orders scored forecasts by round, agent and market:
+// the order an analysis takes them in.
+func CompareForecasts(a, b arena.ScoredForecast) int {
+	return cmp.Or(cmp.Compare(a.RoundID, b.RoundID), strings.Compare(a.Agent, b.Agent), cmp.Compare(a.MarketID, b.MarketID))
 }
 
 // rank orders results as the leaderboard: shrunken alpha, best first,
@@ -349,9 +372,15 @@ func rank(res []score.AgentResult) {
 	})
 }
 
+// BaselineNames are the display names of the baselines scored in every
+// round.
+func BaselineNames() map[string]string {
+	return map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
+}
+
 // Names maps agent addresses to display names, baselines included.
 func (s *Service) Names(ctx context.Context) (map[string]string, error) {
-	names := map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
+	names := BaselineNames()
 	agents, err := s.Store.Agents(ctx)
 	if err != nil {
 		return nil, err

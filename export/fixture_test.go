@@ -1,0 +1,264 @@
+package export_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/web"
+)
+
+// fixture is one small demo played once per test binary, with a round
+// that exercises what the demo's rounds do not (a forfeit, a reasoning
+// hash, a market without a benchmark, a void and an unresolved market,
+// an agent without a name), exported at three moments.
+type fixture struct {
+	res *demo.Result
+	// early is a JSON Lines export made before that round: an earlier,
+	// consistent state of the log.
+	early string
+	// base are the exports (by format) once that round is scored: every
+	// round triggered, no log entry sealed, two signed heads.
+	base map[string]string
+	// sealed is a JSON Lines export after an open round got a commit,
+	// whose log entry is sealed.
+	sealed string
+}
+
+var (
+	fixOnce sync.Once
+	fix     *fixture
+	fixErr  error
+)
+
+func played(t *testing.T) *fixture {
+	t.Helper()
+	fixOnce.Do(func() { fix, fixErr = play() })
+	if fixErr != nil {
+		t.Fatal(fixErr)
+	}
+	return fix
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fix != nil {
+		fix.res.Close()
+		os.RemoveAll(fix.res.Dir)
+	}
+	os.Exit(code)
+}
+
+func (f *fixture) logKey() ed25519.PrivateKey { return f.res.Log.Key }
+
+func (f *fixture) source() export.Source {
+	return export.Source{Forecast: f.res.Forecast, Log: f.res.Log}
+}
+
+func (f *fixture) export(format string) (string, error) {
+	dir, err := os.MkdirTemp(f.res.Dir, "export-")
+	if err != nil {
+		return "", err
+	}
+	_, err = export.Write(context.Background(), f.source(), dir, export.Options{Format: format})
+	return dir, err
+}
+
+func play() (*fixture, error) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "arena-export-test-")
+	if err != nil {
+		return nil, err
+	}
+	res, err := demo.Run(ctx, demo.Config{Seed: 5, Rounds: 4, Dir: dir,
+		Server: func(p demo.Parts) http.Handler {
+			return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading}).Handler()
+		}})
+	if err != nil {
+		return nil, err
+	}
+	f := &fixture{res: res, base: map[string]string{}}
+	if f.early, err = f.export(export.JSONL); err != nil {
+		return f, err
+	}
+	if err := f.scoredRound(ctx); err != nil {
+		return f, fmt.Errorf("fixture round: %w", err)
+	}
+	for _, format := range []string{export.JSONL, export.CSV} {
+		if f.base[format], err = f.export(format); err != nil {
+			return f, err
+		}
+	}
+	if err := f.openRound(ctx); err != nil {
+		return f, fmt.Errorf("fixture open round: %w", err)
+	}
+	f.sealed, err = f.export(export.JSONL)
+	return f, err
+}
+
+// fixtureKey is a fixed agent key, so the fixture's addresses do not vary.
+func fixtureKey(name string) *forecast.Key {
+	k, err := crypto.ToECDSA(crypto.Keccak256([]byte("export fixture " + name)))
+	if err != nil {
+		panic(err)
+	}
+	return forecast.NewKey(k)
+}
+
+var (
+	named   = fixtureKey("named")   // registered with a name, reveals with a reasoning hash
+	unnamed = fixtureKey("unnamed") // never registered (no name), forfeits
+)
+
+// markets saves open binary markets closing at close, with a simulator
+// price at the benchmark time for the first priced ones.
+func (f *fixture) markets(ctx context.Context, prefix string, n, priced int, at, close time.Time) ([]int64, error) {
+	var ids []int64
+	for i := range n {
+		m := &arena.Market{Source: arena.SourceSim, SourceID: fmt.Sprintf("%s-%d", prefix, i), Kind: arena.KindMarket,
+			Question: fmt.Sprintf("Will fixture question %s-%d resolve Yes?", prefix, i), Category: "fixture", EventID: fmt.Sprintf("%s-e%d", prefix, i),
+			Type: arena.Binary, Outcomes: []string{arena.Yes, arena.No}, Prices: map[string]float64{arena.Yes: 0.4, arena.No: 0.6}, Volume: 10,
+			CloseTime: close, Status: arena.StatusOpen}
+		if i < priced {
+			m.History = []arena.PricePoint{{Outcome: arena.Yes, Time: at, Price: 0.2 + 0.2*float64(i), Source: arena.PriceSim}}
+		}
+		if _, err := f.res.DB.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
+			return nil, err
+		}
+		saved, err := f.res.DB.MarketBySource(ctx, m.Source, m.SourceID)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, saved.ID)
+	}
+	return ids, nil
+}
+
+func (f *fixture) commit(ctx context.Context, r *arena.Round, k *forecast.Key, nonce uint64, preds []uint16, reasons []string) error {
+	svc := f.res.Forecast
+	salt := common.BytesToHash(crypto.Keccak256([]byte(fmt.Sprint("salt", r.ID, k.Address()))))
+	c := forecast.Commit{RoundID: r.ID, CommitHash: forecast.CommitHash(r.ID, k.Address(), preds, salt), Agent: k.Address(), Nonce: nonce,
+		Deadline: uint64(r.CommitDeadline.Unix())}
+	req := forecast.CommitRequest{Agent: k.Address().Hex(), CommitHash: c.CommitHash.Hex(), Nonce: nonce, Deadline: c.Deadline}
+	if reasons != nil {
+		h, err := forecast.ReasoningHash(reasons)
+		if err != nil {
+			return err
+		}
+		c.ReasoningHash, req.ReasoningHash = h, h.Hex()
+	}
+	sig, err := k.SignCommit(svc.Domain, c)
+	if err != nil {
+		return err
+	}
+	req.Signature = forecast.EncodeSignature(sig)
+	_, err = svc.Commit(ctx, r.ID, req)
+	return err
+}
+
+func (f *fixture) reveal(ctx context.Context, r *arena.Round, k *forecast.Key, nonce uint64, preds []uint16) error {
+	svc := f.res.Forecast
+	salt := common.BytesToHash(crypto.Keccak256([]byte(fmt.Sprint("salt", r.ID, k.Address()))))
+	rv := forecast.Reveal{RoundID: r.ID, Predictions: preds, Salt: salt, Agent: k.Address(), Nonce: nonce, Deadline: uint64(r.RevealDeadline.Unix())}
+	sig, err := k.SignReveal(svc.Domain, rv)
+	if err != nil {
+		return err
+	}
+	_, err = svc.Reveal(ctx, r.ID, forecast.RevealRequest{Agent: k.Address().Hex(), Predictions: preds, Salt: salt.Hex(), Nonce: nonce,
+		Deadline: rv.Deadline, Signature: forecast.EncodeSignature(sig)})
+	return err
+}
+
+// scoredRound plays a round of four markets (the last without a price at
+// the commit deadline): one agent reveals, the other forfeits; the
+// markets resolve Yes, No, void and not at all before the trigger.
+func (f *fixture) scoredRound(ctx context.Context) error {
+	// A head signed now makes the base exports carry two.
+	if _, err := f.res.Log.SignedHead(ctx); err != nil {
+		return err
+	}
+	clk, svc := f.res.Clock, f.res.Forecast
+	now := clk.Now().Truncate(time.Hour).Add(time.Hour)
+	clk.Set(now)
+	cd := now.Add(time.Hour)
+	ids, err := f.markets(ctx, "scored", 4, 3, cd, cd.Add(72*time.Hour))
+	if err != nil {
+		return err
+	}
+	r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: cd.Add(time.Minute), RevealDeadline: cd.Add(2 * time.Hour)})
+	if err != nil {
+		return err
+	}
+	if err := f.res.DB.SetAgent(ctx, arena.AgentInfo{Address: named.Address().Hex(), Name: "fixture agent", Kind: "external"}); err != nil {
+		return err
+	}
+	preds := []uint16{7000, 2000, 5000, 6000}
+	clk.Set(now.Add(30 * time.Minute))
+	if err := f.commit(ctx, r, named, 0, preds, []string{"a", "b", "c", "d"}); err != nil {
+		return err
+	}
+	if err := f.commit(ctx, r, unnamed, 0, []uint16{1, 2, 3, 4}, nil); err != nil {
+		return err
+	}
+	clk.Set(cd.Add(10 * time.Minute))
+	if err := f.reveal(ctx, r, named, 1, preds); err != nil {
+		return err
+	}
+	clk.Set(r.RevealDeadline.Add(time.Hour))
+	for i, res := range []string{arena.Yes, arena.No, arena.Void} {
+		if err := svc.ResolveMarket(ctx, ids[i], res); err != nil {
+			return err
+		}
+	}
+	return svc.Trigger(ctx, r.ID)
+}
+
+// openRound opens a one-market round and commits to it.
+func (f *fixture) openRound(ctx context.Context) error {
+	clk, svc := f.res.Clock, f.res.Forecast
+	now := clk.Now().Add(time.Hour)
+	clk.Set(now)
+	cd := now.Add(time.Hour)
+	ids, err := f.markets(ctx, "open", 1, 1, cd, cd.Add(72*time.Hour))
+	if err != nil {
+		return err
+	}
+	r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: cd.Add(time.Minute), RevealDeadline: cd.Add(2 * time.Hour)})
+	if err != nil {
+		return err
+	}
+	return f.commit(ctx, r, named, 2, []uint16{4200}, nil)
+}
+
+// copyExport copies an export directory into a test's own.
+func copyExport(t *testing.T, from string) string {
+	t.Helper()
+	to := t.TempDir()
+	es, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
