@@ -31,9 +31,14 @@ type FEOptions struct {
 	// listed; nil means every ordered pair, which grows with the square
 	// of the agents (10,000 agents: 10⁸ pairs).
 	PairsFor []string
+	// PairsWithBest, set, limits the paired tests to those of the best
+	// contender by point estimate (ties by name), overriding PairsFor.
+	PairsWithBest bool
 	// Contenders are the agents that compete for the places P(rank 1)
 	// and P(top 5%) count (the others still enter the fit); nil means all.
 	Contenders []string
+	// TopShare is the share of the contenders P(top) counts; 0 → TopShare.
+	TopShare float64
 	// KeepReplicates keeps every replicate's adjusted scores in the
 	// result (memory grows with replicates × agents).
 	KeepReplicates bool
@@ -110,6 +115,9 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 	if opt.Level == 0 {
 		opt.Level = 0.95
 	}
+	if opt.TopShare == 0 {
+		opt.TopShare = TopShare
+	}
 	d, qStratum, err := indexObservations(obs, opt)
 	if err != nil {
 		return nil, err
@@ -124,6 +132,21 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 	agents := make([]FEAgent, len(d.agents))
 	for i := range agents {
 		agents[i] = FEAgent{Agent: d.agents[i], N: n[i], Brier: raw[i], Adjusted: point[i]}
+	}
+	if opt.PairsWithBest {
+		opt.PairsFor = []string{}
+		best := -1
+		for i, a := range agents {
+			if math.IsNaN(a.Adjusted) || (opt.Contenders != nil && !slices.Contains(opt.Contenders, a.Agent)) {
+				continue
+			}
+			if best < 0 || a.Adjusted < agents[best].Adjusted || (a.Adjusted == agents[best].Adjusted && a.Agent < agents[best].Agent) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			opt.PairsFor = []string{agents[best].Agent}
+		}
 	}
 	if opt.Bootstrap > 0 {
 		var reps [][]float64
@@ -252,7 +275,7 @@ func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) 
 		}
 		adj, _, _, _ := d.fit(w, gamma)
 		reps[b] = adj
-		rankShares(adj, contender, rank1, top)
+		rankShares(adj, contender, opt.TopShare, rank1, top)
 	}
 	tail := (1 - opt.Level) / 2
 	col := make([]float64, 0, len(reps))

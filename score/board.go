@@ -82,19 +82,20 @@ func PeerScores(obs []FEObs) []Peer {
 	return out
 }
 
-// TopShare is the share of agents that counts as the top in a bootstrap
-// replicate's ranking: the best ⌈5%⌉ of the contenders, at least one.
+// TopShare is the default share of agents that counts as the top in a
+// bootstrap replicate's ranking: the best ⌈5%⌉ of the contenders.
 const TopShare = 0.05
 
-// TopPlaces is how many places of n contenders count as the top TopShare.
-func TopPlaces(n int) int { return max(1, int(math.Ceil(TopShare*float64(n)-1e-9))) }
+// TopPlaces is how many places of n contenders count as the top share:
+// ⌈share·n⌉, at least one.
+func TopPlaces(share float64, n int) int { return max(1, int(math.Ceil(share*float64(n)-1e-9))) }
 
 // rankShares adds to first and top each contender's share of one
 // replicate's first place and top places (lower score is better): agents
 // tied across a boundary share the places it leaves, so each replicate
 // hands out exactly one first place and TopPlaces(n) top places.
 // contender marks the agents that compete; NaN scores do not.
-func rankShares(scores []float64, contender []bool, first, top []float64) {
+func rankShares(scores []float64, contender []bool, share float64, first, top []float64) {
 	type s struct {
 		i int
 		v float64
@@ -131,5 +132,5 @@ func rankShares(scores []float64, contender []bool, first, top []float64) {
 		}
 	}
 	give(1, first)
-	give(TopPlaces(len(cs)), top)
+	give(TopPlaces(share, len(cs)), top)
 }

@@ -74,7 +74,7 @@ func TestPeerScores(t *testing.T) {
 
 func TestTopPlaces(t *testing.T) {
 	for _, c := range []struct{ n, places int }{{1, 1}, {7, 1}, {20, 1}, {21, 2}, {40, 2}, {41, 3}, {100, 5}} {
-		if got := score.TopPlaces(c.n); got != c.places {
+		if got := score.TopPlaces(score.TopShare, c.n); got != c.places {
 			t.Errorf("TopPlaces(%d) = %d, want %d", c.n, got, c.places)
 		}
 	}
@@ -113,7 +113,7 @@ func TestRankSharesMatchBootstrap(t *testing.T) {
 	for i, a := range res.AgentOrder {
 		col[a] = i
 	}
-	places := score.TopPlaces(len(contenders))
+	places := score.TopPlaces(score.TopShare, len(contenders))
 	if places != 2 {
 		t.Fatalf("29 contenders: %d top places, want 2", places)
 	}
