@@ -186,7 +186,7 @@ func (s *Service) Analysis(ctx context.Context) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	version := fmt.Sprintf("%d/%d/%s", n, last.UnixNano(), s.method().Digest())
+	version := fmt.Sprintf("%d/%d/%s", n, last.UnixNano(), s.ScoringMethod().Digest())
 	return s.cache().get(ctx, Filter{}.name(), version, func(ctx context.Context) (*Analysis, error) {
 		a, err := s.analyze(ctx)
 		if err != nil {
@@ -280,11 +280,11 @@ func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
 }
 
 func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*Analysis, error) {
-	return AnalyzeForecasts(fs, s.method(), s.log())
+	return AnalyzeForecasts(fs, s.ScoringMethod(), s.log())
 }
 
-// method is the service's scoring method: Method, or DefaultMethod when unset.
-func (s *Service) method() Method {
+// ScoringMethod is the service's scoring method: Method, or DefaultMethod when unset.
+func (s *Service) ScoringMethod() Method {
 	if s.Method == (Method{}) {
 		return DefaultMethod()
 	}

@@ -97,4 +97,3 @@ type ScoreJSON struct {
 	ScoredMarkets int      `json:"scored_markets"`
 	Forfeit       bool     `json:"forfeit"`
 }
-
