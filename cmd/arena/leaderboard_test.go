@@ -45,7 +45,9 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 		}
 		return string(b)
 	}
-	line := func(rank int, agent string, tie int) string { return fmt.Sprintf("%d %s %d", rank, strings.ToLower(agent), tie) }
+	line := func(rank int, agent string, tie int) string {
+		return fmt.Sprintf("%d %s %d", rank, strings.ToLower(agent), tie)
+	}
 
 	var api web.BoardJSON
 	if err := json.Unmarshal([]byte(get("/api/v1/leaderboard")), &api); err != nil {

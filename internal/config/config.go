@@ -116,7 +116,7 @@ func Defaults() Options {
 		MaxNewAgentsPerHour: 1000,
 
 		LeaderboardMinForecasts: 50,
-		ChainConfirmations:  1,
+		ChainConfirmations:      1,
 	}
 }
 
@@ -168,7 +168,10 @@ var fields = func() []field {
 			func(o *Options, v string) (err error) { o.LeaderboardMinForecasts, err = strconv.Atoi(v); return err }},
 		{"ARENA_LEADERBOARD_MAX_PER_ORGANISATION", false,
 			func(o *Options) string { return strconv.Itoa(o.LeaderboardMaxPerOrganisation) },
-			func(o *Options, v string) (err error) { o.LeaderboardMaxPerOrganisation, err = strconv.Atoi(v); return err }},
+			func(o *Options, v string) (err error) {
+				o.LeaderboardMaxPerOrganisation, err = strconv.Atoi(v)
+				return err
+			}},
 		{"ARENA_SYNC_EVERY", false,
 			func(o *Options) string { return o.SyncEvery.String() },
 			func(o *Options, v string) (err error) { o.SyncEvery, err = time.ParseDuration(v); return err }},

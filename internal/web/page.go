@@ -71,7 +71,7 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("$%.4f", float64(*d)/1e6)
 	},
-	"pct":    func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
+	"pct": func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
 	// rounds is a count of rounds with thousands separators ("28,111").
 	"rounds": func(p *float64) string {
 		if p == nil {
@@ -79,7 +79,7 @@ var funcs = template.FuncMap{
 		}
 		return thousands(int64(math.Round(*p)))
 	},
-	"dur": humanDuration,
+	"dur":    humanDuration,
 	"plural": plural,
 	"upper":  strings.ToUpper,
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
