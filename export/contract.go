@@ -115,14 +115,6 @@ func opt(c Column) Column { c.opt = true; return c }
 
 func enum(c Column, values ...string) Column { c.typ, c.enum = tEnum, values; return c }
 
-// The leaderboard's columns are all recomputed, each with the same check.
-func recomputed(check string, names ...string) []Column {
-	out := make([]Column, len(names))
-	for i, n := range names {
-		out[i] = col(n, Recomputed, tFloat, check)
-	}
-	return out
-}
 
 const (
 	checkScore = "recomputed from the logged reveals, benchmarks and outcomes with the server's scorer; equal to the latest logged score"
