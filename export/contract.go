@@ -115,14 +115,6 @@ func opt(c Column) Column { c.opt = true; return c }
 
 func enum(c Column, values ...string) Column { c.typ, c.enum = tEnum, values; return c }
 
-// The leaderboard's columns are all recomputed, each with the same check.
-func recomputed(check string, names ...string) []Column {
-	out := make([]Column, len(names))
-	for i, n := range names {
-		out[i] = col(n, Recomputed, tFloat, check)
-	}
-	return out
-}
 
 const (
 	checkScore = "recomputed from the logged reveals, benchmarks and outcomes with the server's scorer; equal to the latest logged score"
@@ -196,20 +188,27 @@ var Contract = []TableSpec{
 		opt(col("name", Claimed, tText, "display only; the leaderboard's names follow it")),
 		col("kind", Claimed, tText, "display only (external, builtin, sim, llm, ensemble)"),
 	}},
-	{Name: "leaderboard", Key: []string{"agent"}, Columns: append([]Column{
-		col("rank", Recomputed, tUint, checkBoard+": 1 … n by shrunken alpha, then Brier"),
+	{Name: "leaderboard", Key: []string{"agent"}, Columns: []Column{
+		col("rank", Recomputed, tUint, checkBoard+": 1 … n by the difficulty-adjusted Brier Index, then Brier, then agent; 0 for a preliminary agent"),
 		col("agent", Recomputed, tAgent, "every agent scored in an exported round, and no other"),
 		col("name", Recomputed, tText, "the agents table's name, a baseline's name, or else the agent"),
+		col("preliminary", Recomputed, tBool, checkBoard+": fewer resolved forecasts than meta.json's `min_forecasts`"),
+		opt(col("score", Recomputed, tFloat, checkSeed+": the headline, the difficulty-adjusted Brier Index")),
+		opt(col("score_ci_lo", Recomputed, tFloat, checkSeed)), opt(col("score_ci_hi", Recomputed, tFloat, checkSeed)),
 		col("rounds", Recomputed, tUint, checkBoard),
-		col("n", Recomputed, tUint, checkBoard)},
-		append(append(recomputed(checkBoard, "brier"), opt(col("brier_se", Recomputed, tFloat, checkBoard)),
-			opt(col("alpha", Recomputed, tFloat, checkBoard)), opt(col("alpha_se", Recomputed, tFloat, checkBoard)),
-			opt(col("t", Recomputed, tFloat, checkBoard)), opt(col("p", Recomputed, tFloat, checkBoard)), opt(col("beat_pct", Recomputed, tFloat, checkBoard)),
-			col("provisional", Recomputed, tBool, checkBoard+": fewer than 140 predictions with a benchmark"),
-			opt(col("alpha_ci_lo", Recomputed, tFloat, checkSeed)), opt(col("alpha_ci_hi", Recomputed, tFloat, checkSeed)),
-			opt(col("adjusted", Recomputed, tFloat, checkSeed)), opt(col("adjusted_ci_lo", Recomputed, tFloat, checkSeed)),
-			opt(col("adjusted_ci_hi", Recomputed, tFloat, checkSeed)), opt(col("p_rank1", Recomputed, tFloat, checkSeed))),
-			opt(col("tie_group", Recomputed, tUint, checkSeed+": agents whose adjusted interval overlaps their group leader's")))...)},
+		col("n", Recomputed, tUint, checkBoard),
+		col("brier", Recomputed, tFloat, checkBoard), opt(col("brier_se", Recomputed, tFloat, checkBoard)),
+		col("brier_index", Recomputed, tFloat, checkBoard), col("bss", Recomputed, tFloat, checkBoard),
+		opt(col("peer_score", Recomputed, tFloat, checkBoard)), col("peer_n", Recomputed, tUint, checkBoard),
+		opt(col("adjusted", Recomputed, tFloat, checkSeed)), opt(col("adjusted_ci_lo", Recomputed, tFloat, checkSeed)),
+		opt(col("adjusted_ci_hi", Recomputed, tFloat, checkSeed)),
+		opt(col("alpha", Recomputed, tFloat, checkBoard)), opt(col("alpha_se", Recomputed, tFloat, checkBoard)),
+		opt(col("alpha_ci_lo", Recomputed, tFloat, checkSeed)), opt(col("alpha_ci_hi", Recomputed, tFloat, checkSeed)),
+		opt(col("t", Recomputed, tFloat, checkBoard)), opt(col("p", Recomputed, tFloat, checkBoard)), opt(col("beat_pct", Recomputed, tFloat, checkBoard)),
+		col("provisional", Recomputed, tBool, checkBoard+": fewer than 140 predictions with a benchmark"),
+		opt(col("p_rank1", Recomputed, tFloat, checkSeed)), opt(col("p_top5", Recomputed, tFloat, checkSeed)),
+		col("tie_group", Recomputed, tUint, checkSeed+": ranked agents whose score interval overlaps their group leader's; 0 for a preliminary agent"),
+	}},
 	{Name: "log_entries", Key: []string{"idx"}, Columns: []Column{
 		col("idx", Signed, tUint, "0 … size−1, size the signed head's"),
 		enum(col("kind", Signed, 0, "the leaf's kind"), "commit", "reveal", "benchmark", "resolution", "outcome", "score"),
@@ -248,6 +247,10 @@ var MetaFields = TableSpec{Name: "meta.json", Columns: []Column{
 	col("heads", Signed, tText, "each signed by the log key and consistent with `head` (a proof each); no two of one size differ; larger heads are not signed earlier"),
 	col("bootstrap", Recomputed, tUint, "the analysis's bootstrap replicates, with which the leaderboard is recomputed"),
 	col("seed", Recomputed, tUint, "the analysis's bootstrap seed, with which the leaderboard is recomputed"),
+	col("methodology_version", Recomputed, tText, "the scoring method's version; this verifier's own"),
+	col("methodology_digest", Recomputed, tHex32, "the SHA-256 of the scoring method's configuration, `min_forecasts` and `max_per_organisation` included"),
+	col("min_forecasts", Recomputed, tUint, "the entry rule the leaderboard is recomputed with"),
+	col("max_per_organisation", Recomputed, tUint, "the entry rule the leaderboard is recomputed with (0: no limit)"),
 }}
 
 // Spec is one exported table's name and columns.

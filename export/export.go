@@ -23,7 +23,6 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/score"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -56,6 +55,12 @@ type Meta struct {
 	// leaderboard's intervals, P(rank 1) and tie groups are recomputed.
 	Bootstrap int    `json:"bootstrap"`
 	Seed      uint64 `json:"seed"`
+	// The scoring method the leaderboard was computed with: its version,
+	// its entry rules and the digest of its whole configuration.
+	MethodVersion      string `json:"methodology_version"`
+	MethodDigest       string `json:"methodology_digest"`
+	MinForecasts       int    `json:"min_forecasts"`
+	MaxPerOrganisation int    `json:"max_per_organisation"`
 }
 
 // Source is what an export reads.
@@ -295,15 +300,11 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 		// The analysis the dashboard shows: its figures, seeded ones
 		// included, reproduce from the exported scores (meta.json names the
 		// bootstrap).
-		a, err := src.Forecast.Analysis(ctx)
+		b, _, err := src.Forecast.Leaderboard(ctx, forecast.Filter{})
 		if err != nil {
 			return err
 		}
-		names, err := src.Forecast.Names(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range leaderboardRows(a, names) {
+		for _, r := range leaderboardRows(b) {
 			if err := emit(r); err != nil {
 				return err
 			}
@@ -386,7 +387,10 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	}
 	d := src.Forecast.Domain
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),
-		LogPublicKey: src.Log.PublicKeyHex(), Head: head, Heads: heads, Bootstrap: forecast.AnalysisBootstrap, Seed: forecast.AnalysisSeed}
+		LogPublicKey: src.Log.PublicKeyHex(), Head: head, Heads: heads}
+	m := src.Forecast.ScoringMethod()
+	meta.Bootstrap, meta.Seed, meta.MinForecasts, meta.MaxPerOrganisation = m.Bootstrap, m.Seed, m.MinForecasts, m.MaxPerOrganisation
+	meta.MethodVersion, meta.MethodDigest = forecast.MethodVersion, m.Digest()
 	if !o.Since.IsZero() {
 		s := o.Since.UTC()
 		meta.Since = &s
@@ -529,28 +533,14 @@ func UnescapeCell(s string) string {
 	return s
 }
 
-// leaderboardRows are the leaderboard table of an analysis: its ranked
-// results, each with its difficulty-adjusted figures (empty for an agent
-// the adjusted fit did not cover); names maps agents to display names.
-func leaderboardRows(a *forecast.Analysis, names map[string]string) [][]string {
-	adj := map[string]score.FEAgent{}
-	if a.Adjusted != nil {
-		for _, x := range a.Adjusted.Agents {
-			adj[x.Agent] = x
-		}
-	}
-	out := make([][]string, 0, len(a.Results))
-	for i, res := range a.Results {
-		e := forecast.LeaderboardRow(res, names)
-		r := []string{strconv.Itoa(i + 1), e.Agent, e.Name, strconv.Itoa(e.Rounds), strconv.Itoa(e.N), flt(e.Brier), optF(e.BrierSE),
-			optF(e.Alpha), optF(e.AlphaSE), optF(e.T), optF(e.P), optF(e.BeatPct), bl(e.Provisional),
-			optF(res.Inference.CI.Lo.Ptr()), optF(res.Inference.CI.Hi.Ptr())}
-		if x, ok := adj[res.Agent]; ok {
-			r = append(r, flt(x.Adjusted), optF(x.CILo.Ptr()), optF(x.CIHi.Ptr()), optF(x.PRank1.Ptr()), strconv.Itoa(x.Tie))
-		} else {
-			r = append(r, "", "", "", "", "")
-		}
-		out = append(out, r)
+// leaderboardRows are the leaderboard table of a board, row by row.
+func leaderboardRows(b forecast.Board) [][]string {
+	out := make([][]string, 0, len(b.Rows))
+	for _, r := range b.Rows {
+		out = append(out, []string{strconv.Itoa(r.Rank), r.Agent, r.Name, bl(r.Preliminary), optF(r.Score), optF(r.ScoreCILo), optF(r.ScoreCIHi),
+			strconv.Itoa(r.Rounds), strconv.Itoa(r.N), flt(r.Brier), optF(r.BrierSE), flt(r.BrierIndex), flt(r.BSS), optF(r.Peer), strconv.Itoa(r.PeerN),
+			optF(r.Adjusted), optF(r.AdjustedCILo), optF(r.AdjustedCIHi), optF(r.Alpha), optF(r.AlphaSE), optF(r.AlphaCILo), optF(r.AlphaCIHi),
+			optF(r.T), optF(r.P), optF(r.BeatPct), bl(r.Provisional), optF(r.PRank1), optF(r.PTop), strconv.Itoa(r.TieGroup)})
 	}
 	return out
 }

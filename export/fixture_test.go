@@ -90,6 +90,10 @@ func play() (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
+	// 28 forecasts an agent: an entry rule below the default ranks them,
+	// and meta.json carries it to the verifier.
+	res.Forecast.Method = forecast.DefaultMethod()
+	res.Forecast.Method.MinForecasts = 10
 	f := &fixture{res: res, base: map[string]string{}}
 	if f.early, err = f.export(export.JSONL); err != nil {
 		return f, err

@@ -121,6 +121,9 @@ type verifier struct {
 	meta Meta
 	dom  forecast.Domain
 	t    map[string]*table
+	// method is the scoring method meta.json names, which the
+	// leaderboard is recomputed with.
+	method forecast.Method
 
 	// The log, decoded.
 	root     []byte // the signed head's root; nil when the head does not verify
@@ -235,6 +238,16 @@ func (v *verifier) readMeta(dir string) bool {
 	}
 	if v.meta.Seed != forecast.AnalysisSeed {
 		v.add(m, "", "seed", "%d; the analysis this verifier recomputes is seeded with %d", v.meta.Seed, forecast.AnalysisSeed)
+	}
+	v.method = forecast.DefaultMethod()
+	v.method.MinForecasts, v.method.MaxPerOrganisation = v.meta.MinForecasts, v.meta.MaxPerOrganisation
+	if v.meta.MethodVersion != forecast.MethodVersion {
+		v.add(m, "", "methodology_version", "%q; this verifier recomputes scoring method %s", v.meta.MethodVersion, forecast.MethodVersion)
+	}
+	if err := v.method.Validate(); err != nil {
+		v.add(m, "", "min_forecasts", "%v", err)
+	} else if d := v.method.Digest(); v.meta.MethodDigest != d {
+		v.add(m, "", "methodology_digest", "%s; the method meta.json names digests to %s", v.meta.MethodDigest, d)
 	}
 	if !slices.ContainsFunc(Contract, func(t TableSpec) bool {
 		_, err := os.Stat(filepath.Join(dir, t.Name+"."+v.meta.Format))
@@ -1132,7 +1145,11 @@ func (v *verifier) checkLeaderboard(forecasts []arena.ScoredForecast) {
 		v.rep.LeaderboardSkip = "the export holds only rounds since " + tm(*v.meta.Since)
 		return
 	}
-	a, err := analyze(forecasts)
+	if v.method.Validate() != nil {
+		v.rep.LeaderboardSkip = "meta.json names no valid scoring method"
+		return
+	}
+	a, err := analyze(forecasts, v.method)
 	if err != nil {
 		v.add(t.spec.Name, "", "", "cannot be recomputed: %v", err)
 		return
@@ -1144,7 +1161,7 @@ func (v *verifier) checkLeaderboard(forecasts []arena.ScoredForecast) {
 		}
 	}
 	want := map[string]bool{}
-	for _, w := range leaderboardRows(a, names) {
+	for _, w := range leaderboardRows(a.Board(forecast.ProfilesOf(names))) {
 		rk := kv(t.spec, w[1])
 		want[rk] = true
 		r := t.byKey[rk]
@@ -1181,17 +1198,17 @@ var lastAnalysis struct {
 	a      *forecast.Analysis
 }
 
-func analyze(fs []arena.ScoredForecast) (*forecast.Analysis, error) {
+func analyze(fs []arena.ScoredForecast, m forecast.Method) (*forecast.Analysis, error) {
 	slices.SortFunc(fs, forecast.CompareForecasts)
 	b, err := json.Marshal(fs)
 	if err != nil {
 		return nil, err
 	}
-	digest := sha256.Sum256(b)
+	digest := sha256.Sum256(append(b, m.Digest()...))
 	lastAnalysis.Lock()
 	defer lastAnalysis.Unlock()
 	if lastAnalysis.a == nil || lastAnalysis.digest != digest {
-		a, err := forecast.AnalyzeForecasts(fs, slog.New(slog.DiscardHandler))
+		a, err := forecast.AnalyzeForecasts(fs, m, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}

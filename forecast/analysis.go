@@ -3,11 +3,12 @@ package forecast
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +23,7 @@ import (
 // cumulative figures, Murphy and CORP decompositions, inference and
 // difficulty-adjusted score, computed once per set of scored rounds.
 type Analysis struct {
-	// Results are ranked as the leaderboard: shrunken alpha, then Brier.
+	// Results are in leaderboard order (see Order).
 	Results []score.AgentResult
 	// Adjusted is the difficulty-adjusted leaderboard (nil with no
 	// questions to estimate difficulty from).
@@ -35,8 +36,10 @@ type Analysis struct {
 	// ScoredRounds and LastScored identify the rounds analysed.
 	ScoredRounds int
 	LastScored   time.Time
-	Bootstrap    int
-	Seed         uint64
+	// Method is the scoring method the figures come from; Peers the
+	// agents' peer scores.
+	Method Method
+	Peers  map[string]score.Peer
 	// Deadlines are the commit deadlines of the scored rounds (of every
 	// scored round, also in a filtered analysis); Categories the market
 	// categories among all scored forecasts.
@@ -48,8 +51,8 @@ type Analysis struct {
 	roundsSeen map[uint64]struct{}
 }
 
-// AnalysisBootstrap and AnalysisSeed fix the bootstrap of the dashboard's
-// confidence intervals, so the same rounds always give the same figures.
+// AnalysisBootstrap and AnalysisSeed are the default method's bootstrap
+// (see DefaultMethod): fixed, so the same rounds always give the same figures.
 const (
 	AnalysisBootstrap        = 999
 	AnalysisSeed      uint64 = 1
@@ -183,7 +186,7 @@ func (s *Service) Analysis(ctx context.Context) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	version := fmt.Sprintf("%d/%d", n, last.UnixNano())
+	version := fmt.Sprintf("%d/%d/%s", n, last.UnixNano(), s.ScoringMethod().Digest())
 	return s.cache().get(ctx, Filter{}.name(), version, func(ctx context.Context) (*Analysis, error) {
 		a, err := s.analyze(ctx)
 		if err != nil {
@@ -277,22 +280,29 @@ func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
 }
 
 func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*Analysis, error) {
-	return AnalyzeForecasts(fs, s.log())
+	return AnalyzeForecasts(fs, s.ScoringMethod(), s.log())
 }
 
-// AnalyzeForecasts is the analysis of frozen scored forecasts, with the
-// fixed bootstrap (AnalysisBootstrap, AnalysisSeed): what the dashboard
-// shows and an export's verifier recomputes. The bootstraps resample in
-// the order the forecasts come in, so they are taken by round, agent and
-// market (byte order) whatever order the caller's store returned.
-// logger receives a failure of the difficulty-adjusted fit, which leaves
-// Adjusted nil.
-func AnalyzeForecasts(fs []arena.ScoredForecast, logger *slog.Logger) (*Analysis, error) {
+// ScoringMethod is the service's scoring method: Method, or DefaultMethod when unset.
+func (s *Service) ScoringMethod() Method {
+	if s.Method == (Method{}) {
+		return DefaultMethod()
+	}
+	return s.Method
+}
+
+// AnalyzeForecasts is the analysis of frozen scored forecasts with
+// method m: what the dashboard shows and an export's verifier recomputes.
+// The bootstraps resample in the order the forecasts come in, so they are
+// taken by round, agent and market (byte order) whatever order the
+// caller's store returned. logger receives a failure of the
+// difficulty-adjusted fit, which leaves Adjusted nil.
+func AnalyzeForecasts(fs []arena.ScoredForecast, m Method, logger *slog.Logger) (*Analysis, error) {
 	if !slices.IsSortedFunc(fs, CompareForecasts) {
 		fs = slices.Clone(fs)
 		slices.SortStableFunc(fs, CompareForecasts)
 	}
-	a := &Analysis{Forecasts: fs, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{},
+	a := &Analysis{Forecasts: fs, Method: m, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{},
 		roundsSeen: map[uint64]struct{}{}}
 	for i, f := range fs {
 		a.ByAgent[f.Agent] = append(a.ByAgent[f.Agent], i)
@@ -306,70 +316,86 @@ func AnalyzeForecasts(fs []arena.ScoredForecast, logger *slog.Logger) (*Analysis
 	if err != nil {
 		return nil, err
 	}
-	res, err := score.Analyze(t, score.Options{Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed})
+	s, err := AnalyzeTable(t, m, logger)
+	if err != nil {
+		return nil, err
+	}
+	a.Results, a.Adjusted, a.Peers = s.Results, s.Adjusted, s.Peers
+	return a, nil
+}
+
+// Scored is what AnalyzeTable computes from a scoring table.
+type Scored struct {
+	// Results are in leaderboard order (see Order).
+	Results []score.AgentResult
+	// Adjusted is the difficulty-adjusted fit; nil when it failed.
+	Adjusted *score.FEResult
+	// Peers are the agents' peer scores by agent.
+	Peers map[string]score.Peer
+}
+
+// AnalyzeTable scores every agent of t with method m: cumulative figures,
+// the difficulty-adjusted fit with its bootstrap (a question is a round
+// and market, resampled within its round; every agent estimates
+// difficulty, the market baseline joins beside them) and peer scores,
+// with results in leaderboard order. The agents with at least
+// m.MinForecasts forecasts compete for the bootstrap's places; the paired
+// tests are the best one's against every other (all pairs would grow with
+// the square of the agents).
+func AnalyzeTable(t *score.Table, m Method, logger *slog.Logger) (*Scored, error) {
+	res, err := score.Analyze(t, m.options())
 	if err != nil {
 		return nil, fmt.Errorf("forecast: analyze: %w", err)
 	}
-	rank(res)
-	a.Results = res
-	// Difficulty-adjusted scores: a question is a (round, market); every
-	// agent estimates difficulty, the market baseline joins beside them.
-	obs := make([]score.FEObs, 0, len(fs))
+	obs := make([]score.FEObs, 0, t.Len())
 	seen := map[string]bool{}
 	var est []string
-	for _, f := range fs {
-		q := fmt.Sprint(f.RoundID, "/", f.MarketID)
-		stratum := fmt.Sprint(f.RoundID)
-		d := f.Forecast - float64(f.Outcome)
-		obs = append(obs, score.FEObs{Agent: f.Agent, Question: q, Stratum: stratum, Brier: d * d})
-		if !slices.Contains(est, f.Agent) {
-			est = append(est, f.Agent)
+	for i := range t.Len() {
+		r := t.Row(i)
+		q := r.Round + "/" + r.Market
+		d := r.Forecast - r.Outcome
+		obs = append(obs, score.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: d * d})
+		if !slices.Contains(est, r.Agent) {
+			est = append(est, r.Agent)
 		}
-		if f.Benchmark != nil && !seen[q] {
+		if r.HasBenchmark && !seen[q] {
 			seen[q] = true
-			b := *f.Benchmark - float64(f.Outcome)
-			obs = append(obs, score.FEObs{Agent: MarketAgent, Question: q, Stratum: stratum, Brier: b * b})
+			b := r.Benchmark - r.Outcome
+			obs = append(obs, score.FEObs{Agent: MarketAgent, Question: q, Stratum: r.Round, Brier: b * b})
 		}
 	}
 	if len(seen) == 0 {
 		est = nil
 	}
-	// Only the leader's paired tests are shown; all pairs would grow with
-	// the square of the agents.
-	opt := score.FEOptions{Estimation: est, Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, PairsFor: []string{}}
-	if len(a.Results) > 0 {
-		opt.PairsFor = []string{a.Results[0].Agent}
+	contenders := []string{}
+	for _, x := range res {
+		if x.N >= m.MinForecasts {
+			contenders = append(contenders, x.Agent)
+		}
 	}
-	adj, err := score.AdjustedLeaderboard(obs, opt)
+	out := &Scored{Results: res, Peers: map[string]score.Peer{}}
+	boot := m.Bootstrap
+	if boot == 0 {
+		boot = -1 // FEOptions: negative skips the bootstrap
+	}
+	adj, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: boot, Seed: m.Seed, Level: m.Level,
+		Contenders: contenders, TopShare: m.TopShare, PairsWithBest: true})
 	if err == nil {
-		a.Adjusted = adj
+		out.Adjusted = adj
 	} else {
 		logger.Warn("forecast: adjusted leaderboard", "err", err)
 	}
-	return a, nil
+	for _, p := range score.PeerScores(obs) {
+		out.Peers[p.Agent] = p
+	}
+	Order(out.Results, out.Adjusted, m)
+	return out, nil
 }
 
 // CompareForecasts orders scored forecasts by round, agent and market:
 // the order an analysis takes them in.
 func CompareForecasts(a, b arena.ScoredForecast) int {
 	return cmp.Or(cmp.Compare(a.RoundID, b.RoundID), strings.Compare(a.Agent, b.Agent), cmp.Compare(a.MarketID, b.MarketID))
-}
-
-// rank orders results as the leaderboard: shrunken alpha, best first,
-// agents without one last, then Brier.
-func rank(res []score.AgentResult) {
-	key := func(a score.AgentResult) float64 {
-		if !a.Inference.ShrunkAlpha.OK {
-			return -1e9
-		}
-		return a.Inference.ShrunkAlpha.V
-	}
-	sort.SliceStable(res, func(i, j int) bool {
-		if ki, kj := key(res[i]), key(res[j]); ki != kj {
-			return ki > kj
-		}
-		return res[i].Brier < res[j].Brier
-	})
 }
 
 // BaselineNames are the display names of the baselines scored in every
@@ -413,4 +439,39 @@ func (s *Service) scoredVersion(ctx context.Context) (int, time.Time, error) {
 		}
 	}
 	return len(scored), last, nil
+}
+
+// Analyses caches the analyses of forecasts a Service does not read
+// itself (the backtest track's), by a digest of the forecasts: a set
+// seen before is not analysed again. Method zero is DefaultMethod.
+type Analyses struct {
+	Method Method
+	Logger *slog.Logger
+	cache  *analysisCache
+	once   sync.Once
+}
+
+// Of is the analysis of fs, the set called name.
+func (x *Analyses) Of(ctx context.Context, name string, fs []arena.ScoredForecast) (*Analysis, error) {
+	x.once.Do(func() { x.cache = newAnalysisCache() })
+	h := sha256.New()
+	for _, f := range fs {
+		b := -1.0
+		if f.Benchmark != nil {
+			b = *f.Benchmark
+		}
+		fmt.Fprintf(h, "%d|%s|%d|%s|%s|%v|%v|%d\n", f.RoundID, f.Agent, f.MarketID, f.Category, f.Event, f.Forecast, b, f.Outcome)
+	}
+	m := x.Method
+	if m == (Method{}) {
+		m = DefaultMethod()
+	}
+	version := hex.EncodeToString(h.Sum(nil)) + "/" + m.Digest()
+	return x.cache.get(ctx, name, version, func(context.Context) (*Analysis, error) {
+		logger := x.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		return AnalyzeForecasts(fs, m, logger)
+	})
 }

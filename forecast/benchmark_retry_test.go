@@ -163,10 +163,11 @@ func TestLeaderboardAlphaMatchesRoundScores(t *testing.T) {
 				}
 			}
 		}
-		lb, err := svc.Leaderboard(ctx)
+		board, _, err := svc.Leaderboard(ctx, forecast.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		lb := board.Rows
 		for _, row := range lb {
 			if row.Agent == k.Address().Hex() {
 				if row.Alpha == nil || math.Abs(*row.Alpha-sum/3) > 1e-12 {

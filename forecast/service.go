@@ -61,6 +61,9 @@ type Service struct {
 	// Admission caps the agents a round and an hour admit (zero: none).
 	Admission Admission
 
+	// Method is the scoring method of the leaderboard (zero: DefaultMethod).
+	Method Method
+
 	// Round creation by rule.
 	K     int
 	Rules Rules

@@ -640,11 +640,12 @@ func TestLeaderboardAcrossRounds(t *testing.T) {
 			b, a, _ := handBrier(p, bench, x)
 			briers, alphas = append(briers, b), append(alphas, a)
 		}
-		lb, err := svc.Leaderboard(ctx)
+		board, _, err := svc.Leaderboard(ctx, forecast.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var row *forecast.LeaderboardJSON
+		lb := board.Rows
+		var row *forecast.Row
 		for i := range lb {
 			if lb[i].Agent == k.Address().Hex() {
 				row = &lb[i]

@@ -1,7 +1,6 @@
 package forecast
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -100,56 +99,17 @@ func Table(fs []arena.ScoredForecast) (*score.Table, error) {
 	return t, nil
 }
 
-// Leaderboard computes the forecast track's leaderboard from the
-// frozen forecasts, ranked by shrunken alpha, then Brier.
-func (s *Service) Leaderboard(ctx context.Context) ([]LeaderboardJSON, error) {
-	return s.LeaderboardOf(ctx, Filter{})
-}
-
-// LeaderboardOf is Leaderboard over the forecasts f selects.
-func (s *Service) LeaderboardOf(ctx context.Context, f Filter) ([]LeaderboardJSON, error) {
-	a, err := s.AnalysisOf(ctx, f) // cached until another round is scored
+// Leaderboard is the forecast track's leaderboard over the forecasts f
+// selects, and the analysis it comes from (cached until another round is
+// scored).
+func (s *Service) Leaderboard(ctx context.Context, f Filter) (Board, *Analysis, error) {
+	a, err := s.AnalysisOf(ctx, f)
 	if err != nil {
-		return nil, err
+		return Board{}, nil, err
 	}
-	names, err := s.Names(ctx)
+	p, err := s.Profiles(ctx)
 	if err != nil {
-		return nil, err
+		return Board{}, nil, err
 	}
-	return leaderboardRows(a.Results, names), nil
-}
-
-// LeaderboardOf ranks the agents of frozen forecasts by shrunken alpha,
-// then Brier; names maps agent ids to display names (default: the id).
-func LeaderboardOf(fs []arena.ScoredForecast, names map[string]string) ([]LeaderboardJSON, error) {
-	if len(fs) == 0 {
-		return []LeaderboardJSON{}, nil
-	}
-	t, err := Table(fs)
-	if err != nil {
-		return nil, err
-	}
-	res, err := score.Analyze(t, score.Options{})
-	if err != nil {
-		return nil, err
-	}
-	rank(res)
-	return leaderboardRows(res, names), nil
-}
-
-// leaderboardRows converts ranked results to leaderboard rows.
-func leaderboardRows(res []score.AgentResult, names map[string]string) []LeaderboardJSON {
-	out := make([]LeaderboardJSON, 0, len(res))
-	for _, a := range res {
-		out = append(out, LeaderboardRow(a, names))
-	}
-	return out
-}
-
-// LeaderboardRow is an agent's result as a leaderboard row; names maps
-// agent ids to display names (default: the id).
-func LeaderboardRow(a score.AgentResult, names map[string]string) LeaderboardJSON {
-	return LeaderboardJSON{Agent: a.Agent, Name: cmp.Or(names[a.Agent], a.Agent), Rounds: a.Rounds, N: a.N, Brier: a.Brier,
-		BrierSE: a.BrierSE.Ptr(), Alpha: a.Alpha.Ptr(), AlphaSE: a.AlphaSE.Ptr(), T: a.T.Ptr(), P: a.P.Ptr(),
-		BeatPct: a.BeatPct.Ptr(), Provisional: a.Inference.Provisional}
+	return a.Board(p), a, nil
 }

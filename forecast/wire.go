@@ -97,19 +97,3 @@ type ScoreJSON struct {
 	ScoredMarkets int      `json:"scored_markets"`
 	Forfeit       bool     `json:"forfeit"`
 }
-
-// LeaderboardJSON is an element of GET /api/v1/leaderboard?track=forecast.
-type LeaderboardJSON struct {
-	Agent       string   `json:"agent"`
-	Name        string   `json:"name"`
-	Rounds      int      `json:"rounds"`
-	N           int      `json:"n"`
-	Brier       float64  `json:"brier"`
-	BrierSE     *float64 `json:"brier_se"`
-	Alpha       *float64 `json:"alpha"`
-	AlphaSE     *float64 `json:"alpha_se"`
-	T           *float64 `json:"t"`
-	P           *float64 `json:"p"`
-	BeatPct     *float64 `json:"beat_pct"`
-	Provisional bool     `json:"provisional"`
-}

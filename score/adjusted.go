@@ -31,6 +31,17 @@ type FEOptions struct {
 	// listed; nil means every ordered pair, which grows with the square
 	// of the agents (10,000 agents: 10⁸ pairs).
 	PairsFor []string
+	// PairsWithBest, set, limits the paired tests to those of the best
+	// contender by point estimate (ties by name), overriding PairsFor.
+	PairsWithBest bool
+	// Contenders are the agents that compete for the places P(rank 1)
+	// and P(top 5%) count (the others still enter the fit); nil means all.
+	Contenders []string
+	// TopShare is the share of the contenders P(top) counts; 0 → TopShare.
+	TopShare float64
+	// KeepReplicates keeps every replicate's adjusted scores in the
+	// result (memory grows with replicates × agents).
+	KeepReplicates bool
 }
 
 // FEAgent is one agent's difficulty-adjusted result.
@@ -41,7 +52,8 @@ type FEAgent struct {
 	Adjusted float64 `json:"adjusted"`
 	CILo     Float   `json:"ci_lo"`
 	CIHi     Float   `json:"ci_hi"`
-	PRank1   Float   `json:"p_rank1"` // share of replicates in which it ranks first
+	PRank1   Float   `json:"p_rank1"` // share of replicates in which it ranks first among the contenders
+	PTop     Float   `json:"p_top5"`  // share of replicates in which it is among the top TopPlaces contenders
 	Tie      int     `json:"tie_group"`
 	Rank     int     `json:"rank"`
 }
@@ -63,6 +75,10 @@ type FEResult struct {
 	Iterations int       `json:"iterations"`
 	Bootstrap  int       `json:"bootstrap"`
 	Seed       uint64    `json:"seed"`
+	// Replicates are the bootstrap's adjusted scores, replicate by
+	// replicate, indexed as AgentOrder (with FEOptions.KeepReplicates).
+	Replicates [][]float64 `json:"-"`
+	AgentOrder []string    `json:"-"`
 }
 
 // feData is the observation matrix in index form.
@@ -99,6 +115,9 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 	if opt.Level == 0 {
 		opt.Level = 0.95
 	}
+	if opt.TopShare == 0 {
+		opt.TopShare = TopShare
+	}
 	d, qStratum, err := indexObservations(obs, opt)
 	if err != nil {
 		return nil, err
@@ -114,8 +133,27 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 	for i := range agents {
 		agents[i] = FEAgent{Agent: d.agents[i], N: n[i], Brier: raw[i], Adjusted: point[i]}
 	}
+	if opt.PairsWithBest {
+		opt.PairsFor = []string{}
+		best := -1
+		for i, a := range agents {
+			if math.IsNaN(a.Adjusted) || (opt.Contenders != nil && !slices.Contains(opt.Contenders, a.Agent)) {
+				continue
+			}
+			if best < 0 || a.Adjusted < agents[best].Adjusted || (a.Adjusted == agents[best].Adjusted && a.Agent < agents[best].Agent) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			opt.PairsFor = []string{agents[best].Agent}
+		}
+	}
 	if opt.Bootstrap > 0 {
-		res.Pairs = d.bootstrap(agents, w, gamma, opt)
+		var reps [][]float64
+		res.Pairs, reps = d.bootstrap(agents, w, gamma, opt)
+		if opt.KeepReplicates {
+			res.Replicates, res.AgentOrder = reps, slices.Clone(d.agents)
+		}
 	}
 	rankAndGroup(agents)
 	res.Agents = agents
@@ -216,13 +254,18 @@ func (d *feData) estimationWeights(estimation []string, qStratum []int, res *FER
 
 // bootstrap resamples questions within strata opt.Bootstrap times, refits
 // each replicate (warm-started from gamma), sets every agent's percentile
-// CI and P(rank 1), and returns the paired comparisons: for each ordered
-// pair, the one-sided p-value of "A is no better than B".
-func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) []FEPair {
+// CI, P(rank 1) and P(top 5%), and returns the paired comparisons (for
+// each ordered pair, the one-sided p-value of "A is no better than B")
+// and the replicates.
+func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) ([]FEPair, [][]float64) {
 	na := len(agents)
 	reps := make([][]float64, opt.Bootstrap)
 	r := NewRand(opt.Seed)
-	rank1 := make([]float64, na)
+	rank1, top := make([]float64, na), make([]float64, na)
+	contender := make([]bool, na)
+	for i, a := range d.agents {
+		contender[i] = opt.Contenders == nil || slices.Contains(opt.Contenders, a)
+	}
 	for b := range reps {
 		clear(w)
 		for _, qs := range d.strata {
@@ -232,21 +275,7 @@ func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) 
 		}
 		adj, _, _, _ := d.fit(w, gamma)
 		reps[b] = adj
-		best, nbest := math.Inf(1), 0.0
-		for _, v := range adj {
-			switch {
-			case math.IsNaN(v):
-			case v < best:
-				best, nbest = v, 1
-			case v == best:
-				nbest++
-			}
-		}
-		for i, v := range adj {
-			if v == best {
-				rank1[i] += 1 / nbest // ties share the first place
-			}
-		}
+		rankShares(adj, contender, opt.TopShare, rank1, top)
 	}
 	tail := (1 - opt.Level) / 2
 	col := make([]float64, 0, len(reps))
@@ -263,7 +292,10 @@ func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) 
 			hi := min(max(int(math.Floor(float64(len(col)+1)*(1-tail)+1e-9))-1, 0), len(col)-1)
 			agents[i].CILo, agents[i].CIHi = Def(col[lo]), Def(col[hi])
 		}
-		agents[i].PRank1 = Def(rank1[i] / float64(len(reps)))
+		if contender[i] {
+			agents[i].PRank1 = Def(rank1[i] / float64(len(reps)))
+			agents[i].PTop = Def(top[i] / float64(len(reps)))
+		}
 	}
 	var pairs []FEPair
 	for i := range na {
@@ -287,7 +319,7 @@ func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) 
 			pairs = append(pairs, FEPair{A: d.agents[i], B: d.agents[j], P: float64(1+ge) / float64(valid+1)})
 		}
 	}
-	return pairs
+	return pairs, reps
 }
 
 // rankAndGroup sorts agents by adjusted score (then name), numbers their

@@ -21,6 +21,7 @@ type Options struct {
 	Seed      uint64
 	Level     float64     // CI level; 0 → 0.95
 	Power     PowerParams // for rounds-to-significance; zero → power defaults
+	ShrinkN   int         // prior weight of the shrunken alpha and provisional bound; 0 → ShrinkN
 }
 
 // RoundScore is one round of one agent.
@@ -123,6 +124,9 @@ func Analyze(t *Table, opt Options) ([]AgentResult, error) {
 	}
 	if opt.Level == 0 {
 		opt.Level = 0.95
+	}
+	if opt.ShrinkN == 0 {
+		opt.ShrinkN = ShrinkN
 	}
 	bad := &InputError{}
 
@@ -403,7 +407,7 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 	res.Brier, res.BrierSE = bt.Mean, bt.SE
 	inf := &res.Inference
 	inf.AlphaN, inf.AlphaRounds, inf.MissingB = len(dv), len(alphas), n-len(dv)
-	inf.Provisional = Provisional(len(dv))
+	inf.Provisional = len(dv) < opt.ShrinkN
 	inf.BSS = SkillScore(res.Brier, 0.25)
 	inf.Accuracy = Accuracy(p, x)
 	if len(alphas) > 0 {
@@ -416,7 +420,7 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 			}
 		}
 		res.BeatPct = Def(100 * float64(beat) / float64(len(alphas)))
-		inf.ShrunkAlpha = Def(Shrink(at.Mean, len(dv)))
+		inf.ShrunkAlpha = Def(ShrinkBy(at.Mean, len(dv), opt.ShrinkN))
 		inf.BSSMarket = SkillScore(mean(alphaAgent), mean(alphaBase))
 		inf.WinRate = Wins(pb, bb, xb)
 		inf.Boldness = Def(sAbs / float64(len(dv)))

@@ -13,14 +13,17 @@ import (
 const ShrinkN = 140
 
 // Shrink is the shrunken alpha n/(n+140)·ᾱ for ranking.
-func Shrink(alpha float64, n int) float64 {
+func Shrink(alpha float64, n int) float64 { return ShrinkBy(alpha, n, ShrinkN) }
+
+// ShrinkBy is the shrunken alpha n/(n+k)·ᾱ with prior weight k.
+func ShrinkBy(alpha float64, n, k int) float64 {
 	if n <= 0 {
 		return 0
 	}
-	return float64(n) / float64(n+ShrinkN) * alpha
+	return float64(n) / float64(n+k) * alpha
 }
 
-// Provisional is the flag: fewer than 140 resolved predictions.
+// Provisional is the default flag: fewer than 140 resolved predictions.
 func Provisional(n int) bool { return n < ShrinkN }
 
 // Dense maps arbitrary cluster labels to 0..G−1 in order of first

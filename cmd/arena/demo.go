@@ -70,7 +70,9 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		}
 	} else {
 		fmt.Fprintf(env.Stdout, "Forecast Arena demo: seed %d, %d rounds (%d scored), database %s\n\n", *seed, res.Rounds, res.Scored, res.DBURL)
-		printLeaderboard(env.Stdout, res.Leaderboard)
+		if err := printLeaderboard(env.Stdout, res.Leaderboard); err != nil {
+			return err
+		}
 		fmt.Fprintf(env.Stdout, "\nTrading track: %s, $10,000 each\n\n", plural(res.Cohorts, "weekly cohort"))
 		printTrading(env.Stdout, res.Trading)
 		o := res.Oracle
@@ -93,7 +95,7 @@ type demoJSON struct {
 	Rounds   int                        `json:"rounds"`
 	Scored   int                        `json:"scored"`
 	Database string                     `json:"database"`
-	Forecast []forecast.LeaderboardJSON `json:"forecast"`
+	Forecast forecast.Board             `json:"forecast"`
 	Cohorts  int                        `json:"cohorts"`
 	Trading  []web.TradingLeaderRowJSON `json:"trading"`
 	Oracle   demo.OracleSummary         `json:"oracle"`
@@ -115,28 +117,10 @@ func printTrading(w io.Writer, rows []trading.LeaderRow) {
 	fmt.Fprintln(w, "\nBrier from bet size: confidence = amount / (25% of cash), scored at resolution.")
 }
 
-func printLeaderboard(w io.Writer, lb []forecast.LeaderboardJSON) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "AGENT\tROUNDS\tN\tBRIER\tALPHA\tSE\tt\tp\tBEAT%\t")
-	f := func(p *float64, format string) string {
-		if p == nil {
-			return "-"
-		}
-		return fmt.Sprintf(format, *p)
+func printLeaderboard(w io.Writer, b forecast.Board) error {
+	if err := writeBoard(w, b, false); err != nil {
+		return err
 	}
-	provisional := false
-	for _, e := range lb {
-		name := e.Name
-		if e.Provisional {
-			name += " *"
-			provisional = true
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", name, e.Rounds, e.N, e.Brier,
-			f(e.Alpha, "%+.4f"), f(e.AlphaSE, "%.4f"), f(e.T, "%.2f"), f(e.P, "%.3f"), f(e.BeatPct, "%.0f"))
-	}
-	tw.Flush()
-	if provisional {
-		fmt.Fprintln(w, "\n* provisional: fewer than 140 resolved predictions.")
-	}
-	fmt.Fprintln(w, "\nAlpha = market Brier − agent Brier per round (positive beats the market); SE, t and p over rounds.")
+	fmt.Fprintln(w, "\nAlpha = market Brier − agent Brier per round (positive beats the market); SE clustered by round.")
+	return nil
 }

@@ -24,13 +24,13 @@ func TestDemoSeed1(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &run); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	lb := run.Forecast
+	lb := run.Forecast.Rows
 	if run.Database != "sqlite:"+filepath.Join(dir, "arena.db") || run.Export != filepath.Join(dir, "export") || run.Log.TreeSize == 0 ||
 		run.Scored != 50 || run.Cohorts == 0 || len(run.Trading) == 0 || run.Oracle.Disputed == 0 {
 		t.Errorf("demo JSON: database %q, export %q, log %d entries, %d scored, %d cohorts, %d trading rows, oracle %+v",
 			run.Database, run.Export, run.Log.TreeSize, run.Scored, run.Cohorts, len(run.Trading), run.Oracle)
 	}
-	byName := map[string]forecast.LeaderboardJSON{}
+	byName := map[string]forecast.Row{}
 	for _, e := range lb {
 		byName[e.Name] = e
 		if e.Rounds != 50 || e.N < 300 {

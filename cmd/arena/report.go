@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/chart"
+	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/score"
 	"github.com/forecast-arena/arena/score/scoreio"
 )
@@ -71,9 +72,10 @@ type scoreInput struct {
 	bins   *int
 	format *string
 
-	table *score.Table
-	src   string            // the file, or "store"
-	names map[string]string // display names by address, from the store; nil for a file
+	table  *score.Table
+	src    string            // the file, or "store"
+	names  map[string]string // display names by address, from the store; nil for a file
+	method forecast.Method   // the configured scoring method
 }
 
 func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) *scoreInput {
@@ -97,13 +99,14 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	if *si.bins < 1 || *si.bins > 1000 {
 		return arena.Errorf(arena.EINVALID, "--bins %d: want 1..1000", *si.bins)
 	}
+	o, err := si.cf.options(env)
+	if err != nil {
+		return err
+	}
+	si.method = scoringMethod(o)
 	if *si.in != "" {
 		t, err := scoreio.ReadFile(*si.in)
 		si.table, si.src = t, *si.in
-		return err
-	}
-	o, err := si.cf.options(env)
-	if err != nil {
 		return err
 	}
 	db, err := openExisting(ctx, o.DB)
@@ -133,7 +136,9 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 		return errNoForecasts
 	}
 	// Frozen rows: void and unresolved markets excluded, forfeits as
-	// Brier-1 forecasts.
+	// Brier-1 forecasts; in the order the dashboard's analysis takes them,
+	// so the bootstraps draw the same.
+	slices.SortStableFunc(rows, forecast.CompareForecasts)
 	if si.table, err = forecast.Table(rows); err != nil {
 		return err
 	}
@@ -175,66 +180,22 @@ func quiet(err error) error {
 
 // ---- leaderboard ----
 
-// leaderRow is one leaderboard entry: the score file's figures plus the ranking aids
-// and skill and power extras.
-type leaderRow struct {
-	Rank        int              `json:"rank"`
-	Agent       string           `json:"agent"`
-	N           int              `json:"n"`
-	Rounds      int              `json:"rounds"`
-	Brier       float64          `json:"brier"`
-	BrierSE     score.Float      `json:"brier_se"`
-	Alpha       score.Float      `json:"alpha"`
-	AlphaSE     score.Float      `json:"alpha_se"`
-	T           score.Float      `json:"t"`
-	P           score.Float      `json:"p"`
-	BeatPct     score.Float      `json:"beat_pct"`
-	ShrunkAlpha score.Float      `json:"shrunk_alpha"`
-	Provisional bool             `json:"provisional"`
-	ClusterSE   score.Float      `json:"alpha_cluster_se"`
-	CI          score.CI         `json:"alpha_ci"`
-	BSS         score.Float      `json:"bss"`
-	BSSMarket   score.Float      `json:"bss_market"`
-	WinRate     score.WinRate    `json:"win_rate"`
-	Accuracy    score.Proportion `json:"accuracy"`
-	LogScore    float64          `json:"log_score"`
-	Boldness    score.Float      `json:"boldness"`
-	ToSignif    score.Float      `json:"rounds_to_significance"`
-}
-
-// rankAgents orders results for the leaderboard: by shrunken alpha,
-// agents without any benchmark after them by Brier, ties by name.
-func rankAgents(res []score.AgentResult) []score.AgentResult {
-	out := slices.Clone(res)
-	slices.SortStableFunc(out, func(a, b score.AgentResult) int {
-		sa, sb := a.Inference.ShrunkAlpha, b.Inference.ShrunkAlpha
-		switch {
-		case sa.OK && !sb.OK:
-			return -1
-		case !sa.OK && sb.OK:
-			return 1
-		case sa.OK && sa.V != sb.V:
-			if sa.V > sb.V {
-				return -1
-			}
-			return 1
-		case a.Brier != b.Brier:
-			if a.Brier < b.Brier {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Agent, b.Agent)
-	})
-	return out
+// scoringMethod is the scoring method the configuration sets: the
+// default with its entry rules.
+func scoringMethod(o config.Options) forecast.Method {
+	m := forecast.DefaultMethod()
+	m.MinForecasts, m.MaxPerOrganisation = o.LeaderboardMinForecasts, o.LeaderboardMaxPerOrganisation
+	return m
 }
 
 func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "report leaderboard", "[--in FILE | --db URL --track T] [--bootstrap 1999] [--seed S] [--format table|json|csv|svg]")
+	fs := newFlagSet(env, "report leaderboard", "[--in FILE | --db URL --track T] [--bootstrap 999] [--seed S] [--columns all] [--format table|json|csv|svg]")
 	cf := addConfigFlags(fs, false)
 	si := addScoreInput(fs, cf, "table, json, csv or svg (cumulative-alpha trajectories)")
-	boot := fs.Int("bootstrap", score.DefaultBootstrap, "bootstrap replicates: alpha CI by events, or the question bootstrap (0: skip)")
-	seed := fs.Uint64("seed", 1, "bootstrap seed")
+	def := forecast.DefaultMethod()
+	boot := fs.Int("bootstrap", def.Bootstrap, "bootstrap replicates of the intervals and rank shares (0: skip); another than the default changes the method's digest")
+	seed := fs.Uint64("seed", def.Seed, "bootstrap seed; another than the default changes the method's digest")
+	columns := fs.String("columns", "", "the table's columns: the short view (default) or all")
 	adjusted := fs.Bool("adjusted", false, "difficulty-adjusted Brier leaderboard: two-way fixed effects, question bootstrap by round")
 	estimation := fs.String("estimation", "", "with --adjusted: comma-separated agents that estimate question difficulty (default: all but the market baseline)")
 	if err := parseAll(fs, args); err != nil {
@@ -246,61 +207,110 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	if *boot < 0 {
 		return arena.Errorf(arena.EINVALID, "--bootstrap %d: want ≥ 0", *boot)
 	}
+	if *columns != "" && *columns != "all" {
+		return arena.Errorf(arena.EINVALID, "--columns %q: want all, or leave it out for the short view", *columns)
+	}
 	if err := si.load(ctx, env); err != nil {
 		return quiet(err)
 	}
 	if *adjusted {
 		return adjustedLeaderboard(env, si, *boot, *seed, *estimation)
 	}
-	res, err := analyzeTable(si.src, si.table, score.Options{Bins: *si.bins, Bootstrap: *boot, Seed: *seed})
-	if err != nil {
+	m := si.method
+	m.Bins, m.Bootstrap, m.Seed = *si.bins, *boot, *seed
+	if err := m.Validate(); err != nil {
 		return err
 	}
-	ranked := rankAgents(res)
+	scored, err := forecast.AnalyzeTable(si.table, m, newLogger(env, "warn"))
+	if err != nil {
+		return arena.Errorf(arena.EINVALID, "%s: %w", si.src, err)
+	}
 	if *si.format == "svg" {
-		return writeAlphaTrajectories(env.Stdout, ranked)
+		return writeAlphaTrajectories(env.Stdout, scored.Results)
 	}
-	rows := make([]leaderRow, len(ranked))
-	for i, r := range ranked {
-		inf := r.Inference
-		rows[i] = leaderRow{Rank: i + 1, Agent: r.Agent, N: r.N, Rounds: r.Rounds, Brier: r.Brier, BrierSE: r.BrierSE,
-			Alpha: r.Alpha, AlphaSE: r.AlphaSE, T: r.T, P: r.P, BeatPct: r.BeatPct, ShrunkAlpha: inf.ShrunkAlpha,
-			Provisional: inf.Provisional, ClusterSE: inf.ClusterSE, CI: inf.CI, BSS: inf.BSS, BSSMarket: inf.BSSMarket,
-			WinRate: inf.WinRate, Accuracy: inf.Accuracy, LogScore: r.LogScore, Boldness: inf.Boldness, ToSignif: inf.ToSignif}
-	}
+	b := forecast.BoardOf(scored, m, forecast.ProfilesOf(si.names))
+	b.ScoredRounds = si.table.Rounds.Len()
 	switch *si.format {
 	case "json":
-		return writeJSON(env.Stdout, rows)
+		return writeJSON(env.Stdout, b)
 	case "csv":
-		return writeCSV(env.Stdout, []string{"rank", "agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "t", "p", "beat_pct",
-			"shrunk_alpha", "provisional", "alpha_cluster_se", "alpha_ci_lo", "alpha_ci_hi", "bss", "bss_market",
-			"win_rate", "accuracy", "accuracy_lo", "accuracy_hi", "log_score", "boldness", "rounds_to_significance"}, rows, func(r leaderRow) []string {
-			return []string{strconv.Itoa(r.Rank), r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
-				csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.T), csvF(r.P), csvF(r.BeatPct), csvF(r.ShrunkAlpha), strconv.FormatBool(r.Provisional),
-				csvF(r.ClusterSE), csvF(r.CI.Lo), csvF(r.CI.Hi), csvF(r.BSS), csvF(r.BSSMarket), csvF(r.WinRate.Rate),
-				csvF(r.Accuracy.Rate), csvF(r.Accuracy.Lo), csvF(r.Accuracy.Hi), csvV(r.LogScore), csvF(r.Boldness), csvF(r.ToSignif)}
-		})
+		return writeCSV(env.Stdout, boardColumns, b.Rows, boardRecord)
 	}
-	tw := tableWriter(env.Stdout)
-	fmt.Fprintln(tw, "#\tagent\tn\trounds\tbrier\talpha\t±se\tshrunk α\t95% CI (events)\tp\tbeat%\tBSS\tBSS mkt\twin%\tacc% [Wilson 95%]\tbold\trounds→sig\t")
-	for _, r := range rows {
-		name := si.label(r.Agent)
-		if r.Provisional && r.Alpha.OK {
-			name += "*"
+	return writeBoard(env.Stdout, b, *columns == "all")
+}
+
+// boardColumns are the leaderboard's CSV columns, the export's table's.
+var boardColumns = []string{"rank", "agent", "name", "preliminary", "score", "score_ci_lo", "score_ci_hi", "rounds", "n", "brier", "brier_se",
+	"brier_index", "bss", "peer_score", "peer_n", "adjusted", "adjusted_ci_lo", "adjusted_ci_hi", "alpha", "alpha_se", "alpha_ci_lo", "alpha_ci_hi",
+	"t", "p", "beat_pct", "provisional", "p_rank1", "p_top5", "tie_group", "rounds_to_significance"}
+
+func boardRecord(r forecast.Row) []string {
+	f := func(p *float64) string {
+		if p == nil {
+			return ""
 		}
-		acc := "—"
-		if r.Accuracy.Rate.OK {
-			acc = fmt.Sprintf("%s [%s, %s]", fmtPct(r.Accuracy.Rate), fmtPct(r.Accuracy.Lo), fmtPct(r.Accuracy.Hi))
+		return csvV(*p)
+	}
+	return []string{strconv.Itoa(r.Rank), r.Agent, r.Name, strconv.FormatBool(r.Preliminary), f(r.Score), f(r.ScoreCILo), f(r.ScoreCIHi),
+		strconv.Itoa(r.Rounds), strconv.Itoa(r.N), csvV(r.Brier), f(r.BrierSE), csvV(r.BrierIndex), csvV(r.BSS), f(r.Peer), strconv.Itoa(r.PeerN),
+		f(r.Adjusted), f(r.AdjustedCILo), f(r.AdjustedCIHi), f(r.Alpha), f(r.AlphaSE), f(r.AlphaCILo), f(r.AlphaCIHi), f(r.T), f(r.P),
+		f(r.BeatPct), strconv.FormatBool(r.Provisional), f(r.PRank1), f(r.PTop), strconv.Itoa(r.TieGroup), f(r.RoundsToSignificance)}
+}
+
+// writeBoard prints a forecast board as the dashboard shows it: rank,
+// agent, score with its interval and forecasts, and with all every
+// other column; then the method that computed it.
+func writeBoard(w io.Writer, b forecast.Board, all bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	f := func(p *float64, format string) string {
+		if p == nil {
+			return "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Rank, name, r.N, r.Rounds,
-			fmtV(r.Brier, 4), fmtF(r.Alpha, 4), fmtF(r.AlphaSE, 4), fmtF(r.ShrunkAlpha, 4), fmtCI(r.CI.Lo, r.CI.Hi), fmtF(r.P, 3), fmtF(r.BeatPct, 1),
-			fmtF(r.BSS, 3), fmtF(r.BSSMarket, 3), fmtPct(r.WinRate.Rate), acc, fmtF(r.Boldness, 3), fmtF(r.ToSignif, 0))
+		return fmt.Sprintf(format, *p)
+	}
+	head := "#\tAGENT\tSCORE\t95% CI\tN\tROUNDS\t"
+	if all {
+		head += "BRIER\tBRIER INDEX\tBSS\tPEER\tADJUSTED\tALPHA\tSE\tp\tP(RANK 1)\tP(TOP 5%)\tTIE\tΔ VS #1\tp VS #1\tROUNDS→SIG\t"
+	}
+	fmt.Fprintln(tw, head)
+	prelim := false
+	for _, r := range b.Rows {
+		rank, name := strconv.Itoa(r.Rank), r.Name
+		if r.Preliminary {
+			rank, prelim = "-", true
+			name += " *"
+		}
+		ci := "-"
+		if r.ScoreCILo != nil {
+			ci = fmt.Sprintf("[%.1f, %.1f]", *r.ScoreCILo, *r.ScoreCIHi)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t", rank, name, f(r.Score, "%.1f"), ci, r.N, r.Rounds)
+		if all {
+			vs, vsp := "-", "-"
+			if v := r.VsLeader; v != nil {
+				vs, vsp = fmt.Sprintf("%+.4f", v.BrierDiff), f(v.P, "%.3f")
+			}
+			tie := "-"
+			if r.TieGroup > 0 {
+				tie = strconv.Itoa(r.TieGroup)
+			}
+			fmt.Fprintf(tw, "%.4f\t%.1f\t%+.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Brier, r.BrierIndex, r.BSS, f(r.Peer, "%+.4f"),
+				f(r.Adjusted, "%.4f"), f(r.Alpha, "%+.4f"), f(r.AlphaSE, "%.4f"), f(r.P, "%.3f"), f(r.PRank1, "%.2f"), f(r.PTop, "%.2f"), tie, vs, vsp,
+				f(r.RoundsToSignificance, "%.0f"))
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(env.Stdout, "\nRanked by shrunk α = n/(n+140)·α; * provisional (n < 140). CI: block bootstrap over events, seed", *seed, "("+strconv.Itoa(*boot)+" replicates).")
-	fmt.Fprintln(env.Stdout, "rounds→sig: further rounds until the observed edge would be significant at 80% power; — when α ≤ 0.")
+	if prelim {
+		fmt.Fprintln(w, "\n* preliminary: fewer resolved forecasts than the entry rule asks; listed, not ranked.")
+	}
+	if b.Hidden > 0 {
+		fmt.Fprintf(w, "%d agents hidden by the per-organisation limit.\n", b.Hidden)
+	}
+	fmt.Fprintf(w, "\nScore: difficulty-adjusted Brier Index, 100 perfect, 50 always 0.5. Scoring method %s, configuration %.12s.\n",
+		b.Methodology.Version, b.Methodology.Digest)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/score"
 )
@@ -229,25 +230,27 @@ func reportCSV(t *testing.T) string {
 
 func TestReportFromFile(t *testing.T) {
 	in := reportCSV(t)
-	// Leaderboard: ranked by shrunk alpha; bootstrap reproducible by seed.
+	// Leaderboard: ranked by the headline score; bootstrap reproducible by seed.
 	out, _, err := cli(t, nil, "report", "leaderboard", "--in", in, "--format", "json", "--bootstrap", "299", "--seed", "5")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lb []leaderRow
-	if err := json.Unmarshal([]byte(out), &lb); err != nil {
+	var board forecast.Board
+	if err := json.Unmarshal([]byte(out), &board); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(lb) != 4 || lb[0].Agent != "sharp" || lb[0].Rank != 1 || !lb[0].CI.Lo.OK || lb[0].CI.B != 299 {
-		t.Fatalf("leaderboard %+v", lb)
+	lb := board.Rows
+	if len(lb) != 4 || lb[0].Agent != "sharp" || lb[0].Rank != 1 || lb[0].ScoreCILo == nil || lb[0].AlphaCILo == nil ||
+		board.Methodology.Version != forecast.MethodVersion || board.Methodology.Digest == forecast.DefaultMethod().Digest() {
+		t.Fatalf("leaderboard %+v", board)
 	}
 	for i := 1; i < len(lb); i++ {
-		if lb[i].ShrunkAlpha.V > lb[i-1].ShrunkAlpha.V {
-			t.Errorf("not ranked by shrunk alpha: %v then %v", lb[i-1], lb[i])
+		if lb[i].Score != nil && *lb[i].Score > *lb[i-1].Score {
+			t.Errorf("not ranked by score: %v then %v", lb[i-1], lb[i])
 		}
 	}
 	sc := runScoreJSON(t, "--in", in)
-	if s := sc["sharp"]; math.Abs(*s.Alpha-lb[0].Alpha.V) > 0 || s.N != 150 || lb[0].Provisional {
+	if s := sc["sharp"]; math.Abs(*s.Alpha-*lb[0].Alpha) > 0 || s.N != 150 || lb[0].Provisional {
 		t.Errorf("leaderboard and score disagree: %+v vs %+v", lb[0], s)
 	}
 	again, _, _ := cli(t, nil, "report", "leaderboard", "--in", in, "--format", "json", "--bootstrap", "299", "--seed", "5")

@@ -66,7 +66,7 @@ func roundService(ctx context.Context, env *Env, cf *configFlags) (*forecast.Ser
 		db.Close()
 		return nil, nil, err
 	}
-	return &forecast.Service{Store: db, Domain: dom, Logger: newLogger(env, o.LogLevel)}, db, nil
+	return &forecast.Service{Store: db, Domain: dom, Logger: newLogger(env, o.LogLevel), Method: scoringMethod(o)}, db, nil
 }
 
 // forecastDomain is the EIP-712 domain of the configuration (ARENA_CHAIN_ID,

@@ -96,6 +96,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fsvc.Log = lg
+	fsvc.Method = scoringMethod(o)
 	fsvc.Admission = forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour}
 	js := append(append(append(serveJobs(o, db, logger, !*noSync), sjobs...), fjobs...), cjobs...)
 	// The trading track runs when a model registry names its agents.

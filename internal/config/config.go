@@ -70,6 +70,12 @@ type Options struct {
 	// an hour (ARENA_MAX_NEW_AGENTS_PER_HOUR); 0 turns a cap off.
 	MaxAgentsPerRound   int
 	MaxNewAgentsPerHour int
+	// The leaderboard's entry rules: resolved forecasts before an agent
+	// is ranked (ARENA_LEADERBOARD_MIN_FORECASTS; below it, preliminary)
+	// and agents shown per organisation (ARENA_LEADERBOARD_MAX_PER_ORGANISATION;
+	// 0: no limit).
+	LeaderboardMinForecasts       int
+	LeaderboardMaxPerOrganisation int
 	// The chain `arena serve` mirrors the forecast track to, when ChainRPC
 	// and ChainArena are set: the node (ARENA_CHAIN_RPC), the relayer's and
 	// curator's key, hex (ARENA_CHAIN_KEY, secret) or a key file
@@ -108,7 +114,9 @@ func Defaults() Options {
 		RateIPv6Prefix:      64,
 		MaxAgentsPerRound:   5000,
 		MaxNewAgentsPerHour: 1000,
-		ChainConfirmations:  1,
+
+		LeaderboardMinForecasts: 50,
+		ChainConfirmations:      1,
 	}
 }
 
@@ -155,6 +163,15 @@ var fields = func() []field {
 		{"ARENA_MAX_NEW_AGENTS_PER_HOUR", false,
 			func(o *Options) string { return strconv.Itoa(o.MaxNewAgentsPerHour) },
 			func(o *Options, v string) (err error) { o.MaxNewAgentsPerHour, err = strconv.Atoi(v); return err }},
+		{"ARENA_LEADERBOARD_MIN_FORECASTS", false,
+			func(o *Options) string { return strconv.Itoa(o.LeaderboardMinForecasts) },
+			func(o *Options, v string) (err error) { o.LeaderboardMinForecasts, err = strconv.Atoi(v); return err }},
+		{"ARENA_LEADERBOARD_MAX_PER_ORGANISATION", false,
+			func(o *Options) string { return strconv.Itoa(o.LeaderboardMaxPerOrganisation) },
+			func(o *Options, v string) (err error) {
+				o.LeaderboardMaxPerOrganisation, err = strconv.Atoi(v)
+				return err
+			}},
 		{"ARENA_SYNC_EVERY", false,
 			func(o *Options) string { return o.SyncEvery.String() },
 			func(o *Options, v string) (err error) { o.SyncEvery, err = time.ParseDuration(v); return err }},
@@ -298,6 +315,10 @@ func (o *Options) Validate() error {
 	}
 	if o.RateIPv6Prefix < 1 || o.RateIPv6Prefix > 128 {
 		errs = append(errs, fmt.Errorf("IPv6 rate-limit prefix /%d: want 1 to 128 bits (64: a bucket per /64)", o.RateIPv6Prefix))
+	}
+	if o.LeaderboardMinForecasts < 0 || o.LeaderboardMaxPerOrganisation < 0 {
+		errs = append(errs, fmt.Errorf("leaderboard entry rules %d resolved forecasts, %d agents per organisation: must not be negative (0 turns a rule off)",
+			o.LeaderboardMinForecasts, o.LeaderboardMaxPerOrganisation))
 	}
 	if o.MaxAgentsPerRound < 0 || o.MaxNewAgentsPerHour < 0 {
 		errs = append(errs, fmt.Errorf("admission caps %d agents a round, %d new agents an hour: must not be negative (0 turns a cap off)", o.MaxAgentsPerRound, o.MaxNewAgentsPerHour))

@@ -67,7 +67,7 @@ type Result struct {
 	DBURL       string
 	Rounds      int
 	Scored      int
-	Leaderboard []forecast.LeaderboardJSON
+	Leaderboard forecast.Board
 	// Cohorts is how many weekly trading cohorts ran; Trading is the
 	// trading track's leaderboard across them.
 	Cohorts int
@@ -305,7 +305,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 			return err
 		}
 	}
-	lb, err := svc.Leaderboard(ctx)
+	lb, _, err := svc.Leaderboard(ctx, forecast.Filter{})
 	if err != nil {
 		return err
 	}

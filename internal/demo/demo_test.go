@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,8 +96,8 @@ func TestDashboardInChromium(t *testing.T) {
 	var log requestLog
 	srv := httptest.NewServer(log.wrap(res.Handler))
 	defer srv.Close()
-	if len(res.Leaderboard) < 7 || len(res.Trading) == 0 {
-		t.Fatalf("%d forecast and %d trading leaderboard rows", len(res.Leaderboard), len(res.Trading))
+	if len(res.Leaderboard.Rows) < 7 || len(res.Trading) == 0 {
+		t.Fatalf("%d forecast and %d trading leaderboard rows", len(res.Leaderboard.Rows), len(res.Trading))
 	}
 
 	var lb web.LeaderboardPageJSON
@@ -125,8 +126,8 @@ func TestDashboardInChromium(t *testing.T) {
 	var home web.HomeJSON
 	getJSON(t, srv.URL+"/api/v1/pages/home", &home)
 	homeFigures := []string{top.Name, res.Trading[0].Name}
-	if top.Alpha != nil {
-		homeFigures = append(homeFigures, fmt.Sprintf("%+.4f", *top.Alpha))
+	if top.Score != nil {
+		homeFigures = append(homeFigures, fmt.Sprintf("%.1f", *top.Score))
 	}
 	// The oracle's block: its latest resolutions, or (the demo runs no
 	// model panel) the sentence that says there are none.
@@ -154,6 +155,7 @@ func TestDashboardInChromium(t *testing.T) {
 		{"home", "/", 0, homeFigures},
 		{"leaderboard", "/leaderboard", 0, leaderboardFigures(t, lb)},
 		{"leaderboard-sorted", "/leaderboard?sort=brier&q=informed", 0, []string{"informed"}},
+		{"leaderboard-all", "/leaderboard?columns=all", 0, []string{"<details class=\"cols\" open=\"\">", "P(top 5%)"}},
 		{"leaderboard-filtered", filtered, 0, append(leaderboardFigures(t, flb), lb.Categories[0]+" markets only", `<option value="90d" selected="">`)},
 		{"round", "/rounds/1", 0, roundFigures(round)},
 		{"agent", "/agents/" + top.Agent, 3, []string{`id="agent-alpha">` + f4(agent.Row.Alpha, "%+.4f"), fmt.Sprintf("%.4f", agent.Row.Brier)}},
@@ -243,7 +245,7 @@ func leaderboardFigures(t *testing.T, lb web.LeaderboardPageJSON) []string {
 			out = append(out, fmt.Sprintf("[%+.4f, %+.4f]", *r.AlphaCILo, *r.AlphaCIHi))
 		}
 		if v := r.VsLeader; v != nil && v.CILo != nil {
-			out = append(out, fmt.Sprintf("%+.4f [%+.4f, %+.4f]", v.BrierDiff, *v.CILo, *v.CIHi))
+			out = append(out, fmt.Sprintf("%+.4f <small>[%+.4f, %+.4f]</small>", v.BrierDiff, *v.CILo, *v.CIHi))
 		}
 	}
 	if lb.Trading == nil || len(lb.Trading.Rows) == 0 {
@@ -277,4 +279,81 @@ func cohortFigures(c web.CohortPageJSON) []string {
 		out = append(out, a.Name, fmt.Sprintf("%+.2f%%", a.PnLPct))
 	}
 	return out
+}
+
+// overflowHarness is a test-only page that loads ?page= in a same-origin
+// frame ?w= pixels wide and writes the frame's scroll and client widths
+// into its DOM (the dashboard itself runs no script).
+const overflowHarness = `<!doctype html><html><body style="margin:0"><script>
+const q = new URLSearchParams(location.search), w = +q.get("w");
+const f = document.createElement("iframe");
+f.style.cssText = "width:" + w + "px;height:1500px;border:0";
+f.onload = () => {
+  const d = f.contentDocument.documentElement, r = document.createElement("pre");
+  r.id = "result"; r.textContent = "scroll=" + d.scrollWidth + " client=" + d.clientWidth;
+  document.body.appendChild(r);
+};
+f.src = q.get("page");
+document.body.appendChild(f);
+</script></body></html>`
+
+// The leaderboard (short and with every column) and the home page never
+// overflow the page horizontally at a phone's, a laptop's and a wide
+// screen's width: wide tables scroll inside their own box. Screenshots of
+// each at each width go to ARENA_SCREENSHOT_DIR.
+func TestDashboardWidthsInChromium(t *testing.T) {
+	browser := chromium(t)
+	if testing.Short() {
+		t.Skip("browser test: not in -short")
+	}
+	ctx := context.Background()
+	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 10, Dir: t.TempDir(), Server: server})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/", res.Handler)
+	mux.HandleFunc("/__overflow", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, overflowHarness)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	run := func(t *testing.T, args ...string) string {
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+			"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--user-data-dir=" + t.TempDir()}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("chromium: %v", err)
+		}
+		return string(out)
+	}
+	resultRe := regexp.MustCompile(`scroll=(\d+) client=(\d+)`)
+	shots := os.Getenv("ARENA_SCREENSHOT_DIR")
+	for _, p := range []struct{ name, path string }{{"leaderboard", "/leaderboard"}, {"leaderboard-all", "/leaderboard?columns=all"}, {"home", "/"}} {
+		for _, w := range []int{390, 1400, 2600} {
+			t.Run(fmt.Sprintf("%s-%d", p.name, w), func(t *testing.T) {
+				dom := run(t, "--virtual-time-budget=15000", "--window-size=2700,1600", "--dump-dom",
+					fmt.Sprintf("%s/__overflow?w=%d&page=%s", srv.URL, w, url.QueryEscape(p.path)))
+				m := resultRe.FindStringSubmatch(dom)
+				if m == nil {
+					t.Fatalf("the harness measured nothing: %.300s", dom)
+				}
+				var scroll, client int
+				fmt.Sscan(m[1], &scroll)
+				fmt.Sscan(m[2], &client)
+				if client != w || scroll > client {
+					t.Errorf("%s at %d px: page %d px wide in a %d px viewport", p.path, w, scroll, client)
+				}
+				if shots != "" {
+					shot := filepath.Join(shots, fmt.Sprintf("%s-%d.png", p.name, w))
+					run(t, fmt.Sprintf("--window-size=%d,1400", w), "--screenshot="+shot, srv.URL+p.path)
+				}
+			})
+		}
+	}
 }

@@ -77,12 +77,12 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 			}
 		}
 		slices.SortFunc(v.Open, func(a, b RoundSummaryJSON) int { return cmp.Compare(a.ID, b.ID) })
-		rows, a, err := s.forecastRows(ctx, forecast.Filter{})
+		b, rows, _, err := s.forecastBoard(ctx, forecast.Filter{})
 		if err != nil {
 			return nil, err
 		}
-		v.ScoredRounds = a.ScoredRounds
-		v.Forecast = rows[:min(len(rows), 5)]
+		v.ScoredRounds, v.LastUpdated, v.Methodology = b.ScoredRounds, b.LastUpdated, b.Methodology
+		v.Forecast = rows[:min(len(rows), HomeTop)]
 		scored, err := s.Forecast.ScoredRoundList(ctx, 5)
 		if err != nil {
 			return nil, err
@@ -153,68 +153,59 @@ func until(d time.Duration) string {
 
 // ---- leaderboards ----
 
-// forecastRows builds the forecast leaderboard of the forecasts f
-// selects, with its uncertainty, each agent's paired comparison against
-// the leader and what its model calls cost.
-func (s *Server) forecastRows(ctx context.Context, f forecast.Filter) ([]ForecastRowJSON, *forecast.Analysis, error) {
-	a, err := s.Forecast.AnalysisOf(ctx, f)
+// HomeTop is how many rows of each leaderboard the home page shows.
+const HomeTop = 5
+
+// forecastBoard is the forecast leaderboard of the forecasts f select and
+// its rows with what each agent's model calls cost, drawn on one scale.
+func (s *Server) forecastBoard(ctx context.Context, f forecast.Filter) (forecast.Board, []ForecastRowJSON, *forecast.Analysis, error) {
+	b, a, err := s.Forecast.Leaderboard(ctx, f)
 	if err != nil {
-		return nil, nil, err
-	}
-	names, err := s.Forecast.Names(ctx)
-	if err != nil {
-		return nil, nil, err
+		return forecast.Board{}, nil, nil, err
 	}
 	costs := map[string]arena.AgentCost{}
 	if s.forecasters != nil {
 		cs, err := s.forecasters.TraceCosts(ctx)
 		if err != nil {
-			return nil, nil, err
+			return forecast.Board{}, nil, nil, err
 		}
 		for _, c := range cs {
 			costs[strings.ToLower(c.Agent)] = c
 		}
 	}
-	adj := map[string]score.FEAgent{}
-	pairP := map[[2]string]float64{}
-	if a.Adjusted != nil {
-		for _, x := range a.Adjusted.Agents {
-			adj[x.Agent] = x
-		}
-		if len(a.Results) > 0 {
-			for _, p := range a.Adjusted.Pairs {
-				if p.A == a.Results[0].Agent {
-					pairP[[2]string{p.A, p.B}] = p.P
-				}
-			}
-		}
-	}
-	rows := make([]ForecastRowJSON, 0, len(a.Results))
-	for i, res := range a.Results {
-		row := ForecastRowJSON{Rank: i + 1, LeaderboardJSON: forecast.LeaderboardRow(res, names),
-			AlphaCILo: res.Inference.CI.Lo.Ptr(), AlphaCIHi: res.Inference.CI.Hi.Ptr(), RoundsToSignificance: res.Inference.ToSignif.Ptr()}
-		if x, ok := adj[res.Agent]; ok {
-			v := x.Adjusted
-			row.Adjusted, row.AdjustedCILo, row.AdjustedCIHi, row.PRank1, row.TieGroup = &v, x.CILo.Ptr(), x.CIHi.Ptr(), x.PRank1.Ptr(), x.Tie
-		}
-		if i > 0 {
-			lead := a.Results[0]
-			d := score.PairedRounds(lead.RoundScores, res.RoundScores)
-			vs := &VsLeaderJSON{Rounds: d.R, BrierDiff: d.Mean, SE: d.SE.Ptr(), CILo: d.CILo.Ptr(), CIHi: d.CIHi.Ptr(), P: d.P.Ptr()}
-			if p, ok := pairP[[2]string{lead.Agent, res.Agent}]; ok {
-				vs.AdjustedP = &p
-			}
-			if d.R > 0 {
-				row.VsLeader = vs
-			}
-		}
-		if c, ok := costs[strings.ToLower(res.Agent)]; ok {
+	rows := make([]ForecastRowJSON, 0, len(b.Rows))
+	for _, r := range b.Rows {
+		row := ForecastRowJSON{Row: r}
+		if c, ok := costs[strings.ToLower(r.Agent)]; ok {
 			usd := Dollars(c.Cost)
 			row.Cost, row.ModelCalls = &usd, &c.Calls
 		}
 		rows = append(rows, row)
 	}
-	return rows, a, nil
+	scaleBars(rows)
+	return b, rows, a, nil
+}
+
+// scaleBars places every row's score interval on one scale, from the
+// lowest interval end to the highest, so the bars compare across rows.
+func scaleBars(rows []ForecastRowJSON) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range rows {
+		if r.ScoreCILo != nil {
+			lo, hi = math.Min(lo, *r.ScoreCILo), math.Max(hi, *r.ScoreCIHi)
+		}
+	}
+	if !(hi > lo) {
+		return
+	}
+	pad := (hi - lo) * 0.05
+	lo, hi = lo-pad, hi+pad
+	at := func(v float64) float64 { return math.Round((v-lo)/(hi-lo)*1000) / 10 }
+	for i := range rows {
+		if r := rows[i]; r.ScoreCILo != nil && r.Score != nil {
+			rows[i].Bar = &BarJSON{Left: at(*r.ScoreCILo), Width: math.Max(at(*r.ScoreCIHi)-at(*r.ScoreCILo), 0.5), Point: at(*r.Score)}
+		}
+	}
 }
 
 // leaderboardWindows are the leaderboard's time windows: rounds whose
@@ -244,16 +235,24 @@ func nameOf(names map[string]string, agent string) string {
 
 // forecastSorts are the sortable columns of the forecast leaderboard; the
 // value says whether larger is better (the default direction).
-var forecastSorts = map[string]bool{"rank": false, "name": false, "rounds": true, "n": true, "brier": false, "alpha": true,
-	"adjusted": false, "p": false, "rounds_to_significance": false}
+var forecastSorts = map[string]bool{"rank": false, "name": false, "score": true, "rounds": true, "n": true, "brier": false,
+	"brier_index": true, "bss": true, "peer": false, "alpha": true, "adjusted": false, "p": false, "p_rank1": true,
+	"rounds_to_significance": false}
+
+// sortNames are forecastSorts' keys in the order an error lists them.
+var sortNames = []string{"rank", "name", "score", "rounds", "n", "brier", "brier_index", "bss", "peer", "alpha", "adjusted", "p", "p_rank1",
+	"rounds_to_significance"}
 
 func (s *Server) leaderboardView(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	v := LeaderboardPageJSON{Sort: cmp.Or(q.Get("sort"), "rank"), Query: strings.TrimSpace(q.Get("q")), HideProv: q.Get("provisional") == "hide",
-		Forecast: []ForecastRowJSON{}}
+	v := LeaderboardPageJSON{Sort: cmp.Or(q.Get("sort"), "rank"), Query: strings.TrimSpace(q.Get("q")), Forecast: []ForecastRowJSON{},
+		HidePrelim: q.Get("preliminary") == "hide", Columns: q.Get("columns")}
 	better, ok := forecastSorts[v.Sort]
 	if !ok {
-		return nil, arena.Errorf(arena.EINVALID, "sort %q: want one of rank, name, rounds, n, brier, alpha, adjusted, p, rounds_to_significance", v.Sort)
+		return nil, arena.Errorf(arena.EINVALID, "sort %q: want %s", v.Sort, oneOf(sortNames))
+	}
+	if v.Columns != "" && v.Columns != "all" {
+		return nil, arena.Errorf(arena.EINVALID, "columns %q: want all, or leave it out for the short view", v.Columns)
 	}
 	switch d := q.Get("dir"); d {
 	case "":
@@ -276,16 +275,17 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		if v.Categories = all.Categories; v.Categories == nil {
 			v.Categories = []string{}
 		}
-		rows, a, err := s.forecastRows(r.Context(), f)
+		b, rows, a, err := s.forecastBoard(r.Context(), f)
 		if err != nil {
 			return nil, err
 		}
-		v.ScoredRounds, v.Bootstrap, v.Seed = a.ScoredRounds, a.Bootstrap, a.Seed
+		v.Methodology, v.ScoredRounds, v.LastUpdated, v.Hidden = b.Methodology, b.ScoredRounds, b.LastUpdated, b.Hidden
+		v.MinForecasts, v.Bootstrap, v.Seed = a.Method.MinForecasts, a.Method.Bootstrap, a.Method.Seed
 		for _, row := range rows {
-			if v.HideProv && row.Provisional {
+			if v.HidePrelim && row.Preliminary {
 				continue
 			}
-			if v.Query != "" && !strings.Contains(strings.ToLower(row.Name+" "+row.Agent), strings.ToLower(v.Query)) {
+			if v.Query != "" && !strings.Contains(strings.ToLower(row.Name+" "+row.Organisation+" "+row.Model+" "+row.Agent), strings.ToLower(v.Query)) {
 				continue
 			}
 			v.Forecast = append(v.Forecast, row)
@@ -300,37 +300,46 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		v.Trading = &lb
 	}
 	if s.forecasters != nil {
-		rows, err := s.forecasters.BacktestForecasts(r.Context())
+		b, err := s.backtestBoard(r.Context())
 		if err != nil {
 			return nil, err
 		}
-		if v.Backtest, err = forecast.LeaderboardOf(BacktestScored(rows), nil); err != nil {
-			return nil, err
-		}
+		v.Backtest = &b
 	}
 	return v, nil
 }
 
-// sortRows orders rows by a column; missing values sort last either way.
+// sortRows orders rows by a column; missing values (and, by rank, the
+// unranked preliminary agents) sort last either way.
 func sortRows(rows []ForecastRowJSON, by string, desc bool) {
 	key := func(r ForecastRowJSON) (float64, bool) {
 		switch by {
+		case "score":
+			return deref(r.Score)
 		case "rounds":
 			return float64(r.Rounds), true
 		case "n":
 			return float64(r.N), true
 		case "brier":
 			return r.Brier, true
+		case "brier_index":
+			return r.BrierIndex, true
+		case "bss":
+			return r.BSS, true
+		case "peer":
+			return deref(r.Peer)
 		case "alpha":
 			return deref(r.Alpha)
 		case "adjusted":
 			return deref(r.Adjusted)
 		case "p":
 			return deref(r.P)
+		case "p_rank1":
+			return deref(r.PRank1)
 		case "rounds_to_significance":
 			return deref(r.RoundsToSignificance)
 		}
-		return float64(r.Rank), true
+		return float64(r.Rank), r.Rank > 0
 	}
 	slices.SortStableFunc(rows, func(a, b ForecastRowJSON) int {
 		if by == "name" {
@@ -480,7 +489,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	agent := r.PathValue("agent")
-	rows, a, err := s.forecastRows(r.Context(), forecast.Filter{})
+	_, rows, a, err := s.forecastBoard(r.Context(), forecast.Filter{})
 	if err != nil {
 		return nil, err
 	}
@@ -731,10 +740,11 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 func (s *Server) methodologyView(r *http.Request) (any, error) {
 	var v MethodologyJSON
 	if f := s.Forecast; f != nil {
-		pw := score.DefaultPowerParams()
+		pw := f.ScoringMethod().Power
 		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, forecast.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
-			BenchmarkTolerance: arena.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: score.ShrinkN,
-			Bootstrap: forecast.AnalysisBootstrap, Seed: forecast.AnalysisSeed, ChainID: f.Domain.ChainID,
+			BenchmarkTolerance: arena.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: f.ScoringMethod().ShrinkN,
+			Bootstrap: f.ScoringMethod().Bootstrap, Seed: f.ScoringMethod().Seed, ChainID: f.Domain.ChainID,
+			Method: f.ScoringMethod(), Methodology: f.ScoringMethod().Stamp(),
 			VerifyingContract: f.Domain.Contract.Hex(), DomainName: forecast.DomainName, DomainVersion: forecast.DomainVersion,
 			SignificanceKappa: pw.Kappa, SignificancePower: pw.Power, AssumedBoldness: pw.Boldness, AssumedMarketsInPower: pw.K}
 	}

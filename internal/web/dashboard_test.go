@@ -68,8 +68,9 @@ func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 		check("revealing, after the reveal")
 		clk.Set(rd.Add(time.Second))
 		check("scoring")
-		var before []forecast.LeaderboardJSON
-		e.ok(200, "GET", "/api/v1/leaderboard", nil, "", &before) // caches the empty analysis
+		var beforeBoard web.BoardJSON
+		e.ok(200, "GET", "/api/v1/leaderboard", nil, "", &beforeBoard) // caches the empty analysis
+		before := beforeBoard.Rows
 		if len(before) != 0 {
 			t.Fatalf("leaderboard before any trigger: %+v", before)
 		}
@@ -77,8 +78,9 @@ func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 			e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", m.ID), map[string]string{"outcome": "YES"}, adminToken, nil)
 		}
 		e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", r.ID), nil, adminToken, nil)
-		var after []forecast.LeaderboardJSON
-		e.ok(200, "GET", "/api/v1/leaderboard", nil, "", &after) // the trigger invalidates the cached analysis
+		var afterBoard web.BoardJSON
+		e.ok(200, "GET", "/api/v1/leaderboard", nil, "", &afterBoard) // the trigger invalidates the cached analysis
+		after := afterBoard.Rows
 		if len(after) < 2 {
 			t.Fatalf("leaderboard after the trigger: %+v", after)
 		}

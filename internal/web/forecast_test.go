@@ -890,8 +890,9 @@ func TestEndToEndRealTime(t *testing.T) {
 		if st != 404 || errorOf(t, body).Error.Code != "reasoning_not_found" {
 			t.Fatalf("reasoning of an agent without any: %d %s", st, body)
 		}
-		var lb []forecast.LeaderboardJSON
-		e.ok(200, "GET", "/api/v1/leaderboard?track=forecast", nil, "", &lb)
+		var lbBoard web.BoardJSON
+		e.ok(200, "GET", "/api/v1/leaderboard?track=forecast", nil, "", &lbBoard)
+		lb := lbBoard.Rows
 		if len(lb) != len(want) {
 			t.Fatalf("leaderboard has %d rows, want %d: %+v", len(lb), len(want), lb)
 		}

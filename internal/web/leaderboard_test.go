@@ -26,7 +26,9 @@ func TestLeaderboardFilters(t *testing.T) {
 		ctx := context.Background()
 		generate(t, db, 5, 12, 4) // rounds daily from 2026-01-01, markets' categories cycle over 4
 		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
-		svc := &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}
+		method := forecast.DefaultMethod()
+		method.MinForecasts = 10 // 48 forecasts each, 28 in the last week
+		svc := &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method}
 		top := fmt.Sprintf("0x%040x", 1)
 		for r, cost := range map[uint64]arena.Micros{1: 1500, 2: 500} {
 			if err := db.SaveTrace(ctx, &arena.ForecastTrace{RoundID: r, Agent: top, AgentID: "llm", Submitted: true, Calls: 3, Cost: cost}); err != nil {
@@ -86,17 +88,18 @@ func TestLeaderboardFilters(t *testing.T) {
 
 		html := e.page("/leaderboard?window=7d&category=sports")
 		for _, want := range []string{`<option value="7d" selected>`, `<option selected>sports</option>`, "window=7d", "category=sports",
-			"in the last 7d", "sports markets only"} {
+			"Rounds of the last 7d", "sports markets only"} {
 			if !strings.Contains(html, want) {
 				t.Errorf("filtered page lacks %q", want)
 			}
 		}
 		html = e.page("/leaderboard")
-		if !strings.Contains(html, "$0.0020") || !strings.Contains(html, strings.ReplaceAll(fmt.Sprintf("%+.4f [", second.VsLeader.BrierDiff), "+", "&#43;")) {
+		if !strings.Contains(html, "$0.0020") || !strings.Contains(html, strings.ReplaceAll(fmt.Sprintf("%+.4f <small>[", second.VsLeader.BrierDiff), "+", "&#43;")) {
 			t.Errorf("leaderboard page lacks the cost or the paired difference %+.4f", second.VsLeader.BrierDiff)
 		}
-		var api []forecast.LeaderboardJSON
-		e.ok(200, "GET", "/api/v1/leaderboard?window=7d", nil, "", &api)
+		var apiBoard web.BoardJSON
+		e.ok(200, "GET", "/api/v1/leaderboard?window=7d", nil, "", &apiBoard)
+		api := apiBoard.Rows
 		if len(api) != len(week.Forecast) || api[0].Rounds != 7 {
 			t.Errorf("API leaderboard over 7d: %+v", api)
 		}
@@ -170,12 +173,12 @@ func TestLeaderboardPaging(t *testing.T) {
 			return agents, pages
 		}
 		forecastRows := func(b []byte) []string {
-			var rows []forecast.LeaderboardJSON
-			if err := json.Unmarshal(b, &rows); err != nil {
+			var board web.BoardJSON
+			if err := json.Unmarshal(b, &board); err != nil {
 				t.Fatal(err)
 			}
 			var out []string
-			for _, r := range rows {
+			for _, r := range board.Rows {
 				out = append(out, r.Agent)
 			}
 			return out

@@ -113,14 +113,14 @@ var apiOps = []apiOp{
 		Response: []MarketJSON{}},
 	{Method: "GET", Path: "/api/v1/markets/{id}", Summary: "One market", Response: MarketJSON{}},
 	{Method: "GET", Path: "/api/v1/leaderboard", Summary: "Leaderboard of a track, best first (cursor pagination: Link rel=next, X-Total-Count): " +
-		"the forecast and backtest tracks as an array of rows, the trading track as an object whose rows are paged", Query: []apiParam{
+		"an object naming the track (and, for the forecast and backtest tracks, the scoring method's version and configuration digest) whose rows are paged", Query: []apiParam{
 		qEnum("track", leaderboardTracks, "forecast", "the track"),
 		qEnum("sort", tradingSorts, "return", "order of the trading track: mean return, or Brier score lowest first").with("track=trading"),
 		window.not("track=backtest"),
 		category.with("track=forecast"),
 		pageLimit,
 		qInt("cursor", 0, math.MaxInt64, "0", "10", "how many rows earlier pages held: the position of the last row of the previous page, as the Link header's next URL gives it")},
-		Response: []forecast.LeaderboardJSON{}},
+		Response: BoardJSON{}},
 	{Method: "GET", Path: "/api/v1/domain", Summary: "EIP-712 signing domain", Response: forecast.DomainJSON{}},
 	{Method: "GET", Path: "/api/v1/rounds", Summary: "Rounds, newest first (cursor pagination: Link rel=next)", Query: []apiParam{
 		qEnum("status", roundStatuses, "", "only the rounds of this status"),

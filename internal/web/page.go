@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -30,18 +31,27 @@ func serveStyle(w http.ResponseWriter, r *http.Request) {
 }
 
 // sortCol is a column of the forecast leaderboard; Key is its sort key
-// ("" for unsortable).
-type sortCol struct{ Key, Label, Title string }
+// ("" for unsortable); Class "x" puts it among the columns shown on
+// request.
+type sortCol struct{ Key, Label, Title, Class string }
 
-var sortCols = []sortCol{{"rank", "#", "rank by shrunken alpha"}, {"name", "Agent", ""}, {"rounds", "Rounds", ""}, {"n", "N", "resolved predictions"},
-	{"brier", "Brier", "mean Brier score, lower is better"}, {"alpha", "Alpha", "market Brier − agent Brier, higher is better"}, {"", "SE", ""},
-	{"", "Alpha 95% CI", ""}, {"p", "p", "two-sided p of Alpha ≠ 0"},
-	{"rounds_to_significance", "Rounds to sig.", "further rounds until the observed edge would be significant"},
-	{"adjusted", "Adjusted Brier", "difficulty-adjusted Brier, lower is better"}, {"", "Adjusted 95% CI", ""}, {"", "P(rank 1)", ""},
-	{"", "Tie group", "agents whose adjusted CI overlaps the group leader's"},
-	{"", "Δ Brier vs #1 [95% CI]", "mean of (agent − leader) round Brier over the rounds both played; positive: worse than the leader"},
-	{"", "p vs #1", "paired t-test of the round differences; in brackets the paired bootstrap p on the adjusted score"},
-	{"", "Cost", "model calls' cost over the rounds with a trace; – for agents without one (external, simulated)"}}
+var sortCols = []sortCol{{"rank", "#", "rank among the agents that meet the entry rule", ""}, {"name", "Agent", "", "l"},
+	{"score", "Score [95% CI]", "difficulty-adjusted Brier Index: 100 perfect, 50 always 0.5; 95% interval and bar", ""},
+	{"n", "Forecasts", "resolved forecasts and rounds", ""},
+	{"brier", "Brier ±SE", "mean Brier score, lower is better, with its SE over rounds", "x"},
+	{"brier_index", "Brier Index", "(1 − √Brier) × 100 on the raw Brier score", "x"},
+	{"bss", "BSS", "Brier skill score vs always 0.5: 1 − Brier/0.25", "x"},
+	{"peer", "Peer", "each forecast's Brier minus the others' mean Brier on that question; below 0 beats them", "x"},
+	{"adjusted", "Adjusted Brier [95% CI]", "difficulty-adjusted Brier, lower is better", "x"},
+	{"alpha", "Alpha ±SE", "market Brier − agent Brier per round, higher is better; SE clustered by round", "x"},
+	{"", "Alpha 95% CI", "block bootstrap over events", "x"}, {"p", "p", "two-sided p of Alpha ≠ 0", "x"},
+	{"p_rank1", "P(rank 1)", "share of bootstrap replicates in which the agent ranks first", "x"},
+	{"", "P(top 5%)", "share of bootstrap replicates in which the agent is among the best 5% (at least one place)", "x"},
+	{"", "Tie group", "agents whose score interval overlaps the group leader's", "x"},
+	{"", "Δ Brier vs #1 [95% CI]", "mean of (agent − leader) round Brier over the rounds both played; positive: worse than the leader", "x"},
+	{"", "p vs #1", "paired t-test of the round differences; in brackets the paired bootstrap p on the adjusted score", "x"},
+	{"rounds_to_significance", "Rounds to sig.", "further rounds until the observed edge would be significant at 80% power", "x"},
+	{"", "Cost", "model calls' cost over the rounds with a trace; – for agents without one (external, simulated)", "x"}}
 
 var funcs = template.FuncMap{
 	"num": func(p *float64, format string) string {
@@ -61,7 +71,15 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("$%.4f", float64(*d)/1e6)
 	},
-	"pct":    func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
+	"pct": func(v float64) string { return fmt.Sprintf("%+.2f%%", v) },
+	// rounds is a count of rounds with thousands separators ("28,111").
+	"rounds": func(p *float64) string {
+		if p == nil {
+			return "–"
+		}
+		return thousands(int64(math.Round(*p)))
+	},
+	"dur":    humanDuration,
 	"plural": plural,
 	"upper":  strings.ToUpper,
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
@@ -135,6 +153,43 @@ var funcs = template.FuncMap{
 	"chart": func(string) template.HTML { return "" }, // replaced per render
 }
 
+// thousands writes n with a comma every three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// humanDuration says a configured duration in words: "7 days",
+// "5 minutes", "1 day 12 hours".
+func humanDuration(d arena.Duration) string {
+	t := time.Duration(d)
+	if t <= 0 {
+		return "0 seconds"
+	}
+	var parts []string
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
+		if n := int(t / u.d); n > 0 {
+			parts = append(parts, plural(n, u.name))
+			t -= time.Duration(n) * u.d
+		}
+	}
+	if len(parts) == 0 {
+		return t.String()
+	}
+	return strings.Join(parts, " ")
+}
+
 // plural says a count with its noun: "1 round", "3 rounds" (every noun
 // the templates count takes an s).
 func plural(n int, noun string) string {
@@ -149,8 +204,11 @@ func leaderboardLink(v LeaderboardPageJSON, q url.Values) string {
 	if v.Query != "" {
 		q.Set("q", v.Query)
 	}
-	if v.HideProv {
-		q.Set("provisional", "hide")
+	if v.HidePrelim {
+		q.Set("preliminary", "hide")
+	}
+	if v.Columns != "" {
+		q.Set("columns", v.Columns)
 	}
 	if v.Window != "" && v.Window != "all" {
 		q.Set("window", v.Window)
@@ -336,7 +394,7 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 	for _, p := range []struct {
 		name, tracks, why string
 	}{
-		{"sort", "trading", "the forecast and backtest tracks are ranked by shrunken alpha, then Brier"},
+		{"sort", "trading", "the forecast and backtest tracks are ranked by the scoring method (see /methodology)"},
 		{"window", "forecast trading", "the backtest's questions are past ones, scored at once"},
 		{"category", "forecast", "a trading portfolio's return is not per market category; filter the forecast track"},
 	} {
@@ -353,11 +411,12 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		rows, err := s.Forecast.LeaderboardOf(r.Context(), f)
+		b, _, err := s.Forecast.Leaderboard(r.Context(), f)
 		if err != nil {
 			return err
 		}
-		return s.writeJSON(w, r, pageRows(w, r, rows))
+		b.Rows = pageRows(w, r, b.Rows)
+		return s.writeJSON(w, r, BoardJSON{Track: "forecast", Board: b})
 	case "trading":
 		if err := s.needTrading(); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -25,6 +26,9 @@ type ForecasterStore interface {
 //	GET /api/v1/leaderboard?track=backtest   the backtest track
 func (s *Server) RegisterForecasters(st ForecasterStore) {
 	s.forecasters = st
+	if s.Forecast != nil { // the backtest is scored as the forecast track is
+		s.backtest.Method = s.Forecast.ScoringMethod()
+	}
 	s.handle("GET /api/v1/rounds/{id}/markets/{index}", s.roundMarket)
 	s.handle("GET /api/v1/rounds/{id}/traces/{agent}", s.trace)
 }
@@ -133,18 +137,29 @@ func BacktestScored(rows []arena.BacktestForecast) []arena.ScoredForecast {
 	return out
 }
 
+// backtestBoard is the backtest track's leaderboard, analysed once per
+// set of backtest forecasts.
+func (s *Server) backtestBoard(ctx context.Context) (forecast.Board, error) {
+	rows, err := s.forecasters.BacktestForecasts(ctx)
+	if err != nil {
+		return forecast.Board{}, err
+	}
+	a, err := s.backtest.Of(ctx, "backtest", BacktestScored(rows))
+	if err != nil {
+		return forecast.Board{}, err
+	}
+	return a.Board(nil), nil
+}
+
 // backtestLeaderboard serves GET /api/v1/leaderboard?track=backtest.
 func (s *Server) backtestLeaderboard(w http.ResponseWriter, r *http.Request) error {
 	if s.forecasters == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the backtest track is not enabled")
 	}
-	rows, err := s.forecasters.BacktestForecasts(r.Context())
+	b, err := s.backtestBoard(r.Context())
 	if err != nil {
 		return err
 	}
-	out, err := forecast.LeaderboardOf(BacktestScored(rows), nil)
-	if err != nil {
-		return err
-	}
-	return s.writeJSON(w, r, pageRows(w, r, out))
+	b.Rows = pageRows(w, r, b.Rows)
+	return s.writeJSON(w, r, BoardJSON{Track: "backtest", Board: b})
 }

@@ -25,51 +25,41 @@ type RoundSummaryJSON struct {
 	Markets        int        `json:"markets"`
 }
 
-// ForecastRowJSON is one row of the forecast leaderboard with its
-// uncertainty: bootstrap CI of Alpha, provisional flag, rounds until the
-// observed edge would be significant, and the difficulty-adjusted score.
+// ForecastRowJSON is one row of the forecast leaderboard (forecast.Row,
+// the model every rendering shares) with what its model calls cost.
 type ForecastRowJSON struct {
-	Rank int `json:"rank"`
-	forecast.LeaderboardJSON
-	AlphaCILo            *float64 `json:"alpha_ci_lo"`
-	AlphaCIHi            *float64 `json:"alpha_ci_hi"`
-	RoundsToSignificance *float64 `json:"rounds_to_significance"`
-	Adjusted             *float64 `json:"adjusted"`
-	AdjustedCILo         *float64 `json:"adjusted_ci_lo"`
-	AdjustedCIHi         *float64 `json:"adjusted_ci_hi"`
-	PRank1               *float64 `json:"p_rank1"`
-	TieGroup             int      `json:"tie_group"`
-	// VsLeader compares the agent with rank 1; null for the leader and
-	// for an agent with no round in common with it.
-	VsLeader *VsLeaderJSON `json:"vs_leader"`
+	forecast.Row
 	// Cost is what the agent's model calls cost over the rounds with a
 	// trace (null for agents without traces: external and simulated).
 	Cost       *Dollars `json:"cost_usd"`
 	ModelCalls *int64   `json:"model_calls"`
+	// Bar places the score's interval on the page's common scale.
+	Bar *BarJSON `json:"-"`
 }
 
-// VsLeaderJSON is an agent's paired comparison with the leader: over the
-// rounds both were scored in, the mean of (agent − leader) round Brier
-// with its SE, 95% CI and two-sided p, and the paired bootstrap p that
-// the leader's difficulty-adjusted score is not better.
-type VsLeaderJSON struct {
-	Rounds    int      `json:"rounds"`
-	BrierDiff float64  `json:"brier_diff"`
-	SE        *float64 `json:"se"`
-	CILo      *float64 `json:"ci_lo"`
-	CIHi      *float64 `json:"ci_hi"`
-	P         *float64 `json:"p"`
-	AdjustedP *float64 `json:"adjusted_p"`
+// BarJSON is an interval drawn on a 0–100 scale: its left end, its width
+// and the point estimate, in percent of the scale.
+type BarJSON struct{ Left, Width, Point float64 }
+
+// BoardJSON is GET /api/v1/leaderboard for the forecast and backtest
+// tracks: the track's board, its rows paged.
+type BoardJSON struct {
+	Track string `json:"track"`
+	forecast.Board
 }
 
 // HomeJSON is the home page.
 type HomeJSON struct {
-	Open         []RoundSummaryJSON     `json:"open_rounds"`
-	Scored       []RoundSummaryJSON     `json:"latest_scored_rounds"`
-	ScoredRounds int                    `json:"scored_rounds"`
-	Forecast     []ForecastRowJSON      `json:"forecast_top"`
-	Trading      []TradingLeaderRowJSON `json:"trading_top"`
-	HasTrading   bool                   `json:"has_trading"`
+	Open         []RoundSummaryJSON `json:"open_rounds"`
+	Scored       []RoundSummaryJSON `json:"latest_scored_rounds"`
+	ScoredRounds int                `json:"scored_rounds"`
+	// LastUpdated is when the latest round was scored; Methodology names
+	// the scoring method of Forecast, its top rows.
+	LastUpdated *time.Time             `json:"last_updated"`
+	Methodology forecast.MethodStamp   `json:"methodology"`
+	Forecast    []ForecastRowJSON      `json:"forecast_top"`
+	Trading     []TradingLeaderRowJSON `json:"trading_top"`
+	HasTrading  bool                   `json:"has_trading"`
 	// Cohorts are the latest trading cohorts, newest week first, each
 	// with its page at /cohorts/{id}; TotalCohorts counts them all.
 	Cohorts      []CohortSummaryJSON `json:"latest_cohorts"`
@@ -97,21 +87,29 @@ type OracleRecentJSON struct {
 // LeaderboardPageJSON is the leaderboard page: both tracks, sorted and
 // filtered as asked.
 type LeaderboardPageJSON struct {
-	Sort         string                  `json:"sort"`
-	Desc         bool                    `json:"desc"`
-	Query        string                  `json:"q"`
-	HideProv     bool                    `json:"hide_provisional"`
-	Window       string                  `json:"window"`
-	Category     string                  `json:"category"`
-	Windows      []string                `json:"windows"`
-	Categories   []string                `json:"categories"`
+	Sort string `json:"sort"`
+	Desc bool   `json:"desc"`
+	// Columns is "all" when every column is shown, "" for the short view.
+	Columns    string   `json:"columns"`
+	Query      string   `json:"q"`
+	HidePrelim bool     `json:"hide_preliminary"`
+	Window     string   `json:"window"`
+	Category   string   `json:"category"`
+	Windows    []string `json:"windows"`
+	Categories []string `json:"categories"`
+	// The forecast board's method, coverage and entry rules (Forecast are
+	// its rows, sorted and filtered).
+	Methodology  forecast.MethodStamp    `json:"methodology"`
 	ScoredRounds int                     `json:"scored_rounds"`
+	LastUpdated  *time.Time              `json:"last_updated"`
+	Hidden       int                     `json:"hidden_by_organisation_limit"`
+	MinForecasts int                     `json:"min_forecasts"`
 	Bootstrap    int                     `json:"bootstrap"`
 	Seed         uint64                  `json:"seed"`
 	Forecast     []ForecastRowJSON       `json:"forecast"`
 	Trading      *TradingLeaderboardJSON `json:"trading"`
-	// Backtest is the backtest track's leaderboard; null when not served.
-	Backtest []forecast.LeaderboardJSON `json:"backtest"`
+	// Backtest is the backtest track's board; null when not served.
+	Backtest *forecast.Board `json:"backtest"`
 }
 
 // PhaseJSON is one step of a round's timeline.
@@ -282,21 +280,24 @@ type MethodologyJSON struct {
 
 // ForecastMethodJSON describes the forecast track as configured.
 type ForecastMethodJSON struct {
-	MarketsPerRound       int            `json:"markets_per_round"`
-	Rules                 forecast.Rules `json:"selection_rules"`
-	Grace                 arena.Duration `json:"grace"`
-	BenchmarkTolerance    arena.Duration `json:"benchmark_tolerance"`
-	ProvisionalBelow      int            `json:"provisional_below_predictions"`
-	Bootstrap             int            `json:"bootstrap_replicates"`
-	Seed                  uint64         `json:"bootstrap_seed"`
-	ChainID               uint64         `json:"chain_id"`
-	VerifyingContract     string         `json:"verifying_contract"`
-	DomainName            string         `json:"domain_name"`
-	DomainVersion         string         `json:"domain_version"`
-	SignificanceKappa     float64        `json:"significance_kappa"`
-	SignificancePower     float64        `json:"significance_power"`
-	AssumedBoldness       float64        `json:"assumed_boldness"`
-	AssumedMarketsInPower int            `json:"assumed_markets_per_round_in_power"`
+	MarketsPerRound    int            `json:"markets_per_round"`
+	Rules              forecast.Rules `json:"selection_rules"`
+	Grace              arena.Duration `json:"grace"`
+	BenchmarkTolerance arena.Duration `json:"benchmark_tolerance"`
+	ProvisionalBelow   int            `json:"provisional_below_predictions"`
+	Bootstrap          int            `json:"bootstrap_replicates"`
+	Seed               uint64         `json:"bootstrap_seed"`
+	// Method is the scoring method in full, with its version and digest.
+	Method                forecast.Method      `json:"scoring_method"`
+	Methodology           forecast.MethodStamp `json:"methodology"`
+	ChainID               uint64               `json:"chain_id"`
+	VerifyingContract     string               `json:"verifying_contract"`
+	DomainName            string               `json:"domain_name"`
+	DomainVersion         string               `json:"domain_version"`
+	SignificanceKappa     float64              `json:"significance_kappa"`
+	SignificancePower     float64              `json:"significance_power"`
+	AssumedBoldness       float64              `json:"assumed_boldness"`
+	AssumedMarketsInPower int                  `json:"assumed_markets_per_round_in_power"`
 }
 
 // TradingMethodJSON describes the trading track as configured.

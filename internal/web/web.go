@@ -101,8 +101,10 @@ type Server struct {
 	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
 	Forecast *forecast.Service
 	Trading  *trading.Engine
-	// forecasters is set by RegisterForecasters.
+	// forecasters is set by RegisterForecasters; backtest caches the
+	// backtest track's analysis.
 	forecasters ForecasterStore
+	backtest    forecast.Analyses
 	// oracle is set by RegisterOracle.
 	oracle *oracle.Service
 	// Log is set by RegisterLog.

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/web"
+)
+
+// The CLI, the JSON API and the HTML page render one leaderboard: on the
+// demo database they list the same agents in the same order, with the
+// same ranks and tie groups.
+func TestLeaderboardRenderingsAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a demo")
+	}
+	ctx := context.Background()
+	res, err := demo.Run(ctx, demo.Config{Seed: 2, Rounds: 10, Dir: t.TempDir(), Server: func(p demo.Parts) http.Handler {
+		return newServer(p.DB, "", p.Logger, p.Forecast, p.Trading, p.Log).Handler()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	srv := httptest.NewServer(res.Handler)
+	defer srv.Close()
+	get := func(path string) string {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	line := func(rank int, agent string, tie int) string {
+		return fmt.Sprintf("%d %s %d", rank, strings.ToLower(agent), tie)
+	}
+
+	var api web.BoardJSON
+	if err := json.Unmarshal([]byte(get("/api/v1/leaderboard")), &api); err != nil {
+		t.Fatal(err)
+	}
+	var fromAPI []string
+	for _, r := range api.Rows {
+		fromAPI = append(fromAPI, line(r.Rank, r.Agent, r.TieGroup))
+	}
+
+	out, _, err := cli(t, nil, "report", "leaderboard", "--db", res.DBURL, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var board forecast.Board
+	if err := json.Unmarshal([]byte(out), &board); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var fromCLI []string
+	for _, r := range board.Rows {
+		fromCLI = append(fromCLI, line(r.Rank, r.Agent, r.TieGroup))
+	}
+
+	rowRe := regexp.MustCompile(`(?s)<tr[^>]*>\s*<td>(\d+|–)</td>\s*<td class="l agent"><a href="/agents/([^"]+)".*?<td class="x tie">(\d+|–)</td>`)
+	var fromHTML []string
+	for _, m := range rowRe.FindAllStringSubmatch(get("/leaderboard"), -1) {
+		var rank, tie int
+		fmt.Sscan(m[1], &rank)
+		fmt.Sscan(m[3], &tie)
+		fromHTML = append(fromHTML, line(rank, m[2], tie))
+	}
+
+	ranked, ties := 0, map[int]int{}
+	for _, r := range api.Rows {
+		if r.Rank > 0 {
+			ranked++
+			ties[r.TieGroup]++
+		}
+	}
+	if len(api.Rows) != 7 || ranked < 5 || len(ties) < 2 {
+		t.Fatalf("the demo board is too plain to compare: %d rows, %d ranked, tie groups %v", len(api.Rows), ranked, ties)
+	}
+	if api.Methodology != board.Methodology || api.Methodology.Version != forecast.MethodVersion {
+		t.Errorf("methodology: API %+v, CLI %+v", api.Methodology, board.Methodology)
+	}
+	want := strings.Join(fromAPI, "\n")
+	if got := strings.Join(fromCLI, "\n"); got != want {
+		t.Errorf("CLI leaderboard\n%s\nJSON API\n%s", got, want)
+	}
+	if got := strings.Join(fromHTML, "\n"); got != want {
+		t.Errorf("HTML leaderboard\n%s\nJSON API\n%s", got, want)
+	}
+}
