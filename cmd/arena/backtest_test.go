@@ -334,10 +334,12 @@ func TestBacktestForecastBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var board []struct {
-		Agent string
-		Brier float64
-		Alpha *float64
+	var board struct {
+		Rows []struct {
+			Agent string
+			Brier float64
+			Alpha *float64
+		}
 	}
 	err = json.NewDecoder(resp.Body).Decode(&board)
 	resp.Body.Close()
@@ -345,7 +347,7 @@ func TestBacktestForecastBench(t *testing.T) {
 		t.Fatalf("leaderboard: %d %v", resp.StatusCode, err)
 	}
 	onBoard := 0
-	for _, row := range board {
+	for _, row := range board.Rows {
 		if a, ok := byAgent[row.Agent]; ok {
 			onBoard++
 			if math.Abs(row.Brier-*a.Brier) > 1e-12 {

@@ -125,13 +125,14 @@ func TestRoundCLI(t *testing.T) {
 		*shown.Outcomes[0] != "YES" || shown.Outcomes[1] != nil {
 		t.Fatalf("show scored: %v %+v", err, shown)
 	}
-	// The leaderboard names agents as round show does; its JSON keeps the address.
+	// The leaderboard names agents by their display name; its JSON keeps
+	// the address beside the name.
 	out, _, err = cli(t, nil, "report", "leaderboard", "--db", dbURL, "--bootstrap", "0")
-	if err != nil || !strings.Contains(out, " Random (uniform) (random) ") {
+	if err != nil || !strings.Contains(out, " Random (uniform) ") {
 		t.Fatalf("leaderboard: %v\n%s", err, out)
 	}
 	out, _, err = cli(t, nil, "report", "leaderboard", "--db", dbURL, "--bootstrap", "0", "--format", "json")
-	if err != nil || !strings.Contains(out, `"agent": "random"`) || strings.Contains(out, "uniform") {
+	if err != nil || !strings.Contains(out, `"agent": "random"`) || !strings.Contains(out, `"name": "Random (uniform)"`) {
 		t.Fatalf("leaderboard json: %v\n%s", err, out)
 	}
 	if db, err = store.Open(context.Background(), dbURL); err != nil {
