@@ -63,6 +63,9 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 			return arena.Errorf(arena.EINVALID, "--to %q: want YYYY-MM-DD", *to)
 		}
 	}
+	if !fromT.IsZero() && !toT.IsZero() && fromT.After(toT) {
+		return arena.Errorf(arena.EINVALID, "--from %s is after --to %s: no question set is due between them", *from, *to)
+	}
 	o, err := cf.options(env)
 	if err != nil {
 		return err
