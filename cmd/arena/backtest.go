@@ -81,6 +81,9 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		}
 		*cacheDir = filepath.Join(d, "llm-cache")
 	}
+	if err := checkCacheDir(*cacheDir, *cacheOnly); err != nil {
+		return err
+	}
 	logger := newLogger(env, o.LogLevel)
 	db, err := openExisting(ctx, o.DB)
 	if err != nil {
