@@ -11,10 +11,22 @@ import (
 	"path/filepath"
 )
 
+// Bounds of an export's files, which verifiers read from others: far
+// above a real export's, so an endless or padded file fails soon with a
+// clear error instead of exhausting memory.
+const (
+	MaxTableBytes = 4 << 30
+	MaxRowBytes   = 64 << 20 // one line of a table
+	MaxMetaBytes  = 1 << 20
+)
+
 // ReadTable reads a table written by WriteTable. Every row must have every
 // column; a JSON object must have exactly the columns of the first row.
+// A table larger than MaxTableBytes, or with a line longer than
+// MaxRowBytes, is refused as soon as the read gets there.
 func ReadTable(r io.Reader, name, format string) (Table, error) {
 	t := Table{Name: name}
+	r = &boundedReader{r: r}
 	switch format {
 	case CSV:
 		cr := csv.NewReader(r)
@@ -36,7 +48,7 @@ func ReadTable(r io.Reader, name, format string) (Table, error) {
 		return t, nil
 	case JSONL:
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+		sc.Buffer(make([]byte, 0, 64<<10), MaxRowBytes)
 		line := 0
 		for sc.Scan() {
 			line++
@@ -94,6 +106,47 @@ func decodeObject(b []byte) ([]string, []string, error) {
 		return nil, nil, fmt.Errorf("trailing data")
 	}
 	return cols, vals, nil
+}
+
+// boundedReader fails a read past MaxTableBytes in all or MaxRowBytes in
+// one line.
+type boundedReader struct {
+	r          io.Reader
+	n, lineLen int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		b.lineLen = int64(n - i - 1)
+	} else {
+		b.lineLen += int64(n)
+	}
+	switch {
+	case b.n > MaxTableBytes:
+		return 0, fmt.Errorf("larger than %d GiB, the limit of an export table", MaxTableBytes>>30)
+	case b.lineLen > MaxRowBytes:
+		return 0, fmt.Errorf("a line longer than %d MiB, the limit of a row", MaxRowBytes>>20)
+	}
+	return n, err
+}
+
+// readMeta reads an export's meta.json.
+func readMeta(dir string) ([]byte, error) {
+	f, err := os.Open(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxMetaBytes+1))
+	if err == nil && len(b) > MaxMetaBytes {
+		err = fmt.Errorf("larger than %d MiB, the limit of meta.json", MaxMetaBytes>>20)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("export: meta.json: %w", err)
+	}
+	return b, nil
 }
 
 // readDir reads the named tables of an export in format.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
@@ -30,9 +28,9 @@ type Record struct {
 
 // Load reads the export in dir.
 func Load(dir string) (*Record, error) {
-	mb, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	mb, err := readMeta(dir)
 	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return nil, err
 	}
 	rec := &Record{rounds: map[uint64]*arena.Round{}, markets: map[int64]*arena.Market{},
 		subs: map[uint64][]*arena.Submission{}, scores: map[uint64][]arena.RoundScore{}}

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,9 +78,9 @@ type logged[T any] struct {
 // *Mismatch naming the item.
 func Verify(dir string, o VerifyOptions) (*Report, error) {
 	rep := &Report{}
-	mb, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	mb, err := readMeta(dir)
 	if err != nil {
-		return rep, fmt.Errorf("export: %w", err)
+		return rep, err
 	}
 	var meta Meta
 	if err := json.Unmarshal(mb, &meta); err != nil {

@@ -96,7 +96,7 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	}
 	var qs []oracle.EvalQuestion
 	if *questions != "" {
-		f, err := os.Open(*questions)
+		f, err := openInput(ctx, *questions)
 		if err != nil {
 			return err
 		}

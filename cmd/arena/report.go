@@ -16,7 +16,6 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/chart"
 	"github.com/forecast-arena/arena/score"
-	"github.com/forecast-arena/arena/score/scoreio"
 )
 
 func init() {
@@ -98,7 +97,7 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 		return arena.Errorf(arena.EINVALID, "--bins %d: want 1..1000", *si.bins)
 	}
 	if *si.in != "" {
-		t, err := scoreio.ReadFile(*si.in)
+		t, err := readScores(ctx, *si.in)
 		si.table, si.src = t, *si.in
 		return err
 	}

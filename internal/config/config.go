@@ -250,7 +250,7 @@ func readFile(path string) (kv map[string]string, lines map[string]int, err erro
 		return nil, nil, fmt.Errorf("config: read %s: %w", path, err)
 	}
 	if len(data) > MaxFileBytes {
-		return nil, nil, fmt.Errorf("config: %s: larger than %d KiB, the limit of a config file", path, MaxFileBytes>>10)
+		return nil, nil, fmt.Errorf("config: %s: larger than %d MiB, the limit of a config file", path, MaxFileBytes>>20)
 	}
 	known := map[string]bool{}
 	for _, fl := range fields {
