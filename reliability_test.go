@@ -12,7 +12,8 @@ import (
 	"testing"
 )
 
-// catalogueGroups are the sections of docs/reliability.md, in order.
+// catalogueGroups are the sections of docs/reliability.md, in order;
+// sections added after them are free.
 var catalogueGroups = []string{"protocol", "input", "auth", "abuse", "crash", "data", "upstream"}
 
 // minCatalogue is the least number of distinct cases the catalogue lists.
@@ -76,7 +77,7 @@ func readCatalogue(t *testing.T, path string) []catalogueEntry {
 		line := strings.TrimSpace(sc.Text())
 		if h, ok := strings.CutPrefix(line, "## "); ok {
 			g := strings.ToLower(strings.TrimRight(strings.Fields(h)[0], ":"))
-			if next >= len(catalogueGroups) || g != catalogueGroups[next] {
+			if next < len(catalogueGroups) && g != catalogueGroups[next] {
 				t.Fatalf("%s:%d: section %q out of order; want the sections %v", path, n, g, catalogueGroups)
 			}
 			group, next = g, next+1
@@ -100,7 +101,7 @@ func readCatalogue(t *testing.T, path string) []catalogueEntry {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if next != len(catalogueGroups) {
+	if next < len(catalogueGroups) {
 		t.Fatalf("%s: %d of the sections %v present", path, next, catalogueGroups)
 	}
 	return out
