@@ -66,9 +66,9 @@ func readScores(ctx context.Context, path string) (*score.Table, error) {
 // maxRulesBytes bounds a --rules file: a JSON object of a few settings.
 const maxRulesBytes = 1 << 20
 
-// readSmallFile reads a file that is small by nature (a config, key or
-// rules file) whole, refusing one larger than max: the file may be
-// endless, as /dev/zero is.
+// readSmallFile reads a file that is small by nature (a --rules file)
+// whole, refusing one larger than max: the file may be endless, as
+// /dev/zero is.
 func readSmallFile(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

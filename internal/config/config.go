@@ -26,19 +26,19 @@ type Options struct {
 	// AdminTokenNext (ARENA_ADMIN_TOKEN_NEXT, secret) is accepted as well
 	// as AdminToken, so the token can be rotated without downtime.
 	AdminTokenNext string
+	GammaURL       string        // ARENA_GAMMA_URL
+	CLOBURL        string        // ARENA_CLOB_URL
+	SyncLimit      int           // ARENA_SYNC_LIMIT: markets kept per Polymarket sync
+	SyncEvery      time.Duration // ARENA_SYNC_EVERY
+	ChainID        int64         // ARENA_CHAIN_ID: EIP-712 domain chain id (0 without a chain)
+	Contract       string        // ARENA_CONTRACT: EIP-712 verifying contract
+	AgentsFile     string        // ARENA_AGENTS: LLM model registry file
+	LogLevel       string        // ARENA_LOG_LEVEL: debug|info|warn|error
+	TradingPolicy  string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets
 	// AllowShortAdminToken (ARENA_ALLOW_SHORT_ADMIN_TOKEN,
 	// --allow-short-admin-token) accepts admin tokens shorter than
 	// MinAdminTokenBytes, for tests and demos on a private machine.
 	AllowShortAdminToken bool
-	GammaURL             string        // ARENA_GAMMA_URL
-	CLOBURL              string        // ARENA_CLOB_URL
-	SyncLimit            int           // ARENA_SYNC_LIMIT: markets kept per Polymarket sync
-	SyncEvery            time.Duration // ARENA_SYNC_EVERY
-	ChainID              int64         // ARENA_CHAIN_ID: EIP-712 domain chain id (0 without a chain)
-	Contract             string        // ARENA_CONTRACT: EIP-712 verifying contract
-	AgentsFile           string        // ARENA_AGENTS: LLM model registry file
-	LogLevel             string        // ARENA_LOG_LEVEL: debug|info|warn|error
-	TradingPolicy        string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets
 	// ForecastAgents is the model registry of the LLM agents `arena serve`
 	// hosts in the forecast track (ARENA_FORECAST_AGENTS).
 	ForecastAgents string
