@@ -115,7 +115,6 @@ func opt(c Column) Column { c.opt = true; return c }
 
 func enum(c Column, values ...string) Column { c.typ, c.enum = tEnum, values; return c }
 
-
 const (
 	checkScore = "recomputed from the logged reveals, benchmarks and outcomes with the server's scorer; equal to the latest logged score"
 	checkBoard = "recomputed from the recomputed scores with the server's analysis"

@@ -58,6 +58,9 @@ type table struct {
 	rows  []*row
 	byKey map[string]*row
 	found bool // the file exists
+	// tooLarge is set when the file passed its bound: it was not read to
+	// its end.
+	tooLarge *TooLargeError
 }
 
 // kv names a key from its values, in key column order.
@@ -83,7 +86,14 @@ func readTable(dir, format string, spec TableSpec, add func(Mismatch)) *table {
 		return t
 	}
 	defer f.Close()
+	r := &boundedReader{r: f}
 	t.found = true
+	defer func() {
+		// The bound is what stopped the read, whichever reader reported it.
+		if r.err != nil {
+			t.tooLarge = r.err
+		}
+	}()
 	reported := map[string]bool{} // column faults are reported once per table
 	checkColumns := func(where string, cols []string) {
 		seen := map[string]bool{}
@@ -137,7 +147,7 @@ func readTable(dir, format string, spec TableSpec, add func(Mismatch)) *table {
 	}
 	switch format {
 	case CSV:
-		cr := csv.NewReader(f)
+		cr := csv.NewReader(r)
 		cr.FieldsPerRecord = -1
 		header, err := cr.Read()
 		if err == io.EOF {
@@ -174,8 +184,8 @@ func readTable(dir, format string, spec TableSpec, add func(Mismatch)) *table {
 			addRow(where, header, rec)
 		}
 	case JSONL:
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), MaxRowBytes+1)
 		for line := 1; sc.Scan(); line++ {
 			where := fmt.Sprintf("line %d", line)
 			if strings.TrimSpace(sc.Text()) == "" {

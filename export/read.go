@@ -7,12 +7,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+)
+
+// Bounds of an export's files, which verifiers read from others: far
+// above a real export's, so an endless or padded file fails soon with a
+// clear error instead of exhausting memory.
+const (
+	MaxTableBytes = 4 << 30
+	MaxRowBytes   = 64 << 20 // one line of a table
+	MaxMetaBytes  = 1 << 20
 )
 
 // ReadTable reads a table written by WriteTable. Every row must have every
 // column; a JSON object must have exactly the columns of the first row.
+// A table larger than MaxTableBytes, or with a line longer than
+// MaxRowBytes, is refused as soon as the read gets there.
 func ReadTable(r io.Reader, name, format string) (Table, error) {
 	t := Table{Name: name}
+	r = &boundedReader{r: r}
 	switch format {
 	case CSV:
 		cr := csv.NewReader(r)
@@ -96,4 +110,53 @@ func decodeObject(b []byte) ([]string, []string, error) {
 		return nil, nil, fmt.Errorf("trailing data")
 	}
 	return cols, vals, nil
+}
+
+// boundedReader fails a read past MaxTableBytes in all or MaxRowBytes in
+// one line.
+type boundedReader struct {
+	r          io.Reader
+	n, lineLen int64
+	err        *TooLargeError // the bound passed, once it is
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		b.lineLen = int64(n - i - 1)
+	} else {
+		b.lineLen += int64(n)
+	}
+	switch {
+	case b.n > MaxTableBytes:
+		b.err = &TooLargeError{fmt.Sprintf("larger than %d GiB, the limit of an export table", MaxTableBytes>>30)}
+	case b.lineLen > MaxRowBytes:
+		b.err = &TooLargeError{fmt.Sprintf("a line longer than %d MiB, the limit of a row", MaxRowBytes>>20)}
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	return n, err
+}
+
+// TooLargeError is a file of an export past its bound: verification stops
+// there rather than read on.
+type TooLargeError struct{ what string }
+
+func (e *TooLargeError) Error() string { return e.what }
+
+// readFileBounded reads a small file of an export whole, refusing one
+// larger than limit.
+func readFileBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		err = &TooLargeError{fmt.Sprintf("larger than %d MiB, the limit of %s", limit>>20, filepath.Base(path))}
+	}
+	return b, err
 }

@@ -168,6 +168,9 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 	}
 	for _, spec := range Contract {
 		t := readTable(dir, v.meta.Format, spec, func(m Mismatch) { v.add(m.Table, m.Key, m.Column, "%s", m.Reason) })
+		if t.tooLarge != nil {
+			return v.rep, fmt.Errorf("export: %s: %w", spec.Name, t.tooLarge)
+		}
 		if !t.found && spec.Name != TracesSpec.Name {
 			v.add(spec.Name, "", "", "missing: no %s.%s", spec.Name, v.meta.Format)
 		}
@@ -201,7 +204,7 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 // and domain; false when the tables cannot be read without it.
 func (v *verifier) readMeta(dir string) bool {
 	const m = "meta.json"
-	b, err := os.ReadFile(filepath.Join(dir, m))
+	b, err := readFileBounded(filepath.Join(dir, m), MaxMetaBytes)
 	if err != nil {
 		v.add(m, "", "", "%v", err)
 		return false
@@ -1230,7 +1233,7 @@ func (v *verifier) checkTraces() {
 // them (Load, after Verify): the first fault fails.
 func readTables(dir string) (Meta, map[string]*table, error) {
 	var meta Meta
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	b, err := readFileBounded(filepath.Join(dir, "meta.json"), MaxMetaBytes)
 	if err != nil {
 		return meta, nil, fmt.Errorf("export: %w", err)
 	}
@@ -1245,6 +1248,9 @@ func readTables(dir string) (Meta, map[string]*table, error) {
 				first = &m
 			}
 		})
+		if tl := ts[spec.Name].tooLarge; tl != nil {
+			return meta, nil, fmt.Errorf("export: %s: %w", spec.Name, tl)
+		}
 	}
 	if first != nil {
 		return meta, nil, first

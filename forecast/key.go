@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -56,6 +57,9 @@ func ParseKey(s string) (*Key, error) {
 	return NewKey(priv), nil
 }
 
+// maxKeyFile bounds a key file: 64 hex digits and a newline.
+const maxKeyFile = 1024
+
 // LoadKey reads a key file written by Save (also go-ethereum's
 // crypto.SaveECDSA format). A file others can read is loaded with a warning.
 func LoadKey(path string) (*Key, error) {
@@ -63,12 +67,21 @@ func LoadKey(path string) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("forecast: load key: %w", err)
 	}
-	if fi.Size() > 1024 {
+	if fi.Size() > maxKeyFile {
 		return nil, fmt.Errorf("forecast: load key %s: %d bytes is not a key file", path, fi.Size())
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("forecast: load key: %w", err)
+	}
+	defer f.Close()
+	// Read at most one byte past the bound: a device or pipe has no size.
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("forecast: load key: %w", err)
+	}
+	if len(b) > maxKeyFile {
+		return nil, fmt.Errorf("forecast: load key %s: more than %d bytes is not a key file", path, maxKeyFile)
 	}
 	k, err := ParseKey(string(b))
 	if err != nil {

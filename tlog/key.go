@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 // The key must survive restarts: heads signed by a new key do not chain to
 // the old ones for anyone verifying against the published key.
 func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
+	b, err := readKeyFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		seed := make([]byte, ed25519.SeedSize)
 		if _, err := rand.Read(seed); err != nil {
@@ -51,6 +52,24 @@ func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("tlog: key %s: %w", path, errNoKey)
 	}
 	return ed25519.NewKeyFromSeed(seed), nil
+}
+
+// maxKeyFile bounds a key file: 64 hex digits and a newline.
+const maxKeyFile = 1024
+
+// readKeyFile reads a key file, refusing one larger than maxKeyFile (a
+// device or pipe has no size to check first).
+func readKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err == nil && len(b) > maxKeyFile {
+		err = fmt.Errorf("more than %d bytes: %w", maxKeyFile, errNoKey)
+	}
+	return b, err
 }
 
 // ParsePublicKey parses a hex ed25519 public key.

@@ -63,6 +63,9 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 			return arena.Errorf(arena.EINVALID, "--to %q: want YYYY-MM-DD", *to)
 		}
 	}
+	if !fromT.IsZero() && !toT.IsZero() && fromT.After(toT) {
+		return arena.Errorf(arena.EINVALID, "--from %s is after --to %s: no question set is due between them", *from, *to)
+	}
 	o, err := cf.options(env)
 	if err != nil {
 		return err
@@ -77,6 +80,9 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("--cache-dir DIR is required with this database (or set ARENA_DATA_DIR)")
 		}
 		*cacheDir = filepath.Join(d, "llm-cache")
+	}
+	if err := checkCacheDir(*cacheDir, *cacheOnly); err != nil {
+		return err
 	}
 	logger := newLogger(env, o.LogLevel)
 	db, err := openExisting(ctx, o.DB)

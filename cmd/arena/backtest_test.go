@@ -466,3 +466,25 @@ func TestBacktestNoLookAheadAndResume(t *testing.T) {
 		t.Error("the freeze value was never shown as the price")
 	}
 }
+
+// A backtest that would run nothing fails and says why, instead of
+// reporting "0 rounds" with exit status 0.
+func TestBacktestNothingToRun(t *testing.T) {
+	empty := "sqlite:" + filepath.Join(t.TempDir(), "empty.db")
+	openStore(t, empty).Close()
+	agents := writeOracleRegistry(t, "http://127.0.0.1:1/v1", "m")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"inverted date range", []string{"--from", "2026-01-01", "--to", "2025-01-01"}, "--from 2026-01-01 is after --to 2025-01-01"},
+		{"nothing imported", nil, "holds no resolved ForecastBench market question (import question and resolution sets with 'arena import forecastbench')"},
+	} {
+		args := append([]string{"backtest", "--source", "forecastbench", "--agents", agents, "--db", empty, "--cache-dir", t.TempDir()}, c.args...)
+		out, _, err := cli(t, nil, args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || out != "" {
+			t.Errorf("%s: %v (stdout %q); want %q", c.name, err, out, c.want)
+		}
+	}
+}

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Flags win over ARENA_* environment variables, which win over the file.
 func TestConfigPrecedence(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "arena.conf")
-	os.WriteFile(file, []byte("ARENA_DB=sqlite:file.db\nARENA_SYNC_LIMIT=7\nARENA_ADDR=:1\nARENA_ADMIN_TOKEN=s3cret\n"), 0o600)
+	os.WriteFile(file, []byte("ARENA_DB=sqlite:file.db\nARENA_SYNC_LIMIT=7\nARENA_ADDR=:1\nARENA_ADMIN_TOKEN=s3cret-0123456789abcdef0123456789\n"), 0o600)
 	env := []string{"ARENA_CONFIG=" + file, "ARENA_DB=sqlite:env.db", "ARENA_ADDR=:2"}
 	out, _, err := cli(t, env, "config", "--addr", ":3")
 	if err != nil {
@@ -33,7 +38,7 @@ func TestConfigPrecedence(t *testing.T) {
 // strings no URL parser accepts, and keys in other URLs.
 func TestConfigRedactsMalformedSecrets(t *testing.T) {
 	for _, db := range []string{"postgres://arena:S3cretPW%@127.0.0.1:1/x", "postgres://arena:S3cret PW@127.0.0.1:1/x", "postgres://arena:S3cretPW@127.0.0.1:1/%zz"} {
-		env := []string{"ARENA_ADMIN_TOKEN=S3cret-old", "ARENA_ADMIN_TOKEN_NEXT=S3cret-new", "ARENA_GAMMA_URL=https://g.example/?api_key=S3cretKey"}
+		env := []string{"ARENA_ADMIN_TOKEN=S3cret-old-0123456789abcdef01234", "ARENA_ADMIN_TOKEN_NEXT=S3cret-new-0123456789abcdef01234", "ARENA_GAMMA_URL=https://g.example/?api_key=S3cretKey"}
 		out, _, err := cli(t, env, "config", "--db", db)
 		if err != nil {
 			t.Fatal(err)
@@ -41,5 +46,81 @@ func TestConfigRedactsMalformedSecrets(t *testing.T) {
 		if strings.Contains(out, "S3cret") || !strings.Contains(out, "ARENA_ADMIN_TOKEN_NEXT=[redacted]\n") || !strings.Contains(out, "ARENA_DB=postgres://arena:[redacted]@127.0.0.1:1/") {
 			t.Errorf("--db %q: config output\n%s", db, out)
 		}
+	}
+}
+
+// A config file's errors name the line and at most the key, never the
+// value, for `arena config` and `arena serve` alike.
+func TestConfigFileErrorsHideValues(t *testing.T) {
+	for _, c := range []struct{ name, line, want string }{
+		{"export prefix", "export ARENA_ADMIN_TOKEN=S3CRET", "f.conf:2: ARENA_ADMIN_TOKEN: write KEY=VALUE, without 'export'"},
+		{"misspelt key", "ARENA_ADMIN_TOKN=S3CRET", "f.conf:2: unknown key ARENA_ADMIN_TOKN"},
+		{"KEY value", "ARENA_ADMIN_TOKEN S3CRET", "f.conf:2: ARENA_ADMIN_TOKEN: want ARENA_ADMIN_TOKEN=VALUE"},
+		{"KEY: value", "ARENA_ADMIN_TOKEN: S3CRET", "f.conf:2: ARENA_ADMIN_TOKEN: want ARENA_ADMIN_TOKEN=VALUE"},
+		{"bare secret", "S3CRET", "f.conf:2: want ARENA_KEY=VALUE (the line is not shown"},
+		{"secret in a number", "ARENA_SYNC_LIMIT=S3CRET", "f.conf:2: ARENA_SYNC_LIMIT: want an integer (the value is not shown)"},
+		{"secret in a duration", "ARENA_SYNC_EVERY=S3CRET", "f.conf:2: ARENA_SYNC_EVERY: want a duration"},
+	} {
+		file := filepath.Join(t.TempDir(), "f.conf")
+		if err := os.WriteFile(file, []byte("# settings\n"+c.line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"config", "serve"} {
+			out, errOut, err := cli(t, nil, cmd, "--config", file)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: arena %s: %v, want %q", c.name, cmd, err, c.want)
+			}
+			if all := fmt.Sprint(out, errOut, err); strings.Contains(all, "S3CRET") {
+				t.Errorf("%s: arena %s shows the value: %s", c.name, cmd, all)
+			}
+		}
+	}
+	// Environment variables alike.
+	if _, _, err := cli(t, []string{"ARENA_CHAIN_ID=S3CRET"}, "config"); err == nil || strings.Contains(err.Error(), "S3CRET") ||
+		!strings.Contains(err.Error(), "environment variable ARENA_CHAIN_ID: want an integer") {
+		t.Errorf("bad environment value: %v", err)
+	}
+}
+
+// A database password is never shown, even when pgx would read part of
+// it as the host (a password holding '@' or '/').
+func TestDBPasswordNeverShown(t *testing.T) {
+	for _, c := range []struct{ name, db string }{
+		{"'@' in the password", "postgres://u:AB@CD@127.0.0.1:5432/x"},
+		{"'/' in the password", "postgres://u:AB/CD@127.0.0.1:5432/x"},
+		{"'#' in the password", "postgres://u:AB#CD@127.0.0.1:5432/x"},
+	} {
+		_, _, err := cli(t, nil, "markets", "--db", c.db)
+		if err == nil || strings.Contains(err.Error(), "AB") || strings.Contains(err.Error(), "CD") || !strings.Contains(err.Error(), "[redacted]") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
+
+// Admin tokens shorter than 32 bytes are refused unless explicitly allowed.
+func TestShortAdminTokenRefused(t *testing.T) {
+	short := []string{"ARENA_ADMIN_TOKEN=x"}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
+	for _, args := range [][]string{{"config"}, {"serve", "--db", db, "--addr", "127.0.0.1:0", "--no-sync"}, {"config", "--admin-token-next", "y"}} {
+		env := short
+		if slices.Contains(args, "--admin-token-next") {
+			env = nil
+		}
+		// serve would run until ctx ends, were the token accepted.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := Main(ctx, &Env{Stdout: io.Discard, Stderr: io.Discard, Environ: env, Getwd: os.Getwd}, args)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "bytes, want at least 32") || !strings.Contains(err.Error(), "--allow-short-admin-token") {
+			t.Errorf("arena %v: %v", args, err)
+		}
+	}
+	if _, _, err := cli(t, short, "config", "--allow-short-admin-token"); err != nil {
+		t.Errorf("--allow-short-admin-token: %v", err)
+	}
+	if _, _, err := cli(t, append(short, "ARENA_ALLOW_SHORT_ADMIN_TOKEN=true"), "config"); err != nil {
+		t.Errorf("ARENA_ALLOW_SHORT_ADMIN_TOKEN=true: %v", err)
+	}
+	if _, _, err := cli(t, []string{"ARENA_ADMIN_TOKEN=" + strings.Repeat("k", 32)}, "config"); err != nil {
+		t.Errorf("32-byte token: %v", err)
 	}
 }

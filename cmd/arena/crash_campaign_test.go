@@ -139,7 +139,7 @@ func runCampaign(t *testing.T, dbURL string, kills, replicas int, seed uint64) {
 	if _, _, err := cli(t, nil, "sync", "--source", "sim", "--seed", "7", "--start", week0.Format(time.RFC3339), "--db", dbURL); err != nil {
 		t.Fatal(err)
 	}
-	const token = "crash-campaign-token"
+	const token = "crash-campaign-token-0123456789abc"
 	serveArgs := []string{"serve", "--addr", "127.0.0.1:0", "--no-sync", "--db", dbURL, "--admin-token", token,
 		"--log-key", filepath.Join(dir, "log.key"), "--round-every", "2s", "--commit-in", "2s", "--reveal-delay", "1s",
 		"--reveal-window", "2s", "--grace", "1s", "--round-k", "3", "--round-retry-every", "200ms"}

@@ -64,7 +64,8 @@ type configFlags struct {
 	addr     string
 	token    string
 	// tokenNext is --admin-token-next.
-	tokenNext string
+	tokenNext  string
+	allowShort bool
 }
 
 func addConfigFlags(fs *flag.FlagSet, net bool) *configFlags {
@@ -82,6 +83,7 @@ func (c *configFlags) addServe() {
 	c.fs.StringVar(&c.addr, "addr", "", "HTTP listen address (default 127.0.0.1:8080)")
 	c.fs.StringVar(&c.token, "admin-token", "", "bearer token for admin endpoints")
 	c.fs.StringVar(&c.tokenNext, "admin-token-next", "", "a second accepted admin token, for rotation without downtime")
+	c.fs.BoolVar(&c.allowShort, "allow-short-admin-token", false, "accept admin tokens shorter than 32 bytes (tests and demos on a private machine)")
 }
 
 // options resolves the effective configuration after parsing.
@@ -111,6 +113,9 @@ func (c *configFlags) options(env *Env) (config.Options, error) {
 	override("addr", &o.Addr, c.addr)
 	override("admin-token", &o.AdminToken, c.token)
 	override("admin-token-next", &o.AdminTokenNext, c.tokenNext)
+	if set["allow-short-admin-token"] {
+		o.AllowShortAdminToken = c.allowShort
+	}
 	return o, o.Validate()
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -61,7 +62,8 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (files go after --questions or --resolutions)", fs.Arg(0))
 	}
-	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"]}
+	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"],
+		Open: func(path string) (io.ReadCloser, error) { return openInput(ctx, path) }}
 	if len(files.Questions) == 0 && len(files.Resolutions) == 0 {
 		return fmt.Errorf("give --questions FILE… and/or --resolutions FILE… (run 'arena import forecastbench -h')")
 	}

@@ -44,9 +44,19 @@ type Env struct {
 var errUsage = errors.New("usage")
 
 func main() {
+	// The first SIGINT or SIGTERM ends ctx, which every command is given:
+	// a batch command stops and fails, a server shuts down cleanly. Then
+	// the signals' default action is back, so a second one kills at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Getwd: os.Getwd}
 	err := Main(ctx, env, os.Args[1:])
+	if cause := context.Cause(ctx); err != nil && cause != nil && !strings.Contains(err.Error(), cause.Error()) {
+		err = fmt.Errorf("%w (stopped: %v)", err, cause)
+	}
 	stop()
 	if err != nil {
 		if !errors.Is(err, errUsage) {

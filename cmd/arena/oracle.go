@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/retrieve"
 )
 
@@ -76,6 +79,11 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	case *cacheOnly && *cacheDir == "":
 		return arena.Errorf(arena.EINVALID, "--cache-only needs --cache-dir")
 	}
+	if *cacheDir != "" {
+		if err := checkCacheDir(*cacheDir, *cacheOnly); err != nil {
+			return err
+		}
+	}
 	reg, err := llm.LoadRegistry(*agents)
 	if err != nil {
 		return err
@@ -90,7 +98,7 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	}
 	var qs []oracle.EvalQuestion
 	if *questions != "" {
-		f, err := os.Open(*questions)
+		f, err := openInput(ctx, *questions)
 		if err != nil {
 			return err
 		}
@@ -176,6 +184,16 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "%d questions, %d resolvers, %d calls (%d from cache, %d not), %d failed votes, new spend $%s, %v\n",
 		len(qs), len(resolvers), calls, hits, misses, failed, fmtMicros(cost), time.Since(start).Round(time.Millisecond))
+	var dead []string
+	for _, rc := range rep.Resolvers {
+		if rc.Failed == 0 {
+			continue
+		}
+		fmt.Fprintf(env.Stderr, "resolver %s: %d of %d votes failed; the first, on %s: %s\n", rc.Agent, rc.Failed, rc.Votes, rc.FirstFailureID, redact.String(rc.FirstFailure))
+		if rc.AllFailed() {
+			dead = append(dead, fmt.Sprintf("resolver %s answered nothing (all %d votes failed; the first: %s)", rc.Agent, rc.Votes, redact.String(rc.FirstFailure)))
+		}
+	}
 	if evCache != nil {
 		h, m := evCache.Stats()
 		fmt.Fprintf(env.Stderr, "evidence (%s): %d from cache, %d retrieved or missing\n", provider, h, m)
@@ -187,11 +205,46 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	}
 	switch *format {
 	case "json":
-		return rep.WriteJSON(env.Stdout)
+		err = rep.WriteJSON(env.Stdout)
 	case "csv":
-		return rep.WriteCSV(env.Stdout)
+		err = rep.WriteCSV(env.Stdout)
+	default:
+		err = rep.WriteTable(env.Stdout)
 	}
-	return rep.WriteTable(env.Stdout)
+	if err == nil && len(dead) > 0 {
+		// The report is written (it shows what failed), but a resolver
+		// that answered nothing makes the run a failure.
+		err = errors.New(strings.Join(dead, "; "))
+	}
+	return err
+}
+
+// checkCacheDir refuses an unusable cache directory up front, rather than
+// after every call has failed to be cached: it must be a directory, and
+// writable unless only read (cacheOnly). A missing one is made.
+func checkCacheDir(dir string, cacheOnly bool) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return arena.Errorf(arena.EINVALID, "--cache-dir %s is not a directory", dir)
+	case errors.Is(err, fs.ErrNotExist) && cacheOnly:
+		return arena.Errorf(arena.EINVALID, "--cache-dir %s does not exist (--cache-only answers from it alone)", dir)
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("--cache-dir: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("--cache-dir: %w", err)
+	}
+	if cacheOnly {
+		return nil
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return fmt.Errorf("--cache-dir %s is not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func fmtMicros(m int64) string { return fmt.Sprintf("%d.%06d", m/1e6, m%1e6) }

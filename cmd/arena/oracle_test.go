@@ -184,11 +184,50 @@ func TestOracleEvalCacheOnlyReplay(t *testing.T) {
 	if ps.reqs.Load() != n1 || ps.repeated() != 0 {
 		t.Errorf("requests %d, repeated %d", ps.reqs.Load(), ps.repeated())
 	}
-	// A cache-only run over a panel never run is all failures, no request.
+	// A cache-only run over a panel never run is all failures, no request:
+	// the report shows it, and the run fails.
 	reg2 := writeOracleRegistry(t, ps.BaseURL, "alpha", "beta", "delta")
 	out3, errOut3, err := cli(t, nil, "oracle", "eval", "--questions", qfile, "--agents", reg2, "--cache-dir", cache, "--cache-only", "--arch", "single:delta", "--format", "csv")
-	if err != nil || ps.reqs.Load() != n1 || !strings.Contains(out3, "single:delta,40,0,0,0,") || !strings.Contains(errOut3, "40 failed votes") {
+	if err == nil || !strings.Contains(err.Error(), "resolver delta answered nothing (all 40 votes failed; the first: llm delta: request") ||
+		ps.reqs.Load() != n1 || !strings.Contains(out3, "single:delta,40,0,,0,") || !strings.Contains(errOut3, "40 failed votes") {
 		t.Errorf("uncached panel: %v %s %s", err, out3, errOut3)
+	}
+}
+
+// Failed calls are loud: the summary names the first error and counts the
+// failures, accuracy is over answered questions only with the coverage
+// beside it, a resolver that answered nothing fails the run, and an
+// unusable cache directory is refused before any call.
+func TestOracleEvalFailuresAreLoud(t *testing.T) {
+	qfile, truth := writeQuestions(t, 3)
+	ps := newPanelServer(t, truth, 0)
+	dead := writeOracleRegistry(t, "http://127.0.0.1:1/v1", "alpha", "beta")
+	half := filepath.Join(t.TempDir(), "half.json")
+	os.WriteFile(half, []byte(fmt.Sprintf(`{"agents":[{"id":"alpha","provider":"local","model":"alpha","base_url":%q,"input_usd_per_mtok":0,"output_usd_per_mtok":0},
+		{"id":"down","provider":"local","model":"m","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`, ps.BaseURL)), 0o644)
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	os.WriteFile(file, nil, 0o644)
+	for _, c := range []struct {
+		name    string
+		args    []string
+		want    string
+		summary string
+		table   string
+	}{
+		{"model server down", []string{"--agents", dead},
+			"resolver alpha answered nothing (all 3 votes failed; the first: llm alpha (alpha): ", "resolver alpha: 3 of 3 votes failed; the first, on K000: llm alpha", "majority 0/3 (0.0%) 0/0 –"},
+		{"cache dir is a file", []string{"--agents", dead, "--cache-dir", file}, "--cache-dir " + file + " is not a directory", "", ""},
+		{"cache-only dir missing", []string{"--agents", dead, "--cache-dir", file + "-none", "--cache-only"}, "does not exist (--cache-only answers from it alone)", "", ""},
+		{"one resolver down", []string{"--agents", half},
+			"resolver down answered nothing", "resolver down: 3 of 3 votes failed", "single:down 0/3 (0.0%) 0/0 –"},
+	} {
+		out, errOut, err := cli(t, nil, append([]string{"oracle", "eval", "--questions", qfile, "--retry-base", "1ms", "--arch", "single,majority"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(errOut, c.summary) || !strings.Contains(strings.Join(strings.Fields(out), " "), c.table) {
+			t.Errorf("%s: %v\nstderr %s\nstdout %s", c.name, err, errOut, out)
+		}
+	}
+	if _, err := os.Stat(file + "-none"); err == nil {
+		t.Error("a cache-only run made its cache directory")
 	}
 }
 

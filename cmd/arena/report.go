@@ -17,7 +17,6 @@ import (
 	"github.com/forecast-arena/arena/internal/chart"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/score"
-	"github.com/forecast-arena/arena/score/scoreio"
 )
 
 func init() {
@@ -105,7 +104,7 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	}
 	si.method = scoringMethod(o)
 	if *si.in != "" {
-		t, err := scoreio.ReadFile(*si.in)
+		t, err := readScores(ctx, *si.in)
 		si.table, si.src = t, *si.in
 		return err
 	}

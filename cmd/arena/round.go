@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -452,7 +451,7 @@ func selectionRules(ctx context.Context, db *store.DB, file, flag string) (forec
 		return rules, nil
 	}
 	var rules forecast.Rules // the file holds the complete rules
-	b, err := os.ReadFile(file)
+	b, err := readSmallFile(file, maxRulesBytes)
 	if err != nil {
 		return forecast.Rules{}, fmt.Errorf("%s: %w", flag, err)
 	}

@@ -318,7 +318,7 @@ func fcKey(name string) *forecast.Key {
 	return forecast.NewKey(k)
 }
 
-const fcToken = "crash-test-token"
+const fcToken = "crash-test-token-0123456789abcdef"
 
 // kill -9 of `arena serve` between commit and reveal, on every engine: the
 // accepted commit survives the restart (nonce and row) and the reveal goes

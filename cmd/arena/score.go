@@ -12,7 +12,6 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
-	"github.com/forecast-arena/arena/score/scoreio"
 )
 
 func init() {
@@ -43,7 +42,7 @@ func runScore(ctx context.Context, env *Env, args []string) error {
 	if *boot < 0 {
 		return arena.Errorf(arena.EINVALID, "--bootstrap %d: want ≥ 0", *boot)
 	}
-	t, err := scoreio.ReadFile(*in)
+	t, err := readScores(ctx, *in)
 	if err != nil {
 		return err
 	}

@@ -78,12 +78,15 @@ func DueDate(sourceID string) (time.Time, error) {
 // that resolved to Yes or No (due date within [from, to] when set), in
 // SourceID order (also each question's index within its round), cut into
 // rounds of exactly k; a set's last questions that do not fill a round form
-// none and are counted in LeftOver.
+// none and are counted in LeftOver. A plan without a round is an error
+// that says why: a backtest of nothing is a mistake, not a result.
 func Cut(ms []*arena.Market, k int, from, to time.Time) (*Plan, error) {
 	if k < 1 {
 		return nil, arena.Errorf(arena.EINVALID, "round size %d: want ≥ 1", k)
 	}
 	sets := map[time.Time][]Question{}
+	var resolved int
+	var first, last time.Time
 	for _, m := range ms {
 		if m.Source != arena.SourceForecastBench || m.Kind != arena.KindMarket || (m.Resolution != arena.Yes && m.Resolution != arena.No) {
 			continue
@@ -91,6 +94,12 @@ func Cut(ms []*arena.Market, k int, from, to time.Time) (*Plan, error) {
 		due, err := DueDate(m.SourceID)
 		if err != nil {
 			return nil, err
+		}
+		if resolved++; first.IsZero() || due.Before(first) {
+			first = due
+		}
+		if due.After(last) {
+			last = due
 		}
 		if (!from.IsZero() && due.Before(from)) || (!to.IsZero() && due.After(to)) {
 			continue
@@ -116,7 +125,31 @@ func Cut(ms []*arena.Market, k int, from, to time.Time) (*Plan, error) {
 		}
 		p.LeftOver += len(qs) - n*k
 	}
-	return p, nil
+	if len(p.Rounds) > 0 {
+		return p, nil
+	}
+	switch {
+	case resolved == 0:
+		return nil, arena.Errorf(arena.EINVALID, "backtest: the store holds no resolved ForecastBench market question (import question and resolution sets with 'arena import forecastbench')")
+	case len(sets) == 0:
+		return nil, arena.Errorf(arena.EINVALID, "backtest: none of the %d resolved questions is due %s (their due dates run from %s to %s)",
+			resolved, dateRange(from, to), first.Format(time.DateOnly), last.Format(time.DateOnly))
+	}
+	return nil, arena.Errorf(arena.EINVALID, "backtest: no question set due %s has %d resolved questions to fill a round (%d in all): lower the round size",
+		dateRange(from, to), k, p.LeftOver)
+}
+
+// dateRange describes a due-date filter; a zero bound is open.
+func dateRange(from, to time.Time) string {
+	switch {
+	case from.IsZero() && to.IsZero():
+		return "at any date"
+	case to.IsZero():
+		return "on or after " + from.Format(time.DateOnly)
+	case from.IsZero():
+		return "on or before " + to.Format(time.DateOnly)
+	}
+	return "from " + from.Format(time.DateOnly) + " to " + to.Format(time.DateOnly)
 }
 
 // Cutoff is the training cutoff the guard applies to an agent: a model's

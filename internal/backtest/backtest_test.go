@@ -2,6 +2,7 @@ package backtest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,34 @@ func TestCut(t *testing.T) {
 	}
 	if _, err := Cut(ms, 0, time.Time{}, time.Time{}); err == nil {
 		t.Error("k = 0 accepted")
+	}
+}
+
+// A plan without a round is an error that says why.
+func TestCutNothingToRun(t *testing.T) {
+	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
+	ms := []*arena.Market{
+		{Source: arena.SourceForecastBench, SourceID: "2025-10-26:manifold:a", Kind: arena.KindMarket, Resolution: arena.Yes},
+		{Source: arena.SourceForecastBench, SourceID: "2025-10-26:manifold:b", Kind: arena.KindMarket, Resolution: arena.No},
+		{Source: arena.SourceForecastBench, SourceID: "2025-11-09:manifold:c", Kind: arena.KindMarket, Resolution: ""},
+	}
+	for _, c := range []struct {
+		name     string
+		ms       []*arena.Market
+		k        int
+		from, to time.Time
+		want     string
+	}{
+		{"nothing imported", nil, 2, time.Time{}, time.Time{}, "holds no resolved ForecastBench market question"},
+		{"only unresolved questions", ms[2:], 2, time.Time{}, time.Time{}, "holds no resolved ForecastBench market question"},
+		{"no set in the date range", ms, 2, day("2026-01-01"), time.Time{}, "none of the 2 resolved questions is due on or after 2026-01-01 (their due dates run from 2025-10-26 to 2025-10-26)"},
+		{"inverted date range", ms, 2, day("2026-01-01"), day("2025-01-01"), "is due from 2026-01-01 to 2025-01-01"},
+		{"sets smaller than a round", ms, 3, time.Time{}, time.Time{}, "no question set due at any date has 3 resolved questions"},
+	} {
+		p, err := Cut(c.ms, c.k, c.from, c.to)
+		if err == nil || !strings.Contains(err.Error(), c.want) || arena.ErrorCode(err) != arena.EINVALID {
+			t.Errorf("%s: plan %v, error %v; want %q", c.name, p, err, c.want)
+		}
 	}
 }
 

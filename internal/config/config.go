@@ -4,11 +4,12 @@
 package config
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,10 @@ type Options struct {
 	AgentsFile     string        // ARENA_AGENTS: LLM model registry file
 	LogLevel       string        // ARENA_LOG_LEVEL: debug|info|warn|error
 	TradingPolicy  string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets
+	// AllowShortAdminToken (ARENA_ALLOW_SHORT_ADMIN_TOKEN,
+	// --allow-short-admin-token) accepts admin tokens shorter than
+	// MinAdminTokenBytes, for tests and demos on a private machine.
+	AllowShortAdminToken bool
 	// ForecastAgents is the model registry of the LLM agents `arena serve`
 	// hosts in the forecast track (ARENA_FORECAST_AGENTS).
 	ForecastAgents string
@@ -114,113 +119,113 @@ func Defaults() Options {
 		RateIPv6Prefix:      64,
 		MaxAgentsPerRound:   5000,
 		MaxNewAgentsPerHour: 1000,
+		ChainConfirmations:  1,
 
 		LeaderboardMinForecasts: 50,
-		ChainConfirmations:      1,
 	}
 }
 
 type field struct {
 	key    string
 	secret bool
-	get    func(*Options) string
-	set    func(*Options, string) error
+	// want says what the value must be, for errors, which never show the
+	// value: it may be a secret set under the wrong key.
+	want string
+	get  func(*Options) string
+	set  func(*Options, string) error
 }
 
-func str(p func(*Options) *string) (func(*Options) string, func(*Options, string) error) {
-	return func(o *Options) string { return *p(o) },
-		func(o *Options, v string) error { *p(o) = v; return nil }
+func strField(key string, secret bool, p func(*Options) *string) field {
+	return field{key, secret, "",
+		func(o *Options) string { return *p(o) },
+		func(o *Options, v string) error { *p(o) = v; return nil }}
 }
 
-var fields = func() []field {
-	mk := func(key string, secret bool, p func(*Options) *string) field {
-		g, s := str(p)
-		return field{key, secret, g, s}
-	}
-	return []field{
-		mk("ARENA_DB", false, func(o *Options) *string { return &o.DB }),
-		mk("ARENA_ADDR", false, func(o *Options) *string { return &o.Addr }),
-		mk("ARENA_ADMIN_TOKEN", true, func(o *Options) *string { return &o.AdminToken }),
-		mk("ARENA_ADMIN_TOKEN_NEXT", true, func(o *Options) *string { return &o.AdminTokenNext }),
-		mk("ARENA_GAMMA_URL", false, func(o *Options) *string { return &o.GammaURL }),
-		mk("ARENA_CLOB_URL", false, func(o *Options) *string { return &o.CLOBURL }),
-		{"ARENA_SYNC_LIMIT", false,
-			func(o *Options) string { return strconv.Itoa(o.SyncLimit) },
-			func(o *Options, v string) (err error) { o.SyncLimit, err = strconv.Atoi(v); return err }},
-		{"ARENA_RATE_IP_PER_MIN", false,
-			func(o *Options) string { return strconv.Itoa(o.RateIPPerMin) },
-			func(o *Options, v string) (err error) { o.RateIPPerMin, err = strconv.Atoi(v); return err }},
-		{"ARENA_RATE_AGENT_PER_MIN", false,
-			func(o *Options) string { return strconv.Itoa(o.RateAgentPerMin) },
-			func(o *Options, v string) (err error) { o.RateAgentPerMin, err = strconv.Atoi(v); return err }},
-		mk("ARENA_TRUSTED_PROXIES", false, func(o *Options) *string { return &o.TrustedProxies }),
-		{"ARENA_RATE_IPV6_PREFIX", false,
-			func(o *Options) string { return strconv.Itoa(o.RateIPv6Prefix) },
-			func(o *Options, v string) (err error) { o.RateIPv6Prefix, err = strconv.Atoi(v); return err }},
-		{"ARENA_MAX_AGENTS_PER_ROUND", false,
-			func(o *Options) string { return strconv.Itoa(o.MaxAgentsPerRound) },
-			func(o *Options, v string) (err error) { o.MaxAgentsPerRound, err = strconv.Atoi(v); return err }},
-		{"ARENA_MAX_NEW_AGENTS_PER_HOUR", false,
-			func(o *Options) string { return strconv.Itoa(o.MaxNewAgentsPerHour) },
-			func(o *Options, v string) (err error) { o.MaxNewAgentsPerHour, err = strconv.Atoi(v); return err }},
-		{"ARENA_LEADERBOARD_MIN_FORECASTS", false,
-			func(o *Options) string { return strconv.Itoa(o.LeaderboardMinForecasts) },
-			func(o *Options, v string) (err error) { o.LeaderboardMinForecasts, err = strconv.Atoi(v); return err }},
-		{"ARENA_LEADERBOARD_MAX_PER_ORGANISATION", false,
-			func(o *Options) string { return strconv.Itoa(o.LeaderboardMaxPerOrganisation) },
-			func(o *Options, v string) (err error) {
-				o.LeaderboardMaxPerOrganisation, err = strconv.Atoi(v)
+// parsed makes a field of a parsed type from its parser and printer.
+func parsed[T any](key, want string, p func(*Options) *T, parse func(string) (T, error), format func(T) string) field {
+	return field{key, false, want,
+		func(o *Options) string { return format(*p(o)) },
+		func(o *Options, v string) error {
+			x, err := parse(v)
+			if err != nil {
 				return err
-			}},
-		{"ARENA_SYNC_EVERY", false,
-			func(o *Options) string { return o.SyncEvery.String() },
-			func(o *Options, v string) (err error) { o.SyncEvery, err = time.ParseDuration(v); return err }},
-		{"ARENA_CHAIN_ID", false,
-			func(o *Options) string { return strconv.FormatInt(o.ChainID, 10) },
-			func(o *Options, v string) (err error) { o.ChainID, err = strconv.ParseInt(v, 10, 64); return err }},
-		mk("ARENA_CONTRACT", false, func(o *Options) *string { return &o.Contract }),
-		mk("ARENA_AGENTS", false, func(o *Options) *string { return &o.AgentsFile }),
-		mk("ARENA_LOG_LEVEL", false, func(o *Options) *string { return &o.LogLevel }),
-		mk("ARENA_TRADING_POLICY", false, func(o *Options) *string { return &o.TradingPolicy }),
-		mk("ARENA_FORECAST_AGENTS", false, func(o *Options) *string { return &o.ForecastAgents }),
-		mk("ARENA_DATA_DIR", false, func(o *Options) *string { return &o.DataDir }),
-		mk("ARENA_ORACLE_AGENTS", false, func(o *Options) *string { return &o.OracleAgents }),
-		mk("ARENA_ORACLE_ARCH", false, func(o *Options) *string { return &o.OracleArch }),
-		{"ARENA_ORACLE_AUTO_MIN_SCORE", false,
-			func(o *Options) string { return strconv.FormatFloat(o.OracleAutoMinScore, 'g', -1, 64) },
-			func(o *Options, v string) (err error) {
-				o.OracleAutoMinScore, err = strconv.ParseFloat(v, 64)
-				return err
-			}},
-		mk("ARENA_CHAIN_RPC", false, func(o *Options) *string { return &o.ChainRPC }),
-		mk("ARENA_CHAIN_KEY", true, func(o *Options) *string { return &o.ChainKey }),
-		mk("ARENA_CHAIN_KEY_FILE", false, func(o *Options) *string { return &o.ChainKeyFile }),
-		mk("ARENA_CHAIN_ARENA", false, func(o *Options) *string { return &o.ChainArena }),
-		{"ARENA_CHAIN_REPORT_OUTCOMES", false,
-			func(o *Options) string { return strconv.FormatBool(o.ChainReportOutcomes) },
-			func(o *Options, v string) (err error) { o.ChainReportOutcomes, err = strconv.ParseBool(v); return err }},
-		{"ARENA_CHAIN_CONFIRMATIONS", false,
-			func(o *Options) string { return strconv.Itoa(o.ChainConfirmations) },
-			func(o *Options, v string) (err error) { o.ChainConfirmations, err = strconv.Atoi(v); return err }},
-		{"ARENA_ORACLE_REQUIRE_UNANIMOUS", false,
-			func(o *Options) string { return strconv.FormatBool(o.OracleRequireUnanimous) },
-			func(o *Options, v string) (err error) {
-				o.OracleRequireUnanimous, err = strconv.ParseBool(v)
-				return err
-			}},
-	}
-}()
+			}
+			*p(o) = x
+			return nil
+		}}
+}
+
+func intField(key string, p func(*Options) *int) field {
+	return parsed(key, "an integer", p, strconv.Atoi, strconv.Itoa)
+}
+
+func boolField(key string, p func(*Options) *bool) field {
+	return parsed(key, "true or false", p, strconv.ParseBool, strconv.FormatBool)
+}
+
+var fields = []field{
+	strField("ARENA_DB", false, func(o *Options) *string { return &o.DB }),
+	strField("ARENA_ADDR", false, func(o *Options) *string { return &o.Addr }),
+	strField("ARENA_ADMIN_TOKEN", true, func(o *Options) *string { return &o.AdminToken }),
+	strField("ARENA_ADMIN_TOKEN_NEXT", true, func(o *Options) *string { return &o.AdminTokenNext }),
+	boolField("ARENA_ALLOW_SHORT_ADMIN_TOKEN", func(o *Options) *bool { return &o.AllowShortAdminToken }),
+	strField("ARENA_GAMMA_URL", false, func(o *Options) *string { return &o.GammaURL }),
+	strField("ARENA_CLOB_URL", false, func(o *Options) *string { return &o.CLOBURL }),
+	intField("ARENA_SYNC_LIMIT", func(o *Options) *int { return &o.SyncLimit }),
+	intField("ARENA_RATE_IP_PER_MIN", func(o *Options) *int { return &o.RateIPPerMin }),
+	intField("ARENA_RATE_AGENT_PER_MIN", func(o *Options) *int { return &o.RateAgentPerMin }),
+	strField("ARENA_TRUSTED_PROXIES", false, func(o *Options) *string { return &o.TrustedProxies }),
+	intField("ARENA_MAX_AGENTS_PER_ROUND", func(o *Options) *int { return &o.MaxAgentsPerRound }),
+	intField("ARENA_MAX_NEW_AGENTS_PER_HOUR", func(o *Options) *int { return &o.MaxNewAgentsPerHour }),
+	intField("ARENA_RATE_IPV6_PREFIX", func(o *Options) *int { return &o.RateIPv6Prefix }),
+	intField("ARENA_LEADERBOARD_MIN_FORECASTS", func(o *Options) *int { return &o.LeaderboardMinForecasts }),
+	intField("ARENA_LEADERBOARD_MAX_PER_ORGANISATION", func(o *Options) *int { return &o.LeaderboardMaxPerOrganisation }),
+	parsed("ARENA_SYNC_EVERY", "a duration such as 90s or 5m", func(o *Options) *time.Duration { return &o.SyncEvery },
+		time.ParseDuration, time.Duration.String),
+	parsed("ARENA_CHAIN_ID", "an integer", func(o *Options) *int64 { return &o.ChainID },
+		func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) },
+		func(n int64) string { return strconv.FormatInt(n, 10) }),
+	strField("ARENA_CONTRACT", false, func(o *Options) *string { return &o.Contract }),
+	strField("ARENA_AGENTS", false, func(o *Options) *string { return &o.AgentsFile }),
+	strField("ARENA_LOG_LEVEL", false, func(o *Options) *string { return &o.LogLevel }),
+	strField("ARENA_TRADING_POLICY", false, func(o *Options) *string { return &o.TradingPolicy }),
+	strField("ARENA_FORECAST_AGENTS", false, func(o *Options) *string { return &o.ForecastAgents }),
+	strField("ARENA_DATA_DIR", false, func(o *Options) *string { return &o.DataDir }),
+	strField("ARENA_ORACLE_AGENTS", false, func(o *Options) *string { return &o.OracleAgents }),
+	strField("ARENA_ORACLE_ARCH", false, func(o *Options) *string { return &o.OracleArch }),
+	parsed("ARENA_ORACLE_AUTO_MIN_SCORE", "a number", func(o *Options) *float64 { return &o.OracleAutoMinScore },
+		func(v string) (float64, error) { return strconv.ParseFloat(v, 64) },
+		func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }),
+	strField("ARENA_CHAIN_RPC", false, func(o *Options) *string { return &o.ChainRPC }),
+	strField("ARENA_CHAIN_KEY", true, func(o *Options) *string { return &o.ChainKey }),
+	strField("ARENA_CHAIN_KEY_FILE", false, func(o *Options) *string { return &o.ChainKeyFile }),
+	strField("ARENA_CHAIN_ARENA", false, func(o *Options) *string { return &o.ChainArena }),
+	boolField("ARENA_CHAIN_REPORT_OUTCOMES", func(o *Options) *bool { return &o.ChainReportOutcomes }),
+	intField("ARENA_CHAIN_CONFIRMATIONS", func(o *Options) *int { return &o.ChainConfirmations }),
+	boolField("ARENA_ORACLE_REQUIRE_UNANIMOUS", func(o *Options) *bool { return &o.OracleRequireUnanimous }),
+}
+
+// Bounds of a config file, which holds a few dozen short lines.
+const (
+	MaxFileBytes = 1 << 20
+	MaxLineBytes = 64 << 10
+)
+
+// MinAdminTokenBytes is the shortest admin token accepted without
+// AllowShortAdminToken: the token is all that guards the admin endpoints,
+// and a short one can be guessed.
+const MinAdminTokenBytes = 32
 
 // Load returns defaults overlaid by the file at path (if path is non-empty)
 // and then by the environment. Flags are applied by the caller.
 func Load(path string, environ []string) (Options, error) {
 	o := Defaults()
 	if path != "" {
-		kv, err := readFile(path)
+		kv, lines, err := readFile(path)
 		if err != nil {
 			return o, err
 		}
-		if err := o.apply(kv, "config file "+path); err != nil {
+		if err := o.apply(kv, func(key string) string { return fmt.Sprintf("%s:%d: %s", path, lines[key], key) }); err != nil {
 			return o, err
 		}
 	}
@@ -230,51 +235,83 @@ func Load(path string, environ []string) (Options, error) {
 			env[k] = v
 		}
 	}
-	if err := o.apply(env, "environment"); err != nil {
+	if err := o.apply(env, func(key string) string { return "environment variable " + key }); err != nil {
 		return o, err
 	}
 	return o, nil
 }
 
-func (o *Options) apply(kv map[string]string, where string) error {
+// apply sets the fields kv names; where names a key's origin in errors.
+func (o *Options) apply(kv map[string]string, where func(key string) string) error {
 	for _, f := range fields {
 		if v, ok := kv[f.key]; ok {
 			if err := f.set(o, v); err != nil {
-				return fmt.Errorf("config: %s: %s=%q: %w", where, f.key, v, err)
+				return fmt.Errorf("config: %s: want %s (the value is not shown)", where(f.key), f.want)
 			}
 		}
 	}
 	return nil
 }
 
-func readFile(path string) (map[string]string, error) {
+// readFile reads KEY=VALUE lines and returns the values and the line of
+// each key. Its errors name the line and at most the key, never the value.
+func readFile(path string) (kv map[string]string, lines map[string]int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	defer f.Close()
-	kv := map[string]string{}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: read %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, nil, fmt.Errorf("config: %s: larger than %d MiB, the limit of a config file", path, MaxFileBytes>>20)
+	}
 	known := map[string]bool{}
 	for _, fl := range fields {
 		known[fl.key] = true
 	}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+	kv, lines = map[string]string{}, map[string]int{}
+	for i, line := range strings.Split(string(data), "\n") {
+		n := i + 1
+		if len(line) > MaxLineBytes {
+			return nil, nil, fmt.Errorf("config: %s:%d: longer than %d KiB, the limit of a line", path, n, MaxLineBytes>>10)
+		}
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
 		k = strings.TrimSpace(k)
 		if !ok || !known[k] {
-			return nil, fmt.Errorf("config: %s:%d: expected a known ARENA_* KEY=VALUE, got %q", path, n, line)
+			return nil, nil, fmt.Errorf("config: %s:%d: %s", path, n, lineProblem(line, known))
 		}
-		kv[k] = strings.Trim(strings.TrimSpace(v), `"`)
+		kv[k], lines[k] = strings.Trim(strings.TrimSpace(v), `"`), n
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("config: read %s: %w", path, err)
+	return kv, lines, nil
+}
+
+// keyName matches what may be shown of a bad line: an ARENA_* name.
+var keyName = regexp.MustCompile(`^ARENA_[A-Z0-9_]{1,64}$`)
+
+// lineProblem says what is wrong with a line that is not a known
+// KEY=VALUE, naming the key when it is one and never showing the rest.
+func lineProblem(line string, known map[string]bool) string {
+	words := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == '=' || r == ':' })
+	export := len(words) > 1 && words[0] == "export"
+	if export {
+		words = words[1:]
 	}
-	return kv, nil
+	switch {
+	case len(words) == 0 || !keyName.MatchString(words[0]):
+		return "want ARENA_KEY=VALUE (the line is not shown: it may hold a secret)"
+	case export:
+		return fmt.Sprintf("%s: write KEY=VALUE, without 'export'", words[0])
+	case !known[words[0]]:
+		return fmt.Sprintf("unknown key %s (run 'arena config' for the known keys)", words[0])
+	}
+	return fmt.Sprintf("%s: want %s=VALUE", words[0], words[0])
 }
 
 // TrustedProxyPrefixes parses TrustedProxies: a bare address is a prefix
@@ -338,6 +375,12 @@ func (o *Options) Validate() error {
 	}
 	if !(o.OracleAutoMinScore >= 0 && o.OracleAutoMinScore <= 2) {
 		errs = append(errs, fmt.Errorf("oracle auto_min_score %v: want 0..2", o.OracleAutoMinScore))
+	}
+	for _, t := range []struct{ name, token string }{{"admin token", o.AdminToken}, {"next admin token", o.AdminTokenNext}} {
+		if t.token != "" && len(t.token) < MinAdminTokenBytes && !o.AllowShortAdminToken {
+			errs = append(errs, fmt.Errorf("%s: %d bytes, want at least %d (make one with 'openssl rand -hex 32'; --allow-short-admin-token or ARENA_ALLOW_SHORT_ADMIN_TOKEN=true accepts a short one)",
+				t.name, len(t.token), MinAdminTokenBytes))
+		}
 	}
 	if o.ChainConfirmations < 1 {
 		errs = append(errs, fmt.Errorf("chain confirmations %d: must be at least 1", o.ChainConfirmations))

@@ -31,19 +31,35 @@ func TestPrecedenceFileThenEnv(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.conf")
-	os.WriteFile(bad, []byte("ARENA_NOPE=1\n"), 0o600)
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o600)
+		return p
+	}
+	bad := write("bad.conf", "ARENA_NOPE=1\n")
+	big := write("big.conf", strings.Repeat("# padding\n", MaxFileBytes/10+1))
+	long := write("long.conf", "# "+strings.Repeat("x", MaxLineBytes)+"\n")
 	for name, c := range map[string]struct {
 		file string
 		env  []string
+		want string
 	}{
-		"missing file": {file: filepath.Join(dir, "none")},
-		"unknown key":  {file: bad},
-		"bad int":      {env: []string{"ARENA_SYNC_LIMIT=many"}},
-		"bad duration": {env: []string{"ARENA_SYNC_EVERY=soon"}},
+		"missing file":                   {file: filepath.Join(dir, "none"), want: "no such file"},
+		"unknown key":                    {file: bad, want: "bad.conf:1: unknown key ARENA_NOPE"},
+		"bad int":                        {env: []string{"ARENA_SYNC_LIMIT=many"}, want: "environment variable ARENA_SYNC_LIMIT: want an integer"},
+		"bad duration":                   {env: []string{"ARENA_SYNC_EVERY=soon"}, want: "environment variable ARENA_SYNC_EVERY: want a duration"},
+		"config file larger than 1 MiB":  {file: big, want: "big.conf: larger than 1 MiB, the limit of a config file"},
+		"config line longer than 64 KiB": {file: long, want: "long.conf:1: longer than 64 KiB, the limit of a line"},
+		"endless config file":            {file: "/dev/zero", want: "/dev/zero: larger than 1 MiB"},
 	} {
-		if _, err := Load(c.file, c.env); err == nil {
-			t.Errorf("%s: no error", name)
+		if name == "endless config file" {
+			if _, err := os.Stat(c.file); err != nil {
+				continue
+			}
+		}
+		_, err := Load(c.file, c.env)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "many") || strings.Contains(err.Error(), "soon") {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}
 }
@@ -60,6 +76,8 @@ func TestValidate(t *testing.T) {
 		func(o *Options) { o.TrustedProxies = "10.0.0.1, proxy.internal" },
 		func(o *Options) { o.RateIPv6Prefix = 0 },
 		func(o *Options) { o.RateIPv6Prefix = 129 },
+		func(o *Options) { o.AdminToken = "short" },
+		func(o *Options) { o.AdminToken, o.AdminTokenNext = strings.Repeat("k", MinAdminTokenBytes), "short" },
 	} {
 		o := Defaults()
 		mut(&o)
@@ -70,6 +88,10 @@ func TestValidate(t *testing.T) {
 	o := Defaults()
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	o.AdminToken, o.AllowShortAdminToken = "short", true
+	if err := o.Validate(); err != nil {
+		t.Fatalf("short admin token explicitly allowed: %v", err)
 	}
 	o.TrustedProxies = " 10.0.0.0/8, 192.0.2.7 ,::ffff:198.51.100.1"
 	ps, err := o.TrustedProxyPrefixes()

@@ -5,32 +5,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/forecast-arena/arena"
 )
 
-// ReadQuestionSetFile parses a question set file; errors name the file and
-// the position in it.
-func ReadQuestionSetFile(path string) (*QuestionSet, error) {
-	f, err := os.Open(path)
+// readFile opens path with open (nil: os.Open) and parses it with read;
+// errors name the file and the position in it.
+func readFile[T any](open func(string) (io.ReadCloser, error), path string, read func(io.Reader) (*T, error)) (*T, error) {
+	if open == nil {
+		open = func(p string) (io.ReadCloser, error) { return os.Open(p) }
+	}
+	f, err := open(path)
 	if err != nil {
 		return nil, arena.Errorf(arena.EINVALID, "forecastbench: %w", err)
 	}
 	defer f.Close()
-	set, err := ReadQuestionSet(bufio.NewReaderSize(f, 64<<10))
-	return set, fileErr(path, err)
-}
-
-// ReadResolutionSetFile parses a resolution set file.
-func ReadResolutionSetFile(path string) (*ResolutionSet, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, arena.Errorf(arena.EINVALID, "forecastbench: %w", err)
-	}
-	defer f.Close()
-	set, err := ReadResolutionSet(bufio.NewReaderSize(f, 64<<10))
+	set, err := read(bufio.NewReaderSize(f, 64<<10))
 	return set, fileErr(path, err)
 }
 
@@ -50,6 +43,9 @@ func fileErr(path string, err error) error {
 type Files struct {
 	Questions   []string
 	Resolutions []string
+	// Open opens each file (nil: os.Open); the command line's stops
+	// reading when the command is interrupted.
+	Open func(path string) (io.ReadCloser, error)
 }
 
 // Load reads and maps every file; nothing is written. Any malformed file
@@ -60,7 +56,7 @@ func Load(files Files, now time.Time) (*Batch, error) {
 	}
 	var qsets []*QuestionSet
 	for _, p := range files.Questions {
-		s, err := ReadQuestionSetFile(p)
+		s, err := readFile(files.Open, p, ReadQuestionSet)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +64,7 @@ func Load(files Files, now time.Time) (*Batch, error) {
 	}
 	var rsets []*ResolutionSet
 	for _, p := range files.Resolutions {
-		s, err := ReadResolutionSetFile(p)
+		s, err := readFile(files.Open, p, ReadResolutionSet)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"reflect"
 	"sort"
 	"strconv"
@@ -713,22 +714,46 @@ func parseProbability(s string) (p float64, ok bool, err error) {
 	return p, true, nil
 }
 
+// Bounds of a question or resolution set, far above real ones (a set of
+// 500 questions takes 1.5 MB, the largest published tens of MB), so that
+// an endless input (/dev/zero, a pipe) fails soon with a clear error
+// instead of exhausting memory. Vars so tests can lower them.
+var (
+	MaxFileBytes  int64 = 256 << 20
+	MaxValueBytes int64 = 16 << 20 // one question or resolution, or a header value
+)
+
 // lineReader records where lines start so byte offsets can be reported as
 // line:col, and keeps the bytes read since the last mark (the value being
-// decoded) to locate syntax errors exactly.
+// decoded) to locate syntax errors exactly. It fails a read past
+// MaxFileBytes, or past MaxValueBytes since the mark.
 type lineReader struct {
-	r      io.Reader
-	n      int64
-	starts []int64 // offsets of line starts after the first
-	keep   []byte  // bytes from offset keepAt on
-	keepAt int64
+	r io.Reader
+	n int64
+	// newlines has bit i set when byte i is a newline: an eighth of the
+	// input at most, where a list of line starts could take eight times
+	// the input of a file of empty lines.
+	newlines []uint64
+	keep     []byte // bytes from offset keepAt on
+	keepAt   int64
+	markAt   int64 // the last mark
 }
 
 func (l *lineReader) Read(b []byte) (int, error) {
+	switch {
+	case l.n > MaxFileBytes:
+		return 0, fmt.Errorf("larger than %s, the limit of a ForecastBench file", sizeText(MaxFileBytes))
+	case l.n-l.markAt > MaxValueBytes:
+		return 0, fmt.Errorf("a value longer than %s, the limit of one question, resolution or header value", sizeText(MaxValueBytes))
+	}
 	n, err := l.r.Read(b)
+	for words := (l.n + int64(n) + 63) / 64; int64(len(l.newlines)) < words; {
+		l.newlines = append(l.newlines, 0)
+	}
 	for i, c := range b[:n] {
 		if c == '\n' {
-			l.starts = append(l.starts, l.n+int64(i)+1)
+			off := l.n + int64(i)
+			l.newlines[off/64] |= 1 << (off % 64)
 		}
 	}
 	l.keep = append(l.keep, b[:n]...)
@@ -736,9 +761,22 @@ func (l *lineReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// mark drops kept bytes before off. It compacts only when the dead prefix
-// outweighs the live bytes, so marking every element stays linear.
+// sizeText says a byte count in the largest unit that divides it.
+func sizeText(n int64) string {
+	switch {
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// mark starts a value at off and drops kept bytes before it. It compacts
+// only when the dead prefix outweighs the live bytes, so marking every
+// element stays linear.
 func (l *lineReader) mark(off int64) {
+	l.markAt = off
 	d := off - l.keepAt
 	if d <= 0 || d > int64(len(l.keep)) || d < int64(len(l.keep))-d {
 		return
@@ -756,11 +794,19 @@ func (l *lineReader) since(off int64) []byte {
 	return l.keep[d:]
 }
 
+// position turns an offset into a line and column: the line is one more
+// than the newlines before off, and starts after the last of them.
 func (l *lineReader) position(off int64) (line, col int) {
-	i := sort.Search(len(l.starts), func(i int) bool { return l.starts[i] > off })
-	start := int64(0)
-	if i > 0 {
-		start = l.starts[i-1]
+	line, start := 1, int64(0)
+	for w := int64(0); w < int64(len(l.newlines)) && w <= off/64; w++ {
+		word := l.newlines[w]
+		if w == off/64 {
+			word &= 1<<(off%64) - 1 // the newlines before off
+		}
+		if word != 0 {
+			line += bits.OnesCount64(word)
+			start = w*64 + int64(63-bits.LeadingZeros64(word)) + 1
+		}
 	}
-	return i + 1, int(off-start) + 1
+	return line, int(off-start) + 1
 }

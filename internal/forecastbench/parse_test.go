@@ -1,6 +1,7 @@
 package forecastbench
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -241,6 +242,14 @@ func TestErrorPosition(t *testing.T) {
 	if pe.Line != wantLine || pe.Col != wantCol {
 		t.Errorf("at %d:%d, want %d:%d (%v)", pe.Line, pe.Col, wantLine, wantCol, pe)
 	}
+	// Positions after runs of empty lines, across words of the newline set.
+	for _, blank := range []int{0, 1, 63, 64, 65, 200} {
+		in := strings.Repeat("\n", blank) + `{"forecast_due_date": 5}`
+		_, err := ReadQuestionSet(strings.NewReader(in))
+		if pe, ok := err.(*ParseError); !ok || pe.Line != blank+1 || pe.Col != 24 {
+			t.Errorf("after %d empty lines: %v, want at %d:24", blank, err, blank+1)
+		}
+	}
 }
 
 func TestReadResolutionSet(t *testing.T) {
@@ -335,5 +344,51 @@ func TestParseTime(t *testing.T) {
 		if (err != nil) != c.bad || !got.Equal(c.want) || (!got.IsZero() && got.Location() != time.UTC) {
 			t.Errorf("parseTime(%q) = %v, %v", c.in, got, err)
 		}
+	}
+}
+
+// endlessReader yields a head, then its fill forever, like a pipe that
+// never closes.
+type endlessReader struct {
+	head string
+	fill byte
+	n    int64
+}
+
+func (e *endlessReader) Read(p []byte) (int, error) {
+	for i := range p {
+		if e.n < int64(len(e.head)) {
+			p[i] = e.head[e.n]
+		} else {
+			p[i] = e.fill
+		}
+		e.n++
+	}
+	return len(p), nil
+}
+
+// A file past a bound is refused once the read gets there.
+func TestReadBounds(t *testing.T) {
+	defer func(f, v int64) { MaxFileBytes, MaxValueBytes = f, v }(MaxFileBytes, MaxValueBytes)
+	MaxFileBytes, MaxValueBytes = 1<<20, 64<<10
+	for _, c := range []struct {
+		name string
+		in   io.Reader
+		want string
+	}{
+		{"endless string", &endlessReader{head: `{"forecast_due_date": "`, fill: 'x'}, "forecast_due_date: a value longer than 64 KiB, the limit of one question, resolution or header value"},
+		{"endless whitespace", &endlessReader{head: `{"questions": [`, fill: '\n'}, "a value longer than"},
+		{"endless questions", &endlessReader{head: `{"forecast_due_date": "2025-10-26", "background": [` + strings.Repeat(`"x",`, 1<<10), fill: ' '}, "a value longer than"},
+	} {
+		_, err := ReadQuestionSet(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// A file is bounded as a whole, however small its values.
+	MaxFileBytes = 4 << 10
+	in := questionSet("2025-10-26", marketQ, datasetQ, strings.Repeat(" ", 4<<10))
+	if _, err := ReadQuestionSet(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "larger than 4 KiB, the limit of a ForecastBench file") {
+		t.Errorf("file past the bound: %v", err)
 	}
 }

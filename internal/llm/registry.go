@@ -121,15 +121,21 @@ func LoadRegistry(path string) (*Registry, error) {
 	return reg, nil
 }
 
+// maxRegistryBytes bounds an agents file, which lists a few models.
+const maxRegistryBytes = 16 << 20
+
 // ParseRegistry decodes and validates a registry. Decoding is strict:
 // unknown fields, trailing data and duplicate ids are errors. All validation
 // problems are reported together, each naming the agent and the field.
 // Defaults: name = id, provider = openrouter, base_url = the provider's,
 // temperature 0, timeout 120s.
 func ParseRegistry(r io.Reader) (*Registry, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 16<<20))
+	data, err := io.ReadAll(io.LimitReader(r, maxRegistryBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("llm: read agents file: %w", err)
+	}
+	if len(data) > maxRegistryBytes {
+		return nil, arena.Errorf(arena.EINVALID, "agents file: larger than %d MiB, the limit of an agents file", maxRegistryBytes>>20)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

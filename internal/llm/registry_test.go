@@ -160,6 +160,14 @@ func TestLoadRegistry(t *testing.T) {
 	if _, err := LoadRegistry(filepath.Join(t.TempDir(), "missing.json")); err == nil {
 		t.Error("missing file accepted")
 	}
+	// A file past the bound is refused as such, not as truncated JSON.
+	padded := `{"agents":[` + strings.Repeat(" ", maxRegistryBytes) + `]}`
+	if err := os.WriteFile(p, []byte(padded), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadRegistry(p); err == nil || !strings.Contains(err.Error(), p+": agents file: larger than 16 MiB, the limit of an agents file") {
+		t.Errorf("oversized agents file: %v", err)
+	}
 }
 
 func TestParseMicros(t *testing.T) {

@@ -283,15 +283,32 @@ func (w *world) expected(systems []string) map[string]any {
 			return d
 		}
 	}
+	// answered: the system had a vote that is not a failure.
+	answered := func(sys string, q int) bool {
+		if a, ok := strings.CutPrefix(sys, "single:"); ok {
+			_, _, ok := ans(a, q, 1)
+			return ok
+		}
+		for _, a := range w.agents {
+			if _, _, ok := ans(a, q, 1); ok {
+				return true
+			}
+		}
+		return false
+	}
 	correct := map[string][]bool{}
 	var sysOut []any
 	for _, sys := range systems {
 		c := make([]bool, n)
-		k, abst := 0, 0
+		k, abst, na := 0, 0, 0
 		catK, catN := map[string]int{}, map[string]int{}
 		seen := map[string]bool{}
 		uk, un := 0, 0
 		for i, it := range w.items {
+			if !answered(sys, i) {
+				continue
+			}
+			na++
 			d := decide(sys, i)
 			c[i] = d == it.Truth
 			if c[i] {
@@ -312,7 +329,7 @@ func (w *world) expected(systems []string) map[string]any {
 		}
 		groups := map[string][]bool{}
 		for i, it := range w.items {
-			if it.Series != "" {
+			if it.Series != "" && answered(sys, i) {
 				groups[it.Series] = append(groups[it.Series], c[i])
 			}
 		}
@@ -341,8 +358,8 @@ func (w *world) expected(systems []string) map[string]any {
 			byCat[cat] = map[string]any{"n": cn, "accuracy": acc(catK[cat], cn)}
 		}
 		correct[sys] = c
-		sysOut = append(sysOut, map[string]any{"system": sys, "n": n, "correct": k, "accuracy": acc(k, n), "abstained": abst,
-			"wilson": wilsonRef(k, n), "unique_accuracy": acc(uk, un), "unique_wilson": wilsonRef(uk, un),
+		sysOut = append(sysOut, map[string]any{"system": sys, "n": n, "answered": na, "coverage": acc(na, n), "correct": k, "accuracy": acc(k, na), "abstained": abst,
+			"wilson": wilsonRef(k, na), "unique_accuracy": acc(uk, un), "unique_wilson": wilsonRef(uk, un),
 			"consistency": map[string]any{"all_correct": ac, "mixed": mx, "all_wrong": aw}, "by_category": byCat})
 	}
 	// Agreement, with the majority system.
@@ -420,6 +437,12 @@ func (w *world) expected(systems []string) map[string]any {
 		d, _, ok := ans(a, i, 1)
 		return !ok || d != w.items[i].Truth
 	}
+	// Two resolvers' errors are compared where both answered.
+	bothAnswered := func(a, b string, i int) bool {
+		_, _, oka := ans(a, i, 1)
+		_, _, okb := ans(b, i, 1)
+		return oka && okb
+	}
 	var phis, conds []any
 	for x := range w.agents {
 		for y := range w.agents {
@@ -428,6 +451,9 @@ func (w *world) expected(systems []string) map[string]any {
 			}
 			var n11, n10, n01, n00 float64 // over errors: both, x only, y only, neither
 			for i := range w.items {
+				if !bothAnswered(w.agents[x], w.agents[y], i) {
+					continue
+				}
 				ex, ey := wrong(w.agents[x], i), wrong(w.agents[y], i)
 				switch {
 				case ex && ey:
@@ -455,7 +481,7 @@ func (w *world) expected(systems []string) map[string]any {
 			}
 			gw, both := 0, 0
 			for i := range w.items {
-				if wrong(g, i) {
+				if bothAnswered(g, o, i) && wrong(g, i) {
 					gw++
 					if wrong(o, i) {
 						both++
@@ -513,7 +539,23 @@ func (w *world) expected(systems []string) map[string]any {
 		}
 		cov = append(cov, map[string]any{"coverage": float64(s) / 10, "n": k, "accuracy": acc(good, k)})
 	}
-	return map[string]any{"questions": n, "systems": sysOut,
+	var resolvers []any
+	for _, a := range w.agents {
+		votes, failed, first := 0, 0, ""
+		for i, it := range w.items {
+			votes++
+			if _, _, ok := ans(a, i, 1); !ok {
+				if failed++; failed == 1 {
+					first = it.ID
+				}
+			}
+			if _, ok := w.r2[key(a, i, 2)]; ok {
+				votes++
+			}
+		}
+		resolvers = append(resolvers, map[string]any{"agent": a, "votes": votes, "failed": failed, "first_failure_id": first})
+	}
+	return map[string]any{"questions": n, "resolvers": resolvers, "systems": sysOut,
 		"agreement":            map[string]any{"unanimous": agree(true), "split": agree(false)},
 		"agreement_confidence": map[string]any{"median": med, "unanimous_high": cell(true, true), "unanimous_low": cell(true, false), "split_high": cell(false, true), "split_low": cell(false, false)},
 		"mcnemar":              mcn, "error_correlation": phis, "conditional_error": conds, "revisions": revs, "coverage_accuracy": cov}
@@ -586,8 +628,17 @@ func TestScriptedEvaluation(t *testing.T) {
 	res := p.Run(context.Background(), w.questions())
 	systems := []string{"single:alpha", "single:beta", "single:gamma", "majority", "weighted", "deliberative"}
 	rep := BuildReport(items(w, res), w.agents, systems)
+	want := w.expected(systems)
+	// The first failure is kept out of the report; its text is the client's.
+	for i, r := range want["resolvers"].([]any) {
+		m, got := r.(map[string]any), rep.Resolvers[i]
+		if id := m["first_failure_id"].(string); got.FirstFailureID != id || (id != "") != strings.Contains(got.FirstFailure, "HTTP 500 Internal Server Error: resolver down") {
+			t.Errorf("%s: first failure on %q: %q, want on %q", got.Agent, got.FirstFailureID, got.FirstFailure, id)
+		}
+		delete(m, "first_failure_id")
+	}
 	var d []string
-	diff("report", normalize(t, w.expected(systems)), normalize(t, rep), &d)
+	diff("report", normalize(t, want), normalize(t, rep), &d)
 	for _, s := range d {
 		t.Error(s)
 	}

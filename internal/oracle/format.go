@@ -40,12 +40,18 @@ func num(f score.Float, prec int) string {
 // WriteTable writes the report for reading in a terminal.
 func (r Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "questions: %d\n\n", r.Questions)
-	fmt.Fprintln(tw, "system\tcorrect\taccuracy\t95% CI\tabstained\tunique acc.\t95% CI\tseries all/mixed/none")
+	fmt.Fprintf(tw, "questions: %d\n", r.Questions)
+	for _, rc := range r.Resolvers {
+		if rc.Failed > 0 {
+			fmt.Fprintf(tw, "resolver %s: %d of %d votes failed (the first on %s)\n", rc.Agent, rc.Failed, rc.Votes, rc.FirstFailureID)
+		}
+	}
+	fmt.Fprintln(tw, "\nsystem\tanswered (coverage)\tcorrect\taccuracy\t95% CI\tabstained\tunique acc.\t95% CI\tseries all/mixed/none")
 	for _, s := range r.Systems {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%d\t%s\t%s\t%d/%d/%d\n", s.System, s.Correct, s.N, pct(s.Accuracy), ci(s.Wilson), s.Abstained,
+		fmt.Fprintf(tw, "%s\t%d/%d (%s)\t%d/%d\t%s\t%s\t%d\t%s\t%s\t%d/%d/%d\n", s.System, s.Answered, s.N, pct(s.Coverage), s.Correct, s.Answered, pct(s.Accuracy), ci(s.Wilson), s.Abstained,
 			pct(s.UniqueAccuracy), ci(s.UniqueWilson), s.Consistency.AllCorrect, s.Consistency.Mixed, s.Consistency.AllWrong)
 	}
+	fmt.Fprintln(tw, "accuracy is over the answered questions: a failed call answers nothing")
 	fmt.Fprintln(tw, "\nmajority by agreement\tn\taccuracy")
 	fmt.Fprintf(tw, "unanimous\t%d\t%s\nsplit\t%d\t%s\n", r.Agreement.Unanimous.N, pct(r.Agreement.Unanimous.Accuracy), r.Agreement.Split.N, pct(r.Agreement.Split.Accuracy))
 	ac := r.AgreementConfidence
@@ -81,10 +87,11 @@ func (r Report) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
-// WriteCSV writes one row per system.
+// WriteCSV writes one row per system; accuracy is over the answered
+// questions.
 func (r Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"system", "n", "correct", "accuracy", "abstained", "wilson_lo", "wilson_hi", "unique_accuracy", "unique_wilson_lo", "unique_wilson_hi", "all_correct", "mixed", "all_wrong"})
+	cw.Write([]string{"system", "n", "correct", "accuracy", "abstained", "wilson_lo", "wilson_hi", "unique_accuracy", "unique_wilson_lo", "unique_wilson_hi", "all_correct", "mixed", "all_wrong", "answered", "coverage"})
 	f := func(x score.Float) string {
 		if !x.OK {
 			return ""
@@ -93,7 +100,8 @@ func (r Report) WriteCSV(w io.Writer) error {
 	}
 	for _, s := range r.Systems {
 		cw.Write([]string{s.System, strconv.Itoa(s.N), strconv.Itoa(s.Correct), f(s.Accuracy), strconv.Itoa(s.Abstained), f(s.Wilson[0]), f(s.Wilson[1]),
-			f(s.UniqueAccuracy), f(s.UniqueWilson[0]), f(s.UniqueWilson[1]), strconv.Itoa(s.Consistency.AllCorrect), strconv.Itoa(s.Consistency.Mixed), strconv.Itoa(s.Consistency.AllWrong)})
+			f(s.UniqueAccuracy), f(s.UniqueWilson[0]), f(s.UniqueWilson[1]), strconv.Itoa(s.Consistency.AllCorrect), strconv.Itoa(s.Consistency.Mixed), strconv.Itoa(s.Consistency.AllWrong),
+			strconv.Itoa(s.Answered), f(s.Coverage)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -21,13 +22,22 @@ type EvalQuestion struct {
 // csvColumns are the KalshiBench columns, in any order; others are ignored.
 var csvColumns = []string{"id", "question", "description", "category", "close_time", "ground_truth", "series_ticker"}
 
+// Bounds of a questions file, far above real ones (KalshiBench's 300
+// questions take 100 KB), so an endless input fails soon and clearly.
+const (
+	MaxQuestionsBytes = 64 << 20
+	MaxQuestionsLine  = 1 << 20
+)
+
 // ReadQuestionsCSV reads KalshiBench-style questions: a header naming at
 // least id, question, description, category, close_time, ground_truth and
 // series_ticker, then one question a row. ground_truth is yes or no in any
 // case; close_time is RFC 3339 or YYYY-MM-DD (empty: no date filter).
-// Errors name the line; duplicate ids are errors.
+// Errors name the line; duplicate ids are errors. An input larger than
+// MaxQuestionsBytes, or with a line longer than MaxQuestionsLine, is
+// refused as soon as the read gets there.
 func ReadQuestionsCSV(r io.Reader) ([]EvalQuestion, error) {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(&boundedReader{r: r, line: 1})
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	head, err := cr.Read()
@@ -152,4 +162,43 @@ func QuestionOf(m *arena.Market) Question {
 		cutoff = m.CloseTime
 	}
 	return Question{ID: m.Source + ":" + m.SourceID, Text: m.Question, Criteria: m.Criteria, Category: cat, Series: m.EventID, Cutoff: cutoff}
+}
+
+// boundedReader fails a read that goes past MaxQuestionsBytes in all or
+// MaxQuestionsLine in one line.
+type boundedReader struct {
+	r          io.Reader
+	n, lineLen int64
+	line       int
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	for chunk := p[:n]; ; {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			b.lineLen += int64(len(chunk))
+			break
+		}
+		if b.lineLen += int64(i); b.lineLen > MaxQuestionsLine {
+			break
+		}
+		if len(chunk) <= MaxQuestionsLine {
+			// No line between the first and the last newline can be
+			// too long: count them at once.
+			last := bytes.LastIndexByte(chunk, '\n')
+			b.line += 1 + bytes.Count(chunk[i+1:last+1], []byte{'\n'})
+			b.lineLen = int64(len(chunk) - last - 1)
+			break
+		}
+		b.line, b.lineLen, chunk = b.line+1, 0, chunk[i+1:]
+	}
+	switch {
+	case b.lineLen > MaxQuestionsLine:
+		return 0, arena.Errorf(arena.EINVALID, "line %d is longer than %d MiB, the limit of a line", b.line, MaxQuestionsLine>>20)
+	case b.n > MaxQuestionsBytes:
+		return 0, arena.Errorf(arena.EINVALID, "larger than %d MiB, the limit of a questions file", MaxQuestionsBytes>>20)
+	}
+	return n, err
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	arena "github.com/forecast-arena/arena"
 )
 
 func TestReadQuestionsCSV(t *testing.T) {
@@ -35,6 +37,47 @@ func TestReadQuestionsCSV(t *testing.T) {
 		_, err := ReadQuestionsCSV(strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", in, err, want)
+		}
+	}
+}
+
+// repeatReader yields a head, then its fill forever, like a pipe that
+// never closes.
+type repeatReader struct {
+	head, fill string
+	n          int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		if r.n < len(r.head) {
+			p[i] = r.head[r.n]
+		} else {
+			p[i] = r.fill[(r.n-len(r.head))%len(r.fill)]
+		}
+		r.n++
+	}
+	return len(p), nil
+}
+
+// An endless questions file is refused once the read passes a bound.
+func TestReadQuestionsBounds(t *testing.T) {
+	head := "id,question,description,category,close_time,ground_truth,series_ticker\n"
+	for _, c := range []struct {
+		name string
+		in   *repeatReader
+		want string
+	}{
+		{"endless line", &repeatReader{fill: "\x00"}, "questions: line 1 is longer than 1 MiB, the limit of a line"},
+		{"endless field", &repeatReader{head: head + "a,\"", fill: "x"}, "questions: line 2 is longer than 1 MiB"},
+		{"endless multi-line field", &repeatReader{head: head + "a,\"", fill: strings.Repeat("x", 999) + "\n"}, "questions: larger than 64 MiB, the limit of a questions file"},
+	} {
+		_, err := ReadQuestionsCSV(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) || arena.ErrorCode(err) != arena.EINVALID {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if c.in.n > MaxQuestionsBytes+1<<20 {
+			t.Errorf("%s: read %d bytes", c.name, c.in.n)
 		}
 	}
 }

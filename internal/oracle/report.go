@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	arena "github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -35,10 +36,15 @@ type Consistency struct {
 	AllWrong   int `json:"all_wrong"`
 }
 
-// SystemReport is one architecture's accuracy figures.
+// SystemReport is one architecture's accuracy figures. A question is
+// answered when a vote the architecture reads is not a failure; accuracy
+// and the figures after it are over the answered questions only, so a
+// dead model server shows as low coverage, never as accuracy.
 type SystemReport struct {
 	System         string          `json:"system"`
 	N              int             `json:"n"`
+	Answered       int             `json:"answered"`
+	Coverage       score.Float     `json:"coverage"`
 	Correct        int             `json:"correct"`
 	Accuracy       score.Float     `json:"accuracy"`
 	Abstained      int             `json:"abstained"`
@@ -105,9 +111,28 @@ type CoveragePoint struct {
 	Accuracy score.Float `json:"accuracy"`
 }
 
+// ResolverCalls counts one resolver's failed votes (both rounds) and
+// keeps the first, in question order, for the run's summary: not in the
+// report, whose bytes a cache-only replay repeats while a failure's text
+// differs between the live call and the cache miss.
+type ResolverCalls struct {
+	Agent          string `json:"agent"`
+	Votes          int    `json:"votes"`
+	Failed         int    `json:"failed"`
+	FirstFailure   string `json:"-"`
+	FirstFailureID string `json:"-"` // the question of the first failure
+}
+
+// AllFailed reports whether the resolver answered nothing.
+func (r ResolverCalls) AllFailed() bool { return r.Votes > 0 && r.Failed == r.Votes }
+
 // Report is the evaluation report (`arena oracle eval --format json`).
+// The agreement tables and the coverage curve are over the questions the
+// majority system answered; the error correlations over the questions
+// both resolvers answered.
 type Report struct {
 	Questions           int                 `json:"questions"`
+	Resolvers           []ResolverCalls     `json:"resolvers"`
 	Systems             []SystemReport      `json:"systems"`
 	Agreement           Agreement           `json:"agreement"`
 	AgreementConfidence AgreementConfidence `json:"agreement_confidence"`
@@ -137,6 +162,22 @@ func voteCorrect(v arena.OracleVote, truth arena.OracleDecision) bool {
 	return v.Answered() && v.Decision.Binary() && v.Decision == truth
 }
 
+// anyAnswered reports whether a vote is not a failure.
+func anyAnswered(votes []arena.OracleVote) bool {
+	return slices.ContainsFunc(votes, arena.OracleVote.Answered)
+}
+
+// systemAnswered reports whether a system had a vote to decide from: its
+// resolver's for single, any round-1 vote otherwise (round 2 asks only
+// the resolvers that answered round 1).
+func systemAnswered(sys string, round1 []arena.OracleVote) bool {
+	if id, ok := strings.CutPrefix(sys, archSinglePrefix); ok {
+		v, found := voteOf(round1, id)
+		return found && v.Answered()
+	}
+	return anyAnswered(round1)
+}
+
 // BuildReport computes every figure of the evaluation report from the
 // votes. systems are architecture names in report order; agents the panel
 // in order. The agreement tables and the coverage curve use the majority
@@ -144,22 +185,33 @@ func voteCorrect(v arena.OracleVote, truth arena.OracleDecision) bool {
 // deliberative is.
 func BuildReport(items []Item, agents, systems []string) Report {
 	n := len(items)
-	rep := Report{Questions: n, McNemar: []McNemarRow{}, ErrorCorrelation: []PhiRow{}, ConditionalError: []CondRow{}, Revisions: []RevisionRow{}}
+	rep := Report{Questions: n, Resolvers: []ResolverCalls{}, McNemar: []McNemarRow{}, ErrorCorrelation: []PhiRow{}, ConditionalError: []CondRow{}, Revisions: []RevisionRow{}}
+	for _, id := range agents {
+		rc := ResolverCalls{Agent: id}
+		for _, it := range items {
+			for _, v := range append(slices.Clone(it.Round1), it.Round2...) {
+				if v.Agent != id {
+					continue
+				}
+				rc.Votes++
+				if !v.Answered() {
+					if rc.Failed++; rc.Failed == 1 {
+						rc.FirstFailure, rc.FirstFailureID = redact.String(v.Failure), it.ID
+					}
+				}
+			}
+		}
+		rep.Resolvers = append(rep.Resolvers, rc)
+	}
 
-	// Unique markets: the first row of each series (rows without a series
-	// stand alone); multi-row series for consistency, in first-seen order.
-	unique := make([]bool, n)
-	seen := map[string]bool{}
+	// Multi-row series for consistency, in first-seen order.
 	series := map[string][]int{}
 	var seriesOrder []string
 	for i, it := range items {
 		if it.Series == "" {
-			unique[i] = true
 			continue
 		}
-		if !seen[it.Series] {
-			seen[it.Series] = true
-			unique[i] = true
+		if series[it.Series] == nil {
 			seriesOrder = append(seriesOrder, it.Series)
 		}
 		series[it.Series] = append(series[it.Series], i)
@@ -170,8 +222,15 @@ func BuildReport(items []Item, agents, systems []string) Report {
 		c := make([]bool, n)
 		sr := SystemReport{System: sys, N: n, ByCategory: map[string]Rate{}}
 		catK, catN := map[string]int{}, map[string]int{}
+		// Unique markets: the first answered row of each series (rows
+		// without a series stand alone).
 		uk, un := 0, 0
+		seen := map[string]bool{}
 		for i, it := range items {
+			if !systemAnswered(sys, it.Round1) {
+				continue
+			}
+			sr.Answered++
 			o := Decide(sys, it.Round1, it.Round2)
 			c[i] = o.Decision == it.Truth
 			if c[i] {
@@ -184,7 +243,8 @@ func BuildReport(items []Item, agents, systems []string) Report {
 			if c[i] {
 				catK[it.Category]++
 			}
-			if unique[i] {
+			if it.Series == "" || !seen[it.Series] {
+				seen[it.Series] = it.Series != ""
 				un++
 				if c[i] {
 					uk++
@@ -194,12 +254,13 @@ func BuildReport(items []Item, agents, systems []string) Report {
 		for cat, cn := range catN {
 			sr.ByCategory[cat] = rate(catK[cat], cn)
 		}
-		sr.Accuracy = rate(sr.Correct, n).Accuracy
-		sr.Wilson = wilson(sr.Correct, n)
+		sr.Coverage = rate(sr.Answered, n).Accuracy
+		sr.Accuracy = rate(sr.Correct, sr.Answered).Accuracy
+		sr.Wilson = wilson(sr.Correct, sr.Answered)
 		sr.UniqueAccuracy = rate(uk, un).Accuracy
 		sr.UniqueWilson = wilson(uk, un)
 		for _, name := range seriesOrder {
-			rows := series[name]
+			rows := slices.DeleteFunc(slices.Clone(series[name]), func(i int) bool { return !systemAnswered(sys, items[i].Round1) })
 			if len(rows) < 2 {
 				continue
 			}
@@ -225,19 +286,27 @@ func BuildReport(items []Item, agents, systems []string) Report {
 		rep.Systems = []SystemReport{}
 	}
 
-	// Majority system: agreement tables and coverage.
+	// Majority system: agreement tables and coverage, over the questions
+	// it answered (sub holds their indices).
+	var sub []int
+	for i, it := range items {
+		if anyAnswered(it.Round1) {
+			sub = append(sub, i)
+		}
+	}
 	maj := make([]bool, n)
 	unan := make([]bool, n)
-	conf := make([]float64, n)
+	conf := make([]float64, 0, len(sub))
 	comp := make([]float64, n)
-	for i, it := range items {
+	for _, i := range sub {
+		it := items[i]
 		maj[i] = Majority(it.Round1).Decision == it.Truth
 		unan[i] = Unanimous(it.Round1)
-		conf[i] = MeanConfidence(it.Round1)
+		conf = append(conf, MeanConfidence(it.Round1))
 		comp[i] = Composite(it.Round1)
 	}
 	var uK, uN, sK, sN int
-	for i := range items {
+	for _, i := range sub {
 		if unan[i] {
 			uN++
 			if maj[i] {
@@ -251,16 +320,16 @@ func BuildReport(items []Item, agents, systems []string) Report {
 		}
 	}
 	rep.Agreement = Agreement{Unanimous: rate(uK, uN), Split: rate(sK, sN)}
-	if n > 0 {
+	if len(sub) > 0 {
 		med := median(conf)
 		rep.AgreementConfidence.Median = score.Def(med)
 		var k, m [4]int // unanimous high, unanimous low, split high, split low
-		for i := range items {
+		for j, i := range sub {
 			cell := 0
 			if !unan[i] {
 				cell = 2
 			}
-			if conf[i] < med {
+			if conf[j] < med {
 				cell++
 			}
 			m[cell]++
@@ -281,22 +350,33 @@ func BuildReport(items []Item, agents, systems []string) Report {
 		}
 	}
 
-	// Round-1 correctness per resolver (abstention or failure = error).
+	// Round-1 correctness per resolver (an abstention is an error); a
+	// failure is no answer, so a pair is compared where both answered.
 	rc := make([][]bool, len(agents))
+	ra := make([][]bool, len(agents))
 	for r, id := range agents {
-		rc[r] = make([]bool, n)
+		rc[r], ra[r] = make([]bool, n), make([]bool, n)
 		for i, it := range items {
 			if v, ok := voteOf(it.Round1, id); ok {
-				rc[r][i] = voteCorrect(v, it.Truth)
+				rc[r][i], ra[r][i] = voteCorrect(v, it.Truth), v.Answered()
 			}
 		}
+	}
+	both := func(a, b int) (ca, cb []bool) {
+		for i := range items {
+			if ra[a][i] && ra[b][i] {
+				ca, cb = append(ca, rc[a][i]), append(cb, rc[b][i])
+			}
+		}
+		return ca, cb
 	}
 	// Every ordered pair, like conditional_error, though phi is symmetric:
 	// one row per (a, b) keeps the two tables aligned.
 	for a := range agents {
 		for b := range agents {
 			if a != b {
-				rep.ErrorCorrelation = append(rep.ErrorCorrelation, PhiRow{A: agents[a], B: agents[b], Phi: score.CrossTab(rc[a], rc[b]).Phi()})
+				ca, cb := both(a, b)
+				rep.ErrorCorrelation = append(rep.ErrorCorrelation, PhiRow{A: agents[a], B: agents[b], Phi: score.CrossTab(ca, cb).Phi()})
 			}
 		}
 	}
@@ -305,18 +385,19 @@ func BuildReport(items []Item, agents, systems []string) Report {
 			if g == o {
 				continue
 			}
-			var gw, both int
-			for i := range items {
-				if !rc[g][i] {
+			cg, co := both(g, o)
+			var gw, bw int
+			for i := range cg {
+				if !cg[i] {
 					gw++
-					if !rc[o][i] {
-						both++
+					if !co[i] {
+						bw++
 					}
 				}
 			}
 			row := CondRow{Given: agents[g], Other: agents[o]}
 			if gw > 0 {
-				row.P = score.Def(float64(both) / float64(gw))
+				row.P = score.Def(float64(bw) / float64(gw))
 			}
 			rep.ConditionalError = append(rep.ConditionalError, row)
 		}
@@ -344,10 +425,7 @@ func BuildReport(items []Item, agents, systems []string) Report {
 	}
 
 	// Coverage: most certain first (composite descending, id ascending).
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
+	order := slices.Clone(sub)
 	slices.SortStableFunc(order, func(a, b int) int {
 		if c := cmp.Compare(comp[b], comp[a]); c != 0 {
 			return c
@@ -355,7 +433,7 @@ func BuildReport(items []Item, agents, systems []string) Report {
 		return strings.Compare(items[a].ID, items[b].ID)
 	})
 	for step := 1; step <= 10; step++ {
-		k := (step*n + 9) / 10 // ⌈step·N/10⌉ in integers
+		k := (step*len(order) + 9) / 10 // ⌈step·N/10⌉ in integers
 		good := 0
 		for _, i := range order[:k] {
 			if maj[i] {

@@ -145,12 +145,12 @@ func TestReportFormats(t *testing.T) {
 	}
 	var keys map[string]json.RawMessage
 	json.Unmarshal([]byte(jb.String()), &keys)
-	for _, k := range []string{"questions", "systems", "agreement", "agreement_confidence", "mcnemar", "error_correlation", "conditional_error", "revisions", "coverage_accuracy"} {
+	for _, k := range []string{"questions", "resolvers", "systems", "agreement", "agreement_confidence", "mcnemar", "error_correlation", "conditional_error", "revisions", "coverage_accuracy"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("json lacks %s", k)
 		}
 	}
-	if len(keys) != 9 {
+	if len(keys) != 10 {
 		t.Errorf("json has %d keys", len(keys))
 	}
 	// An empty evaluation reports nulls, not NaN.

@@ -48,7 +48,10 @@ func String(s string) string {
 // userinfo masks the password of every "://user:password@" in s. The
 // authority of a URL runs to the next '/' (or the end of the text); its
 // userinfo ends at the last '@' within it, so a password holding '@', '%'
-// or spaces is masked whole.
+// or spaces is masked whole. An authority without '@' may be a password
+// holding '/' (which ends the authority for a URL parser but not for the
+// user who typed it), so then the userinfo ends at the last '@' before the
+// next space or quote.
 func userinfo(s string) string {
 	var b strings.Builder
 	for {
@@ -65,7 +68,13 @@ func userinfo(s string) string {
 		}
 		at := strings.LastIndex(s[:end], "@")
 		if at < 0 {
-			continue
+			word := strings.IndexAny(s, " \t\n\"'`")
+			if word < 0 {
+				word = len(s)
+			}
+			if at = strings.LastIndex(s[:word], "@"); at < 0 {
+				continue
+			}
 		}
 		user, _, hasPass := strings.Cut(s[:at], ":")
 		if !hasPass {

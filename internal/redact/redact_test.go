@@ -17,19 +17,21 @@ func TestString(t *testing.T) {
 		"postgres://h/db?sslmode=disable&password=leak": "postgres://h/db?sslmode=disable&password=[redacted]",
 		"host=h password=leak dbname=x":                 "host=h password=[redacted] dbname=x",
 		// Malformed URLs: no parser is involved, so these are masked too.
-		"postgres://arena:S3cretPW%@127.0.0.1:1/x":                                 "postgres://arena:[redacted]@127.0.0.1:1/x",
-		"postgres://arena:pass word@127.0.0.1/x":                                   "postgres://arena:[redacted]@127.0.0.1/x",
-		"postgres://arena:pw%zz@127.0.0.1/x%zz":                                    "postgres://arena:[redacted]@127.0.0.1/x%zz",
-		"postgres://arena:p@ss@w0rd@h:5432/x":                                      "postgres://arena:[redacted]@h:5432/x",
-		"postgresql://a:b@h":                                                       "postgresql://a:[redacted]@h",
-		"postgres://arena:a/b@h/x":                                                 "postgres://arena:a/b@h/x", // an unescaped '/' ends the authority: see next case
-		`parse "postgres://arena:S3cretPW%@127.0.0.1:1/x": invalid URL escape "%"`: `parse "postgres://arena:[redacted]@127.0.0.1:1/x": invalid URL escape "%"`,
-		"two: postgres://a:one@h/x and https://b:two@k/y":                          "two: postgres://a:[redacted]@h/x and https://b:[redacted]@k/y",
-		"Authorization: Bearer abc.DEF-123":                                        "Authorization: Bearer [redacted]",
-		"https://api.example/v1?api_key=XYZ&q=1":                                   "https://api.example/v1?api_key=[redacted]&q=1",
-		`{"password":"hunter2","user":"u"}`:                                        `{"password":"[redacted]","user":"u"}`,
-		"key sk-proj-abcdefghijklmnop1234 leaked":                                  "key [redacted] leaked",
-		"no secrets here: 12 input_tokens, 3 output_tokens":                        "no secrets here: 12 input_tokens, 3 output_tokens",
+		"postgres://arena:S3cretPW%@127.0.0.1:1/x":                                     "postgres://arena:[redacted]@127.0.0.1:1/x",
+		"postgres://arena:pass word@127.0.0.1/x":                                       "postgres://arena:[redacted]@127.0.0.1/x",
+		"postgres://arena:pw%zz@127.0.0.1/x%zz":                                        "postgres://arena:[redacted]@127.0.0.1/x%zz",
+		"postgres://arena:p@ss@w0rd@h:5432/x":                                          "postgres://arena:[redacted]@h:5432/x",
+		"postgresql://a:b@h":                                                           "postgresql://a:[redacted]@h",
+		"postgres://arena:a/b@h/x":                                                     "postgres://arena:[redacted]@h/x", // an unescaped '/' in the password
+		"store: bad postgres URL postgres://u:AB/CD@127.0.0.1:5432/x: not a valid URL": "store: bad postgres URL postgres://u:[redacted]@127.0.0.1:5432/x: not a valid URL",
+		"http://127.0.0.1:8080/v1/chat then mail a@b":                                  "http://127.0.0.1:8080/v1/chat then mail a@b",
+		`parse "postgres://arena:S3cretPW%@127.0.0.1:1/x": invalid URL escape "%"`:     `parse "postgres://arena:[redacted]@127.0.0.1:1/x": invalid URL escape "%"`,
+		"two: postgres://a:one@h/x and https://b:two@k/y":                              "two: postgres://a:[redacted]@h/x and https://b:[redacted]@k/y",
+		"Authorization: Bearer abc.DEF-123":                                            "Authorization: Bearer [redacted]",
+		"https://api.example/v1?api_key=XYZ&q=1":                                       "https://api.example/v1?api_key=[redacted]&q=1",
+		`{"password":"hunter2","user":"u"}`:                                            `{"password":"[redacted]","user":"u"}`,
+		"key sk-proj-abcdefghijklmnop1234 leaked":                                      "key [redacted] leaked",
+		"no secrets here: 12 input_tokens, 3 output_tokens":                            "no secrets here: 12 input_tokens, 3 output_tokens",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("String(%q)\n = %q\nwant %q", in, got, want)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -53,13 +54,31 @@ func FileName(id string) (string, error) {
 	return url.PathEscape(id) + ".json", nil
 }
 
+// maxPacketBytes bounds a packet file, as Exa's answers are bounded.
+const maxPacketBytes = 16 << 20
+
+// readPacket reads a packet file, refusing one larger than maxPacketBytes
+// (a device or pipe has no size to check first).
+func readPacket(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPacketBytes+1))
+	if err == nil && len(b) > maxPacketBytes {
+		err = fmt.Errorf("%s: larger than %d MiB, the limit of a packet", path, maxPacketBytes>>20)
+	}
+	return b, err
+}
+
 func (r Dir) Retrieve(_ context.Context, q arena.EvidenceQuery) (arena.EvidencePacket, error) {
 	name, err := FileName(q.QuestionID)
 	if err != nil {
 		return arena.EvidencePacket{}, err
 	}
 	p := filepath.Join(r.Dir, name)
-	b, err := os.ReadFile(p)
+	b, err := readPacket(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return arena.EvidencePacket{}, fmt.Errorf("retrieve: no evidence packet for question %s (%s)", q.QuestionID, p)

@@ -90,6 +90,15 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		if _, err := url.Parse(rawURL); err != nil {
 			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: not a valid URL (percent-encode '%%', '@', ':' and spaces in the user and password)", redact.String(rawURL))
 		}
+		// net/url takes the last '@' of the authority as the end of the
+		// password, pgx an earlier one: pgx would dial the rest of the
+		// password as a host and show it in its error.
+		_, rest, _ := strings.Cut(rawURL, "://")
+		rest, _, _ = strings.Cut(rest, "#")
+		rest, _, _ = strings.Cut(rest, "?")
+		if authority, _, _ := strings.Cut(rest, "/"); strings.Count(authority, "@") > 1 {
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: the user or password holds '@': percent-encode it as %%40", redact.String(rawURL))
+		}
 		db, err := sql.Open("pgx", rawURL)
 		if err != nil {
 			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: the driver refused it", redact.String(rawURL))

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -40,18 +41,81 @@ const (
 	nCols
 )
 
+// Bounds of a scores file, far above real ones (a million rows is some
+// 80 MB), so an endless input (/dev/zero, a pipe) fails soon with a
+// clear error instead of exhausting memory. Vars so tests can lower them.
+var (
+	MaxFileBytes int64 = 512 << 20
+	MaxLineBytes       = 1 << 20
+)
+
 // ReadFile reads a scores file: JSONL when the name ends in .jsonl/.ndjson
 // or the first non-blank byte is '{', CSV with a header otherwise.
 func ReadFile(path string) (*score.Table, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read scores: %w", err)
 	}
-	t, err := Parse(data, isJSONL(path, data))
+	defer f.Close()
+	return Read(f, path)
+}
+
+// Read reads a scores file from r; name (its path) names it in errors and,
+// by its extension, may say it is JSONL. A file larger than MaxFileBytes
+// or with a line longer than MaxLineBytes is refused as soon as the read
+// gets there.
+func Read(r io.Reader, name string) (*score.Table, error) {
+	data, err := readBounded(r)
 	if err != nil {
-		return nil, arena.Errorf(arena.EINVALID, "%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	t, err := Parse(data, isJSONL(name, data))
+	if err != nil {
+		return nil, arena.Errorf(arena.EINVALID, "%s: %w", name, err)
 	}
 	return t, nil
+}
+
+// readBounded reads r to the end within MaxFileBytes and MaxLineBytes.
+func readBounded(r io.Reader) ([]byte, error) {
+	data := make([]byte, 0, 64<<10)
+	line, lineStart := 1, 0 // the line being read and where it starts
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // grow as append does
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		k := len(data)
+		data = data[:k+n]
+		for {
+			j := bytes.IndexByte(data[k:], '\n')
+			if j < 0 || k+j-lineStart > MaxLineBytes {
+				break
+			}
+			k, line, lineStart = k+j+1, line+1, k+j+1
+		}
+		switch {
+		case len(data)-lineStart > MaxLineBytes:
+			return nil, arena.Errorf(arena.EINVALID, "line %d is longer than %s, the limit of a line", line, sizeText(int64(MaxLineBytes)))
+		case int64(len(data)) > MaxFileBytes:
+			return nil, arena.Errorf(arena.EINVALID, "larger than %s, the limit of a scores file", sizeText(MaxFileBytes))
+		case err == io.EOF:
+			return data, nil
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
+// sizeText says a byte count in the largest unit that divides it.
+func sizeText(n int64) string {
+	switch {
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func isJSONL(path string, data []byte) bool {

@@ -1,6 +1,7 @@
 package scoreio
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -112,5 +114,50 @@ func TestParseParallelMatchesSequential(t *testing.T) {
 		if strings.Join(d[0].Names, ",") != strings.Join(d[1].Names, ",") {
 			t.Fatal("dictionaries differ")
 		}
+	}
+}
+
+// endless yields its pattern forever, like /dev/zero or a pipe that never
+// closes.
+type endless struct {
+	pattern []byte
+	n       int64 // bytes read
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = e.pattern[(e.n+int64(i))%int64(len(e.pattern))]
+	}
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// A scores file past a bound is refused once the read gets there, with
+// an error naming the file and the limit.
+func TestReadBounds(t *testing.T) {
+	defer func(f int64, l int) { MaxFileBytes, MaxLineBytes = f, l }(MaxFileBytes, MaxLineBytes)
+	MaxFileBytes, MaxLineBytes = 1<<20, 4<<10
+	row := []byte("a,r1,m1,c,0.5,0.5,1\n")
+	for _, c := range []struct {
+		name string
+		in   *endless
+		want string
+	}{
+		{"endless line", &endless{pattern: []byte{0}}, "in.csv: line 1 is longer than 4 KiB, the limit of a line"},
+		{"endless rows", &endless{pattern: row}, "in.csv: larger than 1 MiB, the limit of a scores file"},
+		{"long line after short ones", &endless{pattern: append(bytes.Repeat(row, 3), bytes.Repeat([]byte("x"), 8<<10)...)}, "in.csv: line 4 is longer than 4 KiB"},
+	} {
+		_, err := Read(c.in, "in.csv")
+		if err == nil || !strings.Contains(err.Error(), c.want) || arena.ErrorCode(err) != arena.EINVALID {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if limit := MaxFileBytes + 256<<10; c.in.n > limit {
+			t.Errorf("%s: read %d bytes before refusing, want at most %d", c.name, c.in.n, limit)
+		}
+	}
+	// Within the bounds, a file reads as before.
+	in := "agent,round,market,category,forecast,benchmark,outcome\n" + strings.Repeat(string(row), 1000)
+	if tab, err := Read(strings.NewReader(in), "in.csv"); err != nil || tab.Len() != 1000 {
+		t.Fatalf("%v", err)
 	}
 }
