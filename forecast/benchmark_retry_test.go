@@ -15,7 +15,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
-// H2: a failing lookup for one market holds back only its round,
+// A failing lookup for one market holds back only its round,
 // and only until BenchmarkRetryFor after the commit deadline; other rounds
 // are captured in the same pass; the trigger waits for the benchmarks; past
 // the bound the failing market alone has no benchmark and Alpha is scored
@@ -103,7 +103,7 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 	})
 }
 
-// L2: a replica that finds the benchmarks already recorded by another
+// A replica that finds the benchmarks already recorded by another
 // (SetBenchmarks: conflict) counts the round as done, not as an error.
 func TestCaptureBenchmarksConflictIsDone(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -135,7 +135,7 @@ func (s staleRounds) Rounds(context.Context, arena.RoundFilter) ([]*arena.Round,
 	return s.rounds, nil
 }
 
-// M1: the leaderboard's Alpha is computed from the benchmarks as scored
+// The leaderboard's Alpha is computed from the benchmarks as scored
 // (whole basis points), so it equals the mean of the per-round Alphas that
 // /scores reports, even for benchmark prices that are not whole bps.
 func TestLeaderboardAlphaMatchesRoundScores(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
-// M2: the operator cannot publish a market's outcome while a round
+// The operator cannot publish a market's outcome while a round
 // containing it can still be revealed; after the reveal deadline it can.
 func TestResolveRefusedWhileRoundRevealable(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

@@ -51,7 +51,7 @@ func (h *hookStore) Submissions(ctx context.Context, roundID uint64) ([]*arena.S
 	return subs, err
 }
 
-// H1: a reveal timed at the reveal deadline that waits in the store's queue
+// A reveal timed at the reveal deadline that waits in the store's queue
 // while the round is triggered must be refused (reveal_closed), not stored
 // after the scores were frozen (where it would count as a forfeit).
 func TestRevealQueuedPastTriggerRejected(t *testing.T) {
@@ -91,7 +91,7 @@ func TestRevealQueuedPastTriggerRejected(t *testing.T) {
 	})
 }
 
-// H1: a reveal that commits after the trigger read the submissions (but
+// A reveal that commits after the trigger read the submissions (but
 // before it saved the result) makes the store refuse the stale scores;
 // the trigger rescores and the reveal counts.
 func TestTriggerRescoresRevealLandingMidScoring(t *testing.T) {

@@ -436,7 +436,7 @@ func TestFailuresAndAbandonment(t *testing.T) {
 		t.Fatalf("unknown round: %+v, %v", rep, err)
 	}
 	// A corrupt state file is reported with its path but does not stop the
-	// run (M3): the other rounds go on; it is never overwritten.
+	// run: the other rounds go on; it is never overwritten.
 	corrupt := filepath.Join(serverState(t, c), "round-77.json")
 	os.WriteFile(corrupt, []byte(`{"round_id":`), 0o600)
 	s.clk.Set(r2.RevealStart)
@@ -468,7 +468,7 @@ func TestRoundFullAbandoned(t *testing.T) {
 	}
 }
 
-// M3: round ids are per server: one state directory used against two
+// Round ids are per server: one state directory used against two
 // servers keeps their rounds apart, and a state whose round differs from
 // the server's (a reset database) is abandoned, not revealed into it.
 func TestStatePerServer(t *testing.T) {
@@ -525,7 +525,7 @@ func TestLegacyStateMigrated(t *testing.T) {
 	}
 }
 
-// L3: reasoning the server refuses for good (4xx) is given up with a note,
+// Reasoning the server refuses for good (4xx) is given up with a note,
 // once; the round is then complete instead of retried on every run.
 func TestReasoningRefusedGivenUp(t *testing.T) {
 	s := newServer(t, sqliteDB(t))

@@ -40,14 +40,7 @@ func Validate(a trading.Action, s *trading.Snapshot) (trading.Action, error) {
 			add("a HOLD must not carry bets or sells")
 		}
 	case trading.ActionBet:
-		if len(a.Sells) > 0 {
-			add("a BET must not carry sells; a decision either bets (BET) or sells (SELL)")
-		}
-		if len(a.Bets) == 0 {
-			add("a BET needs at least one bet")
-		}
-		if len(a.Bets) > trading.MaxItems {
-			add("%d bets in one action (max %d)", len(a.Bets), trading.MaxItems)
+		if !items(add, "BET", "bet", len(a.Bets), "sells", len(a.Sells)) {
 			break
 		}
 		markets := make(map[int64]*trading.MarketView, len(s.Markets))
@@ -99,14 +92,7 @@ func Validate(a trading.Action, s *trading.Snapshot) (trading.Action, error) {
 			out.Bets = append(out.Bets, trading.Bet{MarketID: b.MarketID, Side: side, Amount: b.Amount})
 		}
 	case trading.ActionSell:
-		if len(a.Bets) > 0 {
-			add("a SELL must not carry bets; a decision either bets (BET) or sells (SELL)")
-		}
-		if len(a.Sells) == 0 {
-			add("a SELL needs at least one sell")
-		}
-		if len(a.Sells) > trading.MaxItems {
-			add("%d sells in one action (max %d)", len(a.Sells), trading.MaxItems)
+		if !items(add, "SELL", "sell", len(a.Sells), "bets", len(a.Bets)) {
 			break
 		}
 		held := make(map[int64]*trading.PositionView, len(s.Positions))
@@ -143,4 +129,22 @@ func pctText(p trading.PPM) string {
 	s := fmt.Sprintf("%.2f", p.Float()*100)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	return s + "%"
+}
+
+// items checks the shape of a BET or SELL: n items of its own kind (at
+// least one, at most trading.MaxItems) and none of the other kind (a
+// decision either bets or sells). It reports false when there are too many
+// items to check one by one.
+func items(add func(string, ...any), action, item string, n int, others string, m int) bool {
+	if m > 0 {
+		add("a %s must not carry %s; a decision either bets (BET) or sells (SELL)", action, others)
+	}
+	if n == 0 {
+		add("a %s needs at least one %s", action, item)
+	}
+	if n > trading.MaxItems {
+		add("%d %ss in one action (max %d)", n, item, trading.MaxItems)
+		return false
+	}
+	return true
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// M4: SQLite fsyncs the WAL at every commit (synchronous = FULL, 2), so an
+// SQLite fsyncs the WAL at every commit (synchronous = FULL, 2), so an
 // acknowledged commit survives power loss, not only a killed process.
 func TestSQLiteSynchronousFull(t *testing.T) {
 	db, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "a.db"))

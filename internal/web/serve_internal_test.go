@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// M5: Serve's server bounds every phase of a connection, not only the
+// Serve's server bounds every phase of a connection, not only the
 // headers (a slow-body or never-reading client must not hold it for ever).
 func TestServerTimeouts(t *testing.T) {
 	srv := newHTTPServer(http.NotFoundHandler())
