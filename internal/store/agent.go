@@ -123,7 +123,7 @@ func (d *DB) writeProfile(ctx context.Context, tx *sql.Tx, a arena.AgentInfo, re
 	}
 	res, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO agents (address, kind, created_at, name, organisation, model, homepage, description, name_key, profile_version)
 		VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (address) DO UPDATE SET `+set), args...)
-	if isUniqueViolation(err) {
+	if err != nil && isUniqueViolation(err) {
 		return false, nameTaken(a.Name, "")
 	}
 	if err != nil {
