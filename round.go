@@ -155,7 +155,6 @@ type AgentInfo struct {
 	// ProfileVersion counts the agent's signed profile updates: 0 when it
 	// never signed one (its profile, if any, is the operator's).
 	ProfileVersion uint64
-	CreatedAt      time.Time
 }
 
 // RoundFilter selects rounds.

@@ -9,14 +9,13 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-const agentColumns = `address, kind, nonce, name, organisation, model, homepage, description, profile_version, created_at`
+const agentColumns = `address, kind, nonce, name, organisation, model, homepage, description, profile_version`
 
 func scanAgent(sc scanner) (arena.AgentInfo, error) {
 	var a arena.AgentInfo
 	var nonce, version int64
-	var created sql.NullInt64
-	err := sc.Scan(&a.Address, &a.Kind, &nonce, &a.Name, &a.Organisation, &a.Model, &a.Homepage, &a.Description, &version, &created)
-	a.Nonce, a.ProfileVersion, a.CreatedAt = uint64(nonce), uint64(version), fromMicros(created)
+	err := sc.Scan(&a.Address, &a.Kind, &nonce, &a.Name, &a.Organisation, &a.Model, &a.Homepage, &a.Description, &version)
+	a.Nonce, a.ProfileVersion = uint64(nonce), uint64(version)
 	return a, err
 }
 

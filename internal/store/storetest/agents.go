@@ -52,7 +52,7 @@ func testAgentProfiles(t *testing.T, db *store.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Kind != "external" || got.CreatedAt.IsZero() || got.Name != ada.Name || got.Organisation != ada.Organisation || got.Model != ada.Model ||
+	if got.Kind != "external" || got.Name != ada.Name || got.Organisation != ada.Organisation || got.Model != ada.Model ||
 		got.Homepage != ada.Homepage || got.Description != ada.Description || got.ProfileVersion != 1 || logSize() != 1 {
 		t.Fatalf("stored %+v, log %d", got, logSize())
 	}
