@@ -179,29 +179,19 @@ func checkStatus(status string) error {
 	return arena.Errorf(arena.EINVALID, "status %q: want open, revealing, scoring, scored or invalidated", status)
 }
 
-// AgentActivity is what an agent's page shows besides its scores.
-// Which rounds an agent committed to stays private until their outcomes
-// are triggered, as on the round pages: before that only counts are
-// shown, which tell no more than the agent's public nonce.
+// AgentActivity counts an agent's commits for its page. Which rounds an
+// agent committed to stays private until their outcomes are triggered,
+// as on the round pages: before that only counts are shown, which tell no
+// more than the agent's public nonce.
 type AgentActivity struct {
-	Agent           *arena.AgentInfo // nil: never seen
-	Commits         int              // accepted commits, in any round
-	Waiting         int              // of them, in rounds whose outcomes are not triggered yet
-	WaitingRevealed int              // of those, revealed
+	Commits         int // accepted commits, in any round
+	Waiting         int // of them, in rounds whose outcomes are not triggered yet
+	WaitingRevealed int // of those, revealed
 }
 
-// AgentActivity loads an agent's record and counts its commits; agent is
-// a checksummed address.
+// AgentActivity counts the commits of agent, a checksummed address.
 func (s *Service) AgentActivity(ctx context.Context, agent string) (AgentActivity, error) {
 	var out AgentActivity
-	a, err := s.Store.Agent(ctx, agent)
-	if arena.ErrorKind(err) == arena.ENOTFOUND {
-		return out, nil
-	}
-	if err != nil {
-		return out, err
-	}
-	out.Agent = a
 	subs, err := s.Store.AgentSubmissions(ctx, agent)
 	if err != nil || len(subs) == 0 {
 		return out, err

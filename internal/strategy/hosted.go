@@ -107,7 +107,7 @@ func NewHosted(ctx context.Context, cfg HostedConfig) (*Hosted, []llm.Skipped, e
 			p.Kind, p.Description = llm.KindEnsemble, ensembleDescription(spec)
 		}
 		if err := forecast.RegisterAgent(ctx, cfg.Store, p); err != nil {
-			if k := arena.ErrorKind(err); k != arena.EINVALID && k != arena.ECONFLICT {
+			if kind := arena.ErrorKind(err); kind != arena.EINVALID && kind != arena.ECONFLICT {
 				return nil, nil, fmt.Errorf("strategy: register agent %s: %w", spec.ID, err)
 			}
 			skipped = append(skipped, llm.Skipped{ID: spec.ID, Name: spec.Name, Reason: "its profile is refused (rename it in the registry): " + arena.ErrorMessage(err)})

@@ -31,9 +31,10 @@ type RateLimits struct {
 	// /metrics), keyed by the client's address (see clientIP).
 	PerIP arena.RateLimit
 	// PerAgent applies to the commits, reveals and profile updates the
-	// agent signed (see signedAgent), whatever address they come from. Only the agent's key
-	// can spend it: a request that merely names the agent costs its
-	// address's bucket alone, so no one can lock an agent out.
+	// agent signed (see signedAgent), whatever address they come from.
+	// Only the agent's key can spend it: a request that merely names the
+	// agent costs its address's bucket alone, so no one can lock an agent
+	// out.
 	PerAgent arena.RateLimit
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client for PerIP; from any other peer the header is ignored, so
