@@ -138,12 +138,23 @@ type ScoredForecast struct {
 	Forfeit   bool
 }
 
-// AgentInfo describes a forecast-track agent.
+// AgentInfo describes a forecast-track agent: its record and its profile,
+// what it says about itself. An external agent signs its profile (see
+// forecast.Profile); the operator registers the profile of the agents it
+// runs (hosted and simulated). Every field of the profile is display data.
 type AgentInfo struct {
 	Address string // checksummed address, or a built-in's name ("random", "market")
-	Name    string
-	Kind    string // external, builtin, sim, llm
+	Kind    string // external, builtin, sim, llm, ensemble
 	Nonce   uint64
+
+	Name         string // display name, unique per arena up to NameKey; "" for none
+	Organisation string
+	Model        string
+	Homepage     string // an http(s) URL
+	Description  string
+	// ProfileVersion counts the agent's signed profile updates: 0 when it
+	// never signed one (its profile, if any, is the operator's).
+	ProfileVersion uint64
 }
 
 // RoundFilter selects rounds.
@@ -170,6 +181,21 @@ type RoundStore interface {
 	SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int8, scores []RoundScore, rows []ScoredForecast, at time.Time) error
 	RoundScores(ctx context.Context, roundID uint64) ([]RoundScore, error)
 	ScoredForecasts(ctx context.Context) ([]ScoredForecast, error)
+	// SetAgent registers an agent, or overwrites its kind and profile
+	// (not its profile version): the operator's own record, unchecked.
 	SetAgent(ctx context.Context, a AgentInfo) error
+	// SetProfile writes a's profile and profile version (and its kind,
+	// unless empty), creating the agent, in one transaction: check sees
+	// the agent as stored (nil: never seen) and may refuse; a name another
+	// agent holds up to NameKey fails with CodeProfileNameTaken; an update
+	// stored meanwhile fails with CodeProfileVersionInvalid; leaf, when
+	// set, is appended to the log in the same transaction. A refused
+	// update stores nothing.
+	SetProfile(ctx context.Context, a AgentInfo, leaf *LogLeaf, check func(cur *AgentInfo) error) error
+	// Agent returns one agent (ENOTFOUND: never seen).
+	Agent(ctx context.Context, address string) (*AgentInfo, error)
 	Agents(ctx context.Context) ([]AgentInfo, error)
+	// AgentSubmissions lists the rounds an agent committed to, oldest
+	// first.
+	AgentSubmissions(ctx context.Context, agent string) ([]AgentSubmission, error)
 }

@@ -53,8 +53,17 @@ func catalogue() []tamper {
 	return append(cs, harmless()...)
 }
 
-// firstSet is the first row whose column is set (else row 0).
+// firstSet is the first row whose column is set (else row 0); in the
+// agents table, a row whose profile is signed if one has the column set
+// (an unsigned profile is a claim, which an edit leaves verifying).
 func firstSet(e *edited, table, column string) int {
+	if table == "agents" {
+		for i := range e.table(table).Rows {
+			if e.get(table, i, column) != "" && e.get(table, i, "profile_version") != "0" {
+				return i
+			}
+		}
+	}
 	for i := range e.table(table).Rows {
 		if e.get(table, i, column) != "" {
 			return i
@@ -104,10 +113,6 @@ func emptied(spec export.TableSpec, c export.Column) (tamper, bool) {
 	return tamper{name: fmt.Sprintf("`%s.%s`: emptied", spec.Name, c.Name), edit: func(e *edited) want {
 		i := firstSet(e, spec.Name, c.Name)
 		e.set(spec.Name, i, c.Name, "")
-		if spec.Name == "agents" && c.Name == "name" {
-			// a display name: the leaderboard's, recomputed from it, differs
-			return want{"leaderboard", "agent=" + e.get(spec.Name, i, "address"), "name"}
-		}
 		return e.at(spec.Name, i, c.Name)
 	}}, true
 }
@@ -190,6 +195,18 @@ func swap(e *edited, table string, a, b int, columns ...string) {
 // rankOf is the row of the agent at a leaderboard rank.
 func rankOf(e *edited, rank int) int {
 	return e.find("leaderboard", func(get func(string) string) bool { return get("rank") == strconv.Itoa(rank) })
+}
+
+// simAgents are the rows of the simulated agents (their profiles the
+// operator's, unsigned), in table order.
+func simAgents(e *edited) []int {
+	var out []int
+	for i := range e.table("agents").Rows {
+		if e.get("agents", i, "kind") == "sim" {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func rowCases() []tamper {
@@ -430,6 +447,25 @@ func rowCases() []tamper {
 			rb := e.find("agents", func(get func(string) string) bool { return get("address") == e.get("leaderboard", b, "agent") })
 			swap(e, "agents", ra, rb, "name")
 			return e.at("leaderboard", a, "name")
+		}},
+		{name: "`agents`: an unsigned agent given another's name in other case, here and in the leaderboard", formats: both, edit: func(e *edited) want {
+			sims := simAgents(e)
+			a, b := sims[0], sims[1]
+			name := strings.ToUpper(e.get("agents", a, "name"))
+			e.set("agents", b, "name", name)
+			e.set("leaderboard", e.find("leaderboard", func(get func(string) string) bool { return get("agent") == e.get("agents", b, "address") }), "name", name)
+			return e.at("agents", b, "name")
+		}},
+		{name: "`agents`: an unsigned agent claims a signed profile version", edit: func(e *edited) want {
+			i := simAgents(e)[0]
+			e.set("agents", i, "profile_version", "1")
+			return e.at("agents", i, "profile_version")
+		}},
+		{name: "`agents`: the signed agent's earlier profile exported", formats: both, edit: func(e *edited) want {
+			i := e.find("agents", func(get func(string) string) bool { return get("profile_version") == "2" })
+			e.set("agents", i, "name", "fixture agent")
+			e.set("agents", i, "profile_version", "1")
+			return e.at("agents", i, "name")
 		}},
 		{name: "`round_markets`: two markets of a round swapped", edit: func(e *edited) want {
 			a := e.find("round_markets", func(get func(string) string) bool { return get("round_id") == "1" && get("idx") == "0" })
@@ -804,6 +840,28 @@ func logCases() []tamper {
 			e.resign()
 			return e.at("log_entries", i, "leaf")
 		}},
+		{name: "log re-signed: a signed profile's name changed in the log and the export", edit: func(e *edited) want {
+			i := logRow(e, tlog.KindProfile, `"version":2,`)
+			e.leaf(i, `"name":"((?:[^"\\]|\\.)*)"`, "a forged name")
+			a := e.find("agents", func(get func(string) string) bool { return get("profile_version") == "2" })
+			e.set("agents", a, "name", "a forged name")
+			e.set("leaderboard", e.find("leaderboard", func(get func(string) string) bool { return get("agent") == e.get("agents", a, "address") }), "name", "a forged name")
+			e.resign()
+			return e.at("log_entries", i, "leaf")
+		}},
+		{name: "log re-signed: a profile update removed (a version gap)", edit: func(e *edited) want {
+			i := logRow(e, tlog.KindProfile, `"version":1,`)
+			e.remove("log_entries", i)
+			renumber(e)
+			e.resign()
+			return e.at("log_entries", logRow(e, tlog.KindProfile, `"version":2,`), "leaf")
+		}},
+		{name: "log re-signed: a profile with a name the arena refuses", edit: func(e *edited) want {
+			i := logRow(e, tlog.KindProfile, `"version":1,`)
+			e.leaf(i, `"name":"([^"]*)"`, "  fixture agent")
+			e.resign()
+			return e.at("log_entries", i, "leaf")
+		}},
 		{name: "log re-signed: a reveal's predictions changed", edit: func(e *edited) want {
 			i := logRow(e, tlog.KindReveal, `"round_id":1,`)
 			e.leaf(i, `"predictions":\[(\d+)`, "1")
@@ -1116,12 +1174,20 @@ func harmless() []tamper {
 			e.set("leaderboard", l, "name", "renamed")
 			return want{}
 		}},
+		{name: "claim: an unsigned agent's profile filled in", formats: both, edit: func(e *edited) want {
+			i := simAgents(e)[0]
+			e.set("agents", i, "organisation", "Simulations Inc.")
+			e.set("agents", i, "model", "sim")
+			e.set("agents", i, "homepage", "https://sim.example")
+			e.set("agents", i, "description", "Knows the true probability, with noise.")
+			return want{}
+		}},
 		{name: "claim: an agent's kind changed", edit: func(e *edited) want {
 			e.set("agents", 0, "kind", "llm")
 			return want{}
 		}},
 		{name: "claim: a registered agent that never submitted added", edit: func(e *edited) want {
-			e.insert("agents", 0, []string{common.HexToAddress("0x2").Hex(), "idle", "external"})
+			e.insert("agents", 0, []string{common.HexToAddress("0x2").Hex(), "idle", "external", "", "", "", "", "0"})
 			return want{}
 		}},
 		{name: "claim: an open round with a market added", edit: func(e *edited) want {

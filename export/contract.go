@@ -119,6 +119,9 @@ const (
 	checkScore = "recomputed from the logged reveals, benchmarks and outcomes with the server's scorer; equal to the latest logged score"
 	checkBoard = "recomputed from the recomputed scores with the server's analysis"
 	checkSeed  = "recomputed with the server's analysis, its bootstrap seeded by meta.json's `seed`"
+	// An agent run by the operator (hosted, simulated) has a profile the
+	// operator registered, unsigned.
+	checkProfile = "the agent's latest logged profile's (signed by the agent) when `profile_version` > 0; otherwise the operator's claim, display only"
 )
 
 // Contract is every table an export may hold, in the order an export
@@ -183,9 +186,14 @@ var Contract = []TableSpec{
 		col("forfeit", Recomputed, tBool, checkScore),
 	}},
 	{Name: "agents", Key: []string{"address"}, Columns: []Column{
-		col("address", Signed, tAgent, "every agent with a logged commit is listed; others are registered agents' claims"),
-		opt(col("name", Claimed, tText, "display only; the leaderboard's names follow it")),
+		col("address", Signed, tAgent, "every agent with a logged commit or profile is listed; others are registered agents' claims"),
+		opt(col("name", Signed, tText, checkProfile+"; the leaderboard's names follow it; no two agents' names are equal ignoring case and compatibility forms")),
 		col("kind", Claimed, tText, "display only (external, builtin, sim, llm, ensemble)"),
+		opt(col("organisation", Signed, tText, checkProfile)),
+		opt(col("model", Signed, tText, checkProfile)),
+		opt(col("homepage", Signed, tText, checkProfile)),
+		opt(col("description", Signed, tText, checkProfile)),
+		col("profile_version", Signed, tUint, "the version of the agent's latest logged profile, whose EIP-712 signature by the agent recovers under meta.json's domain; the logged versions of an agent are 1 … n without a gap; 0 when none is logged"),
 	}},
 	{Name: "leaderboard", Key: []string{"agent"}, Columns: []Column{
 		col("rank", Recomputed, tUint, checkBoard+": 1 … n by the difficulty-adjusted Brier Index, then Brier, then agent; 0 for a preliminary agent"),
@@ -210,7 +218,7 @@ var Contract = []TableSpec{
 	}},
 	{Name: "log_entries", Key: []string{"idx"}, Columns: []Column{
 		col("idx", Signed, tUint, "0 … size−1, size the signed head's"),
-		enum(col("kind", Signed, 0, "the leaf's kind"), "commit", "reveal", "benchmark", "resolution", "outcome", "score"),
+		enum(col("kind", Signed, 0, "the leaf's kind"), "commit", "reveal", "benchmark", "resolution", "outcome", "score", "profile"),
 		opt(col("leaf", Signed, tText, "hashes to `leaf_hash`; the canonical JSON of a well-formed entry; every signature in it recovers to its agent")),
 		col("leaf_hash", Signed, tHex32, "every leaf hash is covered by the signed root (an inclusion proof each)"),
 		col("created_at", Claimed, tTime, "display only"),

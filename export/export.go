@@ -292,7 +292,7 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 			return err
 		}
 		for _, a := range agents {
-			if err := emit([]string{a.Address, a.Name, a.Kind}); err != nil {
+			if err := emit([]string{a.Address, a.Name, a.Kind, a.Organisation, a.Model, a.Homepage, a.Description, u64(a.ProfileVersion)}); err != nil {
 				return err
 			}
 		}

@@ -24,7 +24,9 @@ import (
 // fixture is one small demo played once per test binary, with a round
 // that exercises what the demo's rounds do not (a forfeit, a reasoning
 // hash, a market without a benchmark, a void and an unresolved market,
-// an agent without a name), exported at three moments.
+// an agent without a name, an agent that signed its profile twice, the
+// second time with a name a spreadsheet or a browser would run), exported
+// at three moments.
 type fixture struct {
 	res *demo.Result
 	// early is a JSON Lines export made before that round: an earlier,
@@ -123,7 +125,7 @@ func fixtureKey(name string) *forecast.Key {
 }
 
 var (
-	named   = fixtureKey("named")   // registered with a name, reveals with a reasoning hash
+	named   = fixtureKey("named")   // signed its profile, reveals with a reasoning hash
 	unnamed = fixtureKey("unnamed") // never registered (no name), forfeits
 )
 
@@ -173,6 +175,23 @@ func (f *fixture) commit(ctx context.Context, r *arena.Round, k *forecast.Key, n
 	return err
 }
 
+// fixtureName is the named agent's display name: a formula to a
+// spreadsheet, markup to a browser.
+const fixtureName = `=HYPERLINK("x") <b>agent</b>`
+
+// profile signs and records a profile of the named agent.
+func (f *fixture) profile(ctx context.Context, p forecast.ProfileFields, version uint64) error {
+	svc := f.res.Forecast
+	msg := forecast.Profile{Agent: named.Address(), ProfileFields: p, Version: version, Deadline: uint64(svc.Clock().Add(time.Hour).Unix())}
+	sig, err := named.SignProfile(svc.Domain, msg)
+	if err != nil {
+		return err
+	}
+	_, err = svc.SetProfile(ctx, named.Address().Hex(), forecast.ProfileRequest{ProfileFields: p, Version: version, Deadline: msg.Deadline,
+		Signature: forecast.EncodeSignature(sig)})
+	return err
+}
+
 func (f *fixture) reveal(ctx context.Context, r *arena.Round, k *forecast.Key, nonce uint64, preds []uint16) error {
 	svc := f.res.Forecast
 	salt := common.BytesToHash(crypto.Keccak256([]byte(fmt.Sprint("salt", r.ID, k.Address()))))
@@ -206,7 +225,11 @@ func (f *fixture) scoredRound(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := f.res.DB.SetAgent(ctx, arena.AgentInfo{Address: named.Address().Hex(), Name: "fixture agent", Kind: "external"}); err != nil {
+	if err := f.profile(ctx, forecast.ProfileFields{Name: "fixture agent"}, 1); err != nil {
+		return err
+	}
+	if err := f.profile(ctx, forecast.ProfileFields{Name: fixtureName, Organisation: "Fixture & Co", Model: "fixture-1",
+		Homepage: "https://fixture.example/agent?a=1&b=2", Description: `Signs its profile; "quotes", <tags> and =formulas stay text.`}, 2); err != nil {
 		return err
 	}
 	preds := []uint16{7000, 2000, 5000, 6000}

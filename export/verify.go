@@ -45,11 +45,12 @@ type Report struct {
 	SealedEntries   int // commits and reveals of untriggered rounds: hash only
 	Heads           int // signed tree heads checked (signature and consistency with the latest)
 	InclusionProofs int
-	Signatures      int // EIP-712 commit and reveal signatures recovered
+	Signatures      int // EIP-712 commit, reveal and profile signatures recovered
 	CommitHashes    int
 	Benchmarks      int // markets whose benchmark matched the log
 	Outcomes        int // markets whose frozen outcome matched the log
 	Scores          int // score rows recomputed
+	Profiles        int // agents whose profile matched their latest logged one
 	LeaderboardRows int
 	LeaderboardSkip string // why the leaderboard was not recomputed, if it was not
 	KeyFromExport   bool
@@ -133,7 +134,8 @@ type verifier struct {
 	resolved map[int64]logged[forecast.ResolutionEntry] // the latest per market
 	outcomes map[uint64]logged[forecast.OutcomeEntry]   // the latest per round
 	scores   map[uint64]map[string]logged[forecast.ScoreEntry]
-	named    map[uint64]uint64 // rounds the log names: first entry naming each
+	profiles map[string]logged[forecast.ProfileEntry] // the latest per agent
+	named    map[uint64]uint64                        // rounds the log names: first entry naming each
 
 	sealedRow int // the first sealed log entry, or -1
 
@@ -437,7 +439,7 @@ func (v *verifier) decodeLog(rows []*row, leaves []tlog.Leaf) {
 	v.commits, v.reveals = map[key]logged[forecast.CommitEntry]{}, map[key]logged[forecast.RevealEntry]{}
 	v.benches, v.resolved = map[uint64]logged[forecast.BenchmarkEntry]{}, map[int64]logged[forecast.ResolutionEntry]{}
 	v.outcomes, v.scores = map[uint64]logged[forecast.OutcomeEntry]{}, map[uint64]map[string]logged[forecast.ScoreEntry]{}
-	v.named = map[uint64]uint64{}
+	v.named, v.profiles = map[uint64]uint64{}, map[string]logged[forecast.ProfileEntry]{}
 	nonces := map[string]map[uint64]uint64{} // agent → nonce → entry
 	var agents []string
 	var sigFaults []Mismatch
@@ -554,6 +556,29 @@ func (v *verifier) decodeLog(rows []*row, leaves []tlog.Leaf) {
 				continue
 			}
 			set[e.Agent] = logged[forecast.ScoreEntry]{idx, *e}
+		case *forecast.ProfileEntry:
+			addr, err := forecast.ParseAddress(e.Agent)
+			if err != nil || addr.Hex() != e.Agent {
+				bad("agent %q is not a checksummed address", e.Agent)
+				continue
+			}
+			f := forecast.ProfileFields{Name: e.Name, Organisation: e.Organisation, Model: e.Model, Homepage: e.Homepage, Description: e.Description}
+			if err := forecast.CheckProfile(f); err != nil {
+				bad("a profile the arena accepts none of: %v", err)
+				continue
+			}
+			msg := forecast.Profile{Agent: addr, ProfileFields: f, Version: e.Version, Deadline: e.Deadline}
+			if err := v.checkSig(e.Signature, func(sig []byte) error { return v.dom.VerifyProfile(msg, sig) }); err != nil {
+				sigFaults = append(sigFaults, Mismatch{lt, rk, "leaf", "profile signature: " + err.Error()})
+			}
+			// Each accepted update takes the next version: a gap is an
+			// accepted update the log lacks.
+			prev := v.profiles[e.Agent]
+			if e.Version != prev.v.Version+1 {
+				bad("version %d of %s's profile follows version %d (entry %d): want %d", e.Version, e.Agent, prev.v.Version, prev.idx, prev.v.Version+1)
+				continue
+			}
+			v.profiles[e.Agent] = logged[forecast.ProfileEntry]{idx, *e}
 		}
 	}
 	// Under another domain no signature recovers: that is the domain's
@@ -619,6 +644,8 @@ func decodeEntry(l tlog.Leaf) (any, error) {
 		e = new(forecast.OutcomeEntry)
 	case tlog.KindScore:
 		e = new(forecast.ScoreEntry)
+	case tlog.KindProfile:
+		e = new(forecast.ProfileEntry)
 	default:
 		return nil, fmt.Errorf("unknown kind %q", l.Kind)
 	}
@@ -1137,6 +1164,39 @@ func (v *verifier) checkAgents() {
 				v.add(t.spec.Name, kv(t.spec, k.agent), "", "missing: committed in log entry %d", v.commits[k].idx)
 			}
 		}
+	}
+	// A signed profile is the agent's latest logged one, cell by cell.
+	for _, agent := range slices.Sorted(maps.Keys(v.profiles)) {
+		p := v.profiles[agent]
+		r := t.byKey[kv(t.spec, agent)]
+		if r == nil {
+			v.add(t.spec.Name, kv(t.spec, agent), "", "missing: its profile is logged in entry %d", p.idx)
+			continue
+		}
+		why := fmt.Sprintf("its latest logged profile (entry %d)", p.idx)
+		ok := true
+		for _, c := range [][2]string{{"name", p.v.Name}, {"organisation", p.v.Organisation}, {"model", p.v.Model},
+			{"homepage", p.v.Homepage}, {"description", p.v.Description}, {"profile_version", u64(p.v.Version)}} {
+			ok = v.cmp(t, r, c[0], c[1], why) && ok
+		}
+		if ok {
+			v.rep.Profiles++
+		}
+	}
+	names := map[string]string{} // name key → the row holding it
+	for _, r := range t.rows {
+		if _, logged := v.profiles[r.s("address")]; !logged && r.s("profile_version") != "0" && r.ok("profile_version") {
+			v.claim(t, r, "profile_version", "the log holds no profile of the agent (0 for an unsigned one)")
+		}
+		if !r.has("name") {
+			continue
+		}
+		k := arena.NameKey(r.s("name"))
+		if other, dup := names[k]; dup {
+			v.claim(t, r, "name", "the name of %s too, ignoring case and compatibility forms", other)
+			continue
+		}
+		names[k] = r.s("address")
 	}
 }
 

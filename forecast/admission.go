@@ -37,22 +37,29 @@ func (a Admission) admit(ctx context.Context, roundID uint64, agent string, now 
 			return reject(CodeRoundFull, "round %d already has %d agents, the most a round admits; commit to a later round", roundID, n)
 		}
 	}
-	if a.MaxNewAgentsHour > 0 {
-		known, err := a.Store.AgentKnown(ctx, agent)
-		if err != nil || known {
-			return err
-		}
-		n, err := a.Store.NewAgentsSince(ctx, now.Add(-time.Hour))
+	return a.admitNew(ctx, agent, now)
+}
+
+// admitNew applies the cap on new agents an hour to an agent's first
+// commit or first profile: either makes it known to the arena.
+func (a Admission) admitNew(ctx context.Context, agent string, now time.Time) error {
+	if a.Store == nil || a.MaxNewAgentsHour <= 0 {
+		return nil
+	}
+	known, err := a.Store.AgentKnown(ctx, agent)
+	if err != nil || known {
+		return err
+	}
+	n, err := a.Store.NewAgentsSince(ctx, now.Add(-time.Hour))
+	if err != nil {
+		return err
+	}
+	if n >= a.MaxNewAgentsHour {
+		wait, err := a.newAgentWait(ctx, now)
 		if err != nil {
 			return err
 		}
-		if n >= a.MaxNewAgentsHour {
-			wait, err := a.newAgentWait(ctx, now)
-			if err != nil {
-				return err
-			}
-			return &RetryLater{Err: reject(CodeTooManyNewAgents, "%d new agents joined in the last hour, the most an hour admits; try again in %s", n, wait), After: wait}
-		}
+		return &RetryLater{Err: reject(CodeTooManyNewAgents, "%d new agents joined in the last hour, the most an hour admits; try again in %s", n, wait), After: wait}
 	}
 	return nil
 }

@@ -404,16 +404,17 @@ func BaselineNames() map[string]string {
 	return map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
 }
 
-// Names maps agent addresses to display names, baselines included.
+// Names maps agent ids to display names, baselines included: the names
+// of Profiles, for callers that need no more.
 func (s *Service) Names(ctx context.Context) (map[string]string, error) {
-	names := BaselineNames()
-	agents, err := s.Store.Agents(ctx)
+	ps, err := s.Profiles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range agents {
+	names := make(map[string]string, len(ps))
+	for id, a := range ps {
 		if a.Name != "" {
-			names[a.Address] = a.Name
+			names[id] = a.Name
 		}
 	}
 	return names, nil

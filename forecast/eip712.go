@@ -25,14 +25,19 @@ const (
 	domainType = "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
 	commitType = "Commit(uint256 roundId,bytes32 commitHash,bytes32 reasoningHash,address agent,uint256 nonce,uint256 deadline)"
 	revealType = "Reveal(uint256 roundId,bytes32 predictionsHash,bytes32 salt,address agent,uint256 nonce,uint256 deadline)"
+	// A profile has a version of its own instead of the agent's nonce, so
+	// that updating it never makes a commit or reveal signed meanwhile
+	// stale.
+	profileType = "Profile(address agent,string name,string organisation,string model,string homepage,string description,uint256 version,uint256 deadline)"
 )
 
 var (
-	domainTypeHash = crypto.Keccak256Hash([]byte(domainType))
-	commitTypeHash = crypto.Keccak256Hash([]byte(commitType))
-	revealTypeHash = crypto.Keccak256Hash([]byte(revealType))
-	nameHash       = crypto.Keccak256Hash([]byte(DomainName))
-	versionHash    = crypto.Keccak256Hash([]byte(DomainVersion))
+	domainTypeHash  = crypto.Keccak256Hash([]byte(domainType))
+	commitTypeHash  = crypto.Keccak256Hash([]byte(commitType))
+	revealTypeHash  = crypto.Keccak256Hash([]byte(revealType))
+	profileTypeHash = crypto.Keccak256Hash([]byte(profileType))
+	nameHash        = crypto.Keccak256Hash([]byte(DomainName))
+	versionHash     = crypto.Keccak256Hash([]byte(DomainVersion))
 )
 
 // Domain is the EIP-712 domain an arena signs under. Without a chain both
@@ -94,6 +99,16 @@ type Reveal struct {
 	Deadline    uint64         `json:"deadline"`
 }
 
+// Profile is the signed profile message: what an agent says about itself.
+// Version is the agent's count of accepted profile updates, this one
+// included (1 for the first); Deadline is a Unix time in seconds.
+type Profile struct {
+	Agent common.Address `json:"agent"`
+	ProfileFields
+	Version  uint64 `json:"version"`
+	Deadline uint64 `json:"deadline"`
+}
+
 // Separator is the EIP-712 domain separator hashStruct(EIP712Domain).
 func (d Domain) Separator() common.Hash {
 	return separator(nameHash, versionHash, d.ChainID, d.Contract)
@@ -136,6 +151,21 @@ func (d Domain) RevealDigest(r Reveal) common.Hash {
 	return d.digest(crypto.Keccak256Hash(buf[:]))
 }
 
+// ProfileDigest is the EIP-712 digest of a profile; each string is
+// encoded as the keccak256 of its UTF-8 bytes.
+func (d Domain) ProfileDigest(p Profile) common.Hash {
+	var buf [9 * 32]byte
+	copy(buf[0:], profileTypeHash[:])
+	copy(buf[32+12:], p.Agent[:])
+	for i, s := range []string{p.Name, p.Organisation, p.Model, p.Homepage, p.Description} {
+		h := crypto.Keccak256Hash([]byte(s))
+		copy(buf[64+32*i:], h[:])
+	}
+	putUint256(buf[224:256], p.Version)
+	putUint256(buf[256:288], p.Deadline)
+	return d.digest(crypto.Keccak256Hash(buf[:]))
+}
+
 func (d Domain) digest(structHash common.Hash) common.Hash {
 	return typedDigest(d.Separator(), structHash)
 }
@@ -163,6 +193,11 @@ func (d Domain) VerifyCommit(c Commit, sig []byte) error {
 // VerifyReveal checks sig over r's digest and that it was made by r.Agent.
 func (d Domain) VerifyReveal(r Reveal, sig []byte) error {
 	return verify(d.RevealDigest(r), sig, r.Agent)
+}
+
+// VerifyProfile checks sig over p's digest and that it was made by p.Agent.
+func (d Domain) VerifyProfile(p Profile, sig []byte) error {
+	return verify(d.ProfileDigest(p), sig, p.Agent)
 }
 
 func verify(digest common.Hash, sig []byte, agent common.Address) error {
@@ -215,6 +250,16 @@ func typedDataTypes() apitypes.Types {
 			{Name: "nonce", Type: "uint256"},
 			{Name: "deadline", Type: "uint256"},
 		},
+		"Profile": {
+			{Name: "agent", Type: "address"},
+			{Name: "name", Type: "string"},
+			{Name: "organisation", Type: "string"},
+			{Name: "model", Type: "string"},
+			{Name: "homepage", Type: "string"},
+			{Name: "description", Type: "string"},
+			{Name: "version", Type: "uint256"},
+			{Name: "deadline", Type: "uint256"},
+		},
 	}
 }
 
@@ -260,6 +305,25 @@ func (d Domain) RevealTypedData(r Reveal) apitypes.TypedData {
 			"agent":           r.Agent.Hex(),
 			"nonce":           dec(r.Nonce),
 			"deadline":        dec(r.Deadline),
+		},
+	}
+}
+
+// ProfileTypedData is p as EIP-712 typed data.
+func (d Domain) ProfileTypedData(p Profile) apitypes.TypedData {
+	return apitypes.TypedData{
+		Types:       typedDataTypes(),
+		PrimaryType: "Profile",
+		Domain:      d.typedDataDomain(),
+		Message: apitypes.TypedDataMessage{
+			"agent":        p.Agent.Hex(),
+			"name":         p.Name,
+			"organisation": p.Organisation,
+			"model":        p.Model,
+			"homepage":     p.Homepage,
+			"description":  p.Description,
+			"version":      dec(p.Version),
+			"deadline":     dec(p.Deadline),
 		},
 	}
 }

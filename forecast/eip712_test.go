@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -124,6 +125,18 @@ func TestDigestsMatchApitypes(t *testing.T) {
 		if got := d.RevealDigest(r); !bytes.Equal(got[:], want) {
 			t.Fatalf("reveal %d: digest %s, apitypes %x", i, got.Hex(), want)
 		}
+		text := func() string {
+			return string([]rune("αx <\"é😀 ")[:rng.IntN(8)]) + strings.Repeat("y", rng.IntN(80))
+		}
+		p := Profile{Agent: common.BytesToAddress(word().Bytes()), ProfileFields: ProfileFields{Name: text(), Organisation: text(),
+			Model: text(), Homepage: text(), Description: text()}, Version: u64(), Deadline: u64()}
+		want, _, err = apitypes.TypedDataAndHash(d.ProfileTypedData(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.ProfileDigest(p); !bytes.Equal(got[:], want) {
+			t.Fatalf("profile %d: digest %s, apitypes %x", i, got.Hex(), want)
+		}
 	}
 }
 
@@ -155,7 +168,7 @@ func TestEIP712MailExample(t *testing.T) {
 
 func TestTypeStrings(t *testing.T) {
 	td := Domain{}.CommitTypedData(Commit{})
-	for typ, want := range map[string]string{"EIP712Domain": domainType, "Commit": commitType, "Reveal": revealType} {
+	for typ, want := range map[string]string{"EIP712Domain": domainType, "Commit": commitType, "Reveal": revealType, "Profile": profileType} {
 		if got := string(td.EncodeType(typ)); got != want {
 			t.Errorf("%s: apitypes encodes %q, we hash %q", typ, got, want)
 		}

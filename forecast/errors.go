@@ -48,6 +48,26 @@ import (
 //	reasoning_unpublished     not_found  reading reasoning before the round's outcomes are triggered
 //	reasoning_not_found       not_found  the agent uploaded no reasoning in this round
 //
+// Profile updates (POST /api/v1/agents/{address}/profile), in the order the
+// checks run; address_invalid, domain_mismatch, the signature codes,
+// signer_mismatch, deadline_expired, deadline_too_far and
+// too_many_new_agents (an agent's first profile joins the arena as its
+// first commit does) apply as to submissions, in the table's order:
+//
+//	profile_name_invalid      invalid   name empty, longer than 40 characters, holding a character
+//	                                    a name may not (control, formatting, unassigned), or not in
+//	                                    normal form (NormalizeProfile: NFKC, spaces collapsed, trimmed)
+//	profile_text_invalid      invalid   organisation or model longer than 80 characters, description
+//	                                    longer than 280, a character they may not hold, or not in
+//	                                    normal form
+//	profile_homepage_invalid  invalid   homepage not an http or https URL with a host, with a user
+//	                                    name or password, with a space or control character, or
+//	                                    longer than 200 characters
+//	profile_name_taken        conflict  another agent or a baseline holds the name, ignoring case and
+//	                                    compatibility forms (NameKey)
+//	profile_version_invalid   conflict  version is not the agent's stored version + 1 (a replay, or an
+//	                                    update stored meanwhile)
+//
 // Round definition (operator side):
 //
 //	schedule_invalid       invalid  not commit_deadline < reveal_start ≤ reveal_deadline
@@ -126,6 +146,12 @@ const (
 
 	CodeRoundFull        = "round_full"
 	CodeTooManyNewAgents = "too_many_new_agents"
+
+	CodeProfileNameInvalid     = "profile_name_invalid"
+	CodeProfileTextInvalid     = "profile_text_invalid"
+	CodeProfileHomepageInvalid = "profile_homepage_invalid"
+	CodeProfileNameTaken       = arena.CodeProfileNameTaken
+	CodeProfileVersionInvalid  = arena.CodeProfileVersionInvalid
 )
 
 // Codes maps every rejection code to its error kind; it is the table above
@@ -174,6 +200,12 @@ var Codes = map[string]string{
 
 	CodeRoundFull:        arena.ECONFLICT,
 	CodeTooManyNewAgents: arena.ETOOMANY,
+
+	CodeProfileNameInvalid:     arena.EINVALID,
+	CodeProfileTextInvalid:     arena.EINVALID,
+	CodeProfileHomepageInvalid: arena.EINVALID,
+	CodeProfileNameTaken:       arena.ECONFLICT,
+	CodeProfileVersionInvalid:  arena.ECONFLICT,
 }
 
 // reject builds the *arena.Error for code with the kind from Codes, so a

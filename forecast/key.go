@@ -139,3 +139,8 @@ func (k *Key) SignCommit(d Domain, c Commit) ([]byte, error) {
 func (k *Key) SignReveal(d Domain, r Reveal) ([]byte, error) {
 	return Sign(k.priv, d.RevealDigest(r))
 }
+
+// SignProfile signs p under d.
+func (k *Key) SignProfile(d Domain, p Profile) ([]byte, error) {
+	return Sign(k.priv, d.ProfileDigest(p))
+}

@@ -2,12 +2,12 @@ package forecast
 
 import (
 	"cmp"
-	"context"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -102,28 +102,12 @@ type VsLeader struct {
 	AdjustedP *float64 `json:"adjusted_p"`
 }
 
-// Profile is how the leaderboard presents an agent.
-type Profile struct {
-	Name         string
-	Organisation string
-	Model        string
-}
-
-// Profiles are every agent's profile by address, baselines included: the
-// one lookup the leaderboard presents agents with.
-func (s *Service) Profiles(ctx context.Context) (map[string]Profile, error) {
-	names, err := s.Names(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return ProfilesOf(names), nil
-}
-
-// ProfilesOf turns display names by address into profiles.
-func ProfilesOf(names map[string]string) map[string]Profile {
-	out := make(map[string]Profile, len(names))
+// ProfilesOf turns display names by agent into the records the board
+// presents agents with, for boards of a file (which names agents only).
+func ProfilesOf(names map[string]string) map[string]arena.AgentInfo {
+	out := make(map[string]arena.AgentInfo, len(names))
 	for a, n := range names {
-		out[a] = Profile{Name: n}
+		out[a] = arena.AgentInfo{Address: a, Name: n}
 	}
 	return out
 }
@@ -177,7 +161,7 @@ func feByAgent(r *score.FEResult) map[string]score.FEAgent {
 
 // Board is the leaderboard of the analysis, its agents presented by
 // profiles (an agent without one shows its address).
-func (a *Analysis) Board(profiles map[string]Profile) Board {
+func (a *Analysis) Board(profiles map[string]arena.AgentInfo) Board {
 	b := BoardOf(&Scored{Results: a.Results, Adjusted: a.Adjusted, Peers: a.Peers}, a.Method, profiles)
 	b.ScoredRounds = a.ScoredRounds
 	if !a.LastScored.IsZero() {
@@ -190,7 +174,7 @@ func (a *Analysis) Board(profiles map[string]Profile) Board {
 // BoardOf is the leaderboard of scored results (in Order's order) with
 // method m: the entry rules applied, ranks, tie groups and each agent's
 // comparison with the leader.
-func BoardOf(s *Scored, m Method, profiles map[string]Profile) Board {
+func BoardOf(s *Scored, m Method, profiles map[string]arena.AgentInfo) Board {
 	b := Board{Methodology: m.Stamp(), Rows: make([]Row, 0, len(s.Results))}
 	adj := feByAgent(s.Adjusted)
 	perOrg := map[string]int{}
@@ -220,7 +204,7 @@ func BoardOf(s *Scored, m Method, profiles map[string]Profile) Board {
 	return b
 }
 
-func newRow(res *score.AgentResult, adj map[string]score.FEAgent, peer score.Peer, p Profile, m Method) Row {
+func newRow(res *score.AgentResult, adj map[string]score.FEAgent, peer score.Peer, p arena.AgentInfo, m Method) Row {
 	inf := res.Inference
 	r := Row{Agent: res.Agent, Name: cmp.Or(p.Name, res.Agent), Organisation: p.Organisation, Model: p.Model,
 		Baseline: res.Agent == RandomAgent || res.Agent == MarketAgent, Preliminary: res.N < m.MinForecasts,

@@ -108,7 +108,7 @@ func TestBoardEntryRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	// agent-4 has 36 forecasts; agent-0 and agent-1 share an organisation.
-	b := a.Board(map[string]forecast.Profile{"agent-0": {Name: "Zero", Organisation: "Org"}, "agent-1": {Name: "One", Organisation: "Org"}})
+	b := a.Board(map[string]arena.AgentInfo{"agent-0": {Name: "Zero", Organisation: "Org"}, "agent-1": {Name: "One", Organisation: "Org"}})
 	if b.Hidden != 1 {
 		t.Errorf("%d agents hidden, want 1", b.Hidden)
 	}

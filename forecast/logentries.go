@@ -61,6 +61,19 @@ type (
 		Benchmarked int    `json:"benchmarked"`
 		Forfeit     bool   `json:"forfeit"`
 	}
+	// ProfileEntry is a signed profile update, published at once (a
+	// profile reveals nothing about any round).
+	ProfileEntry struct {
+		Agent        string `json:"agent"`
+		Name         string `json:"name"`
+		Organisation string `json:"organisation"`
+		Model        string `json:"model"`
+		Homepage     string `json:"homepage"`
+		Description  string `json:"description"`
+		Version      uint64 `json:"version"`
+		Deadline     uint64 `json:"deadline"`
+		Signature    string `json:"signature"`
+	}
 )
 
 // record appends an accepted item to the log, when there is one. The item
@@ -76,11 +89,11 @@ func (s *Service) record(ctx context.Context, kind string, v any) {
 	}
 }
 
-// leafInTx is the log entry of an accepted commit or reveal, for the store
-// to append in the transaction that records it, when the log lives in the
-// service's own store (as in `arena serve`): the submission and its entry
-// are then stored both or neither, whatever crashes when. Otherwise nil,
-// and the entry is appended after the submission is stored (record).
+// leafInTx is the log entry of an accepted commit, reveal or profile, for
+// the store to append in the transaction that records it, when the log
+// lives in the service's own store (as in `arena serve`): the item and its
+// entry are then stored both or neither, whatever crashes when. Otherwise
+// nil, and the entry is appended after the item is stored (record).
 func (s *Service) leafInTx(kind string, v any) (*arena.LogLeaf, error) {
 	l, ok := s.Log.(*tlog.Log)
 	if !ok || l == nil || any(l.Store) != any(s.Store) {
@@ -97,6 +110,7 @@ const (
 	logResolution = tlog.KindResolution
 	logOutcome    = tlog.KindOutcome
 	logScore      = tlog.KindScore
+	logProfile    = tlog.KindProfile
 )
 
 // SealedUntilTrigger reports whether a log entry carries a round's commit

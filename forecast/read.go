@@ -178,3 +178,42 @@ func checkStatus(status string) error {
 	}
 	return arena.Errorf(arena.EINVALID, "status %q: want open, revealing, scoring, scored or invalidated", status)
 }
+
+// AgentActivity counts an agent's commits for its page. Which rounds an
+// agent committed to stays private until their outcomes are triggered,
+// as on the round pages: before that only counts are shown, which tell no
+// more than the agent's public nonce.
+type AgentActivity struct {
+	Commits         int // accepted commits, in any round
+	Waiting         int // of them, in rounds whose outcomes are not triggered yet
+	WaitingRevealed int // of those, revealed
+}
+
+// AgentActivity counts the commits of agent, a checksummed address.
+func (s *Service) AgentActivity(ctx context.Context, agent string) (AgentActivity, error) {
+	var out AgentActivity
+	subs, err := s.Store.AgentSubmissions(ctx, agent)
+	if err != nil || len(subs) == 0 {
+		return out, err
+	}
+	waiting := map[uint64]bool{}
+	for _, st := range []string{arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring} {
+		rs, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: st, Now: s.now()})
+		if err != nil {
+			return out, err
+		}
+		for _, r := range rs {
+			waiting[r.ID] = true
+		}
+	}
+	out.Commits = len(subs)
+	for _, sub := range subs {
+		if waiting[sub.RoundID] {
+			out.Waiting++
+			if sub.Revealed {
+				out.WaitingRevealed++
+			}
+		}
+	}
+	return out, nil
+}

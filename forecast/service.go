@@ -610,6 +610,11 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 		if r, err = s.Store.Round(ctx, r.ID); err != nil {
 			return false, err
 		}
+		// The trigger follows the capture it waited for: its time is
+		// after the benchmarks' (verify checks the order).
+		if r.BenchmarkAt.After(now) {
+			now = r.BenchmarkAt
+		}
 	}
 	// A reveal committed between reading the submissions and saving the
 	// result makes the store refuse (rescore): read and score again.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -788,3 +789,35 @@ func TestPolymarketRoundOffline(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// A trigger that captures the round's benchmarks itself records its time
+// after theirs, even on a clock that moves between the two (verify checks
+// benchmark_at ≤ triggered_at).
+func TestTriggerAfterItsOwnCapture(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		clk := clock.New(t0)
+		var ticks atomic.Int64 // every reading of the clock is a microsecond later
+		now := func() time.Time { return clk.Now().Add(time.Duration(ticks.Add(1)) * time.Microsecond) }
+		svc := &forecast.Service{Store: db, Now: now, Logger: quiet, Grace: time.Hour}
+		r, ms := newRound(t, db, svc, "own-capture", 2)
+		for _, m := range ms {
+			addPoints(t, db, m, arena.PricePoint{Time: r.CommitDeadline, Price: 0.4, Source: arena.PriceCLOBMid})
+			if err := db.ResolveMarket(ctx, m.ID, arena.Yes, r.RevealDeadline); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.Set(r.RevealDeadline.Add(time.Minute))
+		if err := svc.Trigger(ctx, r.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Round(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.BenchmarkAt.IsZero() || got.TriggeredAt.Before(got.BenchmarkAt) {
+			t.Fatalf("benchmarks at %s, triggered at %s: the trigger must not precede the capture it made",
+				got.BenchmarkAt.Format(time.RFC3339Nano), got.TriggeredAt.Format(time.RFC3339Nano))
+		}
+	})
+}

@@ -87,6 +87,39 @@ type ReasoningRequest struct {
 	Content string `json:"content"`
 }
 
+// ProfileFields are what an agent says about itself; every field is
+// display data. See NormalizeProfile and CheckProfile for their form.
+type ProfileFields struct {
+	Name         string `json:"name"`
+	Organisation string `json:"organisation"`
+	Model        string `json:"model"`
+	Homepage     string `json:"homepage"`
+	Description  string `json:"description"`
+}
+
+// ProfileRequest is POST /api/v1/agents/{address}/profile: the profile,
+// its version (the agent's current version + 1) and the agent's EIP-712
+// signature of Profile.
+type ProfileRequest struct {
+	ProfileFields
+	Version           uint64          `json:"version"`
+	Deadline          uint64          `json:"deadline"`
+	Signature         string          `json:"signature"`
+	ChainID           *uint64         `json:"chain_id,omitempty"`
+	VerifyingContract *common.Address `json:"verifying_contract,omitempty"`
+}
+
+// ProfileJSON is GET /api/v1/agents/{address}/profile and the answer to
+// a profile update. Version is the number of signed updates accepted (0:
+// none; the next update signs Version + 1); Kind is external, builtin,
+// sim, llm or ensemble ("" for an address never seen).
+type ProfileJSON struct {
+	Agent string `json:"agent"`
+	Kind  string `json:"kind"`
+	ProfileFields
+	Version uint64 `json:"version"`
+}
+
 // ScoreJSON is an element of GET /api/v1/rounds/{id}/scores.
 type ScoreJSON struct {
 	Agent         string   `json:"agent"`

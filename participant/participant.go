@@ -77,14 +77,10 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 		return rep, err
 	}
 	defer unlock()
-	var dom forecast.DomainJSON
-	if err := c.Get(ctx, "/api/v1/domain", &dom); err != nil {
+	domain, err := c.domain(ctx)
+	if err != nil {
 		return rep, err
 	}
-	if !common.IsHexAddress(dom.VerifyingContract) {
-		return rep, fmt.Errorf("participant: server domain has bad verifying_contract %q", dom.VerifyingContract)
-	}
-	domain := forecast.Domain{ChainID: dom.ChainID, Contract: common.HexToAddress(dom.VerifyingContract)}
 	dir := serverDir(c.StateDir, c.Server, domain)
 	if err := os.MkdirAll(string(dir), 0o700); err != nil {
 		return rep, fmt.Errorf("participant: state dir: %w", err)
@@ -270,6 +266,47 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 		return dir.save(st)
 	}
 	return nil
+}
+
+// SetProfile registers or updates the agent's profile: the fields in
+// normal form (forecast.NormalizeProfile), signed by the agent's key as
+// the version after the stored one, under the server's domain. It
+// returns the profile as the server stored it. It needs no state
+// directory: the server keeps the version.
+func (c *Client) SetProfile(ctx context.Context, p forecast.ProfileFields) (forecast.ProfileJSON, error) {
+	var out forecast.ProfileJSON
+	d, err := c.domain(ctx)
+	if err != nil {
+		return out, err
+	}
+	path := "/api/v1/agents/" + c.Key.Address().Hex() + "/profile"
+	var cur forecast.ProfileJSON
+	if err := c.Get(ctx, path, &cur); err != nil {
+		return out, err
+	}
+	msg := forecast.Profile{Agent: c.Key.Address(), ProfileFields: forecast.NormalizeProfile(p), Version: cur.Version + 1, Deadline: c.deadline()}
+	if err := forecast.CheckProfile(msg.ProfileFields); err != nil {
+		return out, err // what the server would refuse, said before signing
+	}
+	sig, err := c.Key.SignProfile(d, msg)
+	if err != nil {
+		return out, err
+	}
+	req := forecast.ProfileRequest{ProfileFields: msg.ProfileFields, Version: msg.Version, Deadline: msg.Deadline, Signature: forecast.EncodeSignature(sig)}
+	err = c.post(ctx, path, req, &out)
+	return out, err
+}
+
+// domain reads the server's EIP-712 domain.
+func (c *Client) domain(ctx context.Context) (forecast.Domain, error) {
+	var dom forecast.DomainJSON
+	if err := c.Get(ctx, "/api/v1/domain", &dom); err != nil {
+		return forecast.Domain{}, err
+	}
+	if !common.IsHexAddress(dom.VerifyingContract) {
+		return forecast.Domain{}, fmt.Errorf("participant: server domain has bad verifying_contract %q", dom.VerifyingContract)
+	}
+	return forecast.Domain{ChainID: dom.ChainID, Contract: common.HexToAddress(dom.VerifyingContract)}, nil
 }
 
 func (c *Client) nonce(ctx context.Context) (uint64, error) {

@@ -642,3 +642,43 @@ func TestStrategies(t *testing.T) {
 		t.Fatal("sim strategy forecast a non-simulator market")
 	}
 }
+
+// SetProfile normalises, signs the next version under the server's domain
+// (a chain id here) and returns what the server stored; what the server
+// would refuse is refused before anything is sent; a profile set while
+// the agent has commits signed does not make them stale.
+func TestSetProfile(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		s := newServer(t, db)
+		c := s.client(t, "profiled", "market")
+		k := c.Key
+		got, err := c.SetProfile(ctx, forecast.ProfileFields{Name: "  Ｐｒｏｆｉｌｅｄ  Agent ", Model: "m-1"})
+		if err != nil || got.Name != "Profiled Agent" || got.Model != "m-1" || got.Version != 1 || got.Agent != k.Address().Hex() {
+			t.Fatalf("first profile: %+v %v", got, err)
+		}
+		r := s.round(t, 0)
+		if _, err := c.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = c.SetProfile(ctx, forecast.ProfileFields{Name: "Profiled Agent", Homepage: "https://p.example"}); err != nil || got.Version != 2 {
+			t.Fatalf("update: %+v %v", got, err)
+		}
+		if _, err := c.SetProfile(ctx, forecast.ProfileFields{Name: "x", Homepage: "ftp://p.example"}); arena.ErrorCode(err) != forecast.CodeProfileHomepageInvalid {
+			t.Fatalf("a homepage the server refuses: %v", err)
+		}
+		other := &participant.Client{Server: s.url, Key: testKey("other"), StateDir: t.TempDir(), Now: s.clk.Now, Logger: quiet}
+		if _, err := other.SetProfile(ctx, forecast.ProfileFields{Name: "PROFILED AGENT"}); arena.ErrorCode(err) != forecast.CodeProfileNameTaken {
+			t.Fatalf("another agent's name: %v", err)
+		}
+		s.clk.Set(r.RevealStart.Add(time.Minute))
+		rep, err := c.RunOnce(ctx)
+		if err != nil || rep.Revealed != 1 || s.nonce(t, k.Address()) != 2 {
+			t.Fatalf("the reveal after two profile updates: %+v %v, nonce %d", rep, err, s.nonce(t, k.Address()))
+		}
+		a, err := db.Agent(ctx, k.Address().Hex())
+		if err != nil || a.Name != "Profiled Agent" || a.Homepage != "https://p.example" || a.ProfileVersion != 2 {
+			t.Fatalf("stored %+v %v", a, err)
+		}
+	})
+}

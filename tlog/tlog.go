@@ -1,10 +1,11 @@
 // Package tlog is the tamper-evident log of the forecast track: every
-// accepted commit, reveal, benchmark, resolution, outcome and score is a
-// leaf of an RFC 6962 Merkle tree (github.com/transparency-dev/merkle), and
-// the server signs tree heads with an ed25519 key. Anyone holding a signed
-// head can check that an entry is in the log (inclusion proof) and that a
-// later head extends an earlier one (consistency proof), so the operator
-// cannot rewrite history without its signatures contradicting each other.
+// accepted commit, reveal, benchmark, resolution, outcome, score and
+// signed agent profile is a leaf of an RFC 6962 Merkle tree
+// (github.com/transparency-dev/merkle), and the server signs tree heads
+// with an ed25519 key. Anyone holding a signed head can check that an
+// entry is in the log (inclusion proof) and that a later head extends an
+// earlier one (consistency proof), so the operator cannot rewrite history
+// without its signatures contradicting each other.
 package tlog
 
 import (
@@ -35,6 +36,7 @@ const (
 	KindResolution = "resolution"
 	KindOutcome    = "outcome"
 	KindScore      = "score"
+	KindProfile    = "profile"
 )
 
 var hasher = rfc6962.DefaultHasher

@@ -9,7 +9,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -21,13 +25,17 @@ import (
 )
 
 func init() {
-	register("agent", "reference forecast participant: keygen, run", runAgent)
+	register("agent", "reference forecast participant: keygen, profile, run", runAgent)
 }
 
 const agentUsage = `Usage: arena agent <subcommand> [flags]
 
 Subcommands:
   keygen  --out FILE    create a new secp256k1 key (mode 0600) and print its address
+  profile --server URL --key FILE --name N [--organisation O] [--model M]
+          [--homepage U] [--description D]
+                        register or update the agent's display name and
+                        profile, signed with its key
   run     --server URL --key FILE [--strategy random|market|sim|llm] [--state DIR]
           [--model ID --agents FILE [--cache-dir DIR] [--max-usd X]]
                         commit to open rounds, reveal in the window, upload
@@ -43,8 +51,9 @@ const defaultLLMLeadTime = 600 * time.Second
 
 func runAgent(ctx context.Context, env *Env, args []string) error {
 	return dispatch(ctx, env, args, agentUsage, map[string]func(context.Context, *Env, []string) error{
-		"keygen": func(_ context.Context, env *Env, args []string) error { return agentKeygen(env, args) },
-		"run":    agentRun,
+		"keygen":  func(_ context.Context, env *Env, args []string) error { return agentKeygen(env, args) },
+		"profile": agentProfile,
+		"run":     agentRun,
 	})
 }
 
@@ -68,6 +77,70 @@ func agentKeygen(env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, k.Address().Hex())
+	return nil
+}
+
+func agentProfile(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "agent profile", "--server URL --key FILE --name N [--organisation O] [--model M] [--homepage U] [--description D] [--format table|json]")
+	server := fs.String("server", "", "arena server base URL, e.g. http://127.0.0.1:8080")
+	keyFile := fs.String("key", "", "key file written by 'arena agent keygen'")
+	var p forecast.ProfileFields
+	fs.StringVar(&p.Name, "name", "", fmt.Sprintf("display name, unique in the arena ignoring case (1 to %d characters)", forecast.MaxProfileName))
+	fs.StringVar(&p.Organisation, "organisation", "", fmt.Sprintf("who runs the agent (at most %d characters)", forecast.MaxProfileOrganisation))
+	fs.StringVar(&p.Model, "model", "", fmt.Sprintf("the model behind it (at most %d characters)", forecast.MaxProfileModel))
+	fs.StringVar(&p.Homepage, "homepage", "", "an http:// or https:// URL")
+	fs.StringVar(&p.Description, "description", "", fmt.Sprintf("a short description (at most %d characters)", forecast.MaxProfileDescription))
+	timeout := fs.Duration("timeout", 30*time.Second, "HTTP timeout per request")
+	format := fs.String("format", "table", "output format: table or json")
+	if err := parseAll(fs, args); err != nil {
+		return err
+	}
+	if *server == "" || *keyFile == "" || p.Name == "" {
+		return fmt.Errorf("--server URL, --key FILE and --name N are required (run 'arena agent profile -h')")
+	}
+	if err := checkServerURL(*server); err != nil {
+		return err
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
+		return err
+	}
+	key, err := forecast.LoadKey(*keyFile)
+	if err != nil {
+		return err
+	}
+	c := &participant.Client{Server: *server, Key: key, HTTP: &http.Client{Timeout: *timeout}}
+	got, err := c.SetProfile(ctx, p)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return writeJSON(env.Stdout, got)
+	}
+	// The server's answer is printed as data: a character that would
+	// drive the terminal is shown escaped.
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	for _, row := range [][2]string{{"agent", got.Agent}, {"version", strconv.FormatUint(got.Version, 10)}, {"name", got.Name},
+		{"organisation", got.Organisation}, {"model", got.Model}, {"homepage", got.Homepage}, {"description", got.Description},
+		{"page", strings.TrimRight(*server, "/") + "/agents/" + got.Agent}} {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], printable(row[1]))
+	}
+	return tw.Flush()
+}
+
+// printable is s as a terminal shows it safely: unchanged when every
+// character is graphic, else Go-quoted with the others escaped.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) }) < 0 {
+		return s
+	}
+	return strconv.QuoteToGraphic(s)
+}
+
+// checkServerURL refuses a --server that is not an http(s) URL.
+func checkServerURL(server string) error {
+	if u, err := url.Parse(server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--server %q: want an http(s) URL", server)
+	}
 	return nil
 }
 
@@ -96,8 +169,8 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	if *server == "" || *keyFile == "" {
 		return fmt.Errorf("--server URL and --key FILE are required (run 'arena agent run -h')")
 	}
-	if u, err := url.Parse(*server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--server %q: want an http(s) URL", *server)
+	if err := checkServerURL(*server); err != nil {
+		return err
 	}
 	if *every < 0 || *leadTime < 0 || *timeout <= 0 {
 		return fmt.Errorf("--every, --lead-time must not be negative and --timeout must be positive")

@@ -63,6 +63,61 @@ func TestAgentKeygen(t *testing.T) {
 	}
 }
 
+// arena agent profile registers and updates the key's profile; names are
+// printed as given (markup and quotes are text to a terminal), and what
+// the server refuses is an error that changes nothing.
+func TestAgentProfile(t *testing.T) {
+	s := newFCServer(t, nil)
+	key := filepath.Join(t.TempDir(), "agent.key")
+	addr, _, err := cli(t, nil, "agent", "keygen", "--out", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = strings.TrimSpace(addr)
+	name := `<b>"Quoted" Bot</b>`
+	out, _, err := cli(t, nil, "agent", "profile", "--server", s.url, "--key", key, "--name", "  "+name, "--organisation", "Lab",
+		"--model", "gpt-x", "--homepage", "https://bot.example", "--description", "Forecasts  politics.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"agent         " + addr, "version       1", "name          " + name, "description   Forecasts politics.",
+		"page          " + s.url + "/agents/" + addr} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, err = cli(t, nil, "agent", "profile", "--server", s.url, "--key", key, "--name", "Bot", "--format", "json")
+	var got forecast.ProfileJSON
+	if err != nil || json.Unmarshal([]byte(out), &got) != nil || got.Version != 2 || got.Name != "Bot" || got.Model != "" {
+		t.Fatalf("update: %v %+v\n%s", err, got, out)
+	}
+	for _, args := range [][]string{
+		{"--server", s.url, "--key", key},
+		{"--server", "ftp://x", "--key", key, "--name", "A"},
+		{"--server", s.url, "--key", key, "--name", "A", "--homepage", "javascript:alert(1)"},
+		{"--server", s.url, "--key", key, "--name", strings.Repeat("n", 41)},
+	} {
+		if _, _, err := cli(t, nil, append([]string{"agent", "profile"}, args...)...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	a, err := s.db.Agent(context.Background(), addr)
+	if err != nil || a.Name != "Bot" || a.ProfileVersion != 2 {
+		t.Fatalf("stored %+v %v", a, err)
+	}
+}
+
+// A terminal shows a server's text as data: a character that would drive
+// it comes out escaped.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{"Bot": "Bot", `<b>"x"</b> é😀`: `<b>"x"</b> é😀`, "a\x1b[31mred": `"a\x1b[31mred"`,
+		"tab\there": `"tab\there"`, "rtl\u202eoverride": `"rtl\u202eoverride"`} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
 // fcServer is the forecast API of a fresh SQLite store on loopback, on the
 // real clock.
 type fcServer struct {

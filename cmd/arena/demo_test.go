@@ -45,7 +45,7 @@ func TestDemoSeed1(t *testing.T) {
 	if math.Abs(r.Brier-1.0/3) > 0.03 {
 		t.Errorf("random Brier %.4f not within 0.03 of 1/3", r.Brier)
 	}
-	for _, name := range []string{"informed-0.02", "informed-0.05", "informed-0.10"} {
+	for _, name := range []string{"Sim informed-0.02", "Sim informed-0.05", "Sim informed-0.10"} {
 		if a := byName[name].Alpha; a == nil || *a <= 0 {
 			t.Errorf("%s: alpha %v, want positive", name, a)
 		}

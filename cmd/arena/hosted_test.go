@@ -9,17 +9,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
 // ARENA_FORECAST_AGENTS: keys in the data directory (the SQLite file's by
-// default), a job per minute; a database without a directory needs
-// ARENA_DATA_DIR.
+// default), a job per minute, each agent registered under its registry
+// name and model (one that another agent's name is taken is skipped); a
+// database without a directory needs ARENA_DATA_DIR.
 func TestHostedForecastJob(t *testing.T) {
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "agents.json")
-	os.WriteFile(reg, []byte(`{"agents":[{"id":"m","provider":"local","model":"m","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`), 0o600)
+	os.WriteFile(reg, []byte(`{"agents":[{"id":"m","name":"Model M","provider":"local","model":"m-1","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0},
+		{"id":"n","name":"Taken","provider":"local","model":"n","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`), 0o600)
 	o := config.Defaults()
 	o.DB, o.ForecastAgents = "sqlite:"+filepath.Join(dir, "a.db"), reg
 	db, err := store.Open(context.Background(), o.DB)
@@ -27,13 +31,27 @@ func TestHostedForecastJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	ctx := context.Background()
+	if err := db.SetAgent(ctx, arena.AgentInfo{Address: "0x00000000000000000000000000000000000000AA", Kind: "external", Name: "TAKEN"}); err != nil {
+		t.Fatal(err)
+	}
 	quiet := slog.New(slog.DiscardHandler)
-	j, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", 10*time.Minute, quiet, nil)
-	if err != nil || j.Name != "forecast-agents" {
-		t.Fatalf("job %+v %v", j, err)
+	for range 2 { // a restart registers the same record again
+		j, err := hostedForecastJob(ctx, o, db, nil, "http://127.0.0.1:1", 10*time.Minute, quiet, nil)
+		if err != nil || j.Name != "forecast-agents" {
+			t.Fatalf("job %+v %v", j, err)
+		}
 	}
 	if st, err := os.Stat(filepath.Join(dir, "forecast-keys", "m.key")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key %v %v", st, err)
+	}
+	agents, err := db.Agents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := forecast.LoadKey(filepath.Join(dir, "forecast-keys", "m.key"))
+	if len(agents) != 2 || agents[1].Address != m.Address().Hex() || agents[1].Name != "Model M" || agents[1].Model != "m-1" || agents[1].Kind != "llm" {
+		t.Fatalf("registered %+v", agents)
 	}
 	o.DB = "postgres://x@127.0.0.1:1/db"
 	if _, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", time.Minute, quiet, nil); err == nil || !strings.Contains(err.Error(), "ARENA_DATA_DIR") {

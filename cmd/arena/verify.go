@@ -50,6 +50,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.Heads)
 	fmt.Fprintf(env.Stdout, "rounds %d, markets %d, submissions %d: %d EIP-712 signatures, %d commit hashes, %d benchmarks, %d outcomes, %d scores recomputed\n",
 		rep.Rounds, rep.Markets, rep.Submissions, rep.Signatures, rep.CommitHashes, rep.Benchmarks, rep.Outcomes, rep.Scores)
+	fmt.Fprintf(env.Stdout, "agents: %d signed profiles matched their latest logged update\n", rep.Profiles)
 	fmt.Fprintf(env.Stdout, "%d cells checked against the export contract (docs/verification.md)\n", rep.Cells)
 	if rep.LeaderboardSkip != "" {
 		fmt.Fprintf(env.Stdout, "leaderboard not recomputed: %s\n", rep.LeaderboardSkip)

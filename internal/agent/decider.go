@@ -26,6 +26,10 @@ const (
 // never collides with an LLM agent's.
 const SimAgentPrefix = "sim-"
 
+// SimName is the display name of the simulated agent name (a sim agent
+// such as "informed-0.10"), in both tracks.
+func SimName(name string) string { return "Sim " + name }
+
 // LLMDecider runs a Trader for the cohort engine (it implements
 // trading.Decider): the engine's frozen snapshot goes in, the action and
 // the full audit record (prompts, every raw answer, tokens, cost, latency,
@@ -136,7 +140,7 @@ func SimLineup(world SimSpec, agents []string) ([]arena.LineupEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("agent: freeze sim agent %s: %w", name, err)
 		}
-		out = append(out, arena.LineupEntry{AgentID: SimAgentPrefix + name, Name: "Sim " + name, Kind: KindSim,
+		out = append(out, arena.LineupEntry{AgentID: SimAgentPrefix + name, Name: SimName(name), Kind: KindSim,
 			Provider: KindSim, Model: name, Spec: b})
 	}
 	return out, nil

@@ -218,8 +218,10 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 			return err
 		}
 		c.Strategy = strat
-		if err := db.SetAgent(ctx, arena.AgentInfo{Address: key.Address().Hex(), Name: name, Kind: "sim"}); err != nil {
-			return err
+		// Named as its trader in the cohorts, through the check every
+		// profile passes.
+		if err := forecast.RegisterAgent(ctx, db, arena.AgentInfo{Address: key.Address().Hex(), Name: agent.SimName(name), Kind: agent.KindSim}); err != nil {
+			return fmt.Errorf("demo: agent %s: %w", name, err)
 		}
 		clients = append(clients, c)
 	}

@@ -374,34 +374,3 @@ func (d *DB) ScoredForecasts(ctx context.Context) ([]arena.ScoredForecast, error
 	}
 	return out, rows.Err()
 }
-
-// SetAgent implements arena.RoundStore: registers or renames an agent
-// without touching its nonce.
-func (d *DB) SetAgent(ctx context.Context, a arena.AgentInfo) error {
-	_, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO agents (address, name, kind, created_at) VALUES (?,?,?,?)
-		ON CONFLICT (address) DO UPDATE SET name = excluded.name, kind = excluded.kind`), a.Address, a.Name, a.Kind, d.Now().UnixMicro())
-	if err != nil {
-		return fmt.Errorf("store: set agent %s: %w", a.Address, err)
-	}
-	return nil
-}
-
-// Agents implements arena.RoundStore.
-func (d *DB) Agents(ctx context.Context) ([]arena.AgentInfo, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT address, name, kind, nonce FROM agents ORDER BY address`)
-	if err != nil {
-		return nil, fmt.Errorf("store: agents: %w", err)
-	}
-	defer rows.Close()
-	var out []arena.AgentInfo
-	for rows.Next() {
-		var a arena.AgentInfo
-		var n int64
-		if err := rows.Scan(&a.Address, &a.Name, &a.Kind, &n); err != nil {
-			return nil, err
-		}
-		a.Nonce = uint64(n)
-		out = append(out, a)
-	}
-	return out, rows.Err()
-}

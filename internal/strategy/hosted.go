@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,7 +68,7 @@ type HostedConfig struct {
 	LeadTime time.Duration
 	Store    interface {
 		arena.TraceStore
-		SetAgent(ctx context.Context, a arena.AgentInfo) error
+		forecast.ProfileStore
 	}
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -75,8 +76,10 @@ type HostedConfig struct {
 	Metrics llm.Metrics
 }
 
-// NewHosted prepares every agent that can run; the others are returned
-// with the reason.
+// NewHosted prepares every agent that can run, registered under the
+// registry's display name (as in the trading track) and model; the
+// others are returned with the reason, among them an agent whose name
+// the profile rules refuse or another agent holds.
 func NewHosted(ctx context.Context, cfg HostedConfig) (*Hosted, []llm.Skipped, error) {
 	fc, skipped := agent.NewForecasters(cfg.Registry, cfg.Getenv, 0, llm.WithLogger(cfg.Logger))
 	fc.Cache, fc.Metrics = llm.DirStore{Dir: filepath.Join(cfg.DataDir, "llm-cache")}, cfg.Metrics
@@ -99,12 +102,16 @@ func NewHosted(ctx context.Context, cfg HostedConfig) (*Hosted, []llm.Skipped, e
 		if err != nil {
 			return nil, nil, err
 		}
-		kind := "llm"
+		p := arena.AgentInfo{Address: k.Address().Hex(), Kind: agent.KindLLM, Name: spec.Name, Model: spec.Model}
 		if spec.IsEnsemble() {
-			kind = "ensemble"
+			p.Kind, p.Description = llm.KindEnsemble, ensembleDescription(spec)
 		}
-		if err := cfg.Store.SetAgent(ctx, arena.AgentInfo{Address: k.Address().Hex(), Name: spec.Name, Kind: kind}); err != nil {
-			return nil, nil, err
+		if err := forecast.RegisterAgent(ctx, cfg.Store, p); err != nil {
+			if kind := arena.ErrorKind(err); kind != arena.EINVALID && kind != arena.ECONFLICT {
+				return nil, nil, fmt.Errorf("strategy: register agent %s: %w", spec.ID, err)
+			}
+			skipped = append(skipped, llm.Skipped{ID: spec.ID, Name: spec.Name, Reason: "its profile is refused (rename it in the registry): " + arena.ErrorMessage(err)})
+			continue
 		}
 		c := &participant.Client{Server: cfg.Server, Key: k, StateDir: filepath.Join(cfg.DataDir, "forecast-agents", spec.ID),
 			LeadTime: cfg.LeadTime, HTTP: &http.Client{Timeout: 30 * time.Second}, Now: cfg.Now, Logger: cfg.Logger.With("agent", spec.ID)}
@@ -132,4 +139,14 @@ func (h *Hosted) RunOnce(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// ensembleDescription says what an ensemble combines, within a profile's
+// description.
+func ensembleDescription(spec llm.ModelSpec) string {
+	d := []rune(fmt.Sprintf("Ensemble: the %s of %s.", spec.Combine, strings.Join(spec.Members, ", ")))
+	if len(d) > forecast.MaxProfileDescription {
+		d = append(d[:forecast.MaxProfileDescription-1], '…')
+	}
+	return string(d)
 }

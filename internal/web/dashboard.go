@@ -12,7 +12,6 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/score"
 )
 
 // registerDashboard mounts every page and its JSON twin. A page whose
@@ -482,133 +481,6 @@ func scorePtr(sc forecast.ScoreJSON, ok bool) *float64 {
 	return &b
 }
 
-// ---- agent ----
-
-func (s *Server) agentView(r *http.Request) (any, error) {
-	if err := s.needForecast(); err != nil {
-		return nil, err
-	}
-	agent := r.PathValue("agent")
-	_, rows, a, err := s.forecastBoard(r.Context(), forecast.Filter{})
-	if err != nil {
-		return nil, err
-	}
-	names, err := s.Forecast.Names(r.Context())
-	if err != nil {
-		return nil, err
-	}
-	var res *score.AgentResult
-	for i := range a.Results {
-		if strings.EqualFold(a.Results[i].Agent, agent) {
-			res = &a.Results[i]
-			agent = res.Agent
-		}
-	}
-	if res == nil {
-		if _, known := names[agent]; !known {
-			return nil, arena.Errorf(arena.ENOTFOUND, "agent %q has no scored forecasts", agent)
-		}
-	}
-	v := AgentPageJSON{Agent: agent, Name: nameOf(names, agent), History: []AgentRoundJSON{}, Calibration: []score.Bin{},
-		CORPBlocks: []score.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
-	for i := range rows {
-		if rows[i].Agent == agent {
-			v.Row = &rows[i]
-		}
-	}
-	if res == nil {
-		return v, nil
-	}
-	v.History = history(res.RoundScores)
-	v.Murphy = &MurphyJSON{UNC: res.Murphy.UNC, REL: res.Murphy.REL, RES: res.Murphy.RES, Residual: res.Murphy.Residual}
-	corp := res.CORP
-	v.CORP, v.CORPBlocks = &corp, append(v.CORPBlocks, corp.Blocks...)
-	ece := res.ECE
-	v.ECE = &ece
-	v.Calibration = append(v.Calibration, res.Murphy.Bins...)
-	qs, err := s.questions(r.Context(), a, agent)
-	if err != nil {
-		return nil, err
-	}
-	v.Best, v.Worst = qs[:min(5, len(qs))], []QuestionJSON{}
-	for i := len(qs) - 1; i >= max(len(qs)-5, min(5, len(qs))); i-- {
-		v.Worst = append(v.Worst, qs[i])
-	}
-	return v, nil
-}
-
-// history is an agent's rounds with the running mean Alpha and its
-// normal 95% band (mean ± 1.96·sd/√k over the k rounds so far).
-func history(rs []score.RoundScore) []AgentRoundJSON {
-	out := make([]AgentRoundJSON, 0, len(rs))
-	var k int
-	var sum, sumSq float64
-	for _, x := range rs {
-		h := AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: x.Alpha.Ptr()}
-		if x.Alpha.OK {
-			k++
-			sum += x.Alpha.V
-			sumSq += x.Alpha.V * x.Alpha.V
-		}
-		if k > 0 {
-			m := sum / float64(k)
-			h.CumAlpha = &m
-			if k > 1 {
-				sd := math.Sqrt(math.Max(0, (sumSq-float64(k)*m*m)/float64(k-1)))
-				lo, hi := m-1.96*sd/math.Sqrt(float64(k)), m+1.96*sd/math.Sqrt(float64(k))
-				h.CumLo, h.CumHi = &lo, &hi
-			}
-		}
-		out = append(out, h)
-	}
-	return out
-}
-
-// questions lists an agent's scored questions, best edge first (lowest
-// Brier first where no benchmark gives an edge).
-func (s *Server) questions(ctx context.Context, a *forecast.Analysis, agent string) ([]QuestionJSON, error) {
-	var qs []QuestionJSON
-	var ids []int64
-	for _, i := range a.ByAgent[agent] {
-		f := a.Forecasts[i]
-		o := float64(f.Outcome)
-		q := QuestionJSON{Round: f.RoundID, MarketID: f.MarketID, Forecast: f.Forecast, Benchmark: f.Benchmark, Outcome: f.Outcome,
-			Brier: (f.Forecast - o) * (f.Forecast - o)}
-		if f.Benchmark != nil {
-			e := (*f.Benchmark-o)*(*f.Benchmark-o) - q.Brier
-			q.Edge = &e
-		}
-		qs = append(qs, q)
-		ids = append(ids, f.MarketID)
-	}
-	slices.SortStableFunc(qs, func(a, b QuestionJSON) int {
-		ea, oka := deref(a.Edge)
-		eb, okb := deref(b.Edge)
-		if oka && okb && ea != eb {
-			return cmp.Compare(eb, ea)
-		}
-		return cmp.Compare(a.Brier, b.Brier)
-	})
-	keep := qs
-	if len(qs) > 10 {
-		keep = append(append([]QuestionJSON{}, qs[:5]...), qs[len(qs)-5:]...)
-	}
-	ids = ids[:0]
-	for _, q := range keep {
-		ids = append(ids, q.MarketID)
-	}
-	ms, err := s.Markets.MarketsByID(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	for i := range keep {
-		if m := ms[keep[i].MarketID]; m != nil {
-			keep[i].Question = m.Question
-		}
-	}
-	return keep, nil
-}
-
 // ---- market ----
 
 func (s *Server) marketView(r *http.Request) (any, error) {
@@ -715,8 +587,12 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	names := map[string]string{}
+	for _, l := range detail.Lineup {
+		names[l.Agent] = l.Name
+	}
 	for _, h := range hs {
-		hj := HoldingsJSON{Agent: h.AgentID, Positions: []PositionJSON{}, Trades: []TradeJSON{}}
+		hj := HoldingsJSON{Agent: h.AgentID, Name: cmpOr(names[h.AgentID], h.AgentID), Positions: []PositionJSON{}, Trades: []TradeJSON{}}
 		for _, p := range h.Positions {
 			pj := PositionJSON{ID: p.ID, MarketID: p.MarketID, Side: p.Side, Shares: float64(p.Shares) / 1e6, CostBasis: Dollars(p.CostBasis),
 				Mark: p.Mark.Float(), Status: string(p.Status), OpenedAt: p.OpenedAt.UTC()}

@@ -16,6 +16,8 @@ func (s *Server) RegisterForecast(svc *forecast.Service) {
 	s.handle("GET /api/v1/rounds/{id}", read(s, roundID, svc.Round))
 	s.handle("GET /api/v1/rounds/{id}/scores", read(s, roundID, svc.Scores))
 	s.handle("GET /api/v1/agents/{address}/nonce", s.nonce)
+	s.handle("GET /api/v1/agents/{address}/profile", read(s, address, svc.Profile))
+	s.handle("POST /api/v1/agents/{address}/profile", submit(address, http.StatusOK, svc.SetProfile))
 	s.handle("POST /api/v1/rounds/{id}/commits", submit(roundID, http.StatusCreated, svc.Commit))
 	s.handle("POST /api/v1/rounds/{id}/reveals", submit(roundID, http.StatusCreated, svc.Reveal))
 	s.handle("POST /api/v1/rounds/{id}/reasoning", s.uploadReasoning)
@@ -33,6 +35,10 @@ func roundID(r *http.Request) (uint64, error) {
 	}
 	return id, nil
 }
+
+// address is the agent address in the path, as given (the service
+// parses it).
+func address(r *http.Request) (string, error) { return r.PathValue("address"), nil }
 
 func (s *Server) domain(w http.ResponseWriter, r *http.Request) error {
 	d := s.Forecast.Domain

@@ -127,6 +127,9 @@ var funcs = template.FuncMap{
 		}
 		return &rs[len(rs)-1]
 	},
+	"kindLabel": func(kind string) string {
+		return cmpOr(kindLabels[kind], kind)
+	},
 	"ranges":   func() []string { return rangeNames },
 	"sortCols": func() []sortCol { return sortCols },
 	"sortLink": func(v LeaderboardPageJSON, key string) string {

@@ -142,7 +142,7 @@ func TestHomeCohorts(t *testing.T) {
 			"/": {fmt.Sprintf(`<a href="/cohorts/%d">Cohort %d</a>`, id, id), "1 weekly cohort so far.", "2026-03-01",
 				fmt.Sprintf(`<a href="/cohorts/%d">Agent A</a>`, id)},
 			"/leaderboard":                 {fmt.Sprintf(`<a href="/cohorts/%d">Agent A</a>`, id), fmt.Sprintf(`<a href="/cohorts/%d">Agent B</a>`, id)},
-			fmt.Sprintf("/cohorts/%d", id): {"a: 1 position, 2 trades"},
+			fmt.Sprintf("/cohorts/%d", id): {`<summary title="a">Agent A: 1 position, 2 trades`},
 		} {
 			html := htmlPage(t, e.url+path)
 			for _, want := range wants {

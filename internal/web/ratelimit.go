@@ -30,10 +30,11 @@ type RateLimits struct {
 	// PerIP applies to every request but the probes (/healthz, /readyz,
 	// /metrics), keyed by the client's address (see clientIP).
 	PerIP arena.RateLimit
-	// PerAgent applies to the commits and reveals the agent signed (see
-	// signedAgent), whatever address they come from. Only the agent's key
-	// can spend it: a request that merely names the agent costs its
-	// address's bucket alone, so no one can lock an agent out.
+	// PerAgent applies to the commits, reveals and profile updates the
+	// agent signed (see signedAgent), whatever address they come from.
+	// Only the agent's key can spend it: a request that merely names the
+	// agent costs its address's bucket alone, so no one can lock an agent
+	// out.
 	PerAgent arena.RateLimit
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client for PerIP; from any other peer the header is ignored, so
@@ -176,16 +177,17 @@ func ipBucket(host string, bits int) string {
 	return p.String()
 }
 
-// signedAgent returns the agent of a commit or reveal when the request
-// proves it comes from the agent: signed by the agent's key, before the
-// signed deadline, with the agent's current nonce (a used signature
-// replayed has a stale one). Anything else (unsigned, malformed, signed
-// by another key, expired, replayed) yields "" and costs its address's
-// bucket only. It also returns the request with its body restored for
-// the handler, which checks the submission in full.
+// signedAgent returns the agent of a commit, reveal or profile update
+// when the request proves it comes from the agent: signed by the agent's
+// key, before the signed deadline, with the agent's current nonce (a
+// profile: its next version), so a used signature replayed is stale.
+// Anything else (unsigned, malformed, signed by another key, expired,
+// replayed) yields "" and costs its address's bucket only. It also
+// returns the request with its body restored for the handler, which
+// checks the request in full.
 func (s *Server) signedAgent(r *http.Request, route string) (string, *http.Request, error) {
-	commit := route == "POST /api/v1/rounds/{id}/commits"
-	if !commit && route != "POST /api/v1/rounds/{id}/reveals" || s.Forecast == nil {
+	commit, profile := route == "POST /api/v1/rounds/{id}/commits", route == "POST /api/v1/agents/{address}/profile"
+	if !commit && !profile && route != "POST /api/v1/rounds/{id}/reveals" || s.Forecast == nil {
 		return "", r, nil
 	}
 	body, err := io.ReadAll(r.Body)
@@ -197,6 +199,9 @@ func (s *Server) signedAgent(r *http.Request, route string) (string, *http.Reque
 		return "", r, arena.Rejectf(arena.EINVALID, "malformed_json", "reading the request body: %v", err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if profile {
+		return s.signedProfile(r, body), r, nil
+	}
 	// Routing has not run yet, so the round id is cut out by hand.
 	id, err := strconv.ParseUint(strings.Split(strings.TrimPrefix(r.URL.Path, "/api/v1/rounds/"), "/")[0], 10, 64)
 	if err != nil {
@@ -237,4 +242,23 @@ func (s *Server) signedAgent(r *http.Request, route string) (string, *http.Reque
 		return "", r, nil
 	}
 	return agent.Hex(), r, nil
+}
+
+// signedProfile is signedAgent for a profile update.
+func (s *Server) signedProfile(r *http.Request, body []byte) string {
+	var req forecast.ProfileRequest
+	if json.Unmarshal(body, &req) != nil {
+		return ""
+	}
+	// Routing has not run yet, so the address is cut out by hand.
+	agent, err := forecast.ParseAddress(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/agents/"), "/profile"))
+	sig, serr := forecast.DecodeSignature(req.Signature)
+	if err != nil || serr != nil || req.Deadline < uint64(s.Forecast.Clock().Unix()) ||
+		s.Forecast.Domain.VerifyProfile(forecast.Profile{Agent: agent, ProfileFields: req.ProfileFields, Version: req.Version, Deadline: req.Deadline}, sig) != nil {
+		return ""
+	}
+	if p, err := s.Forecast.Profile(r.Context(), agent.Hex()); err != nil || req.Version != p.Version+1 {
+		return ""
+	}
+	return agent.Hex()
 }

@@ -100,12 +100,14 @@ func (s *Server) cohortDetail(ctx context.Context, id int64) (CohortDetailJSON, 
 	}
 	out := CohortDetailJSON{CohortJSON: NewCohortJSON(c, st), Lineup: make([]LineupJSON, 0, len(c.Lineup)),
 		Decisions: make([]DecisionSummaryJSON, 0, len(ds))}
+	names := map[string]string{}
 	for _, l := range c.Lineup {
+		names[l.AgentID] = l.Name
 		out.Lineup = append(out.Lineup, LineupJSON{Agent: l.AgentID, Name: l.Name, Kind: l.Kind, Provider: l.Provider,
 			Model: l.Model, InputUSDPerMtok: Dollars(l.InputMicrosPerMtok), OutputUSDPerMtok: Dollars(l.OutputMicrosPerMtok)})
 	}
 	for _, d := range ds {
-		s := DecisionSummaryJSON{ID: d.ID, Agent: d.AgentID, Week: d.Week.UTC(), Status: string(d.Status),
+		s := DecisionSummaryJSON{ID: d.ID, Agent: d.AgentID, Name: cmpOr(names[d.AgentID], d.AgentID), Week: d.Week.UTC(), Status: string(d.Status),
 			Retries: d.Retries, SystemDefault: d.SystemDefault, Cost: Dollars(d.Cost)}
 		var act struct {
 			Kind string `json:"action"`

@@ -194,19 +194,30 @@ type MurphyJSON struct {
 	Residual float64 `json:"residual"`
 }
 
-// AgentPageJSON is the agent page.
+// AgentPageJSON is the agent page. Name is the agent's display name, or
+// its id when it has none; Known is false for an address the arena never
+// saw. Commits counts the agent's commits, Waiting those in rounds whose
+// outcomes are not triggered yet (which rounds stays private until then),
+// WaitingRevealed those of them revealed.
 type AgentPageJSON struct {
-	Agent       string           `json:"agent"`
-	Name        string           `json:"name"`
-	Row         *ForecastRowJSON `json:"leaderboard_row"`
-	History     []AgentRoundJSON `json:"history"`
-	Murphy      *MurphyJSON      `json:"murphy"`
-	CORP        *score.CORP      `json:"corp"`
-	CORPBlocks  []score.Block    `json:"corp_blocks"`
-	ECE         *float64         `json:"ece"`
-	Calibration []score.Bin      `json:"calibration"`
-	Best        []QuestionJSON   `json:"best_questions"`
-	Worst       []QuestionJSON   `json:"worst_questions"`
+	Agent           string                 `json:"agent"`
+	Name            string                 `json:"name"`
+	Kind            string                 `json:"kind"`
+	Known           bool                   `json:"known"`
+	Profile         forecast.ProfileFields `json:"profile"`
+	ProfileVersion  uint64                 `json:"profile_version"`
+	Commits         int                    `json:"commits"`
+	Waiting         int                    `json:"waiting"`
+	WaitingRevealed int                    `json:"waiting_revealed"`
+	Row             *ForecastRowJSON       `json:"leaderboard_row"`
+	History         []AgentRoundJSON       `json:"history"`
+	Murphy          *MurphyJSON            `json:"murphy"`
+	CORP            *score.CORP            `json:"corp"`
+	CORPBlocks      []score.Block          `json:"corp_blocks"`
+	ECE             *float64               `json:"ece"`
+	Calibration     []score.Bin            `json:"calibration"`
+	Best            []QuestionJSON         `json:"best_questions"`
+	Worst           []QuestionJSON         `json:"worst_questions"`
 }
 
 // PriceJSON is one stored price with its provenance.
@@ -259,6 +270,7 @@ type TradeJSON struct {
 // HoldingsJSON is one agent's positions and trades in a cohort.
 type HoldingsJSON struct {
 	Agent     string         `json:"agent"`
+	Name      string         `json:"name"`
 	Positions []PositionJSON `json:"positions"`
 	Trades    []TradeJSON    `json:"trades"`
 }

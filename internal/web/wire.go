@@ -178,6 +178,7 @@ type LineupJSON struct {
 type DecisionSummaryJSON struct {
 	ID            int64     `json:"id"`
 	Agent         string    `json:"agent"`
+	Name          string    `json:"name"` // the agent's display name, from the lineup
 	Week          time.Time `json:"week"`
 	Status        string    `json:"status"`
 	Action        string    `json:"action,omitempty"`

@@ -36,6 +36,7 @@ var suite = []struct {
 	{"SignedDeadlines", testSignedDeadlines},
 	{"Health", testHealth},
 	{"RateBuckets", testRateBuckets},
+	{"AgentProfiles", testAgentProfiles},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the

@@ -1,0 +1,161 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"net/http"
+	"slices"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/score"
+)
+
+// agentID is the agent the page's path names: a baseline's id, or an
+// address in any case (checksummed here).
+func agentID(r *http.Request) (string, bool, error) {
+	id := r.PathValue("agent")
+	if _, ok := forecast.BaselineNames()[id]; ok {
+		return id, true, nil
+	}
+	a, err := forecast.ParseAddress(id)
+	if err != nil {
+		return "", false, arena.Errorf(arena.ENOTFOUND, "no agent %q: an agent is a 0x address or a baseline (random, market)", clip(id))
+	}
+	return a.Hex(), false, nil
+}
+
+// agentView is an agent's page: its profile, its commits and, once it has
+// scored forecasts, its figures. Every well-formed address has a page,
+// the page of an address the arena never saw saying so.
+func (s *Server) agentView(r *http.Request) (any, error) {
+	if err := s.needForecast(); err != nil {
+		return nil, err
+	}
+	agent, baseline, err := agentID(r)
+	if err != nil {
+		return nil, err
+	}
+	_, rows, a, err := s.forecastBoard(r.Context(), forecast.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	profiles, err := s.Forecast.Profiles(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	p, known := profiles[agent]
+	v := AgentPageJSON{Agent: agent, Name: cmp.Or(p.Name, agent), Kind: p.Kind, Known: known, ProfileVersion: p.ProfileVersion,
+		Profile: forecast.ProfileFields{Name: p.Name, Organisation: p.Organisation, Model: p.Model, Homepage: p.Homepage, Description: p.Description},
+		History: []AgentRoundJSON{}, Calibration: []score.Bin{}, CORPBlocks: []score.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
+	if !baseline {
+		act, err := s.Forecast.AgentActivity(r.Context(), agent)
+		if err != nil {
+			return nil, err
+		}
+		v.Commits, v.Waiting, v.WaitingRevealed = act.Commits, act.Waiting, act.WaitingRevealed
+	}
+	for i := range rows {
+		if rows[i].Agent == agent {
+			v.Row = &rows[i]
+		}
+	}
+	i := slices.IndexFunc(a.Results, func(x score.AgentResult) bool { return x.Agent == agent })
+	if i < 0 {
+		return v, nil
+	}
+	res := &a.Results[i]
+	v.History = history(res.RoundScores)
+	v.Murphy = &MurphyJSON{UNC: res.Murphy.UNC, REL: res.Murphy.REL, RES: res.Murphy.RES, Residual: res.Murphy.Residual}
+	corp := res.CORP
+	v.CORP, v.CORPBlocks = &corp, append(v.CORPBlocks, corp.Blocks...)
+	ece := res.ECE
+	v.ECE = &ece
+	v.Calibration = append(v.Calibration, res.Murphy.Bins...)
+	qs, err := s.questions(r.Context(), a, agent)
+	if err != nil {
+		return nil, err
+	}
+	v.Best, v.Worst = qs[:min(5, len(qs))], []QuestionJSON{}
+	for i := len(qs) - 1; i >= max(len(qs)-5, min(5, len(qs))); i-- {
+		v.Worst = append(v.Worst, qs[i])
+	}
+	return v, nil
+}
+
+// kindLabels say in words what kind of agent a page shows.
+var kindLabels = map[string]string{"external": "external agent", "builtin": "baseline", "sim": "simulated agent",
+	"llm": "LLM agent run by this arena", "ensemble": "ensemble run by this arena"}
+
+// history is an agent's rounds with the running mean Alpha and its
+// normal 95% band (mean ± 1.96·sd/√k over the k rounds so far).
+func history(rs []score.RoundScore) []AgentRoundJSON {
+	out := make([]AgentRoundJSON, 0, len(rs))
+	var k int
+	var sum, sumSq float64
+	for _, x := range rs {
+		h := AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: x.Alpha.Ptr()}
+		if x.Alpha.OK {
+			k++
+			sum += x.Alpha.V
+			sumSq += x.Alpha.V * x.Alpha.V
+		}
+		if k > 0 {
+			m := sum / float64(k)
+			h.CumAlpha = &m
+			if k > 1 {
+				sd := math.Sqrt(math.Max(0, (sumSq-float64(k)*m*m)/float64(k-1)))
+				lo, hi := m-1.96*sd/math.Sqrt(float64(k)), m+1.96*sd/math.Sqrt(float64(k))
+				h.CumLo, h.CumHi = &lo, &hi
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// questions lists an agent's scored questions, best edge first (lowest
+// Brier first where no benchmark gives an edge).
+func (s *Server) questions(ctx context.Context, a *forecast.Analysis, agent string) ([]QuestionJSON, error) {
+	var qs []QuestionJSON
+	var ids []int64
+	for _, i := range a.ByAgent[agent] {
+		f := a.Forecasts[i]
+		o := float64(f.Outcome)
+		q := QuestionJSON{Round: f.RoundID, MarketID: f.MarketID, Forecast: f.Forecast, Benchmark: f.Benchmark, Outcome: f.Outcome,
+			Brier: (f.Forecast - o) * (f.Forecast - o)}
+		if f.Benchmark != nil {
+			e := (*f.Benchmark-o)*(*f.Benchmark-o) - q.Brier
+			q.Edge = &e
+		}
+		qs = append(qs, q)
+		ids = append(ids, f.MarketID)
+	}
+	slices.SortStableFunc(qs, func(a, b QuestionJSON) int {
+		ea, oka := deref(a.Edge)
+		eb, okb := deref(b.Edge)
+		if oka && okb && ea != eb {
+			return cmp.Compare(eb, ea)
+		}
+		return cmp.Compare(a.Brier, b.Brier)
+	})
+	keep := qs
+	if len(qs) > 10 {
+		keep = append(append([]QuestionJSON{}, qs[:5]...), qs[len(qs)-5:]...)
+	}
+	ids = ids[:0]
+	for _, q := range keep {
+		ids = append(ids, q.MarketID)
+	}
+	ms, err := s.Markets.MarketsByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range keep {
+		if m := ms[keep[i].MarketID]; m != nil {
+			keep[i].Question = m.Question
+		}
+	}
+	return keep, nil
+}
