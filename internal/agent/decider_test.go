@@ -31,7 +31,7 @@ func env(kv ...string) func(string) (string, bool) { return llm.EnvLookup(kv) }
 func TestLLMLineupFreezesAndSkips(t *testing.T) {
 	reg := registry(t, `{"agents":[
 		{"id":"gpt-5.1","name":"GPT-5.2","provider":"openrouter","model":"openai/gpt-5.2","api_key_env":"OR_KEY","input_usd_per_mtok":1.25,"output_usd_per_mtok":10,"timeout":"90s"},
-		{"id":"local","provider":"vllm","model":"qwen","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0},
+		{"id":"local","provider":"local","model":"qwen","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0},
 		{"id":"claude","provider":"openrouter","model":"anthropic/claude","api_key_env":"NO_SUCH_KEY","input_usd_per_mtok":15,"output_usd_per_mtok":75}]}`)
 	lu, skipped, err := LLMLineup(reg, env("OR_KEY=sk"))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,12 +16,18 @@ import (
 	arena "github.com/forecast-arena/arena"
 )
 
-// Known providers. Any other provider name is accepted but must give a
-// base_url (e.g. "vllm", "llamacpp" or "local" for a self-hosted server).
+// The providers a registry may name. OpenRouter and OpenAI have default
+// base URLs; "local" is any other OpenAI-compatible server (vLLM,
+// llama.cpp, Ollama …) at the base_url the entry gives. Any other name is
+// refused, so a typo cannot pass for a provider.
 const (
 	ProviderOpenRouter = "openrouter"
 	ProviderOpenAI     = "openai"
+	ProviderLocal      = "local"
 )
+
+// Providers lists the provider names a registry accepts.
+var Providers = []string{ProviderOpenRouter, ProviderOpenAI, ProviderLocal}
 
 // Default base URLs of the known providers.
 const (
@@ -216,6 +223,10 @@ func (reg *Registry) validate() error {
 		}
 		if a.Provider == "" {
 			a.Provider = ProviderOpenRouter
+		}
+		if !slices.Contains(Providers, a.Provider) {
+			bad("provider", "unknown provider %q: want one of %s (%q for any other OpenAI-compatible server, with its base_url)",
+				a.Provider, strings.Join(Providers, ", "), ProviderLocal)
 		}
 		if a.BaseURL == "" {
 			switch a.Provider {
