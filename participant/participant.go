@@ -52,6 +52,25 @@ type Client struct {
 // Report says what one run did.
 type Report struct {
 	Committed, Revealed, ReasoningSent, Abandoned int
+	// Open counts the rounds the server lists as open for commits.
+	Open int
+	// Next is the earliest step still to come of a round this client
+	// takes part in (zero when none waits).
+	Next Wait
+}
+
+// Wait is a round's next step that is not due yet.
+type Wait struct {
+	Round uint64
+	For   string // "the reveal window", "the lead time before the commit deadline"
+	At    time.Time
+}
+
+// wait keeps w as the report's next step if it comes first.
+func (r *Report) wait(w Wait) {
+	if r.Next.At.IsZero() || w.At.Before(r.Next.At) {
+		r.Next = w
+	}
 }
 
 // Time is the client's clock: Now when set, else the wall clock.
@@ -117,13 +136,18 @@ func (c *Client) RunOnce(ctx context.Context) (Report, error) {
 	if err := c.Get(ctx, "/api/v1/rounds?status=open", &open); err != nil {
 		return rep, errors.Join(append(errs, err)...)
 	}
+	rep.Open = len(open)
 	for i := range open {
 		r := &open[i]
 		if _, seen, err := dir.load(r.ID); err != nil || seen {
 			continue // an unreadable file was reported above; never overwrite it
 		}
 		now := c.Time()
-		if !now.Before(r.CommitDeadline) || (c.LeadTime > 0 && r.CommitDeadline.Sub(now) > c.LeadTime) {
+		if !now.Before(r.CommitDeadline) {
+			continue
+		}
+		if c.LeadTime > 0 && r.CommitDeadline.Sub(now) > c.LeadTime {
+			rep.wait(Wait{Round: r.ID, For: "the lead time before the commit deadline", At: r.CommitDeadline.Add(-c.LeadTime)})
 			continue
 		}
 		preds, reasons, err := c.Strategy.Forecast(ctx, r)
@@ -210,6 +234,7 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 	// that was in fact committed.
 	if !st.Revealed {
 		if now.Before(r.RevealStart) {
+			rep.wait(Wait{Round: st.RoundID, For: "the reveal window", At: r.RevealStart})
 			return nil // not yet: a later run reveals
 		}
 		if !now.Before(r.RevealDeadline) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -256,6 +257,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 		rep, err := c.RunOnce(ctx)
 		fmt.Fprintf(env.Stdout, "agent %s (%s): committed %d, revealed %d, reasoning %d, abandoned %d\n",
 			key.Address().Hex(), c.Strategy.Name(), rep.Committed, rep.Revealed, rep.ReasoningSent, rep.Abandoned)
+		printWaits(env.Stdout, rep, c.Time())
 		if fc != nil {
 			u := fc.Meter.Run()
 			fmt.Fprintf(env.Stdout, "model calls: %d (%d tokens in, %d out, %s), %d answered from the cache\n",
@@ -275,5 +277,16 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 			return nil
 		case <-time.After(*every):
 		}
+	}
+}
+
+// printWaits says what the agent waits for: its next step and when it
+// comes, or that the server has no round open.
+func printWaits(w io.Writer, rep participant.Report, now time.Time) {
+	switch x := rep.Next; {
+	case !x.At.IsZero():
+		fmt.Fprintf(w, "round %d: waiting for %s at %s (in %s)\n", x.Round, x.For, x.At.UTC().Format(time.RFC3339), max(x.At.Sub(now), 0).Round(time.Second))
+	case rep.Open == 0 && rep.Committed+rep.Revealed+rep.ReasoningSent == 0:
+		fmt.Fprintln(w, "no round is open for commits on the server: waiting for the next one")
 	}
 }
