@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -75,4 +76,17 @@ func TestEveryCommandHelp(t *testing.T) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// 'arena version' names the build, the newest migration it applies and
+// the scoring method.
+func TestVersion(t *testing.T) {
+	out, _, err := cli(t, nil, "version")
+	if err != nil || !strings.HasPrefix(out, "arena ") || !strings.Contains(out, "\ncommit ") ||
+		!strings.Contains(out, "\nschema "+store.SchemaVersion()+"\n") || !strings.Contains(out, "\nscoring method "+forecast.MethodVersion+"\n") {
+		t.Fatalf("version: %v\n%s", err, out)
+	}
+	if store.SchemaVersion() == "" {
+		t.Fatal("no schema version: the migrations are not embedded")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strings"
 )
@@ -105,4 +106,14 @@ func splitSQL(s string) []string {
 		out = append(out, strings.TrimSpace(cur.String()))
 	}
 	return out
+}
+
+// SchemaVersion is the newest migration this binary applies (the name of
+// its file without the extension, e.g. "0750_agent_profiles").
+func SchemaVersion() string {
+	names, err := migrationNames()
+	if err != nil || len(names) == 0 {
+		return "" // the embedded migrations are part of the binary: not reached
+	}
+	return strings.TrimSuffix(path.Base(names[len(names)-1]), ".sql")
 }
