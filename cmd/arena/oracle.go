@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -17,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/retrieve"
 )
@@ -147,15 +147,15 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 		deliberate = deliberate || s == oracle.ArchDeliberative
 	}
 	panel := &oracle.Panel{Resolvers: resolvers, Retriever: ret, Workers: *workers, Deliberate: deliberate}
-	bar := newProgressBar(env.Stderr)
-	panel.Progress = bar.update
+	bar := progress.New(env.Stderr, 0, "steps")
+	panel.Progress = bar.Set
 	questionsOnly := make([]oracle.Question, len(qs))
 	for i, q := range qs {
 		questionsOnly[i] = q.Question
 	}
 	start := time.Now()
 	res := panel.Run(ctx, questionsOnly)
-	bar.finish()
+	bar.Finish()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted; completed calls are cached, rerun to resume: %w", err)
 	}
@@ -248,47 +248,6 @@ func checkCacheDir(dir string, cacheOnly bool) error {
 }
 
 func fmtMicros(m int64) string { return fmt.Sprintf("%d.%06d", m/1e6, m%1e6) }
-
-// progressBar draws on a terminal only; on anything else it stays silent.
-type progressBar struct {
-	w    io.Writer
-	on   bool
-	mu   sync.Mutex
-	last time.Time
-	drew bool
-}
-
-func newProgressBar(w io.Writer) *progressBar {
-	p := &progressBar{w: w}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
-}
-
-func (p *progressBar) update(done, total int) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if done < total && time.Since(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	const width = 30
-	n := width * done / max(total, 1)
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d", strings.Repeat("#", n), strings.Repeat(".", width-n), done, total)
-	p.drew = true
-}
-
-func (p *progressBar) finish() {
-	if p.on && p.drew {
-		fmt.Fprintln(p.w)
-	}
-}
 
 // writeSVG replaces path with what write produces, whole or not at all.
 func writeSVG(path string, write func(io.Writer) error) error {

@@ -19,7 +19,11 @@ type Panel struct {
 	Workers    int  // default 1
 	Deliberate bool // make the round-2 calls
 	// Progress, if set, is called after each finished task with the tasks
-	// done and known so far (the total grows as round-2 calls are added).
+	// done of the total planned: per question one evidence retrieval, one
+	// call per resolver and, deliberating, one more per resolver. Work
+	// that turns out not to be needed (round 2 of a resolver that did not
+	// answer, calls after a failed retrieval) counts as done, so the
+	// total is known from the start.
 	Progress func(done, total int)
 	Now      func() time.Time
 }
@@ -110,15 +114,18 @@ func (p *Panel) Run(ctx context.Context, qs []Question) []Result {
 	var done, total int
 	q := &queue{}
 	q.cond = sync.NewCond(&q.mu)
-	total = len(qs)
+	perQuestion := 1 + len(p.Resolvers)
+	if p.Deliberate {
+		perQuestion += len(p.Resolvers)
+	}
+	total = len(qs) * perQuestion
 	for i := range qs {
 		res[i] = Result{Question: qs[i], Round1: make([]arena.OracleVote, len(p.Resolvers))}
 		remaining[i] = len(p.Resolvers)
 	}
-	tick := func(added int) {
+	tick := func(skipped int) {
 		mu.Lock()
-		done++
-		total += added
+		done += 1 + skipped
 		d, t := done, total
 		mu.Unlock()
 		if p.Progress != nil {
@@ -142,8 +149,8 @@ func (p *Panel) Run(ctx context.Context, qs []Question) []Result {
 				if !ok {
 					return
 				}
-				added := p.runTask(ctx, t, qs, res, remaining, &mu, q, now)
-				tick(added)
+				skipped := p.runTask(ctx, t, qs, res, remaining, &mu, q, now)
+				tick(skipped)
 				q.done()
 			}
 		})
@@ -156,7 +163,8 @@ func (p *Panel) Run(ctx context.Context, qs []Question) []Result {
 	return res
 }
 
-// runTask runs one task and returns how many tasks it queued.
+// runTask runs one task, queues the tasks it leads to, and returns how many
+// of the planned tasks it made unnecessary.
 func (p *Panel) runTask(ctx context.Context, t task, qs []Question, res []Result, remaining []int, mu *sync.Mutex, q *queue, now func() time.Time) int {
 	question := qs[t.q]
 	if t.r < 0 {
@@ -178,14 +186,17 @@ func (p *Panel) runTask(ctx context.Context, t task, qs []Question, res []Result
 				res[t.q].Round1[i] = arena.OracleVote{Agent: r.ID, Round: 1, Failure: "evidence: " + err.Error()}
 			}
 			mu.Unlock()
-			return 0
+			if p.Deliberate {
+				return 2 * len(p.Resolvers)
+			}
+			return len(p.Resolvers)
 		}
 		calls := make([]task, len(p.Resolvers))
 		for i := range p.Resolvers {
 			calls[i] = task{q: t.q, r: i, round: 1}
 		}
 		q.push(true, calls...)
-		return len(calls)
+		return 0
 	}
 	mu.Lock()
 	pk := res[t.q].Packet
@@ -220,7 +231,7 @@ func (p *Panel) runTask(ctx context.Context, t task, qs []Question, res []Result
 	if len(r2) > 0 {
 		q.push(true, r2...)
 	}
-	return len(r2)
+	return len(p.Resolvers) - len(r2)
 }
 
 // SortRound2 puts round-2 votes in panel order (they finish in any order).
