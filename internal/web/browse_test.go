@@ -401,7 +401,6 @@ func TestComparePage(t *testing.T) {
 	})
 }
 
-
 func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
 }
