@@ -472,3 +472,39 @@ func TestErrorPages(t *testing.T) {
 		}
 	})
 }
+
+// Every page's footer links its JSON with the page's own query, and that
+// link answers: the JSON twin accepts every parameter the page does (the
+// leaderboard's columns and preliminary were once refused there, and a
+// misnamed provisional accepted and ignored).
+func TestFooterJSONLinks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		generate(t, db, 3, 2, 4)
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
+		hs := httptest.NewServer(srv.Handler())
+		defer hs.Close()
+		footer := regexp.MustCompile(`This page's data as JSON: <a href="([^"]+)">`)
+		for _, page := range []string{"/", "/leaderboard?columns=all&preliminary=hide&sort=brier&window=90d", "/markets?status=resolved&limit=2",
+			"/markets/1", "/rounds/1", "/compare?agents=agent-000,agent-001", "/compare", "/methodology"} {
+			m := footer.FindStringSubmatch(htmlPage(t, hs.URL+page))
+			if m == nil {
+				t.Errorf("%s: no JSON link in the footer", page)
+				continue
+			}
+			link := strings.ReplaceAll(m[1], "&amp;", "&")
+			resp, body := request(t, "GET", hs.URL+link, "")
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("%s: its JSON %s answers %d %.200s", page, link, resp.StatusCode, body)
+			}
+		}
+		var v web.LeaderboardPageJSON
+		e := &env{t: t, url: hs.URL}
+		e.ok(200, "GET", "/api/v1/pages/leaderboard?columns=all&preliminary=hide", nil, "", &v)
+		if v.Columns != "all" || !v.HidePrelim {
+			t.Errorf("leaderboard JSON: columns %q, hide_preliminary %v", v.Columns, v.HidePrelim)
+		}
+		if st, _ := e.call("GET", "/api/v1/pages/leaderboard?provisional=hide", nil, ""); st != 400 {
+			t.Errorf("provisional=hide, which nothing reads: %d, want 400", st)
+		}
+	})
+}
