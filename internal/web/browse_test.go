@@ -382,7 +382,7 @@ func TestComparePage(t *testing.T) {
 			{"agent-001,nobody", `agent "nobody" has no scored forecasts (the leaderboard lists the agents)`},
 			{"agent-001,agent-002", `agent "agent-002": 2 agents have that name; give the address`},
 			{"agent-001,agent-003,", `agents "agent-001,agent-003,": an empty name between commas`},
-			{"agent-001,0x" + strings.ToUpper(addr(1)[2:]), `agent "0x` + strings.ToUpper(addr(1)[2:]) + `" is named twice`},
+			{"agent-001,0X0000000000000000000000000000000000000002", `agent "0X0000000000000000000000000000000000000002" is named twice`},
 		} {
 			q := "?agents=" + url.QueryEscape(c.agents)
 			resp, body := request(t, "GET", hs.URL+"/api/v1/pages/compare"+q, browserAccept)
