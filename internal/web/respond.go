@@ -158,16 +158,16 @@ func acceptQ(headers []string, media string) float64 {
 			if err != nil {
 				continue
 			}
-			r := 0
+			specific := 0
 			switch mt {
 			case media:
-				r = 3
+				specific = 3
 			case typ + "/*":
-				r = 2
+				specific = 2
 			case "*/*":
-				r = 1
+				specific = 1
 			}
-			if r <= rank {
+			if specific <= rank {
 				continue
 			}
 			w := 1.0
@@ -176,27 +176,27 @@ func acceptQ(headers []string, media string) float64 {
 					continue
 				}
 			}
-			q, rank = w, r
+			q, rank = w, specific
 		}
 	}
 	return q
 }
 
-// ErrorPageJSON is what the HTML error page shows.
-type ErrorPageJSON struct {
+// errorView is what the HTML error page shows.
+type errorView struct {
 	Status    int
 	Title     string // the status in words
 	Code      string
 	Message   string
 	RequestID string
-	Next      []LinkJSON
+	Next      []link
 }
 
-// LinkJSON is a link the error page offers.
-type LinkJSON struct{ Href, Label string }
+// link is where the error page offers to go next.
+type link struct{ Href, Label string }
 
 func errorPage(r *http.Request, status int, code, message string) ([]byte, error) {
-	v := ErrorPageJSON{Status: status, Title: http.StatusText(status), Code: code, Message: message, RequestID: RequestID(r.Context()),
+	v := errorView{Status: status, Title: http.StatusText(status), Code: code, Message: message, RequestID: RequestID(r.Context()),
 		Next: nextLinks(r, status)}
 	return executePage(pages["error.html"], fmt.Sprintf("%d %s", status, v.Title), "", v)
 }
@@ -205,8 +205,8 @@ func errorPage(r *http.Request, status int, code, message string) ([]byte, error
 // does not exist, to the lists its kind is found in; from a request with
 // something wrong in its query, to the page without it; after a refusal
 // that may pass later or a failure of ours, to the same page again.
-func nextLinks(r *http.Request, status int) []LinkJSON {
-	lists := []LinkJSON{{"/markets", "Browse the questions"}, {"/leaderboard", "The agents on the leaderboard"}, {"/", "The open and latest rounds on the home page"}}
+func nextLinks(r *http.Request, status int) []link {
+	lists := []link{{"/markets", "Browse the questions"}, {"/leaderboard", "The agents on the leaderboard"}, {"/", "The open and latest rounds on the home page"}}
 	page := r.URL.Path
 	switch {
 	case status == http.StatusNotFound:
@@ -216,9 +216,9 @@ func nextLinks(r *http.Request, status int) []LinkJSON {
 		}
 		return lists
 	case status == http.StatusTooManyRequests || status >= 500:
-		return []LinkJSON{{r.URL.RequestURI(), "Try this page again"}, lists[2]}
+		return []link{{r.URL.RequestURI(), "Try this page again"}, lists[2]}
 	case r.Method == http.MethodGet && r.URL.RawQuery != "":
-		return []LinkJSON{{page, page + " without these parameters"}, lists[2]}
+		return []link{{page, page + " without these parameters"}, lists[2]}
 	}
-	return []LinkJSON{lists[2]}
+	return []link{lists[2]}
 }
