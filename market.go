@@ -235,6 +235,32 @@ type MarketFilter struct {
 	Limit       int // 0 = all
 }
 
+// MarketListFilter selects a page of the question browser: the markets
+// of a source, category and status ("" for any), newest (highest id)
+// first, below the cursor Before (0: from the newest), at most Limit.
+type MarketListFilter struct {
+	Source   string
+	Category string
+	Status   MarketStatus
+	Before   int64
+	Limit    int
+}
+
+// MarketListing is a market in the question browser with how many agents'
+// forecasts of it are public: revealed in a round whose outcomes are
+// triggered (before the trigger, forecasts are secret).
+type MarketListing struct {
+	Market      *Market
+	Forecasters int
+}
+
+// MarketFacets are the values the question browser filters by: the
+// sources and the categories of the stored markets, sorted.
+type MarketFacets struct {
+	Sources    []string
+	Categories []string
+}
+
 // SaveResult counts what a batch write changed.
 type SaveResult struct {
 	Inserted  int

@@ -19,6 +19,11 @@ type MarketStore interface {
 	MarketsByID(ctx context.Context, ids []int64) (map[int64]*Market, error)
 	// Markets lists markets by volume descending, then id.
 	Markets(ctx context.Context, f MarketFilter) ([]*Market, error)
+	// MarketList is a page of markets as f selects them, with the number
+	// of markets f selects over all pages (the cursor aside).
+	MarketList(ctx context.Context, f MarketListFilter) ([]MarketListing, int, error)
+	// MarketFacets lists the stored markets' sources and categories.
+	MarketFacets(ctx context.Context) (MarketFacets, error)
 	// PriceHistory returns a market's stored prices in [from, to] ordered by time.
 	PriceHistory(ctx context.Context, marketID int64, outcome string, from, to time.Time) ([]PricePoint, error)
 	// ResolveMarket records a resolution (an outcome name or Void).

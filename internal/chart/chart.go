@@ -46,6 +46,13 @@ type Series struct {
 	Lo, Hi []float64
 	// Points puts a marker on every point; otherwise only on the last one.
 	Points bool
+	// NoLine draws the markers alone, unjoined (forecasts at points in
+	// time rather than a path); it implies Points.
+	NoLine bool
+	// Labels, when set (same length as X), name every point: each gets a
+	// marker in a group of class "pt", translated to the point and titled
+	// with its label (a tooltip, and what a screen reader reads).
+	Labels []string
 }
 
 // Ref is a dashed reference segment from (X0,Y0) to (X1,Y1), e.g. y = 0 or
@@ -242,11 +249,20 @@ func (c *Line) WriteSVG(w io.Writer) error {
 				n++
 			}
 		}
-		if n > 1 {
+		if n > 1 && !s.NoLine {
 			f.printf(`<polyline fill="none" stroke="%s" stroke-width="1.8"%s points="%s"/>`+"\n", color, dashAttr(i), strings.TrimSpace(b.String()))
 		}
+		labelled := len(s.Labels) == len(s.X)
 		for j := range s.X {
-			if (s.Points || j == len(s.X)-1 || n == 1) && finite(s.X[j]) && finite(s.Y[j]) {
+			if !finite(s.X[j]) || !finite(s.Y[j]) {
+				continue
+			}
+			switch {
+			case labelled:
+				f.printf(`<g class="pt" transform="translate(%s %s)"><title>%s</title>`+"\n", num(f.sx(s.X[j])), num(f.sy(s.Y[j])), esc(s.Labels[j]))
+				f.marker(i, 0, 0, color)
+				f.printf("</g>\n")
+			case s.Points || s.NoLine || j == len(s.X)-1 || n == 1:
 				f.marker(i, f.sx(s.X[j]), f.sy(s.Y[j]), color)
 			}
 		}
@@ -257,7 +273,9 @@ func (c *Line) WriteSVG(w io.Writer) error {
 		for i, s := range c.Series {
 			color := Palette[i%len(Palette)]
 			f.legendItem(i, s.Name, func(x, y float64) {
-				f.printf(`<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="1.8"%s/>`+"\n", num(x), num(x+26), num(y), num(y), color, dashAttr(i))
+				if !s.NoLine {
+					f.printf(`<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="1.8"%s/>`+"\n", num(x), num(x+26), num(y), num(y), color, dashAttr(i))
+				}
 				f.marker(i, x+13, y, color)
 			})
 		}

@@ -266,3 +266,58 @@ func TestDegenerate(t *testing.T) {
 		accessible(t, name, b.Bytes(), parse(t, b.Bytes()))
 	}
 }
+
+// Labelled points each get a marker in a group translated to the point
+// and titled with the label, where the axes put the value; a series
+// without its line draws markers only, and its legend sample too.
+func TestLabelledPoints(t *testing.T) {
+	c := &Line{ID: "overlay", Title: "Price and forecasts", Desc: "A price path with two agents' forecasts at two times.",
+		X: Axis{Label: "x", Fixed: true, Min: 0, Max: 10}, Y: Axis{Label: "p", Fixed: true, Min: 0, Max: 1},
+		Series: []Series{{Name: "price", X: []float64{0, 5, 10}, Y: []float64{0.4, 0.5, 0.45}},
+			{Name: "a", NoLine: true, X: []float64{2, 7}, Y: []float64{0.25, 0.8}, Labels: []string{"a, round #1: 0.2500", "a, round #2: 0.8000"}},
+			{Name: "<b>", NoLine: true, X: []float64{2}, Y: []float64{1}, Labels: []string{"<b> & co: 1"}}}}
+	var b bytes.Buffer
+	if err := c.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	els := parse(t, b.Bytes())
+	accessible(t, "overlay", b.Bytes(), els)
+	golden(t, "overlay", b.Bytes())
+	var px, py, pw, ph float64
+	polylines := 0
+	type pt struct {
+		x, y  float64
+		label string
+	}
+	var pts []pt
+	for i, e := range els {
+		switch {
+		case e.name == "rect" && e.attrs["class"] == "plot":
+			px, py, pw, ph = f(e.attrs["x"]), f(e.attrs["y"]), f(e.attrs["width"]), f(e.attrs["height"])
+		case e.name == "polyline":
+			polylines++
+		case e.name == "g" && e.attrs["class"] == "pt":
+			var x, y float64
+			if _, err := fmt.Sscanf(e.attrs["transform"], "translate(%g %g)", &x, &y); err != nil {
+				t.Fatalf("transform %q: %v", e.attrs["transform"], err)
+			}
+			if els[i+1].name != "title" {
+				t.Fatalf("point %q has no title first", e.attrs["transform"])
+			}
+			pts = append(pts, pt{x, y, els[i+1].text})
+		}
+	}
+	if polylines != 1 {
+		t.Errorf("%d lines drawn, want the price's only", polylines)
+	}
+	want := []pt{{2, 0.25, "a, round #1: 0.2500"}, {7, 0.8, "a, round #2: 0.8000"}, {2, 1, "<b> & co: 1"}}
+	if len(pts) != len(want) {
+		t.Fatalf("%d labelled points, want %d", len(pts), len(want))
+	}
+	for i, w := range want {
+		x, y := px+w.x/10*pw, py+(1-w.y)*ph
+		if math.Abs(pts[i].x-x) > 0.06 || math.Abs(pts[i].y-y) > 0.06 || pts[i].label != w.label {
+			t.Errorf("point %d at (%v, %v) %q, want (%v, %v) %q", i, pts[i].x, pts[i].y, pts[i].label, x, y, w.label)
+		}
+	}
+}

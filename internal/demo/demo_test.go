@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -76,25 +79,84 @@ func getJSON(t *testing.T, url string, v any) {
 var (
 	svgRe      = regexp.MustCompile(`(?s)<svg[^>]*class="chart".*?</svg>`)
 	resourceRe = regexp.MustCompile(`<(?:link|script|img|iframe|source)\b[^>]*\b(?:href|src)="([^"]*)"`)
+	plotRe     = regexp.MustCompile(`<rect class="plot" x="([-\d.]+)" y="([-\d.]+)" width="([-\d.]+)" height="([-\d.]+)"`)
+	pointRe    = regexp.MustCompile(`<g class="pt" transform="translate\(([-\d.]+) ([-\d.]+)\)"><title>([^<]*)</title>`)
 )
 
-// Every page type of a finished demo, rendered by a real headless
-// Chromium that may resolve no host but 127.0.0.1: each answers 200, logs
-// nothing to the console, loads only local resources, draws its charts
-// with axes, and shows the same key figures as its JSON.
+// widths are a phone's, a laptop's and a wide screen's.
+var widths = []int{390, 1400, 2600}
+
+// pagesHarness is a test-only page that loads each of the pages (a JSON
+// list) in turn in a same-origin frame {{w}} pixels wide and writes what
+// it measured of each into its DOM as JSON: the page's scroll width and
+// viewport width, the leaderboard's visible column heads and, when
+// asked, the page's DOM. The dashboard itself runs no script.
+const pagesHarness = `<!doctype html><html><body style="margin:0"><script>
+const pages = %s, w = %d, withDOM = %t, out = [];
+const f = document.createElement("iframe");
+f.style.cssText = "width:" + w + "px;height:1200px;border:0";
+let i = 0;
+f.onload = () => {
+  const d = f.contentDocument, e = d.documentElement;
+  const heads = [...d.querySelectorAll("#leaderboard thead th")].filter(th => getComputedStyle(th).display !== "none").map(th => th.textContent.trim());
+  out.push({path: pages[i], scroll: e.scrollWidth, inner: f.contentWindow.innerWidth, heads: heads, dom: withDOM ? e.outerHTML : ""});
+  if (++i < pages.length) { f.src = pages[i]; return; }
+  const r = document.createElement("pre");
+  r.id = "result"; r.textContent = JSON.stringify(out);
+  document.body.appendChild(r);
+};
+f.src = pages[0];
+document.body.appendChild(f);
+</script></body></html>`
+
+// measured is what the harness reports of one page.
+type measured struct {
+	Path   string   `json:"path"`
+	Scroll int      `json:"scroll"`
+	Inner  int      `json:"inner"`
+	Heads  []string `json:"heads"`
+	DOM    string   `json:"dom"`
+}
+
+// Every kind of page of a finished demo (home, leaderboard, questions,
+// market, round, agent, cohort, oracle, oracle market, methodology,
+// comparison, an error page), rendered by a real headless Chromium that
+// may resolve no host but 127.0.0.1, at a phone's, a laptop's and a wide
+// screen's width: none overflows the page horizontally (wide tables
+// scroll in their own box), none logs to the console or loads anything
+// from another host, each draws its charts with axes and shows the same
+// figures as its JSON; the leaderboard shows its short columns by default
+// and the market page's forecast overlay puts every revealed forecast and
+// benchmark where its JSON says. One demo database serves every page;
+// with ARENA_SCREENSHOT_DIR set, a screenshot of each page at each width
+// goes there.
 func TestDashboardInChromium(t *testing.T) {
 	browser := chromium(t)
 	if testing.Short() {
 		t.Skip("browser test: not in -short")
 	}
 	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 6, Dir: t.TempDir(), Server: server})
+	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 10, Dir: t.TempDir(), Server: server})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Close()
 	var log requestLog
-	srv := httptest.NewServer(log.wrap(res.Handler))
+	var harness struct {
+		sync.Mutex
+		pages []string
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", log.wrap(res.Handler))
+	mux.HandleFunc("/__pages", func(w http.ResponseWriter, r *http.Request) {
+		harness.Lock()
+		list, _ := json.Marshal(harness.pages)
+		harness.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		width, _ := strconv.Atoi(r.URL.Query().Get("w"))
+		fmt.Fprintf(w, pagesHarness, list, width, r.URL.Query().Get("dom") == "1")
+	})
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	if len(res.Leaderboard.Rows) < 7 || len(res.Trading) == 0 {
 		t.Fatalf("%d forecast and %d trading leaderboard rows", len(res.Leaderboard.Rows), len(res.Trading))
@@ -121,24 +183,38 @@ func TestDashboardInChromium(t *testing.T) {
 	marketID := round.Markets[0].MarketID
 	var market web.MarketPageJSON
 	getJSON(t, fmt.Sprintf("%s/api/v1/pages/markets/%d", srv.URL, marketID), &market)
+	if market.Forecasters == 0 {
+		t.Fatalf("market %d of scored round 1 has no forecasts", marketID)
+	}
+	var markets web.MarketsPageJSON
+	getJSON(t, srv.URL+"/api/v1/pages/markets", &markets)
+	compare := "/compare?agents=" + lb.Forecast[0].Agent + "," + lb.Forecast[1].Agent
+	var cmpv web.ComparePageJSON
+	getJSON(t, srv.URL+"/api/v1/pages"+compare, &cmpv)
 	var orc web.OraclePageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/oracle", &orc)
 	var home web.HomeJSON
 	getJSON(t, srv.URL+"/api/v1/pages/home", &home)
+	if !home.HasOracle || len(home.Oracle) == 0 {
+		t.Fatal("the demo resolved no market through the oracle: no oracle market page to show")
+	}
+	var orm web.OracleMarketPageJSON
+	getJSON(t, fmt.Sprintf("%s/api/v1/pages/oracle/%d", srv.URL, home.Oracle[0].MarketID), &orm)
 	homeFigures := []string{top.Name, res.Trading[0].Name}
 	if top.Score != nil {
 		homeFigures = append(homeFigures, fmt.Sprintf("%.1f", *top.Score))
 	}
-	// The oracle's block: its latest resolutions, or (the demo runs no
-	// model panel) the sentence that says there are none.
-	if !home.HasOracle {
-		t.Fatal("home page: no oracle block")
-	}
-	if len(home.Oracle) == 0 {
-		homeFigures = append(homeFigures, "No market has gone through the oracle yet.")
-	}
 	for _, o := range home.Oracle {
 		homeFigures = append(homeFigures, fmt.Sprintf(`<a href="/oracle/%d">%d</a>`, o.MarketID, o.MarketID), fmt.Sprintf("%.3f", o.Composite))
+	}
+	// The error page: 404 with the site's navigation to a browser.
+	const missing = "/no/such/page"
+	req, _ := http.NewRequest("GET", srv.URL+missing, nil)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("error page for a browser: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 
 	f4 := func(p *float64, format string) string {
@@ -157,72 +233,75 @@ func TestDashboardInChromium(t *testing.T) {
 		{"leaderboard-sorted", "/leaderboard?sort=brier&q=informed", 0, []string{"informed"}},
 		{"leaderboard-all", "/leaderboard?columns=all", 0, []string{"<details class=\"cols\" open=\"\">", "P(top 5%)"}},
 		{"leaderboard-filtered", filtered, 0, append(leaderboardFigures(t, flb), lb.Categories[0]+" markets only", `<option value="90d" selected="">`)},
+		{"markets", "/markets", 0, marketsFigures(markets)},
+		{"market", fmt.Sprintf("/markets/%d", marketID), 1, marketFigures(market)},
 		{"round", "/rounds/1", 0, roundFigures(round)},
 		{"agent", "/agents/" + top.Agent, 3, []string{`id="agent-alpha">` + f4(agent.Row.Alpha, "%+.4f"), fmt.Sprintf("%.4f", agent.Row.Brier)}},
-		{"market", fmt.Sprintf("/markets/%d", marketID), 1, []string{market.Market.Question}},
+		{"compare", compare, 2, compareFigures(cmpv)},
 		{"cohort", "/cohorts/1", 1, cohortFigures(cohort)},
-		{"methodology", "/methodology", 0, []string{"Markets per round", "Starting cash"}},
 		{"oracle", "/oracle", 0, []string{fmt.Sprintf("<strong>%d of %d</strong>", orc.Accuracy.Agreed, orc.Accuracy.N), "Waiting for an arbiter"}},
+		{"oracle-market", fmt.Sprintf("/oracle/%d", orm.MarketID), 0, []string{orm.Question, fmt.Sprintf("%.3f", orm.Resolutions[0].Verdict.Composite)}},
+		{"methodology", "/methodology", 0, []string{"Markets per round", "Starting cash"}},
+		{"error", missing, 0, []string{"<h1>404: Not Found</h1>", "no route for GET " + missing, `<a href="/markets">Browse the questions</a>`}},
 	}
-	shots := os.Getenv("ARENA_SCREENSHOT_DIR")
 	for _, p := range pages {
-		t.Run(p.name, func(t *testing.T) {
-			resp, err := http.Get(srv.URL + p.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				t.Fatalf("GET %s: %d", p.path, resp.StatusCode)
-			}
-			shot := filepath.Join(t.TempDir(), p.name+".png")
-			cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(cctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-				"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-				"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--enable-logging=stderr", "--v=0",
-				"--user-data-dir="+t.TempDir(), "--window-size=1200,1400", "--screenshot="+shot, "--dump-dom", srv.URL+p.path)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("chromium: %v\n%s", err, stderr.String())
-			}
-			dom := string(out)
-			for _, line := range strings.Split(stderr.String(), "\n") {
-				if strings.Contains(line, ":CONSOLE") || strings.Contains(line, "Failed to load resource") {
+		harness.pages = append(harness.pages, p.path)
+	}
+	run := func(t *testing.T, args ...string) (string, string) {
+		cctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+			"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--enable-logging=stderr", "--v=0", "--user-data-dir=" + t.TempDir()}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("chromium: %v\n%s", err, stderr.String())
+		}
+		return string(out), stderr.String()
+	}
+	resultRe := regexp.MustCompile(`(?s)<pre id="result">(.*?)</pre>`)
+	shots := os.Getenv("ARENA_SCREENSHOT_DIR")
+	for _, w := range widths {
+		t.Run(strconv.Itoa(w), func(t *testing.T) {
+			dom, stderr := run(t, "--virtual-time-budget=60000", "--window-size=2700,1300", "--dump-dom",
+				fmt.Sprintf("%s/__pages?w=%d&dom=%d", srv.URL, w, map[bool]int{true: 1}[w == 1400]))
+			for _, line := range strings.Split(stderr, "\n") {
+				if (strings.Contains(line, ":CONSOLE") || strings.Contains(line, "Failed to load resource")) && !strings.Contains(line, missing) {
 					t.Errorf("console output: %s", line)
 				}
 			}
-			if !strings.Contains(dom, "</footer>") {
-				t.Fatalf("page did not render: %.300s", dom)
+			m := resultRe.FindStringSubmatch(dom)
+			if m == nil {
+				t.Fatalf("the harness measured nothing: %.300s", dom)
 			}
-			for _, m := range resourceRe.FindAllStringSubmatch(dom, -1) {
-				if !strings.HasPrefix(m[1], "/") || strings.HasPrefix(m[1], "//") {
-					t.Errorf("resource %q is not served by this host", m[1])
+			var got []measured
+			if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(pages) {
+				t.Fatalf("the harness measured %d of %d pages", len(got), len(pages))
+			}
+			for i, p := range pages {
+				g := got[i]
+				if g.Inner != w || g.Scroll > g.Inner {
+					t.Errorf("%s at %d px: page %d px wide in a %d px viewport", p.path, w, g.Scroll, g.Inner)
 				}
-			}
-			svgs := svgRe.FindAllString(dom, -1)
-			if len(svgs) != p.charts {
-				t.Errorf("%d charts rendered, want %d", len(svgs), p.charts)
-			}
-			for i, s := range svgs {
-				if !strings.Contains(s, `class="axis x"`) || !strings.Contains(s, `class="axis y"`) || !strings.Contains(s, "<title") ||
-					!(strings.Contains(s, "<polyline") || strings.Contains(s, "<rect x=")) {
-					t.Errorf("chart %d lacks axes, title or marks: %.200s", i, s)
+				if p.name == "leaderboard" && !slices.Equal(g.Heads, []string{"#", "Agent", "Score [95% CI]", "Forecasts"}) {
+					t.Errorf("leaderboard at %d px shows the columns %q, want the short view's", w, g.Heads)
 				}
-			}
-			for _, f := range p.figures {
-				if !strings.Contains(dom, f) {
-					t.Errorf("page lacks %q from its JSON", f)
+				if p.name == "leaderboard-all" && len(g.Heads) != 19 {
+					t.Errorf("leaderboard with every column at %d px shows %d columns, want 19: %q", w, len(g.Heads), g.Heads)
 				}
-			}
-			if st, err := os.Stat(shot); err != nil || st.Size() < 5000 {
-				t.Errorf("no screenshot rendered: %v", err)
-			} else if shots != "" && !strings.Contains(p.name, "-") { // variants of a page get no screenshot of their own
-				b, _ := os.ReadFile(shot)
-				if err := os.WriteFile(filepath.Join(shots, p.name+".png"), b, 0o644); err != nil {
-					t.Error(err)
+				if g.DOM != "" {
+					checkPage(t, p.name, g.DOM, p.charts, p.figures)
+					if p.name == "market" {
+						checkOverlay(t, g.DOM, market)
+					}
+				}
+				if shots != "" && p.name != "leaderboard-sorted" && p.name != "leaderboard-filtered" { // variants of a page: no screenshot of their own
+					run(t, fmt.Sprintf("--window-size=%d,1100", w), "--screenshot="+filepath.Join(shots, fmt.Sprintf("%s-%d.png", p.name, w)), srv.URL+p.path)
 				}
 			}
 		})
@@ -232,6 +311,119 @@ func TestDashboardInChromium(t *testing.T) {
 	if !strings.Contains(strings.Join(log.paths, " "), "/assets/style.css") {
 		t.Errorf("the browser never fetched the stylesheet from this server: %v", log.paths)
 	}
+}
+
+// checkPage checks a rendered page: it ended, loads only this host's
+// resources, draws its charts with axes, title and marks, and shows the
+// figures of its JSON.
+func checkPage(t *testing.T, name, dom string, charts int, figures []string) {
+	t.Helper()
+	if !strings.Contains(dom, "</footer>") {
+		t.Errorf("%s did not render: %.300s", name, dom)
+		return
+	}
+	for _, m := range resourceRe.FindAllStringSubmatch(dom, -1) {
+		if !strings.HasPrefix(m[1], "/") || strings.HasPrefix(m[1], "//") {
+			t.Errorf("%s: resource %q is not served by this host", name, m[1])
+		}
+	}
+	svgs := svgRe.FindAllString(dom, -1)
+	if len(svgs) != charts {
+		t.Errorf("%s: %d charts rendered, want %d", name, len(svgs), charts)
+	}
+	for i, s := range svgs {
+		if !strings.Contains(s, `class="axis x"`) || !strings.Contains(s, `class="axis y"`) || !strings.Contains(s, "<title") ||
+			!(strings.Contains(s, "<polyline") || strings.Contains(s, "<rect x=") || strings.Contains(s, `class="pt"`)) {
+			t.Errorf("%s: chart %d lacks axes, title or marks: %.200s", name, i, s)
+		}
+	}
+	for _, f := range figures {
+		if !strings.Contains(dom, f) {
+			t.Errorf("%s lacks %q from its JSON", name, f)
+		}
+	}
+}
+
+// checkOverlay finds on the market page's chart a titled point for every
+// revealed forecast and benchmark of its JSON, at the height its
+// probability gives on the chart's 0–1 axis, the forecasts of one round
+// at one time and later rounds further right, and no other point but the
+// outcome's.
+func checkOverlay(t *testing.T, dom string, v web.MarketPageJSON) {
+	t.Helper()
+	chart := svgRe.FindString(dom)
+	pm := plotRe.FindStringSubmatch(chart)
+	if pm == nil {
+		t.Fatal("market chart: no plot area")
+	}
+	num := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
+	top, height := num(pm[2]), num(pm[4])
+	type point struct{ x, y float64 }
+	pts := map[string]point{}
+	for _, m := range pointRe.FindAllStringSubmatch(chart, -1) {
+		pts[html.UnescapeString(m[3])] = point{num(m[1]), num(m[2])}
+	}
+	xs := map[uint64]float64{}
+	want := 0
+	for _, f := range v.Forecasts {
+		if f.Forecast == nil || f.Agent == "random" {
+			continue
+		}
+		want++
+		label := fmt.Sprintf("%s, round #%d: %.4f", f.Name, f.Round, *f.Forecast)
+		p, ok := pts[label]
+		if !ok {
+			t.Errorf("market chart lacks the point %q", label)
+			continue
+		}
+		if y := top + (1-*f.Forecast)*height; math.Abs(p.y-y) > 0.06 {
+			t.Errorf("%q drawn at y %v, want %v", label, p.y, y)
+		}
+		if x, seen := xs[f.Round]; seen && x != p.x {
+			t.Errorf("round %d's forecasts drawn at x %v and %v", f.Round, x, p.x)
+		}
+		xs[f.Round] = p.x
+	}
+	for _, a := range v.Forecasts {
+		for _, b := range v.Forecasts {
+			if a.At.Before(b.At) && xs[a.Round] >= xs[b.Round] {
+				t.Errorf("round %d (at %s) drawn right of round %d (at %s)", a.Round, a.At, b.Round, b.At)
+			}
+		}
+	}
+	if r := v.Market.Resolution; r != nil && (*r == "Yes" || *r == "No") {
+		want++
+	}
+	if len(pts) != want {
+		t.Errorf("market chart has %d titled points, want %d (the revealed forecasts, the benchmarks and the outcome)", len(pts), want)
+	}
+}
+
+func marketsFigures(v web.MarketsPageJSON) []string {
+	out := []string{fmt.Sprintf("%d questions", v.Total)}
+	for _, m := range v.Markets[:min(5, len(v.Markets))] {
+		out = append(out, fmt.Sprintf(`<a href="/markets/%d">%s</a>`, m.ID, m.Question), fmt.Sprintf("<td>%d</td></tr>", m.Forecasters))
+	}
+	return out
+}
+
+func marketFigures(v web.MarketPageJSON) []string {
+	out := []string{v.Market.Question, fmt.Sprintf("%d agents forecast this question", v.Forecasters)}
+	for _, f := range v.Forecasts {
+		out = append(out, fmt.Sprintf("<td>%.4f</td>", f.Brier))
+	}
+	return out
+}
+
+func compareFigures(v web.ComparePageJSON) []string {
+	var out []string
+	for _, a := range v.Agents {
+		out = append(out, a.Name)
+	}
+	for _, d := range v.Diffs {
+		out = append(out, fmt.Sprintf("<td>%d</td><td>%+.4f</td>", len(d.Rounds), *d.Mean))
+	}
+	return out
 }
 
 func leaderboardFigures(t *testing.T, lb web.LeaderboardPageJSON) []string {
@@ -279,81 +471,4 @@ func cohortFigures(c web.CohortPageJSON) []string {
 		out = append(out, a.Name, fmt.Sprintf("%+.2f%%", a.PnLPct))
 	}
 	return out
-}
-
-// overflowHarness is a test-only page that loads ?page= in a same-origin
-// frame ?w= pixels wide and writes the frame's scroll and client widths
-// into its DOM (the dashboard itself runs no script).
-const overflowHarness = `<!doctype html><html><body style="margin:0"><script>
-const q = new URLSearchParams(location.search), w = +q.get("w");
-const f = document.createElement("iframe");
-f.style.cssText = "width:" + w + "px;height:1500px;border:0";
-f.onload = () => {
-  const d = f.contentDocument.documentElement, r = document.createElement("pre");
-  r.id = "result"; r.textContent = "scroll=" + d.scrollWidth + " client=" + d.clientWidth;
-  document.body.appendChild(r);
-};
-f.src = q.get("page");
-document.body.appendChild(f);
-</script></body></html>`
-
-// The leaderboard (short and with every column) and the home page never
-// overflow the page horizontally at a phone's, a laptop's and a wide
-// screen's width: wide tables scroll inside their own box. Screenshots of
-// each at each width go to ARENA_SCREENSHOT_DIR.
-func TestDashboardWidthsInChromium(t *testing.T) {
-	browser := chromium(t)
-	if testing.Short() {
-		t.Skip("browser test: not in -short")
-	}
-	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 10, Dir: t.TempDir(), Server: server})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/", res.Handler)
-	mux.HandleFunc("/__overflow", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, overflowHarness)
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	run := func(t *testing.T, args ...string) string {
-		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(cctx, browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-			"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--user-data-dir=" + t.TempDir()}, args...)...)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("chromium: %v", err)
-		}
-		return string(out)
-	}
-	resultRe := regexp.MustCompile(`scroll=(\d+) client=(\d+)`)
-	shots := os.Getenv("ARENA_SCREENSHOT_DIR")
-	for _, p := range []struct{ name, path string }{{"leaderboard", "/leaderboard"}, {"leaderboard-all", "/leaderboard?columns=all"}, {"home", "/"}} {
-		for _, w := range []int{390, 1400, 2600} {
-			t.Run(fmt.Sprintf("%s-%d", p.name, w), func(t *testing.T) {
-				dom := run(t, "--virtual-time-budget=15000", "--window-size=2700,1600", "--dump-dom",
-					fmt.Sprintf("%s/__overflow?w=%d&page=%s", srv.URL, w, url.QueryEscape(p.path)))
-				m := resultRe.FindStringSubmatch(dom)
-				if m == nil {
-					t.Fatalf("the harness measured nothing: %.300s", dom)
-				}
-				var scroll, client int
-				fmt.Sscan(m[1], &scroll)
-				fmt.Sscan(m[2], &client)
-				if client != w || scroll > client {
-					t.Errorf("%s at %d px: page %d px wide in a %d px viewport", p.path, w, scroll, client)
-				}
-				if shots != "" {
-					shot := filepath.Join(shots, fmt.Sprintf("%s-%d.png", p.name, w))
-					run(t, fmt.Sprintf("--window-size=%d,1400", w), "--screenshot="+shot, srv.URL+p.path)
-				}
-			})
-		}
-	}
 }

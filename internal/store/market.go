@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -389,6 +390,96 @@ func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market
 	out, err := queryAll(ctx, d.db, d.rebind(q), args, scanMarket)
 	if err != nil {
 		return nil, fmt.Errorf("store: list markets: %w", err)
+	}
+	return out, nil
+}
+
+// MarketList implements arena.MarketStore: the page, the total and the
+// page's forecaster counts in three queries, whatever the page size.
+func (d *DB) MarketList(ctx context.Context, f arena.MarketListFilter) ([]arena.MarketListing, int, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
+	if f.Source != "" {
+		add("source = ?", f.Source)
+	}
+	if f.Category != "" {
+		add("category = ?", f.Category)
+	}
+	if f.Status != "" {
+		add("status = ?", string(f.Status))
+	}
+	cond := func() string {
+		if len(where) == 0 {
+			return ""
+		}
+		return ` WHERE ` + strings.Join(where, " AND ")
+	}
+	var total int
+	if err := d.db.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM markets`+cond()), args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("store: count markets: %w", err)
+	}
+	if f.Before > 0 {
+		add("id < ?", f.Before)
+	}
+	q := `SELECT ` + marketColumns + ` FROM markets` + cond() + ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	ms, err := queryAll(ctx, d.db, d.rebind(q), args, scanMarket)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list markets: %w", err)
+	}
+	out := make([]arena.MarketListing, len(ms))
+	if len(ms) == 0 {
+		return out, total, nil
+	}
+	ids := make([]any, len(ms))
+	at := make(map[int64]int, len(ms))
+	for i, m := range ms {
+		out[i].Market, ids[i], at[m.ID] = m, m.ID, i
+	}
+	// A scored forecast exists only once its round is triggered; the join
+	// with the revealed submissions leaves out the baselines and forfeits.
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT f.market_id, COUNT(DISTINCT f.agent) FROM scored_forecasts f
+		JOIN submissions s ON s.round_id = f.round_id AND s.agent = f.agent
+		WHERE s.predictions IS NOT NULL AND f.market_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`)
+		GROUP BY f.market_id`), ids...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: count forecasters: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, 0, fmt.Errorf("store: count forecasters: %w", err)
+		}
+		out[at[id]].Forecasters = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: count forecasters: %w", err)
+	}
+	return out, total, nil
+}
+
+// MarketFacets implements arena.MarketStore.
+func (d *DB) MarketFacets(ctx context.Context) (arena.MarketFacets, error) {
+	var out arena.MarketFacets
+	for _, c := range []struct {
+		col  string
+		into *[]string
+	}{{"source", &out.Sources}, {"category", &out.Categories}} {
+		vs, err := queryAll(ctx, d.db, `SELECT DISTINCT `+c.col+` FROM markets WHERE `+c.col+` <> ''`, nil,
+			func(sc scanner) (string, error) {
+				var v string
+				return v, sc.Scan(&v)
+			})
+		if err != nil {
+			return out, fmt.Errorf("store: market %ss: %w", c.col, err)
+		}
+		slices.Sort(vs) // in Go: the engines' text collations differ
+		*c.into = append([]string{}, vs...)
 	}
 	return out, nil
 }

@@ -21,19 +21,23 @@ func (s *Server) registerDashboard() {
 	s.page("/leaderboard", "/api/v1/pages/leaderboard", "leaderboard.html", s.leaderboardView)
 	s.page("/rounds/{id}", "/api/v1/pages/rounds/{id}", "round.html", s.roundView)
 	s.page("/agents/{agent}", "/api/v1/pages/agents/{agent}", "agent.html", s.agentView)
+	s.page("/markets", marketsAPI, "markets.html", s.marketsView)
 	s.page("/markets/{id}", "/api/v1/pages/markets/{id}", "market.html", s.marketView)
+	s.page("/compare", "/api/v1/pages/compare", "compare.html", s.compareView)
 	s.page("/cohorts/{id}", "/api/v1/pages/cohorts/{id}", "cohort.html", s.cohortView)
 	s.page("/methodology", "/api/v1/pages/methodology", "methodology.html", s.methodologyView)
 	s.Mux.HandleFunc("GET /assets/style.css", serveStyle)
 }
 
-// page registers an HTML page and its JSON twin, both built by view.
+// page registers an HTML page and its JSON twin, both built by view; a
+// view with a next page (nextLink) gets its Link header on both.
 func (s *Server) page(path, api, tmpl string, view func(r *http.Request) (any, error)) {
 	s.handle("GET "+path, func(w http.ResponseWriter, r *http.Request) error {
 		v, err := view(r)
 		if err != nil {
 			return err
 		}
+		linkNext(w, r, v)
 		return s.render(w, r, tmpl, v, strings.Replace(api, "{$}", "", 1))
 	})
 	s.handle("GET "+api, func(w http.ResponseWriter, r *http.Request) error {
@@ -41,8 +45,17 @@ func (s *Server) page(path, api, tmpl string, view func(r *http.Request) (any, e
 		if err != nil {
 			return err
 		}
+		linkNext(w, r, v)
 		return s.writeJSON(w, r, v)
 	})
+}
+
+func linkNext(w http.ResponseWriter, r *http.Request, v any) {
+	if p, ok := v.(nextLink); ok {
+		if cursor, ok := p.next(); ok {
+			setNextLink(w, r, cursor)
+		}
+	}
 }
 
 func (s *Server) needForecast() error {
@@ -493,7 +506,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	v := MarketPageJSON{Market: NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, Prices: []PriceJSON{}, Rounds: []uint64{},
-		Oracle: []arena.OracleResolution{}}
+		Oracle: []arena.OracleResolution{}, Forecasts: []MarketForecastJSON{}}
 	if s.oracle != nil {
 		rs, err := s.oracle.Resolutions(r.Context(), id)
 		switch {
@@ -524,13 +537,49 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range a.ByMarket[id] {
-			if f := a.Forecasts[i]; !slices.Contains(v.Rounds, f.RoundID) {
-				v.Rounds = append(v.Rounds, f.RoundID)
-			}
+		names, err := s.Forecast.Names(r.Context())
+		if err != nil {
+			return nil, err
 		}
+		v.Forecasts, v.Rounds, v.Forecasters = marketForecasts(a, id, names)
 	}
 	return v, nil
+}
+
+// marketForecasts are a market's scored forecasts, best Brier first, the
+// rounds they come from and how many agents revealed one. Only scored
+// rounds have scored forecasts, so nothing of a round whose outcomes are
+// not yet triggered can appear here.
+func marketForecasts(a *forecast.Analysis, id int64, names map[string]string) ([]MarketForecastJSON, []uint64, int) {
+	out, rounds, agents := []MarketForecastJSON{}, []uint64{}, map[string]bool{}
+	brier := func(p float64, o int8) float64 { return (p - float64(o)) * (p - float64(o)) }
+	for _, i := range a.ByMarket[id] {
+		f := a.Forecasts[i]
+		at := a.Deadlines[f.RoundID].UTC()
+		if !slices.Contains(rounds, f.RoundID) {
+			rounds = append(rounds, f.RoundID)
+			if f.Benchmark != nil {
+				b := *f.Benchmark
+				out = append(out, MarketForecastJSON{Round: f.RoundID, At: at, Agent: forecast.MarketAgent, Name: nameOf(names, forecast.MarketAgent),
+					Baseline: true, Forecast: &b, Outcome: f.Outcome, Brier: brier(b, f.Outcome)})
+			}
+		}
+		row := MarketForecastJSON{Round: f.RoundID, At: at, Agent: f.Agent, Name: nameOf(names, f.Agent), Baseline: f.Agent == forecast.RandomAgent,
+			Forfeit: f.Forfeit, Outcome: f.Outcome, Brier: brier(f.Forecast, f.Outcome)}
+		if !f.Forfeit {
+			p := f.Forecast
+			row.Forecast = &p
+			if !row.Baseline {
+				agents[f.Agent] = true
+			}
+		}
+		out = append(out, row)
+	}
+	slices.SortStableFunc(out, func(x, y MarketForecastJSON) int {
+		return cmp.Or(cmp.Compare(x.Brier, y.Brier), cmp.Compare(x.Round, y.Round), strings.Compare(x.Name, y.Name))
+	})
+	slices.Sort(rounds)
+	return out, rounds, len(agents)
 }
 
 // ---- cohort ----

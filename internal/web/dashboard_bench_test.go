@@ -25,7 +25,8 @@ import (
 // rounds of 7 markets (350,000 frozen forecasts) and 20 weekly trading
 // cohorts of 10 agents on SQLite: p50 and p99 of the leaderboard (also
 // filtered by window and category), agent, round and cohort pages and of
-// their JSON, sequential requests over loopback, next to GET /healthz (one
+// their JSON, of the question browser over its 3,500 markets, a market
+// page with its forecasts and the comparison of two agents, sequential requests over loopback, next to GET /healthz (one
 // database ping) measured in the same run (p99_x_healthz). The goal is
 // p99 < 100 ms. cold_ms is the first leaderboard request, which computes
 // the analysis (bootstrap CIs and the difficulty-adjusted fit) that later
@@ -80,6 +81,8 @@ func BenchmarkDashboard(b *testing.B) {
 		{"agent", "/agents/" + top}, {"agent_json", "/api/v1/pages/agents/" + top},
 		{"round", "/rounds/" + mid}, {"round_json", "/api/v1/pages/rounds/" + mid},
 		{"cohort", "/cohorts/" + cid}, {"cohort_json", "/api/v1/pages/cohorts/" + cid},
+		{"markets", "/markets"}, {"markets_filtered_json", "/api/v1/pages/markets?category=sports&status=open&cursor=" + strconv.Itoa(rounds*7/2)},
+		{"market", "/markets/" + strconv.Itoa(rounds*7/2)}, {"compare", "/compare?agents=" + benchAgent(0) + "," + benchAgent(1)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ds := latencies(b, hs.URL+c.path, b.N)

@@ -91,7 +91,7 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, ri *requestInfo, rout
 		s.Logger.Error("http: panic", "method", r.Method, "path", r.URL.Path, "request_id", ri.id,
 			"panic", redact.String(fmt.Sprint(p)), "stack", redact.String(string(debug.Stack())))
 		if !sw.wrote {
-			WriteError(sw, arena.Errorf(arena.EINTERNAL, "internal error"))
+			s.writeErr(sw, r, arena.Errorf(arena.EINTERNAL, "internal error"))
 		}
 	}
 	took := time.Since(start)

@@ -173,14 +173,26 @@ var apiOps = []apiOp{
 		qEnum("sort", slices.Sorted(maps.Keys(forecastSorts)), "rank", "column the forecast table is ordered by"),
 		qEnum("dir", []string{"asc", "desc"}, "", "direction of the order (default: the column's better end first)"),
 		qString("q", "agent", "only the agents whose name or address contains this text"),
-		qEnum("provisional", []string{"show", "hide"}, "show", "hide: leave out agents with too few forecasts to rank"),
+		qEnum("preliminary", []string{"show", "hide"}, "show", "hide: leave out agents with too few forecasts to rank"),
+		qEnum("columns", []string{"all"}, "", "all: every column, as the page shows them on request"),
 		window,
 		category,
 		qEnum("trading_sort", tradingSorts, "return", "order of the trading table: mean return, or Brier score lowest first")},
 		Response: LeaderboardPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/rounds/{id}", Summary: "Data of a round page", Response: RoundPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/agents/{agent}", Summary: "Data of an agent page", Response: AgentPageJSON{}},
-	{Method: "GET", Path: "/api/v1/pages/markets/{id}", Summary: "Data of a market page", Response: MarketPageJSON{}},
+	{Method: "GET", Path: "/api/v1/pages/markets", Summary: "Data of the question browser: markets newest first with status, category, source, close time, current price, " +
+		"resolution and how many agents' forecasts of each are public (cursor pagination: Link rel=next); an unknown category or source answers 400 naming those stored", Query: []apiParam{
+		qEnum("status", marketStatuses, "", "only the markets of this status"),
+		qString("category", "sports", "only the markets of this category (one of the page's categories)"),
+		qString("source", arena.SourceSim, "only the markets of this source (one of the page's sources)"),
+		qInt("limit", 1, 500, "50", "10", "page size"),
+		qInt("cursor", 0, math.MaxInt64, "0", "5", "the markets below this market id (the last of the previous page, as the Link header's next URL gives it); 0: from the newest")},
+		Response: MarketsPageJSON{}},
+	{Method: "GET", Path: "/api/v1/pages/markets/{id}", Summary: "Data of a market page: the price history, and every agent's revealed forecast of it in scored rounds (never before the round's trigger) with the benchmark, best Brier first", Response: MarketPageJSON{}},
+	{Method: "GET", Path: "/api/v1/pages/compare", Summary: "Data of the agent comparison: cumulative Alpha of each agent and the per-round Brier difference of each from the first; without agents, the agents to choose from", Query: []apiParam{
+		qString("agents", "0x0000000000000000000000000000000000000001,0x0000000000000000000000000000000000000002", "2 to 4 agents, comma-separated, each by address or display name; 400 for an unknown, ambiguous or repeated one")},
+		Response: ComparePageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/cohorts/{id}", Summary: "Data of a cohort page", Query: []apiParam{
 		qEnum("range", rangeNames, "all", "the curves' time range, ending at the latest snapshot")},
 		Response: CohortPageJSON{}},
@@ -253,6 +265,28 @@ func (op *apiOp) checkQuery(r *http.Request) error {
 		}
 	}
 	return nil
+}
+
+// values checks the parameters op declares on the request of an HTML
+// page (the extra ones a browser may add are no error), so that the page
+// and its JSON twin refuse the same values, and returns its integer
+// parameters, the declared defaults filled in.
+func (op *apiOp) values(r *http.Request) (map[string]int64, error) {
+	q := r.URL.Query()
+	ints := map[string]int64{}
+	for _, p := range op.Query {
+		v := q.Get(p.Name)
+		if err := p.check(v); err != nil {
+			return nil, err
+		}
+		if p.Int {
+			if v == "" {
+				v = p.Default
+			}
+			ints[p.Name], _ = strconv.ParseInt(v, 10, 64) // checked above
+		}
+	}
+	return ints, nil
 }
 
 func (p *apiParam) check(v string) error {

@@ -154,6 +154,19 @@ var funcs = template.FuncMap{
 		return leaderboardLink(v, q)
 	},
 	"chart": func(string) template.HTML { return "" }, // replaced per render
+	// closes shows a market's close time (RFC 3339 in its JSON).
+	"closes": func(s *string) string {
+		if s == nil {
+			return "–"
+		}
+		t, err := time.Parse(time.RFC3339, *s)
+		if err != nil {
+			return *s
+		}
+		return t.UTC().Format("2006-01-02 15:04")
+	},
+	"marketsLink": marketsLink,
+	"compareLink": compareLink,
 }
 
 // thousands writes n with a comma every three digits.
@@ -274,19 +287,31 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, tmpl string, v a
 		title = x.Name
 	case MarketPageJSON:
 		title = x.Market.Question
+	case ComparePageJSON:
+		title = compareTitle(x)
 	case CohortPageJSON:
 		title = fmt.Sprintf("Cohort %d", x.ID)
 	}
+	b, err := executePage(t, title, apiPath, v)
+	if err != nil {
+		return fmt.Errorf("web: render %s: %w", tmpl, err)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, err = w.Write(b)
+	return err
+}
+
+// executePage renders a page's template set in the layout: the page's
+// title, the path of its JSON ("" for none) and its view.
+func executePage(t *template.Template, title, api string, v any) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", struct {
 		Title, API string
 		V          any
-	}{title, apiPath, v}); err != nil {
-		return fmt.Errorf("web: render %s: %w", tmpl, err)
+	}{title, api, v}); err != nil {
+		return nil, err
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, err = buf.WriteTo(w)
-	return err
+	return buf.Bytes(), nil
 }
 
 // pageCharts draws the SVG charts of a page from its view.
@@ -349,16 +374,18 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 			return nil, err
 		}
 	case MarketPageJSON:
-		c := &chart.Line{ID: "price", Title: "Yes price history", X: chart.Axis{Label: "time (UTC)", Time: true},
-			Y:    chart.Axis{Label: "Yes price", Fixed: true, Min: 0, Max: 1},
-			Desc: "Stored Yes prices of the market over time."}
-		s := chart.Series{Name: "Yes price"}
-		for _, p := range x.Prices {
-			s.X, s.Y = append(s.X, float64(p.At.Unix())), append(s.Y, p.Price)
-		}
-		c.Series = []chart.Series{s}
+		c := marketChart(x)
 		if err := put("price", func(b *bytes.Buffer) error { return c.WriteSVG(b) }); err != nil {
 			return nil, err
+		}
+	case ComparePageJSON:
+		if len(x.Agents) == 0 {
+			return out, nil
+		}
+		for _, c := range compareCharts(x) {
+			if err := put(c.ID, func(b *bytes.Buffer) error { return c.WriteSVG(b) }); err != nil {
+				return nil, err
+			}
 		}
 	case CohortPageJSON:
 		names := map[string]string{}

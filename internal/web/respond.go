@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -106,4 +107,118 @@ func setNextLink(w http.ResponseWriter, r *http.Request, cursor int64) {
 	q.Set("cursor", strconv.FormatInt(cursor, 10))
 	u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
 	w.Header().Set("Link", "<"+u.String()+`>; rel="next"`)
+}
+
+// writeErr answers err as writeError does, with the status of its kind.
+func (s *Server) writeErr(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeError(w, r, Status(arena.ErrorKind(err)), arena.ErrorCode(err), arena.ErrorMessage(err))
+}
+
+// writeError is where every error answer is written. A browser (a request
+// outside /api/ whose Accept header ranks text/html above
+// application/json) gets an HTML page with the site's navigation, what
+// went wrong and where to go next; every other client gets
+// {"error":{"code","message"}}. The status is the same either way.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	if !underAPI(r.URL.Path) {
+		w.Header().Add("Vary", "Accept") // the same URL answers HTML or JSON
+		if wantsHTML(r) {
+			b, err := errorPage(r, status, code, message)
+			if err == nil {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				w.WriteHeader(status)
+				w.Write(b)
+				return
+			}
+			s.Logger.Error("http: error page", "path", r.URL.Path, "request_id", RequestID(r.Context()), "err", err)
+		}
+	}
+	writeErrorBody(w, status, code, message)
+}
+
+func underAPI(path string) bool { return path == "/api" || strings.HasPrefix(path, "/api/") }
+
+// wantsHTML reports whether the Accept header ranks text/html above
+// application/json: a browser's does (text/html, …, */*;q=0.8); curl's
+// */*, a client's application/json and no header at all do not.
+func wantsHTML(r *http.Request) bool {
+	accept := r.Header.Values("Accept")
+	return acceptQ(accept, "text/html") > acceptQ(accept, "application/json")
+}
+
+// acceptQ is the weight Accept headers give a media type: the q of the
+// most specific range that matches it (type/subtype, then type/*, then
+// */*), 0 when none does.
+func acceptQ(headers []string, media string) float64 {
+	typ, _, _ := strings.Cut(media, "/")
+	q, rank := 0.0, 0
+	for _, h := range headers {
+		for _, part := range strings.Split(h, ",") {
+			mt, params, err := mime.ParseMediaType(part)
+			if err != nil {
+				continue
+			}
+			specific := 0
+			switch mt {
+			case media:
+				specific = 3
+			case typ + "/*":
+				specific = 2
+			case "*/*":
+				specific = 1
+			}
+			if specific <= rank {
+				continue
+			}
+			w := 1.0
+			if v, ok := params["q"]; ok {
+				if w, err = strconv.ParseFloat(v, 64); err != nil || w < 0 || w > 1 {
+					continue
+				}
+			}
+			q, rank = w, specific
+		}
+	}
+	return q
+}
+
+// errorView is what the HTML error page shows.
+type errorView struct {
+	Status    int
+	Title     string // the status in words
+	Code      string
+	Message   string
+	RequestID string
+	Next      []link
+}
+
+// link is where the error page offers to go next.
+type link struct{ Href, Label string }
+
+func errorPage(r *http.Request, status int, code, message string) ([]byte, error) {
+	v := errorView{Status: status, Title: http.StatusText(status), Code: code, Message: message, RequestID: RequestID(r.Context()),
+		Next: nextLinks(r, status)}
+	return executePage(pages["error.html"], fmt.Sprintf("%d %s", status, v.Title), "", v)
+}
+
+// nextLinks are where a person can go from an error: from a page that
+// does not exist, to the lists its kind is found in; from a request with
+// something wrong in its query, to the page without it; after a refusal
+// that may pass later or a failure of ours, to the same page again.
+func nextLinks(r *http.Request, status int) []link {
+	lists := []link{{"/markets", "Browse the questions"}, {"/leaderboard", "The agents on the leaderboard"}, {"/", "The open and latest rounds on the home page"}}
+	page := r.URL.Path
+	switch {
+	case status == http.StatusNotFound:
+		seg, _, _ := strings.Cut(strings.TrimPrefix(page, "/"), "/")
+		if i := map[string]int{"agents": 1, "compare": 1, "rounds": 2, "cohorts": 2}[seg]; i > 0 { // the list it belongs to first
+			lists[0], lists[i] = lists[i], lists[0]
+		}
+		return lists
+	case status == http.StatusTooManyRequests || status >= 500:
+		return []link{{r.URL.RequestURI(), "Try this page again"}, lists[2]}
+	case r.Method == http.MethodGet && r.URL.RawQuery != "":
+		return []link{{page, page + " without these parameters"}, lists[2]}
+	}
+	return []link{lists[2]}
 }

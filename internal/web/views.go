@@ -236,10 +236,35 @@ type MarketPageJSON struct {
 	Ambiguous  bool        `json:"ambiguous"`
 	Prices     []PriceJSON `json:"prices"`
 	Rounds     []uint64    `json:"scored_in_rounds"`
+	// Forecasts are the market's scored forecasts, best Brier first: each
+	// agent's revealed forecast in a round whose outcomes are triggered
+	// (never before), the baselines' and the benchmark's. Forecasters
+	// counts the agents among them with a revealed forecast.
+	Forecasts   []MarketForecastJSON `json:"forecasts"`
+	Forecasters int                  `json:"forecasters"`
 	// Oracle is the market's oracle history, oldest first (the last entry
 	// is in force): evidence, votes, verdict and any human decision. Empty
 	// when the oracle never ran on it or is not served.
 	Oracle []arena.OracleResolution `json:"oracle_resolutions"`
+}
+
+// MarketForecastJSON is one scored forecast of a market: an agent's, a
+// baseline's or the benchmark's (agent "market", the price at the commit
+// deadline), with its Brier on the frozen outcome.
+type MarketForecastJSON struct {
+	Round uint64 `json:"round"`
+	// At is the round's commit deadline: the forecasts were committed by
+	// then, and the benchmark is the price then.
+	At       time.Time `json:"at"`
+	Agent    string    `json:"agent"`
+	Name     string    `json:"name"`
+	Baseline bool      `json:"baseline"`
+	// Forfeit: committed but not revealed, scored as the worst forecast;
+	// Forecast is then null.
+	Forfeit  bool     `json:"forfeit"`
+	Forecast *float64 `json:"forecast"`
+	Outcome  int8     `json:"outcome"`
+	Brier    float64  `json:"brier"`
 }
 
 // PositionJSON is one position in a cohort.

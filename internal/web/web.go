@@ -175,7 +175,7 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 		s.internalErrors.Add(1)
 		s.Logger.Error("http: internal error", "method", r.Method, "path", r.URL.Path, "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
 	}
-	WriteError(w, err)
+	s.writeErr(w, r, err)
 }
 
 // InternalErrors is how many requests failed with an internal error.
@@ -233,16 +233,16 @@ func checkText(r *http.Request) error {
 
 // unrouted runs the mux's own answer for an unmatched request (404, 405
 // or a redirect to the canonical path) and rewrites its plain-text errors
-// into the JSON shape.
+// as every other error (see writeError).
 func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	rec := &headerRecorder{header: http.Header{}}
 	h.ServeHTTP(rec, r)
 	switch rec.status {
 	case http.StatusNotFound:
-		WriteError(w, arena.Rejectf(arena.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
+		s.writeErr(w, r, arena.Rejectf(arena.ENOTFOUND, "route_not_found", "no route for %s %s", r.Method, r.URL.Path))
 	case http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", rec.header.Get("Allow"))
-		writeErrorBody(w, http.StatusMethodNotAllowed, "method_not_allowed",
+		s.writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed",
 			fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
 	default:
 		s.Mux.ServeHTTP(w, r) // redirects and anything else: as the mux answers
@@ -346,12 +346,6 @@ func Status(kind string) int {
 		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
-}
-
-// WriteError writes {"error":{"code","message"}} with the kind's status.
-// Handlers return errors instead; this is for writers outside a handler.
-func WriteError(w http.ResponseWriter, err error) {
-	writeErrorBody(w, Status(arena.ErrorKind(err)), arena.ErrorCode(err), arena.ErrorMessage(err))
 }
 
 func writeErrorBody(w http.ResponseWriter, status int, code, message string) {

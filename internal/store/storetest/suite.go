@@ -19,6 +19,8 @@ var suite = []struct {
 	{"SaveMarketsNULBytes", testSaveMarketsNULBytes},
 	{"ClaimJobLease", testClaimJobLease},
 	{"MarketsByID", testMarketsByID},
+	{"MarketList", testMarketList},
+	{"MarketListThousands", testMarketListThousands},
 	{"CohortUniquePerWeek", testCohortUniquePerWeek},
 	{"DecisionClaims", testDecisionClaims},
 	{"SettleSnapshotsAndCompletion", testSettleSnapshotsAndCompletion},
