@@ -384,46 +384,21 @@ func roundTrigger(ctx context.Context, env *Env, args []string) error {
 	return printRound(ctx, env, svc, r, *format)
 }
 
-// forecastServeFlags are `arena serve`'s forecast-track settings.
-type forecastServeFlags struct {
-	cfg   forecast.JobsConfig
-	k     int
-	grace time.Duration
-	rules string
-}
-
-func addForecastServeFlags(fs *flag.FlagSet) *forecastServeFlags {
-	f := &forecastServeFlags{}
-	def := forecast.DefaultJobsConfig()
-	fs.BoolVar(&f.cfg.NoRounds, "no-rounds", false, "do not create forecast rounds on a schedule (create them with the admin API or 'arena round create')")
-	fs.DurationVar(&f.cfg.RoundEvery, "round-every", def.RoundEvery, "forecast round creation interval")
-	fs.DurationVar(&f.cfg.CommitIn, "commit-in", def.CommitIn, "commit phase of a scheduled round")
-	fs.DurationVar(&f.cfg.RevealDelay, "reveal-delay", def.RevealDelay, "from a round's commit deadline to its reveal start")
-	fs.DurationVar(&f.cfg.RevealWindow, "reveal-window", def.RevealWindow, "length of a round's reveal phase")
-	fs.IntVar(&f.k, "round-k", forecast.DefaultK, "markets per scheduled round")
-	fs.DurationVar(&f.grace, "grace", 24*time.Hour, "after the reveal deadline, score a round with whatever has resolved")
-	fs.DurationVar(&f.cfg.RetryEvery, "round-retry-every", def.RetryEvery, "while too few markets are eligible (before the first sync), retry round creation this often, for up to 15 minutes")
-	fs.StringVar(&f.rules, "round-rules", "", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)")
-	return f
-}
-
-// setup builds the forecast service of `arena serve` and its scheduled
-// jobs. With lookup (Polymarket's CLOB) benchmarks missing from the local
-// price history come from prices-history.
-func (f *forecastServeFlags) setup(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup) (*forecast.Service, []jobs.Job, error) {
+// forecastSetup builds the forecast service of `arena serve` and its
+// scheduled jobs. With lookup (Polymarket's CLOB) benchmarks missing from
+// the local price history come from prices-history.
+func forecastSetup(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup) (*forecast.Service, []jobs.Job, error) {
 	dom, err := forecastDomain(ctx, o, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	rules, err := selectionRules(ctx, db, f.rules, "--round-rules")
+	rules, err := selectionRules(ctx, db, o.RoundRules, "--round-rules")
 	if err != nil {
 		return nil, nil, err
 	}
-	if f.k < 1 || f.grace <= 0 {
-		return nil, nil, fmt.Errorf("--round-k %d and --grace %s must be positive", f.k, f.grace)
-	}
-	svc := &forecast.Service{Store: db, Domain: dom, Logger: logger, K: f.k, Rules: rules, Grace: f.grace, Lookup: lookup}
-	fjs, err := forecast.Jobs(svc, f.cfg)
+	svc := &forecast.Service{Store: db, Domain: dom, Logger: logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace, Lookup: lookup}
+	fjs, err := forecast.Jobs(svc, forecast.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
+		RevealDelay: o.RoundRevealDelay, RevealWindow: o.RoundRevealWin, RetryEvery: o.RoundRetryEvery})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,28 +28,21 @@ func init() {
 	register("serve", "run the API, dashboard and scheduler", runServe)
 }
 
+// serveKeys are the settings `arena serve` takes as flags.
+var serveKeys = []string{"ARENA_ADDR", "ARENA_ADMIN_TOKEN", "ARENA_ADMIN_TOKEN_NEXT", "ARENA_ALLOW_SHORT_ADMIN_TOKEN",
+	"ARENA_SYNC_EVERY", "ARENA_NO_SYNC", "ARENA_AGENTS", "ARENA_FORECAST_LEAD_TIME", "ARENA_LOG_KEY",
+	"ARENA_NO_ROUNDS", "ARENA_ROUND_EVERY", "ARENA_ROUND_COMMIT_IN", "ARENA_ROUND_REVEAL_DELAY", "ARENA_ROUND_REVEAL_WINDOW",
+	"ARENA_ROUND_K", "ARENA_ROUND_GRACE", "ARENA_ROUND_RETRY_EVERY", "ARENA_ROUND_RULES"}
+
 func runServe(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "serve", "[--db URL] [--addr HOST:PORT] [--admin-token T] [--admin-token-next T] [--sync-every D] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
-	cf := addConfigFlags(fs, true)
-	cf.addServe()
-	syncEvery := fs.Duration("sync-every", 0, "Polymarket sync interval (default 5m)")
-	noSync := fs.Bool("no-sync", false, "do not sync Polymarket (offline)")
-	agentsFile := fs.String("agents", "", "LLM model registry for the trading track (default ARENA_AGENTS; none: no trading cohorts)")
-	forecastLead := fs.Duration("forecast-lead-time", 600*time.Second, "hosted LLM forecast agents (ARENA_FORECAST_AGENTS) forecast this long before a round's commit deadline")
-	ff := addForecastServeFlags(fs)
-	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log, created on first start and bound to the database (default: next to a SQLite database, or in ARENA_DATA_DIR, named after it as DB.log.key; for PostgreSQL log.key in ARENA_DATA_DIR, else in the user configuration directory)")
+	cf := addConfigFlags(fs, true, serveKeys...)
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	o, err := cf.options(env)
 	if err != nil {
 		return err
-	}
-	if *syncEvery > 0 {
-		o.SyncEvery = *syncEvery
-	}
-	if *agentsFile != "" {
-		o.AgentsFile = *agentsFile
 	}
 	logger := newLogger(env, o.LogLevel)
 	db, err := store.Open(ctx, o.DB)
@@ -71,7 +64,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
 	var lookup forecast.PriceLookup // benchmarks from Polymarket's CLOB history when syncing
-	if !*noSync {
+	if !o.NoSync {
 		pc := polymarket.NewClient(o.GammaURL, o.CLOBURL)
 		pc.Logger = logger
 		lookup = forecast.TokenLookup(pc.BenchmarkAt)
@@ -87,18 +80,18 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer closeChain()
-	fsvc, fjobs, err := ff.setup(ctx, o, db, logger, lookup)
+	fsvc, fjobs, err := forecastSetup(ctx, o, db, logger, lookup)
 	if err != nil {
 		return err
 	}
-	lg, err := openLog(ctx, o, *logKey, db, logger)
+	lg, err := openLog(ctx, o, o.LogKey, db, logger)
 	if err != nil {
 		return err
 	}
 	fsvc.Log = lg
 	fsvc.Method = scoringMethod(o)
 	fsvc.Admission = forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour}
-	js := append(append(append(serveJobs(o, db, logger, !*noSync), sjobs...), fjobs...), cjobs...)
+	js := append(append(append(serveJobs(o, db, logger, !o.NoSync), sjobs...), fjobs...), cjobs...)
 	// The trading track runs when a model registry names its agents.
 	var eng *trading.Engine
 	if o.AgentsFile != "" {
@@ -109,7 +102,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		js = append(js, tjobs...)
 	}
 	if o.ForecastAgents != "" && fsvc != nil {
-		hj, err := hostedForecastJob(ctx, o, db, env.Environ, "http://"+ln.Addr().String(), *forecastLead, logger, m)
+		hj, err := hostedForecastJob(ctx, o, db, env.Environ, "http://"+ln.Addr().String(), o.ForecastLeadTime, logger, m)
 		if err != nil {
 			return err
 		}
