@@ -11,12 +11,15 @@ import (
 
 const module = "github.com/forecast-arena/arena"
 
-// TestLayering checks the package graph against the one-way data flow
-// (sources → store → tracks → agents → resolution → scoring → API): a
-// package may not depend, even indirectly, on the packages listed for it;
-// a rule on "pkg/..." holds for pkg and every package under it (public
-// packages are checked by TestPublicAPISealed). Test files are not
-// counted: tests may wire anything together.
+// TestLayering checks the package graph against the layering (see
+// docs/architecture.md): the programs (cmd/arena, demo) → the composition
+// root (app) → the server and the scheduler (web, jobs) → the tracks and
+// the oracle (forecast, trading, oracle, backtest) → agents, models,
+// scoring and sources → store → the domain. A package may not depend,
+// even indirectly, on the packages listed for it; a rule on "pkg/..."
+// holds for pkg and every package under it (public packages are checked by
+// TestPublicAPISealed). Test files are not counted: tests may wire
+// anything together.
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}`, "./...").Output()
 	if err != nil {
@@ -61,20 +64,39 @@ func TestLayering(t *testing.T) {
 			return false
 		}
 	}
+	only := func(names ...string) func(string) bool {
+		allowed := is(names...)
+		return func(d string) bool { return d != "." && !allowed(d) }
+	}
+	programs := is("cmd", "demo")
 	forbid(".", any, "the domain package imports nothing of ours")
 	forbid("score", any, "scoring is pure and imports nothing of ours")
-	forbid("store/...", is("forecast", "trading", "agent", "oracle", "web", "jobs", "demo"), "storage knows no track")
+	forbid("config", only("redact"), "configuration reads settings and wires nothing")
+	forbid("store/...", only("store", "redact"), "storage knows no layer above it")
 	forbid("forecast/...", is("trading"), "the tracks do not import each other")
 	forbid("trading/...", is("forecast"), "the tracks do not import each other")
-	forbid("llm/...", is("store"), "the model layer does not touch storage")
 	forbid("oracle/...", is("forecast", "trading"), "the oracle serves both tracks and imports neither")
+	for _, track := range []string{"forecast/...", "trading/...", "oracle/...", "backtest/..."} {
+		forbid(track, is("app", "web", "backtest", "relay", "strategy", "demo", "cmd"), "a track knows nothing of the layers above it")
+	}
+	for _, low := range []string{"agent/...", "llm/...", "retrieve/...", "polymarket/...", "sim/...", "forecastbench/..."} {
+		forbid(low, is("app", "web", "oracle", "backtest", "relay", "strategy", "demo", "cmd", "store"), "agents, models and sources sit below the tracks and the store")
+	}
+	forbid("llm/...", is("store"), "the model layer does not touch storage")
+	forbid("jobs/...", is("app", "web", "forecast", "trading", "oracle", "demo", "cmd"), "the scheduler runs jobs it does not know")
+	forbid("web/...", is("app", "relay", "strategy", "demo", "cmd"), "the server serves the tracks it is given")
+	forbid("app/...", programs, "the programs import the composition root, never the reverse")
 	for pkg, ds := range deps {
 		if ds["cmd/arena"] {
 			t.Errorf("%s imports cmd/arena: nothing imports the command", pkg)
 		}
-		// Only the composition root (the command) wires the web server.
-		if ds["web"] && pkg != "cmd/arena" && !strings.HasPrefix(pkg, "web") {
-			t.Errorf("%s imports web: only cmd/arena wires the server", pkg)
+		if ds["app"] && !programs(pkg) {
+			t.Errorf("%s imports app: only the programs (cmd/arena, demo) build on the composition root", pkg)
+		}
+		// The server is wired by the composition root alone (see
+		// TestCompositionRoot); the command renders the API's JSON views.
+		if ds["web"] && !programs(pkg) && pkg != "app" && !strings.HasPrefix(pkg, "web") {
+			t.Errorf("%s imports web: only internal/app wires the server", pkg)
 		}
 	}
 }

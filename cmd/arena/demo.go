@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -11,7 +12,10 @@ import (
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
@@ -73,7 +77,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		if err := printLeaderboard(env.Stdout, res.Leaderboard); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "\nTrading track: %s, $10,000 each\n\n", plural(res.Cohorts, "weekly cohort"))
+		fmt.Fprintf(env.Stdout, "\nTrading track: %s, $10,000 each\n\n", web.Plural(res.Cohorts, "weekly cohort"))
 		printTrading(env.Stdout, res.Trading)
 		o := res.Oracle
 		fmt.Fprintf(env.Stdout, "\nOracle: %d disputed markets (the simulator's resolution withheld): %d resolved by the panel of simulated resolvers, %d escalated and decided by the simulated arbiter, %d waiting.\n",
@@ -123,4 +127,14 @@ func printLeaderboard(w io.Writer, b forecast.Board) error {
 	}
 	fmt.Fprintln(w, "\nAlpha = market Brier − agent Brier per round (positive beats the market); SE clustered by round.")
 	return nil
+}
+
+// newServer wires the demo's HTTP server from its parts.
+func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine, lg *tlog.Log) *web.Server {
+	osvc := app.WireOracle(&oracle.Service{Store: db, Logger: logger}, fsvc)
+	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: osvc, Health: db})
+	if lg != nil {
+		srv.RegisterLog(lg)
+	}
+	return srv
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/store"
 )
@@ -88,4 +89,21 @@ func (c *configFlags) openExisting(ctx context.Context, env *Env) (config.Option
 	}
 	db, err := openExisting(ctx, o.DB)
 	return o, db, err
+}
+
+// newApp builds the arena's services (see app.New) on the store that
+// earlier commands wrote, with the process's API keys and a logger on
+// stderr.
+func newApp(ctx context.Context, env *Env, o config.Options, d app.Deps) (*app.App, error) {
+	db, err := openExisting(ctx, o.DB)
+	if err != nil {
+		return nil, err
+	}
+	d.DB, d.Environ, d.Logger = db, env.Environ, newLogger(env, o.LogLevel)
+	a, err := app.New(ctx, o, d)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
 }

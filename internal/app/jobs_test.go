@@ -1,15 +1,14 @@
-package main
+package app
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -27,8 +26,21 @@ func TestHostedForecastJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	quiet := slog.New(slog.DiscardHandler)
-	j, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", 10*time.Minute, quiet, nil)
+	o.NoSync = true
+	hosted := func(o config.Options) (jobs.Job, error) {
+		a, err := New(context.Background(), o, Deps{DB: db})
+		if err != nil {
+			return jobs.Job{}, err
+		}
+		js, err := a.Jobs(context.Background(), "http://127.0.0.1:1")
+		for _, j := range js {
+			if j.Name == "forecast-agents" {
+				return j, err
+			}
+		}
+		return jobs.Job{}, err
+	}
+	j, err := hosted(o)
 	if err != nil || j.Name != "forecast-agents" {
 		t.Fatalf("job %+v %v", j, err)
 	}
@@ -36,7 +48,7 @@ func TestHostedForecastJob(t *testing.T) {
 		t.Fatalf("key %v %v", st, err)
 	}
 	o.DB = "postgres://x@127.0.0.1:1/db"
-	if _, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", time.Minute, quiet, nil); err == nil || !strings.Contains(err.Error(), "ARENA_DATA_DIR") {
+	if _, err := hosted(o); err == nil || !strings.Contains(err.Error(), "ARENA_DATA_DIR") {
 		t.Errorf("postgres without a data dir: %v", err)
 	}
 }
