@@ -2,9 +2,16 @@ package arena_test
 
 import (
 	"cmp"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,6 +104,100 @@ func TestLayering(t *testing.T) {
 		// TestCompositionRoot); the command renders the API's JSON views.
 		if ds["web"] && !programs(pkg) && pkg != "app" && !strings.HasPrefix(pkg, "web") {
 			t.Errorf("%s imports web: only internal/app wires the server", pkg)
+		}
+	}
+}
+
+// TestCompositionRoot checks that the arena is wired in one place:
+// `arena serve` and the demo both build their services with app.New, the
+// demo constructs none of them itself, no command constructs the trading
+// engine, the oracle or the log, and nothing but internal/app builds the
+// HTTP server. Test files are not counted.
+func TestCompositionRoot(t *testing.T) {
+	const (
+		app   = module + "/internal/app"
+		web   = module + "/internal/web"
+		track = module + "/forecast"
+	)
+	services := map[string][]string{track: {"Service"}, module + "/internal/trading": {"Engine"}, module + "/internal/oracle": {"Service"},
+		module + "/tlog": {"Log"}, web: {"Parts", "Server"}}
+	type use struct{ literals, calls []string }
+	// uses lists the services' composite literals and the calls of app.New,
+	// web.Build and web.New in the package in dir (or one file of it).
+	uses := func(dir, only string) use {
+		t.Helper()
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", dir, err)
+		}
+		var u use
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") || (only != "" && filepath.Base(path) != only) {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local := map[string]string{} // import name → path
+			for _, im := range f.Imports {
+				p, _ := strconv.Unquote(im.Path.Value)
+				name := p[strings.LastIndex(p, "/")+1:]
+				if im.Name != nil {
+					name = im.Name.Name
+				}
+				local[name] = p
+			}
+			sel := func(e ast.Expr) (pkg, name string) {
+				if s, ok := e.(*ast.SelectorExpr); ok {
+					if x, ok := s.X.(*ast.Ident); ok {
+						return local[x.Name], s.Sel.Name
+					}
+				}
+				return "", ""
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CompositeLit:
+					if pkg, name := sel(n.Type); slices.Contains(services[pkg], name) {
+						u.literals = append(u.literals, fmt.Sprintf("%s: %s.%s", filepath.Base(path), pkg[strings.LastIndex(pkg, "/")+1:], name))
+					}
+				case *ast.CallExpr:
+					if pkg, name := sel(n.Fun); (pkg == app && name == "New") || (pkg == web && (name == "Build" || name == "New")) {
+						u.calls = append(u.calls, pkg[strings.LastIndex(pkg, "/")+1:]+"."+name)
+					}
+				}
+				return true
+			})
+		}
+		return u
+	}
+	demo, serve := uses("internal/demo", ""), uses("cmd/arena", "serve.go")
+	if !slices.Contains(demo.calls, "app.New") || !slices.Contains(serve.calls, "app.New") {
+		t.Errorf("the demo calls %v and arena serve %v: both must build their services with app.New", demo.calls, serve.calls)
+	}
+	if len(demo.literals) > 0 || slices.Contains(demo.calls, "web.Build") || slices.Contains(demo.calls, "web.New") {
+		t.Errorf("the demo builds parts itself (%v, %v): app.New builds them", demo.literals, demo.calls)
+	}
+	for _, l := range uses("cmd/arena", "").literals {
+		if !strings.Contains(l, "forecast.Service") { // a store's display names need no service of its own
+			t.Errorf("cmd/arena builds %s itself: app.New builds it", l)
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "./...").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	wd, _ := os.Getwd()
+	for _, dir := range strings.Fields(string(out)) {
+		rel, _ := filepath.Rel(wd, dir)
+		if rel == "internal/app" || rel == "internal/web" {
+			continue
+		}
+		for _, c := range uses(dir, "").calls {
+			if strings.HasPrefix(c, "web.") {
+				t.Errorf("%s calls %s: only internal/app wires the server", rel, c)
+			}
 		}
 	}
 }

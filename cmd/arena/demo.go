@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/demo"
-	"github.com/forecast-arena/arena/internal/oracle"
-	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
@@ -47,9 +42,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		}
 		defer ln.Close()
 	}
-	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir, Server: func(p demo.Parts) http.Handler {
-		return newServer(p.DB, "", p.Logger, p.Forecast, p.Trading, p.Log).Handler()
-	}})
+	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir})
 	if err != nil {
 		return err
 	}
@@ -89,7 +82,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(env.Stderr, "\nServing the leaderboard on http://%s/ (API under /api/v1); Ctrl-C to stop.\n", ln.Addr())
-	return web.Serve(ctx, ln, res.Handler)
+	return res.App.Serve(ctx, ln, nil)
 }
 
 // demoJSON is 'arena demo --format json': the run, both leaderboards, the
@@ -127,14 +120,4 @@ func printLeaderboard(w io.Writer, b forecast.Board) error {
 	}
 	fmt.Fprintln(w, "\nAlpha = market Brier − agent Brier per round (positive beats the market); SE clustered by round.")
 	return nil
-}
-
-// newServer wires the demo's HTTP server from its parts.
-func newServer(db *store.DB, adminToken string, logger *slog.Logger, fsvc *forecast.Service, eng *trading.Engine, lg *tlog.Log) *web.Server {
-	osvc := app.WireOracle(&oracle.Service{Store: db, Logger: logger}, fsvc)
-	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger, Forecast: fsvc, Trading: eng, Forecasters: db, Oracle: osvc, Health: db})
-	if lg != nil {
-		srv.RegisterLog(lg)
-	}
-	return srv
 }
