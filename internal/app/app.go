@@ -97,7 +97,7 @@ func New(ctx context.Context, o config.Options, d Deps) (*App, error) {
 		a.closers = append(a.closers, db.Close)
 	}
 	if err := a.build(ctx); err != nil {
-		a.closeAll()
+		a.Close()
 		return nil, err
 	}
 	if d.DB != nil {
@@ -132,13 +132,9 @@ func (a *App) build(ctx context.Context) error {
 	return nil
 }
 
-// Close releases what the app holds: its chain connection and the store.
+// Close releases what the app holds, in the reverse order of opening: its
+// chain connection, then the store.
 func (a *App) Close() error {
-	return a.closeAll()
-}
-
-// closeAll closes in the reverse order of opening.
-func (a *App) closeAll() error {
 	var errs []error
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		errs = append(errs, a.closers[i]())
