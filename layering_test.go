@@ -2,24 +2,32 @@ package arena_test
 
 import (
 	"cmp"
+	"fmt"
+	"go/ast"
 	"go/doc"
 	"go/parser"
 	"go/token"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/forecast-arena/arena"
 
-// TestLayering checks the package graph against the one-way data flow
-// (sources → store → tracks → agents → resolution → scoring → API): a
-// package may not depend, even indirectly, on the packages listed for it;
-// a rule on "pkg/..." holds for pkg and every package under it (public
-// packages are checked by TestPublicAPISealed). Test files are not
-// counted: tests may wire anything together.
+// TestLayering checks the package graph against the layering (see
+// docs/architecture.md): the programs (cmd/arena, demo) → the composition
+// root (app) → the server and the scheduler (web, jobs) → the tracks and
+// the oracle (forecast, trading, oracle, backtest) → agents, models,
+// scoring and sources → store → the domain. A package may not depend,
+// even indirectly, on the packages listed for it; a rule on "pkg/..."
+// holds for pkg and every package under it (public packages are checked by
+// TestPublicAPISealed). Test files are not counted: tests may wire
+// anything together.
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}`, "./...").Output()
 	if err != nil {
@@ -64,20 +72,133 @@ func TestLayering(t *testing.T) {
 			return false
 		}
 	}
+	only := func(names ...string) func(string) bool {
+		allowed := is(names...)
+		return func(d string) bool { return d != "." && !allowed(d) }
+	}
+	programs := is("cmd", "demo")
 	forbid(".", any, "the domain package imports nothing of ours")
 	forbid("score", any, "scoring is pure and imports nothing of ours")
-	forbid("store/...", is("forecast", "trading", "agent", "oracle", "web", "jobs", "demo"), "storage knows no track")
+	forbid("config", only("redact"), "configuration reads settings and wires nothing")
+	forbid("store/...", only("store", "redact"), "storage knows no layer above it")
 	forbid("forecast/...", is("trading"), "the tracks do not import each other")
 	forbid("trading/...", is("forecast"), "the tracks do not import each other")
-	forbid("llm/...", is("store"), "the model layer does not touch storage")
 	forbid("oracle/...", is("forecast", "trading"), "the oracle serves both tracks and imports neither")
+	for _, track := range []string{"forecast/...", "trading/...", "oracle/...", "backtest/..."} {
+		forbid(track, is("app", "web", "backtest", "relay", "strategy", "demo", "cmd"), "a track knows nothing of the layers above it")
+	}
+	for _, low := range []string{"agent/...", "llm/...", "retrieve/...", "polymarket/...", "sim/...", "forecastbench/..."} {
+		forbid(low, is("app", "web", "oracle", "backtest", "relay", "strategy", "demo", "cmd", "store"), "agents, models and sources sit below the tracks and the store")
+	}
+	forbid("llm/...", is("store"), "the model layer does not touch storage")
+	forbid("jobs/...", is("app", "web", "forecast", "trading", "oracle", "demo", "cmd"), "the scheduler runs jobs it does not know")
+	forbid("web/...", is("app", "relay", "strategy", "demo", "cmd"), "the server serves the tracks it is given")
+	forbid("app/...", programs, "the programs import the composition root, never the reverse")
 	for pkg, ds := range deps {
 		if ds["cmd/arena"] {
 			t.Errorf("%s imports cmd/arena: nothing imports the command", pkg)
 		}
-		// Only the composition root (the command) wires the web server.
-		if ds["web"] && pkg != "cmd/arena" && !strings.HasPrefix(pkg, "web") {
-			t.Errorf("%s imports web: only cmd/arena wires the server", pkg)
+		if ds["app"] && !programs(pkg) {
+			t.Errorf("%s imports app: only the programs (cmd/arena, demo) build on the composition root", pkg)
+		}
+		// The server is wired by the composition root alone (see
+		// TestCompositionRoot); the command renders the API's JSON views.
+		if ds["web"] && !programs(pkg) && pkg != "app" && !strings.HasPrefix(pkg, "web") {
+			t.Errorf("%s imports web: only internal/app wires the server", pkg)
+		}
+	}
+}
+
+// TestCompositionRoot checks that the arena is wired in one place:
+// `arena serve` and the demo both build their services with app.New, the
+// demo constructs none of them itself, no command constructs the trading
+// engine, the oracle or the log, and nothing but internal/app builds the
+// HTTP server. Test files are not counted.
+func TestCompositionRoot(t *testing.T) {
+	const (
+		app   = module + "/internal/app"
+		web   = module + "/internal/web"
+		track = module + "/forecast"
+	)
+	services := map[string][]string{track: {"Service"}, module + "/internal/trading": {"Engine"}, module + "/internal/oracle": {"Service"},
+		module + "/tlog": {"Log"}, web: {"Parts", "Server"}}
+	type use struct{ literals, calls []string }
+	// uses lists the services' composite literals and the calls of app.New,
+	// web.Build and web.New in the package in dir (or one file of it).
+	uses := func(dir, only string) use {
+		t.Helper()
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no Go files (%v)", dir, err)
+		}
+		var u use
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") || (only != "" && filepath.Base(path) != only) {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local := map[string]string{} // import name → path
+			for _, im := range f.Imports {
+				p, _ := strconv.Unquote(im.Path.Value)
+				name := p[strings.LastIndex(p, "/")+1:]
+				if im.Name != nil {
+					name = im.Name.Name
+				}
+				local[name] = p
+			}
+			sel := func(e ast.Expr) (pkg, name string) {
+				if s, ok := e.(*ast.SelectorExpr); ok {
+					if x, ok := s.X.(*ast.Ident); ok {
+						return local[x.Name], s.Sel.Name
+					}
+				}
+				return "", ""
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CompositeLit:
+					if pkg, name := sel(n.Type); slices.Contains(services[pkg], name) {
+						u.literals = append(u.literals, fmt.Sprintf("%s: %s.%s", filepath.Base(path), pkg[strings.LastIndex(pkg, "/")+1:], name))
+					}
+				case *ast.CallExpr:
+					if pkg, name := sel(n.Fun); (pkg == app && name == "New") || (pkg == web && (name == "Build" || name == "New")) {
+						u.calls = append(u.calls, pkg[strings.LastIndex(pkg, "/")+1:]+"."+name)
+					}
+				}
+				return true
+			})
+		}
+		return u
+	}
+	demo, serve := uses("internal/demo", ""), uses("cmd/arena", "serve.go")
+	if !slices.Contains(demo.calls, "app.New") || !slices.Contains(serve.calls, "app.New") {
+		t.Errorf("the demo calls %v and arena serve %v: both must build their services with app.New", demo.calls, serve.calls)
+	}
+	if len(demo.literals) > 0 || slices.Contains(demo.calls, "web.Build") || slices.Contains(demo.calls, "web.New") {
+		t.Errorf("the demo builds parts itself (%v, %v): app.New builds them", demo.literals, demo.calls)
+	}
+	for _, l := range uses("cmd/arena", "").literals {
+		if !strings.Contains(l, "forecast.Service") { // a store's display names need no service of its own
+			t.Errorf("cmd/arena builds %s itself: app.New builds it", l)
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "./...").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	wd, _ := os.Getwd()
+	for _, dir := range strings.Fields(string(out)) {
+		rel, _ := filepath.Rel(wd, dir)
+		if rel == "internal/app" || rel == "internal/web" {
+			continue
+		}
+		for _, c := range uses(dir, "").calls {
+			if strings.HasPrefix(c, "web.") {
+				t.Errorf("%s calls %s: only internal/app wires the server", rel, c)
+			}
 		}
 	}
 }

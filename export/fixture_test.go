@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/demo"
-	"github.com/forecast-arena/arena/internal/web"
 )
 
 // fixture is one small demo played once per test binary, with a round
@@ -85,10 +83,7 @@ func play() (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := demo.Run(ctx, demo.Config{Seed: 5, Rounds: 4, Dir: dir,
-		Server: func(p demo.Parts) http.Handler {
-			return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading}).Handler()
-		}})
+	res, err := demo.Run(ctx, demo.Config{Seed: 5, Rounds: 4, Dir: dir})
 	if err != nil {
 		return nil, err
 	}

@@ -71,17 +71,11 @@ type Service struct {
 }
 
 func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	return arena.Clock(s.Now)().UTC()
 }
 
 func (s *Service) log() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
+	return arena.Logger(s.Logger)
 }
 
 // CreateRoundRequest is the admin request to create a round.

@@ -75,17 +75,11 @@ func (r *Report) wait(w Wait) {
 
 // Time is the client's clock: Now when set, else the wall clock.
 func (c *Client) Time() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
+	return arena.Clock(c.Now)()
 }
 
 func (c *Client) log() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.Default()
+	return arena.Logger(c.Logger)
 }
 
 // RunOnce does every step that is due now and returns.

@@ -146,10 +146,7 @@ func (p *Publisher) interval() time.Duration {
 }
 
 func (p *Publisher) logger() *slog.Logger {
-	if p.Logger != nil {
-		return p.Logger
-	}
-	return slog.Default()
+	return arena.Logger(p.Logger)
 }
 
 // Publish signs, cosigns and saves a checkpoint of the log's current size

@@ -63,10 +63,7 @@ type Log struct {
 }
 
 func (l *Log) now() time.Time {
-	if l.Now != nil {
-		return l.Now().UTC()
-	}
-	return time.Now().UTC()
+	return arena.Clock(l.Now)().UTC()
 }
 
 // Append adds an entry of the given kind whose data is v's JSON.

@@ -36,6 +36,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -296,8 +297,5 @@ func (w *Witness) serveAdd(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *Witness) logger() *slog.Logger {
-	if w.Logger != nil {
-		return w.Logger
-	}
-	return slog.Default()
+	return arena.Logger(w.Logger)
 }

@@ -246,7 +246,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 		fc.Cache = llm.DirStore{Dir: *cacheDir}
 		fc.Sink = strategy.DirTraces{Dir: filepath.Join(*stateDir, "traces")}
 		ls := &strategy.LLMStrategy{Agents: fc, AgentID: *model, Client: c}
-		if ls.Search, err = searchRetriever(*search, *cacheDir, false, c.Logger); err != nil {
+		if ls.Search, err = searchRetriever(env, *search, *cacheDir, false, c.Logger); err != nil {
 			return err
 		}
 		c.Strategy = ls

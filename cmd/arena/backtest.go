@@ -11,6 +11,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/llm"
 )
@@ -33,7 +34,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	cacheDir := fs.String("cache-dir", "", "content-addressed model-call cache (default: llm-cache beside the SQLite database, or ARENA_DATA_DIR/llm-cache)")
 	cacheOnly := fs.Bool("cache-only", false, "answer only from the cache; a miss is a failed round, no model is called")
 	maxUSD := fs.Float64("max-usd", 0, "stop spending once the run could exceed X USD (0: the agents file's max_usd, if any)")
-	search := fs.String("search", "", "offer the searchWeb tool through this provider: exa (EXA_API_KEY) or dir:PATH of prepared packets (default: no search)")
+	search := fs.String("search", "", "offer the searchWeb tool through this provider: exa (ARENA_EXA_API_KEY or EXA_API_KEY) or dir:PATH of prepared packets (default: no search)")
 	out := fs.String("out", "", "write DIR/forecasts.csv in the 'arena score' input format")
 	format := fs.String("format", "table", "output format: table or json")
 	if err := parseAll(fs, args); err != nil {
@@ -75,8 +76,8 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *cacheDir == "" {
-		d, err := dataDir(o)
-		if err != nil {
+		d, ok := o.DataDirectory()
+		if !ok {
 			return fmt.Errorf("--cache-dir DIR is required with this database (or set ARENA_DATA_DIR)")
 		}
 		*cacheDir = filepath.Join(d, "llm-cache")
@@ -101,7 +102,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(logger))
 	fc.Cache, fc.CacheOnly, fc.Sink = llm.DirStore{Dir: *cacheDir}, *cacheOnly, &agent.MemSink{}
 	r := &backtest.Runner{Store: db, Agents: fc, Skipped: skipped, Workers: *workers, Logger: logger}
-	if r.Search, err = searchRetriever(*search, *cacheDir, *cacheOnly, logger); err != nil {
+	if r.Search, err = app.Search(o, *search, *cacheDir, *cacheOnly, logger); err != nil {
 		return err
 	}
 	rep, err := r.Run(ctx, plan)

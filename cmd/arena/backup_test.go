@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,10 +15,10 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
-	"github.com/forecast-arena/arena/internal/trading"
 )
 
 // apiAnswers serves db as arena serve would and returns the answers of
@@ -31,8 +30,17 @@ func apiAnswers(t *testing.T, url string, paths ...string) map[string]string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	quiet := slog.New(slog.DiscardHandler)
-	h := newServer(db, "", quiet, &forecast.Service{Store: db, Logger: quiet}, &trading.Engine{Store: db, Logger: quiet}, nil).Handler()
+	o := config.Defaults()
+	o.DB = url
+	// Both tracks served, the trading track without a lineup of its own.
+	a, err := app.New(context.Background(), o, app.Deps{DB: db, Lineup: []arena.LineupEntry{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := a.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]string{}
 	for _, p := range paths {
 		rec := httptest.NewRecorder()

@@ -1,24 +1,22 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"math/big"
 	"os"
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/forecast-arena/arena/chain"
 	"github.com/forecast-arena/arena/chain/bindings"
-	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/relay"
 )
 
@@ -42,69 +40,32 @@ func runChain(ctx context.Context, env *Env, args []string) error {
 	})
 }
 
-// chainKey reads the relayer/curator key: a key file's path, or the hex key.
-func chainKey(v string) (*forecast.Key, error) {
-	if v == "" {
-		return nil, fmt.Errorf("no chain key: set ARENA_CHAIN_KEY (the hex private key, or a key file), ARENA_CHAIN_KEY_FILE or --key")
+// chainRPC is the configured node (ARENA_CHAIN_RPC or --rpc).
+func chainRPC(o config.Options) (string, error) {
+	if o.ChainRPC == "" {
+		return "", fmt.Errorf("no chain RPC: set ARENA_CHAIN_RPC or --rpc")
 	}
-	if _, err := os.Stat(v); err == nil {
-		return forecast.LoadKey(v)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	k, err := forecast.ParseKey(v)
-	if err != nil {
-		return nil, fmt.Errorf("ARENA_CHAIN_KEY is neither a key file nor a hex private key")
-	}
-	return k, nil
-}
-
-// dialChain connects to a JSON-RPC node and reads its chain id.
-func dialChain(ctx context.Context, url string) (*ethclient.Client, *big.Int, error) {
-	client, err := ethclient.DialContext(ctx, url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("chain: dial %s: %w", url, err)
-	}
-	id, err := client.ChainID(ctx)
-	if err != nil {
-		client.Close()
-		return nil, nil, fmt.Errorf("chain: chain id of %s: %w", url, err)
-	}
-	return client, id, nil
-}
-
-func chainRPC(env *Env, flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if v, ok := llm.EnvLookup(env.Environ)("ARENA_CHAIN_RPC"); ok && v != "" {
-		return v, nil
-	}
-	return "", fmt.Errorf("no chain RPC: set ARENA_CHAIN_RPC or --rpc")
+	return o.ChainRPC, nil
 }
 
 func chainDeploy(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "chain deploy", "[--rpc URL] [--key FILE|HEX] [--ctf ADDR] [--out FILE] [--timeout D]")
-	rpcURL := fs.String("rpc", "", "JSON-RPC endpoint (default ARENA_CHAIN_RPC)")
-	keyFlag := fs.String("key", "", "deployer and curator key: a key file or the hex private key (default ARENA_CHAIN_KEY)")
+	config.Bind(fs, "ARENA_CHAIN_RPC", "ARENA_CHAIN_KEY")
 	ctfFlag := fs.String("ctf", "", "conditional-tokens contract to read outcomes from (default: deploy MockConditionalTokens, for local chains)")
 	out := fs.String("out", "", "also write the addresses as JSON to this file")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up waiting for the deployments after this long")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	url, err := chainRPC(env, *rpcURL)
+	o, err := config.Load(config.File(fs, env.Environ), env.Environ, fs)
 	if err != nil {
 		return err
 	}
-	kv := *keyFlag
-	if kv == "" {
-		kv, _ = llm.EnvLookup(env.Environ)("ARENA_CHAIN_KEY")
+	url, err := chainRPC(o)
+	if err != nil {
+		return err
 	}
-	if kv == "" {
-		kv, _ = llm.EnvLookup(env.Environ)("ARENA_CHAIN_KEY_FILE")
-	}
-	key, err := chainKey(kv)
+	key, err := app.ChainKey(cmp.Or(o.ChainKey, o.ChainKeyFile))
 	if err != nil {
 		return err
 	}
@@ -117,7 +78,7 @@ func chainDeploy(ctx context.Context, env *Env, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	client, chainID, err := dialChain(ctx, url)
+	client, chainID, err := app.DialChain(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -148,40 +109,38 @@ func chainDeploy(ctx context.Context, env *Env, args []string) error {
 }
 
 // chainReadFlags adds and parses the flags of the commands that read a
-// deployment: --rpc (default ARENA_CHAIN_RPC), --arena (default
-// ARENA_CHAIN_ARENA) and --round.
-func chainReadFlags(env *Env, fs *flag.FlagSet, args []string, roundUsage string) (url string, arenaAddr *string, round *uint64, err error) {
-	rpcURL := fs.String("rpc", "", "JSON-RPC endpoint (default ARENA_CHAIN_RPC)")
-	arenaAddr = fs.String("arena", "", "PredictionArena address (default ARENA_CHAIN_ARENA)")
+// deployment: --rpc (ARENA_CHAIN_RPC), --arena (ARENA_CHAIN_ARENA), --round
+// and the keys given, and resolves the configuration.
+func chainReadFlags(env *Env, fs *flag.FlagSet, args []string, roundUsage string, keys ...string) (o config.Options, url string, round *uint64, err error) {
+	config.Bind(fs, append([]string{"ARENA_CHAIN_RPC", "ARENA_CHAIN_ARENA"}, keys...)...)
 	round = fs.Uint64("round", 0, roundUsage)
 	if err = parseAll(fs, args); err != nil {
 		return
 	}
-	if url, err = chainRPC(env, *rpcURL); err != nil {
+	if o, err = config.Load(config.File(fs, env.Environ), env.Environ, fs); err != nil {
 		return
 	}
-	if *arenaAddr == "" {
-		*arenaAddr, _ = llm.EnvLookup(env.Environ)("ARENA_CHAIN_ARENA")
+	if url, err = chainRPC(o); err != nil {
+		return
 	}
-	if !common.IsHexAddress(*arenaAddr) {
-		err = fmt.Errorf("--arena %q is not an address (set --arena or ARENA_CHAIN_ARENA)", *arenaAddr)
+	if !common.IsHexAddress(o.ChainArena) {
+		err = fmt.Errorf("--arena %q is not an address (set --arena or ARENA_CHAIN_ARENA)", o.ChainArena)
 	}
 	return
 }
 
 func chainVerify(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "chain verify", "[--db URL] [--rpc URL] [--arena ADDR] [--round N]")
-	cf := addConfigFlags(fs, false)
-	url, arenaFlag, round, err := chainReadFlags(env, fs, args, "check only this round (default: every round the relayer mirrored)")
+	o, url, round, err := chainReadFlags(env, fs, args, "check only this round (default: every round the relayer mirrored)", "ARENA_DB")
 	if err != nil {
 		return err
 	}
-	_, db, err := cf.openExisting(ctx, env)
+	db, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	client, _, err := dialChain(ctx, url)
+	client, _, err := app.DialChain(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -190,7 +149,7 @@ func chainVerify(ctx context.Context, env *Env, args []string) error {
 	if *round > 0 {
 		ids = []uint64{*round}
 	}
-	rep, err := relay.Verify(ctx, db, client, common.HexToAddress(*arenaFlag), relay.VerifyOptions{Rounds: ids, Relayed: db})
+	rep, err := relay.Verify(ctx, db, client, common.HexToAddress(o.ChainArena), relay.VerifyOptions{Rounds: ids, Relayed: db})
 	return reportChainCheck(env, rep, err, "the database")
 }
 
@@ -225,16 +184,16 @@ func reportChainCheck(env *Env, rep *relay.VerifyReport, err error, record strin
 
 func chainStatus(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "chain status", "--arena ADDR [--rpc URL] [--round N]")
-	url, arenaFlag, round, err := chainReadFlags(env, fs, args, "also show this round's on-chain state and scores")
+	o, url, round, err := chainReadFlags(env, fs, args, "also show this round's on-chain state and scores")
 	if err != nil {
 		return err
 	}
-	client, chainID, err := dialChain(ctx, url)
+	client, chainID, err := app.DialChain(ctx, url)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	addr := common.HexToAddress(*arenaFlag)
+	addr := common.HexToAddress(o.ChainArena)
 	code, err := client.CodeAt(ctx, addr, nil)
 	if err != nil {
 		return fmt.Errorf("chain: code at %s: %w", addr.Hex(), err)

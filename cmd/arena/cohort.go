@@ -8,14 +8,12 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/agent"
-	"github.com/forecast-arena/arena/internal/config"
-	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -77,7 +75,6 @@ type cohortFlags struct {
 	fs          *flag.FlagSet
 	cf          *configFlags
 	now         string
-	agents      string
 	simSeed     int64
 	simMarkets  int
 	simStart    string
@@ -88,10 +85,13 @@ type cohortFlags struct {
 }
 
 func addCohortFlags(fs *flag.FlagSet, lineup bool) *cohortFlags {
-	c := &cohortFlags{fs: fs, cf: addConfigFlags(fs, false), lineup: lineup, retries: agent.DefaultRetries, concurrency: 2}
+	var keys []string
+	if lineup {
+		keys = []string{"ARENA_AGENTS"}
+	}
+	c := &cohortFlags{fs: fs, cf: addConfigFlags(fs, false, keys...), lineup: lineup, retries: agent.DefaultRetries, concurrency: 2}
 	fs.StringVar(&c.now, "now", "", "act at this instant, RFC 3339 (default: the wall clock); for backfills and tests")
 	if lineup {
-		fs.StringVar(&c.agents, "agents", "", "LLM model registry file (default ARENA_AGENTS)")
 		fs.Int64Var(&c.simSeed, "sim-seed", 0, "use the simulated traders of the sim world with this seed instead of LLMs")
 		fs.IntVar(&c.simMarkets, "sim-markets", 0, "sim world: number of markets, as given to 'arena sync --source sim'")
 		fs.StringVar(&c.simStart, "sim-start", "", "sim world: start, RFC 3339, as given to 'arena sync --source sim'")
@@ -120,6 +120,7 @@ func (c *cohortFlags) instant() (time.Time, error) {
 
 // cohortSetup is what the running subcommands share.
 type cohortSetup struct {
+	app     *app.App
 	db      *store.DB
 	engine  *trading.Engine
 	factory *agent.Factory
@@ -177,11 +178,7 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, args []string, check 
 			}
 			s.source = fmt.Sprintf("--sim-seed %d", c.simSeed)
 		default:
-			file := o.AgentsFile
-			if set["agents"] {
-				file = c.agents
-			}
-			if file != "" {
+			if file := o.AgentsFile; file != "" {
 				reg, err := llm.LoadRegistry(file)
 				if err != nil {
 					return nil, err
@@ -201,60 +198,12 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, args []string, check 
 			}
 		}
 	}
-	if s.db, err = openExisting(ctx, o.DB); err != nil {
+	if s.app, err = newApp(ctx, env, o, app.Deps{Lineup: s.lineup}); err != nil {
 		return nil, err
 	}
-	s.engine = &trading.Engine{Store: s.db, Lineup: s.lineup, ProviderLimit: c.concurrency, MaxAttempts: c.attempts, Logger: s.log}
+	s.db, s.engine = s.app.DB, s.app.Trading
+	s.engine.ProviderLimit, s.engine.MaxAttempts = c.concurrency, c.attempts
 	return s, nil
-}
-
-// tradingJobs builds the trading track for `arena serve`: the
-// engine (also what web.RegisterTrading needs) and its jobs — cohort start
-// Sunday 00:00 UTC with the LLM lineup of o.AgentsFile (ARENA_AGENTS),
-// decision runs from 00:05 (resumed every 10 minutes while an agent is
-// undecided), snapshots every 10 minutes, settlement hourly with the
-// ambiguous-market policy o.TradingPolicy (ARENA_TRADING_POLICY). Existing
-// cohorts are decided with their frozen lineups, simulated ones included.
-// Agents whose key is missing from environ are skipped with a warning. A
-// broken agents file is an error, so serve fails at startup.
-func tradingJobs(o config.Options, db *store.DB, environ []string, logger *slog.Logger, m llm.Metrics) (*trading.Engine, []jobs.Job, error) {
-	policy := trading.PolicyRefund
-	if o.TradingPolicy != "" {
-		p, err := trading.ParsePolicy(o.TradingPolicy)
-		if err != nil {
-			return nil, nil, err
-		}
-		policy = p
-	}
-	getenv := llm.EnvLookup(environ)
-	f := &agent.Factory{Getenv: getenv, LLMOptions: []llm.Option{llm.WithLogger(logger)}, Metrics: m, Logger: logger}
-	var lineup []arena.LineupEntry
-	if o.AgentsFile != "" {
-		reg, err := llm.LoadRegistry(o.AgentsFile)
-		if err != nil {
-			return nil, nil, err
-		}
-		f.Registry = reg
-		var skipped []llm.Skipped
-		if lineup, skipped, err = agent.LLMLineup(reg, getenv); err != nil {
-			return nil, nil, err
-		}
-		for _, sk := range skipped {
-			logger.Warn("trading agent skipped", "agent", sk.ID, "name", sk.Name, "reason", sk.Reason)
-		}
-	}
-	eng := &trading.Engine{Store: db, Lineup: lineup, ModelTimeout: f.ModelTimeout(lineup), Logger: logger}
-	var warned sync.Map // deciders are rebuilt every period; warn once per cohort and agent
-	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
-		ds, skipped := f.Deciders(c.Lineup)
-		for _, sk := range skipped {
-			if _, dup := warned.LoadOrStore(fmt.Sprintf("%d/%s", c.ID, sk.ID), true); !dup {
-				logger.Warn("trading agent has no decider", "cohort", c.ID, "agent", sk.ID, "reason", sk.Reason)
-			}
-		}
-		return ds, nil
-	}
-	return eng, trading.Jobs(eng, trading.JobsConfig{Deciders: deciders, Policy: policy}), nil
 }
 
 func cohortStart(ctx context.Context, env *Env, args []string) error {
@@ -263,7 +212,7 @@ func cohortStart(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.db.Close()
+	defer s.app.Close()
 	if len(s.lineup) == 0 {
 		return fmt.Errorf("no lineup: give --agents FILE (or set ARENA_AGENTS) or --sim-seed N")
 	}
@@ -272,9 +221,9 @@ func cohortStart(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if created {
-		fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, co.WeekStart.Format("2006-01-02"), plural(len(co.Lineup), "agent"), s.source)
+		fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, co.WeekStart.Format("2006-01-02"), web.Plural(len(co.Lineup), "agent"), s.source)
 	} else {
-		fmt.Fprintf(env.Stdout, "cohort %d already exists for the week of %s (%s); nothing changed\n", co.ID, co.WeekStart.Format("2006-01-02"), plural(len(co.Lineup), "agent"))
+		fmt.Fprintf(env.Stdout, "cohort %d already exists for the week of %s (%s); nothing changed\n", co.ID, co.WeekStart.Format("2006-01-02"), web.Plural(len(co.Lineup), "agent"))
 	}
 	return nil
 }
@@ -288,7 +237,7 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.db.Close()
+	defer s.app.Close()
 	week := trading.WeekStart(s.now)
 	if *only == 0 && len(s.lineup) > 0 {
 		co, created, err := s.engine.StartCohort(ctx, s.now)
@@ -296,7 +245,7 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		if created {
-			fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, week.Format("2006-01-02"), plural(len(co.Lineup), "agent"), s.source)
+			fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, week.Format("2006-01-02"), web.Plural(len(co.Lineup), "agent"), s.source)
 		}
 	}
 	var cohorts []*arena.Cohort
@@ -407,17 +356,20 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
-	o, db, err := cf.openExisting(ctx, env)
+	o, err := cf.options(env)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	eng := &trading.Engine{Store: db, Logger: newLogger(env, o.LogLevel)}
-	co, err := db.Cohort(ctx, id)
+	a, err := newApp(ctx, env, o, app.Deps{})
 	if err != nil {
 		return err
 	}
-	st, err := eng.Standings(ctx, id)
+	defer a.Close()
+	co, err := a.DB.Cohort(ctx, id)
+	if err != nil {
+		return err
+	}
+	st, err := a.Trading.Standings(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -426,7 +378,7 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 		return writeJSON(env.Stdout, j)
 	}
 	fmt.Fprintf(env.Stdout, "cohort %d, week of %s, %s, %s, initial cash %s\n", co.ID, co.WeekStart.Format("2006-01-02"),
-		co.Status, plural(len(co.Lineup), "agent"), co.InitialCash.Cents())
+		co.Status, web.Plural(len(co.Lineup), "agent"), co.InitialCash.Cents())
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "AGENT\tCASH\tPOSITIONS\tTOTAL\tP/L\tP/L %\tBRIER\tRESOLVED\tOPEN\tBANKRUPT\t")
 	for _, s := range st {
@@ -494,7 +446,7 @@ func cohortSnapshot(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.db.Close()
+	defer s.app.Close()
 	n, err := s.engine.Snapshot(ctx, s.now)
 	if err != nil {
 		return err
@@ -515,7 +467,7 @@ func cohortSettle(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.db.Close()
+	defer s.app.Close()
 	rep, err := s.engine.Settle(ctx, s.now, p)
 	if err != nil {
 		return err

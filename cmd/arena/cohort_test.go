@@ -16,10 +16,13 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/trading"
 )
 
 var (
@@ -373,8 +376,8 @@ func TestCohortRunKill9(t *testing.T) {
 	}
 }
 
-// TestTradingJobsForServe drives the jobs `arena serve` gets from
-// tradingJobs by hand: the Sunday start freezes the agents file's lineup
+// TestTradingJobsForServe drives the trading jobs `arena serve` gets from
+// the app by hand: the Sunday start freezes the agents file's lineup
 // (the keyless agent is left out), the 00:05 run decides through the test
 // server, and a broken agents file fails at construction.
 func TestTradingJobsForServe(t *testing.T) {
@@ -388,7 +391,24 @@ func TestTradingJobsForServe(t *testing.T) {
 	db := openStore(t, dbURL)
 	var logs strings.Builder
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	eng, js, err := tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger, nil)
+	ctx := context.Background()
+	// tradingJobs builds serve's app on db and returns its trading jobs.
+	tradingJobs := func(o config.Options, environ []string) (*trading.Engine, []jobs.Job, error) {
+		o.NoSync = true
+		a, err := app.New(ctx, o, app.Deps{DB: db, Environ: environ, Logger: logger})
+		if err != nil {
+			return nil, nil, err
+		}
+		all, err := a.Jobs(ctx, "")
+		var js []jobs.Job
+		for _, j := range all {
+			if strings.HasPrefix(j.Name, "trading-") {
+				js = append(js, j)
+			}
+		}
+		return a.Trading, js, err
+	}
+	eng, js, err := tradingJobs(o, []string{"ARENA_TEST_LLM_KEY=k"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +420,6 @@ func TestTradingJobsForServe(t *testing.T) {
 		eng.ModelTimeout != 5*time.Second || !strings.Contains(logs.String(), `msg="trading agent skipped" agent=keyless`) {
 		t.Fatalf("jobs %v, lineup %+v, timeout %v, logs:\n%s", names, eng.Lineup, eng.ModelTimeout, logs.String())
 	}
-	ctx := context.Background()
 	if err := js[0].Run(ctx, cohortWeek); err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +457,7 @@ func TestTradingJobsForServe(t *testing.T) {
 		t.Fatalf("defer policy settled the ambiguous market: %+v", p)
 	}
 	o.TradingPolicy = "refund"
-	_, js, err = tradingJobs(o, db, []string{"ARENA_TEST_LLM_KEY=k"}, logger, nil)
+	_, js, err = tradingJobs(o, []string{"ARENA_TEST_LLM_KEY=k"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +468,7 @@ func TestTradingJobsForServe(t *testing.T) {
 		t.Fatalf("refund policy: %+v", p)
 	}
 	o.TradingPolicy = "coinflip"
-	if _, _, err := tradingJobs(o, db, nil, logger, nil); err == nil || !strings.Contains(err.Error(), "coinflip") {
+	if _, _, err := tradingJobs(o, nil); err == nil || !strings.Contains(err.Error(), "coinflip") {
 		t.Fatalf("bad policy: %v", err)
 	}
 	o.TradingPolicy = "refund"
@@ -457,7 +476,7 @@ func TestTradingJobsForServe(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "agents.json")
 	os.WriteFile(bad, []byte(`{"agents":[]}`), 0o600)
 	o.AgentsFile = bad
-	if _, _, err := tradingJobs(o, db, nil, logger, nil); err == nil || !strings.Contains(err.Error(), "no agents") {
+	if _, _, err := tradingJobs(o, nil); err == nil || !strings.Contains(err.Error(), "no agents") {
 		t.Fatalf("broken agents file: %v", err)
 	}
 }

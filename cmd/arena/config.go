@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/forecast-arena/arena/internal/config"
 )
 
 func init() {
@@ -11,8 +13,7 @@ func init() {
 
 func runConfig(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "config", "[--config FILE] [--db URL]")
-	cf := addConfigFlags(fs, true)
-	cf.addServe()
+	cf := addConfigFlags(fs, false, config.Flagged()...)
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}

@@ -124,3 +124,30 @@ func TestShortAdminTokenRefused(t *testing.T) {
 		t.Errorf("32-byte token: %v", err)
 	}
 }
+
+// serve's flags are settings like any other: `arena config` takes and
+// shows them, the environment sets them, and serve refuses a bad one
+// before it serves.
+func TestServeFlagsAreSettings(t *testing.T) {
+	out, _, err := cli(t, []string{"ARENA_ROUND_K=4", "ARENA_NO_ROUNDS=true", "EXA_API_KEY=S3cretExa"}, "config", "--sync-every", "1m", "--no-sync",
+		"--agents", "a.json", "--round-k", "3", "--log-key", "k.key", "--grace", "2h", "--rpc", "http://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ARENA_SYNC_EVERY=1m0s", "ARENA_NO_SYNC=true", "ARENA_AGENTS=a.json", "ARENA_ROUND_K=3", "ARENA_NO_ROUNDS=true",
+		"ARENA_LOG_KEY=k.key", "ARENA_ROUND_GRACE=2h0m0s", "ARENA_EXA_API_KEY=[redacted]", "ARENA_CHAIN_RPC=http://127.0.0.1:1"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "S3cretExa") {
+		t.Error("the Exa key printed")
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = Main(ctx, &Env{Stdout: io.Discard, Stderr: io.Discard, Environ: []string{"ARENA_ROUND_K=0"}, Getwd: os.Getwd}, []string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--no-sync"})
+	if err == nil || !strings.Contains(err.Error(), "round size 0 (--round-k)") {
+		t.Errorf("serve with ARENA_ROUND_K=0: %v", err)
+	}
+}

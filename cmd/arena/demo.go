@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -43,9 +42,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		}
 		defer ln.Close()
 	}
-	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir, Server: func(p demo.Parts) http.Handler {
-		return newServer(p.DB, "", p.Logger, p.Forecast, p.Trading, p.Log).Handler()
-	}})
+	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir})
 	if err != nil {
 		return err
 	}
@@ -73,7 +70,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		if err := printLeaderboard(env.Stdout, res.Leaderboard); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "\nTrading track: %s, $10,000 each\n\n", plural(res.Cohorts, "weekly cohort"))
+		fmt.Fprintf(env.Stdout, "\nTrading track: %s, $10,000 each\n\n", web.Plural(res.Cohorts, "weekly cohort"))
 		printTrading(env.Stdout, res.Trading)
 		o := res.Oracle
 		fmt.Fprintf(env.Stdout, "\nOracle: %d disputed markets (the simulator's resolution withheld): %d resolved by the panel of simulated resolvers, %d escalated and decided by the simulated arbiter, %d waiting.\n",
@@ -85,7 +82,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(env.Stderr, "\nServing the leaderboard on http://%s/ (API under /api/v1); Ctrl-C to stop.\n", ln.Addr())
-	return web.Serve(ctx, ln, res.Handler)
+	return res.App.Serve(ctx, ln, nil)
 }
 
 // demoJSON is 'arena demo --format json': the run, both leaderboards, the

@@ -16,12 +16,11 @@ func init() {
 
 func runExport(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--with-prompts] [--log-key PATH]")
-	cf := addConfigFlags(fs, false)
+	cf := addConfigFlags(fs, false, "ARENA_LOG_KEY")
 	out := fs.String("out", "", "directory to write the export to (created if needed)")
 	format := fs.String("format", export.JSONL, "table format: csv or jsonl")
 	since := fs.String("since", "", "only rounds whose commit deadline is at or after this RFC 3339 time (the log is always exported whole)")
 	withPrompts := fs.Bool("with-prompts", false, "also export traces: what each LLM agent was shown and answered in each triggered round, prompts included (secrets redacted)")
-	logKey := fs.String("log-key", "", "ed25519 key file of the tamper-evident log (default as for serve)")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
@@ -38,20 +37,16 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("--since %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", *since)
 		}
 	}
-	svc, db, err := roundService(ctx, env, cf)
+	a, err := roundApp(ctx, env, cf)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	o, err := cf.options(env)
+	defer a.Close()
+	lg, err := a.OpenLog(ctx)
 	if err != nil {
 		return err
 	}
-	lg, err := openLog(ctx, o, *logKey, db, svc.Logger)
-	if err != nil {
-		return err
-	}
-	counts, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg, Traces: db}, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String})
+	counts, err := export.Write(ctx, export.Source{Forecast: a.Forecast, Log: lg, Traces: a.DB}, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String})
 	if err != nil {
 		return err
 	}

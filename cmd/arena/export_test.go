@@ -13,6 +13,7 @@ import (
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/tlog"
@@ -38,7 +39,7 @@ func TestExportMidRound(t *testing.T) {
 		t.Fatal(err)
 	}
 	lg := &tlog.Log{Store: db, Key: key}
-	dom, err := forecastDomain(ctx, config.Defaults(), db)
+	dom, err := app.Domain(ctx, config.Defaults(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
+	"slices"
 
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/store"
 )
@@ -52,71 +53,31 @@ func parseAll(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// configFlags are the configuration flags shared by commands that touch the
-// store or the network. Flags set on the command line win over ARENA_*
+// configFlags are the settings a command takes on its command line (see
+// config.Bind): flags set on the command line win over ARENA_*
 // environment variables, which win over the config file.
 type configFlags struct {
-	fs       *flag.FlagSet
-	file     string
-	db       string
-	gammaURL string
-	clobURL  string
-	addr     string
-	token    string
-	// tokenNext is --admin-token-next.
-	tokenNext  string
-	allowShort bool
+	fs *flag.FlagSet
 }
 
-func addConfigFlags(fs *flag.FlagSet, net bool) *configFlags {
-	c := &configFlags{fs: fs}
-	fs.StringVar(&c.file, "config", "", "config file of ARENA_*=VALUE lines")
-	fs.StringVar(&c.db, "db", "", "database: sqlite:PATH or postgres://… (default sqlite:arena.db)")
+// netKeys are the settings of the commands that reach Polymarket.
+var netKeys = []string{"ARENA_GAMMA_URL", "ARENA_CLOB_URL"}
+
+// addConfigFlags binds --config, --db, with net the Polymarket URLs, and
+// the flags of the settings keys name.
+func addConfigFlags(fs *flag.FlagSet, net bool, keys ...string) *configFlags {
+	keys = append([]string{"ARENA_DB"}, keys...)
 	if net {
-		fs.StringVar(&c.gammaURL, "gamma-url", "", "Polymarket Gamma API base URL")
-		fs.StringVar(&c.clobURL, "clob-url", "", "Polymarket CLOB API base URL")
+		keys = append(keys, netKeys...)
 	}
-	return c
-}
-
-func (c *configFlags) addServe() {
-	c.fs.StringVar(&c.addr, "addr", "", "HTTP listen address (default 127.0.0.1:8080)")
-	c.fs.StringVar(&c.token, "admin-token", "", "bearer token for admin endpoints")
-	c.fs.StringVar(&c.tokenNext, "admin-token-next", "", "a second accepted admin token, for rotation without downtime")
-	c.fs.BoolVar(&c.allowShort, "allow-short-admin-token", false, "accept admin tokens shorter than 32 bytes (tests and demos on a private machine)")
+	slices.Sort(keys)
+	config.Bind(fs, slices.Compact(keys)...)
+	return &configFlags{fs: fs}
 }
 
 // options resolves the effective configuration after parsing.
 func (c *configFlags) options(env *Env) (config.Options, error) {
-	file := c.file
-	if file == "" {
-		for _, e := range env.Environ {
-			if v, ok := strings.CutPrefix(e, "ARENA_CONFIG="); ok {
-				file = v
-			}
-		}
-	}
-	o, err := config.Load(file, env.Environ)
-	if err != nil {
-		return o, err
-	}
-	set := map[string]bool{}
-	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	override := func(name string, dst *string, v string) {
-		if set[name] {
-			*dst = v
-		}
-	}
-	override("db", &o.DB, c.db)
-	override("gamma-url", &o.GammaURL, c.gammaURL)
-	override("clob-url", &o.CLOBURL, c.clobURL)
-	override("addr", &o.Addr, c.addr)
-	override("admin-token", &o.AdminToken, c.token)
-	override("admin-token-next", &o.AdminTokenNext, c.tokenNext)
-	if set["allow-short-admin-token"] {
-		o.AllowShortAdminToken = c.allowShort
-	}
-	return o, o.Validate()
+	return config.Load(config.File(c.fs, env.Environ), env.Environ, c.fs)
 }
 
 // openExisting resolves the configuration and opens the store that earlier
@@ -128,4 +89,21 @@ func (c *configFlags) openExisting(ctx context.Context, env *Env) (config.Option
 	}
 	db, err := openExisting(ctx, o.DB)
 	return o, db, err
+}
+
+// newApp builds the arena's services (see app.New) on the store that
+// earlier commands wrote, with the process's API keys and a logger on
+// stderr.
+func newApp(ctx context.Context, env *Env, o config.Options, d app.Deps) (*app.App, error) {
+	db, err := openExisting(ctx, o.DB)
+	if err != nil {
+		return nil, err
+	}
+	d.DB, d.Environ, d.Logger = db, env.Environ, newLogger(env, o.LogLevel)
+	a, err := app.New(ctx, o, d)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
 }

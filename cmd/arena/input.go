@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
 	"github.com/forecast-arena/arena/score/scoreio"
 )
@@ -61,26 +60,4 @@ func readScores(ctx context.Context, path string) (*score.Table, error) {
 	}
 	defer f.Close()
 	return scoreio.Read(f, path)
-}
-
-// maxRulesBytes bounds a --rules file: a JSON object of a few settings.
-const maxRulesBytes = 1 << 20
-
-// readSmallFile reads a file that is small by nature (a --rules file)
-// whole, refusing one larger than max: the file may be endless, as
-// /dev/zero is.
-func readSmallFile(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, arena.Errorf(arena.EINVALID, "%s: larger than %d MiB, the limit of this file", path, max>>20)
-	}
-	return b, nil
 }

@@ -24,9 +24,7 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 		t.Skip("runs a demo")
 	}
 	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 2, Rounds: 10, Dir: t.TempDir(), Server: func(p demo.Parts) http.Handler {
-		return newServer(p.DB, "", p.Logger, p.Forecast, p.Trading, p.Log).Handler()
-	}})
+	res, err := demo.Run(ctx, demo.Config{Seed: 2, Rounds: 10, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -139,12 +138,4 @@ func dispatch(ctx context.Context, env *Env, args []string, usage string, subs m
 		return fmt.Errorf("unknown subcommand %q (want %s)", args[0], strings.Join(names, ", "))
 	}
 	return run(ctx, env, args[1:])
-}
-
-// plural says a count with its noun: "1 agent", "3 agents".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/progress"
@@ -56,7 +57,7 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	workers := fs.Int("workers", 8, "model calls in flight at once")
 	cacheDir := fs.String("cache-dir", "", "keep evidence and every successful model call here; a rerun repeats none of them")
 	cacheOnly := fs.Bool("cache-only", false, "make no request: answers and evidence come from --cache-dir only (a miss is a recorded failure)")
-	evidence := fs.String("evidence", "question", "evidence provider: question (its own text), dir:PATH (PATH/<id>.json packets) or exa (web search, key in EXA_API_KEY)")
+	evidence := fs.String("evidence", "question", "evidence provider: question (its own text), dir:PATH (PATH/<id>.json packets) or exa (web search, key in ARENA_EXA_API_KEY or EXA_API_KEY)")
 	exaURL := fs.String("exa-url", "", "Exa API base URL (default "+retrieve.DefaultExaURL+")")
 	format := fs.String("format", "table", "output format: table, json or csv")
 	plot := fs.String("plot", "", "also write the coverage–accuracy curve and the agreement × confidence table to this SVG file")
@@ -96,6 +97,10 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return arena.Errorf(arena.EINVALID, "--arch: %v", err)
 	}
+	o, err := cf.options(env)
+	if err != nil {
+		return err
+	}
 	var qs []oracle.EvalQuestion
 	if *questions != "" {
 		f, err := openInput(ctx, *questions)
@@ -108,10 +113,6 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 			return arena.Errorf(arena.EINVALID, "%s: %v", *questions, err)
 		}
 	} else {
-		o, err := cf.options(env)
-		if err != nil {
-			return err
-		}
 		db, err := openExisting(ctx, o.DB)
 		if err != nil {
 			return err
@@ -131,16 +132,13 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	getenv := llm.EnvLookup(env.Environ)
-	exaKey, _ := getenv("EXA_API_KEY")
-	ret, provider, err := retrieve.New(*evidence, retrieve.Options{ExaBaseURL: *exaURL, ExaKey: exaKey})
+	ev := app.Evidence{Spec: *evidence, ExaURL: *exaURL, CacheOnly: *cacheOnly}
+	if *cacheDir != "" {
+		ev.CacheDir = filepath.Join(*cacheDir, "evidence")
+	}
+	ret, evCache, err := app.Retriever(o, ev)
 	if err != nil {
 		return arena.Errorf(arena.EINVALID, "--evidence: %v", err)
-	}
-	var evCache *retrieve.Cache
-	if *cacheDir != "" {
-		evCache = &retrieve.Cache{Next: ret, Provider: provider, Store: llm.DirStore{Dir: filepath.Join(*cacheDir, "evidence")}, CacheOnly: *cacheOnly}
-		ret = evCache
 	}
 	deliberate := false
 	for _, s := range systems {
@@ -196,7 +194,7 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	}
 	if evCache != nil {
 		h, m := evCache.Stats()
-		fmt.Fprintf(env.Stderr, "evidence (%s): %d from cache, %d retrieved or missing\n", provider, h, m)
+		fmt.Fprintf(env.Stderr, "evidence (%s): %d from cache, %d retrieved or missing\n", evCache.Provider, h, m)
 	}
 	if *plot != "" {
 		if err := writeSVG(*plot, rep.WriteSVG); err != nil {

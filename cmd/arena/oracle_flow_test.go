@@ -20,6 +20,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/oracle"
@@ -91,7 +92,7 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 		"gamma": {"unan": `{"decision":"YES","confidence":0.85,"reasoning":"reported"}`, "split": `{"decision":"YES","confidence":0.7,"reasoning":"likely"}`},
 	}
 	resolvers := scriptedPanel(t, srv, answers)
-	svc := wireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
+	svc := app.WireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
 		Now: func() time.Time { return run.Add(time.Hour) }}, nil)
 	n, err := svc.RunPending(ctx)
 	if err != nil || n != 2 {
@@ -332,7 +333,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		"gamma": {"fr1": `{"decision":"YES","confidence":0.85,"reasoning":"reported"}`, "fr2": `{"decision":"NO","confidence":0.7,"reasoning":"unclear"}`},
 	}
 	resolvers := scriptedPanel(t, srv, answers)
-	osvc := wireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet, Now: clock}, fsvc)
+	osvc := app.WireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet, Now: clock}, fsvc)
 	if n, err := osvc.RunPending(ctx); err != nil || n != 2 {
 		t.Fatalf("oracle run: %d %v", n, err)
 	}
@@ -532,7 +533,7 @@ func TestOracleFlagFlow(t *testing.T) {
 		srv := llmtest.New(t)
 		no := `{"decision":"NO","confidence":0.95,"reasoning":"the official record says no"}`
 		resolvers := scriptedPanel(t, srv, map[string]map[string]string{"alpha": {"flagme": no}, "beta": {"flagme": no}, "gamma": {"flagme": no}})
-		svc := wireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
+		svc := app.WireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
 			Now: func() time.Time { return run.Add(time.Hour) }}, nil)
 		api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: svc}).Handler())
 		defer api.Close()

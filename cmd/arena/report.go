@@ -14,8 +14,8 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/chart"
-	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -102,7 +102,7 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	si.method = scoringMethod(o)
+	si.method = app.ScoringMethod(o)
 	if *si.in != "" {
 		t, err := readScores(ctx, *si.in)
 		si.table, si.src = t, *si.in
@@ -178,14 +178,6 @@ func quiet(err error) error {
 }
 
 // ---- leaderboard ----
-
-// scoringMethod is the scoring method the configuration sets: the
-// default with its entry rules.
-func scoringMethod(o config.Options) forecast.Method {
-	m := forecast.DefaultMethod()
-	m.MinForecasts, m.MaxPerOrganisation = o.LeaderboardMinForecasts, o.LeaderboardMaxPerOrganisation
-	return m
-}
 
 func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report leaderboard", "[--in FILE | --db URL --track T] [--bootstrap 999] [--seed S] [--columns all] [--format table|json|csv|svg]")

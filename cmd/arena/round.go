@@ -1,27 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/internal/config"
-	"github.com/forecast-arena/arena/internal/jobs"
-	"github.com/forecast-arena/arena/internal/sim"
-	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/app"
 )
 
 func init() {
@@ -49,41 +41,13 @@ func runRound(ctx context.Context, env *Env, args []string) error {
 	})
 }
 
-// roundService opens the store and a forecast service on it with the
-// configured EIP-712 domain.
-func roundService(ctx context.Context, env *Env, cf *configFlags) (*forecast.Service, *store.DB, error) {
+// roundApp opens the store and builds the arena's services on it.
+func roundApp(ctx context.Context, env *Env, cf *configFlags) (*app.App, error) {
 	o, err := cf.options(env)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	db, err := openExisting(ctx, o.DB)
-	if err != nil {
-		return nil, nil, err
-	}
-	dom, err := forecastDomain(ctx, o, db)
-	if err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return &forecast.Service{Store: db, Domain: dom, Logger: newLogger(env, o.LogLevel), Method: scoringMethod(o)}, db, nil
-}
-
-// forecastDomain is the EIP-712 domain of the configuration (ARENA_CHAIN_ID,
-// ARENA_CONTRACT); with a chain mirrored to (ARENA_CHAIN_RPC and
-// ARENA_CHAIN_ARENA) and neither set, that chain's, as arena serve signs
-// under; without a chain, this deployment's own identifier (see
-// forecast.LocalDomain).
-func forecastDomain(ctx context.Context, o config.Options, db arena.SettingStore) (forecast.Domain, error) {
-	if o.ChainRPC != "" && o.ChainArena != "" && o.ChainID == 0 && common.HexToAddress(o.Contract) == (common.Address{}) {
-		return chainDomain(ctx, o)
-	}
-	if o.ChainID < 0 {
-		return forecast.Domain{}, fmt.Errorf("chain id %d: must not be negative", o.ChainID)
-	}
-	if !common.IsHexAddress(o.Contract) {
-		return forecast.Domain{}, fmt.Errorf("contract %q: want a 0x-prefixed 20-byte address", o.Contract)
-	}
-	return forecast.LocalDomain(ctx, forecast.Domain{ChainID: uint64(o.ChainID), Contract: common.HexToAddress(o.Contract)}, db)
+	return newApp(ctx, env, o, app.Deps{})
 }
 
 // roundArgs parses flags that may come before, between or after
@@ -170,15 +134,16 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 		sched.RevealDeadline = sched.RevealStart.Add(*revealWindow)
 	}
 	req.CommitDeadline, req.RevealStart, req.RevealDeadline = sched.CommitDeadline, sched.RevealStart, sched.RevealDeadline
-	svc, db, err := roundService(ctx, env, cf)
+	a, err := roundApp(ctx, env, cf)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	rules, err := selectionRules(ctx, db, *rulesFile, "--rules")
+	defer a.Close()
+	rules, err := app.SelectionRules(ctx, a.DB, *rulesFile, "--rules")
 	if err != nil {
 		return err
 	}
+	svc := a.Forecast
 	svc.K, svc.Rules, svc.Grace = *k, rules, *grace
 	r, err := svc.CreateRound(ctx, req)
 	if err != nil {
@@ -207,12 +172,13 @@ func roundList(ctx context.Context, env *Env, args []string) error {
 	if *limit < 0 {
 		return fmt.Errorf("limit %d: must not be negative", *limit)
 	}
-	svc, db, err := roundService(ctx, env, cf)
+	a, err := roundApp(ctx, env, cf)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	rounds, err := db.Rounds(ctx, arena.RoundFilter{Status: *status, Now: svc.Clock(), Limit: *limit})
+	defer a.Close()
+	svc := a.Forecast
+	rounds, err := a.DB.Rounds(ctx, arena.RoundFilter{Status: *status, Now: svc.Clock(), Limit: *limit})
 	if err != nil {
 		return err
 	}
@@ -248,16 +214,16 @@ func roundShow(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
-	svc, db, err := roundService(ctx, env, cf)
+	a, err := roundApp(ctx, env, cf)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	r, err := db.Round(ctx, id)
+	defer a.Close()
+	r, err := a.DB.Round(ctx, id)
 	if err != nil {
 		return err
 	}
-	return printRound(ctx, env, svc, r, *format)
+	return printRound(ctx, env, a.Forecast, r, *format)
 }
 
 // roundDetail is `round show --format json`: the API's round view and its
@@ -361,11 +327,12 @@ func roundTrigger(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
-	svc, db, err := roundService(ctx, env, cf)
+	a, err := roundApp(ctx, env, cf)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer a.Close()
+	svc, db := a.Forecast, a.DB
 	if *due {
 		n, err := svc.TriggerDue(ctx)
 		if err != nil {
@@ -382,86 +349,4 @@ func roundTrigger(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	return printRound(ctx, env, svc, r, *format)
-}
-
-// forecastServeFlags are `arena serve`'s forecast-track settings.
-type forecastServeFlags struct {
-	cfg   forecast.JobsConfig
-	k     int
-	grace time.Duration
-	rules string
-}
-
-func addForecastServeFlags(fs *flag.FlagSet) *forecastServeFlags {
-	f := &forecastServeFlags{}
-	def := forecast.DefaultJobsConfig()
-	fs.BoolVar(&f.cfg.NoRounds, "no-rounds", false, "do not create forecast rounds on a schedule (create them with the admin API or 'arena round create')")
-	fs.DurationVar(&f.cfg.RoundEvery, "round-every", def.RoundEvery, "forecast round creation interval")
-	fs.DurationVar(&f.cfg.CommitIn, "commit-in", def.CommitIn, "commit phase of a scheduled round")
-	fs.DurationVar(&f.cfg.RevealDelay, "reveal-delay", def.RevealDelay, "from a round's commit deadline to its reveal start")
-	fs.DurationVar(&f.cfg.RevealWindow, "reveal-window", def.RevealWindow, "length of a round's reveal phase")
-	fs.IntVar(&f.k, "round-k", forecast.DefaultK, "markets per scheduled round")
-	fs.DurationVar(&f.grace, "grace", 24*time.Hour, "after the reveal deadline, score a round with whatever has resolved")
-	fs.DurationVar(&f.cfg.RetryEvery, "round-retry-every", def.RetryEvery, "while too few markets are eligible (before the first sync), retry round creation this often, for up to 15 minutes")
-	fs.StringVar(&f.rules, "round-rules", "", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)")
-	return f
-}
-
-// setup builds the forecast service of `arena serve` and its scheduled
-// jobs. With lookup (Polymarket's CLOB) benchmarks missing from the local
-// price history come from prices-history.
-func (f *forecastServeFlags) setup(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger, lookup forecast.PriceLookup) (*forecast.Service, []jobs.Job, error) {
-	dom, err := forecastDomain(ctx, o, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	rules, err := selectionRules(ctx, db, f.rules, "--round-rules")
-	if err != nil {
-		return nil, nil, err
-	}
-	if f.k < 1 || f.grace <= 0 {
-		return nil, nil, fmt.Errorf("--round-k %d and --grace %s must be positive", f.k, f.grace)
-	}
-	svc := &forecast.Service{Store: db, Domain: dom, Logger: logger, K: f.k, Rules: rules, Grace: f.grace, Lookup: lookup}
-	fjs, err := forecast.Jobs(svc, f.cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	var js []jobs.Job
-	for _, j := range fjs {
-		js = append(js, jobs.Periodic(j.Name, j.Every, j.Run))
-	}
-	return svc, js, nil
-}
-
-// selectionRules are the market selection rules of round creation: the
-// complete rules in file (named by flag in errors), or else the built-in
-// ones, which take simulated markets too when the database holds a
-// simulated world, so that 'arena sync --source sim' is enough for rounds.
-func selectionRules(ctx context.Context, db *store.DB, file, flag string) (forecast.Rules, error) {
-	if file == "" {
-		rules := forecast.DefaultRules()
-		_, simWorld, err := sim.Recorded(ctx, db)
-		if err != nil {
-			return forecast.Rules{}, err
-		}
-		if simWorld {
-			rules.Sources = append(rules.Sources, arena.SourceSim)
-		}
-		return rules, nil
-	}
-	var rules forecast.Rules // the file holds the complete rules
-	b, err := readSmallFile(file, maxRulesBytes)
-	if err != nil {
-		return forecast.Rules{}, fmt.Errorf("%s: %w", flag, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rules); err != nil {
-		return forecast.Rules{}, arena.Errorf(arena.EINVALID, "%s %s: %v", flag, file, err)
-	}
-	if err := rules.Validate(); err != nil {
-		return forecast.Rules{}, fmt.Errorf("%s %s: %w", flag, file, err)
-	}
-	return rules, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/polymarket"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
@@ -70,7 +71,7 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 		if n <= 0 {
 			return fmt.Errorf("--limit %d: must be positive", n)
 		}
-		client := &polymarket.Client{GammaURL: o.GammaURL, CLOBURL: o.CLOBURL, Logger: log}
+		client := app.Polymarket(o, log)
 		tuneSyncClient(client)
 		run = func(ctx context.Context, db *store.DB) (string, error) {
 			rep, err := polymarket.Sync(ctx, db, client, n)

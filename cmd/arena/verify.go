@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -75,7 +76,7 @@ func verifyExportOnChain(ctx context.Context, env *Env, dir, url string, addr co
 	if err != nil {
 		return err
 	}
-	client, id, err := dialChain(ctx, url)
+	client, id, err := app.DialChain(ctx, url)
 	if err != nil {
 		return err
 	}

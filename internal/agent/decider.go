@@ -172,10 +172,7 @@ type Factory struct {
 }
 
 func (f *Factory) log() *slog.Logger {
-	if f.Logger != nil {
-		return f.Logger
-	}
-	return slog.Default()
+	return arena.Logger(f.Logger)
 }
 
 // Deciders returns a decider per lineup entry that can run now. Entries

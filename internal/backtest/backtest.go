@@ -235,14 +235,8 @@ type job struct {
 // Run forecasts every allowed (agent, round) of the plan, stores the
 // forecasts as the backtest track and scores them.
 func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
-	log := r.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
+	log := arena.Logger(r.Logger)
+	now := arena.Clock(r.Now)
 	reg := r.Agents.Registry
 	rep := &Report{Rounds: len(plan.Rounds), Questions: plan.Questions(), LeftOver: plan.LeftOver}
 	res := map[string]*AgentResult{}

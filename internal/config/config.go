@@ -1,14 +1,18 @@
-// Package config loads Forecast Arena's settings. Precedence, highest first:
+// Package config loads Forecast Arena's settings. Every setting is declared
+// once, in fields: its ARENA_* key, the command-line flag that may set it,
+// what it means, and whether it is a secret. Precedence, highest first:
 // command-line flags, ARENA_* environment variables, the config file
 // (KEY=VALUE lines using the same ARENA_* names), then defaults.
 package config
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -18,83 +22,69 @@ import (
 	"github.com/forecast-arena/arena/internal/redact"
 )
 
-// Options is the effective configuration.
+// Options is the effective configuration. Each field's setting is declared
+// in fields, which says its key, flag and meaning.
 type Options struct {
-	DB         string // ARENA_DB: sqlite:PATH or postgres://…
-	Addr       string // ARENA_ADDR: HTTP listen address
-	AdminToken string // ARENA_ADMIN_TOKEN: bearer token for admin endpoints (secret)
-	// AdminTokenNext (ARENA_ADMIN_TOKEN_NEXT, secret) is accepted as well
-	// as AdminToken, so the token can be rotated without downtime.
+	DB             string
+	Addr           string
+	AdminToken     string
 	AdminTokenNext string
-	GammaURL       string        // ARENA_GAMMA_URL
-	CLOBURL        string        // ARENA_CLOB_URL
-	SyncLimit      int           // ARENA_SYNC_LIMIT: markets kept per Polymarket sync
-	SyncEvery      time.Duration // ARENA_SYNC_EVERY
-	ChainID        int64         // ARENA_CHAIN_ID: EIP-712 domain chain id (0 without a chain)
-	Contract       string        // ARENA_CONTRACT: EIP-712 verifying contract
-	AgentsFile     string        // ARENA_AGENTS: LLM model registry file
-	LogLevel       string        // ARENA_LOG_LEVEL: debug|info|warn|error
-	TradingPolicy  string        // ARENA_TRADING_POLICY: refund|defer|oracle, for ambiguous markets
-	// AllowShortAdminToken (ARENA_ALLOW_SHORT_ADMIN_TOKEN,
-	// --allow-short-admin-token) accepts admin tokens shorter than
+	// AllowShortAdminToken accepts admin tokens shorter than
 	// MinAdminTokenBytes, for tests and demos on a private machine.
 	AllowShortAdminToken bool
-	// ForecastAgents is the model registry of the LLM agents `arena serve`
-	// hosts in the forecast track (ARENA_FORECAST_AGENTS).
-	ForecastAgents string
-	// DataDir holds the hosted agents' keystore, state and call cache
-	// (ARENA_DATA_DIR; default: the SQLite database's directory).
-	DataDir string
-	// OracleAgents is the model registry of the oracle's resolver panel
-	// (ARENA_ORACLE_AGENTS); set, `arena serve` runs the oracle hourly.
-	OracleAgents string
-	// The oracle's policy: architecture (ARENA_ORACLE_ARCH: majority,
-	// weighted, deliberative or single:<agent id>), the composite score
-	// needed to resolve without a human (ARENA_ORACLE_AUTO_MIN_SCORE) and
-	// whether the panel must be unanimous (ARENA_ORACLE_REQUIRE_UNANIMOUS).
+	GammaURL             string
+	CLOBURL              string
+	SyncLimit            int
+	SyncEvery            time.Duration
+	NoSync               bool
+	ChainID              int64
+	Contract             string
+	AgentsFile           string
+	LogLevel             string
+	TradingPolicy        string
+	ForecastAgents       string
+	ForecastLeadTime     time.Duration
+	DataDir              string
+	LogKey               string
+
+	// The forecast track's scheduled rounds.
+	NoRounds         bool
+	RoundEvery       time.Duration
+	RoundCommitIn    time.Duration
+	RoundRevealDelay time.Duration
+	RoundRevealWin   time.Duration
+	RoundK           int
+	RoundGrace       time.Duration
+	RoundRetryEvery  time.Duration
+	RoundRules       string
+
+	OracleAgents           string
 	OracleArch             string
 	OracleAutoMinScore     float64
 	OracleRequireUnanimous bool
-	// Abuse limits of `arena serve`, token buckets shared by replicas on
-	// one database: requests a minute per client address
-	// (ARENA_RATE_IP_PER_MIN) and per agent, counting the commits and
-	// reveals the agent signed (ARENA_RATE_AGENT_PER_MIN); each allows
-	// that many at once. 0 turns a limit off.
-	RateIPPerMin    int
-	RateAgentPerMin int
-	// TrustedProxies (ARENA_TRUSTED_PROXIES) lists the reverse proxies,
-	// comma-separated addresses or CIDR prefixes, whose X-Forwarded-For
-	// names the client for the per-address limit; empty: none.
-	TrustedProxies string
-	// RateIPv6Prefix (ARENA_RATE_IPV6_PREFIX, 1–128, default 64) is how
-	// many leading bits of an IPv6 client's address name its per-address
-	// bucket: a host commonly holds a whole /64.
-	RateIPv6Prefix int
-	// Admission caps of the forecast track: agents a round admits
-	// (ARENA_MAX_AGENTS_PER_ROUND) and agents seen for the first time in
-	// an hour (ARENA_MAX_NEW_AGENTS_PER_HOUR); 0 turns a cap off.
+
+	RateIPPerMin        int
+	RateAgentPerMin     int
+	TrustedProxies      string
+	RateIPv6Prefix      int
 	MaxAgentsPerRound   int
 	MaxNewAgentsPerHour int
-	// The leaderboard's entry rules: resolved forecasts before an agent
-	// is ranked (ARENA_LEADERBOARD_MIN_FORECASTS; below it, preliminary)
-	// and agents shown per organisation (ARENA_LEADERBOARD_MAX_PER_ORGANISATION;
-	// 0: no limit).
+
 	LeaderboardMinForecasts       int
 	LeaderboardMaxPerOrganisation int
+
 	// The chain `arena serve` mirrors the forecast track to, when ChainRPC
-	// and ChainArena are set: the node (ARENA_CHAIN_RPC), the relayer's and
-	// curator's key, hex (ARENA_CHAIN_KEY, secret) or a key file
-	// (ARENA_CHAIN_KEY_FILE), the PredictionArena (ARENA_CHAIN_ARENA; the
-	// RoundManager and conditional tokens are read from it), whether to
-	// report frozen outcomes to a MockConditionalTokens
-	// (ARENA_CHAIN_REPORT_OUTCOMES, local chains) and the confirmations a
-	// transaction needs (ARENA_CHAIN_CONFIRMATIONS).
+	// and ChainArena are set.
 	ChainRPC            string
 	ChainKey            string
 	ChainKeyFile        string
 	ChainArena          string
 	ChainReportOutcomes bool
 	ChainConfirmations  int
+
+	// ExaAPIKey is the key of the Exa web-search API, the "exa" evidence
+	// and search provider.
+	ExaAPIKey string
 }
 
 // Defaults returns the built-in configuration.
@@ -109,6 +99,15 @@ func Defaults() Options {
 		Contract:      "0x0000000000000000000000000000000000000000",
 		LogLevel:      "info",
 		TradingPolicy: "refund",
+
+		ForecastLeadTime: 10 * time.Minute,
+		RoundEvery:       24 * time.Hour,
+		RoundCommitIn:    time.Hour,
+		RoundRevealDelay: time.Hour,
+		RoundRevealWin:   time.Hour,
+		RoundK:           7,
+		RoundGrace:       24 * time.Hour,
+		RoundRetryEvery:  30 * time.Second,
 
 		OracleArch:             "majority",
 		OracleAutoMinScore:     1.8,
@@ -125,9 +124,16 @@ func Defaults() Options {
 	}
 }
 
+// field is one setting.
 type field struct {
-	key    string
+	key   string
+	flag  string // the command-line flag that sets it ("": none)
+	usage string
+	// alias is an environment variable read when key is not set: the
+	// conventional name a provider gives its API key.
+	alias  string
 	secret bool
+	isBool bool
 	// want says what the value must be, for errors, which never show the
 	// value: it may be a secret set under the wrong key.
 	want string
@@ -135,17 +141,23 @@ type field struct {
 	set  func(*Options, string) error
 }
 
-func strField(key string, secret bool, p func(*Options) *string) field {
-	return field{key, secret, "",
-		func(o *Options) string { return *p(o) },
-		func(o *Options, v string) error { *p(o) = v; return nil }}
+// flagged adds the flag that sets the field.
+func (f field) flagged(name string) field { f.flag = name; return f }
+
+// hidden marks the field a secret: shown masked.
+func (f field) hidden() field { f.secret = true; return f }
+
+func str(key, usage string, p func(*Options) *string) field {
+	return field{key: key, usage: usage,
+		get: func(o *Options) string { return *p(o) },
+		set: func(o *Options, v string) error { *p(o) = v; return nil }}
 }
 
 // parsed makes a field of a parsed type from its parser and printer.
-func parsed[T any](key, want string, p func(*Options) *T, parse func(string) (T, error), format func(T) string) field {
-	return field{key, false, want,
-		func(o *Options) string { return format(*p(o)) },
-		func(o *Options, v string) error {
+func parsed[T any](key, usage, want string, p func(*Options) *T, parse func(string) (T, error), format func(T) string) field {
+	return field{key: key, usage: usage, want: want,
+		get: func(o *Options) string { return format(*p(o)) },
+		set: func(o *Options, v string) error {
 			x, err := parse(v)
 			if err != nil {
 				return err
@@ -155,55 +167,100 @@ func parsed[T any](key, want string, p func(*Options) *T, parse func(string) (T,
 		}}
 }
 
-func intField(key string, p func(*Options) *int) field {
-	return parsed(key, "an integer", p, strconv.Atoi, strconv.Itoa)
+func integer(key, usage string, p func(*Options) *int) field {
+	return parsed(key, usage, "an integer", p, strconv.Atoi, strconv.Itoa)
 }
 
-func boolField(key string, p func(*Options) *bool) field {
-	return parsed(key, "true or false", p, strconv.ParseBool, strconv.FormatBool)
+func boolean(key, usage string, p func(*Options) *bool) field {
+	f := parsed(key, usage, "true or false", p, strconv.ParseBool, strconv.FormatBool)
+	f.isBool = true
+	return f
 }
 
+func duration(key, usage string, p func(*Options) *time.Duration) field {
+	return parsed(key, usage, "a duration such as 90s or 5m", p, time.ParseDuration, time.Duration.String)
+}
+
+// fields declares every setting, in the order `arena config` and the
+// operations guide group them.
 var fields = []field{
-	strField("ARENA_DB", false, func(o *Options) *string { return &o.DB }),
-	strField("ARENA_ADDR", false, func(o *Options) *string { return &o.Addr }),
-	strField("ARENA_ADMIN_TOKEN", true, func(o *Options) *string { return &o.AdminToken }),
-	strField("ARENA_ADMIN_TOKEN_NEXT", true, func(o *Options) *string { return &o.AdminTokenNext }),
-	boolField("ARENA_ALLOW_SHORT_ADMIN_TOKEN", func(o *Options) *bool { return &o.AllowShortAdminToken }),
-	strField("ARENA_GAMMA_URL", false, func(o *Options) *string { return &o.GammaURL }),
-	strField("ARENA_CLOB_URL", false, func(o *Options) *string { return &o.CLOBURL }),
-	intField("ARENA_SYNC_LIMIT", func(o *Options) *int { return &o.SyncLimit }),
-	intField("ARENA_RATE_IP_PER_MIN", func(o *Options) *int { return &o.RateIPPerMin }),
-	intField("ARENA_RATE_AGENT_PER_MIN", func(o *Options) *int { return &o.RateAgentPerMin }),
-	strField("ARENA_TRUSTED_PROXIES", false, func(o *Options) *string { return &o.TrustedProxies }),
-	intField("ARENA_MAX_AGENTS_PER_ROUND", func(o *Options) *int { return &o.MaxAgentsPerRound }),
-	intField("ARENA_MAX_NEW_AGENTS_PER_HOUR", func(o *Options) *int { return &o.MaxNewAgentsPerHour }),
-	intField("ARENA_RATE_IPV6_PREFIX", func(o *Options) *int { return &o.RateIPv6Prefix }),
-	intField("ARENA_LEADERBOARD_MIN_FORECASTS", func(o *Options) *int { return &o.LeaderboardMinForecasts }),
-	intField("ARENA_LEADERBOARD_MAX_PER_ORGANISATION", func(o *Options) *int { return &o.LeaderboardMaxPerOrganisation }),
-	parsed("ARENA_SYNC_EVERY", "a duration such as 90s or 5m", func(o *Options) *time.Duration { return &o.SyncEvery },
-		time.ParseDuration, time.Duration.String),
-	parsed("ARENA_CHAIN_ID", "an integer", func(o *Options) *int64 { return &o.ChainID },
+	str("ARENA_DB", "database: sqlite:PATH or postgres://…", func(o *Options) *string { return &o.DB }).flagged("db"),
+	str("ARENA_ADDR", "HTTP listen address of arena serve", func(o *Options) *string { return &o.Addr }).flagged("addr"),
+	str("ARENA_ADMIN_TOKEN", "bearer token for the admin endpoints", func(o *Options) *string { return &o.AdminToken }).flagged("admin-token").hidden(),
+	str("ARENA_ADMIN_TOKEN_NEXT", "a second accepted admin token, for rotation without downtime", func(o *Options) *string { return &o.AdminTokenNext }).
+		flagged("admin-token-next").hidden(),
+	boolean("ARENA_ALLOW_SHORT_ADMIN_TOKEN", "accept admin tokens shorter than 32 bytes (tests and demos on a private machine)",
+		func(o *Options) *bool { return &o.AllowShortAdminToken }).flagged("allow-short-admin-token"),
+	str("ARENA_LOG_LEVEL", "debug, info, warn or error", func(o *Options) *string { return &o.LogLevel }),
+	str("ARENA_DATA_DIR", "hosted agents' keys, state and call cache, the oracle's cache and the log key (default: the SQLite database's directory)",
+		func(o *Options) *string { return &o.DataDir }),
+	str("ARENA_LOG_KEY", "ed25519 key file of the tamper-evident log, created on first start and bound to the database (default: in the data directory, named after a SQLite database as DB.log.key, log.key for PostgreSQL; without a data directory in the user configuration directory)",
+		func(o *Options) *string { return &o.LogKey }).flagged("log-key"),
+
+	str("ARENA_GAMMA_URL", "Polymarket Gamma API base URL", func(o *Options) *string { return &o.GammaURL }).flagged("gamma-url"),
+	str("ARENA_CLOB_URL", "Polymarket CLOB API base URL", func(o *Options) *string { return &o.CLOBURL }).flagged("clob-url"),
+	integer("ARENA_SYNC_LIMIT", "markets kept per Polymarket sync, by volume", func(o *Options) *int { return &o.SyncLimit }),
+	duration("ARENA_SYNC_EVERY", "Polymarket sync interval of arena serve", func(o *Options) *time.Duration { return &o.SyncEvery }).flagged("sync-every"),
+	boolean("ARENA_NO_SYNC", "arena serve does not sync Polymarket (offline)", func(o *Options) *bool { return &o.NoSync }).flagged("no-sync"),
+
+	boolean("ARENA_NO_ROUNDS", "do not create forecast rounds on a schedule (create them with the admin API or 'arena round create')",
+		func(o *Options) *bool { return &o.NoRounds }).flagged("no-rounds"),
+	duration("ARENA_ROUND_EVERY", "forecast round creation interval", func(o *Options) *time.Duration { return &o.RoundEvery }).flagged("round-every"),
+	duration("ARENA_ROUND_COMMIT_IN", "commit phase of a scheduled round", func(o *Options) *time.Duration { return &o.RoundCommitIn }).flagged("commit-in"),
+	duration("ARENA_ROUND_REVEAL_DELAY", "from a round's commit deadline to its reveal start", func(o *Options) *time.Duration { return &o.RoundRevealDelay }).
+		flagged("reveal-delay"),
+	duration("ARENA_ROUND_REVEAL_WINDOW", "length of a round's reveal phase", func(o *Options) *time.Duration { return &o.RoundRevealWin }).flagged("reveal-window"),
+	integer("ARENA_ROUND_K", "markets per scheduled round", func(o *Options) *int { return &o.RoundK }).flagged("round-k"),
+	duration("ARENA_ROUND_GRACE", "after the reveal deadline, score a round with whatever has resolved", func(o *Options) *time.Duration { return &o.RoundGrace }).
+		flagged("grace"),
+	duration("ARENA_ROUND_RETRY_EVERY", "while too few markets are eligible (before the first sync), retry round creation this often, for up to 15 minutes",
+		func(o *Options) *time.Duration { return &o.RoundRetryEvery }).flagged("round-retry-every"),
+	str("ARENA_ROUND_RULES", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)",
+		func(o *Options) *string { return &o.RoundRules }).flagged("round-rules"),
+	parsed("ARENA_CHAIN_ID", "EIP-712 domain chain id (0 without a chain)", "an integer", func(o *Options) *int64 { return &o.ChainID },
 		func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) },
 		func(n int64) string { return strconv.FormatInt(n, 10) }),
-	strField("ARENA_CONTRACT", false, func(o *Options) *string { return &o.Contract }),
-	strField("ARENA_AGENTS", false, func(o *Options) *string { return &o.AgentsFile }),
-	strField("ARENA_LOG_LEVEL", false, func(o *Options) *string { return &o.LogLevel }),
-	strField("ARENA_TRADING_POLICY", false, func(o *Options) *string { return &o.TradingPolicy }),
-	strField("ARENA_FORECAST_AGENTS", false, func(o *Options) *string { return &o.ForecastAgents }),
-	strField("ARENA_DATA_DIR", false, func(o *Options) *string { return &o.DataDir }),
-	strField("ARENA_ORACLE_AGENTS", false, func(o *Options) *string { return &o.OracleAgents }),
-	strField("ARENA_ORACLE_ARCH", false, func(o *Options) *string { return &o.OracleArch }),
-	parsed("ARENA_ORACLE_AUTO_MIN_SCORE", "a number", func(o *Options) *float64 { return &o.OracleAutoMinScore },
+	str("ARENA_CONTRACT", "EIP-712 verifying contract (zero: this deployment's own identifier, or the mirrored chain's PredictionArena)",
+		func(o *Options) *string { return &o.Contract }),
+	integer("ARENA_MAX_AGENTS_PER_ROUND", "agents a forecast round admits (0: no cap)", func(o *Options) *int { return &o.MaxAgentsPerRound }),
+	integer("ARENA_MAX_NEW_AGENTS_PER_HOUR", "agents seen for the first time in an hour (0: no cap)", func(o *Options) *int { return &o.MaxNewAgentsPerHour }),
+	integer("ARENA_LEADERBOARD_MIN_FORECASTS", "resolved forecasts before an agent is ranked (below it, preliminary)",
+		func(o *Options) *int { return &o.LeaderboardMinForecasts }),
+	integer("ARENA_LEADERBOARD_MAX_PER_ORGANISATION", "agents the leaderboard shows per organisation (0: no limit)",
+		func(o *Options) *int { return &o.LeaderboardMaxPerOrganisation }),
+	str("ARENA_FORECAST_AGENTS", "model registry of the LLM agents arena serve hosts in the forecast track", func(o *Options) *string { return &o.ForecastAgents }),
+	duration("ARENA_FORECAST_LEAD_TIME", "hosted LLM forecast agents forecast this long before a round's commit deadline",
+		func(o *Options) *time.Duration { return &o.ForecastLeadTime }).flagged("forecast-lead-time"),
+
+	str("ARENA_AGENTS", "LLM model registry of the trading track (none: no trading cohorts)", func(o *Options) *string { return &o.AgentsFile }).flagged("agents"),
+	str("ARENA_TRADING_POLICY", "ambiguous markets in the trading track: refund, defer or oracle", func(o *Options) *string { return &o.TradingPolicy }),
+
+	str("ARENA_ORACLE_AGENTS", "model registry of the oracle's resolver panel; set, arena serve runs the oracle hourly", func(o *Options) *string { return &o.OracleAgents }),
+	str("ARENA_ORACLE_ARCH", "the oracle's architecture: majority, weighted, deliberative or single:AGENT_ID", func(o *Options) *string { return &o.OracleArch }),
+	parsed("ARENA_ORACLE_AUTO_MIN_SCORE", "composite score the oracle needs to resolve without a human (0..2)", "a number",
+		func(o *Options) *float64 { return &o.OracleAutoMinScore },
 		func(v string) (float64, error) { return strconv.ParseFloat(v, 64) },
 		func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }),
-	strField("ARENA_CHAIN_RPC", false, func(o *Options) *string { return &o.ChainRPC }),
-	strField("ARENA_CHAIN_KEY", true, func(o *Options) *string { return &o.ChainKey }),
-	strField("ARENA_CHAIN_KEY_FILE", false, func(o *Options) *string { return &o.ChainKeyFile }),
-	strField("ARENA_CHAIN_ARENA", false, func(o *Options) *string { return &o.ChainArena }),
-	boolField("ARENA_CHAIN_REPORT_OUTCOMES", func(o *Options) *bool { return &o.ChainReportOutcomes }),
-	intField("ARENA_CHAIN_CONFIRMATIONS", func(o *Options) *int { return &o.ChainConfirmations }),
-	boolField("ARENA_ORACLE_REQUIRE_UNANIMOUS", func(o *Options) *bool { return &o.OracleRequireUnanimous }),
+	boolean("ARENA_ORACLE_REQUIRE_UNANIMOUS", "the oracle resolves without a human only when its panel is unanimous", func(o *Options) *bool { return &o.OracleRequireUnanimous }),
+	str("ARENA_EXA_API_KEY", "key of the Exa web-search API, the exa evidence and search provider (EXA_API_KEY, Exa's own name for it, is read too)",
+		func(o *Options) *string { return &o.ExaAPIKey }).hidden().withAlias("EXA_API_KEY"),
+
+	integer("ARENA_RATE_IP_PER_MIN", "requests a minute per client address, that many at once (0: no limit)", func(o *Options) *int { return &o.RateIPPerMin }),
+	integer("ARENA_RATE_AGENT_PER_MIN", "requests a minute per agent, counting the commits and reveals it signed (0: no limit)", func(o *Options) *int { return &o.RateAgentPerMin }),
+	str("ARENA_TRUSTED_PROXIES", "reverse proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client", func(o *Options) *string { return &o.TrustedProxies }),
+	integer("ARENA_RATE_IPV6_PREFIX", "leading bits of an IPv6 client's address that name its rate-limit bucket (1–128)", func(o *Options) *int { return &o.RateIPv6Prefix }),
+
+	str("ARENA_CHAIN_RPC", "JSON-RPC endpoint of the chain the forecast track is mirrored to", func(o *Options) *string { return &o.ChainRPC }).flagged("rpc"),
+	str("ARENA_CHAIN_KEY", "the relayer's, curator's and deployer's key: hex, or a key file", func(o *Options) *string { return &o.ChainKey }).flagged("key").hidden(),
+	str("ARENA_CHAIN_KEY_FILE", "the relayer's and curator's key file (instead of ARENA_CHAIN_KEY)", func(o *Options) *string { return &o.ChainKeyFile }),
+	str("ARENA_CHAIN_ARENA", "PredictionArena address (the RoundManager and conditional tokens are read from it)", func(o *Options) *string { return &o.ChainArena }).
+		flagged("arena"),
+	boolean("ARENA_CHAIN_REPORT_OUTCOMES", "report frozen outcomes to a MockConditionalTokens (local chains)", func(o *Options) *bool { return &o.ChainReportOutcomes }),
+	integer("ARENA_CHAIN_CONFIRMATIONS", "confirmations a relayed transaction needs", func(o *Options) *int { return &o.ChainConfirmations }),
 }
+
+// withAlias names the environment variable read when key is not set.
+func (f field) withAlias(name string) field { f.alias = name; return f }
 
 // Bounds of a config file, which holds a few dozen short lines.
 const (
@@ -216,9 +273,97 @@ const (
 // and a short one can be guessed.
 const MinAdminTokenBytes = 32
 
-// Load returns defaults overlaid by the file at path (if path is non-empty)
-// and then by the environment. Flags are applied by the caller.
-func Load(path string, environ []string) (Options, error) {
+// FileEnv names the config file when --config does not.
+const FileEnv = "ARENA_CONFIG"
+
+// flagValue is a bound flag: it parses as its setting does, and Load
+// applies it when it was set on the command line.
+type flagValue struct {
+	f *field
+	v string
+}
+
+func (v *flagValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.v
+}
+
+func (v *flagValue) Set(s string) error {
+	var o Options
+	if err := v.f.set(&o, s); err != nil {
+		return fmt.Errorf("want %s", v.f.want)
+	}
+	v.v = s
+	return nil
+}
+
+// IsBoolFlag lets a boolean setting's flag stand alone (--no-sync).
+func (v *flagValue) IsBoolFlag() bool { return v != nil && v.f != nil && v.f.isBool }
+
+// Bind defines on fs the --config flag and the flags of the settings named
+// by keys, which Load then applies when they are set. A key without a flag
+// is a programming error.
+func Bind(fs *flag.FlagSet, keys ...string) {
+	if fs.Lookup("config") == nil {
+		fs.String("config", "", "config file of ARENA_*=VALUE lines (default "+FileEnv+")")
+	}
+	defaults := Defaults()
+	for _, k := range keys {
+		f := lookup(k)
+		if f == nil || f.flag == "" {
+			panic("config: Bind: " + k + " is not a setting with a flag")
+		}
+		v := &flagValue{f: f, v: f.get(&defaults)}
+		if v.v == "false" || v.v == "0" || v.v == "0s" {
+			v.v = "" // a zero default goes unsaid in the usage
+		}
+		fs.Var(v, f.flag, f.key+": "+f.usage)
+	}
+}
+
+// Flagged lists the keys of every setting that has a flag.
+func Flagged() []string {
+	var keys []string
+	for _, f := range fields {
+		if f.flag != "" {
+			keys = append(keys, f.key)
+		}
+	}
+	return keys
+}
+
+func lookup(key string) *field {
+	for i := range fields {
+		if fields[i].key == key {
+			return &fields[i]
+		}
+	}
+	return nil
+}
+
+// File is the config file a command names: its --config flag (see Bind)
+// when set, else ARENA_CONFIG in environ.
+func File(fs *flag.FlagSet, environ []string) string {
+	if fs != nil {
+		if f := fs.Lookup("config"); f != nil && f.Value.String() != "" {
+			return f.Value.String()
+		}
+	}
+	file := ""
+	for _, e := range environ {
+		if v, ok := strings.CutPrefix(e, FileEnv+"="); ok {
+			file = v
+		}
+	}
+	return file
+}
+
+// Load returns the validated configuration: the defaults, overlaid by the
+// file at path (if path is non-empty), then by the environment, then by
+// the flags Bind defined on fs that were set (fs may be nil).
+func Load(path string, environ []string, fs *flag.FlagSet) (Options, error) {
 	o := Defaults()
 	if path != "" {
 		kv, lines, err := readFile(path)
@@ -229,16 +374,31 @@ func Load(path string, environ []string) (Options, error) {
 			return o, err
 		}
 	}
-	env := map[string]string{}
+	all := map[string]string{}
 	for _, e := range environ {
-		if k, v, ok := strings.Cut(e, "="); ok && strings.HasPrefix(k, "ARENA_") {
-			env[k] = v
+		if k, v, ok := strings.Cut(e, "="); ok {
+			all[k] = v
 		}
 	}
-	if err := o.apply(env, func(key string) string { return "environment variable " + key }); err != nil {
+	env, origin := map[string]string{}, map[string]string{}
+	for _, f := range fields {
+		if v, ok := all[f.key]; ok {
+			env[f.key], origin[f.key] = v, f.key
+		} else if v, ok := all[f.alias]; ok && f.alias != "" {
+			env[f.key], origin[f.key] = v, f.alias
+		}
+	}
+	if err := o.apply(env, func(key string) string { return "environment variable " + origin[key] }); err != nil {
 		return o, err
 	}
-	return o, nil
+	if fs != nil {
+		fs.Visit(func(fl *flag.Flag) {
+			if v, ok := fl.Value.(*flagValue); ok {
+				v.f.set(&o, v.v) // parsed when set
+			}
+		})
+	}
+	return o, o.Validate()
 }
 
 // apply sets the fields kv names; where names a key's origin in errors.
@@ -335,6 +495,19 @@ func (o *Options) TrustedProxyPrefixes() ([]netip.Prefix, error) {
 	return ps, nil
 }
 
+// DataDirectory is where the arena keeps files beside its database:
+// ARENA_DATA_DIR, else the SQLite database's directory; a PostgreSQL
+// database without ARENA_DATA_DIR has none.
+func (o *Options) DataDirectory() (string, bool) {
+	if o.DataDir != "" {
+		return o.DataDir, true
+	}
+	if p, ok := strings.CutPrefix(o.DB, "sqlite:"); ok {
+		return filepath.Dir(p), true
+	}
+	return "", false
+}
+
 // Validate checks the effective configuration.
 func (o *Options) Validate() error {
 	var errs []error
@@ -362,6 +535,9 @@ func (o *Options) Validate() error {
 	}
 	if o.SyncEvery <= 0 {
 		errs = append(errs, fmt.Errorf("sync interval %s: must be positive", o.SyncEvery))
+	}
+	if o.RoundK < 1 || o.RoundGrace <= 0 {
+		errs = append(errs, fmt.Errorf("round size %d (--round-k) and grace %s (--grace): must be positive", o.RoundK, o.RoundGrace))
 	}
 	switch o.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -408,6 +584,32 @@ func (o *Options) Lines() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Table is the settings as a Markdown table, in declaration order: key,
+// flag, default and meaning. The operations guide lists exactly it.
+func Table() string {
+	var b strings.Builder
+	b.WriteString("| setting | flag | default | meaning |\n|---|---|---|---|\n")
+	def := Defaults()
+	cell := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "`" + s + "`"
+	}
+	for _, f := range fields {
+		fl := ""
+		if f.flag != "" {
+			fl = "--" + f.flag
+		}
+		usage := f.usage
+		if f.secret {
+			usage += "; secret: shown masked"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(f.key), cell(fl), cell(f.get(&def)), strings.ReplaceAll(usage, "|", `\|`))
+	}
+	return b.String()
 }
 
 // isHexAddress reports whether s is a 0x-prefixed 20-byte hex address.

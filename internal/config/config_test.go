@@ -1,9 +1,12 @@
 package config
 
 import (
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +14,8 @@ import (
 
 func TestPrecedenceFileThenEnv(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "arena.conf")
-	os.WriteFile(f, []byte("# comment\nARENA_DB=postgres://u:secret@db/arena\nARENA_SYNC_LIMIT=100\nARENA_ADMIN_TOKEN=\"tok\"\n"), 0o600)
-	o, err := Load(f, []string{"ARENA_SYNC_LIMIT=200", "OTHER=x", "ARENA_SYNC_EVERY=1m"})
+	os.WriteFile(f, []byte("# comment\nARENA_DB=postgres://u:secret@db/arena\nARENA_SYNC_LIMIT=100\nARENA_ADMIN_TOKEN=\"tok\"\nARENA_ALLOW_SHORT_ADMIN_TOKEN=true\n"), 0o600)
+	o, err := Load(f, []string{"ARENA_SYNC_LIMIT=200", "OTHER=x", "ARENA_SYNC_EVERY=1m"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +60,7 @@ func TestLoadErrors(t *testing.T) {
 				continue
 			}
 		}
-		_, err := Load(c.file, c.env)
+		_, err := Load(c.file, c.env, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "many") || strings.Contains(err.Error(), "soon") {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
@@ -78,6 +81,8 @@ func TestValidate(t *testing.T) {
 		func(o *Options) { o.RateIPv6Prefix = 129 },
 		func(o *Options) { o.AdminToken = "short" },
 		func(o *Options) { o.AdminToken, o.AdminTokenNext = strings.Repeat("k", MinAdminTokenBytes), "short" },
+		func(o *Options) { o.RoundK = 0 },
+		func(o *Options) { o.RoundGrace = 0 },
 	} {
 		o := Defaults()
 		mut(&o)
@@ -99,16 +104,132 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("trusted proxies: %v %v", ps, err)
 	}
 	o.TrustedProxies = ""
-	if o, err := Load("", []string{"ARENA_RATE_IPV6_PREFIX=56"}); err != nil || o.RateIPv6Prefix != 56 || Defaults().RateIPv6Prefix != 64 {
+	if o, err := Load("", []string{"ARENA_RATE_IPV6_PREFIX=56"}, nil); err != nil || o.RateIPv6Prefix != 56 || Defaults().RateIPv6Prefix != 64 {
 		t.Errorf("ARENA_RATE_IPV6_PREFIX=56: %d %v (default %d)", o.RateIPv6Prefix, err, Defaults().RateIPv6Prefix)
 	}
 	if o.TradingPolicy != "refund" {
 		t.Fatalf("default trading policy %q", o.TradingPolicy)
 	}
 	for _, pol := range []string{"refund", "defer", "oracle"} {
-		o, err := Load("", []string{"ARENA_TRADING_POLICY=" + pol})
+		o, err := Load("", []string{"ARENA_TRADING_POLICY=" + pol}, nil)
 		if err != nil || o.TradingPolicy != pol || o.Validate() != nil {
 			t.Errorf("ARENA_TRADING_POLICY=%s: %+v %v", pol, o, err)
+		}
+	}
+}
+
+// Flags a command binds win over the environment, which wins over the
+// file; a flag set on the command line wins even when it says the
+// default; a flag the command defines itself under a setting's flag name
+// is not a setting.
+func TestBindPrecedence(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "arena.conf")
+	os.WriteFile(f, []byte("ARENA_ROUND_K=3\nARENA_SYNC_EVERY=2m\nARENA_NO_SYNC=true\nARENA_ADDR=:1\n"), 0o600)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	Bind(fs, "ARENA_ADDR", "ARENA_SYNC_EVERY", "ARENA_NO_SYNC", "ARENA_ROUND_K", "ARENA_LOG_KEY")
+	own := fs.String("agents", "", "the command's own flag")
+	if err := fs.Parse([]string{"--config", f, "--sync-every", "5m", "--no-sync=false", "--log-key", "k.key", "--agents", "mine.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if File(fs, []string{FileEnv + "=other.conf"}) != f {
+		t.Fatalf("--config loses to %s", FileEnv)
+	}
+	o, err := Load(File(fs, nil), []string{"ARENA_ROUND_K=4", "ARENA_SYNC_EVERY=3m"}, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.RoundK != 4 || o.SyncEvery != 5*time.Minute || o.NoSync || o.Addr != ":1" || o.LogKey != "k.key" || o.AgentsFile != "" || *own != "mine.json" {
+		t.Fatalf("%+v", o)
+	}
+	if File(flag.NewFlagSet("x", flag.ContinueOnError), []string{FileEnv + "=other.conf"}) != "other.conf" {
+		t.Fatalf("%s not read", FileEnv)
+	}
+	// A bad flag value is refused when parsed, saying what it must be.
+	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	Bind(fs, "ARENA_ROUND_K")
+	if err := fs.Parse([]string{"--round-k", "many"}); err == nil || !strings.Contains(err.Error(), "want an integer") {
+		t.Fatalf("--round-k many: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("binding a setting without a flag did not panic")
+		}
+	}()
+	Bind(fs, "ARENA_SYNC_LIMIT")
+}
+
+// The Exa key is read as ARENA_EXA_API_KEY, else under Exa's own name
+// EXA_API_KEY, and is a secret.
+func TestExaKeyAlias(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"EXA_API_KEY=conventional"}, "conventional"},
+		{[]string{"EXA_API_KEY=conventional", "ARENA_EXA_API_KEY=S3cretArena"}, "S3cretArena"},
+		{nil, ""},
+	} {
+		o, err := Load("", c.env, nil)
+		if err != nil || o.ExaAPIKey != c.want {
+			t.Errorf("%v: %q %v, want %q", c.env, o.ExaAPIKey, err, c.want)
+		}
+		if lines := strings.Join(o.Lines(), "\n"); c.want != "" && (strings.Contains(lines, c.want) || !strings.Contains(lines, "ARENA_EXA_API_KEY=[redacted]")) {
+			t.Errorf("%v: key shown:\n%s", c.env, lines)
+		}
+	}
+}
+
+// The configuration section of the operations guide lists exactly the
+// declared settings, with their flags and defaults (paste Table's output
+// there after changing a setting).
+func TestOperationsGuideListsEverySetting(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), Table()) {
+		t.Fatalf("docs/operations.md does not hold the settings table; want:\n%s", Table())
+	}
+	keys := map[string]bool{}
+	for _, f := range fields {
+		if keys[f.key] {
+			t.Errorf("%s declared twice", f.key)
+		}
+		keys[f.key] = true
+		if f.usage == "" {
+			t.Errorf("%s has no usage", f.key)
+		}
+	}
+	o := Defaults()
+	if len(o.Lines()) != len(fields) {
+		t.Errorf("arena config prints %d lines for %d settings", len(o.Lines()), len(fields))
+	}
+}
+
+// Every field of Options is a declared setting: changing any one changes
+// what `arena config` prints.
+func TestEveryOptionIsASetting(t *testing.T) {
+	def := Defaults()
+	base := strings.Join(def.Lines(), "\n")
+	v := reflect.ValueOf(&def).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		o := Defaults()
+		f := reflect.ValueOf(&o).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(f.String() + "-changed")
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Int, reflect.Int64:
+			f.SetInt(f.Int() + 7)
+		case reflect.Float64:
+			f.SetFloat(f.Float() + 0.5)
+		default:
+			t.Fatalf("%s: kind %s", v.Type().Field(i).Name, f.Kind())
+		}
+		if strings.Join(o.Lines(), "\n") == base {
+			t.Errorf("Options.%s is not a declared setting", v.Type().Field(i).Name)
 		}
 	}
 }

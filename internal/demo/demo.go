@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -23,7 +22,9 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/strategy"
@@ -42,19 +43,6 @@ type Config struct {
 	// Agents are simulator agents that take part through the API.
 	Agents []string
 	Logger *slog.Logger
-	// Server builds the HTTP handler the agents talk to from the demo's
-	// parts. The caller's composition root supplies it (the demo does not
-	// wire the server itself); required.
-	Server func(Parts) http.Handler
-}
-
-// Parts are the components a demo runs, for Config.Server to serve.
-type Parts struct {
-	DB       *store.DB
-	Forecast *forecast.Service
-	Trading  *trading.Engine
-	Logger   *slog.Logger
-	Log      *tlog.Log
 }
 
 // DefaultAgents take part in every demo round next to the server's random
@@ -72,8 +60,10 @@ type Result struct {
 	// trading track's leaderboard across them.
 	Cohorts int
 	Trading []trading.LeaderRow
-	// Handler (built by Config.Server) and DB stay usable for serving the
-	// dashboard; Close releases them.
+	// App is the arena the demo ran, built as arena serve builds its own;
+	// its Handler and DB stay usable for serving the dashboard, and Close
+	// releases them.
+	App     *app.App
 	Handler http.Handler
 	DB      *store.DB
 	Clock   *clock.Manual // the accelerated clock every component reads
@@ -85,7 +75,7 @@ type Result struct {
 }
 
 // Close releases the store.
-func (r *Result) Close() error { return r.DB.Close() }
+func (r *Result) Close() error { return r.App.Close() }
 
 // Round schedule on the simulated clock.
 const (
@@ -100,9 +90,6 @@ const (
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Rounds <= 0 {
 		return nil, arena.Errorf(arena.EINVALID, "demo: rounds must be positive, got %d", cfg.Rounds)
-	}
-	if cfg.Server == nil {
-		return nil, arena.Errorf(arena.EINVALID, "demo: no server constructor given")
 	}
 	if cfg.Agents == nil {
 		cfg.Agents = DefaultAgents
@@ -143,10 +130,24 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := &Result{Dir: cfg.Dir, DBURL: dbURL, DB: db, Clock: &clock.Manual{}}
 	if err := run(ctx, cfg, world, res); err != nil {
-		db.Close()
+		if res.App != nil {
+			res.App.Close()
+		} else {
+			db.Close()
+		}
 		return nil, err
 	}
 	return res, nil
+}
+
+// options are the demo's settings: the defaults, on its database, with its
+// rounds' grace and without rate limits (its agents send thousands of
+// requests from one address within seconds).
+func options(dbURL string) config.Options {
+	o := config.Defaults()
+	o.DB, o.RoundGrace = dbURL, grace
+	o.RateIPPerMin, o.RateAgentPerMin = 0, 0
+	return o
 }
 
 func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
@@ -163,33 +164,33 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if _, err := db.InitSetting(ctx, forecast.DeploymentKey, demoID.Hex()); err != nil {
 		return err
 	}
-	dom, err := forecast.LocalDomain(ctx, forecast.Domain{}, db)
-	if err != nil {
-		return err
-	}
-	svc := &forecast.Service{Store: db, Domain: dom, Now: clk.Now, Logger: log, K: forecast.DefaultK, Rules: rules, Grace: grace}
-	// Every accepted submission and score goes to the tamper-evident log,
-	// whose key lives next to the demo's database, named after it: another
-	// database's key in the same directory is not the demo's.
-	logKey, err := tlog.LoadOrCreateKey(filepath.Join(res.Dir, tlog.KeyFile(strings.TrimPrefix(res.DBURL, "sqlite:"))))
-	if err != nil {
-		return err
-	}
-	res.Log = &tlog.Log{Store: db, Key: logKey, Now: clk.Now, Logger: log}
-	if err := tlog.BindKey(ctx, db, res.Log.PublicKey()); err != nil {
-		return err
-	}
-	svc.Log = res.Log
-	res.Forecast = svc
-
 	// The trading track runs alongside: weekly cohorts of simulated traders
 	// whose bet sizes follow their own skill.
 	lineup, err := agent.SimLineup(agent.SimSpec{Seed: cfg.Seed, Markets: cfg.Markets, Start: cfg.Start}, cfg.Agents)
 	if err != nil {
 		return err
 	}
-	eng := &trading.Engine{Store: db, Lineup: lineup, Now: clk.Now, Logger: log}
-	res.Handler = cfg.Server(Parts{DB: db, Forecast: svc, Trading: eng, Logger: log, Log: res.Log})
+	o := options(res.DBURL)
+	orc, err := newDemoOracle(cfg.Seed, db, o, clk.Now)
+	if err != nil {
+		return err
+	}
+	a, err := app.New(ctx, o, app.Deps{Logger: log, DB: db, Now: clk.Now, Rules: &rules, Lineup: lineup, Panel: orc.panel})
+	if err != nil {
+		return err
+	}
+	res.App, orc.svc = a, a.Oracle
+	// Every accepted submission and score goes to the tamper-evident log,
+	// whose key lives next to the demo's database, named after it: another
+	// database's key in the same directory is not the demo's.
+	if res.Log, err = a.OpenLog(ctx); err != nil {
+		return err
+	}
+	svc, eng := a.Forecast, a.Trading
+	res.Forecast = svc
+	if res.Handler, err = a.Handler(); err != nil {
+		return err
+	}
 	factory := &agent.Factory{Logger: log}
 	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
 		ds, skipped := factory.Deciders(c.Lineup)
@@ -228,7 +229,6 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	// Cohorts start while rounds are being played.
 	tradingEnd := start.Add(time.Duration(cfg.Rounds) * roundEvery)
 	lastSync := start.Add(-2 * time.Hour)
-	orc := newDemoOracle(cfg.Seed, db, svc, clk.Now, log)
 	sync := func() error {
 		now := clk.Now()
 		ms := world.MarketsSince(lastSync, now)

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/internal/demo"
-	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/web"
 )
 
@@ -37,12 +36,6 @@ func chromium(t *testing.T) string {
 	}
 	t.Skip("no chromium on PATH")
 	return ""
-}
-
-// server wires the demo's parts the way `arena demo` does.
-func server(p demo.Parts) http.Handler {
-	return web.Build(web.Parts{Markets: p.DB, DB: p.DB, Logger: p.Logger, Forecast: p.Forecast, Trading: p.Trading, Forecasters: p.DB,
-		Oracle: &oracle.Service{Store: p.DB, Logger: p.Logger}}).Handler()
 }
 
 // requestLog records every path the browser asked the server for.
@@ -136,7 +129,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Skip("browser test: not in -short")
 	}
 	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 10, Dir: t.TempDir(), Server: server})
+	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 10, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestDemoRefusesAUsedDir(t *testing.T) {
 	if err := os.WriteFile(db, []byte("earlier run"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := demo.Run(context.Background(), demo.Config{Seed: 1, Rounds: 1, Dir: dir, Server: server})
+	_, err := demo.Run(context.Background(), demo.Config{Seed: 1, Rounds: 1, Dir: dir})
 	if arena.ErrorKind(err) != arena.ECONFLICT || !strings.Contains(err.Error(), "already holds a demo database") {
 		t.Fatalf("reused dir: %v", err)
 	}
@@ -56,7 +56,7 @@ func TestDemoKeyIsItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Close()
-	res, err := demo.Run(ctx, demo.Config{Seed: 1, Rounds: 1, Dir: dir, Server: server})
+	res, err := demo.Run(ctx, demo.Config{Seed: 1, Rounds: 1, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,17 +6,15 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/oracle"
-	"github.com/forecast-arena/arena/internal/retrieve"
 	"github.com/forecast-arena/arena/internal/store"
-	"github.com/forecast-arena/arena/internal/trading"
 )
 
 // The demo's oracle: its operator flags about one market in disputeEvery
@@ -42,25 +40,29 @@ var simResolvers = []struct {
 }{{"sim-resolver-a", 0.97}, {"sim-resolver-b", 0.92}, {"sim-resolver-c", 0.85}}
 
 type demoOracle struct {
-	svc  *oracle.Service
-	db   *store.DB
-	seed int64
+	// panel is the simulated panel the arena's oracle service (svc) runs.
+	panel *oracle.Panel
+	svc   *oracle.Service
+	db    *store.DB
+	seed  int64
 	// disputed are the flagged markets by source id, and truth the
 	// simulator's resolution of each once it has one, by question.
 	disputed map[string]int64
 	truth    map[string]string
 }
 
-func newDemoOracle(seed int64, db *store.DB, fsvc *forecast.Service, now func() time.Time, log *slog.Logger) *demoOracle {
-	o := &demoOracle{db: db, seed: seed, disputed: map[string]int64{}, truth: map[string]string{}}
+func newDemoOracle(seed int64, db *store.DB, o config.Options, now func() time.Time) (*demoOracle, error) {
+	d := &demoOracle{db: db, seed: seed, disputed: map[string]int64{}, truth: map[string]string{}}
 	var rs []*oracle.Resolver
 	for _, r := range simResolvers {
-		rs = append(rs, &oracle.Resolver{ID: r.id, Completer: &simResolver{seed: seed, accuracy: r.accuracy, id: r.id, truth: o.truth}})
+		rs = append(rs, &oracle.Resolver{ID: r.id, Completer: &simResolver{seed: seed, accuracy: r.accuracy, id: r.id, truth: d.truth}})
 	}
-	o.svc = &oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: rs, Retriever: retrieve.Question{Now: now}, Workers: len(rs), Now: now},
-		Policy: arena.DefaultOraclePolicy, Now: now, Logger: log,
-		Tracks: []arena.ResolutionHook{forecast.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided}
-	return o
+	ret, _, err := app.Retriever(o, app.Evidence{Spec: "question", Now: now})
+	if err != nil {
+		return nil, err
+	}
+	d.panel = &oracle.Panel{Resolvers: rs, Retriever: ret, Workers: len(rs), Now: now}
+	return d, nil
 }
 
 // step flags the markets to dispute among those just synced (open and

@@ -18,7 +18,7 @@ func TestDemoOracle(t *testing.T) {
 		t.Skip("runs a 20-round demo")
 	}
 	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 1, Rounds: 20, Dir: t.TempDir(), Server: server})
+	res, err := demo.Run(ctx, demo.Config{Seed: 1, Rounds: 20, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

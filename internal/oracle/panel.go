@@ -103,10 +103,7 @@ func (q *queue) done() {
 // It never fails: retrieval and model errors are recorded in the results.
 // When ctx ends, the remaining calls are recorded as failures quickly.
 func (p *Panel) Run(ctx context.Context, qs []Question) []Result {
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
-	}
+	now := arena.Clock(p.Now)
 	workers := max(p.Workers, 1)
 	res := make([]Result, len(qs))
 	remaining := make([]int, len(qs)) // round-1 calls outstanding per question

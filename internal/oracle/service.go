@@ -80,17 +80,11 @@ func (s *Service) disputed(ctx context.Context, marketID int64) (bool, error) {
 }
 
 func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+	return arena.Clock(s.Now)().UTC()
 }
 
 func (s *Service) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
+	return arena.Logger(s.Logger)
 }
 
 // Resolve runs the panel on one market the oracle may resolve (see

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/forecast-arena/arena"
 )
 
 // Default base URLs of the public APIs.
@@ -91,17 +93,11 @@ func (c *Client) http() *http.Client {
 }
 
 func (c *Client) log() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.Default()
+	return arena.Logger(c.Logger)
 }
 
 func (c *Client) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
+	return arena.Clock(c.Now)()
 }
 
 func (c *Client) pageSize() int      { return orInt(c.PageSize, defaultPageSize) }

@@ -70,8 +70,5 @@ func (c *Cache) Retrieve(ctx context.Context, q arena.EvidenceQuery) (arena.Evid
 }
 
 func (c *Cache) logger() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.Default()
+	return arena.Logger(c.Logger)
 }

@@ -71,7 +71,7 @@ func (e *errStatus) Error() string {
 
 func (c *Exa) Retrieve(ctx context.Context, q arena.EvidenceQuery) (arena.EvidencePacket, error) {
 	if c.Key == "" {
-		return arena.EvidencePacket{}, errors.New("retrieve: exa: no API key (set EXA_API_KEY)")
+		return arena.EvidencePacket{}, errors.New("retrieve: exa: no API key (set ARENA_EXA_API_KEY or EXA_API_KEY)")
 	}
 	base := c.BaseURL
 	if base == "" {
@@ -81,10 +81,7 @@ func (c *Exa) Retrieve(ctx context.Context, q arena.EvidenceQuery) (arena.Eviden
 	if n <= 0 {
 		n = 10
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
+	now := arena.Clock(c.Now)
 	req := exaRequest{Query: QueryText(q.Question), NumResults: n, Contents: exaContents{Highlights: true}}
 	if !q.Cutoff.IsZero() {
 		req.EndPublishedDate = q.Cutoff.Add(arena.EvidenceSlack).UTC().Format(time.RFC3339)

@@ -25,10 +25,7 @@ type Question struct {
 }
 
 func (r Question) Retrieve(_ context.Context, q arena.EvidenceQuery) (arena.EvidencePacket, error) {
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
+	now := arena.Clock(r.Now)
 	return arena.EvidencePacket{
 		Question:    q.Question,
 		Criteria:    q.Criteria,
@@ -115,7 +112,8 @@ func Filter(src []arena.EvidenceSource, cutoff time.Time) []arena.EvidenceSource
 type Options struct {
 	// ExaBaseURL overrides the Exa endpoint (tests, proxies).
 	ExaBaseURL string
-	// ExaKey is the Exa API key; empty reads EXA_API_KEY.
+	// ExaKey is the Exa API key (configured as ARENA_EXA_API_KEY or
+	// EXA_API_KEY); without it "exa" retrieves nothing.
 	ExaKey string
 	Now    func() time.Time
 }
@@ -136,12 +134,7 @@ func New(spec string, o Options) (arena.Retriever, string, error) {
 		}
 		return Dir{Dir: d}, "dir", nil
 	case spec == "exa" || spec == "search":
-		key := o.ExaKey
-		if key == "" {
-			key = os.Getenv("EXA_API_KEY")
-		}
-		c := &Exa{BaseURL: o.ExaBaseURL, Key: key, Now: o.Now}
-		return c, "exa", nil
+		return &Exa{BaseURL: o.ExaBaseURL, Key: o.ExaKey, Now: o.Now}, "exa", nil
 	default:
 		return nil, "", fmt.Errorf("retrieve: unknown evidence provider %q (want question, dir:PATH or exa)", spec)
 	}

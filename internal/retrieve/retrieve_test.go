@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -215,5 +216,28 @@ func TestCache(t *testing.T) {
 	// Another provider does not share entries.
 	if Key("exa", "q1") == Key("question", "q1") || Key("a", "b\x00c") == Key("a\x00b", "c") {
 		t.Fatal("keys collide")
+	}
+}
+
+// The Exa key comes from the caller (the configuration) alone: the
+// process's EXA_API_KEY is not read behind its back.
+func TestExaKeyFromCaller(t *testing.T) {
+	f := &fakeExa{result: exaResult}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	t.Setenv("EXA_API_KEY", "from-the-environment")
+	q := arena.EvidenceQuery{QuestionID: "q", Question: "Did X happen?"}
+	r, _, err := New("exa", Options{ExaBaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Retrieve(context.Background(), q); err == nil || !strings.Contains(err.Error(), "no API key") || f.calls.Load() != 0 {
+		t.Fatalf("no key given: %v, %d calls", err, f.calls.Load())
+	}
+	if r, _, err = New("exa", Options{ExaBaseURL: srv.URL, ExaKey: "given"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Retrieve(context.Background(), q); err != nil || f.key != "given" {
+		t.Fatalf("key given: %v, sent %q", err, f.key)
 	}
 }

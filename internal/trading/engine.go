@@ -148,17 +148,11 @@ func (e *Engine) maxAttempts() int {
 }
 
 func (e *Engine) now() time.Time {
-	if e.Now != nil {
-		return e.Now().UTC()
-	}
-	return time.Now().UTC()
+	return arena.Clock(e.Now)().UTC()
 }
 
 func (e *Engine) log() *slog.Logger {
-	if e.Logger != nil {
-		return e.Logger
-	}
-	return slog.Default()
+	return arena.Logger(e.Logger)
 }
 
 // WeekStart normalizes t to the start of its UTC week: Sunday 00:00.

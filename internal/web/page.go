@@ -80,7 +80,7 @@ var funcs = template.FuncMap{
 		return thousands(int64(math.Round(*p)))
 	},
 	"dur":    humanDuration,
-	"plural": plural,
+	"plural": Plural,
 	"upper":  strings.ToUpper,
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
 	"when": func(t any) string {
@@ -196,7 +196,7 @@ func humanDuration(d arena.Duration) string {
 		name string
 	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
 		if n := int(t / u.d); n > 0 {
-			parts = append(parts, plural(n, u.name))
+			parts = append(parts, Plural(n, u.name))
 			t -= time.Duration(n) * u.d
 		}
 	}
@@ -206,9 +206,9 @@ func humanDuration(d arena.Duration) string {
 	return strings.Join(parts, " ")
 }
 
-// plural says a count with its noun: "1 round", "3 rounds" (every noun
-// the templates count takes an s).
-func plural(n int, noun string) string {
+// Plural says a count with its noun: "1 round", "3 rounds" (every noun
+// counted, in the templates and the command's messages, takes an s).
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

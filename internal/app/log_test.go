@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -28,7 +29,7 @@ func TestLogKeyBoundToDatabase(t *testing.T) {
 			o := config.Options{DB: storetest.URL(t, engine)}
 			db := openStore(t, o.DB)
 			a, b, missing := filepath.Join(dir, "a.key"), filepath.Join(dir, "b.key"), filepath.Join(dir, "missing.key")
-			lg, err := openLog(ctx, o, a, db, quiet)
+			lg, err := openLog(ctx, withKey(o, a), db, quiet)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,14 +42,14 @@ func TestLogKeyBoundToDatabase(t *testing.T) {
 				{b, "log key " + b + ": tlog: this database's log belongs to the key with public half " + lg.PublicKeyHex() + " (recorded in the database), not to this key (public half " + other + ")"},
 				{missing, "log key " + missing + " does not exist, but this database's log belongs to the key with public half " + lg.PublicKeyHex()},
 			} {
-				if _, err := openLog(ctx, o, c.key, db, quiet); err == nil || !strings.Contains(err.Error(), c.want) {
+				if _, err := openLog(ctx, withKey(o, c.key), db, quiet); err == nil || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("open with %s: %v, want %q", filepath.Base(c.key), err, c.want)
 				}
 			}
 			if _, err := os.Stat(missing); !os.IsNotExist(err) {
 				t.Errorf("a refused key made its file: %v", err)
 			}
-			if _, err := openLog(ctx, o, a, db, quiet); err != nil {
+			if _, err := openLog(ctx, withKey(o, a), db, quiet); err != nil {
 				t.Errorf("the bound key again: %v", err)
 			}
 
@@ -62,7 +63,7 @@ func TestLogKeyBoundToDatabase(t *testing.T) {
 			if _, err := signed.SignedHead(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := openLog(ctx, o, b, old, quiet); err != nil {
+			if _, err := openLog(ctx, withKey(o, b), old, quiet); err != nil {
 				t.Fatal(err)
 			}
 			if v, _, err := old.Setting(ctx, tlog.KeySetting); err != nil || v != other {
@@ -92,7 +93,7 @@ func TestLogKeyPerDatabase(t *testing.T) {
 	if _, err := signed.SignedHead(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lg, err := openLog(ctx, old, "", db, quiet)
+	lg, err := openLog(ctx, old, db, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestLogKeyPerDatabase(t *testing.T) {
 	}
 
 	fresh := config.Options{DB: "sqlite:" + filepath.Join(dir, "b.db")}
-	lgB, err := openLog(ctx, fresh, "", openStore(t, fresh.DB), quiet)
+	lgB, err := openLog(ctx, fresh, openStore(t, fresh.DB), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,25 @@ func TestLogKeyPerDatabase(t *testing.T) {
 	if _, err := other.SignedHead(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openLog(ctx, third, "", c, quiet); arena.ErrorKind(err) != arena.EINVALID || !strings.Contains(err.Error(), "c.db.log.key does not exist, but this database's log has 1 signed tree head") {
+	if _, err := openLog(ctx, third, c, quiet); arena.ErrorKind(err) != arena.EINVALID || !strings.Contains(err.Error(), "c.db.log.key does not exist, but this database's log has 1 signed tree head") {
 		t.Fatalf("c.db, signed by another key than log.key: %v", err)
 	}
+}
+
+// withKey is o with the log key file path.
+func withKey(o config.Options, path string) config.Options {
+	o.LogKey = path
+	return o
+}
+
+// openStore opens the database at dbURL for a test; it is closed when the
+// test ends.
+func openStore(t testing.TB, dbURL string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

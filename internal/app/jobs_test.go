@@ -1,17 +1,16 @@
-package main
+package app
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -35,9 +34,22 @@ func TestHostedForecastJob(t *testing.T) {
 	if err := db.SetAgent(ctx, arena.AgentInfo{Address: "0x00000000000000000000000000000000000000AA", Kind: "external", Name: "TAKEN"}); err != nil {
 		t.Fatal(err)
 	}
-	quiet := slog.New(slog.DiscardHandler)
+	o.NoSync = true
+	hosted := func(o config.Options) (jobs.Job, error) {
+		a, err := New(ctx, o, Deps{DB: db})
+		if err != nil {
+			return jobs.Job{}, err
+		}
+		js, err := a.Jobs(ctx, "http://127.0.0.1:1")
+		for _, j := range js {
+			if j.Name == "forecast-agents" {
+				return j, err
+			}
+		}
+		return jobs.Job{}, err
+	}
 	for range 2 { // a restart registers the same record again
-		j, err := hostedForecastJob(ctx, o, db, nil, "http://127.0.0.1:1", 10*time.Minute, quiet, nil)
+		j, err := hosted(o)
 		if err != nil || j.Name != "forecast-agents" {
 			t.Fatalf("job %+v %v", j, err)
 		}
@@ -54,7 +66,7 @@ func TestHostedForecastJob(t *testing.T) {
 		t.Fatalf("registered %+v", agents)
 	}
 	o.DB = "postgres://x@127.0.0.1:1/db"
-	if _, err := hostedForecastJob(context.Background(), o, db, nil, "http://127.0.0.1:1", time.Minute, quiet, nil); err == nil || !strings.Contains(err.Error(), "ARENA_DATA_DIR") {
+	if _, err := hosted(o); err == nil || !strings.Contains(err.Error(), "ARENA_DATA_DIR") {
 		t.Errorf("postgres without a data dir: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,21 +13,36 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
 )
 
-// logKeyPath is where the tamper-evident log's key lives: the flag's path,
-// else in the data directory (ARENA_DATA_DIR, else the SQLite database's
-// directory), named after a SQLite database (tlog.KeyFile) and log.key
-// for PostgreSQL, else in the user's configuration directory (PostgreSQL
-// without ARENA_DATA_DIR), so that it outlives restarts. legacy is the
-// log.key that a SQLite database's log was signed with before keys were
-// named after their database ("" when there is none to look for).
-func logKeyPath(o config.Options, flagPath string) (path, legacy string, err error) {
-	if flagPath != "" {
-		return flagPath, "", nil
+// OpenLog opens the arena's tamper-evident log (see openLog) on the app's
+// clock, and has the forecast track and the HTTP API use it. Every
+// command that signs or logs opens it here.
+func (a *App) OpenLog(ctx context.Context) (*tlog.Log, error) {
+	lg, err := openLog(ctx, a.Config, a.DB, a.Logger)
+	if err != nil {
+		return nil, err
 	}
-	if dir, err := dataDir(o); err == nil {
+	lg.Now = a.deps.Now
+	a.Log, a.Forecast.Log = lg, lg
+	return lg, nil
+}
+
+// logKeyPath is where the tamper-evident log's key lives: ARENA_LOG_KEY
+// (--log-key), else in the data directory (ARENA_DATA_DIR, else the
+// SQLite database's directory), named after a SQLite database
+// (tlog.KeyFile) and log.key for PostgreSQL, else in the user's
+// configuration directory (PostgreSQL without ARENA_DATA_DIR), so that it
+// outlives restarts. legacy is the log.key that a SQLite database's log
+// was signed with before keys were named after their database ("" when
+// there is none to look for).
+func logKeyPath(o config.Options) (path, legacy string, err error) {
+	if o.LogKey != "" {
+		return o.LogKey, "", nil
+	}
+	if dir, ok := o.DataDirectory(); ok {
 		if db, ok := strings.CutPrefix(o.DB, "sqlite:"); ok {
 			return filepath.Join(dir, tlog.KeyFile(db)), filepath.Join(dir, "log.key"), nil
 		}
@@ -46,8 +61,8 @@ func logKeyPath(o config.Options, flagPath string) (path, legacy string, err err
 // has signed heads and records no key yet records the one that signed
 // them. A key is made only for a log that has signed nothing and records
 // no key: a missing key is otherwise an error, not a silent new signer.
-func openLog(ctx context.Context, o config.Options, flagPath string, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
-	path, legacy, err := logKeyPath(o, flagPath)
+func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
+	path, legacy, err := logKeyPath(o)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +81,7 @@ func openLog(ctx context.Context, o config.Options, flagPath string, db *store.D
 	if !exists(path) {
 		switch {
 		case len(heads) > 0:
-			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, plural(len(heads), "signed tree head"))
+			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, web.Plural(len(heads), "signed tree head"))
 		case bound != "":
 			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log belongs to the key with public half %s: give that key with --log-key (or ARENA_DATA_DIR)", path, bound)
 		}

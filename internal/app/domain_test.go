@@ -1,7 +1,8 @@
-package main
+package app
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -24,19 +25,20 @@ func TestDeploymentDomain(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
-	a, b := emptyDB(t), emptyDB(t)
-	da, err := forecastDomain(ctx, o, open(a))
+	dir := t.TempDir()
+	a, b := "sqlite:"+filepath.Join(dir, "a.db"), "sqlite:"+filepath.Join(dir, "b.db")
+	da, err := Domain(ctx, o, open(a))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := forecastDomain(ctx, o, open(a))
-	db, _ := forecastDomain(ctx, o, open(b))
+	again, _ := Domain(ctx, o, open(a))
+	db, _ := Domain(ctx, o, open(b))
 	if da.ChainID != 0 || da.Contract == (common.Address{}) || again != da || db.Contract == da.Contract {
 		t.Fatalf("arena a %v (again %v), arena b %v: want one stable identifier per database", da, again, db)
 	}
 	// A configured chain and contract are used as they are.
 	o.ChainID, o.Contract = 8453, "0x1000000000000000000000000000000000000001"
-	if d, err := forecastDomain(ctx, o, open(a)); err != nil || d.ChainID != 8453 || d.Contract != common.HexToAddress(o.Contract) {
+	if d, err := Domain(ctx, o, open(a)); err != nil || d.ChainID != 8453 || d.Contract != common.HexToAddress(o.Contract) {
 		t.Fatalf("configured domain: %v %v", d, err)
 	}
 }

@@ -1,0 +1,266 @@
+// Package app is the arena's composition root: from a loaded configuration
+// it builds the store, the forecast and trading tracks, the oracle, the
+// tamper-evident log, the scheduled jobs of `arena serve` and the HTTP
+// handler. `arena serve`, `arena demo` and every command that needs the
+// arena's services build them here, so each is wired one way.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/metrics"
+	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/redact"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/tlog"
+)
+
+// Deps is what a program gives the arena beyond its configuration: what a
+// config file cannot hold (API keys, a logger, an open database, a clock)
+// and the parts a program fixes in code.
+type Deps struct {
+	// Environ holds the model providers' API keys, which model registries
+	// name.
+	Environ []string
+	Logger  *slog.Logger // nil: discard
+	// DB is an already-open store (the demo opens its own to set its clock
+	// and deployment identifier first); New takes it over when it
+	// succeeds. Nil: New opens the configured database.
+	DB *store.DB
+	// Now is every service's clock (nil: the wall clock).
+	Now func() time.Time
+	// Rules are the market selection rules of round creation (nil: the
+	// configured rules file, else the built-in rules).
+	Rules *forecast.Rules
+	// Lineup is the trading track's lineup; given, the track is served.
+	// Nil: the LLM agents of the configured registry (ARENA_AGENTS), from
+	// Jobs.
+	Lineup []arena.LineupEntry
+	// Panel is the oracle's resolver panel (nil: the configured registry's,
+	// ARENA_ORACLE_AGENTS, from Jobs).
+	Panel *oracle.Panel
+}
+
+// App is the arena's parts, wired.
+type App struct {
+	Config   config.Options
+	DB       *store.DB
+	Logger   *slog.Logger
+	Metrics  *metrics.Metrics
+	Log      *tlog.Log // nil until OpenLog
+	Forecast *forecast.Service
+	Trading  *trading.Engine
+	Oracle   *oracle.Service
+
+	deps    Deps
+	closers []func() error
+
+	handlerOnce sync.Once
+	handler     http.Handler
+	handlerErr  error
+}
+
+// New builds the arena's services from o: the store (d.DB, else o.DB
+// opened), the forecast track on this deployment's EIP-712 domain, the
+// trading engine and the oracle, wired to both tracks.
+func New(ctx context.Context, o config.Options, d Deps) (*App, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	a := &App{Config: o, DB: d.DB, Logger: d.Logger, deps: d, Metrics: metrics.New()}
+	if a.Logger == nil {
+		a.Logger = slog.New(slog.DiscardHandler)
+	}
+	if a.DB == nil {
+		db, err := store.Open(ctx, o.DB)
+		if err != nil {
+			return nil, err
+		}
+		a.DB = db
+		a.closers = append(a.closers, db.Close)
+	}
+	if err := a.build(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if d.DB != nil {
+		a.closers = append(a.closers, d.DB.Close)
+	}
+	return a, nil
+}
+
+func (a *App) build(ctx context.Context) error {
+	o, db, d := a.Config, a.DB, a.deps
+	if err := a.Metrics.Register(db.Collector()); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	dom, err := Domain(ctx, o, db)
+	if err != nil {
+		return err
+	}
+	var rules forecast.Rules
+	if d.Rules != nil {
+		rules = *d.Rules
+	} else if rules, err = SelectionRules(ctx, db, o.RoundRules, "--round-rules"); err != nil {
+		return err
+	}
+	a.Forecast = &forecast.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace,
+		Method:    ScoringMethod(o),
+		Admission: forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour}}
+	a.Trading = &trading.Engine{Store: db, Lineup: d.Lineup, Now: d.Now, Logger: a.Logger}
+	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics}, a.Forecast)
+	if d.Panel != nil {
+		return a.setPanel(d.Panel)
+	}
+	return nil
+}
+
+// Close releases what the app holds, in the reverse order of opening: its
+// chain connection, then the store.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+// now is the app's clock.
+func (a *App) now() time.Time {
+	return arena.Clock(a.deps.Now)().UTC()
+}
+
+// WireOracle connects the oracle to both tracks: a change of a market's
+// resolution re-scores the forecast rounds and re-settles the trading
+// positions it touches, in the transaction that records it, and every
+// resolution the oracle applies goes to the forecast track's
+// tamper-evident log (when fsvc has one).
+func WireOracle(svc *oracle.Service, fsvc *forecast.Service) *oracle.Service {
+	svc.Tracks = []arena.ResolutionHook{forecast.Rescore, trading.Resettle}
+	if fsvc != nil {
+		svc.Applied = fsvc.OracleDecided
+	}
+	return svc
+}
+
+func oraclePolicy(o config.Options) arena.OraclePolicy {
+	return arena.OraclePolicy{Architecture: o.OracleArch, AutoMinScore: o.OracleAutoMinScore, RequireUnanimous: o.OracleRequireUnanimous}
+}
+
+// ScoringMethod is the leaderboard's scoring method with the configured
+// entry rules.
+func ScoringMethod(o config.Options) forecast.Method {
+	m := forecast.DefaultMethod()
+	m.MinForecasts, m.MaxPerOrganisation = o.LeaderboardMinForecasts, o.LeaderboardMaxPerOrganisation
+	return m
+}
+
+// Domain is the EIP-712 domain of the configuration (ARENA_CHAIN_ID,
+// ARENA_CONTRACT); with a chain mirrored to (ARENA_CHAIN_RPC and
+// ARENA_CHAIN_ARENA) and neither set, that chain's, as arena serve signs
+// under; without a chain, this deployment's own identifier (see
+// forecast.LocalDomain).
+func Domain(ctx context.Context, o config.Options, db arena.SettingStore) (forecast.Domain, error) {
+	if o.ChainRPC != "" && o.ChainArena != "" && o.ChainID == 0 && common.HexToAddress(o.Contract) == (common.Address{}) {
+		return chainDomain(ctx, o)
+	}
+	if o.ChainID < 0 {
+		return forecast.Domain{}, fmt.Errorf("chain id %d: must not be negative", o.ChainID)
+	}
+	if !common.IsHexAddress(o.Contract) {
+		return forecast.Domain{}, fmt.Errorf("contract %q: want a 0x-prefixed 20-byte address", o.Contract)
+	}
+	return forecast.LocalDomain(ctx, forecast.Domain{ChainID: uint64(o.ChainID), Contract: common.HexToAddress(o.Contract)}, db)
+}
+
+// NewLogger is the arena's logger: text lines on w at level (validated by
+// config), secrets redacted, and the request id on lines logged with a
+// request's context.
+func NewLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	l.UnmarshalText([]byte(level))
+	return slog.New(web.LogHandler(redact.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))))
+}
+
+// tradingServed reports whether the trading track is on: a lineup given
+// in code, or a model registry configured.
+func (a *App) tradingServed() bool {
+	return a.deps.Lineup != nil || a.Config.AgentsFile != ""
+}
+
+// Handler is the HTTP API and dashboard over every part, with the
+// configured admin tokens, rate limits and metrics; the same handler on
+// every call.
+func (a *App) Handler() (http.Handler, error) {
+	a.handlerOnce.Do(func() { a.handler, a.handlerErr = a.buildHandler() })
+	return a.handler, a.handlerErr
+}
+
+func (a *App) buildHandler() (http.Handler, error) {
+	o := a.Config
+	proxies, err := o.TrustedProxyPrefixes()
+	if err != nil {
+		return nil, err
+	}
+	p := web.Parts{Markets: a.DB, DB: a.DB, AdminToken: o.AdminToken, AdminTokenNext: o.AdminTokenNext, Logger: a.Logger,
+		Forecast: a.Forecast, Forecasters: a.DB, Oracle: a.Oracle, Metrics: a.Metrics, Health: a.DB, Rates: a.DB,
+		Limits: web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies, IPv6Prefix: o.RateIPv6Prefix}}
+	if a.tradingServed() {
+		p.Trading = a.Trading
+	}
+	srv := web.Build(p)
+	if a.Log != nil {
+		srv.RegisterLog(a.Log)
+	}
+	return srv.Handler(), nil
+}
+
+// perMinute is a limit of n requests a minute, n of them at once.
+func perMinute(n int) arena.RateLimit {
+	return arena.RateLimit{Burst: float64(n), PerSecond: float64(n) / 60}
+}
+
+// Serve answers HTTP on ln with Handler and runs js on the scheduler
+// until ctx ends, which is a clean stop.
+func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
+	h, err := a.Handler()
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return web.Serve(gctx, ln, h) })
+	if len(js) > 0 {
+		sched := &jobs.Scheduler{Store: a.DB, Logger: a.Logger, Jobs: js, Metrics: a.Metrics}
+		g.Go(func() error { return sched.Run(gctx) })
+	}
+	// Compute the leaderboard analysis now, not on the first reader's
+	// request (on a large database it takes seconds).
+	go func() {
+		if _, err := a.Forecast.Analysis(gctx); err != nil && gctx.Err() == nil {
+			a.Logger.Warn("forecast: analysis at start-up", "err", err)
+		}
+	}()
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}

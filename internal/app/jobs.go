@@ -1,0 +1,289 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/sim"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/strategy"
+	"github.com/forecast-arena/arena/internal/trading"
+)
+
+// simSyncEvery is how often `arena serve` observes a recorded simulated
+// world: often enough that every commit deadline has a price point within
+// the benchmark tolerance (±300 s).
+const simSyncEvery = time.Minute
+
+// Jobs are the scheduled jobs of `arena serve`, in this order: the rate
+// buckets' pruning, the Polymarket sync (unless ARENA_NO_SYNC), the
+// simulated world's (when the database records one), the forecast track's
+// rounds, the chain relayer (with ARENA_CHAIN_RPC and ARENA_CHAIN_ARENA),
+// the trading track's cohorts (with ARENA_AGENTS), the hosted forecast
+// agents (with ARENA_FORECAST_AGENTS; they talk to the server at baseURL)
+// and the oracle (with ARENA_ORACLE_AGENTS). What the jobs need reaches
+// the services too: the forecast track's benchmarks from Polymarket's
+// price history, the trading lineup, the oracle's panel. A broken
+// registry or chain is an error here, so serve fails at start-up.
+func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
+	o := a.Config
+	js := []jobs.Job{a.pruneJob()}
+	if !o.NoSync {
+		pc := Polymarket(o, a.Logger)
+		a.Forecast.Lookup = forecast.TokenLookup(pc.BenchmarkAt)
+		js = append(js, jobs.Job{Name: "polymarket-sync", Schedule: jobs.Every(o.SyncEvery),
+			Run: func(ctx context.Context, _ time.Time) error {
+				rep, err := polymarket.Sync(ctx, a.DB, pc, o.SyncLimit)
+				if err != nil {
+					return err
+				}
+				a.Logger.Info("polymarket sync", "report", rep.String())
+				return nil
+			}})
+	}
+	sj, err := a.simJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	js = append(js, sj...)
+	fjs, err := forecast.Jobs(a.Forecast, forecast.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
+		RevealDelay: o.RoundRevealDelay, RevealWindow: o.RoundRevealWin, RetryEvery: o.RoundRetryEvery})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range fjs {
+		js = append(js, jobs.Periodic(j.Name, j.Every, j.Run))
+	}
+	cj, err := a.relayJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	js = append(js, cj...)
+	if o.AgentsFile != "" {
+		tj, err := a.tradingJobs()
+		if err != nil {
+			return nil, err
+		}
+		js = append(js, tj...)
+	}
+	if o.ForecastAgents != "" {
+		hj, err := a.hostedJob(ctx, baseURL)
+		if err != nil {
+			return nil, err
+		}
+		js = append(js, hj)
+	}
+	if o.OracleAgents != "" {
+		oj, err := a.oracleJob()
+		if err != nil {
+			return nil, err
+		}
+		js = append(js, oj)
+	}
+	return js, nil
+}
+
+// Polymarket is the client of the configured Gamma and CLOB APIs.
+func Polymarket(o config.Options, logger *slog.Logger) *polymarket.Client {
+	c := polymarket.NewClient(o.GammaURL, o.CLOBURL)
+	c.Logger = logger
+	return c
+}
+
+// pruneJob drops idle rate buckets: one idle for a minute has refilled,
+// so pruning those idle for ten keeps the table as small as the set of
+// recent clients.
+func (a *App) pruneJob() jobs.Job {
+	return jobs.Job{Name: "rate-bucket-prune", Schedule: jobs.Every(10 * time.Minute),
+		Run: func(ctx context.Context, period time.Time) error {
+			_, err := a.DB.PruneRateBuckets(ctx, period.Add(-10*time.Minute))
+			return err
+		}}
+}
+
+// simJobs continues the simulated world that `arena sync --source sim`
+// recorded in the database, if any: on the clock, its prices move, its
+// markets close and resolve, so rounds on it are benchmarked and scored
+// like rounds on Polymarket.
+func (a *App) simJobs(ctx context.Context) ([]jobs.Job, error) {
+	cfg, ok, err := sim.Recorded(ctx, a.DB)
+	if err != nil || !ok {
+		return nil, err
+	}
+	world, err := sim.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("recorded sim world: %w", err)
+	}
+	run := func(ctx context.Context, _ time.Time) error {
+		now := a.now().Truncate(time.Second)
+		ms := world.LiveMarkets(now.Add(-time.Hour), now)
+		res, err := a.DB.SaveMarkets(ctx, ms)
+		if err != nil {
+			return fmt.Errorf("sim sync: %w", err)
+		}
+		a.Logger.Debug("sim sync", "markets", len(ms), "updated", res.Updated, "prices", res.Prices)
+		return nil
+	}
+	a.Logger.Info("continuing the simulated world", "seed", cfg.Seed, "start", cfg.Start.Format(time.RFC3339))
+	return []jobs.Job{{Name: "sim-sync", Schedule: jobs.Every(simSyncEvery), Run: run}}, nil
+}
+
+// tradingJobs runs the trading track: cohort start Sunday 00:00 UTC with
+// the LLM lineup of ARENA_AGENTS (agents whose key is missing are skipped
+// with a warning), decision runs from 00:05 (resumed every 10 minutes
+// while an agent is undecided), snapshots every 10 minutes, settlement
+// hourly under ARENA_TRADING_POLICY. Existing cohorts are decided with
+// their frozen lineups, simulated ones included.
+func (a *App) tradingJobs() ([]jobs.Job, error) {
+	policy, err := trading.ParsePolicy(a.Config.TradingPolicy)
+	if err != nil {
+		return nil, err
+	}
+	getenv := llm.EnvLookup(a.deps.Environ)
+	f := &agent.Factory{Getenv: getenv, LLMOptions: []llm.Option{llm.WithLogger(a.Logger)}, Metrics: a.Metrics, Logger: a.Logger}
+	reg, err := llm.LoadRegistry(a.Config.AgentsFile)
+	if err != nil {
+		return nil, err
+	}
+	f.Registry = reg
+	lineup, skipped, err := agent.LLMLineup(reg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, sk := range skipped {
+		a.Logger.Warn("trading agent skipped", "agent", sk.ID, "name", sk.Name, "reason", sk.Reason)
+	}
+	if a.deps.Lineup == nil {
+		a.Trading.Lineup = lineup
+	}
+	a.Trading.ModelTimeout = f.ModelTimeout(a.Trading.Lineup)
+	var warned sync.Map // deciders are rebuilt every period; warn once per cohort and agent
+	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
+		ds, skipped := f.Deciders(c.Lineup)
+		for _, sk := range skipped {
+			if _, dup := warned.LoadOrStore(fmt.Sprintf("%d/%s", c.ID, sk.ID), true); !dup {
+				a.Logger.Warn("trading agent has no decider", "cohort", c.ID, "agent", sk.ID, "reason", sk.Reason)
+			}
+		}
+		return ds, nil
+	}
+	return trading.Jobs(a.Trading, trading.JobsConfig{Deciders: deciders, Policy: policy}), nil
+}
+
+// hostedJob forecasts every open round for each agent of
+// ARENA_FORECAST_AGENTS within ARENA_FORECAST_LEAD_TIME of the commit
+// deadline, through the server's own API at base. Their keys live in the
+// data directory.
+func (a *App) hostedJob(ctx context.Context, base string) (jobs.Job, error) {
+	dir, ok := a.Config.DataDirectory()
+	if !ok {
+		return jobs.Job{}, fmt.Errorf("hosted forecast agents need a data directory for their keys: set ARENA_DATA_DIR")
+	}
+	reg, err := llm.LoadRegistry(a.Config.ForecastAgents)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	h, skipped, err := strategy.NewHosted(ctx, strategy.HostedConfig{Registry: reg, Getenv: llm.EnvLookup(a.deps.Environ), Server: base,
+		DataDir: dir, LeadTime: a.Config.ForecastLeadTime, Store: a.DB, Now: a.deps.Now, Logger: a.Logger, Metrics: a.Metrics})
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	for _, sk := range skipped {
+		a.Logger.Warn("hosted forecast agent skipped", "agent", sk.ID, "reason", sk.Reason)
+	}
+	return jobs.Job{Name: "forecast-agents", Schedule: jobs.Every(time.Minute),
+		Run: func(ctx context.Context, _ time.Time) error { return h.RunOnce(ctx) }}, nil
+}
+
+// oracleJob runs the oracle hourly over the markets waiting for it, with
+// the panel of ARENA_ORACLE_AGENTS (unless the program gave one) on the
+// questions' own text, its calls and evidence cached in the data
+// directory's oracle-cache.
+func (a *App) oracleJob() (jobs.Job, error) {
+	if a.deps.Panel == nil {
+		cache := ""
+		if dir, ok := a.Config.DataDirectory(); ok {
+			cache = filepath.Join(dir, "oracle-cache")
+		}
+		if err := a.UsePanel(a.Config.OracleAgents, Evidence{Spec: "question", CacheDir: cache}); err != nil {
+			return jobs.Job{}, err
+		}
+	}
+	return jobs.Job{Name: "oracle", Schedule: jobs.Every(time.Hour), Run: func(ctx context.Context, _ time.Time) error {
+		n, err := a.Oracle.RunPending(ctx)
+		if n > 0 {
+			a.Logger.Info("oracle run", "markets", n)
+		}
+		return err
+	}}, nil
+}
+
+// maxRulesBytes bounds a selection rules file, which holds a few lines of
+// JSON.
+const maxRulesBytes = 1 << 20
+
+// SelectionRules are the market selection rules of round creation: the
+// complete rules in file (named by flag in errors), or else the built-in
+// ones, which take simulated markets too when the database holds a
+// simulated world, so that 'arena sync --source sim' is enough for rounds.
+func SelectionRules(ctx context.Context, db *store.DB, file, flag string) (forecast.Rules, error) {
+	if file == "" {
+		rules := forecast.DefaultRules()
+		_, simWorld, err := sim.Recorded(ctx, db)
+		if err != nil {
+			return forecast.Rules{}, err
+		}
+		if simWorld {
+			rules.Sources = append(rules.Sources, arena.SourceSim)
+		}
+		return rules, nil
+	}
+	var rules forecast.Rules // the file holds the complete rules
+	b, err := readSmallFile(file, maxRulesBytes)
+	if err != nil {
+		return forecast.Rules{}, fmt.Errorf("%s: %w", flag, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rules); err != nil {
+		return forecast.Rules{}, arena.Errorf(arena.EINVALID, "%s %s: %v", flag, file, err)
+	}
+	if err := rules.Validate(); err != nil {
+		return forecast.Rules{}, fmt.Errorf("%s %s: %w", flag, file, err)
+	}
+	return rules, nil
+}
+
+// readSmallFile reads a file that is small by nature (a rules file)
+// whole, refusing one larger than max: the file may be endless, as
+// /dev/zero is.
+func readSmallFile(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, arena.Errorf(arena.EINVALID, "%s: larger than %d MiB, the limit of this file", path, max>>20)
+	}
+	return b, nil
+}
