@@ -411,7 +411,6 @@ func TestErrorPages(t *testing.T) {
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
-		const agent = "/agents/0x00000000000000000000000000000000000000aa"
 		for _, c := range []struct {
 			name, method, path, accept string
 			status                     int
