@@ -110,7 +110,7 @@ func TestShortAdminTokenRefused(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := Main(ctx, &Env{Stdout: io.Discard, Stderr: io.Discard, Environ: env, Getwd: os.Getwd}, args)
 		cancel()
-		if err == nil || !strings.Contains(err.Error(), "bytes, want at least 32") || !strings.Contains(err.Error(), "--allow-short-admin-token") {
+		if err == nil || !strings.Contains(err.Error(), " is 1 bytes long, want at least 32") || !strings.Contains(err.Error(), "--allow-short-admin-token") {
 			t.Errorf("arena %v: %v", args, err)
 		}
 	}
@@ -122,6 +122,12 @@ func TestShortAdminTokenRefused(t *testing.T) {
 	}
 	if _, _, err := cli(t, []string{"ARENA_ADMIN_TOKEN=" + strings.Repeat("k", 32)}, "config"); err != nil {
 		t.Errorf("32-byte token: %v", err)
+	}
+	// A token no request header can carry leaves the admin API unusable.
+	for _, tok := range []string{strings.Repeat(" ", 40), strings.Repeat("k", 31) + " k", strings.Repeat("k", 32) + "\x7f", strings.Repeat("é", 20)} {
+		if _, _, err := cli(t, []string{"ARENA_ADMIN_TOKEN=" + tok}, "config"); err == nil || !strings.Contains(err.Error(), "use printable ASCII") {
+			t.Errorf("token %q: %v", tok, err)
+		}
 	}
 }
 

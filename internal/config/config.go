@@ -554,8 +554,13 @@ func (o *Options) Validate() error {
 	}
 	for _, t := range []struct{ name, token string }{{"admin token", o.AdminToken}, {"next admin token", o.AdminTokenNext}} {
 		if t.token != "" && len(t.token) < MinAdminTokenBytes && !o.AllowShortAdminToken {
-			errs = append(errs, fmt.Errorf("%s: %d bytes, want at least %d (make one with 'openssl rand -hex 32'; --allow-short-admin-token or ARENA_ALLOW_SHORT_ADMIN_TOKEN=true accepts a short one)",
+			errs = append(errs, fmt.Errorf("the %s is %d bytes long, want at least %d (make one with 'openssl rand -hex 32'; --allow-short-admin-token or ARENA_ALLOW_SHORT_ADMIN_TOKEN=true accepts a short one)",
 				t.name, len(t.token), MinAdminTokenBytes))
+		}
+		// A bearer token is sent in a header: a space or control character
+		// could never match, leaving the admin API unusable.
+		if strings.IndexFunc(t.token, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+			errs = append(errs, fmt.Errorf("the %s holds a space, a control character or a non-ASCII character: use printable ASCII (e.g. 'openssl rand -hex 32')", t.name))
 		}
 	}
 	if o.ChainConfirmations < 1 {

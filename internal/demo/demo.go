@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// its rounds and cohorts would collide with the stored ones.
 	path := filepath.Join(cfg.Dir, "arena.db")
 	if _, err := os.Stat(path); err == nil {
-		return nil, arena.Errorf(arena.ECONFLICT, "demo: %s already holds a demo database; remove it or choose another --dir", path)
+		return nil, arena.Errorf(arena.ECONFLICT, "demo: %s already holds an arena database; remove it or choose another --dir", path)
 	}
 	dbURL := "sqlite:" + path
 	db, err := store.Open(ctx, dbURL)

@@ -25,7 +25,7 @@ func TestDemoRefusesAUsedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := demo.Run(context.Background(), demo.Config{Seed: 1, Rounds: 1, Dir: dir})
-	if arena.ErrorKind(err) != arena.ECONFLICT || !strings.Contains(err.Error(), "already holds a demo database") {
+	if arena.ErrorKind(err) != arena.ECONFLICT || !strings.Contains(err.Error(), "already holds an arena database") {
 		t.Fatalf("reused dir: %v", err)
 	}
 	if b, _ := os.ReadFile(db); string(b) != "earlier run" {

@@ -131,6 +131,9 @@ func Restore(ctx context.Context, from, toURL string, force bool) (arena.SchemaH
 	if err != nil {
 		return h, fmt.Errorf("restore: %w", err)
 	}
+	// A symbolic link names the file it points to: that file is locked and
+	// replaced, never the link.
+	path = realPath(path)
 	lock, err := lockReplace(path)
 	if err != nil {
 		return h, fmt.Errorf("restore: %w", err)

@@ -83,7 +83,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 		}
-		d.db, d.dialect, d.path = db, sqlite, path
+		d.db, d.dialect, d.path = db, sqlite, realPath(path)
 	case strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://"):
 		// The parsers' errors quote the URL, password included, so they
 		// are replaced, not wrapped; the URL is shown redacted.

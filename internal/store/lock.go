@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/gofrs/flock"
 
@@ -26,6 +27,21 @@ const (
 	openLockSuffix  = ".lock"
 	serveLockSuffix = ".serve.lock"
 )
+
+// realPath is the path a SQLite database is locked and replaced under: its
+// symbolic links resolved (of the file, or of its directory while the file
+// does not exist yet), so that two names of one file share its locks. A
+// hard link is another name the kernel gives no way back from: a server on
+// one hard link does not see a server on another.
+func realPath(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		return filepath.Join(dir, filepath.Base(path))
+	}
+	return path
+}
 
 // LockSuffixes are the suffixes of the lock files beside a SQLite
 // database, for commands that remove a database they created.

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,4 +67,41 @@ func openURL(t *testing.T, url string) *store.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// A symbolic link is another name of the same file: a server through the
+// link and one through the file exclude each other, and restore through
+// the link is refused while the file is served (and, once free, replaces
+// the file, not the link).
+func TestLocksFollowSymlinks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "arena.db")
+	link := filepath.Join(t.TempDir(), "link.db")
+	a := openURL(t, "sqlite:"+real)
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ClaimServer(); err != nil {
+		t.Fatal(err)
+	}
+	b := openURL(t, "sqlite:"+link)
+	if err := b.ClaimServer(); arena.ErrorKind(err) != arena.ECONFLICT {
+		t.Fatalf("a second server through a symbolic link: %v", err)
+	}
+	bk := filepath.Join(t.TempDir(), "backup.db")
+	if err := store.Backup(ctx, "sqlite:"+real, bk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Restore(ctx, bk, "sqlite:"+link, true); arena.ErrorKind(err) != arena.ECONFLICT || !strings.Contains(err.Error(), "in use by a running server") {
+		t.Fatalf("restore through a symbolic link to a served file: %v", err)
+	}
+	a.Close()
+	b.Close()
+	if _, err := store.Restore(ctx, bk, "sqlite:"+link, true); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("restore replaced the link itself: %v %v", st, err)
+	}
 }
