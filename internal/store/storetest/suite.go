@@ -37,6 +37,7 @@ var suite = []struct {
 	{"Health", testHealth},
 	{"RateBuckets", testRateBuckets},
 	{"AgentProfiles", testAgentProfiles},
+	{"LogCheckpoints", testLogCheckpoints},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
