@@ -71,8 +71,10 @@ type Report struct {
 	LogRoot         string
 	LogSize         uint64
 	// Checkpoint is the export's checkpoint, when it carries one that
-	// checked out; Quorum says it met Policy's quorum.
+	// checked out, and VKey the log verifier key it verified under;
+	// Quorum says it met Policy's quorum.
 	Checkpoint *tlog.Checkpoint
+	VKey       string
 	Quorum     bool
 }
 
@@ -459,7 +461,7 @@ func (v *verifier) checkCheckpoint(dir string, hashes [][]byte) {
 		v.add(cf, "", "root_hash", "%x, but the first %d exported leaf hashes hash to %x", c.Hash, c.Size, root)
 		return
 	}
-	v.rep.Checkpoint = &c
+	v.rep.Checkpoint, v.rep.VKey = &c, vkey
 }
 
 // signedHead is a head whose signature and place among the others
