@@ -202,10 +202,10 @@ func Fetch(ctx context.Context, hc *http.Client, url, dir string) (*Index, error
 	}
 	base := strings.TrimSuffix(url, "/") + "/"
 	var b bytes.Buffer
-	if err := fetch(ctx, hc, base+IndexFile, &b, maxIndexBytes); err != nil {
+	if _, err := fetch(ctx, hc, base+IndexFile, &b, maxIndexBytes+1); err != nil {
 		return nil, err
 	}
-	idx, err := ParseIndex(b.Bytes())
+	idx, err := ParseIndex(b.Bytes()) // refuses more than maxIndexBytes
 	if err != nil {
 		return nil, fmt.Errorf("export: %s: %w", base+IndexFile, err)
 	}
@@ -228,50 +228,37 @@ func fetchFile(ctx context.Context, hc *http.Client, base, dir string, e IndexEn
 		}
 	}()
 	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(f, h)}
-	if err := fetch(ctx, hc, base+e.Name, cw, e.Size); err != nil {
+	// One byte more than the index lists is enough to tell it is wrong.
+	n, err := fetch(ctx, hc, base+e.Name, io.MultiWriter(f, h), e.Size+1)
+	if err != nil {
 		return err
 	}
-	if sum := hex.EncodeToString(h.Sum(nil)); cw.n != e.Size || sum != e.SHA256 {
-		return fmt.Errorf("export: %s: %d bytes with SHA-256 %s, but the index lists %d bytes with %s (changed in transit, or replaced by a newer export meanwhile: fetch again)",
-			base+e.Name, cw.n, sum, e.Size, e.SHA256)
+	if sum := hex.EncodeToString(h.Sum(nil)); n != e.Size || sum != e.SHA256 {
+		return fmt.Errorf("export: %s: not the %d bytes with SHA-256 %s the index lists (changed in transit, or replaced by a newer export meanwhile: fetch again)",
+			base+e.Name, e.Size, e.SHA256)
 	}
 	return nil
 }
 
-// fetch copies the body of a GET of url to w, refusing more than limit
-// bytes or a status other than 200.
-func fetch(ctx context.Context, hc *http.Client, url string, w io.Writer, limit int64) error {
+// fetch copies at most limit bytes of the body of a GET of url to w and
+// returns how many; a status other than 200 is an error.
+func fetch(ctx context.Context, hc *http.Client, url string, w io.Writer, limit int64) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return 0, fmt.Errorf("export: %w", err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return 0, fmt.Errorf("export: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		return fmt.Errorf("export: GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
+		return 0, fmt.Errorf("export: GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
 	}
-	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
+	n, err := io.Copy(w, io.LimitReader(resp.Body, limit))
 	if err != nil {
-		return fmt.Errorf("export: GET %s: %w", url, err)
+		return n, fmt.Errorf("export: GET %s: %w", url, err)
 	}
-	if n > limit {
-		return fmt.Errorf("export: GET %s: more than %d bytes", url, limit)
-	}
-	return nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return n, nil
 }

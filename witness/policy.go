@@ -127,7 +127,7 @@ func parsePolicy(data []byte, full bool) (*Policy, error) {
 				return nil, bad("the log key of %s again", prev)
 			}
 			keys["log "+string(pub)] = fmt.Sprintf("line %d", i+1)
-			p.Logs = append(p.Logs, Log{Origin: name, Verifier: v, URL: field(f, 2)})
+			p.Logs = append(p.Logs, Log{Origin: name, Verifier: v, VKey: f[1], URL: field(f, 2)})
 		case "witness":
 			if len(f) < 3 || len(f) > 4 {
 				return nil, bad("want witness <name> <vkey> [<url>]")

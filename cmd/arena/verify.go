@@ -28,7 +28,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	since := fs.String("since", "", "with --url: a checkpoint of the arena's log kept earlier (as --save-checkpoint writes it): prove the current one consistent with it")
 	save := fs.String("save-checkpoint", "", "with --url: once everything verifies, write the arena's current checkpoint to FILE, for the next run's --since")
 	vkey := fs.String("vkey", "", "the arena's log verifier key (as URL/log/vkey serves it): pins the checkpoint's origin and the log key, and requires a checkpoint")
-	policyFile := fs.String("witness-policy", "", "C2SP witness policy file (log, witness, group and quorum lines): the checkpoint must be cosigned by its quorum")
+	policyFile := fs.String("witness-policy", "", "C2SP witness policy file (log, witness, group and quorum lines): the checkpoint must be cosigned by its quorum; its log line serves as --vkey")
 	keyHex := fs.String("log-key", "", "the arena's published log public key (hex, as GET /api/v1/log/sth names it); default: the key of --vkey, else the key the export names")
 	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
 	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
@@ -65,6 +65,13 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		}
 		if o.Policy, err = witness.ParsePolicy(b); err != nil {
 			return fmt.Errorf("--witness-policy %s: %w", *policyFile, err)
+		}
+		// The policy's log line names the log key, as --vkey does.
+		switch n := len(o.Policy.Logs); {
+		case o.VKey == "" && n == 1:
+			o.VKey = o.Policy.Logs[0].VKey
+		case o.VKey == "" && n > 1:
+			return fmt.Errorf("--witness-policy %s lists %d logs: name this arena's with --vkey", *policyFile, n)
 		}
 	}
 	var base string
