@@ -313,3 +313,16 @@ func mustHex(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// An export written without a checkpoint into the directory of one
+// written with it leaves no stale checkpoint behind.
+func TestWriteDropsStaleCheckpoint(t *testing.T) {
+	f := played(t)
+	dir := copyExport(t, f.checkpointed)
+	if _, err := export.Write(context.Background(), f.source(), dir, export.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, export.CheckpointFile)); !os.IsNotExist(err) {
+		t.Fatalf("the earlier export's checkpoint is still there: %v", err)
+	}
+}

@@ -11,8 +11,10 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -422,6 +424,10 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 			return nil, fmt.Errorf("export: %w", err)
 		}
 		files = append(files, CheckpointFile)
+	} else if err := os.Remove(filepath.Join(dir, CheckpointFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// An earlier export's checkpoint left in dir would be checked
+		// against these leaves.
+		return nil, fmt.Errorf("export: %w", err)
 	}
 	// The index goes last: a directory with one holds every file it lists.
 	if err := writeIndex(dir, files); err != nil {
