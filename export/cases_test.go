@@ -27,8 +27,8 @@ var both = []string{export.JSONL, export.CSV}
 // every table (badly typed, emptied, changed), then the edits written by
 // hand (rows duplicated, deleted, added, swapped and reordered, files
 // truncated, meta.json and the log's heads, a log rewritten and re-signed
-// by its operator, the schedule's times) and the edits that must not
-// matter.
+// by its operator, the schedule's times), the edits that must not
+// matter, and edits of a witnessed checkpoint.
 func catalogue() []tamper {
 	var cs []tamper
 	for _, spec := range export.Contract {
@@ -50,7 +50,8 @@ func catalogue() []tamper {
 	cs = append(cs, metaCases()...)
 	cs = append(cs, logCases()...)
 	cs = append(cs, claimCases()...)
-	return append(cs, harmless()...)
+	cs = append(cs, harmless()...)
+	return append(cs, checkpointCases()...)
 }
 
 // firstSet is the first row whose column is set (else row 0); in the

@@ -221,7 +221,7 @@ func (w want) String() string {
 type tamper struct {
 	name    string
 	formats []string // default JSON Lines
-	from    string   // fixture export: "" the base one, "sealed", "early"
+	from    string   // fixture export: "" the base one, "sealed", "early", "checkpoint"
 	// trustExport verifies without --log-key: the export's own key is
 	// trusted.
 	trustExport bool
@@ -271,7 +271,7 @@ func TestTamperCatalogue(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
-					from := map[string]string{"": f.base[format], "sealed": f.sealed, "early": f.early}[c.from]
+					from := map[string]string{"": f.base[format], "sealed": f.sealed, "early": f.early, "checkpoint": f.checkpointed}[c.from]
 					e := &edited{t: t, f: f, dir: copyExport(t, from), format: format, tables: map[string]*export.Table{}}
 					w := c.edit(e)
 					e.flush()

@@ -260,6 +260,17 @@ var MetaFields = TableSpec{Name: "meta.json", Columns: []Column{
 	col("max_per_organisation", Recomputed, tUint, "the entry rule the leaderboard is recomputed with (0: no limit)"),
 }}
 
+// CheckpointFields are the parts of the checkpoint file (a C2SP
+// checkpoint note, Options.Checkpoint), listed in docs/verification.md
+// with the tables.
+var CheckpointFields = TableSpec{Name: CheckpointFile, Columns: []Column{
+	col("origin", Signed, tText, "its first line; the name of the log verifier key given with `--vkey` (without it, any name the log key signed)"),
+	col("tree_size", Signed, tUint, "at most the signed head's `tree_size`"),
+	col("root_hash", Signed, tText, "base64; the root of the first `tree_size` exported leaf hashes, which proves every one of those entries included"),
+	col("signature", Signed, tText, "the log key's Ed25519 note signature: the key of `--vkey`, else of `--log-key` (else the export's own)"),
+	opt(col("cosignatures", Signed, tText, "witnesses' cosignature/v1 lines; with `--witness-policy`, a quorum of its witnesses, and a policy witness's line that does not verify fails")),
+}}
+
 // Spec is one exported table's name and columns.
 type Spec struct {
 	Name    string

@@ -46,7 +46,7 @@ func docCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 func TestContractDocumented(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| Table | Column | Class | Written as | Checked by `arena verify` |\n|---|---|---|---|---|\n")
-	for _, spec := range append(export.Contract, export.MetaFields) {
+	for _, spec := range append(export.Contract, export.MetaFields, export.CheckpointFields) {
 		for _, c := range spec.Columns {
 			typ := c.Type()
 			if c.Optional() {

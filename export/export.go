@@ -11,8 +11,10 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +87,12 @@ type Options struct {
 	// text; required with WithPrompts, since a prompt or an error may
 	// carry one.
 	Redact func(string) string
+	// Checkpoint, when set, is the log's latest C2SP checkpoint note with
+	// the witness cosignatures collected for it (tlog.Publisher.Checkpoint),
+	// written as the file checkpoint. Fetch it before calling Write: it must
+	// be signed by the log's key and describe a prefix of the exported log,
+	// whose every leaf hash proves every entry included in it.
+	Checkpoint []byte
 }
 
 func i64(v int64) string   { return strconv.FormatInt(v, 10) }
@@ -365,6 +373,11 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	if err != nil {
 		return nil, err
 	}
+	if o.Checkpoint != nil {
+		if err := checkCheckpoint(ctx, src.Log, o.Checkpoint, head.TreeSize); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -402,7 +415,53 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	if err := os.WriteFile(filepath.Join(dir, "meta.json"), append(b, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
+	files := []string{"meta.json"}
+	for _, sp := range specs {
+		files = append(files, sp.Name+"."+o.Format)
+	}
+	if o.Checkpoint != nil {
+		if err := os.WriteFile(filepath.Join(dir, CheckpointFile), o.Checkpoint, 0o644); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		files = append(files, CheckpointFile)
+	} else if err := os.Remove(filepath.Join(dir, CheckpointFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// An earlier export's checkpoint left in dir would be checked
+		// against these leaves.
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	// The index goes last: a directory with one holds every file it lists.
+	if err := writeIndex(dir, files); err != nil {
+		return nil, err
+	}
 	return counts, nil
+}
+
+// checkCheckpoint checks that note is a checkpoint signed by l's key of a
+// tree of at most size entries that l holds, so that an export never
+// carries a checkpoint its own leaves contradict.
+func checkCheckpoint(ctx context.Context, l *tlog.Log, note []byte, size uint64) error {
+	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(note)))
+	if err != nil {
+		return arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+	}
+	vkey, err := tlog.VerifierKey(c.Origin, l.PublicKey())
+	if err != nil {
+		return fmt.Errorf("export: checkpoint: %w", err)
+	}
+	if _, err := tlog.OpenCheckpoint(note, vkey); err != nil {
+		return arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+	}
+	if c.Size > size {
+		return arena.Errorf(arena.EINVALID, "export: the checkpoint covers %d entries, more than the %d of the export's signed head: fetch the checkpoint before writing the export", c.Size, size)
+	}
+	root, err := l.RootAt(ctx, c.Size)
+	if err != nil {
+		return fmt.Errorf("export: checkpoint: %w", err)
+	}
+	if !tlog.Equal(root, c.Hash) {
+		return arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
+	}
+	return nil
 }
 
 func writeFile(ctx context.Context, path string, src Source, name, format string, sc scope) (n int, err error) {

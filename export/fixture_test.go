@@ -36,6 +36,12 @@ type fixture struct {
 	// sealed is a JSON Lines export after an open round got a commit,
 	// whose log entry is sealed.
 	sealed string
+	// checkpointed is a JSON Lines export at the base moment carrying the
+	// log's checkpoint cosigned by two witnesses, which policy (2 of 2)
+	// names; vkey is the log's verifier key.
+	checkpointed string
+	policy       []byte
+	vkey         string
 }
 
 var (
@@ -102,6 +108,9 @@ func play() (*fixture, error) {
 		if f.base[format], err = f.export(format); err != nil {
 			return f, err
 		}
+	}
+	if err := f.exportCheckpointed(ctx); err != nil {
+		return f, fmt.Errorf("fixture checkpoint: %w", err)
 	}
 	if err := f.openRound(ctx); err != nil {
 		return f, fmt.Errorf("fixture open round: %w", err)

@@ -7,8 +7,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -20,10 +22,12 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/tlog"
+	"github.com/forecast-arena/arena/witness"
 )
 
 // VerifyOptions: LogKey is the log public key the verifier trusts (as
@@ -37,6 +41,13 @@ type VerifyOptions struct {
 	// alone cannot show that it was rolled back to an earlier, consistent
 	// state; a head seen before can.
 	KnownHeads []tlog.Head
+	// VKey is the log's note verifier key (tlog.VerifierKey): it pins the
+	// origin and the key the export's checkpoint is signed with, and is
+	// the log key when LogKey is nil.
+	VKey string
+	// Policy, when set, requires the export's checkpoint to be cosigned
+	// by a quorum of the policy's witnesses.
+	Policy *witness.Policy
 }
 
 // Report says what Verify checked.
@@ -59,6 +70,12 @@ type Report struct {
 	Cells           int // cells read and checked, over every table
 	LogRoot         string
 	LogSize         uint64
+	// Checkpoint is the export's checkpoint, when it carries one that
+	// checked out, and VKey the log verifier key it verified under;
+	// Quorum says it met Policy's quorum.
+	Checkpoint *tlog.Checkpoint
+	VKey       string
+	Quorum     bool
 }
 
 // Mismatch is one difference between an export and what its signed
@@ -164,6 +181,17 @@ func (v *verifier) add(table, key, column, format string, args ...any) {
 // times). Nothing logged may be missing and nothing unlogged may be
 // extra. It returns a *Failed naming every difference.
 func Verify(dir string, o VerifyOptions) (*Report, error) {
+	if o.VKey != "" {
+		_, pub, err := tlog.ParseVerifierKey(o.VKey)
+		if err != nil {
+			return &Report{}, err
+		}
+		if o.LogKey == nil {
+			o.LogKey = pub
+		} else if !o.LogKey.Equal(pub) {
+			return &Report{}, arena.Errorf(arena.EINVALID, "export: the log verifier key holds the key %x, not the log key %x", []byte(pub), []byte(o.LogKey))
+		}
+	}
 	v := &verifier{o: o, rep: &Report{}, t: map[string]*table{}}
 	if !v.readMeta(dir) {
 		return v.rep, &v.fail
@@ -186,7 +214,7 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 	for _, r := range v.t["round_markets"].rows {
 		v.rmOf[r.u("round_id")] = append(v.rmOf[r.u("round_id")], r)
 	}
-	v.checkLog()
+	v.checkLog(dir)
 	v.checkRounds()
 	v.checkSealed()
 	v.checkMarkets()
@@ -268,7 +296,7 @@ func (v *verifier) readMeta(dir string) bool {
 
 // checkLog checks the log's entries against the signed heads and decodes
 // them into the model every table is then compared with.
-func (v *verifier) checkLog() {
+func (v *verifier) checkLog(dir string) {
 	const lt = "log_entries"
 	t := v.t[lt]
 	head := v.meta.Head
@@ -368,7 +396,72 @@ func (v *verifier) checkLog() {
 			v.rep.Heads++
 		}
 	}
+	v.checkCheckpoint(dir, hashes)
 	v.decodeLog(rows, leaves)
+}
+
+// maxCheckpointBytes bounds the checkpoint file: a note with the log's
+// signature and a few dozen cosignatures.
+const maxCheckpointBytes = 64 << 10
+
+// checkCheckpoint checks the export's checkpoint, when it has one: signed
+// by the log key (under VKey's origin, else its own), cosigned by a quorum
+// of Policy's witnesses when there is one, and describing a prefix of the
+// exported log: the first tree_size leaf hashes hash to its root. The
+// leaves themselves are the inclusion proof of every entry, so an export
+// needs no proof beside them. With VKey or Policy it is required.
+func (v *verifier) checkCheckpoint(dir string, hashes [][]byte) {
+	const cf = CheckpointFile
+	b, err := readFileBounded(filepath.Join(dir, cf), maxCheckpointBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		if v.o.VKey != "" || v.o.Policy != nil {
+			v.add(cf, "", "", "missing: the log verifier key and the witness policy check the export's checkpoint")
+		}
+		return
+	}
+	if err != nil {
+		v.add(cf, "", "", "%v", err)
+		return
+	}
+	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(b)))
+	if err != nil {
+		v.add(cf, "", "", "%v", err)
+		return
+	}
+	vkey := v.o.VKey
+	if vkey == "" {
+		if vkey, err = tlog.VerifierKey(c.Origin, v.o.LogKey); err != nil {
+			v.add(cf, "", "origin", "%v", err)
+			return
+		}
+	}
+	if _, err := tlog.OpenCheckpoint(b, vkey); err != nil {
+		v.add(cf, "", "signature", "%v", err)
+		return
+	}
+	if v.o.Policy != nil {
+		lv, err := note.NewVerifier(vkey)
+		if err == nil {
+			_, err = v.o.Policy.Verify(b, lv)
+		}
+		if err != nil {
+			v.add(cf, "", "cosignatures", "%v", err)
+		} else {
+			v.rep.Quorum = true
+		}
+	}
+	switch head := v.meta.Head.TreeSize; {
+	case c.Size > head:
+		v.add(cf, "", "tree_size", "%d entries, more than the export's signed head covers (%d)", c.Size, head)
+		return
+	case c.Size > uint64(len(hashes)):
+		return // the missing entries are reported
+	}
+	if root, err := tlog.Root(hashes[:c.Size]); err != nil || !tlog.Equal(root, c.Hash) {
+		v.add(cf, "", "root_hash", "%x, but the first %d exported leaf hashes hash to %x", c.Hash, c.Size, root)
+		return
+	}
+	v.rep.Checkpoint, v.rep.VKey = &c, vkey
 }
 
 // signedHead is a head whose signature and place among the others

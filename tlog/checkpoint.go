@@ -181,3 +181,21 @@ func openCheckpoint(msg []byte, v note.Verifier) (Checkpoint, *note.Note, error)
 	}
 	return c, n, nil
 }
+
+// ParseVerifierKey returns the origin (the key's name) and the Ed25519
+// public key of a log's note verifier key, the form VerifierKey writes.
+func ParseVerifierKey(vkey string) (string, ed25519.PublicKey, error) {
+	if _, err := note.NewVerifier(vkey); err != nil {
+		return "", nil, arena.Errorf(arena.EINVALID, "log verifier key %q: %v", vkey, err)
+	}
+	name, rest, _ := strings.Cut(vkey, "+")
+	_, b64, _ := strings.Cut(rest, "+")
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(key) != 1+ed25519.PublicKeySize || key[0] != 1 {
+		return "", nil, arena.Errorf(arena.EINVALID, "log verifier key %q: not an Ed25519 key", vkey)
+	}
+	if err := CheckOrigin(name); err != nil {
+		return "", nil, arena.Errorf(arena.EINVALID, "log verifier key %q: %v", vkey, err)
+	}
+	return name, ed25519.PublicKey(key[1:]), nil
+}

@@ -56,15 +56,16 @@ func (m *MemCheckpoints) SaveCheckpoint(_ context.Context, size uint64, n []byte
 	if m.note != nil && size < m.size {
 		return arena.Errorf(arena.ECONFLICT, "tlog: checkpoint %d is older than the saved %d", size, m.size)
 	}
-	if m.note != nil && size == m.size && noteText(n) != noteText(m.note) {
+	if m.note != nil && size == m.size && NoteText(n) != NoteText(m.note) {
 		return arena.Errorf(arena.ECONFLICT, "tlog: another checkpoint of size %d is saved", size)
 	}
 	m.size, m.note = size, bytes.Clone(n)
 	return nil
 }
 
-// noteText is the text of a signed note: what precedes its last blank line.
-func noteText(n []byte) string {
+// NoteText is the signed text of a note: what precedes its last blank
+// line, which its signature lines follow.
+func NoteText(n []byte) string {
 	if i := bytes.LastIndex(n, []byte("\n\n")); i >= 0 {
 		return string(n[:i+1])
 	}

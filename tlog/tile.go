@@ -92,6 +92,19 @@ func (l *Log) treeHash(size int64) ([]byte, error) {
 	return h[:], nil
 }
 
+// RootAt is the root hash of the log's first size entries: ErrRange
+// beyond the log.
+func (l *Log) RootAt(ctx context.Context, size uint64) ([]byte, error) {
+	n, err := l.sync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if size > uint64(n) {
+		return nil, ErrRange
+	}
+	return l.treeHash(int64(size))
+}
+
 // proveTree is the RFC 6962 consistency proof from size old to size
 // (empty when old is 0 or size: nothing to prove); the caller has synced
 // at least size leaves.

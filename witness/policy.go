@@ -127,7 +127,7 @@ func parsePolicy(data []byte, full bool) (*Policy, error) {
 				return nil, bad("the log key of %s again", prev)
 			}
 			keys["log "+string(pub)] = fmt.Sprintf("line %d", i+1)
-			p.Logs = append(p.Logs, Log{Origin: name, Verifier: v, URL: field(f, 2)})
+			p.Logs = append(p.Logs, Log{Origin: name, Verifier: v, VKey: f[1], URL: field(f, 2)})
 		case "witness":
 			if len(f) < 3 || len(f) > 4 {
 				return nil, bad("want witness <name> <vkey> [<url>]")
@@ -282,13 +282,19 @@ func (p *Policy) Verify(msg []byte, logs ...note.Verifier) (tlog.Checkpoint, err
 		return tlog.Checkpoint{}, fmt.Errorf("witness policy: the checkpoint of %q is not signed by a log key of that name", c.Origin)
 	}
 	if p.quorum != nil && !p.quorum.witnessed(cosigned) {
-		var have []string
+		var have, lack []string
 		for i, ok := range cosigned {
 			if ok {
 				have = append(have, p.Witnesses[i].Name)
+			} else {
+				lack = append(lack, p.Witnesses[i].Name)
 			}
 		}
-		return tlog.Checkpoint{}, fmt.Errorf("witness policy: the checkpoint is cosigned by %d witnesses of the policy (%s), short of its quorum", len(have), strings.Join(have, ", "))
+		by := "none of the policy's witnesses"
+		if len(have) > 0 {
+			by = fmt.Sprintf("%d of the policy's witnesses (%s)", len(have), strings.Join(have, ", "))
+		}
+		return tlog.Checkpoint{}, fmt.Errorf("witness policy: the checkpoint is cosigned by %s, short of its quorum: no cosignature by %s", by, strings.Join(lack, ", "))
 	}
 	return c, nil
 }

@@ -101,6 +101,10 @@ func TestPolicyVerify(t *testing.T) {
 		if err == nil && (c.Origin != l.origin || c.Size != 8) {
 			t.Errorf("%s: checkpoint %+v", tc.name, c)
 		}
+		// A quorum not met names the witnesses whose cosignature lacks.
+		if tc.name == "2 of 2: one cosignature missing" && (err == nil || !strings.Contains(err.Error(), "no cosignature by w1")) {
+			t.Errorf("%s: %v does not name w1", tc.name, err)
+		}
 	}
 
 	p, err := witness.ParsePolicy([]byte(logLine + witnesses + "group g all w0 w1\nquorum g\n"))

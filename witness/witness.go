@@ -45,6 +45,7 @@ import (
 type Log struct {
 	Origin   string
 	Verifier note.Verifier
+	VKey     string // the verifier key Verifier was made from
 	URL      string // optional: where the log is served
 }
 

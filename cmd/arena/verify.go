@@ -2,53 +2,107 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
 	"fmt"
+	"net/url"
+	"os"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/renameio/v2"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/tlog"
+	"github.com/forecast-arena/arena/witness"
 )
 
 func init() {
-	register("verify", "check an export against its contract: every table and column, signatures, commit hashes, scores and leaderboard recomputed, log proofs; with --chain, compare it with on-chain state", runVerify)
+	register("verify", "check an export against its contract: every table and column, signatures, commit hashes, scores and leaderboard recomputed, log proofs, the witnessed checkpoint; with --url, an arena's published export and log; with --chain, on-chain state", runVerify)
 }
 
 func runVerify(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "verify", "--export DIR [--log-key HEX] [--chain RPC --arena ADDR]")
+	fs := newFlagSet(env, "verify", "--export DIR | --url URL [--since FILE] [--save-checkpoint FILE] [--vkey VKEY] [--witness-policy FILE] [--log-key HEX] [--chain RPC --arena ADDR]")
 	dir := fs.String("export", "", "directory written by 'arena export'")
-	keyHex := fs.String("log-key", "", "the arena's published log public key (hex, as GET /api/v1/log/sth names it); default: trust the key the export names")
+	arenaURL := fs.String("url", "", "an arena's address: fetch its published export (URL/exports/latest/), verify it, and prove its current checkpoint (URL/log/checkpoint) consistent with the export's from its hash tiles")
+	since := fs.String("since", "", "with --url: a checkpoint of the arena's log kept earlier (as --save-checkpoint writes it): prove the current one consistent with it")
+	save := fs.String("save-checkpoint", "", "with --url: once everything verifies, write the arena's current checkpoint to FILE, for the next run's --since")
+	vkey := fs.String("vkey", "", "the arena's log verifier key (as URL/log/vkey serves it): pins the checkpoint's origin and the log key, and requires a checkpoint")
+	policyFile := fs.String("witness-policy", "", "C2SP witness policy file (log, witness, group and quorum lines): the checkpoint must be cosigned by its quorum; its log line serves as --vkey")
+	keyHex := fs.String("log-key", "", "the arena's published log public key (hex, as GET /api/v1/log/sth names it); default: the key of --vkey, else the key the export names")
 	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
 	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	if *dir == "" {
-		return fmt.Errorf("--export is required")
-	}
-	if (*rpcURL == "") != (*arenaFlag == "") {
+	switch {
+	case (*dir == "") == (*arenaURL == ""):
+		return fmt.Errorf("give one of --export and --url")
+	case *arenaURL == "" && (*since != "" || *save != ""):
+		return fmt.Errorf("--since and --save-checkpoint go with --url (an export alone holds no later checkpoint to compare with)")
+	case (*rpcURL == "") != (*arenaFlag == ""):
 		return fmt.Errorf("--chain and --arena go together")
-	}
-	if *arenaFlag != "" && !common.IsHexAddress(*arenaFlag) {
+	case *arenaFlag != "" && !common.IsHexAddress(*arenaFlag):
 		return fmt.Errorf("--arena %q is not an address", *arenaFlag)
 	}
-	var pub ed25519.PublicKey
+	var o export.VerifyOptions
 	if *keyHex != "" {
 		var err error
-		if pub, err = tlog.ParsePublicKey(*keyHex); err != nil {
+		if o.LogKey, err = tlog.ParsePublicKey(*keyHex); err != nil {
 			return err
 		}
 	}
-	rep, err := export.Verify(*dir, export.VerifyOptions{LogKey: pub})
+	if *vkey != "" {
+		if _, _, err := tlog.ParseVerifierKey(*vkey); err != nil {
+			return fmt.Errorf("--vkey: %w", err)
+		}
+		o.VKey = *vkey
+	}
+	if *policyFile != "" {
+		b, err := readFlagFile("--witness-policy", *policyFile)
+		if err != nil {
+			return err
+		}
+		if o.Policy, err = witness.ParsePolicy(b); err != nil {
+			return fmt.Errorf("--witness-policy %s: %w", *policyFile, err)
+		}
+		// The policy's log line names the log key, as --vkey does.
+		switch n := len(o.Policy.Logs); {
+		case o.VKey == "" && n == 1:
+			o.VKey = o.Policy.Logs[0].VKey
+		case o.VKey == "" && n > 1:
+			return fmt.Errorf("--witness-policy %s lists %d logs: name this arena's with --vkey", *policyFile, n)
+		}
+	}
+	var base string
+	if *arenaURL != "" {
+		u, err := url.Parse(*arenaURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--url %q: want the arena's address, such as https://arena.example.com", *arenaURL)
+		}
+		base = strings.TrimSuffix(u.String(), "/")
+		if *dir, err = os.MkdirTemp("", "arena-verify-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(*dir)
+		if _, err := export.Fetch(ctx, nil, base+"/exports/latest/", *dir); err != nil {
+			return fmt.Errorf("verification FAILED: fetching the published export: %w", err)
+		}
+	}
+	rep, err := export.Verify(*dir, o)
 	if err != nil {
 		return fmt.Errorf("verification FAILED: %w", err)
 	}
 	fmt.Fprintf(env.Stdout, "log: %d entries (%d sealed until their round is triggered: hash only), root %s; %d inclusion proofs, %d signed heads consistent with the latest\n",
 		rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.Heads)
+	if c := rep.Checkpoint; c != nil {
+		witnessed := "no witness policy given"
+		if rep.Quorum {
+			witnessed = "cosigned by a quorum of the witness policy"
+		}
+		fmt.Fprintf(env.Stdout, "checkpoint: log %s at %d entries, signed by the log key (%s); the exported leaves hash to its root\n", c.Origin, c.Size, witnessed)
+	}
 	fmt.Fprintf(env.Stdout, "rounds %d, markets %d, submissions %d: %d EIP-712 signatures, %d commit hashes, %d benchmarks, %d outcomes, %d scores recomputed\n",
 		rep.Rounds, rep.Markets, rep.Submissions, rep.Signatures, rep.CommitHashes, rep.Benchmarks, rep.Outcomes, rep.Scores)
 	fmt.Fprintf(env.Stdout, "agents: %d signed profiles matched their latest logged update\n", rep.Profiles)
@@ -59,13 +113,73 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "leaderboard: %d rows recomputed\n", rep.LeaderboardRows)
 	}
 	if rep.KeyFromExport {
-		fmt.Fprintln(env.Stdout, "note: the log key was taken from the export itself; pass --log-key with the arena's published key to rule out a re-signed log")
+		fmt.Fprintln(env.Stdout, "note: the log key was taken from the export itself; pass --vkey or --log-key with the arena's published key to rule out a re-signed log")
 	}
 	fmt.Fprintln(env.Stdout, "OK: the export is consistent with its signed log")
+	if base != "" {
+		if err := verifyLive(ctx, env, base, rep, o.Policy, *since, *save); err != nil {
+			return fmt.Errorf("verification FAILED: %w", err)
+		}
+	}
 	if *rpcURL == "" {
 		return nil
 	}
 	return verifyExportOnChain(ctx, env, *dir, *rpcURL, common.HexToAddress(*arenaFlag))
+}
+
+// verifyLive checks an arena's current checkpoint, fetched from base/log/,
+// against the verified export's: signed by the same log key (and
+// cosigned by the policy's quorum), and its tree an extension of the
+// export's, proved from the log's hash tiles; and likewise against the
+// checkpoint kept in the file since. It saves the current checkpoint in
+// the file save.
+func verifyLive(ctx context.Context, env *Env, base string, rep *export.Report, policy *witness.Policy, since, save string) error {
+	if rep.Checkpoint == nil {
+		return fmt.Errorf("the published export carries no checkpoint to tie it to the arena's log")
+	}
+	remote := &tlog.Remote{URL: base + "/log/"}
+	msg, err := remote.Checkpoint(ctx)
+	if err != nil {
+		return err
+	}
+	cur, err := tlog.OpenCheckpoint(msg, rep.VKey)
+	if err != nil {
+		return fmt.Errorf("the arena's current checkpoint: %w", err)
+	}
+	if policy != nil {
+		lv, err := note.NewVerifier(rep.VKey)
+		if err == nil {
+			_, err = policy.Verify(msg, lv)
+		}
+		if err != nil {
+			return fmt.Errorf("the arena's current checkpoint: %w", err)
+		}
+	}
+	if err := remote.ProveConsistent(ctx, *rep.Checkpoint, cur); err != nil {
+		return fmt.Errorf("the export's checkpoint (%d entries) and the arena's current one (%d entries): %w", rep.Checkpoint.Size, cur.Size, err)
+	}
+	fmt.Fprintf(env.Stdout, "live: the arena's current checkpoint (%d entries) extends the export's (%d), proved from its hash tiles\n", cur.Size, rep.Checkpoint.Size)
+	if since != "" {
+		b, err := readFlagFile("--since", since)
+		if err != nil {
+			return err
+		}
+		old, err := tlog.OpenCheckpoint(b, rep.VKey)
+		if err != nil {
+			return fmt.Errorf("--since %s: %w", since, err)
+		}
+		if err := remote.ProveConsistent(ctx, old, cur); err != nil {
+			return fmt.Errorf("--since %s (%d entries) and the arena's current checkpoint (%d entries): %w", since, old.Size, cur.Size, err)
+		}
+		fmt.Fprintf(env.Stdout, "since: the arena's current checkpoint extends the one kept in %s (%d entries)\n", since, old.Size)
+	}
+	if save != "" {
+		if err := renameio.WriteFile(save, msg, 0o644); err != nil {
+			return fmt.Errorf("--save-checkpoint: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "saved the current checkpoint to %s: pass it as --since next time\n", save)
+	}
+	return nil
 }
 
 // verifyExportOnChain compares a verified export with the chain it was

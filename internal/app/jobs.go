@@ -254,7 +254,7 @@ func SelectionRules(ctx context.Context, db *store.DB, file, flag string) (forec
 		return rules, nil
 	}
 	var rules forecast.Rules // the file holds the complete rules
-	b, err := readSmallFile(file, maxRulesBytes)
+	b, err := ReadSmallFile(file, maxRulesBytes)
 	if err != nil {
 		return forecast.Rules{}, fmt.Errorf("%s: %w", flag, err)
 	}
@@ -269,10 +269,10 @@ func SelectionRules(ctx context.Context, db *store.DB, file, flag string) (forec
 	return rules, nil
 }
 
-// readSmallFile reads a file that is small by nature (a rules file)
-// whole, refusing one larger than max: the file may be endless, as
-// /dev/zero is.
-func readSmallFile(path string, max int64) ([]byte, error) {
+// ReadSmallFile reads a file that is small by nature (a rules file, a
+// witness policy, a kept checkpoint) whole, refusing one larger than max:
+// the file may be endless, as /dev/zero is.
+func ReadSmallFile(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

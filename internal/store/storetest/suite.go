@@ -39,6 +39,7 @@ var suite = []struct {
 	{"Health", testHealth},
 	{"RateBuckets", testRateBuckets},
 	{"AgentProfiles", testAgentProfiles},
+	{"LogCheckpoints", testLogCheckpoints},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the

@@ -1,0 +1,264 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// File names of an export besides its tables.
+const (
+	// CheckpointFile holds the log's C2SP checkpoint note, with its
+	// witness cosignatures (Options.Checkpoint).
+	CheckpointFile = "checkpoint"
+	// IndexFile lists every other file of the export with its size and
+	// SHA-256, for a verifier that fetches the export over HTTP (Fetch):
+	// it names what to fetch and catches a file changed in transit. It is
+	// not authenticated, and Verify does not read it.
+	IndexFile = "index.json"
+)
+
+// Index is index.json.
+type Index struct {
+	Files []IndexEntry `json:"files"`
+}
+
+// IndexEntry is one file of an export.
+type IndexEntry struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"` // lowercase hex
+}
+
+// Bounds of an index: a few dozen files, each at most a table's size.
+const (
+	maxIndexBytes = 64 << 10
+	maxIndexFiles = 64
+)
+
+// fileName is what an export's file may be called: a plain name in one
+// directory, which a fetched index can never turn into another path.
+var fileName = regexp.MustCompile(`^[a-z0-9_]{1,64}(\.[a-z0-9]{1,8})?$`)
+
+// ErrIndex is wrapped by the errors about a malformed index.json.
+var ErrIndex = errors.New("malformed index.json")
+
+// ParseIndex parses index.json strictly: known fields only, plain unique
+// file names (meta.json among them), sizes within MaxTableBytes and
+// SHA-256 digests in lowercase hex.
+func ParseIndex(b []byte) (*Index, error) {
+	if len(b) > maxIndexBytes {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrIndex, maxIndexBytes)
+	}
+	var idx Index
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&idx); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrIndex, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the object", ErrIndex)
+	}
+	if len(idx.Files) > maxIndexFiles {
+		return nil, fmt.Errorf("%w: %d files, more than %d", ErrIndex, len(idx.Files), maxIndexFiles)
+	}
+	seen := map[string]bool{}
+	for _, f := range idx.Files {
+		switch {
+		case !fileName.MatchString(f.Name) || f.Name == IndexFile:
+			return nil, fmt.Errorf("%w: file name %q", ErrIndex, f.Name)
+		case seen[f.Name]:
+			return nil, fmt.Errorf("%w: %s listed twice", ErrIndex, f.Name)
+		case f.Size < 0 || f.Size > MaxTableBytes:
+			return nil, fmt.Errorf("%w: %s has size %d", ErrIndex, f.Name, f.Size)
+		case !isHex(f.SHA256, "", sha256.Size):
+			return nil, fmt.Errorf("%w: %s's sha256 %q is not 64 lowercase hex digits", ErrIndex, f.Name, f.SHA256)
+		}
+		seen[f.Name] = true
+	}
+	if !seen["meta.json"] {
+		return nil, fmt.Errorf("%w: no meta.json", ErrIndex)
+	}
+	return &idx, nil
+}
+
+func (idx *Index) entry(name string) (IndexEntry, bool) {
+	for _, f := range idx.Files {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return IndexEntry{}, false
+}
+
+// writeIndex hashes the export's files and writes index.json.
+func writeIndex(dir string, files []string) error {
+	var idx Index
+	for _, name := range files {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("export: index: %w", err)
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("export: index: %s: %w", name, err)
+		}
+		idx.Files = append(idx.Files, IndexEntry{Name: name, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
+	}
+	b, err := json.MarshalIndent(idx, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// Handler serves an export directory written by Write, read-only, at its
+// mount point (strip the prefix with http.StripPrefix): GET /index.json,
+// and GET /<name> for each file the index lists, nothing else. Each
+// request reads the index again, so the directory may be replaced by a
+// newer export meanwhile (a symbolic link renamed over the old one); a
+// client that read the old index then finds a file whose digest differs
+// and fetches again. Errors are plain text: 404 before the first export.
+func Handler(dir string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-cache") // revalidated: the export is replaced daily
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		b, err := readFileBounded(filepath.Join(dir, IndexFile), maxIndexBytes)
+		if errors.Is(err, fs.ErrNotExist) {
+			http.Error(w, "no export published yet", http.StatusNotFound)
+			return
+		}
+		var idx *Index
+		if err == nil {
+			idx, err = ParseIndex(b)
+		}
+		if err != nil {
+			http.Error(w, "the export's index is unreadable", http.StatusInternalServerError)
+			return
+		}
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		if name == IndexFile {
+			h.Set("Content-Type", "application/json")
+			http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+			return
+		}
+		e, ok := idx.entry(name)
+		if !ok {
+			http.Error(w, "no such file in the export", http.StatusNotFound)
+			return
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name))
+		if err != nil {
+			http.Error(w, "the export's file is unreadable", http.StatusInternalServerError)
+			return
+		}
+		defer f.Close()
+		h.Set("Content-Type", contentType(e.Name))
+		h.Set("ETag", `"`+e.SHA256+`"`)
+		http.ServeContent(w, r, e.Name, time.Time{}, f)
+	})
+}
+
+func contentType(name string) string {
+	switch filepath.Ext(name) {
+	case ".json":
+		return "application/json"
+	case ".csv":
+		return "text/csv; charset=utf-8"
+	}
+	return "text/plain; charset=utf-8" // JSON Lines, the checkpoint note
+}
+
+// Fetch downloads the export served at url (a Handler's mount point, such
+// as https://arena.example/exports/latest/) into dir: its index, then
+// every file the index lists, each checked against its size and SHA-256
+// as it is written. It returns the index.
+func Fetch(ctx context.Context, hc *http.Client, url, dir string) (*Index, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	base := strings.TrimSuffix(url, "/") + "/"
+	var b bytes.Buffer
+	if _, err := fetch(ctx, hc, base+IndexFile, &b, maxIndexBytes+1); err != nil {
+		return nil, err
+	}
+	idx, err := ParseIndex(b.Bytes()) // refuses more than maxIndexBytes
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", base+IndexFile, err)
+	}
+	for _, e := range idx.Files {
+		if err := fetchFile(ctx, hc, base, dir, e); err != nil {
+			return nil, err
+		}
+	}
+	return idx, nil
+}
+
+func fetchFile(ctx context.Context, hc *http.Client, base, dir string, e IndexEntry) (err error) {
+	f, err := os.OpenFile(filepath.Join(dir, e.Name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("export: %w", cerr)
+		}
+	}()
+	h := sha256.New()
+	// One byte more than the index lists is enough to tell it is wrong.
+	n, err := fetch(ctx, hc, base+e.Name, io.MultiWriter(f, h), e.Size+1)
+	if err != nil {
+		return err
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); n != e.Size || sum != e.SHA256 {
+		return fmt.Errorf("export: %s: not the %d bytes with SHA-256 %s the index lists (changed in transit, or replaced by a newer export meanwhile: fetch again)",
+			base+e.Name, e.Size, e.SHA256)
+	}
+	return nil
+}
+
+// fetch copies at most limit bytes of the body of a GET of url to w and
+// returns how many; a status other than 200 is an error.
+func fetch(ctx context.Context, hc *http.Client, url string, w io.Writer, limit int64) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, fmt.Errorf("export: %w", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("export: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return 0, fmt.Errorf("export: GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
+	}
+	n, err := io.Copy(w, io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return n, fmt.Errorf("export: GET %s: %w", url, err)
+	}
+	return n, nil
+}
