@@ -582,7 +582,7 @@ func (d *DB) TradingVersion(ctx context.Context) (string, error) {
 			var id int64
 			var digest string
 			err := sc.Scan(&id, &digest)
-			return fmt.Sprint(id, digest), err
+			return fmt.Sprintf("%d %s", id, digest), err
 		})
 	if err != nil {
 		return "", fmt.Errorf("store: trading version: %w", err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,9 +216,9 @@ func (e *Engine) results(ctx context.Context, cohorts []*arena.Cohort) ([]Cohort
 // default) or by Brier score.
 var Sorts = []string{"return", "brier"}
 
-// MaxCachedLeaderboards bounds the windows whose leaderboard is kept: the
+// maxCachedLeaderboards bounds the windows whose leaderboard is kept: the
 // least recently read is dropped beyond it.
-const MaxCachedLeaderboards = 8
+const maxCachedLeaderboards = 8
 
 // board is a leaderboard as Aggregate orders it, and the version of the
 // data it was computed from.
@@ -235,7 +236,7 @@ type board struct {
 func (e *Engine) Leaderboard(ctx context.Context, window time.Duration, sortBy string) (LeaderboardJSON, error) {
 	sortBy = cmp.Or(sortBy, Sorts[0])
 	if !slices.Contains(Sorts, sortBy) {
-		return LeaderboardJSON{}, arena.Errorf(arena.EINVALID, "sort %q: want %s or %s", sortBy, Sorts[0], Sorts[1])
+		return LeaderboardJSON{}, arena.Errorf(arena.EINVALID, "sort %q: want %s", sortBy, strings.Join(Sorts, " or "))
 	}
 	// The version is read first: data written meanwhile is then computed
 	// under the older version, and the next reader sees a newer one.
@@ -287,7 +288,7 @@ func (e *Engine) Leaderboard(ctx context.Context, window time.Duration, sortBy s
 }
 
 // boardCache keeps the leaderboards last computed, by window, for the
-// MaxCachedLeaderboards windows read last.
+// maxCachedLeaderboards windows read last.
 type boardCache struct {
 	mu  sync.Mutex
 	lru *simplelru.LRU[time.Duration, board]
@@ -306,7 +307,7 @@ func (c *boardCache) add(window time.Duration, b board) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.lru == nil {
-		c.lru, _ = simplelru.NewLRU[time.Duration, board](MaxCachedLeaderboards, nil) // fails only for a size below 1
+		c.lru, _ = simplelru.NewLRU[time.Duration, board](maxCachedLeaderboards, nil) // fails only for a size below 1
 	}
 	c.lru.Add(window, b)
 }

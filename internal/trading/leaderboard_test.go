@@ -129,5 +129,13 @@ func TestLeaderboardCache(t *testing.T) {
 			t.Fatalf("one cohort in the last two weeks: %+v", lb.Rows)
 		}
 		check("every cohort, cached under its own window", 0, false)
+		// The cache is bounded: reading many other windows drops the
+		// least recently read.
+		for d := range 20 {
+			if _, err := e.Leaderboard(ctx, time.Duration(d+1)*24*time.Hour, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check("every cohort, after twenty other windows", 0, true)
 	})
 }

@@ -1,8 +1,11 @@
 package web
 
-// The JSON shapes of the API, in one place. The forecast protocol's
-// request and response types live in package forecast (wire.go), shared
-// with the participant client.
+// The JSON shapes of the API that only the API writes. The shapes the
+// command prints too live with their concern: the forecast protocol's
+// request and response types in package forecast (wire.go), shared with
+// the participant client; markets and money (arena.MarketJSON,
+// arena.Dollars) in the root package; cohorts and the trading leaderboard
+// in package trading (wire.go).
 
 import (
 	"encoding/json"
