@@ -29,18 +29,21 @@ const module = "github.com/forecast-arena/arena"
 // TestPublicAPISealed). Test files are not counted: tests may wire
 // anything together.
 func TestLayering(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}`, "./...").Output()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}|{{join .Imports " "}}`, "./...").Output()
 	if err != nil {
 		t.Skipf("go list unavailable: %v", err)
 	}
-	deps := map[string]map[string]bool{} // package (relative) → its dependencies of ours
+	deps := map[string]map[string]bool{}    // package (relative) → its dependencies of ours
+	imports := map[string]map[string]bool{} // package (relative) → the packages of ours it imports itself
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Split(line, "|")
 		pkg := rel(f[0])
-		deps[pkg] = map[string]bool{}
-		for _, d := range strings.Fields(f[1]) {
-			if strings.HasPrefix(d, module) {
-				deps[pkg][rel(d)] = true
+		deps[pkg], imports[pkg] = map[string]bool{}, map[string]bool{}
+		for i, m := range []map[string]bool{deps[pkg], imports[pkg]} {
+			for _, d := range strings.Fields(f[i+1]) {
+				if strings.HasPrefix(d, module) {
+					m[rel(d)] = true
+				}
 			}
 		}
 	}
@@ -102,9 +105,14 @@ func TestLayering(t *testing.T) {
 			t.Errorf("%s imports app: only the programs (cmd/arena, demo) build on the composition root", pkg)
 		}
 		// The server is wired by the composition root alone (see
-		// TestCompositionRoot); the command renders the API's JSON views.
+		// TestCompositionRoot); the programs reach it only through app,
+		// and render the wire types of the domain and the tracks.
 		if ds["web"] && !programs(pkg) && pkg != "app" && !strings.HasPrefix(pkg, "web") {
 			t.Errorf("%s imports web: only internal/app wires the server", pkg)
+		}
+		if imports[pkg]["web"] && programs(pkg) {
+			t.Errorf("%s imports web itself: only internal/app wires the server; a program builds on app, "+
+				"and the wire types it prints belong to the domain (arena) and the tracks (forecast, trading)", pkg)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package arena
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -233,6 +234,54 @@ type MarketFilter struct {
 	// ClosesAfter keeps markets closing strictly after this time (zero: any).
 	ClosesAfter time.Time
 	Limit       int // 0 = all
+}
+
+// ParseMarketFilter reads source, status and limit parameters.
+func ParseMarketFilter(source, status, limit string) (MarketFilter, error) {
+	f := MarketFilter{Source: source, Status: MarketStatus(status)}
+	if status != "" && !f.Status.Valid() {
+		return f, Errorf(EINVALID, "status %q: want open, closed or resolved", status)
+	}
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 0 {
+			return f, Errorf(EINVALID, "limit %q: want a non-negative integer", limit)
+		}
+		f.Limit = n
+	}
+	return f, nil
+}
+
+// MarketJSON is the public JSON shape of a market, shared by the API and
+// `arena markets --format json`.
+type MarketJSON struct {
+	ID         int64              `json:"id"`
+	Source     string             `json:"source"`
+	SourceID   string             `json:"source_id"`
+	Question   string             `json:"question"`
+	Category   string             `json:"category"`
+	Type       MarketType         `json:"type"`
+	Outcomes   []string           `json:"outcomes"`
+	Prices     map[string]float64 `json:"prices"`
+	Volume     float64            `json:"volume"`
+	CloseTime  *string            `json:"close_time"`
+	Status     MarketStatus       `json:"status"`
+	Resolution *string            `json:"resolution"`
+}
+
+// NewMarketJSON converts a market to its public shape.
+func NewMarketJSON(m *Market) MarketJSON {
+	j := MarketJSON{ID: m.ID, Source: m.Source, SourceID: m.SourceID, Question: m.Question, Category: m.Category,
+		Type: m.Type, Outcomes: m.Outcomes, Prices: m.Prices, Volume: m.Volume, Status: m.Status}
+	if !m.CloseTime.IsZero() {
+		s := m.CloseTime.UTC().Format(time.RFC3339)
+		j.CloseTime = &s
+	}
+	if m.Resolution != "" {
+		r := m.Resolution
+		j.Resolution = &r
+	}
+	return j
 }
 
 // MarketListFilter selects a page of the question browser: the markets

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // OracleDecision is a resolver's or the oracle's answer to "did it happen?".
@@ -146,39 +144,11 @@ type OracleDecisionInput struct {
 // longer the market's latest; the arbiter reviews the new one and retries.
 const CodeResolutionChanged = "resolution_changed"
 
-// CodeInvalidText: text no column can store as given (a NUL or another
-// control character, invalid UTF-8).
-const CodeInvalidText = "invalid_text"
-
 // Caps, in characters, on the free-text fields of oracle and admin inputs.
 const (
 	MaxNameChars   = 100  // an arbiter's or an admin's name
 	MaxReasonChars = 2000 // why a market is flagged, disputed or decided
 )
-
-// CleanText trims a free-text input field and checks that every engine
-// stores it exactly as given: valid UTF-8, no NUL nor any other control
-// character but newline and tab, at most max characters, and not empty
-// when required. Every free-text field of the oracle's and the admin's
-// inputs goes through it, so a value one engine would store and the other
-// refuse is refused up front by both.
-func CleanText(field, s string, max int, required bool) (string, error) {
-	s = strings.TrimSpace(s)
-	switch {
-	case !utf8.ValidString(s):
-		return "", Rejectf(EINVALID, CodeInvalidText, "%s is not valid UTF-8", field)
-	case s == "" && required:
-		return "", Errorf(EINVALID, "%s is required", field)
-	case utf8.RuneCountInString(s) > max:
-		return "", Errorf(EINVALID, "%s is longer than %d characters", field, max)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return "", Rejectf(EINVALID, CodeInvalidText, "%s contains the control character %U", field, r)
-		}
-	}
-	return s, nil
-}
 
 // Validate checks what a decision needs before anything is touched: YES,
 // NO or VOID, the arbiter's name and, to re-resolve, a reason, both clean

@@ -3,88 +3,12 @@ package arena
 import (
 	"context"
 	"encoding/json"
-	"strconv"
-	"strings"
 	"time"
 )
 
 // Trading track domain records and the storage interface the
 // cohort engine (package trading) uses. Money and quantities are exact
 // integers: the ledger reconciles to the micro-dollar.
-
-// Micros is an amount of money in integer micro-dollars (1 USD = 1,000,000).
-type Micros int64
-
-// Dollar is one US dollar.
-const Dollar Micros = 1_000_000
-
-// PPM is a price in parts per million of one dollar per share: a
-// probability 0.53 is 530000. Prices from sources (float64) are rounded to
-// the nearest PPM when they are frozen for execution.
-type PPM int64
-
-// OnePPM is the price 1.0.
-const OnePPM PPM = 1_000_000
-
-// Shares is a quantity of shares in micro-shares (1 share = 1,000,000). One
-// micro-share settles to exactly one micro-dollar when it wins.
-type Shares int64
-
-// OneShare is one whole share.
-const OneShare Shares = 1_000_000
-
-// Dollars returns the amount as a float, for display and statistics only.
-func (m Micros) Dollars() float64 { return float64(m) / float64(Dollar) }
-
-// String formats m as dollars with thousands separators and at least two
-// decimals, keeping every significant micro digit: "$10,000.00",
-// "-$0.125", "$1,234.567891". Logs and errors use it, so nothing is hidden.
-func (m Micros) String() string {
-	u := magnitude(m)
-	fs := strings.TrimRight(strconv.FormatUint(u%1_000_000+1_000_000, 10)[1:], "0")
-	for len(fs) < 2 {
-		fs += "0"
-	}
-	return formatDollars(m < 0, u/1_000_000, fs)
-}
-
-// Cents formats m for tables: rounded half away from zero to the cent,
-// "$152,273.55"; an amount that rounds to zero has no sign.
-func (m Micros) Cents() string {
-	c := (magnitude(m) + 5_000) / 10_000
-	return formatDollars(m < 0 && c > 0, c/100, strconv.FormatUint(c%100+100, 10)[1:])
-}
-
-func magnitude(m Micros) uint64 {
-	if m < 0 {
-		return uint64(-m) // -MinInt64 wraps to itself, which as uint64 is still right
-	}
-	return uint64(m)
-}
-
-func formatDollars(neg bool, whole uint64, frac string) string {
-	ws := strconv.FormatUint(whole, 10)
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	b.WriteByte('$')
-	for i, c := range ws {
-		if i > 0 && (len(ws)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	b.WriteByte('.')
-	b.WriteString(frac)
-	return b.String()
-}
-
-// Float returns the price as a probability in [0,1].
-func (p PPM) Float() float64 { return float64(p) / float64(OnePPM) }
-
-// Float returns the quantity in whole shares.
-func (s Shares) Float() float64 { return float64(s) / float64(OneShare) }
 
 // CohortStatus is the lifecycle state of a cohort.
 type CohortStatus string
@@ -352,4 +276,11 @@ type CohortStore interface {
 	// position marks, in one transaction; it returns how many were new.
 	SaveSnapshots(ctx context.Context, snaps []ValuationSnapshot, marks map[int64]PPM) (int, error)
 	Snapshots(ctx context.Context, portfolioID int64) ([]ValuationSnapshot, error)
+
+	// TradingVersion fingerprints what the trading results are computed
+	// from: the cohorts and their statuses, every ledger write, every
+	// decision claimed and finished, and the stored fields (prices,
+	// resolution) of every market held or bet on. It changes whenever
+	// they do, so readers can cache what they derive from them.
+	TradingVersion(ctx context.Context) (string, error)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
-	"github.com/forecast-arena/arena/internal/web"
 )
 
 func init() {
@@ -221,9 +220,9 @@ func cohortStart(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if created {
-		fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, co.WeekStart.Format("2006-01-02"), web.Plural(len(co.Lineup), "agent"), s.source)
+		fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, co.WeekStart.Format("2006-01-02"), arena.Plural(len(co.Lineup), "agent"), s.source)
 	} else {
-		fmt.Fprintf(env.Stdout, "cohort %d already exists for the week of %s (%s); nothing changed\n", co.ID, co.WeekStart.Format("2006-01-02"), web.Plural(len(co.Lineup), "agent"))
+		fmt.Fprintf(env.Stdout, "cohort %d already exists for the week of %s (%s); nothing changed\n", co.ID, co.WeekStart.Format("2006-01-02"), arena.Plural(len(co.Lineup), "agent"))
 	}
 	return nil
 }
@@ -245,7 +244,7 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		if created {
-			fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, week.Format("2006-01-02"), web.Plural(len(co.Lineup), "agent"), s.source)
+			fmt.Fprintf(env.Stdout, "cohort %d started for the week of %s with %s (%s)\n", co.ID, week.Format("2006-01-02"), arena.Plural(len(co.Lineup), "agent"), s.source)
 		}
 	}
 	var cohorts []*arena.Cohort
@@ -373,12 +372,12 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	j := web.NewCohortJSON(co, st)
+	j := trading.NewCohortJSON(co, st)
 	if *format == "json" {
 		return writeJSON(env.Stdout, j)
 	}
 	fmt.Fprintf(env.Stdout, "cohort %d, week of %s, %s, %s, initial cash %s\n", co.ID, co.WeekStart.Format("2006-01-02"),
-		co.Status, web.Plural(len(co.Lineup), "agent"), co.InitialCash.Cents())
+		co.Status, arena.Plural(len(co.Lineup), "agent"), co.InitialCash.Cents())
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "AGENT\tCASH\tPOSITIONS\tTOTAL\tP/L\tP/L %\tBRIER\tRESOLVED\tOPEN\tBANKRUPT\t")
 	for _, s := range st {
@@ -416,9 +415,9 @@ func cohortList(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := make([]web.CohortSummaryJSON, 0, len(cs))
+	out := make([]trading.CohortSummaryJSON, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, web.NewCohortSummaryJSON(c))
+		out = append(out, trading.NewCohortSummaryJSON(c))
 	}
 	if *format == "json" {
 		return writeJSON(env.Stdout, out)

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/trading"
-	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -58,10 +58,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	}
 	if *format == "json" {
 		v := demoJSON{Seed: *seed, Rounds: res.Rounds, Scored: res.Scored, Database: res.DBURL, Forecast: res.Leaderboard,
-			Cohorts: res.Cohorts, Trading: make([]web.TradingLeaderRowJSON, len(res.Trading)), Oracle: res.Oracle, Log: head, Export: out}
-		for i, x := range res.Trading {
-			v.Trading[i] = web.NewTradingLeaderRowJSON(i+1, x)
-		}
+			Cohorts: res.Cohorts, Trading: res.Trading, Oracle: res.Oracle, Log: head, Export: out}
 		if err := writeJSON(env.Stdout, v); err != nil {
 			return err
 		}
@@ -70,7 +67,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		if err := printLeaderboard(env.Stdout, res.Leaderboard); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "\nTrading track: %s, $10,000 each\n\n", web.Plural(res.Cohorts, "weekly cohort"))
+		fmt.Fprintf(env.Stdout, "\nTrading track: %s, $10,000 each\n\n", arena.Plural(res.Cohorts, "weekly cohort"))
 		printTrading(env.Stdout, res.Trading)
 		o := res.Oracle
 		fmt.Fprintf(env.Stdout, "\nOracle: %d disputed markets (the simulator's resolution withheld): %d resolved by the panel of simulated resolvers, %d escalated and decided by the simulated arbiter, %d waiting.\n",
@@ -88,27 +85,30 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 // demoJSON is 'arena demo --format json': the run, both leaderboards, the
 // oracle's figures, the log's signed head and where the export is.
 type demoJSON struct {
-	Seed     int64                      `json:"seed"`
-	Rounds   int                        `json:"rounds"`
-	Scored   int                        `json:"scored"`
-	Database string                     `json:"database"`
-	Forecast forecast.Board             `json:"forecast"`
-	Cohorts  int                        `json:"cohorts"`
-	Trading  []web.TradingLeaderRowJSON `json:"trading"`
-	Oracle   demo.OracleSummary         `json:"oracle"`
-	Log      tlog.Head                  `json:"log"`
-	Export   string                     `json:"export"`
+	Seed     int64                   `json:"seed"`
+	Rounds   int                     `json:"rounds"`
+	Scored   int                     `json:"scored"`
+	Database string                  `json:"database"`
+	Forecast forecast.Board          `json:"forecast"`
+	Cohorts  int                     `json:"cohorts"`
+	Trading  []trading.LeaderRowJSON `json:"trading"`
+	Oracle   demo.OracleSummary      `json:"oracle"`
+	Log      tlog.Head               `json:"log"`
+	Export   string                  `json:"export"`
 }
 
-func printTrading(w io.Writer, rows []trading.LeaderRow) {
+func printTrading(w io.Writer, rows []trading.LeaderRowJSON) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "AGENT\tCOHORTS\tMEAN RETURN\tTOTAL P/L\tBETS\tBRIER\tSKILL vs MARKET\t")
 	for _, r := range rows {
 		brier, skill := "-", "-"
-		if r.ResolvedBets > 0 {
-			brier, skill = fmt.Sprintf("%.4f", r.Brier), fmt.Sprintf("%+.3f", r.SkillVsMarket)
+		if r.Brier != nil {
+			brier = fmt.Sprintf("%.4f", *r.Brier)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%+.2f%%\t%s\t%d\t%s\t%s\t\n", r.Name, r.Cohorts, r.MeanReturnPct, r.TotalPnL.Cents(), r.ResolvedBets, brier, skill)
+		if r.SkillVsMarket != nil {
+			skill = fmt.Sprintf("%+.3f", *r.SkillVsMarket)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%+.2f%%\t%s\t%d\t%s\t%s\t\n", r.Name, r.Cohorts, r.MeanReturnPct, arena.Micros(r.TotalPnL).Cents(), r.ResolvedBets, brier, skill)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nBrier from bet size: confidence = amount / (25% of cash), scored at resolution.")

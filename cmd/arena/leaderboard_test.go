@@ -1,18 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
 )
 
@@ -97,5 +101,63 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 	}
 	if got := strings.Join(fromHTML, "\n"); got != want {
 		t.Errorf("HTML leaderboard\n%s\nJSON API\n%s", got, want)
+	}
+
+	// The trading leaderboard: the demo's printed table, the JSON API and
+	// the dashboard's tables (the leaderboard page's in either order, the
+	// home page's top rows) list the same agents in the same order.
+	tradingLine := func(rank, agent, name, cohort string) string {
+		return fmt.Sprintf("%s %s %q %s", rank, agent, name, cohort)
+	}
+	tradingAPI := func(sort string) (lines, names []string) {
+		var lb trading.LeaderboardJSON
+		if err := json.Unmarshal([]byte(get("/api/v1/leaderboard?track=trading&sort="+sort)), &lb); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range lb.Rows {
+			if r.Rank != i+1 || r.LatestCohort == 0 {
+				t.Errorf("trading row %d by %s: rank %d, latest cohort %d", i, sort, r.Rank, r.LatestCohort)
+			}
+			lines = append(lines, tradingLine(fmt.Sprint(r.Rank), r.Agent, r.Name, fmt.Sprint("/cohorts/", r.LatestCohort)))
+			names = append(names, r.Name)
+		}
+		return lines, names
+	}
+	tradingRe := regexp.MustCompile(`<tr><td>(\d+)</td><td class="l" title="([^"]+)"><a href="(/cohorts/\d+)">([^<]+)</a>`)
+	tradingHTML := func(path string) []string {
+		_, table, _ := strings.Cut(get(path), `<table id="trading">`)
+		table, _, _ = strings.Cut(table, "</table>")
+		var lines []string
+		for _, m := range tradingRe.FindAllStringSubmatch(table, -1) {
+			lines = append(lines, tradingLine(m[1], m[2], html.UnescapeString(m[4]), m[3]))
+		}
+		return lines
+	}
+	byReturn, names := tradingAPI("return")
+	byBrier, _ := tradingAPI("brier")
+	if len(byReturn) < 4 || slices.Equal(byReturn, byBrier) {
+		t.Fatalf("the demo's trading board is too plain to compare: by return\n%s\nby Brier\n%s",
+			strings.Join(byReturn, "\n"), strings.Join(byBrier, "\n"))
+	}
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"leaderboard page", tradingHTML("/leaderboard"), byReturn},
+		{"leaderboard page by Brier", tradingHTML("/leaderboard?trading_sort=brier"), byBrier},
+		{"home page", tradingHTML("/"), byReturn[:min(len(byReturn), 5)]},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("trading table of the %s\n%s\nJSON API\n%s", c.what, strings.Join(c.got, "\n"), strings.Join(c.want, "\n"))
+		}
+	}
+	var printed bytes.Buffer
+	printTrading(&printed, res.Trading) // as arena demo prints it
+	var fromCLITrading []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*(\S.*?)\s+\d+\s+[+-]\d+\.\d+%`).FindAllStringSubmatch(printed.String(), -1) {
+		fromCLITrading = append(fromCLITrading, m[1])
+	}
+	if !slices.Equal(fromCLITrading, names) {
+		t.Errorf("arena demo's trading table\n%s\nJSON API\n%s", printed.String(), strings.Join(byReturn, "\n"))
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena"
 )
 
 func init() {
@@ -27,7 +27,7 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
-	filter, err := web.ParseMarketFilter(*source, *status, *limit)
+	filter, err := arena.ParseMarketFilter(*source, *status, *limit)
 	if err != nil {
 		return err
 	}
@@ -40,9 +40,9 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := make([]web.MarketJSON, 0, len(ms))
+	out := make([]arena.MarketJSON, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, web.NewMarketJSON(m))
+		out = append(out, arena.NewMarketJSON(m))
 	}
 	if *format == "json" {
 		return writeJSON(env.Stdout, out)
@@ -63,7 +63,7 @@ func runMarkets(ctx context.Context, env *Env, args []string) error {
 	return tw.Flush()
 }
 
-func priceSummary(m web.MarketJSON) string {
+func priceSummary(m arena.MarketJSON) string {
 	if m.Prices == nil {
 		return "-"
 	}

@@ -57,9 +57,9 @@ type Result struct {
 	Scored      int
 	Leaderboard forecast.Board
 	// Cohorts is how many weekly trading cohorts ran; Trading is the
-	// trading track's leaderboard across them.
+	// trading track's leaderboard across them, by mean return.
 	Cohorts int
-	Trading []trading.LeaderRow
+	Trading []trading.LeaderRowJSON
 	// App is the arena the demo ran, built as arena serve builds its own;
 	// its Handler and DB stay usable for serving the dashboard, and Close
 	// releases them.
@@ -312,9 +312,11 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		return err
 	}
 	res.Leaderboard = lb
-	if res.Trading, err = eng.Leaderboard(ctx, 0); err != nil {
+	tb, err := eng.Leaderboard(ctx, 0, "")
+	if err != nil {
 		return err
 	}
+	res.Trading = tb.Rows
 	res.Oracle, err = orc.summary(ctx)
 	return err
 }

@@ -92,8 +92,9 @@ type Engine struct {
 	Now         func() time.Time // default time.Now
 	Logger      *slog.Logger
 
-	mu   sync.Mutex
-	sems map[string]chan struct{} // per provider, shared by concurrent runs
+	mu     sync.Mutex
+	sems   map[string]chan struct{} // per provider, shared by concurrent runs
+	boards boardCache
 }
 
 // semaphore returns the provider's concurrency bound, shared by every run

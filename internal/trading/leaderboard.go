@@ -1,13 +1,19 @@
 package trading
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // BetOutcome is one resolved bet: the implied confidence of the bet, the side-correct market price it executed at and whether its side
@@ -123,15 +129,10 @@ func Aggregate(results []CohortResult) []LeaderRow {
 	return out
 }
 
-// Results values every portfolio of the cohorts whose week started at or
-// after since (all of them for the zero time) at current prices and
+// results values every portfolio of cohorts at current prices and
 // collects its resolved bets and decision costs. The markets of every
 // position and bet are loaded in one query.
-func (e *Engine) Results(ctx context.Context, since time.Time) ([]CohortResult, error) {
-	cohorts, err := e.Store.Cohorts(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("trading: results: %w", err)
-	}
+func (e *Engine) results(ctx context.Context, cohorts []*arena.Cohort) ([]CohortResult, error) {
 	type held struct {
 		c      *arena.Cohort
 		p      *arena.Portfolio
@@ -141,9 +142,6 @@ func (e *Engine) Results(ctx context.Context, since time.Time) ([]CohortResult, 
 	var hs []held
 	var ids []int64
 	for _, c := range cohorts {
-		if c.WeekStart.Before(since) {
-			continue
-		}
 		ports, err := e.Store.Portfolios(ctx, c.ID)
 		if err != nil {
 			return nil, fmt.Errorf("trading: results of cohort %d: %w", c.ID, err)
@@ -214,18 +212,104 @@ func (e *Engine) Results(ctx context.Context, since time.Time) ([]CohortResult, 
 	return out, nil
 }
 
+// Sorts are the orders of the trading leaderboard: by mean return (the
+// default) or by Brier score.
+var Sorts = []string{"return", "brier"}
+
+// maxCachedLeaderboards bounds the windows whose leaderboard is kept: the
+// least recently read is dropped beyond it.
+const maxCachedLeaderboards = 8
+
+// board is a leaderboard as Aggregate orders it, and the version of the
+// data it was computed from.
+type board struct {
+	version string
+	rows    []LeaderRow
+}
+
 // Leaderboard is the trading track's leaderboard across the cohorts whose
-// week started at most window ago (every cohort for 0).
-func (e *Engine) Leaderboard(ctx context.Context, window time.Duration) ([]LeaderRow, error) {
+// week started at most window ago (every cohort for 0), ordered by sortBy
+// ("" for the first of Sorts): by mean return, then agent id (Aggregate),
+// or by Brier score (SortByBrier). It is computed again only when the
+// data it reads has changed (see arena.CohortStore.TradingVersion) or
+// another cohort enters or leaves the window.
+func (e *Engine) Leaderboard(ctx context.Context, window time.Duration, sortBy string) (LeaderboardJSON, error) {
+	sortBy = cmp.Or(sortBy, Sorts[0])
+	if !slices.Contains(Sorts, sortBy) {
+		return LeaderboardJSON{}, arena.Errorf(arena.EINVALID, "sort %q: want %s", sortBy, strings.Join(Sorts, " or "))
+	}
+	// The version is read first: data written meanwhile is then computed
+	// under the older version, and the next reader sees a newer one.
+	version, err := e.Store.TradingVersion(ctx)
+	if err != nil {
+		return LeaderboardJSON{}, fmt.Errorf("trading: leaderboard: %w", err)
+	}
+	cohorts, err := e.Store.Cohorts(ctx, "")
+	if err != nil {
+		return LeaderboardJSON{}, fmt.Errorf("trading: leaderboard: %w", err)
+	}
 	var since time.Time
 	if window > 0 {
 		since = e.now().Add(-window)
 	}
-	rs, err := e.Results(ctx, since)
-	if err != nil {
-		return nil, err
+	var in []*arena.Cohort
+	key := []byte(version)
+	latest := map[string]int64{} // each agent's newest cohort, in the window or not
+	for _, c := range cohorts {  // newest week first
+		for _, l := range c.Lineup {
+			if _, ok := latest[l.AgentID]; !ok {
+				latest[l.AgentID] = c.ID
+			}
+		}
+		if !c.WeekStart.Before(since) {
+			in = append(in, c)
+			key = strconv.AppendInt(append(key, ' '), c.ID, 10)
+		}
 	}
-	return Aggregate(rs), nil
+	b, ok := e.boards.get(window)
+	if !ok || b.version != string(key) {
+		rs, err := e.results(ctx, in)
+		if err != nil {
+			return LeaderboardJSON{}, err
+		}
+		b = board{version: string(key), rows: Aggregate(rs)}
+		e.boards.add(window, b)
+	}
+	rows := b.rows
+	if sortBy == "brier" {
+		rows = slices.Clone(rows)
+		SortByBrier(rows)
+	}
+	out := LeaderboardJSON{Track: "trading", Sort: sortBy, Rows: make([]LeaderRowJSON, 0, len(rows))}
+	for i, x := range rows {
+		out.Rows = append(out.Rows, newLeaderRowJSON(i+1, x, latest[x.AgentID]))
+	}
+	return out, nil
+}
+
+// boardCache keeps the leaderboards last computed, by window, for the
+// maxCachedLeaderboards windows read last.
+type boardCache struct {
+	mu  sync.Mutex
+	lru *simplelru.LRU[time.Duration, board]
+}
+
+func (c *boardCache) get(window time.Duration) (board, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lru == nil {
+		return board{}, false
+	}
+	return c.lru.Get(window)
+}
+
+func (c *boardCache) add(window time.Duration, b board) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lru == nil {
+		c.lru, _ = simplelru.NewLRU[time.Duration, board](maxCachedLeaderboards, nil) // fails only for a size below 1
+	}
+	c.lru.Add(window, b)
 }
 
 // cohortTrades returns a cohort's trades by portfolio, in one query.

@@ -25,19 +25,10 @@ const (
 	MaxBetDivisor = 4
 )
 
-// maxDollars bounds amounts converted from floats so every product in the
-// ledger fits in 128 bits and the result in int64.
-const maxDollars = 1e12
-
 // DollarsToMicros converts a dollar amount (as models write it) to
-// micro-dollars, rounding to the nearest micro-dollar. NaN, infinities and
-// absurd magnitudes are rejected.
-func DollarsToMicros(d float64) (Micros, error) {
-	if math.IsNaN(d) || math.IsInf(d, 0) || math.Abs(d) > maxDollars {
-		return 0, arena.Errorf(arena.EINVALID, "amount %v is not a valid dollar amount", d)
-	}
-	return Micros(math.Round(d * float64(Dollar))), nil
-}
+// micro-dollars: arena.DollarsToMicros, named here with the other money
+// helpers of the ledger.
+func DollarsToMicros(d float64) (Micros, error) { return arena.DollarsToMicros(d) }
 
 // PriceFromFloat freezes a probability as an exact price, rounding to the
 // nearest part per million. It reports false for NaN or values outside [0,1].

@@ -45,7 +45,7 @@ type MarketsPageJSON struct {
 
 // MarketRowJSON is one market in the question browser.
 type MarketRowJSON struct {
-	MarketJSON
+	arena.MarketJSON
 	// Price is the current price of Yes (binary markets) or of the
 	// leading outcome, PriceOutcome (other markets); null when unknown.
 	Price        *float64 `json:"price"`
@@ -98,7 +98,7 @@ func (s *Server) marketsView(r *http.Request) (any, error) {
 		v.NextCursor = &last
 	}
 	for _, l := range page {
-		row := MarketRowJSON{MarketJSON: NewMarketJSON(l.Market), Forecasters: l.Forecasters}
+		row := MarketRowJSON{MarketJSON: arena.NewMarketJSON(l.Market), Forecasters: l.Forecasters}
 		row.Price, row.PriceOutcome = currentPrice(l.Market)
 		v.Markets = append(v.Markets, row)
 	}

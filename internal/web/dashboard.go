@@ -12,6 +12,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/trading"
 )
 
 // registerDashboard mounts every page and its JSON twin. A page whose
@@ -106,14 +107,18 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 		}
 	}
 	if s.Trading != nil {
-		lb, cs, err := s.tradingRows(ctx, "return", 0)
+		lb, err := s.Trading.Leaderboard(ctx, 0, "")
+		if err != nil {
+			return nil, err
+		}
+		cs, err := s.Trading.Cohorts(ctx, "")
 		if err != nil {
 			return nil, err
 		}
 		v.Trading = lb.Rows[:min(len(lb.Rows), 5)]
-		v.TotalCohorts, v.Cohorts = len(cs), make([]CohortSummaryJSON, 0, min(len(cs), 5))
+		v.TotalCohorts, v.Cohorts = len(cs), make([]trading.CohortSummaryJSON, 0, min(len(cs), 5))
 		for _, c := range cs[:min(len(cs), 5)] {
-			v.Cohorts = append(v.Cohorts, NewCohortSummaryJSON(c))
+			v.Cohorts = append(v.Cohorts, trading.NewCohortSummaryJSON(c))
 		}
 	}
 	if s.oracle != nil {
@@ -189,7 +194,7 @@ func (s *Server) forecastBoard(ctx context.Context, f forecast.Filter) (forecast
 	for _, r := range b.Rows {
 		row := ForecastRowJSON{Row: r}
 		if c, ok := costs[strings.ToLower(r.Agent)]; ok {
-			usd := Dollars(c.Cost)
+			usd := arena.Dollars(c.Cost)
 			row.Cost, row.ModelCalls = &usd, &c.Calls
 		}
 		rows = append(rows, row)
@@ -305,7 +310,7 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		sortRows(v.Forecast, v.Sort, v.Desc)
 	}
 	if s.Trading != nil {
-		lb, _, err := s.tradingRows(r.Context(), q.Get("trading_sort"), f.Window)
+		lb, err := s.Trading.Leaderboard(r.Context(), f.Window, q.Get("trading_sort"))
 		if err != nil {
 			return nil, err
 		}
@@ -505,7 +510,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := MarketPageJSON{Market: NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, Prices: []PriceJSON{}, Rounds: []uint64{},
+	v := MarketPageJSON{Market: arena.NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, Prices: []PriceJSON{}, Rounds: []uint64{},
 		Oracle: []arena.OracleResolution{}, Forecasts: []MarketForecastJSON{}}
 	if s.oracle != nil {
 		rs, err := s.oracle.Resolutions(r.Context(), id)
@@ -643,7 +648,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 	for _, h := range hs {
 		hj := HoldingsJSON{Agent: h.AgentID, Name: cmpOr(names[h.AgentID], h.AgentID), Positions: []PositionJSON{}, Trades: []TradeJSON{}}
 		for _, p := range h.Positions {
-			pj := PositionJSON{ID: p.ID, MarketID: p.MarketID, Side: p.Side, Shares: float64(p.Shares) / 1e6, CostBasis: Dollars(p.CostBasis),
+			pj := PositionJSON{ID: p.ID, MarketID: p.MarketID, Side: p.Side, Shares: float64(p.Shares) / 1e6, CostBasis: arena.Dollars(p.CostBasis),
 				Mark: p.Mark.Float(), Status: string(p.Status), OpenedAt: p.OpenedAt.UTC()}
 			if !p.ClosedAt.IsZero() {
 				t := p.ClosedAt.UTC()
@@ -653,7 +658,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 		}
 		for _, t := range h.Trades {
 			hj.Trades = append(hj.Trades, TradeJSON{ID: t.ID, DecisionID: t.DecisionID, MarketID: t.MarketID, Side: t.Side, Kind: string(t.Kind),
-				Amount: Dollars(t.Amount), Price: t.Price.Float(), At: t.CreatedAt.UTC()})
+				Amount: arena.Dollars(t.Amount), Price: t.Price.Float(), At: t.CreatedAt.UTC()})
 		}
 		v.Holdings = append(v.Holdings, hj)
 	}
@@ -675,7 +680,7 @@ func (s *Server) methodologyView(r *http.Request) (any, error) {
 	}
 	if s.Trading != nil {
 		st := s.Trading.Settings()
-		v.Trading = &TradingMethodJSON{InitialCash: Dollars(st.InitialCash), TopMarkets: st.TopMarkets, MaxBetShare: st.MaxBetShare,
+		v.Trading = &TradingMethodJSON{InitialCash: arena.Dollars(st.InitialCash), TopMarkets: st.TopMarkets, MaxBetShare: st.MaxBetShare,
 			MaxAttempts: st.MaxAttempts, LineupAgents: st.LineupAgents}
 	}
 	return v, nil

@@ -150,5 +150,5 @@ func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeJSON(w, r, NewMarketJSON(m))
+	return s.writeJSON(w, r, arena.NewMarketJSON(m))
 }

@@ -815,7 +815,7 @@ func TestEndToEndRealTime(t *testing.T) {
 		// Resolution: YES, NO, VOID, YES.
 		outcomes := []int{1, 0, -1, 1}
 		for i, o := range []string{"YES", "NO", "VOID", "YES"} {
-			var mj web.MarketJSON
+			var mj arena.MarketJSON
 			e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[i].ID), map[string]string{"outcome": o}, adminToken, &mj)
 			if mj.Status != arena.StatusResolved {
 				t.Fatalf("resolve %d: %+v", i, mj)

@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
 )
 
@@ -184,7 +185,7 @@ func TestLeaderboardPaging(t *testing.T) {
 			return out
 		}
 		tradingRows := func(b []byte) []string {
-			var lb web.TradingLeaderboardJSON
+			var lb trading.LeaderboardJSON
 			if err := json.Unmarshal(b, &lb); err != nil {
 				t.Fatal(err)
 			}

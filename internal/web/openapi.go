@@ -17,6 +17,7 @@ import (
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/trading"
 )
 
 // apiOp documents one API route. The OpenAPI document lists exactly the
@@ -93,7 +94,7 @@ var (
 	cohortStatuses    = []string{string(arena.CohortActive), string(arena.CohortCompleted)}
 	marketStatuses    = []string{string(arena.StatusOpen), string(arena.StatusClosed), string(arena.StatusResolved)}
 	leaderboardTracks = []string{"forecast", "trading", "backtest"}
-	tradingSorts      = []string{"return", "brier"}
+	tradingSorts      = trading.Sorts
 )
 
 // Parameters several routes share.
@@ -110,8 +111,8 @@ var apiOps = []apiOp{
 		qString("source", arena.SourcePolymarket, "only the markets of this source"),
 		qEnum("status", marketStatuses, "", "only the markets of this status"),
 		qInt("limit", 0, math.MaxInt64, "100", "10", "at most this many markets; 0: all")},
-		Response: []MarketJSON{}},
-	{Method: "GET", Path: "/api/v1/markets/{id}", Summary: "One market", Response: MarketJSON{}},
+		Response: []arena.MarketJSON{}},
+	{Method: "GET", Path: "/api/v1/markets/{id}", Summary: "One market", Response: arena.MarketJSON{}},
 	{Method: "GET", Path: "/api/v1/leaderboard", Summary: "Leaderboard of a track, best first (cursor pagination: Link rel=next, X-Total-Count): " +
 		"an object naming the track (and, for the forecast and backtest tracks, the scoring method's version and configuration digest) whose rows are paged", Query: []apiParam{
 		qEnum("track", leaderboardTracks, "forecast", "the track"),
@@ -145,7 +146,7 @@ var apiOps = []apiOp{
 	{Method: "POST", Path: "/api/v1/admin/rounds/{id}/trigger", Summary: "Freeze outcomes and score a round", Response: []forecast.ScoreJSON{}, Admin: true},
 	{Method: "POST", Path: "/api/v1/admin/markets/{id}/resolve", Summary: "Resolve a market by hand (YES, NO or VOID)", Body: struct {
 		Outcome string `json:"outcome"`
-	}{}, Response: MarketJSON{}, Admin: true},
+	}{}, Response: arena.MarketJSON{}, Admin: true},
 	{Method: "GET", Path: "/api/v1/rounds/{id}/markets/{index}", Summary: "A market of a round as the round tools show it now", Response: RoundMarketContextJSON{}},
 	{Method: "GET", Path: "/api/v1/rounds/{id}/traces/{agent}", Summary: "What an LLM agent was shown and answered, after the trigger", Response: TraceJSON{}},
 	{Method: "GET", Path: "/api/v1/cohorts", Summary: "Trading cohorts, newest week first (cursor pagination: Link rel=next, X-Total-Count)", Query: []apiParam{
@@ -154,7 +155,7 @@ var apiOps = []apiOp{
 		qInt("offset", 0, math.MaxInt32, "0", "1", "skip this many cohorts (after the cursor); use cursor instead"),
 		qInt("cursor", 0, math.MaxInt64, "0", "2", "the cohorts after this cohort id (the last of the previous page, as the Link header's next URL gives it) in the list's order, "+
 			"whatever its status now; 0: from the newest; 400 for an id no cohort has")},
-		Response: []CohortSummaryJSON{}},
+		Response: []trading.CohortSummaryJSON{}},
 	{Method: "GET", Path: "/api/v1/cohorts/{id}", Summary: "A cohort: standings, lineup, decisions", Response: CohortDetailJSON{}},
 	{Method: "GET", Path: "/api/v1/cohorts/{id}/snapshots", Summary: "Portfolio curves of a cohort", Query: []apiParam{
 		qString("agent", "trader-00", "only this agent's curve"),
@@ -470,7 +471,7 @@ type schemaGen struct{ defs map[string]any }
 var (
 	timeType    = reflect.TypeOf(time.Time{})
 	rawType     = reflect.TypeOf(json.RawMessage{})
-	dollarsType = reflect.TypeOf(Dollars(0))
+	dollarsType = reflect.TypeOf(arena.Dollars(0))
 	durType     = reflect.TypeOf(arena.Duration(0))
 	marshaler   = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 )

@@ -65,7 +65,7 @@ var funcs = template.FuncMap{
 	"mul":     func(a, b float64) float64 { return a * b },
 	"dollars": cents,
 	// cost shows model-call costs, often fractions of a cent, to 1/100 cent.
-	"cost": func(d *Dollars) string {
+	"cost": func(d *arena.Dollars) string {
 		if d == nil {
 			return "–"
 		}
@@ -80,7 +80,7 @@ var funcs = template.FuncMap{
 		return thousands(int64(math.Round(*p)))
 	},
 	"dur":    humanDuration,
-	"plural": Plural,
+	"plural": arena.Plural,
 	"upper":  strings.ToUpper,
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
 	"when": func(t any) string {
@@ -196,7 +196,7 @@ func humanDuration(d arena.Duration) string {
 		name string
 	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
 		if n := int(t / u.d); n > 0 {
-			parts = append(parts, Plural(n, u.name))
+			parts = append(parts, arena.Plural(n, u.name))
 			t -= time.Duration(n) * u.d
 		}
 	}
@@ -206,14 +206,8 @@ func humanDuration(d arena.Duration) string {
 	return strings.Join(parts, " ")
 }
 
-// Plural says a count with its noun: "1 round", "3 rounds" (every noun
-// counted, in the templates and the command's messages, takes an s).
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
+// Plural is arena.Plural, for the callers that still name it here.
+func Plural(n int, noun string) string { return arena.Plural(n, noun) }
 
 // leaderboardLink is the leaderboard page with q and the page's filters.
 func leaderboardLink(v LeaderboardPageJSON, q url.Values) string {
@@ -474,7 +468,7 @@ func pageRows[T any](w http.ResponseWriter, r *http.Request, rows []T) []T {
 
 // cents formats money to the cent with thousands separators ("$1,234.57",
 // "-$0.40"); the exact micro-dollar figure stays in the JSON.
-func cents(d Dollars) string {
+func cents(d arena.Dollars) string {
 	c := (int64(d) + 5000*sign64(int64(d))) / 10_000
 	neg := c < 0
 	if neg {

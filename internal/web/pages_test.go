@@ -18,6 +18,7 @@ import (
 	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
 )
 
@@ -133,7 +134,7 @@ func TestHomeCohorts(t *testing.T) {
 		if len(home.Trading) != 2 || home.Trading[0].LatestCohort != id || home.Trading[1].LatestCohort != id {
 			t.Fatalf("home trading rows %+v", home.Trading)
 		}
-		var lb web.TradingLeaderboardJSON
+		var lb trading.LeaderboardJSON
 		e.get("/api/v1/leaderboard?track=trading", 200, &lb)
 		if len(lb.Rows) != 2 || lb.Rows[0].LatestCohort != id {
 			t.Fatalf("trading leaderboard %+v", lb.Rows)

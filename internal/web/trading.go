@@ -1,11 +1,9 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -64,9 +62,9 @@ func (s *Server) listCohorts(w http.ResponseWriter, r *http.Request) error {
 	if more {
 		setNextLink(w, r, cs[len(cs)-1].ID)
 	}
-	out := make([]CohortSummaryJSON, 0, len(cs))
+	out := make([]trading.CohortSummaryJSON, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, NewCohortSummaryJSON(c))
+		out = append(out, trading.NewCohortSummaryJSON(c))
 	}
 	return s.writeJSON(w, r, out)
 }
@@ -98,17 +96,17 @@ func (s *Server) cohortDetail(ctx context.Context, id int64) (CohortDetailJSON, 
 	if err != nil {
 		return CohortDetailJSON{}, err
 	}
-	out := CohortDetailJSON{CohortJSON: NewCohortJSON(c, st), Lineup: make([]LineupJSON, 0, len(c.Lineup)),
+	out := CohortDetailJSON{CohortJSON: trading.NewCohortJSON(c, st), Lineup: make([]LineupJSON, 0, len(c.Lineup)),
 		Decisions: make([]DecisionSummaryJSON, 0, len(ds))}
 	names := map[string]string{}
 	for _, l := range c.Lineup {
 		names[l.AgentID] = l.Name
 		out.Lineup = append(out.Lineup, LineupJSON{Agent: l.AgentID, Name: l.Name, Kind: l.Kind, Provider: l.Provider,
-			Model: l.Model, InputUSDPerMtok: Dollars(l.InputMicrosPerMtok), OutputUSDPerMtok: Dollars(l.OutputMicrosPerMtok)})
+			Model: l.Model, InputUSDPerMtok: arena.Dollars(l.InputMicrosPerMtok), OutputUSDPerMtok: arena.Dollars(l.OutputMicrosPerMtok)})
 	}
 	for _, d := range ds {
 		s := DecisionSummaryJSON{ID: d.ID, Agent: d.AgentID, Name: cmpOr(names[d.AgentID], d.AgentID), Week: d.Week.UTC(), Status: string(d.Status),
-			Retries: d.Retries, SystemDefault: d.SystemDefault, Cost: Dollars(d.Cost)}
+			Retries: d.Retries, SystemDefault: d.SystemDefault, Cost: arena.Dollars(d.Cost)}
 		var act struct {
 			Kind string `json:"action"`
 		}
@@ -141,10 +139,10 @@ func curveJSON(agent string, snaps []arena.ValuationSnapshot, step time.Duration
 		if step > 0 && i+1 < len(snaps) && bucket(snaps[i+1].At).Equal(bucket(s.At)) {
 			continue
 		}
-		pt := SnapshotJSON{At: s.At.UTC(), Cash: Dollars(s.Cash), PositionsValue: Dollars(s.PositionsValue),
-			TotalValue: Dollars(s.Total), PnL: Dollars(s.PnL), PnLPct: finite(s.PnLPct), ResolvedBets: s.ResolvedBets}
+		pt := SnapshotJSON{At: s.At.UTC(), Cash: arena.Dollars(s.Cash), PositionsValue: arena.Dollars(s.PositionsValue),
+			TotalValue: arena.Dollars(s.Total), PnL: arena.Dollars(s.PnL), PnLPct: trading.Finite(s.PnLPct), ResolvedBets: s.ResolvedBets}
 		if s.ResolvedBets > 0 {
-			pt.Brier = optional(s.Brier)
+			pt.Brier = trading.Optional(s.Brier)
 		}
 		c.Points = append(c.Points, pt)
 	}
@@ -192,60 +190,10 @@ func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out, _, err := s.tradingRows(r.Context(), r.URL.Query().Get("sort"), f.Window)
+	out, err := s.Trading.Leaderboard(r.Context(), f.Window, r.URL.Query().Get("sort"))
 	if err != nil {
 		return err
 	}
 	out.Rows = pageRows(w, r, out.Rows)
 	return s.writeJSON(w, r, out)
-}
-
-// tradingRows builds the trading leaderboard of the cohorts whose week
-// started at most window ago (all for 0); it also returns every cohort,
-// newest week first, which it reads for each agent's latest.
-func (s *Server) tradingRows(ctx context.Context, sortBy string, window time.Duration) (TradingLeaderboardJSON, []*arena.Cohort, error) {
-	sortBy = cmp.Or(sortBy, tradingSorts[0])
-	if !slices.Contains(tradingSorts, sortBy) {
-		return TradingLeaderboardJSON{}, nil, arena.Errorf(arena.EINVALID, "sort %q: want %s", sortBy, oneOf(tradingSorts))
-	}
-	rows, err := s.Trading.Leaderboard(ctx, window)
-	if err != nil {
-		return TradingLeaderboardJSON{}, nil, err
-	}
-	if sortBy == "brier" {
-		trading.SortByBrier(rows)
-	}
-	cs, err := s.Trading.Cohorts(ctx, "")
-	if err != nil {
-		return TradingLeaderboardJSON{}, nil, err
-	}
-	latest := map[string]int64{}
-	for _, c := range cs { // newest week first
-		for _, l := range c.Lineup {
-			if _, ok := latest[l.AgentID]; !ok {
-				latest[l.AgentID] = c.ID
-			}
-		}
-	}
-	out := TradingLeaderboardJSON{Track: "trading", Sort: sortBy, Rows: make([]TradingLeaderRowJSON, 0, len(rows))}
-	for i, x := range rows {
-		row := NewTradingLeaderRowJSON(i+1, x)
-		row.LatestCohort = latest[x.AgentID]
-		out.Rows = append(out.Rows, row)
-	}
-	return out, cs, nil
-}
-
-// NewTradingLeaderRowJSON is an agent's trading result as the leaderboard
-// row at rank (LatestCohort is left to the caller).
-func NewTradingLeaderRowJSON(rank int, x trading.LeaderRow) TradingLeaderRowJSON {
-	var cost *Dollars // none for agents that paid for no model call (simulated traders)
-	if x.Cost > 0 {
-		c := Dollars(x.Cost)
-		cost = &c
-	}
-	return TradingLeaderRowJSON{Rank: rank, Agent: x.AgentID, Name: x.Name, Cohorts: x.Cohorts,
-		ActiveCohorts: x.ActiveCohorts, MeanReturnPct: finite(x.MeanReturnPct), TotalPnL: Dollars(x.TotalPnL),
-		Bankruptcies: x.Bankruptcies, ResolvedBets: x.ResolvedBets, Brier: optional(x.Brier), BrierSkill: optional(x.BrierSkill),
-		MarketBrier: optional(x.MarketBrier), SkillVsMarket: optional(x.SkillVsMarket), Decisions: x.Decisions, Cost: cost}
 }

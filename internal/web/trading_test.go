@@ -23,25 +23,6 @@ import (
 // Tests of the trading track's HTTP API against a real store and a cohort
 // run by the real engine.
 
-func TestDollarsJSON(t *testing.T) {
-	for _, c := range []struct {
-		m    arena.Micros
-		want string
-	}{
-		{0, "0"}, {1, "0.000001"}, {-1, "-0.000001"}, {10_000 * arena.Dollar, "10000"}, {1_234_567_891, "1234.567891"},
-		{-12_500_000, "-12.5"}, {9_666_666_666, "9666.666666"},
-	} {
-		b, err := json.Marshal(web.Dollars(c.m))
-		if err != nil || string(b) != c.want {
-			t.Errorf("Marshal(%d) = %s %v, want %s", c.m, b, err, c.want)
-		}
-		var back web.Dollars
-		if err := json.Unmarshal(b, &back); err != nil || arena.Micros(back) != c.m {
-			t.Errorf("Unmarshal(%s) = %d %v", b, back, err)
-		}
-	}
-}
-
 type trEnv struct {
 	t    *testing.T
 	url  string
@@ -154,7 +135,7 @@ func TestTradingAPI(t *testing.T) {
 
 		// a: 2500 shares paid $1 → cash 9000 + 2500; b's NO lost: 9500.
 		var detail struct {
-			web.CohortJSON
+			trading.CohortJSON
 			Lineup    []map[string]any `json:"lineup"`
 			Decisions []map[string]any `json:"decisions"`
 		}
@@ -163,12 +144,12 @@ func TestTradingAPI(t *testing.T) {
 			t.Fatalf("cohort %+v", detail.CohortJSON)
 		}
 		a, b := detail.Agents[0], detail.Agents[1]
-		if a.Agent != "a" || a.Name != "Agent A" || a.Cash != web.Dollars(11_500*arena.Dollar) || a.PositionsValue != 0 ||
-			a.TotalValue != web.Dollars(11_500*arena.Dollar) || a.PnL != web.Dollars(1_500*arena.Dollar) || a.PnLPct != 15 ||
+		if a.Agent != "a" || a.Name != "Agent A" || a.Cash != arena.Dollars(11_500*arena.Dollar) || a.PositionsValue != 0 ||
+			a.TotalValue != arena.Dollars(11_500*arena.Dollar) || a.PnL != arena.Dollars(1_500*arena.Dollar) || a.PnLPct != 15 ||
 			a.Brier == nil || math.Abs(*a.Brier-0.36) > 1e-12 || a.ResolvedBets != 1 || a.OpenPositions != 0 || a.Bankrupt {
 			t.Fatalf("a %+v", a)
 		}
-		if b.Agent != "b" || b.Cash != web.Dollars(9_500*arena.Dollar) || b.PnL != web.Dollars(-500*arena.Dollar) || b.PnLPct != -5 ||
+		if b.Agent != "b" || b.Cash != arena.Dollars(9_500*arena.Dollar) || b.PnL != arena.Dollars(-500*arena.Dollar) || b.PnLPct != -5 ||
 			b.Brier == nil || math.Abs(*b.Brier-0.04) > 1e-12 {
 			t.Fatalf("b %+v", b)
 		}
@@ -200,8 +181,8 @@ func TestTradingAPI(t *testing.T) {
 			t.Fatalf("curves %+v", curves)
 		}
 		p0, p1 := curves[0].Points[0], curves[0].Points[1]
-		if !p0.At.Equal(trWeek) || p0.TotalValue != web.Dollars(10_000*arena.Dollar) || p0.Brier != nil ||
-			p1.TotalValue != web.Dollars(11_500*arena.Dollar) || p1.Brier == nil || p1.ResolvedBets != 1 {
+		if !p0.At.Equal(trWeek) || p0.TotalValue != arena.Dollars(10_000*arena.Dollar) || p0.Brier != nil ||
+			p1.TotalValue != arena.Dollars(11_500*arena.Dollar) || p1.Brier == nil || p1.ResolvedBets != 1 {
 			t.Fatalf("points %+v", curves[0].Points)
 		}
 		e.get(fmt.Sprintf("/api/v1/cohorts/%d/snapshots?step=1w", id), 200, &curves)
@@ -209,14 +190,14 @@ func TestTradingAPI(t *testing.T) {
 			t.Fatalf("weekly curves %+v", curves)
 		}
 
-		var lb web.TradingLeaderboardJSON
+		var lb trading.LeaderboardJSON
 		e.get("/api/v1/leaderboard?track=trading", 200, &lb)
 		if lb.Track != "trading" || lb.Sort != "return" || len(lb.Rows) != 2 {
 			t.Fatalf("leaderboard %+v", lb)
 		}
 		r0, r1 := lb.Rows[0], lb.Rows[1]
 		// Both bets paid 0.40 and 0.60 for their sides: market Brier 0.36 each.
-		if r0.Rank != 1 || r0.Agent != "a" || r0.MeanReturnPct != 15 || r0.TotalPnL != web.Dollars(1_500*arena.Dollar) ||
+		if r0.Rank != 1 || r0.Agent != "a" || r0.MeanReturnPct != 15 || r0.TotalPnL != arena.Dollars(1_500*arena.Dollar) ||
 			r0.Brier == nil || math.Abs(*r0.Brier-0.36) > 1e-12 || math.Abs(*r0.MarketBrier-0.36) > 1e-12 || math.Abs(*r0.SkillVsMarket) > 1e-12 ||
 			r1.Agent != "b" || math.Abs(*r1.BrierSkill-(1-0.04/0.25)) > 1e-12 || math.Abs(*r1.SkillVsMarket-(1-0.04/0.36)) > 1e-12 {
 			t.Fatalf("rows %+v %+v", r0, r1)
@@ -227,7 +208,7 @@ func TestTradingAPI(t *testing.T) {
 		}
 		// Each agent's one decision cost $0.0035.
 		for _, r := range lb.Rows {
-			if r.Decisions != 1 || r.Cost == nil || *r.Cost != web.Dollars(3500) {
+			if r.Decisions != 1 || r.Cost == nil || *r.Cost != arena.Dollars(3500) {
 				t.Fatalf("cost of %s: %d decisions, %v", r.Agent, r.Decisions, r.Cost)
 			}
 		}
@@ -319,7 +300,7 @@ func TestCohortsCursor(t *testing.T) {
 		get := func(path string) (*httptest.ResponseRecorder, []int64) {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-			var cs []web.CohortSummaryJSON
+			var cs []trading.CohortSummaryJSON
 			json.Unmarshal(rec.Body.Bytes(), &cs)
 			var ids []int64
 			for _, c := range cs {

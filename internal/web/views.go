@@ -6,6 +6,7 @@ import (
 	"github.com/forecast-arena/arena"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -31,8 +32,8 @@ type ForecastRowJSON struct {
 	forecast.Row
 	// Cost is what the agent's model calls cost over the rounds with a
 	// trace (null for agents without traces: external and simulated).
-	Cost       *Dollars `json:"cost_usd"`
-	ModelCalls *int64   `json:"model_calls"`
+	Cost       *arena.Dollars `json:"cost_usd"`
+	ModelCalls *int64         `json:"model_calls"`
 	// Bar places the score's interval on the page's common scale.
 	Bar *BarJSON `json:"-"`
 }
@@ -55,15 +56,15 @@ type HomeJSON struct {
 	ScoredRounds int                `json:"scored_rounds"`
 	// LastUpdated is when the latest round was scored; Methodology names
 	// the scoring method of Forecast, its top rows.
-	LastUpdated *time.Time             `json:"last_updated"`
-	Methodology forecast.MethodStamp   `json:"methodology"`
-	Forecast    []ForecastRowJSON      `json:"forecast_top"`
-	Trading     []TradingLeaderRowJSON `json:"trading_top"`
-	HasTrading  bool                   `json:"has_trading"`
+	LastUpdated *time.Time              `json:"last_updated"`
+	Methodology forecast.MethodStamp    `json:"methodology"`
+	Forecast    []ForecastRowJSON       `json:"forecast_top"`
+	Trading     []trading.LeaderRowJSON `json:"trading_top"`
+	HasTrading  bool                    `json:"has_trading"`
 	// Cohorts are the latest trading cohorts, newest week first, each
 	// with its page at /cohorts/{id}; TotalCohorts counts them all.
-	Cohorts      []CohortSummaryJSON `json:"latest_cohorts"`
-	TotalCohorts int                 `json:"total_cohorts"`
+	Cohorts      []trading.CohortSummaryJSON `json:"latest_cohorts"`
+	TotalCohorts int                         `json:"total_cohorts"`
 	// Oracle lists the latest oracle resolutions, newest first (when the
 	// oracle is enabled).
 	Oracle    []OracleRecentJSON `json:"recent_oracle_resolutions"`
@@ -99,15 +100,15 @@ type LeaderboardPageJSON struct {
 	Categories []string `json:"categories"`
 	// The forecast board's method, coverage and entry rules (Forecast are
 	// its rows, sorted and filtered).
-	Methodology  forecast.MethodStamp    `json:"methodology"`
-	ScoredRounds int                     `json:"scored_rounds"`
-	LastUpdated  *time.Time              `json:"last_updated"`
-	Hidden       int                     `json:"hidden_by_organisation_limit"`
-	MinForecasts int                     `json:"min_forecasts"`
-	Bootstrap    int                     `json:"bootstrap"`
-	Seed         uint64                  `json:"seed"`
-	Forecast     []ForecastRowJSON       `json:"forecast"`
-	Trading      *TradingLeaderboardJSON `json:"trading"`
+	Methodology  forecast.MethodStamp     `json:"methodology"`
+	ScoredRounds int                      `json:"scored_rounds"`
+	LastUpdated  *time.Time               `json:"last_updated"`
+	Hidden       int                      `json:"hidden_by_organisation_limit"`
+	MinForecasts int                      `json:"min_forecasts"`
+	Bootstrap    int                      `json:"bootstrap"`
+	Seed         uint64                   `json:"seed"`
+	Forecast     []ForecastRowJSON        `json:"forecast"`
+	Trading      *trading.LeaderboardJSON `json:"trading"`
 	// Backtest is the backtest track's board; null when not served.
 	Backtest *forecast.Board `json:"backtest"`
 }
@@ -229,13 +230,13 @@ type PriceJSON struct {
 
 // MarketPageJSON is the market page.
 type MarketPageJSON struct {
-	Market     MarketJSON  `json:"market"`
-	URL        string      `json:"url,omitempty"`
-	Criteria   string      `json:"criteria,omitempty"`
-	ResolvedAt *time.Time  `json:"resolved_at"`
-	Ambiguous  bool        `json:"ambiguous"`
-	Prices     []PriceJSON `json:"prices"`
-	Rounds     []uint64    `json:"scored_in_rounds"`
+	Market     arena.MarketJSON `json:"market"`
+	URL        string           `json:"url,omitempty"`
+	Criteria   string           `json:"criteria,omitempty"`
+	ResolvedAt *time.Time       `json:"resolved_at"`
+	Ambiguous  bool             `json:"ambiguous"`
+	Prices     []PriceJSON      `json:"prices"`
+	Rounds     []uint64         `json:"scored_in_rounds"`
 	// Forecasts are the market's scored forecasts, best Brier first: each
 	// agent's revealed forecast in a round whose outcomes are triggered
 	// (never before), the baselines' and the benchmark's. Forecasters
@@ -269,27 +270,27 @@ type MarketForecastJSON struct {
 
 // PositionJSON is one position in a cohort.
 type PositionJSON struct {
-	ID        int64      `json:"id"`
-	MarketID  int64      `json:"market_id"`
-	Side      string     `json:"side"`
-	Shares    float64    `json:"shares"`
-	CostBasis Dollars    `json:"cost_basis"`
-	Mark      float64    `json:"mark"`
-	Status    string     `json:"status"`
-	OpenedAt  time.Time  `json:"opened_at"`
-	ClosedAt  *time.Time `json:"closed_at"`
+	ID        int64         `json:"id"`
+	MarketID  int64         `json:"market_id"`
+	Side      string        `json:"side"`
+	Shares    float64       `json:"shares"`
+	CostBasis arena.Dollars `json:"cost_basis"`
+	Mark      float64       `json:"mark"`
+	Status    string        `json:"status"`
+	OpenedAt  time.Time     `json:"opened_at"`
+	ClosedAt  *time.Time    `json:"closed_at"`
 }
 
 // TradeJSON is one trade in a cohort.
 type TradeJSON struct {
-	ID         int64     `json:"id"`
-	DecisionID int64     `json:"decision_id"`
-	MarketID   int64     `json:"market_id"`
-	Side       string    `json:"side"`
-	Kind       string    `json:"kind"`
-	Amount     Dollars   `json:"amount"`
-	Price      float64   `json:"price"`
-	At         time.Time `json:"at"`
+	ID         int64         `json:"id"`
+	DecisionID int64         `json:"decision_id"`
+	MarketID   int64         `json:"market_id"`
+	Side       string        `json:"side"`
+	Kind       string        `json:"kind"`
+	Amount     arena.Dollars `json:"amount"`
+	Price      float64       `json:"price"`
+	At         time.Time     `json:"at"`
 }
 
 // HoldingsJSON is one agent's positions and trades in a cohort.
@@ -339,9 +340,9 @@ type ForecastMethodJSON struct {
 
 // TradingMethodJSON describes the trading track as configured.
 type TradingMethodJSON struct {
-	InitialCash  Dollars `json:"initial_cash"`
-	TopMarkets   int     `json:"top_markets"`
-	MaxBetShare  float64 `json:"max_bet_share"`
-	MaxAttempts  int     `json:"max_attempts"`
-	LineupAgents int     `json:"lineup_agents"`
+	InitialCash  arena.Dollars `json:"initial_cash"`
+	TopMarkets   int           `json:"top_markets"`
+	MaxBetShare  float64       `json:"max_bet_share"`
+	MaxAttempts  int           `json:"max_attempts"`
+	LineupAgents int           `json:"lineup_agents"`
 }

@@ -1,0 +1,48 @@
+package arena
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Text helpers: checking free text before it is stored, and saying counts
+// in words for the command's messages and the dashboard.
+
+// CodeInvalidText: text no column can store as given (a NUL or another
+// control character, invalid UTF-8).
+const CodeInvalidText = "invalid_text"
+
+// CleanText trims a free-text input field and checks that every engine
+// stores it exactly as given: valid UTF-8, no NUL nor any other control
+// character but newline and tab, at most max characters, and not empty
+// when required. Every free-text field of the oracle's and the admin's
+// inputs goes through it, so a value one engine would store and the other
+// refuse is refused up front by both.
+func CleanText(field, s string, max int, required bool) (string, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case !utf8.ValidString(s):
+		return "", Rejectf(EINVALID, CodeInvalidText, "%s is not valid UTF-8", field)
+	case s == "" && required:
+		return "", Errorf(EINVALID, "%s is required", field)
+	case utf8.RuneCountInString(s) > max:
+		return "", Errorf(EINVALID, "%s is longer than %d characters", field, max)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return "", Rejectf(EINVALID, CodeInvalidText, "%s contains the control character %U", field, r)
+		}
+	}
+	return s, nil
+}
+
+// Plural says a count with its noun: "1 round", "3 rounds" (every noun
+// counted, in the dashboard and the command's messages, takes an s).
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
