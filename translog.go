@@ -47,3 +47,26 @@ type LogStore interface {
 	// Heads returns every recorded head, by increasing size.
 	Heads(ctx context.Context) ([]SignedHead, error)
 }
+
+// SignedCheckpoint is a checkpoint of the log as published: its tree
+// size, its signed text (the C2SP checkpoint body), and the whole signed
+// note, the log's signature and any witnesses' cosignatures included.
+type SignedCheckpoint struct {
+	Size uint64
+	Text string
+	Note []byte
+}
+
+// CheckpointStore keeps the log's published checkpoint, so that every
+// server of the arena serves the same one and none signs a checkpoint
+// that contradicts it.
+type CheckpointStore interface {
+	// LatestCheckpoint returns the note last saved, nil when there is none.
+	LatestCheckpoint(ctx context.Context) ([]byte, error)
+	// SaveCheckpoint saves c as the latest. It fails with ECONFLICT,
+	// saving nothing, when a larger checkpoint is saved already (another
+	// server published further) or one of the same size with another text
+	// (a fork). One of the saved size and text replaces it: the same
+	// checkpoint with more cosignatures.
+	SaveCheckpoint(ctx context.Context, c SignedCheckpoint) error
+}

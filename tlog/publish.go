@@ -17,22 +17,7 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-// CheckpointStore keeps the log's published checkpoint, so that every
-// server of the arena serves the same one and none signs a checkpoint
-// that contradicts it.
-type CheckpointStore interface {
-	// LatestCheckpoint returns the note last saved, nil when there is none.
-	LatestCheckpoint(ctx context.Context) ([]byte, error)
-	// SaveCheckpoint saves note, a signed checkpoint of the given size, as
-	// the latest. It fails with an ECONFLICT arena.Error, saving nothing,
-	// when a checkpoint of a larger size is saved already (another server
-	// published further). A note of the size already saved replaces it:
-	// the publisher saves a size again only with the same text and more
-	// cosignatures.
-	SaveCheckpoint(ctx context.Context, size uint64, note []byte) error
-}
-
-// MemCheckpoints is a CheckpointStore in memory, for tests and for tools
+// MemCheckpoints is an arena.CheckpointStore in memory, for tests and for tools
 // that publish once.
 type MemCheckpoints struct {
 	mu   sync.Mutex
@@ -40,26 +25,24 @@ type MemCheckpoints struct {
 	note []byte
 }
 
-// LatestCheckpoint implements CheckpointStore.
+// LatestCheckpoint implements arena.CheckpointStore.
 func (m *MemCheckpoints) LatestCheckpoint(context.Context) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return bytes.Clone(m.note), nil
 }
 
-// SaveCheckpoint implements CheckpointStore. It also refuses a note of the
-// saved size with another text: two checkpoints of one size and different
-// roots are what the publisher must never produce.
-func (m *MemCheckpoints) SaveCheckpoint(_ context.Context, size uint64, n []byte) error {
+// SaveCheckpoint implements arena.CheckpointStore.
+func (m *MemCheckpoints) SaveCheckpoint(_ context.Context, c arena.SignedCheckpoint) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.note != nil && size < m.size {
-		return arena.Errorf(arena.ECONFLICT, "tlog: checkpoint %d is older than the saved %d", size, m.size)
+	if m.note != nil && c.Size < m.size {
+		return arena.Errorf(arena.ECONFLICT, "tlog: checkpoint %d is older than the saved %d", c.Size, m.size)
 	}
-	if m.note != nil && size == m.size && NoteText(n) != NoteText(m.note) {
-		return arena.Errorf(arena.ECONFLICT, "tlog: another checkpoint of size %d is saved", size)
+	if m.note != nil && c.Size == m.size && c.Text != NoteText(m.note) {
+		return arena.Errorf(arena.ECONFLICT, "tlog: another checkpoint of size %d is saved", c.Size)
 	}
-	m.size, m.note = size, bytes.Clone(n)
+	m.size, m.note = c.Size, bytes.Clone(c.Note)
 	return nil
 }
 
@@ -94,7 +77,7 @@ const DefaultInterval = 10 * time.Second
 // clients prove entries and checkpoints with (tlog-tiles).
 type Publisher struct {
 	Log   *Log
-	Store CheckpointStore
+	Store arena.CheckpointStore
 	// Cosigner, when set, collects cosignatures before a checkpoint is
 	// saved, for at most half the Interval.
 	Cosigner Cosigner
@@ -116,7 +99,7 @@ type Publisher struct {
 
 // NewPublisher returns the publisher of l's checkpoints under origin,
 // signed with l's key and kept in store.
-func NewPublisher(l *Log, origin string, store CheckpointStore) (*Publisher, error) {
+func NewPublisher(l *Log, origin string, store arena.CheckpointStore) (*Publisher, error) {
 	signer, err := NoteSigner(origin, l.Key)
 	if err != nil {
 		return nil, err
@@ -201,7 +184,7 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("tlog: sign checkpoint: %w", err)
 	}
 	signed, cosignErr := p.cosign(ctx, signed, c)
-	if err := p.Store.SaveCheckpoint(ctx, c.Size, signed); err != nil {
+	if err := p.Store.SaveCheckpoint(ctx, arena.SignedCheckpoint{Size: c.Size, Text: NoteText(signed), Note: signed}); err != nil {
 		if arena.ErrorKind(err) == arena.ECONFLICT {
 			// Another server published a larger checkpoint meanwhile.
 			return prev, nil
@@ -236,7 +219,7 @@ func (p *Publisher) cosign(ctx context.Context, signed []byte, c Checkpoint) ([]
 func (p *Publisher) cosignAgain(ctx context.Context, latest []byte, c Checkpoint) error {
 	out, err := p.cosign(ctx, latest, c)
 	if !bytes.Equal(out, latest) {
-		if serr := p.Store.SaveCheckpoint(ctx, c.Size, out); serr != nil && arena.ErrorKind(serr) != arena.ECONFLICT {
+		if serr := p.Store.SaveCheckpoint(ctx, arena.SignedCheckpoint{Size: c.Size, Text: NoteText(out), Note: out}); serr != nil && arena.ErrorKind(serr) != arena.ECONFLICT {
 			return errors.Join(err, fmt.Errorf("tlog: save checkpoint %d: %w", c.Size, serr))
 		}
 	}

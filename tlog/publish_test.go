@@ -110,7 +110,7 @@ func TestPublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			*cps = tlog.MemCheckpoints{}
-			if err := cps.SaveCheckpoint(ctx, tc.c.Size, forged); err != nil {
+			if err := cps.SaveCheckpoint(ctx, arena.SignedCheckpoint{Size: tc.c.Size, Text: tlog.NoteText(forged), Note: forged}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := p.Publish(ctx); arena.ErrorKind(err) != arena.ECONFLICT {
@@ -129,16 +129,16 @@ func TestMemCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	var m tlog.MemCheckpoints
 	a := []byte("o\n2\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n— o sig\n")
-	if err := m.SaveCheckpoint(ctx, 2, a); err != nil {
+	if err := m.SaveCheckpoint(ctx, signed(2, a)); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.SaveCheckpoint(ctx, 2, append(bytes.Clone(a), "— w cosig\n"...)); err != nil {
+	if err := m.SaveCheckpoint(ctx, signed(2, append(bytes.Clone(a), "— w cosig\n"...))); err != nil {
 		t.Fatalf("the same checkpoint with a cosignature more: %v", err)
 	}
-	if err := m.SaveCheckpoint(ctx, 1, a); arena.ErrorKind(err) != arena.ECONFLICT {
+	if err := m.SaveCheckpoint(ctx, signed(1, a)); arena.ErrorKind(err) != arena.ECONFLICT {
 		t.Fatalf("older checkpoint: %v", err)
 	}
-	if err := m.SaveCheckpoint(ctx, 2, bytes.Replace(a, []byte("AAAA"), []byte("BAAA"), 1)); arena.ErrorKind(err) != arena.ECONFLICT {
+	if err := m.SaveCheckpoint(ctx, signed(2, bytes.Replace(a, []byte("AAAA"), []byte("BAAA"), 1))); arena.ErrorKind(err) != arena.ECONFLICT {
 		t.Fatalf("another root at the same size: %v", err)
 	}
 
@@ -196,7 +196,7 @@ func (s *interleaved) LatestCheckpoint(ctx context.Context) ([]byte, error) {
 // aheadStore is a store another server always publishes to first.
 type aheadStore struct{ *tlog.MemCheckpoints }
 
-func (aheadStore) SaveCheckpoint(context.Context, uint64, []byte) error {
+func (aheadStore) SaveCheckpoint(context.Context, arena.SignedCheckpoint) error {
 	return arena.Errorf(arena.ECONFLICT, "a larger checkpoint is saved")
 }
 
@@ -328,4 +328,9 @@ func TestHandler(t *testing.T) {
 			t.Fatalf("hash tile of a 70 kB leaf: %d", resp.StatusCode)
 		}
 	})
+}
+
+// signed is note as a store saves it: its size and signed text beside it.
+func signed(size uint64, note []byte) arena.SignedCheckpoint {
+	return arena.SignedCheckpoint{Size: size, Text: tlog.NoteText(note), Note: note}
 }

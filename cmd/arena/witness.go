@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/forecast-arena/arena/internal/app"
-	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
 )
@@ -85,7 +84,7 @@ func runWitness(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "witness %s listening on %s\nverifier key: %s\ncosigns the logs %s\nits line in a witness policy: witness <short name> %s <its URL>\n",
 		*name, ln.Addr(), w.VerifierKey(), strings.Join(origins, ", "), w.VerifierKey())
 	logger.Info("serving", "addr", ln.Addr().String(), "logs", len(logs))
-	err = web.Serve(ctx, ln, w.Handler())
+	err = app.ServeHandler(ctx, ln, w.Handler())
 	logger.Info("stopped")
 	return err
 }

@@ -238,6 +238,13 @@ func perMinute(n int) arena.RateLimit {
 	return arena.RateLimit{Burst: float64(n), PerSecond: float64(n) / 60}
 }
 
+// ServeHandler answers HTTP on ln with a handler that is not an arena's
+// (a witness) until ctx ends: the same connection timeouts and graceful
+// shutdown as the arena's server.
+func ServeHandler(ctx context.Context, ln net.Listener, h http.Handler) error {
+	return web.Serve(ctx, ln, h)
+}
+
 // Serve answers HTTP on ln with Handler and runs js on the scheduler
 // until ctx ends, which is a clean stop.
 func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {

@@ -13,7 +13,6 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/store"
-	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -81,7 +80,7 @@ func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.L
 	if !exists(path) {
 		switch {
 		case len(heads) > 0:
-			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, web.Plural(len(heads), "signed tree head"))
+			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, arena.Plural(len(heads), "signed tree head"))
 		case bound != "":
 			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log belongs to the key with public half %s: give that key with --log-key (or ARENA_DATA_DIR)", path, bound)
 		}

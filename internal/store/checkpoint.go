@@ -7,12 +7,11 @@ import (
 	"fmt"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/tlog"
 )
 
-var _ tlog.CheckpointStore = (*DB)(nil)
+var _ arena.CheckpointStore = (*DB)(nil)
 
-// LatestCheckpoint implements tlog.CheckpointStore.
+// LatestCheckpoint implements arena.CheckpointStore.
 func (d *DB) LatestCheckpoint(ctx context.Context) ([]byte, error) {
 	var note string
 	err := d.db.QueryRowContext(ctx, `SELECT note FROM log_checkpoints WHERE id = 1`).Scan(&note)
@@ -25,15 +24,15 @@ func (d *DB) LatestCheckpoint(ctx context.Context) ([]byte, error) {
 	return []byte(note), nil
 }
 
-// SaveCheckpoint implements tlog.CheckpointStore in one statement, so two
+// SaveCheckpoint implements arena.CheckpointStore in one statement, so two
 // servers saving at once cannot both pass the check: the row is replaced
 // only by a larger checkpoint, or by one of its size with the same text
 // (more cosignatures). Anything else is refused with ECONFLICT.
-func (d *DB) SaveCheckpoint(ctx context.Context, size uint64, note []byte) error {
+func (d *DB) SaveCheckpoint(ctx context.Context, c arena.SignedCheckpoint) error {
+	size, text, note := c.Size, c.Text, c.Note
 	if size > 1<<63-1 {
 		return arena.Errorf(arena.EINVALID, "store: checkpoint size %d out of range", size)
 	}
-	text := tlog.NoteText(note)
 	res, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO log_checkpoints (id, tree_size, text, note, updated_at) VALUES (1, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET tree_size = excluded.tree_size, text = excluded.text, note = excluded.note, updated_at = excluded.updated_at
 		WHERE log_checkpoints.tree_size < excluded.tree_size OR (log_checkpoints.tree_size = excluded.tree_size AND log_checkpoints.text = excluded.text)`),

@@ -206,9 +206,6 @@ func humanDuration(d arena.Duration) string {
 	return strings.Join(parts, " ")
 }
 
-// Plural is arena.Plural, for the callers that still name it here.
-func Plural(n int, noun string) string { return arena.Plural(n, noun) }
-
 // leaderboardLink is the leaderboard page with q and the page's filters.
 func leaderboardLink(v LeaderboardPageJSON, q url.Values) string {
 	if v.Query != "" {
