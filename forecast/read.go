@@ -51,6 +51,44 @@ func (s *Service) Triggered(ctx context.Context, id uint64) (bool, error) {
 	return !r.TriggeredAt.IsZero(), nil
 }
 
+// Sealed reports whether a log entry's leaf must wait for its round's
+// trigger: until then nothing shows a round's commits or reveals (a
+// reveal's predictions and salt, a commit's signature); the leaf hash is
+// enough to check inclusion, and the leaf itself is published after.
+// seen caches rounds already looked up (round id → still sealed) across
+// the entries of one read.
+func (s *Service) Sealed(ctx context.Context, kind string, leaf []byte, seen map[uint64]bool) (bool, error) {
+	round, sealable, ok := SealedUntilTrigger(kind, leaf)
+	if !sealable {
+		return false, nil
+	}
+	if !ok {
+		return true, nil // when in doubt, keep it sealed
+	}
+	hide, known := seen[round]
+	if !known {
+		triggered, err := s.Triggered(ctx, round)
+		if err != nil {
+			return false, err
+		}
+		hide = !triggered
+		seen[round] = hide
+	}
+	return hide, nil
+}
+
+// SealedAny reports whether any of es is Sealed: a tile's entry bundle
+// that holds one waits for the trigger too.
+func (s *Service) SealedAny(ctx context.Context, es []arena.LogEntry) (bool, error) {
+	seen := map[uint64]bool{}
+	for _, e := range es {
+		if hide, err := s.Sealed(ctx, e.Kind, e.Data, seen); hide || err != nil {
+			return hide, err
+		}
+	}
+	return false, nil
+}
+
 // Nonce returns the next nonce an agent must sign with.
 func (s *Service) Nonce(ctx context.Context, agent string) (uint64, error) {
 	a, err := ParseAddress(agent)

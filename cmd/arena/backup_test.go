@@ -157,7 +157,7 @@ func TestBackupRestoreDemoVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := regexp.MustCompile(`--log-key ([0-9a-f]{64})`).FindStringSubmatch(out)
+	key := regexp.MustCompile(`--vkey (\S+)`).FindStringSubmatch(out)
 	if key == nil {
 		t.Fatalf("no log key in the demo output:\n%s", out)
 	}
@@ -184,7 +184,7 @@ func TestBackupRestoreDemoVerifies(t *testing.T) {
 	if _, _, err := cli(t, nil, "export", "--db", dst, "--out", exp, "--log-key", filepath.Join(dir, "demo", "arena.db.log.key")); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := cli(t, nil, "verify", "--export", exp, "--log-key", key[1]); err != nil || !strings.Contains(got, "OK:") {
+	if got, _, err := cli(t, nil, "verify", "--export", exp, "--vkey", key[1]); err != nil || !strings.Contains(got, "OK:") {
 		t.Fatalf("verify of the restored database's export: %v\n%s", err, got)
 	}
 }

@@ -47,18 +47,23 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer res.Close()
-	// The demo's own export, verifiable from its files alone.
+	// The demo's own export with the log's checkpoint, verifiable from
+	// its files alone.
 	out := filepath.Join(res.Dir, "export")
-	if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, out, export.Options{Format: export.JSONL}); err != nil {
+	if _, err := res.App.Export(ctx, out, export.Options{Format: export.JSONL}); err != nil {
 		return err
 	}
 	head, err := res.Log.SignedHead(ctx)
 	if err != nil {
 		return err
 	}
+	pub, err := res.App.Publisher()
+	if err != nil {
+		return err
+	}
 	if *format == "json" {
 		v := demoJSON{Seed: *seed, Rounds: res.Rounds, Scored: res.Scored, Database: res.DBURL, Forecast: res.Leaderboard,
-			Cohorts: res.Cohorts, Trading: res.Trading, Oracle: res.Oracle, Log: head, Export: out}
+			Cohorts: res.Cohorts, Trading: res.Trading, Oracle: res.Oracle, Log: head, VKey: pub.VerifierKey(), Export: out}
 		if err := writeJSON(env.Stdout, v); err != nil {
 			return err
 		}
@@ -72,8 +77,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		o := res.Oracle
 		fmt.Fprintf(env.Stdout, "\nOracle: %d disputed markets (the simulator's resolution withheld): %d resolved by the panel of simulated resolvers, %d escalated and decided by the simulated arbiter, %d waiting.\n",
 			o.Disputed, o.Panel, o.Arbiter, o.Waiting)
-		fmt.Fprintf(env.Stdout, "\nTamper-evident log: %d entries, root %s (ed25519 key %s)\n", head.TreeSize, head.RootHash, head.PublicKey)
-		fmt.Fprintf(env.Stdout, "Verify the exported rounds, scores and log: arena verify --export %s --log-key %s\n", out, head.PublicKey)
+		fmt.Fprintf(env.Stdout, "\nTamper-evident log: %d entries, root %s, verifier key %s\n", head.TreeSize, head.RootHash, pub.VerifierKey())
+		fmt.Fprintf(env.Stdout, "Verify the exported rounds, scores and log: arena verify --export %s --vkey %s\n", out, pub.VerifierKey())
 	}
 	if *noServe {
 		return nil
@@ -94,6 +99,7 @@ type demoJSON struct {
 	Trading  []trading.LeaderRowJSON `json:"trading"`
 	Oracle   demo.OracleSummary      `json:"oracle"`
 	Log      tlog.Head               `json:"log"`
+	VKey     string                  `json:"log_vkey"` // the note verifier key of the log's checkpoints
 	Export   string                  `json:"export"`
 }
 

@@ -42,11 +42,14 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	lg, err := a.OpenLog(ctx)
+	if _, err := a.OpenLog(ctx); err != nil {
+		return err
+	}
+	counts, err := a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String})
 	if err != nil {
 		return err
 	}
-	counts, err := export.Write(ctx, export.Source{Forecast: a.Forecast, Log: lg, Traces: a.DB}, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String})
+	pub, err := a.Publisher()
 	if err != nil {
 		return err
 	}
@@ -58,6 +61,6 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	for _, n := range names {
 		fmt.Fprintf(env.Stdout, "%-14s %d rows\n", n, counts[n])
 	}
-	fmt.Fprintf(env.Stdout, "exported to %s; log public key %s\nverify with: arena verify --export %s --log-key %s\n", *out, lg.PublicKeyHex(), *out, lg.PublicKeyHex())
+	fmt.Fprintf(env.Stdout, "exported to %s with the log's checkpoint\nlog verifier key: %s\nverify with: arena verify --export %s --vkey %s\n", *out, pub.VerifierKey(), *out, pub.VerifierKey())
 	return nil
 }

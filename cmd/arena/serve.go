@@ -59,7 +59,12 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("serving", "addr", ln.Addr().String(), "db", redact.String(o.DB), "engine", db.Engine())
+	pub, err := a.Publisher()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "serving on http://%s/; log verifier key %s\n", ln.Addr(), pub.VerifierKey())
+	logger.Info("serving", "addr", ln.Addr().String(), "db", redact.String(o.DB), "engine", db.Engine(), "log_vkey", pub.VerifierKey())
 	err = a.Serve(ctx, ln, js)
 	logger.Info("stopped")
 	return err

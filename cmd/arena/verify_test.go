@@ -22,11 +22,11 @@ func TestDemoExportVerify(t *testing.T) {
 	if m == nil || m[1] == "0" {
 		t.Fatalf("no log root in the demo output:\n%s", out)
 	}
-	cmd := regexp.MustCompile(`arena verify --export (\S+) --log-key ([0-9a-f]{64})`).FindStringSubmatch(out)
+	cmd := regexp.MustCompile(`arena verify --export (\S+) --vkey (\S+)`).FindStringSubmatch(out)
 	if cmd == nil {
 		t.Fatalf("no verify command in the demo output:\n%s", out)
 	}
-	got, _, err := cli(t, nil, "verify", "--export", cmd[1], "--log-key", cmd[2])
+	got, _, err := cli(t, nil, "verify", "--export", cmd[1], "--vkey", cmd[2])
 	if err != nil || !strings.Contains(got, "OK:") || !strings.Contains(got, "root "+m[2]) {
 		t.Fatalf("verify of the demo export: %v\n%s", err, got)
 	}
@@ -34,7 +34,7 @@ func TestDemoExportVerify(t *testing.T) {
 	if _, _, err := cli(t, nil, "export", "--db", "sqlite:"+filepath.Join(dir, "arena.db"), "--out", csvDir, "--format", "csv"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := cli(t, nil, "verify", "--export", csvDir, "--log-key", cmd[2]); err != nil || !strings.Contains(got, "OK:") {
+	if got, _, err := cli(t, nil, "verify", "--export", csvDir, "--vkey", cmd[2]); err != nil || !strings.Contains(got, "OK:") {
 		t.Fatalf("verify of the CSV export: %v\n%s", err, got)
 	}
 	wrong := strings.Repeat("ab", 32)

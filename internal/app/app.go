@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
@@ -71,6 +73,7 @@ type App struct {
 
 	deps    Deps
 	closers []func() error
+	pub     *tlog.Publisher // the log's checkpoint publisher, once built
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -229,6 +232,17 @@ func (a *App) buildHandler() (http.Handler, error) {
 	srv := web.Build(p)
 	if a.Log != nil {
 		srv.RegisterLog(a.Log)
+		// The log's C2SP checkpoint, verifier key, hash tiles and entry
+		// bundles, and the published exports with their index.
+		pub, err := a.Publisher()
+		if err != nil {
+			return nil, err
+		}
+		srv.Mount("/log/", pub.Handler())
+		srv.LogVKey, srv.PublicURL = pub.VerifierKey(), o.PublicURL
+		if dir, err := a.exportDir(); err == nil {
+			srv.Mount("/exports/latest/", export.Handler(filepath.Join(dir, "latest")))
+		}
 	}
 	return srv.Handler(), nil
 }
@@ -257,6 +271,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 	if len(js) > 0 {
 		sched := &jobs.Scheduler{Store: a.DB, Logger: a.Logger, Jobs: js, Metrics: a.Metrics}
 		g.Go(func() error { return sched.Run(gctx) })
+	}
+	// Every replica publishes: the checkpoint store refuses a checkpoint
+	// that contradicts the saved one, so replicas agree on one per size.
+	if a.pub != nil {
+		g.Go(func() error { a.pub.Run(gctx); return nil })
 	}
 	// Compute the leaderboard analysis now, not on the first reader's
 	// request (on a large database it takes seconds).

@@ -95,6 +95,13 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 		}
 		js = append(js, oj)
 	}
+	if a.Log != nil {
+		ej, err := a.exportJob()
+		if err != nil {
+			return nil, err
+		}
+		js = append(js, ej...)
+	}
 	return js, nil
 }
 

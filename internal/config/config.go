@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,6 +83,20 @@ type Options struct {
 	ChainReportOutcomes bool
 	ChainConfirmations  int
 
+	// The log's transparency: the arena's public URL (ARENA_PUBLIC_URL),
+	// from which the checkpoints' origin is derived unless ARENA_LOG_ORIGIN
+	// names one; how soon a checkpoint follows an append
+	// (ARENA_CHECKPOINT_INTERVAL); the witness policy whose witnesses serve
+	// asks to cosign (ARENA_WITNESS_POLICY, a C2SP tlog-policy file); and
+	// the published exports: where they are written (ARENA_EXPORT_DIR,
+	// default DATA_DIR/exports) and how often (ARENA_EXPORT_EVERY, 0: never).
+	PublicURL          string
+	LogOrigin          string
+	CheckpointInterval time.Duration
+	WitnessPolicy      string
+	ExportDir          string
+	ExportEvery        time.Duration
+
 	// ExaAPIKey is the key of the Exa web-search API, the "exa" evidence
 	// and search provider.
 	ExaAPIKey string
@@ -119,6 +134,9 @@ func Defaults() Options {
 		MaxAgentsPerRound:   5000,
 		MaxNewAgentsPerHour: 1000,
 		ChainConfirmations:  1,
+
+		CheckpointInterval: 10 * time.Second,
+		ExportEvery:        24 * time.Hour,
 
 		LeaderboardMinForecasts: 50,
 	}
@@ -257,6 +275,15 @@ var fields = []field{
 		flagged("arena"),
 	boolean("ARENA_CHAIN_REPORT_OUTCOMES", "report frozen outcomes to a MockConditionalTokens (local chains)", func(o *Options) *bool { return &o.ChainReportOutcomes }),
 	integer("ARENA_CHAIN_CONFIRMATIONS", "confirmations a relayed transaction needs", func(o *Options) *int { return &o.ChainConfirmations }),
+
+	str("ARENA_PUBLIC_URL", "the arena's public URL (https://host/path): the origin of its log checkpoints is derived from it", func(o *Options) *string { return &o.PublicURL }).
+		flagged("public-url"),
+	str("ARENA_LOG_ORIGIN", "the origin line of the log's checkpoints (default: from ARENA_PUBLIC_URL, else from the listen address)", func(o *Options) *string { return &o.LogOrigin }),
+	duration("ARENA_CHECKPOINT_INTERVAL", "at most this long after an append, the log publishes a new checkpoint", func(o *Options) *time.Duration { return &o.CheckpointInterval }),
+	str("ARENA_WITNESS_POLICY", "C2SP witness policy file: the witnesses serve asks to cosign each checkpoint", func(o *Options) *string { return &o.WitnessPolicy }).
+		flagged("witness-policy"),
+	str("ARENA_EXPORT_DIR", "where serve publishes its exports (default: DATA_DIR/exports), served at /exports/latest/", func(o *Options) *string { return &o.ExportDir }),
+	duration("ARENA_EXPORT_EVERY", "how often serve publishes an export with the checkpoint it is consistent with (0: never)", func(o *Options) *time.Duration { return &o.ExportEvery }),
 }
 
 // withAlias names the environment variable read when key is not set.
@@ -561,6 +588,17 @@ func (o *Options) Validate() error {
 		// could never match, leaving the admin API unusable.
 		if strings.IndexFunc(t.token, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
 			errs = append(errs, fmt.Errorf("the %s holds a space, a control character or a non-ASCII character: use printable ASCII (e.g. 'openssl rand -hex 32')", t.name))
+		}
+	}
+	if o.CheckpointInterval < time.Second {
+		errs = append(errs, fmt.Errorf("checkpoint interval %s: must be at least 1s", o.CheckpointInterval))
+	}
+	if o.ExportEvery < 0 || o.ExportEvery > 0 && o.ExportEvery < time.Minute {
+		errs = append(errs, fmt.Errorf("export interval %s: want 0 (never) or at least 1m", o.ExportEvery))
+	}
+	if o.PublicURL != "" {
+		if u, err := url.Parse(o.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("public URL %q: want http(s)://host[/path]", redact.String(o.PublicURL)))
 		}
 	}
 	if o.ChainConfirmations < 1 {

@@ -683,5 +683,13 @@ func (s *Server) methodologyView(r *http.Request) (any, error) {
 		v.Trading = &TradingMethodJSON{InitialCash: arena.Dollars(st.InitialCash), TopMarkets: st.TopMarkets, MaxBetShare: st.MaxBetShare,
 			MaxAttempts: st.MaxAttempts, LineupAgents: st.LineupAgents}
 	}
+	if s.LogVKey != "" {
+		base := strings.TrimSuffix(s.PublicURL, "/")
+		if base == "" {
+			base = "http://" + r.Host
+		}
+		v.Verify = &VerifyJSON{VKey: s.LogVKey, Checkpoint: base + "/log/checkpoint", Export: base + "/exports/latest/",
+			Command: "arena verify --url " + base + " --vkey " + s.LogVKey}
+	}
 	return v, nil
 }

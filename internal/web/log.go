@@ -122,27 +122,13 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 }
 
 // sealedEntry reports whether an entry's leaf must wait for its round's
-// trigger. Until then no endpoint shows a round's commits or reveals (a
-// reveal's predictions and salt, a commit's signature); the leaf hash is
-// enough to check inclusion, and the leaf itself is published after.
+// trigger (forecast.Service.Sealed); without the forecast track, it does.
 func (s *Server) sealedEntry(ctx context.Context, kind string, leaf []byte, sealed map[uint64]bool) (bool, error) {
-	round, sealable, ok := forecast.SealedUntilTrigger(kind, leaf)
-	if !sealable {
-		return false, nil
+	if s.Forecast == nil {
+		_, sealable, _ := forecast.SealedUntilTrigger(kind, leaf)
+		return sealable, nil
 	}
-	if !ok || s.Forecast == nil {
-		return true, nil // when in doubt, keep it sealed
-	}
-	hide, seen := sealed[round]
-	if !seen {
-		triggered, err := s.Forecast.Triggered(ctx, round)
-		if err != nil {
-			return false, err
-		}
-		hide = !triggered
-		sealed[round] = hide
-	}
-	return hide, nil
+	return s.Forecast.Sealed(ctx, kind, leaf, sealed)
 }
 
 func hexes(p [][]byte) []string {

@@ -314,6 +314,19 @@ type CohortPageJSON struct {
 type MethodologyJSON struct {
 	Forecast *ForecastMethodJSON `json:"forecast"`
 	Trading  *TradingMethodJSON  `json:"trading"`
+	// Verify says how anyone checks this arena: null without a published
+	// log.
+	Verify *VerifyJSON `json:"verify"`
+}
+
+// VerifyJSON is how to check an arena from outside: the note verifier key
+// of its log's checkpoints, and where its checkpoint, tiles and latest
+// published export are.
+type VerifyJSON struct {
+	VKey       string `json:"log_vkey"`
+	Checkpoint string `json:"checkpoint_url"`
+	Export     string `json:"export_url"`
+	Command    string `json:"command"`
 }
 
 // ForecastMethodJSON describes the forecast track as configured.

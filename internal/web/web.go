@@ -107,8 +107,13 @@ type Server struct {
 	backtest    forecast.Analyses
 	// oracle is set by RegisterOracle.
 	oracle *oracle.Service
-	// Log is set by RegisterLog.
-	Log *tlog.Log
+	// Log is set by RegisterLog. LogVKey, when set, is the note verifier
+	// key of the log's published checkpoints (under /log/), and PublicURL
+	// the arena's public URL (else the request's host): the methodology
+	// page says how to verify the arena with them.
+	Log       *tlog.Log
+	LogVKey   string
+	PublicURL string
 	// Metrics counts requests and submissions; served at /metrics.
 	Metrics *metrics.Metrics
 	// Health, when set, adds schema and job checks to /readyz.
@@ -140,6 +145,14 @@ func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.L
 	s.handle("GET /api/v1/openapi.json", s.openAPI)
 	s.registerDashboard()
 	return s
+}
+
+// Mount serves h for GET requests under prefix (such as "/log/"), with
+// the prefix stripped, through the server's middleware (request ids, rate
+// limits, metrics): the protocol endpoints other packages define, such as
+// the log's C2SP tiles and the published exports.
+func (s *Server) Mount(prefix string, h http.Handler) {
+	s.Mux.Handle("GET "+prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), h))
 }
 
 // handle registers h for pattern; its error goes through Server.Error. A
