@@ -251,8 +251,15 @@ func startServe(t *testing.T, args ...string) *serveProc {
 
 func startServeArgs(t *testing.T, args ...string) *serveProc {
 	t.Helper()
+	return startServeEnv(t, nil, args...)
+}
+
+// startServeEnv starts the command of args with env added to the test's
+// environment, and waits until it serves.
+func startServeEnv(t *testing.T, env []string, args ...string) *serveProc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "ARENA_TEST_EXEC=1")
+	cmd.Env = append(append(os.Environ(), "ARENA_TEST_EXEC=1"), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
