@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,6 +215,71 @@ func TestLeaderboardPaging(t *testing.T) {
 			if rec := get(bad); rec.Code != 400 || !strings.Contains(rec.Body.String(), "_parameter") {
 				t.Errorf("GET %s: %d %s", bad, rec.Code, rec.Body)
 			}
+		}
+	})
+}
+
+// countingBacktests counts the reads of every backtest row.
+type countingBacktests struct {
+	*store.DB
+	reads atomic.Int32
+}
+
+func (c *countingBacktests) BacktestForecasts(ctx context.Context) ([]arena.BacktestForecast, error) {
+	c.reads.Add(1)
+	return c.DB.BacktestForecasts(ctx)
+}
+
+// The backtest leaderboard is computed once per set of rows: views read
+// the store's version of the rows, not the rows, until a save changes it.
+func TestBacktestLeaderboardCached(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+		ms := seedMarkets(t, db, 6, at.Add(24*time.Hour))
+		var rows []arena.BacktestForecast
+		for i := range 6 {
+			b := 0.5
+			rows = append(rows, arena.BacktestForecast{Agent: "a", MarketID: ms[i].ID, Round: fmt.Sprint(i / 3), SourceID: fmt.Sprint(i),
+				Category: "c", Forecast: 7000, Benchmark: &b, Outcome: int8(i % 2), CreatedAt: at})
+		}
+		if err := db.SaveBacktest(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		st := &countingBacktests{DB: db}
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}, Forecasters: st})
+		board := func() forecast.Board {
+			t.Helper()
+			rec := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/leaderboard?track=backtest", nil))
+			var b struct{ forecast.Board }
+			if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &b) != nil {
+				t.Fatalf("backtest leaderboard: %d %s", rec.Code, rec.Body)
+			}
+			return b.Board
+		}
+		agentA := func(b forecast.Board) forecast.Row {
+			t.Helper()
+			for _, r := range b.Rows {
+				if r.Agent == "a" {
+					return r
+				}
+			}
+			t.Fatalf("agent a is not on the board %+v", b.Rows)
+			return forecast.Row{}
+		}
+		first := agentA(board())
+		board()
+		if n := st.reads.Load(); n != 1 || first.N != 6 {
+			t.Fatalf("%d reads of the rows for two views, agent a %+v", n, first)
+		}
+		// A replaced forecast, saved with the same time stamp, is seen.
+		rows[0].Forecast = 1000
+		if err := db.SaveBacktest(ctx, rows[:1]); err != nil {
+			t.Fatal(err)
+		}
+		if a := agentA(board()); st.reads.Load() != 2 || a.Brier == first.Brier {
+			t.Fatalf("after a replaced row: %d reads, Brier %v (was %v)", st.reads.Load(), a.Brier, first.Brier)
 		}
 	})
 }

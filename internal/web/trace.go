@@ -138,8 +138,18 @@ func BacktestScored(rows []arena.BacktestForecast) []arena.ScoredForecast {
 }
 
 // backtestBoard is the backtest track's leaderboard, analysed once per
-// set of backtest forecasts.
+// set of backtest forecasts: while the store's version of the rows is the
+// one it was computed from, the rows are not read again.
 func (s *Server) backtestBoard(ctx context.Context) (forecast.Board, error) {
+	v, err := s.forecasters.BacktestVersion(ctx)
+	if err != nil {
+		return forecast.Board{}, err
+	}
+	s.backtestMu.Lock()
+	defer s.backtestMu.Unlock()
+	if s.backtestVersion == v {
+		return s.backtestBoardCached, nil
+	}
 	rows, err := s.forecasters.BacktestForecasts(ctx)
 	if err != nil {
 		return forecast.Board{}, err
@@ -148,7 +158,8 @@ func (s *Server) backtestBoard(ctx context.Context) (forecast.Board, error) {
 	if err != nil {
 		return forecast.Board{}, err
 	}
-	return a.Board(nil), nil
+	s.backtestVersion, s.backtestBoardCached = v, a.Board(nil)
+	return s.backtestBoardCached, nil
 }
 
 // backtestLeaderboard serves GET /api/v1/leaderboard?track=backtest.

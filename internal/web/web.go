@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -105,6 +106,11 @@ type Server struct {
 	// backtest track's analysis.
 	forecasters ForecasterStore
 	backtest    forecast.Analyses
+	// The backtest leaderboard and the store's version of the rows it
+	// was computed from.
+	backtestMu          sync.Mutex
+	backtestVersion     string
+	backtestBoardCached forecast.Board
 	// oracle is set by RegisterOracle.
 	oracle *oracle.Service
 	// Log is set by RegisterLog. LogVKey, when set, is the note verifier
