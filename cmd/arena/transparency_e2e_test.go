@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
 )
@@ -37,7 +39,7 @@ func TestServeWithWitnesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const origin = "127.0.0.1:8080/log" // the demo published under its listen address
+	origin := savedOrigin(t, openStore(t, "sqlite:"+filepath.Join(demoDir, "arena.db")))
 	vkey, err := tlog.VerifierKey(origin, key.Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +70,7 @@ func TestServeWithWitnesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv := startServeEnv(t, []string{"ARENA_LOG_KEY=" + keyFile, "ARENA_LOG_ORIGIN=" + origin, "ARENA_WITNESS_POLICY=" + policyFile,
+	srv := startServeEnv(t, []string{"ARENA_LOG_KEY=" + keyFile, "ARENA_WITNESS_POLICY=" + policyFile,
 		"ARENA_CHECKPOINT_INTERVAL=1s", "ARENA_EXPORT_DIR=" + filepath.Join(dir, "exports"), "ARENA_EXPORT_EVERY=1h"},
 		"serve", "--addr", "127.0.0.1:0", "--no-sync", "--no-rounds", "--db", "sqlite:"+filepath.Join(demoDir, "arena.db"))
 	base := "http://" + srv.addr
@@ -136,6 +138,21 @@ func TestServeWithWitnesses(t *testing.T) {
 	if err != nil || !strings.Contains(out, "OK") {
 		t.Fatalf("verify --url with the 2-of-2 policy: %v\n%s%s", err, out, errOut)
 	}
+}
+
+// savedOrigin is the origin of the checkpoint the arena in db published
+// last: what every later publisher of its log signs under by default.
+func savedOrigin(t *testing.T, db *store.DB) string {
+	t.Helper()
+	n, err := db.LatestCheckpoint(context.Background())
+	if err != nil || n == nil {
+		t.Fatalf("no saved checkpoint: %v", err)
+	}
+	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Origin
 }
 
 // freeAddr is a loopback address with a port free now, for a process that

@@ -51,10 +51,10 @@ func newLiveArena(t *testing.T) *liveArena {
 		t.Fatal(err)
 	}
 	a := &liveArena{src: export.Source{Forecast: &forecast.Service{Store: db, Domain: dom}, Log: &tlog.Log{Store: db, Key: key}}}
-	// The demo published its checkpoints under the origin of its listen
-	// address: the store keeps the latest, and a publisher under another
-	// origin would be refused.
-	if a.pub, err = tlog.NewPublisher(a.src.Log, "127.0.0.1:8080/log", db); err != nil {
+	// The demo published its checkpoints under its own origin: the store
+	// keeps the latest, and a publisher under another origin would be
+	// refused.
+	if a.pub, err = tlog.NewPublisher(a.src.Log, savedOrigin(t, db), db); err != nil {
 		t.Fatal(err)
 	}
 	a.vkey = a.pub.VerifierKey()

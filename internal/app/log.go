@@ -26,6 +26,9 @@ func (a *App) OpenLog(ctx context.Context) (*tlog.Log, error) {
 	}
 	lg.Now = a.deps.Now
 	a.Log, a.Forecast.Log = lg, lg
+	if a.pub, err = a.newPublisher(ctx); err != nil {
+		return nil, err
+	}
 	return lg, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/forecast-arena/arena/export"
@@ -16,19 +17,20 @@ import (
 // maxPolicyBytes bounds a witness policy file: a few lines per witness.
 const maxPolicyBytes = 1 << 20
 
-// Publisher is the log's checkpoint publisher (the log opened first, by
-// OpenLog): checkpoints signed under the configured origin, cosigned by
-// the witnesses of the witness policy, the entries of untriggered rounds'
-// commits and reveals withheld from the entry bundles; the same publisher
-// on every call.
+// Publisher is the log's checkpoint publisher, built by OpenLog.
 func (a *App) Publisher() (*tlog.Publisher, error) {
-	if a.pub != nil {
-		return a.pub, nil
-	}
-	if a.Log == nil {
+	if a.pub == nil {
 		return nil, fmt.Errorf("app: the log's publisher needs the log: open it first")
 	}
-	origin, err := a.logOrigin()
+	return a.pub, nil
+}
+
+// newPublisher builds the publisher of the log's checkpoints: signed under
+// the configured origin, cosigned by the witnesses of the witness policy,
+// the entries of untriggered rounds' commits and reveals withheld from the
+// entry bundles.
+func (a *App) newPublisher(ctx context.Context) (*tlog.Publisher, error) {
+	origin, err := a.logOrigin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -48,13 +50,15 @@ func (a *App) Publisher() (*tlog.Publisher, error) {
 		}
 		pub.Cosigner = &witness.Client{Witnesses: pol.Remotes()}
 	}
-	a.pub = pub
 	return pub, nil
 }
 
 // logOrigin is the origin of the log's checkpoints: ARENA_LOG_ORIGIN, else
-// derived from ARENA_PUBLIC_URL, else from the listen address.
-func (a *App) logOrigin() (string, error) {
+// derived from ARENA_PUBLIC_URL, else the origin the arena published under
+// before (the saved checkpoint's), else one named after this deployment's
+// identifier. Without a configured origin, every command of one arena thus
+// signs under the same origin, whatever address it serves on.
+func (a *App) logOrigin(ctx context.Context) (string, error) {
 	o := a.Config
 	switch {
 	case o.LogOrigin != "":
@@ -62,7 +66,16 @@ func (a *App) logOrigin() (string, error) {
 	case o.PublicURL != "":
 		return tlog.OriginFromURL(o.PublicURL)
 	}
-	return tlog.OriginFromURL("http://" + o.Addr)
+	saved, err := a.DB.LatestCheckpoint(ctx)
+	if err != nil {
+		return "", err
+	}
+	if saved != nil {
+		if c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(saved))); err == nil {
+			return c.Origin, nil
+		}
+	}
+	return "forecast-arena/" + strings.ToLower(a.Forecast.Domain.Contract.Hex()[2:]) + "/log", nil
 }
 
 // Checkpoint publishes a checkpoint of the log as it stands, if it grew

@@ -278,7 +278,7 @@ var fields = []field{
 
 	str("ARENA_PUBLIC_URL", "the arena's public URL (https://host/path): the origin of its log checkpoints is derived from it", func(o *Options) *string { return &o.PublicURL }).
 		flagged("public-url"),
-	str("ARENA_LOG_ORIGIN", "the origin line of the log's checkpoints (default: from ARENA_PUBLIC_URL, else from the listen address)", func(o *Options) *string { return &o.LogOrigin }),
+	str("ARENA_LOG_ORIGIN", "the origin line of the log's checkpoints (default: from ARENA_PUBLIC_URL, else the origin published under before, else forecast-arena/DEPLOYMENT/log)", func(o *Options) *string { return &o.LogOrigin }),
 	duration("ARENA_CHECKPOINT_INTERVAL", "at most this long after an append, the log publishes a new checkpoint", func(o *Options) *time.Duration { return &o.CheckpointInterval }),
 	str("ARENA_WITNESS_POLICY", "C2SP witness policy file: the witnesses serve asks to cosign each checkpoint", func(o *Options) *string { return &o.WitnessPolicy }).
 		flagged("witness-policy"),
