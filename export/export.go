@@ -85,6 +85,9 @@ type Options struct {
 	// text; required with WithPrompts, since a prompt or an error may
 	// carry one.
 	Redact func(string) string
+	// Progress, when set, is told after each table file how many of the
+	// export's tables are written.
+	Progress func(done, total int)
 }
 
 func i64(v int64) string   { return strconv.FormatInt(v, 10) }
@@ -378,12 +381,15 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 		}
 		specs = append(slices.Clip(specs), TracesSpec)
 	}
-	for _, sp := range specs {
+	for i, sp := range specs {
 		n, err := writeFile(ctx, filepath.Join(dir, sp.Name+"."+o.Format), src, sp.Name, o.Format, sc)
 		if err != nil {
 			return nil, err
 		}
 		counts[sp.Name] = n
+		if o.Progress != nil {
+			o.Progress(i+1, len(specs))
+		}
 	}
 	d := src.Forecast.Domain
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),

@@ -40,6 +40,10 @@ func TestOneShotCommandsQuiet(t *testing.T) {
 			t.Errorf("%d: stderr %q, want nothing", i, errOut)
 		}
 	}
+	// Off a terminal, verify draws no progress bar either.
+	if out, errOut, err := cli(t, nil, "verify", "--export", filepath.Join(dir, "export")); err != nil || errOut != "" || !strings.Contains(out, "OK:") {
+		t.Errorf("verify: %v, stderr %q\n%s", err, errOut, out)
+	}
 	if _, _, err := cli(t, nil, "export", "--db", dbURL, "--out", filepath.Join(dir, "x"), "--log-level", "loud"); err == nil || !strings.Contains(err.Error(), "want debug|info|warn|error") {
 		t.Errorf("--log-level loud: %v", err)
 	}

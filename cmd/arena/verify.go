@@ -10,6 +10,7 @@ import (
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -43,7 +44,9 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	rep, err := export.Verify(*dir, export.VerifyOptions{LogKey: pub})
+	bar := progress.New(env.Stderr, 0, "steps")
+	rep, err := export.Verify(*dir, export.VerifyOptions{LogKey: pub, Progress: bar.Set})
+	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("verification FAILED: %w", err)
 	}
