@@ -77,7 +77,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(env.Stdout, "Forecast Arena demo: seed %d, %d rounds (%d scored), database %s\n\n", *seed, res.Rounds, res.Scored, res.DBURL)
+		fmt.Fprintf(env.Stdout, "Forecast Arena demo: seed %d, %d rounds (%d scored), database %s (a throwaway: commits not flushed to disk one by one)\n\n",
+			*seed, res.Rounds, res.Scored, res.DBURL)
 		if err := printLeaderboard(env.Stdout, res.Leaderboard); err != nil {
 			return err
 		}

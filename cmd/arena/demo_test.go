@@ -77,13 +77,18 @@ func TestDemoSeed1(t *testing.T) {
 	if err := json.Unmarshal([]byte(out2), &again); err != nil {
 		t.Fatal(err)
 	}
-	figures := func(r demoJSON) string {
-		b, _ := json.Marshal([]any{r.Rounds, r.Scored, r.Forecast, r.Cohorts, r.Trading, r.Oracle, r.Log.TreeSize})
-		return string(b)
+	if demoFigures(again) != demoFigures(run) {
+		t.Fatalf("demo is not deterministic by seed:\n%s\n%s", demoFigures(run), demoFigures(again))
 	}
-	if figures(again) != figures(run) {
-		t.Fatalf("demo is not deterministic by seed:\n%s\n%s", figures(run), figures(again))
-	}
+	// And the same as they were: a faster demo plays the same game.
+	golden(t, "demo_seed1_figures", demoFigures(run))
+}
+
+// demoFigures are what a demo run must reproduce from its seed: both
+// leaderboards, the oracle's counts and the log's size.
+func demoFigures(r demoJSON) string {
+	b, _ := json.MarshalIndent([]any{r.Rounds, r.Scored, r.Forecast, r.Cohorts, r.Trading, r.Oracle, r.Log.TreeSize}, "", " ")
+	return string(b) + "\n"
 }
 
 func TestDemoBadInput(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -132,7 +133,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, arena.Errorf(arena.ECONFLICT, "demo: %s already holds a demo database; remove it or choose another --dir", path)
 	}
 	dbURL := "sqlite:" + path
-	db, err := store.Open(ctx, dbURL)
+	// A demo's database is a throwaway: its commits are not flushed to
+	// disk one by one (the output says so).
+	db, err := store.Open(ctx, dbURL, store.Unsynced())
 	if err != nil {
 		return nil, err
 	}
@@ -264,10 +267,19 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		if _, err := svc.CaptureBenchmarks(ctx); err != nil {
 			return err
 		}
+		// The agents act at once, as independent agents do: the server
+		// takes their submissions in any order.
+		g, gctx := errgroup.WithContext(ctx)
 		for _, c := range clients {
-			if _, err := c.RunOnce(ctx); err != nil {
-				return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
-			}
+			g.Go(func() error {
+				if _, err := c.RunOnce(gctx); err != nil {
+					return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
 		}
 		n, err := svc.TriggerDue(ctx)
 		res.Scored += n
