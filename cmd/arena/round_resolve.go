@@ -47,8 +47,10 @@ func roundResolve(ctx context.Context, env *Env, args []string) error {
 	case arena.RoundOpen, arena.RoundRevealing:
 		return arena.Errorf(arena.ECONFLICT, "round %d is %s: its reveals close at %s (in %s); resolve it after that",
 			id, st, rfc3339(r.RevealDeadline), r.RevealDeadline.Sub(now).Round(time.Second))
-	case arena.RoundScored, arena.RoundInvalidated:
-		return arena.Errorf(arena.ECONFLICT, "round %d is %s: its outcomes are frozen", id, st)
+	case arena.RoundScored:
+		return arena.Errorf(arena.ECONFLICT, "round %d is scored: its outcomes are frozen", id)
+	case arena.RoundInvalidated:
+		return arena.Errorf(arena.ECONFLICT, "round %d is invalidated: it is never scored", id)
 	}
 	cfg, ok, err := sim.Recorded(ctx, db)
 	if err != nil {
