@@ -71,7 +71,7 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	if !*dry {
 		n++
 	}
-	bar := progress.New(env.Stderr, n, "steps (files, then the store)")
+	bar := progress.New(env.Stderr, n, "steps")
 	defer bar.Finish()
 	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"],
 		Open: func(path string) (io.ReadCloser, error) {
