@@ -93,6 +93,9 @@ type Options struct {
 	// be signed by the log's key and describe a prefix of the exported log,
 	// whose every leaf hash proves every entry included in it.
 	Checkpoint []byte
+	// Progress, when set, is told after each table file how many of the
+	// export's tables are written.
+	Progress func(done, total int)
 }
 
 func i64(v int64) string   { return strconv.FormatInt(v, 10) }
@@ -391,12 +394,15 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 		}
 		specs = append(slices.Clip(specs), TracesSpec)
 	}
-	for _, sp := range specs {
+	for i, sp := range specs {
 		n, err := writeFile(ctx, filepath.Join(dir, sp.Name+"."+o.Format), src, sp.Name, o.Format, sc)
 		if err != nil {
 			return nil, err
 		}
 		counts[sp.Name] = n
+		if o.Progress != nil {
+			o.Progress(i+1, len(specs))
+		}
 	}
 	d := src.Forecast.Domain
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),

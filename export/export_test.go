@@ -209,3 +209,41 @@ func TestExportWithPrompts(t *testing.T) {
 		t.Fatal("with prompts and no trace store: no error")
 	}
 }
+
+// steps records a progress report's calls.
+type steps [][2]int
+
+func (s *steps) add(done, total int) { *s = append(*s, [2]int{done, total}) }
+
+// counted checks a report that knew its total from the first step and
+// counted every step to it.
+func (s steps) counted(t *testing.T, what string, total int) {
+	t.Helper()
+	if len(s) != total {
+		t.Fatalf("%s: %d steps reported, want %d: %v", what, len(s), total, s)
+	}
+	for i, st := range s {
+		if st != [2]int{i + 1, total} {
+			t.Fatalf("%s: step %d reported as %v, want [%d %d]", what, i, st, i+1, total)
+		}
+	}
+}
+
+// Export and verification report their progress over a total known at
+// the first step: the tables written; the tables read, then the checks.
+func TestExportProgress(t *testing.T) {
+	f := played(t)
+	var w, v steps
+	dir := t.TempDir()
+	if _, err := export.Write(context.Background(), f.source(), dir, export.Options{Format: export.JSONL, Progress: w.add}); err != nil {
+		t.Fatal(err)
+	}
+	w.counted(t, "export", len(export.Specs))
+	if _, err := export.Verify(dir, export.VerifyOptions{LogKey: f.res.Log.PublicKey(), Progress: v.add}); err != nil {
+		t.Fatal(err)
+	}
+	if len(v) <= len(export.Contract) {
+		t.Fatalf("verify reported %d steps, fewer than its %d tables and its checks", len(v), len(export.Contract))
+	}
+	v.counted(t, "verify", v[0][1])
+}

@@ -48,6 +48,9 @@ type VerifyOptions struct {
 	// Policy, when set, requires the export's checkpoint to be cosigned
 	// by a quorum of the policy's witnesses.
 	Policy *witness.Policy
+	// Progress, when set, is told after each table read and each check
+	// how many of the verification's steps are done.
+	Progress func(done, total int)
 }
 
 // Report says what Verify checked.
@@ -196,7 +199,13 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 	if !v.readMeta(dir) {
 		return v.rep, &v.fail
 	}
-	for _, spec := range Contract {
+	// The checks after the tables are read, in order; each table read and
+	// each check is a step of the progress report.
+	var forecasts []arena.ScoredForecast
+	checks := []func(){func() { v.checkLog(dir) }, v.checkRounds, v.checkSealed, v.checkMarkets, v.checkRoundMarkets, v.checkSubmissions,
+		func() { forecasts = v.checkScores() }, v.checkAgents, func() { v.checkLeaderboard(forecasts) }, v.checkTraces}
+	steps := len(Contract) + len(checks)
+	for i, spec := range Contract {
 		t := readTable(dir, v.meta.Format, spec, func(m Mismatch) { v.add(m.Table, m.Key, m.Column, "%s", m.Reason) })
 		if t.tooLarge != nil {
 			return v.rep, fmt.Errorf("export: %s: %w", spec.Name, t.tooLarge)
@@ -206,6 +215,7 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 		}
 		v.t[spec.Name] = t
 		v.rep.Cells += len(t.rows) * len(spec.Columns)
+		v.progress(i+1, steps)
 	}
 	v.subsOf, v.rmOf, v.blamed = map[uint64][]*row{}, map[uint64][]*row{}, map[string]bool{}
 	for _, r := range v.t["submissions"].rows {
@@ -214,20 +224,20 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 	for _, r := range v.t["round_markets"].rows {
 		v.rmOf[r.u("round_id")] = append(v.rmOf[r.u("round_id")], r)
 	}
-	v.checkLog(dir)
-	v.checkRounds()
-	v.checkSealed()
-	v.checkMarkets()
-	v.checkRoundMarkets()
-	v.checkSubmissions()
-	forecasts := v.checkScores()
-	v.checkAgents()
-	v.checkLeaderboard(forecasts)
-	v.checkTraces()
+	for i, check := range checks {
+		check()
+		v.progress(len(Contract)+i+1, steps)
+	}
 	if v.fail.Total > 0 {
 		return v.rep, &v.fail
 	}
 	return v.rep, nil
+}
+
+func (v *verifier) progress(done, total int) {
+	if v.o.Progress != nil {
+		v.o.Progress(done, total)
+	}
 }
 
 // readMeta reads meta.json strictly and checks what it says of the key

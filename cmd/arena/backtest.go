@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/progress"
 )
 
 func init() {
@@ -101,11 +102,13 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	}
 	fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(logger))
 	fc.Cache, fc.CacheOnly, fc.Sink = llm.DirStore{Dir: *cacheDir}, *cacheOnly, &agent.MemSink{}
-	r := &backtest.Runner{Store: db, Agents: fc, Skipped: skipped, Workers: *workers, Logger: logger}
+	bar := progress.New(env.Stderr, 0, "forecasts")
+	r := &backtest.Runner{Store: db, Agents: fc, Skipped: skipped, Workers: *workers, Logger: logger, Progress: bar.Set}
 	if r.Search, err = app.Search(o, *search, *cacheDir, *cacheOnly, logger); err != nil {
 		return err
 	}
 	rep, err := r.Run(ctx, plan)
+	bar.Finish()
 	if err != nil {
 		return err
 	}

@@ -13,11 +13,13 @@ func init() {
 
 func runConfig(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "config", "[--config FILE] [--db URL]")
-	cf := addConfigFlags(fs, false, config.Flagged()...)
+	addConfigFlags(fs, false, config.Flagged()...)
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	o, err := cf.options(env)
+	// As configured: the log level stays unset when it is, since each
+	// command has its own default.
+	o, err := config.Load(config.File(fs, env.Environ), env.Environ, fs)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -42,7 +43,17 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		}
 		defer ln.Close()
 	}
-	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir})
+	// A bar per stage: the rounds played, then the markets settling.
+	var bar *progress.Bar
+	stage := ""
+	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir, Progress: func(s string, done, total int) {
+		if s != stage {
+			bar.Finish()
+			bar, stage = progress.New(env.Stderr, total, s), s
+		}
+		bar.Set(done, total)
+	}})
+	bar.Finish()
 	if err != nil {
 		return err
 	}
@@ -68,7 +79,8 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(env.Stdout, "Forecast Arena demo: seed %d, %d rounds (%d scored), database %s\n\n", *seed, res.Rounds, res.Scored, res.DBURL)
+		fmt.Fprintf(env.Stdout, "Forecast Arena demo: seed %d, %d rounds (%d scored), database %s (a throwaway: commits not flushed to disk one by one)\n\n",
+			*seed, res.Rounds, res.Scored, res.DBURL)
 		if err := printLeaderboard(env.Stdout, res.Leaderboard); err != nil {
 			return err
 		}
@@ -78,13 +90,29 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "\nOracle: %d disputed markets (the simulator's resolution withheld): %d resolved by the panel of simulated resolvers, %d escalated and decided by the simulated arbiter, %d waiting.\n",
 			o.Disputed, o.Panel, o.Arbiter, o.Waiting)
 		fmt.Fprintf(env.Stdout, "\nTamper-evident log: %d entries, root %s, verifier key %s\n", head.TreeSize, head.RootHash, pub.VerifierKey())
-		fmt.Fprintf(env.Stdout, "Verify the exported rounds, scores and log: arena verify --export %s --vkey %s\n", out, pub.VerifierKey())
+		dashboard := fmt.Sprintf("arena serve --db %s --no-sync --no-rounds, then http://127.0.0.1:8080/", res.DBURL)
+		if !*noServe {
+			dashboard = fmt.Sprintf("http://%s/ (served now; Ctrl-C stops it)", ln.Addr())
+		}
+		printNextSteps(env.Stdout, dashboard, fmt.Sprintf("arena verify --export %s --vkey %s", out, pub.VerifierKey()))
 	}
 	if *noServe {
 		return nil
 	}
-	fmt.Fprintf(env.Stderr, "\nServing the leaderboard on http://%s/ (API under /api/v1); Ctrl-C to stop.\n", ln.Addr())
+	if *format == "json" {
+		fmt.Fprintf(env.Stderr, "Serving the leaderboard on http://%s/ (API under /api/v1); Ctrl-C to stop.\n", ln.Addr())
+	}
 	return res.App.Serve(ctx, ln, nil)
+}
+
+// printNextSteps ends the demo's output with what a newcomer does next:
+// look at the dashboard, enter an agent of their own, verify the export.
+func printNextSteps(w io.Writer, dashboard, verify string) {
+	fmt.Fprintf(w, "\nNext steps:\n")
+	fmt.Fprintf(w, "  1. Open the dashboard: %s\n", dashboard)
+	fmt.Fprintf(w, "  2. Run an agent of your own in a simulated world, scored within minutes: the README's step 3\n")
+	fmt.Fprintf(w, "     (docs/operations.md, \"Serving offline\")\n")
+	fmt.Fprintf(w, "  3. Verify the exported rounds, scores and log: %s\n", verify)
 }
 
 // demoJSON is 'arena demo --format json': the run, both leaderboards, the

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
+	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forecast-arena/arena/forecast"
 )
@@ -72,13 +77,18 @@ func TestDemoSeed1(t *testing.T) {
 	if err := json.Unmarshal([]byte(out2), &again); err != nil {
 		t.Fatal(err)
 	}
-	figures := func(r demoJSON) string {
-		b, _ := json.Marshal([]any{r.Rounds, r.Scored, r.Forecast, r.Cohorts, r.Trading, r.Oracle, r.Log.TreeSize})
-		return string(b)
+	if demoFigures(again) != demoFigures(run) {
+		t.Fatalf("demo is not deterministic by seed:\n%s\n%s", demoFigures(run), demoFigures(again))
 	}
-	if figures(again) != figures(run) {
-		t.Fatalf("demo is not deterministic by seed:\n%s\n%s", figures(run), figures(again))
-	}
+	// And the same as they were: a faster demo plays the same game.
+	golden(t, "demo_seed1_figures", demoFigures(run))
+}
+
+// demoFigures are what a demo run must reproduce from its seed: both
+// leaderboards, the oracle's counts and the log's size.
+func demoFigures(r demoJSON) string {
+	b, _ := json.MarshalIndent([]any{r.Rounds, r.Scored, r.Forecast, r.Cohorts, r.Trading, r.Oracle, r.Log.TreeSize}, "", " ")
+	return string(b) + "\n"
 }
 
 func TestDemoBadInput(t *testing.T) {
@@ -91,5 +101,64 @@ func TestDemoBadInput(t *testing.T) {
 		if _, _, err := cli(t, nil, args...); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+// The demo's output ends with the three next steps: the dashboard (served
+// now, or how to serve it), an agent of one's own, the verification of
+// its export. Off a terminal it draws no progress bar: stderr stays empty.
+func TestDemoNextSteps(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, err := cli(t, nil, "demo", "--no-serve", "--rounds", "2", "--dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := "sqlite:" + filepath.Join(dir, "arena.db")
+	want := regexp.MustCompile(`(?s)\nNext steps:\n` +
+		`  1\. Open the dashboard: arena serve --db ` + regexp.QuoteMeta(db) + ` --no-sync --no-rounds, then http://127\.0\.0\.1:8080/\n` +
+		`  2\. Run an agent of your own in a simulated world, scored within minutes: the README's step 3\n` +
+		`     \(docs/operations\.md, "Serving offline"\)\n` +
+		`  3\. Verify the exported rounds, scores and log: arena verify --export ` + regexp.QuoteMeta(filepath.Join(dir, "export")) + ` --vkey \S+\n$`)
+	if !want.MatchString(out) || errOut != "" {
+		t.Fatalf("demo output does not end with the next steps (or stderr %q):\n%s", errOut, out)
+	}
+	// The verify step works as printed.
+	cmd := strings.Fields(strings.TrimPrefix(regexp.MustCompile(`arena verify [^\n]*`).FindString(out), "arena "))
+	if vout, _, err := cli(t, nil, cmd...); err != nil || !strings.Contains(vout, "OK:") {
+		t.Fatalf("%v: %v\n%s", cmd, err, vout)
+	}
+
+	// Serving, the dashboard is the first step, at the address it listens on.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sout, serr lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Main(ctx, &Env{Stdout: &sout, Stderr: &serr, Getwd: os.Getwd}, []string{"demo", "--rounds", "1", "--addr", "127.0.0.1:0", "--dir", t.TempDir()})
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("demo stopped: %v\n%s", err, serr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the demo does not serve")
+		}
+		addr := regexp.MustCompile(`Open the dashboard: http://([^/]+)/`).FindStringSubmatch(sout.String())
+		if addr == nil {
+			continue
+		}
+		if resp, err := http.Get("http://" + addr[1] + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := sout.String(); !regexp.MustCompile(`\n  1\. Open the dashboard: http://127\.0\.0\.1:\d+/ \(served now; Ctrl-C stops it\)\n`).MatchString(s) {
+		t.Fatalf("serving demo's next steps:\n%s", s)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/redact"
 )
 
@@ -45,7 +46,9 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	if _, err := a.OpenLog(ctx); err != nil {
 		return err
 	}
-	counts, err := a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String})
+	bar := progress.New(env.Stderr, 0, "tables")
+	counts, err := a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
+	bar.Finish()
 	if err != nil {
 		return err
 	}

@@ -57,27 +57,41 @@ func parseAll(fs *flag.FlagSet, args []string) error {
 // config.Bind): flags set on the command line win over ARENA_*
 // environment variables, which win over the config file.
 type configFlags struct {
-	fs *flag.FlagSet
+	fs      *flag.FlagSet
+	verbose *bool
+	// level is the log level when none is configured: a command run by
+	// hand prints its results and, on stderr, only warnings and errors.
+	level string
 }
 
 // netKeys are the settings of the commands that reach Polymarket.
 var netKeys = []string{"ARENA_GAMMA_URL", "ARENA_CLOB_URL"}
 
-// addConfigFlags binds --config, --db, with net the Polymarket URLs, and
-// the flags of the settings keys name.
+// addConfigFlags binds --config, --db, --log-level and -v, with net the
+// Polymarket URLs, and the flags of the settings keys name.
 func addConfigFlags(fs *flag.FlagSet, net bool, keys ...string) *configFlags {
-	keys = append([]string{"ARENA_DB"}, keys...)
+	keys = append([]string{"ARENA_DB", "ARENA_LOG_LEVEL"}, keys...)
 	if net {
 		keys = append(keys, netKeys...)
 	}
 	slices.Sort(keys)
 	config.Bind(fs, slices.Compact(keys)...)
-	return &configFlags{fs: fs}
+	v := fs.Bool("v", false, "verbose: also log informational lines (as --log-level info)")
+	return &configFlags{fs: fs, verbose: v, level: "warn"}
 }
 
-// options resolves the effective configuration after parsing.
+// options resolves the effective configuration after parsing, with the
+// command's log level when none is configured; -v lowers the threshold
+// to info.
 func (c *configFlags) options(env *Env) (config.Options, error) {
-	return config.Load(config.File(c.fs, env.Environ), env.Environ, c.fs)
+	o, err := config.Load(config.File(c.fs, env.Environ), env.Environ, c.fs)
+	if o.LogLevel == "" {
+		o.LogLevel = c.level
+	}
+	if *c.verbose && (o.LogLevel == "warn" || o.LogLevel == "error") {
+		o.LogLevel = "info"
+	}
+	return o, err
 }
 
 // openExisting resolves the configuration and opens the store that earlier

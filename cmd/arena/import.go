@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/internal/forecastbench"
+	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -62,11 +63,24 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (files go after --questions or --resolutions)", fs.Arg(0))
 	}
-	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"],
-		Open: func(path string) (io.ReadCloser, error) { return openInput(ctx, path) }}
-	if len(files.Questions) == 0 && len(files.Resolutions) == 0 {
+	if len(lists["questions"]) == 0 && len(lists["resolutions"]) == 0 {
 		return fmt.Errorf("give --questions FILE… and/or --resolutions FILE… (run 'arena import forecastbench -h')")
 	}
+	// Each file read is a step, and so is the store's one transaction.
+	n := len(lists["questions"]) + len(lists["resolutions"])
+	if !*dry {
+		n++
+	}
+	bar := progress.New(env.Stderr, n, "steps")
+	defer bar.Finish()
+	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"],
+		Open: func(path string) (io.ReadCloser, error) {
+			f, err := openInput(ctx, path)
+			if err != nil {
+				return nil, err
+			}
+			return closeFunc{f, func() { bar.Add(1) }}, nil
+		}}
 	now := time.Now().UTC()
 	if *nowStr != "" {
 		t, err := time.Parse(time.RFC3339, *nowStr)
@@ -84,6 +98,7 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 		if err != nil {
 			return err
 		}
+		bar.Finish()
 		return rep.WriteText(env.Stdout, false)
 	}
 	// Parse everything before touching the store, so a bad file never
@@ -101,7 +116,20 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	if err != nil {
 		return err
 	}
+	bar.Add(1)
+	bar.Finish()
 	return rep.WriteText(env.Stdout, true)
+}
+
+// closeFunc is a ReadCloser that calls after once closed.
+type closeFunc struct {
+	io.ReadCloser
+	after func()
+}
+
+func (c closeFunc) Close() error {
+	defer c.after()
+	return c.ReadCloser.Close()
 }
 
 // fileLists pulls "--name FILE FILE …" (also -name, and --name=FILE, which

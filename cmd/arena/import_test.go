@@ -93,9 +93,9 @@ func TestImportForecastBench(t *testing.T) {
 	dbURL := "sqlite:" + filepath.Join(dir, "arena.db")
 	args := []string{"import", "forecastbench", "--questions", q, "--resolutions", r, "--db", dbURL, "--now", "2026-08-21T00:00:00Z"}
 
-	out, _, err := cli(t, nil, args...)
-	if err != nil {
-		t.Fatal(err)
+	out, errOut, err := cli(t, nil, args...)
+	if err != nil || errOut != "" { // off a terminal, no progress bar
+		t.Fatalf("%v, stderr %q", err, errOut)
 	}
 	for _, want := range []string{
 		"read 1 question sets (2 questions) and 1 resolution sets (3 rows)",

@@ -5,6 +5,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,14 +26,18 @@ func init() {
 }
 
 func oracleResolve(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "oracle resolve", "--market ID [--agents FILE] [--evidence question|dir:PATH|exa] [--cache-dir DIR] [--log-key FILE] [--db URL]")
+	fs := newFlagSet(env, "oracle resolve", "--market ID [--agents FILE] [--evidence question|dir:PATH|exa] [--cache-dir DIR] [--log-key FILE] [--db URL] [--format table|json]")
 	cf := addConfigFlags(fs, false, "ARENA_LOG_KEY")
 	market := fs.Int64("market", 0, "market id")
 	agents := fs.String("agents", "", "resolver panel registry (default ARENA_ORACLE_AGENTS)")
 	evidence := fs.String("evidence", "question", "evidence provider: question, dir:PATH or exa")
 	cacheDir := fs.String("cache-dir", "", "cache model calls and evidence here")
+	format := fs.String("format", "table", "output format: table (a summary: decision, composite, votes) or json (the full record: evidence, prompts, raw answers)")
 	o, err := marketCommand(env, fs, cf, args, market)
 	if err != nil {
+		return err
+	}
+	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
 	file := cmp.Or(*agents, o.OracleAgents)
@@ -53,8 +59,65 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(env.Stdout, res)
+	if *format == "json" {
+		return writeJSON(env.Stdout, res)
+	}
+	return printResolution(env.Stdout, res)
 }
+
+// printResolution is a resolution as a person reads it, on one screen:
+// the decision and why, then one line per vote. The prompts, raw answers
+// and evidence are in the JSON record.
+func printResolution(w io.Writer, res *arena.OracleResolution) error {
+	v, p := res.Verdict, res.Policy
+	unanimous := "split"
+	if v.Unanimous {
+		unanimous = "unanimous"
+	}
+	fmt.Fprintf(w, "market %d: ", res.MarketID)
+	if res.Status == arena.OracleEscalated {
+		fmt.Fprintf(w, "escalated to a human arbiter (%s)\n", strings.Join(v.Reasons, ", "))
+	} else {
+		fmt.Fprintf(w, "%s, resolved by the panel\n", res.Final)
+	}
+	needs := fmt.Sprintf("%.2f", p.AutoMinScore)
+	if p.RequireUnanimous {
+		needs += " and unanimity"
+	}
+	fmt.Fprintf(w, "panel (%s): %s by rule %s, %s, composite %.2f (resolving alone needs %s)\n",
+		v.Architecture, orDash(string(v.Decision)), v.Rule, unanimous, v.Composite, needs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nROUND\tRESOLVER\tDECISION\tCONFIDENCE\tREASONING")
+	var cost int64
+	calls := 0
+	for _, x := range append(slices.Clip(v.Round1), v.Round2...) {
+		decision, conf, why := string(x.Decision), fmt.Sprintf("%.0f%%", 100*x.Confidence), x.Reasoning
+		if x.Failure != "" {
+			decision, conf, why = "failed", "–", x.Failure
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", x.Round, x.Agent, orDash(decision), conf, printable(truncate(oneLineText(why), 70)))
+		if !x.Cached {
+			cost += x.CostMicros
+		}
+		calls += x.Calls
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nevidence: %s; %d model calls, new spend %s\n", arena.Plural(len(res.Evidence.Sources), "source"), calls, arena.Micros(cost))
+	for _, rs := range res.Rescored {
+		fmt.Fprintf(w, "re-scored round %d: outcome %d -> %d\n", rs.RoundID, rs.PrevOutcome, rs.Outcome)
+	}
+	if res.Status == arena.OracleEscalated {
+		fmt.Fprintf(w, "decide it: arena oracle decide --market %d --decision YES|NO|VOID --arbiter NAME --reason TEXT\n", res.MarketID)
+	}
+	fmt.Fprintln(w, "the full record (evidence, prompts, raw answers): --format json")
+	return nil
+}
+
+// oneLineText is free text on one line: runs of white space, newlines
+// included, become one space.
+func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func oracleQueue(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "oracle queue", "[--format table|json] [--db URL]")
@@ -82,7 +145,7 @@ func oracleQueue(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintln(tw, "market\tsince\tpanel\trule\tcomposite\twhy")
 	for _, r := range q {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.MarketID, r.CreatedAt.Format(time.RFC3339), orDash(string(r.Verdict.Decision)), r.Verdict.Rule,
-			strconv.FormatFloat(r.Verdict.Composite, 'f', 3, 64), strings.Join(r.Verdict.Reasons, ","))
+			strconv.FormatFloat(r.Verdict.Composite, 'f', 2, 64), strings.Join(r.Verdict.Reasons, ","))
 	}
 	return tw.Flush()
 }

@@ -28,7 +28,7 @@ func TestOracleResolveCommand(t *testing.T) {
 				return &arena.Market{Source: arena.SourceSim, SourceID: id, Kind: arena.KindMarket, Question: "Will " + id + " happen?", Type: arena.Binary,
 					Outcomes: []string{arena.Yes, arena.No}, Prices: map[string]float64{arena.Yes: 0.5, arena.No: 0.5}, CloseTime: closes, Status: arena.StatusOpen}
 			}
-			ids := saveMarkets(t, dbURL, []*arena.Market{mk("week", now.Add(7*24*time.Hour)), mk("flagged", now.Add(21*24*time.Hour)), mk("upstream", now)})
+			ids := saveMarkets(t, dbURL, []*arena.Market{mk("week", now.Add(7*24*time.Hour)), mk("flagged", now.Add(21*24*time.Hour)), mk("upstream", now), mk("upstream2", now)})
 			srv := llmtest.New(t)
 			for _, model := range []string{"alpha", "beta", "gamma"} {
 				srv.Handle(model, func(llmtest.ChatRequest) llmtest.Reply {
@@ -77,12 +77,56 @@ func TestOracleResolveCommand(t *testing.T) {
 			if err != nil || !strings.Contains(out, "resolution Yes disputed by ann") {
 				t.Fatalf("dispute: %q %v", out, err)
 			}
-			if out, err := run("oracle", "resolve", "--market", fmt.Sprint(ids[2]), "--agents", agents, "--log-key", logKey); err != nil || !strings.Contains(out, `"final": "NO"`) {
-				t.Fatalf("resolve of the disputed market: %s %v", out, err)
+			out, err = run("oracle", "resolve", "--market", fmt.Sprint(ids[2]), "--agents", agents, "--log-key", logKey)
+			if want := fmt.Sprintf("market %d: NO, resolved by the panel\n", ids[2]); err != nil || !strings.HasPrefix(out, want) || !strings.Contains(out, "composite 1.95") ||
+				strings.Count(out, "\n") > 12 {
+				t.Fatalf("resolve of the disputed market: want a summary starting %q, got %v\n%s", want, err, out)
+			}
+			// --format json prints the full record.
+			if err := db.ResolveMarket(ctx, ids[3], arena.Yes, now); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[3]), "--admin", "ann", "--reason", "wrong"); err != nil {
+				t.Fatal(err)
+			}
+			out, err = run("oracle", "resolve", "--market", fmt.Sprint(ids[3]), "--agents", agents, "--log-key", logKey, "--format", "json")
+			if err != nil || !strings.Contains(out, `"final": "NO"`) || !strings.Contains(out, `"system_prompt"`) {
+				t.Fatalf("resolve --format json: %v\n%.300s", err, out)
 			}
 			if m, _ := db.Market(ctx, ids[2]); m.Resolution != arena.No {
 				t.Fatalf("disputed market after the oracle: %+v", m)
 			}
 		})
 	}
+}
+
+// `arena oracle resolve` prints a one-screen summary, figures rounded for
+// people (a composite of 1.8530000000000002 reads 1.85); the prompts and
+// raw answers are only in --format json.
+func TestOracleResolveSummary(t *testing.T) {
+	vote := func(agent string, round int, d arena.OracleDecision, conf float64, why string) arena.OracleVote {
+		return arena.OracleVote{Agent: agent, Round: round, Decision: d, Confidence: conf, Reasoning: why, System: "SYSTEM PROMPT",
+			Prompt: "PROMPT", Raw: "RAW", Calls: 1, CostMicros: 1234}
+	}
+	res := &arena.OracleResolution{MarketID: 42, Seq: 1, Status: arena.OracleAuto, Final: arena.OracleYes,
+		Evidence: arena.EvidencePacket{Sources: []arena.EvidenceSource{{Title: "a"}, {Title: "b"}}},
+		Policy:   arena.DefaultOraclePolicy,
+		Verdict: arena.OracleVerdict{Architecture: "majority", Decision: arena.OracleYes, Rule: "majority", Unanimous: true, Composite: 1.8530000000000002,
+			Round1: []arena.OracleVote{
+				vote("alpha", 1, arena.OracleYes, 0.853, "The official result,\nannounced on the 3rd, names the winner."),
+				vote("beta", 1, arena.OracleYes, 0.9, "Confirmed by two sources."),
+				{Agent: "gamma", Round: 1, Failure: "provider: 503 Service Unavailable", Calls: 3},
+			}}}
+	var b strings.Builder
+	if err := printResolution(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "oracle_resolve_auto", b.String())
+	res.Status, res.Final = arena.OracleEscalated, ""
+	res.Verdict.Escalate, res.Verdict.Reasons, res.Verdict.Composite = true, []string{"failure", "low_composite"}, 1.2
+	b.Reset()
+	if err := printResolution(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "oracle_resolve_escalated", b.String())
 }

@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register("round", "forecast rounds: create, list, show, trigger", runRound)
+	register("round", "forecast rounds: create, list, show, trigger, resolve", runRound)
 }
 
 const roundUsage = `Usage: arena round <subcommand> [flags]
@@ -28,6 +28,9 @@ Subcommands:
   show ID     a round: schedule, markets, benchmarks, outcomes and scores
   trigger ID  freeze outcomes and score a round after its reveal deadline
               (--due: every round that is due, as the scheduler does)
+  resolve ID --from-sim
+              resolve a round's simulated markets now, with the outcomes the
+              simulator fixed for them, after its reveal deadline
 
 Run 'arena round <subcommand> -h' for its flags.
 `
@@ -38,6 +41,7 @@ func runRound(ctx context.Context, env *Env, args []string) error {
 		"list":    roundList,
 		"show":    roundShow,
 		"trigger": roundTrigger,
+		"resolve": roundResolve,
 	})
 }
 
@@ -252,12 +256,12 @@ func printRound(ctx context.Context, env *Env, svc *forecast.Service, r *arena.R
 	for i, m := range v.Markets {
 		price, bench, outcome := "-", "-", "-"
 		if m.Price != nil {
-			price = fmt.Sprintf("%.3f", *m.Price)
+			price = fmt.Sprintf("%.1f%%", 100**m.Price)
 		}
 		if v.Benchmarks != nil {
 			bench = "none"
 			if b := v.Benchmarks[i]; b != nil {
-				bench = fmt.Sprintf("%.4f", *b)
+				bench = fmt.Sprintf("%.1f%%", 100**b)
 			}
 		}
 		if v.Outcomes != nil {
@@ -305,8 +309,8 @@ func agentLabel(names map[string]string, agent string) string {
 }
 
 func roundTrigger(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "round trigger", "ID | --due [--db URL] [--format table|json]")
-	cf := addConfigFlags(fs, false)
+	fs := newFlagSet(env, "round trigger", "ID | --due [--db URL] [--log-key FILE] [--format table|json]")
+	cf := addConfigFlags(fs, false, "ARENA_LOG_KEY")
 	due := fs.Bool("due", false, "trigger every round that is due (all markets resolved, or grace over)")
 	format := fs.String("format", "table", "output format: table or json")
 	pos, err := roundArgs(fs, args)
@@ -332,6 +336,11 @@ func roundTrigger(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
+	// The outcomes and scores go to the tamper-evident log, as the
+	// scheduler's do.
+	if _, err := a.OpenLog(ctx); err != nil {
+		return err
+	}
 	svc, db := a.Forecast, a.DB
 	if *due {
 		n, err := svc.TriggerDue(ctx)

@@ -23,6 +23,7 @@ var serveKeys = []string{"ARENA_ADDR", "ARENA_ADMIN_TOKEN", "ARENA_ADMIN_TOKEN_N
 func runServe(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "serve", "[--db URL] [--addr HOST:PORT] [--admin-token T] [--admin-token-next T] [--sync-every D] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
 	cf := addConfigFlags(fs, true, serveKeys...)
+	cf.level = "info" // a server's log is its record of what it did
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}

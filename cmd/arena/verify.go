@@ -13,6 +13,7 @@ import (
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
@@ -90,7 +91,10 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("verification FAILED: fetching the published export: %w", err)
 		}
 	}
+	bar := progress.New(env.Stderr, 0, "steps")
+	o.Progress = bar.Set
 	rep, err := export.Verify(*dir, o)
+	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("verification FAILED: %w", err)
 	}

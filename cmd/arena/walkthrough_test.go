@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,10 +17,13 @@ import (
 )
 
 // TestOfflineServeWalkthrough follows the README's offline path as a new
-// user would: sync the simulated world, serve it (a real process), take
-// part with the reference agent, and see a round scored with Alpha. The
+// user would: sync the simulated world, serve it (a real process), name
+// an agent and take part with the reference client, and see a round
+// scored with Alpha and the agent's forecast on a question's page. The
 // round's markets close days later in the simulated world, so, as the
-// README says, the operator resolves them by hand to score the round now.
+// README says, the operator resolves them from the simulator once
+// reveals have closed (arena round resolve --from-sim) and scores the
+// round (arena round trigger).
 func TestOfflineServeWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
@@ -98,6 +102,9 @@ func TestOfflineServeWalkthrough(t *testing.T) {
 	if _, _, err := cli(t, nil, "agent", "keygen", "--out", key); err != nil {
 		t.Fatal(err)
 	}
+	if out, _, err := cli(t, nil, "agent", "profile", "--server", base, "--key", key, "--name", "My first agent"); err != nil || !strings.Contains(out, "My first agent") {
+		t.Fatalf("agent profile: %v\n%s", err, out)
+	}
 	revealed := false
 	for deadline := time.Now().Add(20 * time.Second); !revealed && time.Now().Before(deadline); {
 		out, _, err := cli(t, nil, "agent", "run", "--server", base, "--key", key, "--strategy", "market")
@@ -114,11 +121,13 @@ func TestOfflineServeWalkthrough(t *testing.T) {
 	// The operator resolves the round's markets once reveals have closed,
 	// then triggers scoring.
 	time.Sleep(time.Until(round.RevealDeadline) + 100*time.Millisecond)
-	for i, m := range round.Markets {
-		outcome := []string{"Yes", "no"}[i%2] // the market's own names, any case
-		adminPost(t, fmt.Sprintf("%s/api/v1/admin/markets/%d/resolve", base, m.MarketID), token, `{"outcome":"`+outcome+`"}`)
+	id := fmt.Sprint(round.ID)
+	if out, _, err := cli(t, nil, "round", "resolve", id, "--from-sim", "--db", db); err != nil || !strings.Contains(out, "7 resolved now") {
+		t.Fatalf("round resolve --from-sim: %v\n%s", err, out)
 	}
-	adminPost(t, fmt.Sprintf("%s/api/v1/admin/rounds/%d/trigger", base, round.ID), token, `{}`)
+	if out, _, err := cli(t, nil, "round", "trigger", id, "--db", db); err != nil || !strings.Contains(out, "(scored)") || !strings.Contains(out, "My first agent (0x") {
+		t.Fatalf("round trigger: %v\n%s", err, out)
+	}
 
 	var scores []struct {
 		Agent string   `json:"agent"`
@@ -135,6 +144,26 @@ func TestOfflineServeWalkthrough(t *testing.T) {
 	if !sawAgent {
 		t.Fatalf("no external agent among the scores: %+v", scores)
 	}
+	// A question's page overlays the agent's revealed forecast, by name
+	// (a voided market's forecasts are not scored, nor shown).
+	shown := 0
+	for _, m := range round.Markets {
+		resp, err := http.Get(fmt.Sprintf("%s/markets/%d", base, m.MarketID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET /markets/%d: %d", m.MarketID, resp.StatusCode)
+		}
+		if strings.Contains(string(page), "My first agent, round #"+id) {
+			shown++
+		}
+	}
+	if shown == 0 {
+		t.Fatalf("no question page of round %s shows the forecast of My first agent", id)
+	}
 }
 
 func getJSON(t *testing.T, url string, v any) {
@@ -149,22 +178,5 @@ func getJSON(t *testing.T, url string, v any) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
-	}
-}
-
-func adminPost(t *testing.T, url, token, body string) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		var e map[string]any
-		json.NewDecoder(resp.Body).Decode(&e)
-		t.Fatalf("POST %s: %d %v", url, resp.StatusCode, e)
 	}
 }

@@ -225,6 +225,9 @@ type Runner struct {
 	Search arena.Retriever
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Progress, when set, is told after each (agent, round) forecast how
+	// many of the run's total are done.
+	Progress func(done, total int)
 }
 
 type job struct {
@@ -275,6 +278,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	sort.SliceStable(jobs, func(i, j int) bool { return !jobs[i].spec.IsEnsemble() && jobs[j].spec.IsEnsemble() })
 	var mu sync.Mutex
 	var firstErr error
+	done, progress := 0, r.Progress
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	progress(0, len(jobs))
 	// One writer stores forecasts in batches: a transaction per round
 	// would make the store's commit latency, not the models, the pace.
 	// Rows not yet written when a run dies are rebuilt from the cache.
@@ -320,6 +328,8 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 				default:
 					ar.Forecasts += len(rows)
 				}
+				done++
+				progress(done, len(jobs))
 				mu.Unlock()
 				if len(rows) > 0 {
 					rowsCh <- rows

@@ -41,12 +41,14 @@ type Options struct {
 	ChainID              int64
 	Contract             string
 	AgentsFile           string
-	LogLevel             string
-	TradingPolicy        string
-	ForecastAgents       string
-	ForecastLeadTime     time.Duration
-	DataDir              string
-	LogKey               string
+	// LogLevel is the logger's threshold; empty, the command's default
+	// (see the setting's usage).
+	LogLevel         string
+	TradingPolicy    string
+	ForecastAgents   string
+	ForecastLeadTime time.Duration
+	DataDir          string
+	LogKey           string
 
 	// The forecast track's scheduled rounds.
 	NoRounds         bool
@@ -112,7 +114,6 @@ func Defaults() Options {
 		SyncLimit:     500,
 		SyncEvery:     5 * time.Minute,
 		Contract:      "0x0000000000000000000000000000000000000000",
-		LogLevel:      "info",
 		TradingPolicy: "refund",
 
 		ForecastLeadTime: 10 * time.Minute,
@@ -209,7 +210,8 @@ var fields = []field{
 		flagged("admin-token-next").hidden(),
 	boolean("ARENA_ALLOW_SHORT_ADMIN_TOKEN", "accept admin tokens shorter than 32 bytes (tests and demos on a private machine)",
 		func(o *Options) *bool { return &o.AllowShortAdminToken }).flagged("allow-short-admin-token"),
-	str("ARENA_LOG_LEVEL", "debug, info, warn or error", func(o *Options) *string { return &o.LogLevel }),
+	str("ARENA_LOG_LEVEL", "debug, info, warn or error (default: info for arena serve; warn for the other commands, info with -v)",
+		func(o *Options) *string { return &o.LogLevel }).flagged("log-level"),
 	str("ARENA_DATA_DIR", "hosted agents' keys, state and call cache, the oracle's cache and the log key (default: the SQLite database's directory)",
 		func(o *Options) *string { return &o.DataDir }),
 	str("ARENA_LOG_KEY", "ed25519 key file of the tamper-evident log, created on first start and bound to the database (default: in the data directory, named after a SQLite database as DB.log.key, log.key for PostgreSQL; without a data directory in the user configuration directory)",
@@ -567,7 +569,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("round size %d (--round-k) and grace %s (--grace): must be positive", o.RoundK, o.RoundGrace))
 	}
 	switch o.LogLevel {
-	case "debug", "info", "warn", "error":
+	case "", "debug", "info", "warn", "error": // "": the command's default
 	default:
 		errs = append(errs, fmt.Errorf("log level %q: want debug|info|warn|error", o.LogLevel))
 	}

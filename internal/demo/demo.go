@@ -18,6 +18,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -43,7 +44,19 @@ type Config struct {
 	// Agents are simulator agents that take part through the API.
 	Agents []string
 	Logger *slog.Logger
+	// Progress, when set, is told how much of a stage is done, of a total
+	// known from its start: StageRounds, the rounds played; then
+	// StageSettle, the clock's steps until the markets still pending have
+	// resolved (it may end a few steps early, once every round is scored
+	// and every position settled).
+	Progress func(stage string, done, total int)
 }
+
+// The stages of a demo run, as Progress names them.
+const (
+	StageRounds = "rounds"
+	StageSettle = "settling steps"
+)
 
 // DefaultAgents take part in every demo round next to the server's random
 // and market baselines.
@@ -84,6 +97,7 @@ const (
 	revealGap    = time.Minute
 	revealWindow = 2 * time.Hour
 	grace        = 8 * 24 * time.Hour // longer than any market's close after the reveal (MaxCloseAfter): rounds wait for every outcome
+	settleStep   = 6 * time.Hour      // the clock's step once every round is played
 )
 
 // Run plays cfg.Rounds forecast rounds and scores them.
@@ -119,7 +133,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, arena.Errorf(arena.ECONFLICT, "demo: %s already holds an arena database; remove it or choose another --dir", path)
 	}
 	dbURL := "sqlite:" + path
-	db, err := store.Open(ctx, dbURL)
+	// A demo's database is a throwaway: its commits are not flushed to
+	// disk one by one (the output says so).
+	db, err := store.Open(ctx, dbURL, store.Unsynced())
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +244,11 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	}
 	// Cohorts start while rounds are being played.
 	tradingEnd := start.Add(time.Duration(cfg.Rounds) * roundEvery)
+	progress := func(stage string, done, total int) {
+		if cfg.Progress != nil {
+			cfg.Progress(stage, min(done, total), total)
+		}
+	}
 	lastSync := start.Add(-2 * time.Hour)
 	sync := func() error {
 		now := clk.Now()
@@ -246,10 +267,19 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		if _, err := svc.CaptureBenchmarks(ctx); err != nil {
 			return err
 		}
+		// The agents act at once, as independent agents do: the server
+		// takes their submissions in any order.
+		g, gctx := errgroup.WithContext(ctx)
 		for _, c := range clients {
-			if _, err := c.RunOnce(ctx); err != nil {
-				return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
-			}
+			g.Go(func() error {
+				if _, err := c.RunOnce(gctx); err != nil {
+					return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
 		}
 		n, err := svc.TriggerDue(ctx)
 		res.Scored += n
@@ -291,11 +321,20 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 				return err
 			}
 		}
+		progress(StageRounds, i+1, cfg.Rounds)
 	}
 	// Let the remaining markets resolve: score the rounds, settle the
 	// cohorts' positions (the simulator resolves every market by its end).
 	worldEnd := start.Add(world.Config().Horizon + 15*24*time.Hour)
-	for t := clk.Now().Add(6 * time.Hour); !t.After(worldEnd); t = t.Add(6 * time.Hour) {
+	settled, err := settledBy(ctx, db, world, clk.Now())
+	if err != nil {
+		return err
+	}
+	if settled.After(worldEnd) {
+		settled = worldEnd
+	}
+	steps := int((settled.Sub(clk.Now()) + settleStep - 1) / settleStep)
+	for i, t := 0, clk.Now().Add(settleStep); !t.After(worldEnd); i, t = i+1, t.Add(settleStep) {
 		open, err := db.OpenPositionMarkets(ctx)
 		if err != nil {
 			return err
@@ -306,6 +345,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		if err := step(t); err != nil {
 			return err
 		}
+		progress(StageSettle, i+1, steps)
 	}
 	lb, _, err := svc.Leaderboard(ctx, forecast.Filter{})
 	if err != nil {
@@ -319,6 +359,38 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	res.Trading = tb.Rows
 	res.Oracle, err = orc.summary(ctx)
 	return err
+}
+
+// settledBy is when the markets still pending at now (in an unscored
+// round or an open position) have all resolved, a dispute of any of them
+// included.
+func settledBy(ctx context.Context, db *store.DB, world *sim.World, now time.Time) (time.Time, error) {
+	ids, err := db.OpenPositionMarkets(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	rounds, err := db.Rounds(ctx, arena.RoundFilter{})
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, r := range rounds {
+		if r.TriggeredAt.IsZero() {
+			for _, rm := range r.Markets {
+				ids = append(ids, rm.MarketID)
+			}
+		}
+	}
+	ms, err := db.MarketsByID(ctx, ids)
+	if err != nil {
+		return time.Time{}, err
+	}
+	last := now
+	for _, m := range ms {
+		if r := m.CloseTime.Add(world.Config().ResolveDelay + disputeWithin + arbiterDelay); r.After(last) {
+			last = r
+		}
+	}
+	return last, nil
 }
 
 // agentKey derives a simulated agent's key from the seed and its name, so

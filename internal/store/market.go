@@ -320,7 +320,11 @@ func scanMarket(sc scanner) (*arena.Market, error) {
 
 // Market implements arena.MarketStore.
 func (d *DB) Market(ctx context.Context, id int64) (*arena.Market, error) {
-	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id), scanMarket, fmt.Sprintf("market %d", id))
+	st, err := d.stmt(ctx, `SELECT `+marketColumns+` FROM markets WHERE id = ?`)
+	if err != nil {
+		return nil, err
+	}
+	return lookup(st.QueryRowContext(ctx, id), scanMarket, fmt.Sprintf("market %d", id))
 }
 
 // MarketsByID implements arena.MarketStore.

@@ -32,8 +32,21 @@ func (d *DB) addPrices(ctx context.Context, tx *sql.Tx, pts []arena.PricePoint) 
 			vals = append(vals, "(?,?,?,?,?,?,?)")
 			args = append(args, p.MarketID, p.Outcome, p.Time.UnixMicro(), string(p.Source), p.Price, fetched.UnixMicro(), p.Flagged)
 		}
-		r, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO price_points (market_id, outcome, at, source, price, fetched_at, flagged)
-			VALUES `+strings.Join(vals, ",")+` ON CONFLICT (market_id, outcome, source, at) DO NOTHING`), args...)
+		q := `INSERT INTO price_points (market_id, outcome, at, source, price, fetched_at, flagged)
+			VALUES ` + strings.Join(vals, ",") + ` ON CONFLICT (market_id, outcome, source, at) DO NOTHING`
+		// A full chunk's statement is always the same: prepared once, it
+		// is not parsed again for every chunk of every sync.
+		var r sql.Result
+		var err error
+		if hi-lo == chunk {
+			var st *sql.Stmt
+			if st, err = d.prepared(ctx, tx, q); err != nil {
+				return 0, err
+			}
+			r, err = st.ExecContext(ctx, args...)
+		} else {
+			r, err = tx.ExecContext(ctx, d.rebind(q), args...)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("store: insert prices: %w", err)
 		}

@@ -651,6 +651,17 @@ func scanState(sc interface{ Scan(...any) error }, roundID uint64, agent string)
 
 // prepared returns query prepared for use in tx.
 func (d *DB) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, err := d.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// stmt returns query prepared once for the life of the database: for
+// the queries run most often, which SQLite would otherwise parse and
+// PostgreSQL plan on every call. query must be a constant text.
+func (d *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s, ok := d.stmts.Load(query)
 	if !ok {
 		st, err := d.db.PrepareContext(ctx, d.rebind(query))
@@ -662,7 +673,7 @@ func (d *DB) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt,
 			st.Close()
 		}
 	}
-	return tx.StmtContext(ctx, s.(*sql.Stmt)), nil
+	return s.(*sql.Stmt), nil
 }
 
 func (d *DB) execPrepared(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {

@@ -259,3 +259,35 @@ func testSettings(t *testing.T, db *store.DB) {
 		}
 	}
 }
+
+// testManyPricePoints saves a price history of several full insert chunks
+// and a partial one, twice: the second time, only the points not stored
+// yet count, and the history holds each point once.
+func testManyPricePoints(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	hist := func(from, n int) []arena.PricePoint {
+		var pts []arena.PricePoint
+		for i := from; i < from+n; i++ {
+			pts = append(pts, arena.PricePoint{Outcome: arena.Yes, Time: t0.Add(time.Duration(i) * time.Minute), Price: float64(i%100) / 100, Source: arena.PriceSim})
+		}
+		return pts
+	}
+	for _, c := range []struct{ from, n, want int }{{0, 2500, 2500}, {1000, 2200, 700}, {0, 3200, 0}} {
+		m := Binary("long-history", 1)
+		m.History = hist(c.from, c.n)
+		res, err := db.SaveMarkets(ctx, []*arena.Market{m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Prices != c.want {
+			t.Fatalf("saving points %d to %d: %d new, want %d", c.from, c.from+c.n, res.Prices, c.want)
+		}
+		got, err := db.PriceHistory(ctx, m.ID, arena.Yes, t0, t0.Add(100*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := max(c.from+c.n, 2500); len(got) != want || !got[len(got)-1].Time.Equal(t0.Add(time.Duration(want-1)*time.Minute)) {
+			t.Fatalf("history of %d points, want %d", len(got), want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ var suite = []struct {
 	{"MarketsByID", testMarketsByID},
 	{"MarketList", testMarketList},
 	{"MarketListThousands", testMarketListThousands},
+	{"ManyPricePoints", testManyPricePoints},
 	{"CohortUniquePerWeek", testCohortUniquePerWeek},
 	{"DecisionClaims", testDecisionClaims},
 	{"SettleSnapshotsAndCompletion", testSettleSnapshotsAndCompletion},
