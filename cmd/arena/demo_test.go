@@ -81,7 +81,7 @@ func TestDemoSeed1(t *testing.T) {
 		t.Fatalf("demo is not deterministic by seed:\n%s\n%s", demoFigures(run), demoFigures(again))
 	}
 	// And the same as they were: a faster demo plays the same game.
-	golden(t, "demo_seed1_figures", demoFigures(run))
+	checkGolden(t, "demo_seed1_figures", demoFigures(run))
 }
 
 // demoFigures are what a demo run must reproduce from its seed: both

@@ -121,12 +121,12 @@ func TestOracleResolveSummary(t *testing.T) {
 	if err := printResolution(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "oracle_resolve_auto", b.String())
+	checkGolden(t, "oracle_resolve_auto", b.String())
 	res.Status, res.Final = arena.OracleEscalated, ""
 	res.Verdict.Escalate, res.Verdict.Reasons, res.Verdict.Composite = true, []string{"failure", "low_composite"}, 1.2
 	b.Reset()
 	if err := printResolution(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "oracle_resolve_escalated", b.String())
+	checkGolden(t, "oracle_resolve_escalated", b.String())
 }

@@ -1,45 +1,25 @@
 package agent
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/forecast-arena/arena/internal/golden"
 	"github.com/forecast-arena/arena/internal/trading"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test ./agent -run Prompt -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s (rerun with -update if the change is intended):\n--- got ---\n%s", name, p, got)
-	}
+	golden.Check(t, name+".golden", []byte(got))
 }
 
 func TestPromptGolden(t *testing.T) {
 	p := BuildPrompt(testSnapshot())
-	golden(t, "system_prompt", p.System)
-	golden(t, "user_prompt", p.User)
+	checkGolden(t, "system_prompt", p.System)
+	checkGolden(t, "user_prompt", p.User)
 
 	empty := &trading.Snapshot{Cash: 120 * usd, InitialCash: trading.InitialCash}
-	golden(t, "user_prompt_empty", UserPrompt(empty))
+	checkGolden(t, "user_prompt_empty", UserPrompt(empty))
 }
 
 func TestMoneyDisplay(t *testing.T) {

@@ -3,36 +3,21 @@ package chart
 import (
 	"bytes"
 	"encoding/xml"
-	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forecast-arena/arena/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name.svg (rewritten with -update).
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name.svg (-update rewrites it).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".svg")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./chart -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s (run go test ./chart -update after checking the change)", name, path)
-	}
+	golden.Check(t, name+".svg", got)
 }
 
 // element is a parsed SVG element, for structural checks.
@@ -147,7 +132,7 @@ func TestGolden(t *testing.T) {
 		}
 		els := parse(t, b.Bytes())
 		accessible(t, name, b.Bytes(), els)
-		golden(t, name, b.Bytes())
+		checkGolden(t, name, b.Bytes())
 	}
 }
 
@@ -282,7 +267,7 @@ func TestLabelledPoints(t *testing.T) {
 	}
 	els := parse(t, b.Bytes())
 	accessible(t, "overlay", b.Bytes(), els)
-	golden(t, "overlay", b.Bytes())
+	checkGolden(t, "overlay", b.Bytes())
 	var px, py, pw, ph float64
 	polylines := 0
 	type pt struct {
