@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -45,4 +46,16 @@ func Plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// SizeText says a byte count in the largest unit that divides it ("512
+// MiB", "64 KiB", "100 bytes"): how bounds on inputs are stated.
+func SizeText(n int64) string {
+	switch {
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -742,9 +742,9 @@ type lineReader struct {
 func (l *lineReader) Read(b []byte) (int, error) {
 	switch {
 	case l.n > MaxFileBytes:
-		return 0, fmt.Errorf("larger than %s, the limit of a ForecastBench file", sizeText(MaxFileBytes))
+		return 0, fmt.Errorf("larger than %s, the limit of a ForecastBench file", arena.SizeText(MaxFileBytes))
 	case l.n-l.markAt > MaxValueBytes:
-		return 0, fmt.Errorf("a value longer than %s, the limit of one question, resolution or header value", sizeText(MaxValueBytes))
+		return 0, fmt.Errorf("a value longer than %s, the limit of one question, resolution or header value", arena.SizeText(MaxValueBytes))
 	}
 	n, err := l.r.Read(b)
 	for words := (l.n + int64(n) + 63) / 64; int64(len(l.newlines)) < words; {
@@ -759,17 +759,6 @@ func (l *lineReader) Read(b []byte) (int, error) {
 	l.keep = append(l.keep, b[:n]...)
 	l.n += int64(n)
 	return n, err
-}
-
-// sizeText says a byte count in the largest unit that divides it.
-func sizeText(n int64) string {
-	switch {
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // mark starts a value at off and drops kept bytes before it. It compacts

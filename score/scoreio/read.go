@@ -98,26 +98,15 @@ func readBounded(r io.Reader) ([]byte, error) {
 		}
 		switch {
 		case len(data)-lineStart > MaxLineBytes:
-			return nil, arena.Errorf(arena.EINVALID, "line %d is longer than %s, the limit of a line", line, sizeText(int64(MaxLineBytes)))
+			return nil, arena.Errorf(arena.EINVALID, "line %d is longer than %s, the limit of a line", line, arena.SizeText(int64(MaxLineBytes)))
 		case int64(len(data)) > MaxFileBytes:
-			return nil, arena.Errorf(arena.EINVALID, "larger than %s, the limit of a scores file", sizeText(MaxFileBytes))
+			return nil, arena.Errorf(arena.EINVALID, "larger than %s, the limit of a scores file", arena.SizeText(MaxFileBytes))
 		case err == io.EOF:
 			return data, nil
 		case err != nil:
 			return nil, err
 		}
 	}
-}
-
-// sizeText says a byte count in the largest unit that divides it.
-func sizeText(n int64) string {
-	switch {
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func isJSONL(path string, data []byte) bool {
