@@ -38,14 +38,11 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("--since %q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", *since)
 		}
 	}
-	a, err := roundApp(ctx, env, cf)
+	a, err := loggedApp(ctx, env, cf)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if _, err := a.OpenLog(ctx); err != nil {
-		return err
-	}
 	bar := progress.New(env.Stderr, 0, "tables")
 	counts, err := a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
 	bar.Finish()

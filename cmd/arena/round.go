@@ -54,6 +54,20 @@ func roundApp(ctx context.Context, env *Env, cf *configFlags) (*app.App, error) 
 	return newApp(ctx, env, o, app.Deps{})
 }
 
+// loggedApp is roundApp with the tamper-evident log open, for the commands
+// whose results are logged (outcomes, scores, resolutions) or exported.
+func loggedApp(ctx context.Context, env *Env, cf *configFlags) (*app.App, error) {
+	a, err := roundApp(ctx, env, cf)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.OpenLog(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
 // roundArgs parses flags that may come before, between or after
 // positional arguments ("show 3 --format json") and returns the latter.
 func roundArgs(fs *flag.FlagSet, args []string) ([]string, error) {
@@ -331,16 +345,13 @@ func roundTrigger(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
-	a, err := roundApp(ctx, env, cf)
+	// The outcomes and scores go to the tamper-evident log, as the
+	// scheduler's do.
+	a, err := loggedApp(ctx, env, cf)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	// The outcomes and scores go to the tamper-evident log, as the
-	// scheduler's do.
-	if _, err := a.OpenLog(ctx); err != nil {
-		return err
-	}
 	svc, db := a.Forecast, a.DB
 	if *due {
 		n, err := svc.TriggerDue(ctx)

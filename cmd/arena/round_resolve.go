@@ -29,14 +29,11 @@ func roundResolve(ctx context.Context, env *Env, args []string) error {
 	if !*fromSim {
 		return arena.Errorf(arena.EINVALID, "want --from-sim: only simulated markets resolve by command (Polymarket's resolve upstream; others by POST /api/v1/admin/markets/{id}/resolve)")
 	}
-	a, err := roundApp(ctx, env, cf)
+	a, err := loggedApp(ctx, env, cf)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if _, err := a.OpenLog(ctx); err != nil {
-		return err
-	}
 	svc, db := a.Forecast, a.DB
 	r, err := db.Round(ctx, id)
 	if err != nil {
