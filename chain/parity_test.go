@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena/internal/testscale"
+
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -48,13 +50,11 @@ type parityRound struct {
 // On random rounds (agents, forecasts, benchmarks, outcomes including
 // void, unresolved and no-benchmark markets, forfeits) every on-chain score
 // equals forecast.ScoreRound's to the unit in bps². ARENA_CHAIN_PARITY_ROUNDS
-// overrides the number of rounds (1000).
+// overrides the number of rounds (1000 at full size, 100 otherwise).
 func TestScoringParityRandomRounds(t *testing.T) {
-	rounds := 1000
+	rounds := testscale.Size(100, 1000)
 	if v := os.Getenv("ARENA_CHAIN_PARITY_ROUNDS"); v != "" {
 		rounds, _ = strconv.Atoi(v)
-	} else if testing.Short() {
-		rounds = 100
 	}
 	start := time.Now()
 	const nAgents = 8

@@ -138,7 +138,7 @@ func (d stateDir) save(s *roundState) error {
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(d.path(s.RoundID), b, 0o600); err != nil {
+	if err := renameio.WriteFile(d.path(s.RoundID), b, 0o600, renameio.WithTempDir(string(d))); err != nil {
 		return fmt.Errorf("participant: save state: %w", err)
 	}
 	dir, err := os.Open(string(d))

@@ -219,7 +219,7 @@ func (w *Witness) Latest(origin string) []byte {
 // renameio syncs the file before the rename; the directory is synced
 // after it.
 func save(path string, data []byte) error {
-	if err := renameio.WriteFile(path, data, 0o600); err != nil {
+	if err := renameio.WriteFile(path, data, 0o600, renameio.WithTempDir(filepath.Dir(path))); err != nil {
 		return err
 	}
 	d, err := os.Open(filepath.Dir(path))

@@ -28,6 +28,7 @@ import (
 )
 
 func TestAgentKeygen(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "agent.key")
 	out, _, err := cli(t, nil, "agent", "keygen", "--out", path)
 	if err != nil {
@@ -67,6 +68,7 @@ func TestAgentKeygen(t *testing.T) {
 // printed as given (markup and quotes are text to a terminal), and what
 // the server refuses is an error that changes nothing.
 func TestAgentProfile(t *testing.T) {
+	t.Parallel()
 	s := newFCServer(t, nil)
 	key := filepath.Join(t.TempDir(), "agent.key")
 	addr, _, err := cli(t, nil, "agent", "keygen", "--out", key)
@@ -110,6 +112,7 @@ func TestAgentProfile(t *testing.T) {
 // A terminal shows a server's text as data: a character that would drive
 // it comes out escaped.
 func TestPrintable(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"Bot": "Bot", `<b>"x"</b> é😀`: `<b>"x"</b> é😀`, "a\x1b[31mred": `"a\x1b[31mred"`,
 		"tab\there": `"tab\there"`, "rtl\u202eoverride": `"rtl\u202eoverride"`} {
 		if got := printable(in); got != want {
@@ -204,6 +207,7 @@ func agentCounts(t *testing.T, out string) string {
 // A commit produced by `arena agent` verifies in the server, and its hash
 // recomputes from the values the agent reveals.
 func TestAgentRunRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := newFCServer(t, nil)
 	ids := s.markets(t, 3)
 	cd := time.Now().Add(1500 * time.Millisecond)
@@ -255,6 +259,7 @@ func TestAgentRunRoundTrip(t *testing.T) {
 // --strategy sim forecasts as the simulator's informed agent on the world
 // of the given seed, seen through the server's market ids.
 func TestAgentRunSim(t *testing.T) {
+	t.Parallel()
 	s := newFCServer(t, nil)
 	start := time.Now().UTC().Add(-48 * time.Hour).Truncate(time.Hour)
 	world, err := sim.New(sim.Config{Seed: 7, Markets: 40, Start: start})
@@ -340,6 +345,7 @@ func readAgentState(t *testing.T, dir string, round uint64) agentState {
 // kill -9 of `arena agent run` while it waits for the answer to a commit
 // the server accepted: the rerun reveals, once.
 func TestAgentKill9WhileBlocked(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -420,6 +426,7 @@ func TestAgentKill9WhileBlocked(t *testing.T) {
 // HTTP, commits, keeps its trace under the state directory, and a rerun
 // asks the model nothing again.
 func TestAgentRunLLM(t *testing.T) {
+	t.Parallel()
 	s := newFCServer(t, nil)
 	ids := s.markets(t, 3)
 	cd := time.Now().Add(2 * time.Minute)

@@ -29,14 +29,11 @@ import (
 )
 
 // backtestDB imports the published ForecastBench question and resolution
-// sets into a fresh SQLite database and returns its URL.
+// sets (shareddata.ForecastBenchSets) into a fresh SQLite database and
+// returns its URL and the files.
 func backtestDB(t testing.TB) (string, []string, []string) {
 	t.Helper()
-	qs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "question_sets"), "*.json"))
-	rs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "resolution_sets"), "*.json"))
-	if len(qs) == 0 || len(rs) == 0 {
-		t.Fatal("no ForecastBench files")
-	}
+	qs, rs := shareddata.ForecastBenchSets(t)
 	url := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
 	db, err := store.Open(context.Background(), url)
 	if err != nil {
@@ -48,6 +45,17 @@ func backtestDB(t testing.TB) (string, []string, []string) {
 		t.Fatal(err)
 	}
 	return url, qs, rs
+}
+
+// setDate is the forecast due date of a published set, from its file name
+// (2025-10-26-llm.json).
+func setDate(t testing.TB, file string) string {
+	t.Helper()
+	d := filepath.Base(file)[:len(time.DateOnly)]
+	if _, err := time.Parse(time.DateOnly, d); err != nil {
+		t.Fatalf("%s: no date in the name", file)
+	}
+	return d
 }
 
 // scriptedForecaster answers like a model: first it asks for the details
@@ -141,6 +149,7 @@ func readIndependently(t testing.TB, qs, rs []string) independentSets {
 }
 
 func TestBacktestForecastBench(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow (end-to-end backtest on the shared data): run without -short")
 	}
@@ -150,12 +159,15 @@ func TestBacktestForecastBench(t *testing.T) {
 	for _, m := range []string{"early", "late"} {
 		srv.Handle(m, scriptedForecaster)
 	}
+	// Training cutoffs on the due dates of the oldest set and of the one
+	// before the newest split the sets three ways.
+	early, late := setDate(t, qs[0]), setDate(t, qs[len(qs)-2])
 	reg := filepath.Join(t.TempDir(), "agents.json")
-	os.WriteFile(reg, []byte(strings.ReplaceAll(`{"agents":[
-	 {"id":"early","provider":"local","model":"early","base_url":"BASE","input_usd_per_mtok":0.15,"output_usd_per_mtok":0.6,"training_cutoff":"2025-11-09"},
-	 {"id":"late","provider":"local","model":"late","base_url":"BASE","input_usd_per_mtok":2.5,"output_usd_per_mtok":10,"training_cutoff":"2026-02-01"},
+	os.WriteFile(reg, []byte(strings.NewReplacer("BASE", srv.BaseURL, "EARLY", early, "LATE", late).Replace(`{"agents":[
+	 {"id":"early","provider":"local","model":"early","base_url":"BASE","input_usd_per_mtok":0.15,"output_usd_per_mtok":0.6,"training_cutoff":"EARLY"},
+	 {"id":"late","provider":"local","model":"late","base_url":"BASE","input_usd_per_mtok":2.5,"output_usd_per_mtok":10,"training_cutoff":"LATE"},
 	 {"id":"nocut","provider":"local","model":"nocut","base_url":"BASE","input_usd_per_mtok":1,"output_usd_per_mtok":1},
-	 {"id":"ens","kind":"ensemble","members":["early","late"],"combine":"median"}]}`, "BASE", srv.BaseURL)), 0o600)
+	 {"id":"ens","kind":"ensemble","members":["early","late"],"combine":"median"}]}`)), 0o600)
 	cache := filepath.Join(t.TempDir(), "cache")
 	outDir := t.TempDir()
 	args := []string{"backtest", "--source", "forecastbench", "--agents", reg, "--db", dbURL, "--cache-dir", cache, "--out", outDir, "--format", "json", "--workers", "4"}
@@ -196,7 +208,7 @@ func TestBacktestForecastBench(t *testing.T) {
 		}
 		return n
 	}
-	want := map[string]int{"early": excluded("2025-11-09"), "late": excluded("2026-02-01"), "nocut": excluded(""), "ens": excluded("2026-02-01")}
+	want := map[string]int{"early": excluded(early), "late": excluded(late), "nocut": excluded(""), "ens": excluded(late)}
 	byAgent := map[string]backtest.AgentResult{}
 	for _, a := range rep.Agents {
 		byAgent[a.Agent] = a
@@ -364,10 +376,12 @@ func TestBacktestForecastBench(t *testing.T) {
 // resolution never reach the model; an interrupted run resumes without
 // repeating a completed call after kill -9.
 func TestBacktestNoLookAheadAndResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	dbURL, _, _ := backtestDB(t)
+	dbURL, qs, _ := backtestDB(t)
+	due, _ := time.Parse(time.DateOnly, setDate(t, qs[0]))
 	db, err := store.Open(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +390,7 @@ func TestBacktestNoLookAheadAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := backtest.Cut(ms, 7, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	plan, err := backtest.Cut(ms, 7, due, due)
 	if err != nil || len(plan.Rounds) < 3 {
 		t.Fatalf("plan %v %v", plan, err)
 	}
@@ -412,7 +426,7 @@ func TestBacktestNoLookAheadAndResume(t *testing.T) {
 	 "input_usd_per_mtok":1,"output_usd_per_mtok":1,"training_cutoff":"2025-01-01"}]}`, "BASE", srv.BaseURL)), 0o600)
 	cache := filepath.Join(t.TempDir(), "cache")
 	args := []string{"backtest", "--source", "forecastbench", "--agents", reg, "--db", dbURL, "--cache-dir", cache,
-		"--from", "2026-03-01", "--to", "2026-03-01", "--workers", "1", "--format", "json"}
+		"--from", due.Format(time.DateOnly), "--to", due.Format(time.DateOnly), "--workers", "1", "--format", "json"}
 	// kill -9 while the fourth call is in flight: with one worker the
 	// three answered calls were cached before it was sent.
 	cmd := exec.Command(os.Args[0], args...)
@@ -470,6 +484,7 @@ func TestBacktestNoLookAheadAndResume(t *testing.T) {
 // A backtest that would run nothing fails and says why, instead of
 // reporting "0 rounds" with exit status 0.
 func TestBacktestNothingToRun(t *testing.T) {
+	t.Parallel()
 	empty := "sqlite:" + filepath.Join(t.TempDir(), "empty.db")
 	openStore(t, empty).Close()
 	agents := writeOracleRegistry(t, "http://127.0.0.1:1/v1", "m")

@@ -60,6 +60,7 @@ func apiAnswers(t *testing.T, url string, paths ...string) map[string]string {
 // refuses files that are not arena databases; PostgreSQL is pointed at
 // pg_dump.
 func TestBackupRestore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := "sqlite:" + filepath.Join(dir, "arena.db")
@@ -149,6 +150,7 @@ func TestBackupRestore(t *testing.T) {
 // A restored demo database answers the API exactly as the original, and
 // its export verifies against the demo's log key.
 func TestBackupRestoreDemoVerifies(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow (a demo, backed up, restored, exported and verified): run without -short")
 	}

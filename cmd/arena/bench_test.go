@@ -6,6 +6,7 @@ import (
 )
 
 func TestBenchCommand(t *testing.T) {
+	t.Parallel()
 	out, _, err := cli(t, nil, "bench", "--rows", "20000", "--format", "json")
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,7 @@ func httpChain(t *testing.T, funded common.Address) string {
 // arena chain deploy deploys the three contracts with the configured key
 // and prints their addresses; arena chain status reads them back.
 func TestChainDeployAndStatus(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow (contract deployment on a simulated chain): run without -short")
 	}

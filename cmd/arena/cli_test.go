@@ -65,6 +65,7 @@ func saveMarkets(t testing.TB, dbURL string, ms []*arena.Market) []int64 {
 
 // Every command answers -h with its usage on stderr and exit status 0.
 func TestEveryCommandHelp(t *testing.T) {
+	t.Parallel()
 	for name := range commands {
 		_, errOut, err := cli(t, nil, name, "-h")
 		if err != nil || !strings.HasPrefix(errOut, "Usage: arena "+name+" ") {
@@ -81,6 +82,7 @@ func firstLine(s string) string {
 // 'arena version' names the build, the newest migration it applies and
 // the scoring method.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	out, _, err := cli(t, nil, "version")
 	if err != nil || !strings.HasPrefix(out, "arena ") || !strings.Contains(out, "\ncommit ") ||
 		!strings.Contains(out, "\nschema "+store.SchemaVersion()+"\n") || !strings.Contains(out, "\nscoring method "+forecast.MethodVersion+"\n") {

@@ -70,6 +70,7 @@ func betJSON(market int64, side string, amount int) string {
 // clear message, a 401 agent fails retryably (exit status 1), and `show
 // --format json` reports exact dollar amounts.
 func TestCohortRunLLM(t *testing.T) {
+	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
 	ids := cohortMarkets(t, dbURL)
 	srv := llmtest.New(t)
@@ -155,6 +156,7 @@ func TestCohortRunLLM(t *testing.T) {
 // TestCohortSimOffline runs the simulated traders offline: sync the sim
 // world, run the week, snapshot, let markets resolve, settle.
 func TestCohortSimOffline(t *testing.T) {
+	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
 	start := "2026-01-05T00:00:00Z"
 	if _, _, err := cli(t, nil, "sync", "--source", "sim", "--seed", "11", "--markets", "60", "--start", start, "--now", "2026-01-11T00:00:00Z", "--db", dbURL); err != nil {
@@ -204,6 +206,7 @@ func TestCohortSimOffline(t *testing.T) {
 }
 
 func TestCohortUsageErrors(t *testing.T) {
+	t.Parallel()
 	dbURL := emptyDB(t)
 	reg := writeRegistry(t, "http://127.0.0.1:1/v1", "5s", "alpha")
 	bad := filepath.Join(t.TempDir(), "bad.json")
@@ -253,6 +256,7 @@ func TestCohortUsageErrors(t *testing.T) {
 // takes them over. Every agent ends with exactly one decision and one
 // trade.
 func TestCohortRunKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -381,6 +385,7 @@ func TestCohortRunKill9(t *testing.T) {
 // (the keyless agent is left out), the 00:05 run decides through the test
 // server, and a broken agents file fails at construction.
 func TestTradingJobsForServe(t *testing.T) {
+	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
 	ids := cohortMarkets(t, dbURL)
 	srv := llmtest.New(t)

@@ -14,6 +14,7 @@ import (
 
 // Flags win over ARENA_* environment variables, which win over the file.
 func TestConfigPrecedence(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "arena.conf")
 	os.WriteFile(file, []byte("ARENA_DB=sqlite:file.db\nARENA_SYNC_LIMIT=7\nARENA_ADDR=:1\nARENA_ADMIN_TOKEN=s3cret-0123456789abcdef0123456789\n"), 0o600)
 	env := []string{"ARENA_CONFIG=" + file, "ARENA_DB=sqlite:env.db", "ARENA_ADDR=:2"}
@@ -37,6 +38,7 @@ func TestConfigPrecedence(t *testing.T) {
 // arena config masks both admin tokens and the passwords of connection
 // strings no URL parser accepts, and keys in other URLs.
 func TestConfigRedactsMalformedSecrets(t *testing.T) {
+	t.Parallel()
 	for _, db := range []string{"postgres://arena:S3cretPW%@127.0.0.1:1/x", "postgres://arena:S3cret PW@127.0.0.1:1/x", "postgres://arena:S3cretPW@127.0.0.1:1/%zz"} {
 		env := []string{"ARENA_ADMIN_TOKEN=S3cret-old-0123456789abcdef01234", "ARENA_ADMIN_TOKEN_NEXT=S3cret-new-0123456789abcdef01234", "ARENA_GAMMA_URL=https://g.example/?api_key=S3cretKey"}
 		out, _, err := cli(t, env, "config", "--db", db)
@@ -52,6 +54,7 @@ func TestConfigRedactsMalformedSecrets(t *testing.T) {
 // A config file's errors name the line and at most the key, never the
 // value, for `arena config` and `arena serve` alike.
 func TestConfigFileErrorsHideValues(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, line, want string }{
 		{"export prefix", "export ARENA_ADMIN_TOKEN=S3CRET", "f.conf:2: ARENA_ADMIN_TOKEN: write KEY=VALUE, without 'export'"},
 		{"misspelt key", "ARENA_ADMIN_TOKN=S3CRET", "f.conf:2: unknown key ARENA_ADMIN_TOKN"},
@@ -85,6 +88,7 @@ func TestConfigFileErrorsHideValues(t *testing.T) {
 // A database password is never shown, even when pgx would read part of
 // it as the host (a password holding '@' or '/').
 func TestDBPasswordNeverShown(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ name, db string }{
 		{"'@' in the password", "postgres://u:AB@CD@127.0.0.1:5432/x"},
 		{"'/' in the password", "postgres://u:AB/CD@127.0.0.1:5432/x"},
@@ -99,6 +103,7 @@ func TestDBPasswordNeverShown(t *testing.T) {
 
 // Admin tokens shorter than 32 bytes are refused unless explicitly allowed.
 func TestShortAdminTokenRefused(t *testing.T) {
+	t.Parallel()
 	short := []string{"ARENA_ADMIN_TOKEN=x"}
 	db := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
 	for _, args := range [][]string{{"config"}, {"serve", "--db", db, "--addr", "127.0.0.1:0", "--no-sync"}, {"config", "--admin-token-next", "y"}} {
@@ -135,6 +140,7 @@ func TestShortAdminTokenRefused(t *testing.T) {
 // shows them, the environment sets them, and serve refuses a bad one
 // before it serves.
 func TestServeFlagsAreSettings(t *testing.T) {
+	t.Parallel()
 	out, _, err := cli(t, []string{"ARENA_ROUND_K=4", "ARENA_NO_ROUNDS=true", "EXA_API_KEY=S3cretExa"}, "config", "--sync-every", "1m", "--no-sync",
 		"--agents", "a.json", "--round-k", "3", "--log-key", "k.key", "--grace", "2h", "--rpc", "http://127.0.0.1:1")
 	if err != nil {

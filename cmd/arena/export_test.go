@@ -24,6 +24,7 @@ import (
 // predictions, salt, signatures or reasoning; the log keeps the commit's
 // and the reveal's leaf hashes (sealed), and `arena verify` passes.
 func TestExportMidRound(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	dbURL := "sqlite:" + filepath.Join(dir, "arena.db")
@@ -107,6 +108,7 @@ func TestExportMidRound(t *testing.T) {
 // the key file missing, or with another key, fails, makes no key file and
 // signs nothing; with the log's own key it succeeds.
 func TestLogKeyGuard(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dbURL := "sqlite:" + filepath.Join(dir, "a.db")
 	ctx := context.Background()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/config"
@@ -19,22 +20,28 @@ func newFlagSet(env *Env, name, args string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	// The flag package calls Usage on every parse error; only -h should print it.
 	fs.Usage = func() {}
-	usages[fs] = func() {
+	usages.Store(fs, func() {
 		fmt.Fprintf(env.Stderr, "Usage: arena %s %s\n\nFlags:\n", name, args)
 		fs.SetOutput(env.Stderr)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-	}
+	})
 	return fs
 }
 
-var usages = map[*flag.FlagSet]func(){}
+// usages holds each FlagSet's usage printer: the flag package calls
+// fs.Usage on every parse error, and only -h should print. Commands run
+// concurrently in one process (the tests), hence a sync.Map.
+var usages sync.Map // *flag.FlagSet → func()
 
 // parse parses flags; a bad flag becomes a one-line error naming the command.
 func parse(fs *flag.FlagSet, args []string) error {
+	usage, _ := usages.Load(fs)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			usages[fs]()
+			if usage != nil {
+				usage.(func())()
+			}
 			return err
 		}
 		return fmt.Errorf("%v (run 'arena %s -h')", err, fs.Name())

@@ -87,6 +87,7 @@ func impMarkets(t *testing.T, dbURL string) []*arena.Market {
 }
 
 func TestImportForecastBench(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	q := impWrite(t, dir, "2025-10-26-llm.json", impQuestions)
 	r := impWrite(t, dir, "2025-10-26_resolution_set.json", impResolutions)
@@ -126,6 +127,7 @@ func TestImportForecastBench(t *testing.T) {
 }
 
 func TestImportForecastBenchBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	q := impWrite(t, dir, "q.json", impQuestions)
 	bad := impWrite(t, dir, "bad.json", strings.Replace(impResolutions, `"resolved_to": 0.0`, `"resolved_to": "0"`, 1))
@@ -186,6 +188,7 @@ func TestImportForecastBenchBadInput(t *testing.T) {
 }
 
 func TestImportForecastBenchDryRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	q := impWrite(t, dir, "q.json", impQuestions)
 	db := filepath.Join(dir, "arena.db")
@@ -204,6 +207,7 @@ func TestImportForecastBenchDryRun(t *testing.T) {
 // The 12 resolution sets behind the published 2025-10-06 leaderboard,
 // imported alone, yield its N: 623 market and 11330 dataset items.
 func TestImportForecastBenchLeaderboardSets(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "leaderboard-2025-10-06", "resolution_sets"), "*.json"))
 	if err != nil || len(files) != 12 {
 		t.Fatalf("resolution sets: %v %v", files, err)
@@ -236,6 +240,7 @@ func TestImportForecastBenchLeaderboardSets(t *testing.T) {
 }
 
 func TestFileLists(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args  []string
 		lists map[string][]string

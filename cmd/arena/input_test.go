@@ -18,6 +18,7 @@ import (
 // (/dev/zero here) is refused with an error naming the file and the limit,
 // after reading at most the bound.
 func TestEndlessInputsRefused(t *testing.T) {
+	t.Parallel()
 	const zero = "/dev/zero"
 	if _, err := os.Stat(zero); err != nil {
 		t.Skip("no /dev/zero")
@@ -170,6 +171,7 @@ func openedForReading(t *testing.T, fifo string) *os.File {
 // stalled); a second signal kills a command that does not stop; endless
 // files are refused with bounded memory.
 func TestSignalsAndEndlessInput(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}

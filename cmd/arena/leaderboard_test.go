@@ -24,6 +24,7 @@ import (
 // demo database they list the same agents in the same order, with the
 // same ranks and tie groups.
 func TestLeaderboardRenderingsAgree(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a demo")
 	}

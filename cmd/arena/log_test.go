@@ -11,6 +11,7 @@ import (
 // (arena serve logs at info by default: see the serve tests, which read
 // its "serving" line.)
 func TestOneShotCommandsQuiet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dbURL := "sqlite:" + filepath.Join(dir, "a.db")
 	fcMarkets(t, dbURL, 2)

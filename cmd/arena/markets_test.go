@@ -28,6 +28,7 @@ func seedMarkets(t *testing.T, dbURL string) {
 }
 
 func TestMarketsJSON(t *testing.T) {
+	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
 	seedMarkets(t, dbURL)
 	out, _, err := cli(t, nil, "markets", "--db", dbURL, "--format", "json", "--limit", "0")
@@ -76,6 +77,7 @@ func TestMarketsJSON(t *testing.T) {
 }
 
 func TestMarketsBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"markets", "--status", "done"},
@@ -100,6 +102,7 @@ func TestMarketsBadInput(t *testing.T) {
 
 // Issue 2: the same simulator seed gives byte-identical `arena markets --format json`.
 func TestSimMarketsJSONDeterministic(t *testing.T) {
+	t.Parallel()
 	dump := func(seed string) string {
 		dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
 		if _, _, err := cli(t, nil, "sync", "--source", "sim", "--seed", seed, "--markets", "40",

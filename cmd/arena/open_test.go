@@ -10,6 +10,7 @@ import (
 // Read-only commands refuse a database that does not exist instead of
 // creating an empty one and answering with nothing.
 func TestReadCommandsNeedAnExistingDatabase(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "missing.db")
 	for _, args := range [][]string{
 		{"markets"},

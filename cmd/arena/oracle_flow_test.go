@@ -36,6 +36,7 @@ import (
 // arbiter decides it over the API, re-resolves it with a reason before
 // settlement, and the cash follows, as computed by hand.
 func TestOracleTradingFlow(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) { oracleTradingFlow(t, db) })
 }
 
@@ -245,6 +246,7 @@ func scriptedPanel(t *testing.T, srv *llmtest.Server, answers map[string]map[str
 // API (YES → NO, then NO → VOID) re-score it exactly as computed by hand;
 // the export, log included, still verifies.
 func TestOracleForecastRescoreFlow(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) { oracleForecastRescoreFlow(t, db) })
 }
 
@@ -507,6 +509,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 // but the trading track waits for the oracle, whose unanimous NO settles
 // it: the YES bet ($400 at 0.40) loses its stake.
 func TestOracleFlagFlow(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		quiet := slog.New(slog.DiscardHandler)

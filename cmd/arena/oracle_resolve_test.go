@@ -19,6 +19,7 @@ import (
 // market still open and unresolved. `arena oracle dispute` hands a market
 // its source resolved to the oracle, which then resolves it.
 func TestOracleResolveCommand(t *testing.T) {
+	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
@@ -104,6 +105,7 @@ func TestOracleResolveCommand(t *testing.T) {
 // people (a composite of 1.8530000000000002 reads 1.85); the prompts and
 // raw answers are only in --format json.
 func TestOracleResolveSummary(t *testing.T) {
+	t.Parallel()
 	vote := func(agent string, round int, d arena.OracleDecision, conf float64, why string) arena.OracleVote {
 		return arena.OracleVote{Agent: agent, Round: round, Decision: d, Confidence: conf, Reasoning: why, System: "SYSTEM PROMPT",
 			Prompt: "PROMPT", Raw: "RAW", Calls: 1, CostMicros: 1234}

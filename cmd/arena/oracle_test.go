@@ -135,6 +135,7 @@ func writeQuestions(t testing.TB, n int) (string, map[string]bool) {
 }
 
 func TestOracleEvalCacheOnlyReplay(t *testing.T) {
+	t.Parallel()
 	qfile, truth := writeQuestions(t, 40)
 	ps := newPanelServer(t, truth, 0)
 	reg := writeOracleRegistry(t, ps.BaseURL, "alpha", "beta", "gamma")
@@ -199,6 +200,7 @@ func TestOracleEvalCacheOnlyReplay(t *testing.T) {
 // beside it, a resolver that answered nothing fails the run, and an
 // unusable cache directory is refused before any call.
 func TestOracleEvalFailuresAreLoud(t *testing.T) {
+	t.Parallel()
 	qfile, truth := writeQuestions(t, 3)
 	ps := newPanelServer(t, truth, 0)
 	dead := writeOracleRegistry(t, "http://127.0.0.1:1/v1", "alpha", "beta")
@@ -232,6 +234,7 @@ func TestOracleEvalFailuresAreLoud(t *testing.T) {
 }
 
 func TestOracleEvalBadInput(t *testing.T) {
+	t.Parallel()
 	qfile, truth := writeQuestions(t, 3)
 	ps := newPanelServer(t, truth, 0)
 	reg := writeOracleRegistry(t, ps.BaseURL, "alpha")
@@ -271,6 +274,7 @@ func TestOracleEvalBadInput(t *testing.T) {
 
 // A run killed with SIGKILL mid-way and run again repeats no completed call.
 func TestOracleEvalKilledAndResumed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -321,8 +325,7 @@ func TestOracleEvalKilledAndResumed(t *testing.T) {
 // forecastbenchStore imports the shared ForecastBench sets into a fresh
 // SQLite store and returns its URL and the resolved market questions.
 func forecastbenchStore(t testing.TB) (string, map[string]bool, int) {
-	qfiles, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "question_sets"), "*.json"))
-	rfiles, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "resolution_sets"), "*.json"))
+	qfiles, rfiles := shareddata.ForecastBenchSets(t)
 	url := "sqlite:" + filepath.Join(t.TempDir(), "fb.db")
 	ctx := context.Background()
 	db, err := store.Open(ctx, url)
@@ -349,6 +352,7 @@ func forecastbenchStore(t testing.TB) (string, map[string]bool, int) {
 }
 
 func TestOracleEvalForecastBench(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("imports the shared ForecastBench sets")
 	}
@@ -394,6 +398,7 @@ func TestOracleEvalForecastBench(t *testing.T) {
 // Evidence from a directory of packets and from a (fake) Exa endpoint
 // reaches every resolver verbatim, and is cached for the replay.
 func TestOracleEvalEvidence(t *testing.T) {
+	t.Parallel()
 	qfile, truth := writeQuestions(t, 3)
 	ps := newPanelServer(t, truth, 0)
 	reg := writeOracleRegistry(t, ps.BaseURL, "alpha", "beta")

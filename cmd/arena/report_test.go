@@ -18,6 +18,7 @@ import (
 )
 
 func TestReportPower(t *testing.T) {
+	t.Parallel()
 	out, _, err := cli(t, nil, "report", "power", "--format", "json")
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +63,7 @@ func TestReportPower(t *testing.T) {
 }
 
 func TestReportUsage(t *testing.T) {
+	t.Parallel()
 	if _, _, err := cli(t, nil, "report"); err == nil {
 		t.Error("no kind accepted")
 	}
@@ -91,6 +93,7 @@ const rptResolutions = `{"forecast_due_date": "2025-10-26", "question_set": "202
 ]}`
 
 func TestReportBaselinesSmall(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "a.db")
 	q := filepath.Join(dir, "2025-10-26-llm.json")
@@ -162,6 +165,7 @@ func TestReportBaselinesSmall(t *testing.T) {
 // "Always 1" and "Always 0.5" rows: dataset, market and overall N exactly,
 // Brier to the published 3 decimals.
 func TestReportBaselinesForecastBenchLeaderboard(t *testing.T) {
+	t.Parallel()
 	dir := shareddata.Path(t, "forecastbench", "leaderboard-2025-10-06")
 	sets, _ := filepath.Glob(filepath.Join(dir, "resolution_sets", "*_resolution_set.json"))
 	if len(sets) != 12 {
@@ -229,6 +233,7 @@ func reportCSV(t *testing.T) string {
 }
 
 func TestReportFromFile(t *testing.T) {
+	t.Parallel()
 	in := reportCSV(t)
 	// Leaderboard: ranked by the headline score; bootstrap reproducible by seed.
 	out, _, err := cli(t, nil, "report", "leaderboard", "--in", in, "--format", "json", "--bootstrap", "299", "--seed", "5")
@@ -340,6 +345,7 @@ func TestReportFromFile(t *testing.T) {
 }
 
 func TestReportSVG(t *testing.T) {
+	t.Parallel()
 	in := reportCSV(t)
 	for _, kind := range []string{"leaderboard", "murphy", "calibration"} {
 		out, _, err := cli(t, nil, "report", kind, "--in", in, "--format", "svg", "--bootstrap", "0")
@@ -375,6 +381,7 @@ func TestReportSVG(t *testing.T) {
 // Without --in, the reports read the store; nothing is stored yet, which is
 // said plainly rather than failing.
 func TestReportFromEmptyStore(t *testing.T) {
+	t.Parallel()
 	db := emptyDB(t)
 	for _, kind := range []string{"leaderboard", "murphy", "categories", "calibration"} {
 		out, _, err := cli(t, nil, "report", kind, "--db", db)
@@ -395,6 +402,7 @@ func TestReportFromEmptyStore(t *testing.T) {
 }
 
 func TestReportAdjusted(t *testing.T) {
+	t.Parallel()
 	in := reportCSV(t)
 	out, _, err := cli(t, nil, "report", "leaderboard", "--adjusted", "--in", in, "--bootstrap", "199", "--seed", "3", "--format", "json")
 	if err != nil {

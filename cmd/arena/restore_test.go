@@ -19,6 +19,7 @@ import (
 // the disk. Once the server is gone, stopped or killed with SIGKILL (the
 // kernel releases its lock), restore goes ahead.
 func TestRestoreRefusedWhileServed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -89,6 +90,7 @@ func TestRestoreRefusedWhileServed(t *testing.T) {
 // it can write: a directory (empty or not), or a file in a directory that
 // does not exist; it leaves nothing behind.
 func TestRestoreTargetNotAFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := "sqlite:" + filepath.Join(dir, "src.db")
 	fcMarkets(t, src, 1)

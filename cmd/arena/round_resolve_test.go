@@ -25,6 +25,7 @@ import (
 // refusal (no --from-sim, reveals still open, a market of another source
 // or in a round still revealing, no simulated world) changes nothing.
 func TestRoundResolveFromSim(t *testing.T) {
+	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()

@@ -44,6 +44,7 @@ func fcMarkets(t *testing.T, dbURL string, n int) []int64 {
 }
 
 func TestRoundCLI(t *testing.T) {
+	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
 	ids := fcMarkets(t, dbURL, 5)
 	before := time.Now()
@@ -152,6 +153,7 @@ func TestRoundCLI(t *testing.T) {
 // the default rules take the simulated markets of a database that holds a
 // simulated world.
 func TestRoundCreateOnSimWorld(t *testing.T) {
+	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
 	if _, _, err := cli(t, nil, "sync", "--source", "sim", "--db", dbURL); err != nil {
 		t.Fatal(err)
@@ -181,6 +183,7 @@ func TestRoundCreateOnSimWorld(t *testing.T) {
 }
 
 func TestRoundCLIErrors(t *testing.T) {
+	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
 	ids := fcMarkets(t, dbURL, 2)
 	for _, c := range []struct {
@@ -331,6 +334,7 @@ const fcToken = "crash-test-token-0123456789abcdef"
 // accepted commit survives the restart (nonce and row) and the reveal goes
 // through; the round then scores the agent, not as a forfeit.
 func TestServeKill9BetweenCommitAndReveal(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -425,6 +429,7 @@ func TestServeKill9BetweenCommitAndReveal(t *testing.T) {
 // creates a round by the rules at start-up (retrying until the first sync
 // has stored markets) and serves it on the API.
 func TestServeSchedulesRounds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}

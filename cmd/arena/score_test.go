@@ -77,6 +77,7 @@ func runScoreJSON(t *testing.T, args ...string) map[string]scoreJSON {
 }
 
 func TestScoreCSVAndJSONLAgree(t *testing.T) {
+	t.Parallel()
 	csvPath := writeFile(t, "in.csv", handCSV)
 	jsonl := `{"agent":"A","round":"r1","market":"m1","category":"pol","forecast":0.8,"benchmark":0.6,"outcome":1}
 {"agent":"A","round":"r1","market":"m2","category":"pol","forecast":0.3,"benchmark":0.5,"outcome":0}
@@ -114,6 +115,7 @@ func TestScoreCSVAndJSONLAgree(t *testing.T) {
 }
 
 func TestScoreFormats(t *testing.T) {
+	t.Parallel()
 	p := writeFile(t, "in.csv", handCSV)
 	out, _, err := cli(t, nil, "score", "--in", p, "--format", "csv")
 	if err != nil {
@@ -142,6 +144,7 @@ func TestScoreFormats(t *testing.T) {
 
 // Every bad input fails with a user error naming the line; nothing is dropped.
 func TestScoreBadInput(t *testing.T) {
+	t.Parallel()
 	hdr := "agent,round,market,category,forecast,benchmark,outcome\n"
 	for _, tc := range []struct {
 		name, file, content string
@@ -204,6 +207,7 @@ func TestScoreBadInput(t *testing.T) {
 
 // Edge cases that are valid: reported with undefined (null) figures, no crash.
 func TestScoreValidEdgeCases(t *testing.T) {
+	t.Parallel()
 	hdr := "agent,round,market,category,forecast,benchmark,outcome,event\n"
 	// One round with one market: SE, t, p null.
 	r := runScoreJSON(t, "--in", writeFile(t, "one.csv", hdr+"A,1,m,c,0.7,0.5,1,\n"))

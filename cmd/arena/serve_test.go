@@ -25,6 +25,7 @@ import (
 // period (a second server on one SQLite file is refused:
 // TestOneServerPerSQLiteFile).
 func TestServeReplicasSyncOncePerPeriod(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -134,6 +135,7 @@ func keys(m map[string]bool) []string {
 // commands that read or copy the database keep working beside it. On
 // PostgreSQL a second replica starts.
 func TestOneServerPerSQLiteFile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}

@@ -56,6 +56,7 @@ func fastRetries(t *testing.T) {
 }
 
 func TestSyncPolymarketEndToEnd(t *testing.T) {
+	t.Parallel()
 	fake := polymarkettest.New(t)
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
 	args := []string{"sync", "--source", "polymarket", "--limit", "5", "--gamma-url", fake.GammaURL, "--clob-url", fake.CLOBURL, "--db", dbURL}
@@ -109,6 +110,7 @@ func TestSyncPolymarketEndToEnd(t *testing.T) {
 }
 
 func TestSyncCLIErrorsChangeNothing(t *testing.T) {
+	t.Parallel()
 	fastRetries(t)
 	fake := polymarkettest.New(t)
 	dir := t.TempDir()
@@ -178,6 +180,7 @@ func TestSyncCLIErrorsChangeNothing(t *testing.T) {
 }
 
 func TestSyncSim(t *testing.T) {
+	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
 	args := []string{"sync", "--source", "sim", "--seed", "7", "--markets", "12", "--start", "2026-01-05T00:00:00Z", "--now", "2026-01-19T00:00:00Z", "--db", dbURL}
 	out, _, err := cli(t, nil, args...)
@@ -216,6 +219,7 @@ func TestSyncSim(t *testing.T) {
 // A sync that fails against an unreachable source leaves no database file
 // behind when there was none.
 func TestSyncFailureLeavesNoNewDatabase(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow (waits out the sync's retries): run without -short")
 	}

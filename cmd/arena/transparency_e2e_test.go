@@ -26,6 +26,7 @@ import (
 // policy; `arena verify --url` then checks the published export against
 // the policy and proves the live checkpoint extends it.
 func TestServeWithWitnesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}

@@ -125,6 +125,7 @@ func (a *liveArena) signed(t *testing.T, c tlog.Checkpoint) []byte {
 // when one cosignature is removed or forged, or the checkpoint is
 // re-signed by the operator alone; --vkey of another origin fails.
 func TestVerifyWitnessPolicy(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow (a whole demo, two witness processes): run without -short")
 	}
@@ -189,6 +190,7 @@ func forgeLine(t *testing.T, line string) string {
 // fork of the log, a tile or an export file changed in transit, and a
 // kept checkpoint the log key did not sign all fail.
 func TestVerifyURL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow (a whole demo, two witness processes): run without -short")
 	}
@@ -310,6 +312,7 @@ func TestVerifyURL(t *testing.T) {
 // `arena verify` refuses flags that do not go together, a verifier key,
 // policy or URL it cannot use, before fetching or reading anything.
 func TestVerifyFlagsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pub, _, _ := ed25519.GenerateKey(nil)
 	vkey, err := tlog.VerifierKey("arena.test/log", pub)

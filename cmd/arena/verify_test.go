@@ -10,6 +10,7 @@ import (
 // The demo prints its log root and a verify command that passes; an export
 // made with 'arena export' verifies too; a wrong log key is refused.
 func TestDemoExportVerify(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow (a whole demo, exported and verified): run without -short")
 	}

@@ -25,6 +25,7 @@ import (
 // reveals have closed (arena round resolve --from-sim) and scores the
 // round (arena round trigger).
 func TestOfflineServeWalkthrough(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}

@@ -107,6 +107,7 @@ func (w *witnessProc) kill(t *testing.T) {
 // rollback to an earlier one and cosigns the next from where it stood;
 // SIGINT shuts it down cleanly.
 func TestWitnessCommand(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
@@ -206,6 +207,7 @@ func appendScores(t *testing.T, l *tlog.Log, n int) {
 // cannot use, a key file that holds no key and an address it cannot
 // listen on; a refusal creates no key and no state directory.
 func TestWitnessCommandRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	vkey, err := tlog.VerifierKey("arena.test/log", make([]byte, 32))
 	if err != nil {

@@ -124,6 +124,7 @@ type measured struct {
 // with ARENA_SCREENSHOT_DIR set, a screenshot of each page at each width
 // goes there.
 func TestDashboardInChromium(t *testing.T) {
+	t.Parallel()
 	browser := chromium(t)
 	if testing.Short() {
 		t.Skip("browser test: not in -short")

@@ -16,6 +16,7 @@ import (
 // A directory that already holds a demo database is refused up front, and
 // the database is left as it was.
 func TestDemoRefusesAUsedDir(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "dir")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -38,6 +39,7 @@ func TestDemoRefusesAUsedDir(t *testing.T) {
 // not with the other database's log.key; and while the demo runs, its
 // database has a server: a second one is refused.
 func TestDemoKeyIsItsOwn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	other, err := store.Open(ctx, "sqlite:"+filepath.Join(dir, "prod.db"))

@@ -22,6 +22,7 @@ var textRe = regexp.MustCompile(`>([^<]+)<`)
 // both tracks' leaderboards, their JSON and every page a reader sees;
 // never by its simulator name or its trading id alone.
 func TestDemoNamesEachAgentOnce(t *testing.T) {
+	t.Parallel()
 	res, err := demo.Run(context.Background(), demo.Config{Seed: 3, Rounds: 3, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // resolved alone only when unanimous, the arbiter decided the rest, and a
 // round holding a disputed market was scored with that outcome.
 func TestDemoOracle(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a 20-round demo")
 	}

@@ -14,6 +14,7 @@ import (
 // everything is scored and settled, which may be a few steps early (no
 // dispute came).
 func TestDemoProgress(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		seed   int64
 		rounds int

@@ -22,6 +22,7 @@ import (
 // against the published verifier key, its checkpoint a prefix of the
 // served one.
 func TestServesCheckpointAndPublishedExport(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("plays a demo")
 	}

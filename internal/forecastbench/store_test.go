@@ -12,6 +12,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
+	"github.com/forecast-arena/arena/internal/testscale"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -41,8 +42,8 @@ func snapshot(t *testing.T, db *store.DB) map[string]arena.Market {
 }
 
 func TestImportRealDataIntoStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow (imports every shared question set): run without -short")
+	if !testscale.Full() {
+		t.Skip("imports every published set into each engine: at full size only (ARENA_TEST_FULL=1, set by CI)")
 	}
 	files := Files{Questions: realFiles(t, "question_sets"), Resolutions: realFiles(t, "resolution_sets")}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -97,8 +98,8 @@ func TestImportRealDataIntoStore(t *testing.T) {
 }
 
 func TestImportLeaderboardResolutionSetsIntoStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow (imports the leaderboard resolution sets): run without -short")
+	if !testscale.Full() {
+		t.Skip("imports the leaderboard resolution sets into each engine: at full size only (ARENA_TEST_FULL=1, set by CI)")
 	}
 	files := Files{Resolutions: realFiles(t, "leaderboard-2025-10-06/resolution_sets")}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

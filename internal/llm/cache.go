@@ -206,5 +206,7 @@ func (s DirStore) Put(_ context.Context, key string, value []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return renameio.WriteFile(p, value, 0o600)
+	// The temporary file goes beside the entry: without a directory,
+	// renameio probes os.TempDir with two extra files on every write.
+	return renameio.WriteFile(p, value, 0o600, renameio.WithTempDir(filepath.Dir(p)))
 }

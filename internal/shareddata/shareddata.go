@@ -7,7 +7,10 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
+
+	"github.com/forecast-arena/arena/internal/testscale"
 )
 
 // Dir returns the absolute path of ../shared/data relative to the module
@@ -68,6 +71,24 @@ func ForecastBenchLeaderboard(t testing.TB) map[string]map[string]string {
 		out[r["Model"]] = r
 	}
 	return out
+}
+
+// ForecastBenchSets lists the published question sets and resolution
+// sets, oldest first: all 14 of each at full size (see testscale), the
+// oldest two of each otherwise. The sets pair by date.
+func ForecastBenchSets(t testing.TB) (questions, resolutions []string) {
+	t.Helper()
+	questions, _ = filepath.Glob(filepath.Join(Path(t, "forecastbench", "question_sets"), "*.json"))
+	resolutions, _ = filepath.Glob(filepath.Join(Path(t, "forecastbench", "resolution_sets"), "*.json"))
+	if len(questions) == 0 || len(resolutions) == 0 {
+		t.Fatal("no ForecastBench question or resolution sets")
+	}
+	sort.Strings(questions)
+	sort.Strings(resolutions)
+	if !testscale.Full() {
+		questions, resolutions = questions[:min(3, len(questions))], resolutions[:min(3, len(resolutions))]
+	}
+	return questions, resolutions
 }
 
 // missing skips the test, or fails it when ARENA_REQUIRE_SHARED_DATA=1

@@ -132,7 +132,7 @@ func (d DirTraces) SaveTrace(_ context.Context, agentID, round string, tr *agent
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("strategy: trace dir: %w", err)
 	}
-	return renameio.WriteFile(p, b, 0o600)
+	return renameio.WriteFile(p, b, 0o600, renameio.WithTempDir(filepath.Dir(p)))
 }
 
 // StoreTraces keeps the traces of server-hosted agents in the arena's
