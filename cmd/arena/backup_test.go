@@ -151,14 +151,8 @@ func TestBackupRestore(t *testing.T) {
 // its export verifies against the demo's log key.
 func TestBackupRestoreDemoVerifies(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("slow (a demo, backed up, restored, exported and verified): run without -short")
-	}
-	dir := t.TempDir()
-	out, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "3", "--rounds", "2", "--dir", filepath.Join(dir, "demo"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	demoDir, out := playedDemo(t)
+	dir := filepath.Dir(demoDir)
 	key := regexp.MustCompile(`--vkey (\S+)`).FindStringSubmatch(out)
 	if key == nil {
 		t.Fatalf("no log key in the demo output:\n%s", out)

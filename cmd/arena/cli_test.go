@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +20,11 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if demoFixture.dir != "" {
+		os.RemoveAll(filepath.Dir(demoFixture.dir))
+	}
+	os.Exit(code)
 }
 
 // cli runs the arena CLI in-process with the given environment additions

@@ -30,11 +30,8 @@ func TestServeWithWitnesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	dir := t.TempDir()
-	demoDir := filepath.Join(dir, "demo")
-	if _, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "4", "--rounds", "2", "--dir", demoDir); err != nil {
-		t.Fatal(err)
-	}
+	demoDir, _ := playedDemo(t)
+	dir := filepath.Dir(demoDir)
 	keyFile := filepath.Join(demoDir, "arena.db.log.key")
 	key, err := tlog.LoadOrCreateKey(keyFile)
 	if err != nil {

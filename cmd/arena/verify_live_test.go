@@ -33,10 +33,7 @@ type liveArena struct {
 func newLiveArena(t *testing.T) *liveArena {
 	t.Helper()
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "demo")
-	if _, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "2", "--rounds", "3", "--dir", dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := playedDemo(t)
 	db := openStore(t, "sqlite:"+filepath.Join(dir, "arena.db"))
 	keys, _ := filepath.Glob(filepath.Join(dir, "*.log.key"))
 	if len(keys) != 1 {

@@ -11,14 +11,7 @@ import (
 // made with 'arena export' verifies too; a wrong log key is refused.
 func TestDemoExportVerify(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("slow (a whole demo, exported and verified): run without -short")
-	}
-	dir := t.TempDir()
-	out, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "2", "--rounds", "3", "--dir", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, out := playedDemo(t)
 	m := regexp.MustCompile(`Tamper-evident log: (\d+) entries, root ([0-9a-f]{64})`).FindStringSubmatch(out)
 	if m == nil || m[1] == "0" {
 		t.Fatalf("no log root in the demo output:\n%s", out)

@@ -1,7 +1,6 @@
 package demo_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,11 +22,7 @@ var textRe = regexp.MustCompile(`>([^<]+)<`)
 // never by its simulator name or its trading id alone.
 func TestDemoNamesEachAgentOnce(t *testing.T) {
 	t.Parallel()
-	res, err := demo.Run(context.Background(), demo.Config{Seed: 3, Rounds: 3, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
+	res, _ := played(t)
 	want := map[string]bool{}
 	for _, a := range demo.DefaultAgents {
 		want[agent.SimName(a)] = true

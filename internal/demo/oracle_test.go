@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/sim"
 )
 
@@ -15,20 +14,13 @@ import (
 // round holding a disputed market was scored with that outcome.
 func TestDemoOracle(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs a 20-round demo")
-	}
 	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 1, Rounds: 20, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
+	res, _ := played(t)
 	o := res.Oracle
 	if o.Disputed == 0 || o.Panel == 0 || o.Arbiter == 0 || o.Panel+o.Arbiter+o.Waiting != o.Disputed {
 		t.Fatalf("oracle summary %+v: want markets resolved both by the panel and by the arbiter", o)
 	}
-	world, err := sim.New(sim.Config{Seed: 1})
+	world, err := sim.New(sim.Config{Seed: fixtureSeed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,41 +15,37 @@ import (
 // dispute came).
 func TestDemoProgress(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		seed   int64
-		rounds int
-	}{{1, 10}, {2, 6}} {
-		got := map[string][][2]int{}
-		var stages []string
-		res, err := demo.Run(context.Background(), demo.Config{Seed: c.seed, Rounds: c.rounds, Dir: t.TempDir(),
-			Progress: func(stage string, done, total int) {
-				if len(stages) == 0 || stages[len(stages)-1] != stage {
-					stages = append(stages, stage)
-				}
-				got[stage] = append(got[stage], [2]int{done, total})
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Close()
-		if len(stages) != 2 || stages[0] != demo.StageRounds || stages[1] != demo.StageSettle {
-			t.Fatalf("stages %v", stages)
-		}
-		for _, stage := range stages {
-			steps := got[stage]
-			total := steps[0][1]
-			for i, g := range steps {
-				if g != [2]int{i + 1, total} {
-					t.Fatalf("seed %d, %s: report %d is %v, want [%d %d]: %v", c.seed, stage, i, g, i+1, total, steps)
-				}
-			}
-			t.Logf("seed %d, %d rounds, %s: %d of %d steps", c.seed, c.rounds, stage, len(steps), total)
-			if want := total - 6; len(steps) < want {
-				t.Errorf("seed %d, %s: ended at %d of %d steps", c.seed, stage, len(steps), total)
+	_, p := played(t)
+	checkProgress(t, fixtureSeed, fixtureRounds, p)
+	// A shorter demo of another seed, whose settling ends earlier.
+	p = progressLog{reports: map[string][][2]int{}}
+	res, err := demo.Run(context.Background(), demo.Config{Seed: 2, Rounds: 6, Dir: t.TempDir(), Progress: p.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Close()
+	checkProgress(t, 2, 6, p)
+}
+
+func checkProgress(t *testing.T, seed int64, rounds int, p progressLog) {
+	t.Helper()
+	if len(p.stages) != 2 || p.stages[0] != demo.StageRounds || p.stages[1] != demo.StageSettle {
+		t.Fatalf("seed %d: stages %v", seed, p.stages)
+	}
+	for _, stage := range p.stages {
+		steps := p.reports[stage]
+		total := steps[0][1]
+		for i, g := range steps {
+			if g != [2]int{i + 1, total} {
+				t.Fatalf("seed %d, %s: report %d is %v, want [%d %d]: %v", seed, stage, i, g, i+1, total, steps)
 			}
 		}
-		if n := len(got[demo.StageRounds]); n != c.rounds {
-			t.Errorf("%d reports of %d rounds", n, c.rounds)
+		t.Logf("seed %d, %d rounds, %s: %d of %d steps", seed, rounds, stage, len(steps), total)
+		if want := total - 6; len(steps) < want {
+			t.Errorf("seed %d, %s: ended at %d of %d steps", seed, stage, len(steps), total)
 		}
+	}
+	if n := len(p.reports[demo.StageRounds]); n != rounds {
+		t.Errorf("seed %d: %d reports of %d rounds", seed, n, rounds)
 	}
 }

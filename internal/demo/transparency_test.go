@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/export"
-	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -23,15 +22,8 @@ import (
 // served one.
 func TestServesCheckpointAndPublishedExport(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("plays a demo")
-	}
 	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 5, Rounds: 3, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
+	res, _ := played(t)
 	if err := res.App.PublishExport(ctx, time.Date(2026, 1, 9, 0, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
