@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forecast-arena/arena/internal/testscale"
+
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/internal/store"
@@ -208,6 +210,9 @@ func TestImportForecastBenchDryRun(t *testing.T) {
 // imported alone, yield its N: 623 market and 11330 dataset items.
 func TestImportForecastBenchLeaderboardSets(t *testing.T) {
 	t.Parallel()
+	if !testscale.Full() {
+		t.Skip("imports the 12 leaderboard resolution sets twice: at full size only (ARENA_TEST_FULL=1, set by CI)")
+	}
 	files, err := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "leaderboard-2025-10-06", "resolution_sets"), "*.json"))
 	if err != nil || len(files) != 12 {
 		t.Fatalf("resolution sets: %v %v", files, err)
