@@ -259,7 +259,10 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		lastSync = now
 		return orc.step(ctx, ms, now)
 	}
-	step := func(t time.Time) error {
+	// step advances the clock to t and runs what is due then; the agents
+	// act only while rounds are played (once every round is revealed they
+	// have nothing left to send).
+	step := func(t time.Time, agents bool) error {
 		clk.Set(t)
 		if err := sync(); err != nil {
 			return err
@@ -269,17 +272,19 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		}
 		// The agents act at once, as independent agents do: the server
 		// takes their submissions in any order.
-		g, gctx := errgroup.WithContext(ctx)
-		for _, c := range clients {
-			g.Go(func() error {
-				if _, err := c.RunOnce(gctx); err != nil {
-					return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
-				}
-				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return err
+		if agents {
+			g, gctx := errgroup.WithContext(ctx)
+			for _, c := range clients {
+				g.Go(func() error {
+					if _, err := c.RunOnce(gctx); err != nil {
+						return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(); err != nil {
+				return err
+			}
 		}
 		n, err := svc.TriggerDue(ctx)
 		res.Scored += n
@@ -317,7 +322,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		// Agents commit half an hour before the deadline, then reveal in
 		// the window once benchmarks are in.
 		for _, at := range []time.Duration{commitIn / 2, commitIn + 10*time.Minute, commitIn + revealWindow + time.Minute} {
-			if err := step(t.Add(at)); err != nil {
+			if err := step(t.Add(at), true); err != nil {
 				return err
 			}
 		}
@@ -342,7 +347,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		if res.Scored == res.Rounds && len(open) == 0 {
 			break
 		}
-		if err := step(t); err != nil {
+		if err := step(t, false); err != nil {
 			return err
 		}
 		progress(StageSettle, i+1, steps)
