@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forecast-arena/arena/internal/testscale"
-
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/testscale"
 )
 
 // payout vectors of the condition pool: index 0 is YES.

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forecast-arena/arena/internal/testscale"
-
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/testscale"
 	"github.com/forecast-arena/arena/tlog"
 )
 

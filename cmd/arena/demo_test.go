@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forecast-arena/arena/internal/testscale"
-
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/testscale"
 )
 
 // The README's main command, 50 rounds (10 below full size) through the

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,25 +43,7 @@ func playedDemo(t *testing.T) (dir, out string) {
 		t.Fatalf("the demo fixture: %v", demoFixture.err)
 	}
 	dir = filepath.Join(t.TempDir(), "demo")
-	err := filepath.WalkDir(demoFixture.dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(demoFixture.dir, path)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dir, rel), info.Mode().Perm())
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, rel), b, info.Mode().Perm())
-	})
-	if err != nil {
+	if err := os.CopyFS(dir, os.DirFS(demoFixture.dir)); err != nil {
 		t.Fatalf("copy the demo fixture: %v", err)
 	}
 	return dir, strings.ReplaceAll(demoFixture.out, demoFixture.dir, dir)

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forecast-arena/arena/internal/testscale"
-
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/testscale"
 )
 
 // Small question and resolution sets in the published shape.

@@ -7,7 +7,6 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/forecast-arena/arena/internal/testscale"
@@ -74,8 +73,9 @@ func ForecastBenchLeaderboard(t testing.TB) map[string]map[string]string {
 }
 
 // ForecastBenchSets lists the published question sets and resolution
-// sets, oldest first: all 14 of each at full size (see testscale), the
-// oldest two of each otherwise. The sets pair by date.
+// sets, oldest first (Glob lists names in order, and names start with
+// the date): all 14 of each at full size (see testscale), the oldest three
+// of each otherwise. The sets pair by date.
 func ForecastBenchSets(t testing.TB) (questions, resolutions []string) {
 	t.Helper()
 	questions, _ = filepath.Glob(filepath.Join(Path(t, "forecastbench", "question_sets"), "*.json"))
@@ -83,8 +83,6 @@ func ForecastBenchSets(t testing.TB) (questions, resolutions []string) {
 	if len(questions) == 0 || len(resolutions) == 0 {
 		t.Fatal("no ForecastBench question or resolution sets")
 	}
-	sort.Strings(questions)
-	sort.Strings(resolutions)
 	if !testscale.Full() {
 		questions, resolutions = questions[:min(3, len(questions))], resolutions[:min(3, len(resolutions))]
 	}
