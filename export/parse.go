@@ -86,7 +86,7 @@ func readTable(dir, format string, spec TableSpec, add func(Mismatch)) *table {
 		return t
 	}
 	defer f.Close()
-	r := &boundedReader{r: f}
+	r := newBoundedReader(f)
 	t.found = true
 	defer func() {
 		// The bound is what stopped the read, whichever reader reported it.

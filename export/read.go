@@ -26,7 +26,7 @@ const (
 // MaxRowBytes, is refused as soon as the read gets there.
 func ReadTable(r io.Reader, name, format string) (Table, error) {
 	t := Table{Name: name}
-	r = &boundedReader{r: r}
+	r = newBoundedReader(r)
 	switch format {
 	case CSV:
 		cr := csv.NewReader(r)
@@ -48,7 +48,7 @@ func ReadTable(r io.Reader, name, format string) (Table, error) {
 		return t, nil
 	case JSONL:
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+		sc.Buffer(make([]byte, 0, 64<<10), MaxRowBytes+1)
 		line := 0
 		for sc.Scan() {
 			line++
@@ -112,12 +112,16 @@ func decodeObject(b []byte) ([]string, []string, error) {
 	return cols, vals, nil
 }
 
-// boundedReader fails a read past MaxTableBytes in all or MaxRowBytes in
+// boundedReader fails a read past MaxTableBytes in all or maxRow bytes in
 // one line.
 type boundedReader struct {
-	r          io.Reader
-	n, lineLen int64
-	err        *TooLargeError // the bound passed, once it is
+	r                  io.Reader
+	n, lineLen, maxRow int64
+	err                *TooLargeError // the bound passed, once it is
+}
+
+func newBoundedReader(r io.Reader) *boundedReader {
+	return &boundedReader{r: r, maxRow: MaxRowBytes}
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
@@ -131,8 +135,8 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	switch {
 	case b.n > MaxTableBytes:
 		b.err = &TooLargeError{fmt.Sprintf("larger than %d GiB, the limit of an export table", MaxTableBytes>>30)}
-	case b.lineLen > MaxRowBytes:
-		b.err = &TooLargeError{fmt.Sprintf("a line longer than %d MiB, the limit of a row", MaxRowBytes>>20)}
+	case b.lineLen > b.maxRow:
+		b.err = &TooLargeError{fmt.Sprintf("a line longer than %d MiB, the limit of a row", b.maxRow>>20)}
 	}
 	if b.err != nil {
 		return 0, b.err

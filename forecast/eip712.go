@@ -5,19 +5,18 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"math/big"
+	"strconv"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/forecast-arena/arena"
 )
 
 // EIP-712 names and type strings. The digests are hand-built from
-// these with keccak256 for speed; tests check them against go-ethereum's
-// generic apitypes encoder and the EIP-712 specification's own example.
+// these with keccak256 for speed; tests check them against ethers, the
+// EIP-712 specification's own example and (in package chain, which links
+// go-ethereum whole) go-ethereum's generic encoder.
 const (
 	DomainName    = "ForecastArena"
 	DomainVersion = "1"
@@ -223,11 +222,34 @@ func (d Domain) CheckRequest(chainID *uint64, contract *common.Address) error {
 	return nil
 }
 
-// typedDataTypes are the field lists of the type strings above, for wallets
-// (eth_signTypedData_v4) and for cross-checking the hand-built hashing. A
-// fresh map each call, so callers may modify what they get.
-func typedDataTypes() apitypes.Types {
-	return apitypes.Types{
+// TypedData is a message as EIP-712 typed data: the JSON that
+// eth_signTypedData_v4 takes, for agents that sign with a wallet.
+// Integers are decimal strings, hashes and addresses hex strings.
+type TypedData struct {
+	Types       map[string][]TypedField `json:"types"`
+	PrimaryType string                  `json:"primaryType"`
+	Domain      TypedDomain             `json:"domain"`
+	Message     map[string]any          `json:"message"`
+}
+
+// TypedField is one field of an EIP-712 struct type.
+type TypedField struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// TypedDomain is the EIP712Domain of a TypedData.
+type TypedDomain struct {
+	Name              string `json:"name"`
+	Version           string `json:"version"`
+	ChainID           uint64 `json:"chainId"`
+	VerifyingContract string `json:"verifyingContract"`
+}
+
+// typedDataTypes are the field lists of the type strings above. A fresh
+// map each call, so callers may modify what they get.
+func typedDataTypes() map[string][]TypedField {
+	return map[string][]TypedField{
 		"EIP712Domain": {
 			{Name: "name", Type: "string"},
 			{Name: "version", Type: "string"},
@@ -263,25 +285,19 @@ func typedDataTypes() apitypes.Types {
 	}
 }
 
-func (d Domain) typedDataDomain() apitypes.TypedDataDomain {
-	return apitypes.TypedDataDomain{
-		Name:              DomainName,
-		Version:           DomainVersion,
-		ChainId:           (*math.HexOrDecimal256)(new(big.Int).SetUint64(d.ChainID)),
-		VerifyingContract: d.Contract.Hex(),
-	}
+func (d Domain) typedDataDomain() TypedDomain {
+	return TypedDomain{Name: DomainName, Version: DomainVersion, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex()}
 }
 
-func dec(v uint64) string { return new(big.Int).SetUint64(v).String() }
+func dec(v uint64) string { return strconv.FormatUint(v, 10) }
 
-// CommitTypedData is c as EIP-712 typed data (the JSON eth_signTypedData_v4
-// takes), for agents that sign with a wallet.
-func (d Domain) CommitTypedData(c Commit) apitypes.TypedData {
-	return apitypes.TypedData{
+// CommitTypedData is c as EIP-712 typed data.
+func (d Domain) CommitTypedData(c Commit) TypedData {
+	return TypedData{
 		Types:       typedDataTypes(),
 		PrimaryType: "Commit",
 		Domain:      d.typedDataDomain(),
-		Message: apitypes.TypedDataMessage{
+		Message: map[string]any{
 			"roundId":       dec(c.RoundID),
 			"commitHash":    c.CommitHash.Hex(),
 			"reasoningHash": c.ReasoningHash.Hex(),
@@ -293,12 +309,12 @@ func (d Domain) CommitTypedData(c Commit) apitypes.TypedData {
 }
 
 // RevealTypedData is r as EIP-712 typed data.
-func (d Domain) RevealTypedData(r Reveal) apitypes.TypedData {
-	return apitypes.TypedData{
+func (d Domain) RevealTypedData(r Reveal) TypedData {
+	return TypedData{
 		Types:       typedDataTypes(),
 		PrimaryType: "Reveal",
 		Domain:      d.typedDataDomain(),
-		Message: apitypes.TypedDataMessage{
+		Message: map[string]any{
 			"roundId":         dec(r.RoundID),
 			"predictionsHash": PredictionsHash(r.Predictions).Hex(),
 			"salt":            r.Salt.Hex(),
@@ -310,12 +326,12 @@ func (d Domain) RevealTypedData(r Reveal) apitypes.TypedData {
 }
 
 // ProfileTypedData is p as EIP-712 typed data.
-func (d Domain) ProfileTypedData(p Profile) apitypes.TypedData {
-	return apitypes.TypedData{
+func (d Domain) ProfileTypedData(p Profile) TypedData {
+	return TypedData{
 		Types:       typedDataTypes(),
 		PrimaryType: "Profile",
 		Domain:      d.typedDataDomain(),
-		Message: apitypes.TypedDataMessage{
+		Message: map[string]any{
 			"agent":        p.Agent.Hex(),
 			"name":         p.Name,
 			"organisation": p.Organisation,

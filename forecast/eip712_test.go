@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"math/big"
-	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 	"github.com/forecast-arena/arena"
 )
 
@@ -75,71 +72,6 @@ func TestDigestsMatchEthers(t *testing.T) {
 	}
 }
 
-// TestDigestsMatchApitypes cross-checks the hand-built hashing with
-// go-ethereum's generic EIP-712 encoder over random messages and domains.
-func TestDigestsMatchApitypes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	word := func() (h common.Hash) {
-		for i := range h {
-			h[i] = byte(rng.UintN(256))
-		}
-		return h
-	}
-	u64 := func() uint64 {
-		switch rng.UintN(3) {
-		case 0:
-			return rng.Uint64N(10)
-		case 1:
-			return ^uint64(0) - rng.Uint64N(10)
-		}
-		return rng.Uint64()
-	}
-	for i := 0; i < 200; i++ {
-		d := Domain{ChainID: u64(), Contract: common.BytesToAddress(word().Bytes())}
-		if i%4 == 0 {
-			d = Domain{}
-		}
-		c := Commit{RoundID: u64(), CommitHash: word(), ReasoningHash: word(),
-			Agent: common.BytesToAddress(word().Bytes()), Nonce: u64(), Deadline: u64()}
-		if i%3 == 0 {
-			c.ReasoningHash = common.Hash{}
-		}
-		preds := make([]uint16, rng.IntN(12))
-		for j := range preds {
-			preds[j] = uint16(rng.UintN(MaxBps + 1))
-		}
-		r := Reveal{RoundID: u64(), Predictions: preds, Salt: word(),
-			Agent: common.BytesToAddress(word().Bytes()), Nonce: u64(), Deadline: u64()}
-
-		want, _, err := apitypes.TypedDataAndHash(d.CommitTypedData(c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := d.CommitDigest(c); !bytes.Equal(got[:], want) {
-			t.Fatalf("commit %d: digest %s, apitypes %x", i, got.Hex(), want)
-		}
-		want, _, err = apitypes.TypedDataAndHash(d.RevealTypedData(r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := d.RevealDigest(r); !bytes.Equal(got[:], want) {
-			t.Fatalf("reveal %d: digest %s, apitypes %x", i, got.Hex(), want)
-		}
-		text := func() string {
-			return string([]rune("αx <\"é😀 ")[:rng.IntN(8)]) + strings.Repeat("y", rng.IntN(80))
-		}
-		p := Profile{Agent: common.BytesToAddress(word().Bytes()), ProfileFields: ProfileFields{Name: text(), Organisation: text(),
-			Model: text(), Homepage: text(), Description: text()}, Version: u64(), Deadline: u64()}
-		want, _, err = apitypes.TypedDataAndHash(d.ProfileTypedData(p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := d.ProfileDigest(p); !bytes.Equal(got[:], want) {
-			t.Fatalf("profile %d: digest %s, apitypes %x", i, got.Hex(), want)
-		}
-	}
-}
-
 // TestEIP712MailExample checks the primitives against the example in the
 // EIP-712 specification (domain "Ether Mail", chainId 1).
 func TestEIP712MailExample(t *testing.T) {
@@ -163,15 +95,6 @@ func TestEIP712MailExample(t *testing.T) {
 	}
 	if want := common.HexToHash("0xbe609aee343fb3c4b28e1df9e632fca64fcfaede20f02e86244efddf30957bd2"); typedDigest(sep, mail) != want {
 		t.Fatalf("digest %s, EIP-712 example %s", typedDigest(sep, mail).Hex(), want.Hex())
-	}
-}
-
-func TestTypeStrings(t *testing.T) {
-	td := Domain{}.CommitTypedData(Commit{})
-	for typ, want := range map[string]string{"EIP712Domain": domainType, "Commit": commitType, "Reveal": revealType, "Profile": profileType} {
-		if got := string(td.EncodeType(typ)); got != want {
-			t.Errorf("%s: apitypes encodes %q, we hash %q", typ, got, want)
-		}
 	}
 }
 

@@ -23,7 +23,7 @@ func (p *progressLog) record(stage string, done, total int) {
 	p.reports[stage] = append(p.reports[stage], [2]int{done, total})
 }
 
-// fixture is one 20-round demo of seed 1, played once for the tests that
+// fixture is one 8-round demo of seed 1, played once for the tests that
 // only read what it made (its oracle resolutions, names, progress, served
 // log); TestMain closes it.
 var fixture struct {
@@ -34,7 +34,7 @@ var fixture struct {
 	err      error
 }
 
-const fixtureSeed, fixtureRounds = 1, 20
+const fixtureSeed, fixtureRounds = 1, 8
 
 func played(t *testing.T) (*demo.Result, progressLog) {
 	t.Helper()

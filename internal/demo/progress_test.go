@@ -19,12 +19,12 @@ func TestDemoProgress(t *testing.T) {
 	checkProgress(t, fixtureSeed, fixtureRounds, p)
 	// A shorter demo of another seed, whose settling ends earlier.
 	p = progressLog{reports: map[string][][2]int{}}
-	res, err := demo.Run(context.Background(), demo.Config{Seed: 2, Rounds: 6, Dir: t.TempDir(), Progress: p.record})
+	res, err := demo.Run(context.Background(), demo.Config{Seed: 2, Rounds: 2, Dir: t.TempDir(), Progress: p.record})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Close()
-	checkProgress(t, 2, 6, p)
+	checkProgress(t, 2, 2, p)
 }
 
 func checkProgress(t *testing.T, seed int64, rounds int, p progressLog) {

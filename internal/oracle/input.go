@@ -37,7 +37,13 @@ const (
 // MaxQuestionsBytes, or with a line longer than MaxQuestionsLine, is
 // refused as soon as the read gets there.
 func ReadQuestionsCSV(r io.Reader) ([]EvalQuestion, error) {
-	cr := csv.NewReader(&boundedReader{r: r, line: 1})
+	return readQuestionsCSV(r, MaxQuestionsBytes)
+}
+
+// readQuestionsCSV is ReadQuestionsCSV with a bound of maxBytes in all,
+// which tests lower: reaching the real bound takes seconds.
+func readQuestionsCSV(r io.Reader, maxBytes int64) ([]EvalQuestion, error) {
+	cr := csv.NewReader(&boundedReader{r: r, line: 1, max: maxBytes})
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	head, err := cr.Read()
@@ -164,12 +170,12 @@ func QuestionOf(m *arena.Market) Question {
 	return Question{ID: m.Source + ":" + m.SourceID, Text: m.Question, Criteria: m.Criteria, Category: cat, Series: m.EventID, Cutoff: cutoff}
 }
 
-// boundedReader fails a read that goes past MaxQuestionsBytes in all or
+// boundedReader fails a read that goes past max bytes in all or
 // MaxQuestionsLine in one line.
 type boundedReader struct {
-	r          io.Reader
-	n, lineLen int64
-	line       int
+	r               io.Reader
+	n, lineLen, max int64
+	line            int
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
@@ -197,8 +203,8 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	switch {
 	case b.lineLen > MaxQuestionsLine:
 		return 0, arena.Errorf(arena.EINVALID, "line %d is longer than %d MiB, the limit of a line", b.line, MaxQuestionsLine>>20)
-	case b.n > MaxQuestionsBytes:
-		return 0, arena.Errorf(arena.EINVALID, "larger than %d MiB, the limit of a questions file", MaxQuestionsBytes>>20)
+	case b.n > b.max:
+		return 0, arena.Errorf(arena.EINVALID, "larger than %d MiB, the limit of a questions file", b.max>>20)
 	}
 	return n, err
 }
