@@ -21,8 +21,10 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	if demoFixture.dir != "" {
-		os.RemoveAll(filepath.Dir(demoFixture.dir))
+	for _, f := range fixtures {
+		if f.dir != "" {
+			os.RemoveAll(filepath.Dir(f.dir))
+		}
 	}
 	os.Exit(code)
 }

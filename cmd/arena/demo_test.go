@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/internal/testscale"
 )
 
 // The README's main command, 50 rounds (10 below full size) through the
@@ -24,12 +23,7 @@ func TestDemoSeed1(t *testing.T) {
 	t.Parallel()
 	// At full size the 50 rounds of the golden figures kept since the demo
 	// was made faster; otherwise 10, with their own.
-	rounds := testscale.Size(10, 50)
-	dir := t.TempDir()
-	out, _, err := cli(t, nil, "demo", "--no-serve", "--seed", "1", "--rounds", strconv.Itoa(rounds), "--format", "json", "--dir", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rounds, dir, out := seed1Demo(t)
 	var run demoJSON
 	if err := json.Unmarshal([]byte(out), &run); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -120,11 +114,8 @@ func TestDemoBadInput(t *testing.T) {
 // its export. Off a terminal it draws no progress bar: stderr stays empty.
 func TestDemoNextSteps(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	out, errOut, err := cli(t, nil, "demo", "--no-serve", "--rounds", "2", "--dir", dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, out := playedDemo(t)
+	errOut := smallDemo.errOut
 	db := "sqlite:" + filepath.Join(dir, "arena.db")
 	want := regexp.MustCompile(`(?s)\nNext steps:\n` +
 		`  1\. Open the dashboard: arena serve --db ` + regexp.QuoteMeta(db) + ` --no-sync --no-rounds, then http://127\.0\.0\.1:8080/\n` +

@@ -5,46 +5,75 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/forecast-arena/arena/internal/testscale"
 )
 
-// demoFixture is one demo played once per test binary (seed 2, 3 rounds,
-// no serve): its directory (database, log key, export) and its output.
-var demoFixture struct {
-	once     sync.Once
-	dir, out string
-	err      error
+// A demoFixture is one demo played once per test binary; each test gets
+// its own copy of the demo's directory (database, log key, export).
+type demoFixture struct {
+	once             sync.Once
+	args             []string // the demo command's arguments but --dir
+	dir, out, errOut string   // the played demo's directory, stdout and stderr
+	err              error
 }
 
-// playedDemo gives the test its own copy of the demo fixture: the copy's
-// directory and the demo's output with its paths pointing into the copy.
-// Tests that need a database with rounds, a log and an export use it
-// rather than playing a demo each.
-func playedDemo(t *testing.T) (dir, out string) {
+var (
+	// fixtures are removed by TestMain.
+	fixtures = []*demoFixture{&smallDemo, &seed1Fixture}
+	// smallDemo is a short demo for tests that need a database with
+	// rounds, a log and an export.
+	smallDemo = demoFixture{args: []string{"demo", "--no-serve", "--seed", "2", "--rounds", "3"}}
+	// seed1Fixture is the demo of seed 1 in JSON: 10 rounds, or 50 at full
+	// size (ARENA_TEST_FULL=1).
+	seed1Fixture = demoFixture{args: []string{"demo", "--no-serve", "--seed", "1", "--rounds", strconv.Itoa(seed1Rounds()), "--format", "json"}}
+)
+
+func seed1Rounds() int { return testscale.Size(10, 50) }
+
+// copy plays the demo the first time and gives the test its own copy:
+// the copy's directory and the demo's output with its paths pointing
+// into the copy.
+func (f *demoFixture) copy(t *testing.T) (dir, out string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("plays a demo")
 	}
-	demoFixture.once.Do(func() {
+	f.once.Do(func() {
 		root, err := os.MkdirTemp("", "arena-demo-fixture-")
 		if err != nil {
-			demoFixture.err = err
+			f.err = err
 			return
 		}
 		var stdout, stderr bytes.Buffer
-		demoFixture.dir = filepath.Join(root, "demo")
-		demoFixture.err = Main(context.Background(), &Env{Stdout: &stdout, Stderr: &stderr, Getwd: os.Getwd},
-			[]string{"demo", "--no-serve", "--seed", "2", "--rounds", "3", "--dir", demoFixture.dir})
-		demoFixture.out = stdout.String()
+		f.dir = filepath.Join(root, "demo")
+		f.err = Main(context.Background(), &Env{Stdout: &stdout, Stderr: &stderr, Getwd: os.Getwd},
+			append(f.args, "--dir", f.dir))
+		f.out, f.errOut = stdout.String(), stderr.String()
 	})
-	if demoFixture.err != nil {
-		t.Fatalf("the demo fixture: %v", demoFixture.err)
+	if f.err != nil {
+		t.Fatalf("the demo fixture %v: %v", f.args, f.err)
 	}
 	dir = filepath.Join(t.TempDir(), "demo")
-	if err := os.CopyFS(dir, os.DirFS(demoFixture.dir)); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(f.dir)); err != nil {
 		t.Fatalf("copy the demo fixture: %v", err)
 	}
-	return dir, strings.ReplaceAll(demoFixture.out, demoFixture.dir, dir)
+	return dir, strings.ReplaceAll(f.out, f.dir, dir)
+}
+
+// playedDemo is a copy of the short demo.
+func playedDemo(t *testing.T) (dir, out string) {
+	t.Helper()
+	return smallDemo.copy(t)
+}
+
+// seed1Demo is a copy of the seed-1 demo, with its number of rounds.
+func seed1Demo(t *testing.T) (rounds int, dir, out string) {
+	t.Helper()
+	dir, out = seed1Fixture.copy(t)
+	return seed1Rounds(), dir, out
 }

@@ -2,42 +2,36 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
 	"net/http"
-	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
 )
 
 // The CLI, the JSON API and the HTML page render one leaderboard: on the
-// demo database they list the same agents in the same order, with the
-// same ranks and tie groups.
+// demo database, served as the demo's next steps say, they list the same
+// agents in the same order, with the same ranks and tie groups.
 func TestLeaderboardRenderingsAgree(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs a demo")
-	}
-	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 2, Rounds: 10, Dir: t.TempDir()})
-	if err != nil {
+	_, dir, out := seed1Demo(t)
+	var run demoJSON
+	if err := json.Unmarshal([]byte(out), &run); err != nil {
 		t.Fatal(err)
 	}
-	defer res.Close()
-	srv := httptest.NewServer(res.Handler)
-	defer srv.Close()
+	dbURL := "sqlite:" + filepath.Join(dir, "arena.db")
+	srv := startServe(t, "--db", dbURL, "--no-rounds")
 	get := func(path string) string {
-		resp, err := http.Get(srv.URL + path)
+		resp, err := http.Get("http://" + srv.addr + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +55,7 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 		fromAPI = append(fromAPI, line(r.Rank, r.Agent, r.TieGroup))
 	}
 
-	out, _, err := cli(t, nil, "report", "leaderboard", "--db", res.DBURL, "--format", "json")
+	out, _, err := cli(t, nil, "report", "leaderboard", "--db", dbURL, "--format", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +147,7 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 		}
 	}
 	var printed bytes.Buffer
-	printTrading(&printed, res.Trading) // as arena demo prints it
+	printTrading(&printed, run.Trading) // as arena demo prints it
 	var fromCLITrading []string
 	for _, m := range regexp.MustCompile(`(?m)^\s*(\S.*?)\s+\d+\s+[+-]\d+\.\d+%`).FindAllStringSubmatch(printed.String(), -1) {
 		fromCLITrading = append(fromCLITrading, m[1])

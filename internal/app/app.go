@@ -203,10 +203,15 @@ func NewLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(web.LogHandler(redact.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))))
 }
 
-// tradingServed reports whether the trading track is on: a lineup given
-// in code, or a model registry configured.
-func (a *App) tradingServed() bool {
-	return a.deps.Lineup != nil || a.Config.AgentsFile != ""
+// tradingServed reports whether the dashboard shows the trading track: a
+// lineup given in code, a model registry configured, or cohorts already
+// in the database (a demo's, served afterwards without --agents).
+func (a *App) tradingServed(ctx context.Context) (bool, error) {
+	if a.deps.Lineup != nil || a.Config.AgentsFile != "" {
+		return true, nil
+	}
+	cs, err := a.DB.Cohorts(ctx, "")
+	return len(cs) > 0, err
 }
 
 // Handler is the HTTP API and dashboard over every part, with the
@@ -226,7 +231,9 @@ func (a *App) buildHandler() (http.Handler, error) {
 	p := web.Parts{Markets: a.DB, DB: a.DB, AdminToken: o.AdminToken, AdminTokenNext: o.AdminTokenNext, Logger: a.Logger,
 		Forecast: a.Forecast, Forecasters: a.DB, Oracle: a.Oracle, Metrics: a.Metrics, Health: a.DB, Rates: a.DB,
 		Limits: web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies, IPv6Prefix: o.RateIPv6Prefix}}
-	if a.tradingServed() {
+	if ok, err := a.tradingServed(context.Background()); err != nil {
+		return nil, err
+	} else if ok {
 		p.Trading = a.Trading
 	}
 	srv := web.Build(p)
