@@ -1,7 +1,9 @@
 package arena_test
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/doc"
@@ -14,10 +16,48 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
 const module = "github.com/forecast-arena/arena"
+
+// goPackage is what `go list` says of one package of the module.
+type goPackage struct {
+	ImportPath, Dir string
+	GoFiles         []string
+	Deps, Imports   []string
+}
+
+var listed struct {
+	once sync.Once
+	pkgs []goPackage
+	err  error
+}
+
+// listPackages lists the module's packages once for every test here; a
+// machine without the go command skips the test.
+func listPackages(t *testing.T) []goPackage {
+	t.Helper()
+	listed.once.Do(func() {
+		out, err := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles,Deps,Imports", "./...").Output()
+		if err != nil {
+			listed.err = err
+			return
+		}
+		for dec := json.NewDecoder(bytes.NewReader(out)); dec.More(); {
+			var p goPackage
+			if listed.err = dec.Decode(&p); listed.err != nil {
+				return
+			}
+			listed.pkgs = append(listed.pkgs, p)
+		}
+	})
+	if listed.err != nil {
+		t.Skipf("go list unavailable: %v", listed.err)
+	}
+	return listed.pkgs
+}
 
 // TestLayering checks the package graph against the layering (see
 // docs/architecture.md): the programs (cmd/arena, demo) → the composition
@@ -29,18 +69,13 @@ const module = "github.com/forecast-arena/arena"
 // TestPublicAPISealed). Test files are not counted: tests may wire
 // anything together.
 func TestLayering(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Deps " "}}|{{join .Imports " "}}`, "./...").Output()
-	if err != nil {
-		t.Skipf("go list unavailable: %v", err)
-	}
 	deps := map[string]map[string]bool{}    // package (relative) → its dependencies of ours
 	imports := map[string]map[string]bool{} // package (relative) → the packages of ours it imports itself
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Split(line, "|")
-		pkg := rel(f[0])
+	for _, p := range listPackages(t) {
+		pkg := rel(p.ImportPath)
 		deps[pkg], imports[pkg] = map[string]bool{}, map[string]bool{}
 		for i, m := range []map[string]bool{deps[pkg], imports[pkg]} {
-			for _, d := range strings.Fields(f[i+1]) {
+			for _, d := range [][]string{p.Deps, p.Imports}[i] {
 				if strings.HasPrefix(d, module) {
 					m[rel(d)] = true
 				}
@@ -193,12 +228,9 @@ func TestCompositionRoot(t *testing.T) {
 			t.Errorf("cmd/arena builds %s itself: app.New builds it", l)
 		}
 	}
-	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "./...").Output()
-	if err != nil {
-		t.Skipf("go list unavailable: %v", err)
-	}
 	wd, _ := os.Getwd()
-	for _, dir := range strings.Fields(string(out)) {
+	for _, p := range listPackages(t) {
+		dir := p.Dir
 		rel, _ := filepath.Rel(wd, dir)
 		if rel == "internal/app" || rel == "internal/web" {
 			continue
@@ -224,10 +256,7 @@ func rel(path string) string {
 // against the module: every package is named in it (a test helper package
 // under its parent's row) and every package it names exists.
 func TestArchitectureLayout(t *testing.T) {
-	out, err := exec.Command("go", "list", "./...").Output()
-	if err != nil {
-		t.Skipf("go list unavailable: %v", err)
-	}
+	pkgs := listPackages(t)
 	doc, err := os.ReadFile("docs/architecture.md")
 	if err != nil {
 		t.Fatal(err)
@@ -246,8 +275,8 @@ func TestArchitectureLayout(t *testing.T) {
 	}
 	named["."] = named["arena"]
 	delete(named, "arena")
-	for _, path := range strings.Fields(string(out)) {
-		p := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+	for _, pkg := range pkgs {
+		p := strings.TrimPrefix(strings.TrimPrefix(pkg.ImportPath, module), "/")
 		if p == "" {
 			p = "."
 		}
@@ -267,19 +296,14 @@ func TestArchitectureLayout(t *testing.T) {
 // on nothing under internal/: such a program could not name those types,
 // so a public signature that used one would be unusable.
 func TestPublicAPISealed(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./...").Output()
-	if err != nil {
-		t.Skipf("go list unavailable: %v", err)
-	}
 	public := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		pkg := strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/")
+	for _, p := range listPackages(t) {
+		pkg := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		if strings.HasPrefix(pkg, "internal/") || strings.HasPrefix(pkg, "cmd/") {
 			continue
 		}
 		public++
-		for _, d := range f[1:] {
+		for _, d := range p.Deps {
 			if strings.HasPrefix(d, module+"/internal/") {
 				t.Errorf("public package %q depends on %s", cmp.Or(pkg, "."), strings.TrimPrefix(d, module+"/"))
 			}
@@ -295,22 +319,17 @@ func TestPublicAPISealed(t *testing.T) {
 // that only implement error and fmt.Stringer (Error, Unwrap, String),
 // whose meaning the interface gives.
 func TestPublicAPIDocumented(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{.Dir}} {{join .GoFiles " "}}`, "./...").Output()
-	if err != nil {
-		t.Skipf("go list unavailable: %v", err)
-	}
 	conventional := map[string]bool{"Error": true, "Unwrap": true, "String": true}
 	checked := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		path, dir := f[0], f[1]
+	for _, p := range listPackages(t) {
+		path, dir := p.ImportPath, p.Dir
 		pkg := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
 		if strings.HasPrefix(pkg, "internal/") || strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "chain/bindings") {
 			continue // chain/bindings is generated by abigen
 		}
 		fset := token.NewFileSet()
 		var files []*ast.File
-		for _, name := range f[2:] {
+		for _, name := range p.GoFiles {
 			file, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
 			if err != nil {
 				t.Fatal(err)
