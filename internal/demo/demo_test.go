@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/web"
 )
 
@@ -129,12 +128,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: not in -short")
 	}
-	ctx := context.Background()
-	res, err := demo.Run(ctx, demo.Config{Seed: 3, Rounds: 10, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
+	res, _ := played(t)
 	var log requestLog
 	var harness struct {
 		sync.Mutex
@@ -174,11 +168,19 @@ func TestDashboardInChromium(t *testing.T) {
 	getJSON(t, srv.URL+"/api/v1/pages/agents/"+top.Agent, &agent)
 	var cohort web.CohortPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/cohorts/1", &cohort)
-	marketID := round.Markets[0].MarketID
+	// The first market of scored round 1 with scored forecasts (a voided
+	// market has none).
+	var marketID int64
 	var market web.MarketPageJSON
-	getJSON(t, fmt.Sprintf("%s/api/v1/pages/markets/%d", srv.URL, marketID), &market)
-	if market.Forecasters == 0 {
-		t.Fatalf("market %d of scored round 1 has no forecasts", marketID)
+	for _, m := range round.Markets {
+		market = web.MarketPageJSON{}
+		if getJSON(t, fmt.Sprintf("%s/api/v1/pages/markets/%d", srv.URL, m.MarketID), &market); market.Forecasters > 0 {
+			marketID = m.MarketID
+			break
+		}
+	}
+	if marketID == 0 {
+		t.Fatal("no market of scored round 1 has forecasts")
 	}
 	var markets web.MarketsPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/markets", &markets)
@@ -242,7 +244,7 @@ func TestDashboardInChromium(t *testing.T) {
 		harness.pages = append(harness.pages, p.path)
 	}
 	run := func(t *testing.T, args ...string) (string, string) {
-		cctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+		cctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(cctx, browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
