@@ -25,7 +25,7 @@ func (p *progressLog) record(stage string, done, total int) {
 
 // fixture is one 8-round demo of seed 1, played once for the tests that
 // only read what it made (its oracle resolutions, names, progress, served
-// log); TestMain closes it.
+// log, dashboard pages); TestMain closes it.
 var fixture struct {
 	once     sync.Once
 	dir      string
