@@ -1,8 +1,8 @@
 // Package testscale sizes the tests' long campaigns: the tamper catalogue,
 // the on-chain parity rounds, the 50-round demo, the imports of every
-// published ForecastBench set, the 64 MiB input bounds. The README's go test runs each at a size
-// that keeps the whole suite fast; CI sets ARENA_TEST_FULL=1 and runs them
-// whole.
+// published ForecastBench set, the 64 MiB input bounds. The README's go
+// test runs each at a size that keeps the whole suite fast; CI sets
+// ARENA_TEST_FULL=1 and runs them whole.
 package testscale
 
 import "os"
