@@ -383,8 +383,9 @@ func (v *verifier) checkLog(dir string) {
 	}
 	v.rep.LogEntries = len(rows)
 	if root != nil {
+		tree := tlog.NewTree(hashes)
 		for i := range hashes {
-			p, err := tlog.InclusionProof(hashes, uint64(i))
+			p, err := tree.InclusionProof(uint64(i))
 			if err == nil {
 				err = tlog.VerifyInclusion(uint64(i), head.TreeSize, hashes[i], p, root)
 			}
@@ -395,7 +396,7 @@ func (v *verifier) checkLog(dir string) {
 			v.rep.InclusionProofs++
 		}
 		for _, h := range heads {
-			p, err := tlog.ConsistencyProof(hashes, h.h.TreeSize)
+			p, err := tree.ConsistencyProof(h.h.TreeSize)
 			if err == nil {
 				err = tlog.VerifyConsistency(h.h.TreeSize, head.TreeSize, p, h.root, root)
 			}

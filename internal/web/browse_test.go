@@ -69,6 +69,7 @@ func (e *env) getJSONLink(path string, v any) string {
 // next link) through every market once; a filter value no market has is
 // refused naming those allowed, on the page and its JSON alike.
 func TestMarketBrowser(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 		e := startServer(t, db, clock.New(t0).Now, forecast.Domain{})
@@ -193,6 +194,7 @@ func TestMarketBrowser(t *testing.T) {
 // market resolved: only the trigger tells them apart). The overlay's points carry each
 // agent's forecast, the benchmark and the outcome, as in the JSON.
 func TestMarketPageShowsOnlyTriggeredForecasts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
@@ -307,6 +309,7 @@ func TestMarketPageShowsOnlyTriggeredForecasts(t *testing.T) {
 // five agents, an unknown, ambiguous, repeated or empty name answers 400,
 // as JSON to clients and as a page to browsers.
 func TestComparePage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 5, 4, 3)
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
@@ -406,6 +409,7 @@ func htmlEscape(s string) string {
 // next, with the error's status; every other client, and every request
 // under /api/, gets the JSON error shape with the same status.
 func TestErrorPages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		seedMarkets(t, db, 1, time.Now().Add(48*time.Hour))
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
@@ -472,6 +476,7 @@ func TestErrorPages(t *testing.T) {
 // leaderboard's columns and preliminary were once refused there, and a
 // misnamed provisional accepted and ignored).
 func TestFooterJSONLinks(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 3, 2, 4)
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})

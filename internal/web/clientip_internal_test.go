@@ -10,6 +10,7 @@ import (
 // proxy; X-Forwarded-For from anyone else is ignored, so a client cannot
 // choose its own bucket.
 func TestClientIP(t *testing.T) {
+	t.Parallel()
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}
 	for _, c := range []struct {
 		name, peer, xff, want string
@@ -46,6 +47,7 @@ func TestClientIP(t *testing.T) {
 // IPv6 clients share a bucket per prefix (a /64 unless configured);
 // IPv4 clients, also written as IPv4-mapped IPv6, one per address.
 func TestIPBucket(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		host string
 		bits int

@@ -32,6 +32,7 @@ func (e *env) page(path string) string {
 // round runs; after the trigger it shows the revealed predictions and the
 // scores, equal on the page and in its JSON.
 func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
@@ -104,6 +105,7 @@ func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 
 // Reads carry an ETag; If-None-Match with it answers 304 without a body.
 func TestETag(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := startServer(t, db, nil, forecast.Domain{})
 		seedMarkets(t, db, 2, time.Now().Add(48*time.Hour))
@@ -136,6 +138,7 @@ func TestETag(t *testing.T) {
 // Rounds page by cursor: following Link rel="next" visits every round
 // once, newest first.
 func TestRoundsCursor(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
@@ -186,6 +189,7 @@ func decodeJSON(t *testing.T, resp *http.Response, v any) {
 // The market page states who resolved the market: the oracle's verdict,
 // votes and evidence when it ran, the upstream source otherwise.
 func TestMarketPageOracle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ms := seedMarkets(t, db, 2, time.Now().Add(48*time.Hour))
 		res := &arena.OracleResolution{MarketID: ms[0].ID, Policy: arena.DefaultOraclePolicy,
@@ -232,6 +236,7 @@ func TestMarketPageOracle(t *testing.T) {
 // The home page lists the latest oracle resolutions, newest first, each
 // linked to its market's oracle record, escalations marked.
 func TestHomeRecentOracle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		ms := seedMarkets(t, db, 2, time.Now().Add(48*time.Hour))

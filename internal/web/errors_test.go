@@ -62,6 +62,7 @@ func decodeError(t *testing.T, what string, resp *http.Response) web.ErrorDetail
 // shape, leaks no detail, and is logged exactly once with method, path and
 // cause.
 func TestStoreFailureOnReadEndpoints(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		var logs syncBuffer
 		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -113,6 +114,7 @@ func TestStoreFailureOnReadEndpoints(t *testing.T) {
 
 // Unknown routes and wrong methods answer the JSON error shape, not text.
 func TestUnroutedJSON(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet})
 		hs := httptest.NewServer(srv.Handler())
@@ -153,6 +155,7 @@ func TestUnroutedJSON(t *testing.T) {
 // shape on every route that takes a market, cohort or decision id; a
 // round id answers the protocol's round_not_found.
 func TestBadPathIDs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "admin",
 			Forecast: &forecast.Service{Store: db, Logger: quiet}, Trading: &trading.Engine{Store: db, Logger: quiet},
@@ -198,6 +201,7 @@ func TestBadPathIDs(t *testing.T) {
 // a query parameter answers 400 on both engines; before, PostgreSQL
 // answered 500 and logged an error per request while SQLite answered 200.
 func TestInvalidTextRefused(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())

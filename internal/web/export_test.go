@@ -31,6 +31,7 @@ import (
 // directory export still verifies. CSV cells that a spreadsheet would run
 // as a formula come out escaped.
 func TestExportSealsUntriggeredRound(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := &clock.Manual{}

@@ -316,6 +316,7 @@ func (e *env) submissions(round uint64) []*arena.Submission {
 // holds exactly what it held before (nonce unchanged, no new or changed
 // submission row).
 func TestRejections(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
@@ -657,6 +658,7 @@ func waitUntil(t time.Time) { time.Sleep(time.Until(t) + 30*time.Millisecond) }
 // reasoning, resolution, trigger, and scores checked against values
 // computed by hand.
 func TestEndToEndRealTime(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Parallel()
 		ctx := context.Background()
@@ -930,6 +932,7 @@ func derefI(p *int64) any {
 // TestRoundPhases follows one round's public view through its phases on a
 // controlled clock, and the admin endpoints' refusals.
 func TestRoundPhases(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
@@ -1164,6 +1167,7 @@ func (r *recorder) WriteHeader(s int) { r.status = s }
 
 // Addresses are accepted in any case and returned checksummed.
 func TestAddressesAnyCase(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
@@ -1208,6 +1212,7 @@ func TestAddressesAnyCase(t *testing.T) {
 // One nonce, many concurrent requests: exactly one is accepted, on both
 // engines (the nonce advances by compare-and-set inside the transaction).
 func TestConcurrentSameNonce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)

@@ -24,6 +24,7 @@ import (
 // with the leader round by round, shows model-call costs where traces
 // exist, and keeps the filters in its sort links; page and JSON agree.
 func TestLeaderboardFilters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		generate(t, db, 5, 12, 4) // rounds daily from 2026-01-01, markets' categories cycle over 4
@@ -117,6 +118,7 @@ func TestLeaderboardFilters(t *testing.T) {
 // with the client's text echoed only in part, and leaves no cache entry:
 // 200 made-up 200 KB categories keep the analysis cache at its one view.
 func TestLeaderboardUnknownCategory(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 3, 2, 4)
 		svc := &forecast.Service{Store: db, Logger: quiet}
@@ -147,6 +149,7 @@ func TestLeaderboardUnknownCategory(t *testing.T) {
 // forecast and the trading track; a parameter that does not apply to the
 // track answers 400 instead of being ignored.
 func TestLeaderboardPaging(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 5, 3, 4)
 		eng, _ := generateCohorts(t, db, 1, 3)
@@ -233,6 +236,7 @@ func (c *countingBacktests) BacktestForecasts(ctx context.Context) ([]arena.Back
 // The backtest leaderboard is computed once per set of rows: views read
 // the store's version of the rows, not the rows, until a save changes it.
 func TestBacktestLeaderboardCached(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

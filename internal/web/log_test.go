@@ -21,6 +21,7 @@ import (
 
 // The log API serves a head that verifies, and proofs that verify against it.
 func TestLogAPI(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
@@ -113,6 +114,7 @@ func unhex(t *testing.T, ss []string) [][]byte {
 // shows their leaves only after the round's outcomes are triggered; until
 // then it gives the leaf hash, which still proves inclusion.
 func TestLogSealsSubmissionsUntilTrigger(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))

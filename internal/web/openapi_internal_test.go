@@ -9,6 +9,7 @@ import (
 // The declared values of the enumerated parameters are the values their
 // handlers act on.
 func TestEnumsMatchHandlers(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct{ names, keys []string }{
 		"window": {windowNames, slices.Collect(maps.Keys(leaderboardWindows))},
 		"range":  {rangeNames, slices.Collect(maps.Keys(cohortRanges))},

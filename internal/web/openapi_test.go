@@ -30,6 +30,7 @@ import (
 // both directions, for every combination of tracks, and validates as
 // OpenAPI 3.1 with kin-openapi.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		for _, c := range []struct {
 			name              string
@@ -135,6 +136,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 // invalid_parameter. The document is derived from the same declarations
 // the server checks requests with, so it cannot drift from the handlers.
 func TestQueryParametersFollowDocument(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		generate(t, db, 3, 2, 4) // scored rounds 1 and 2; agent 0x…01; category sports

@@ -26,6 +26,7 @@ import (
 // latency histograms by route, submissions by result and error code, and
 // the database pool's statistics, from the server's own registry.
 func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
@@ -82,6 +83,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // Two servers in one process keep separate registries: neither panics on
 // duplicate registration and neither counts the other's requests.
 func TestMetricsRegistryPerServer(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	a, b := web.New(db, db, "", quiet), web.New(db, db, "", quiet)
 	ha := a.Handler()
@@ -99,6 +101,7 @@ func TestMetricsRegistryPerServer(t *testing.T) {
 // A sane X-Request-Id is kept and echoed; a missing or insane one is
 // replaced by a fresh id; the one error log line carries the id.
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	var logs syncBuffer
 	srv := web.New(brokenMarkets{db}, db, "", slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -143,6 +146,7 @@ func (brokenMarkets) Markets(context.Context, arena.MarketFilter) ([]*arena.Mark
 
 // The internal-error log line redacts the secret in its cause.
 func TestInternalErrorLogRedacted(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	var logs syncBuffer
 	srv := web.New(brokenMarkets{db}, db, "", slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -163,6 +167,7 @@ func TestInternalErrorLogRedacted(t *testing.T) {
 // with its request id and without the secrets in its value, and the
 // server keeps serving.
 func TestPanicRecovered(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	var logs syncBuffer
 	srv := web.New(db, db, "", slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -201,6 +206,7 @@ func TestPanicRecovered(t *testing.T) {
 // /readyz: 200 with the schema and job runs when the database answers;
 // 503 when it does not; never a host, user or password.
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		p := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -246,6 +252,7 @@ func (downDB) Ping(context.Context) error {
 // set both tokens are accepted; each alone works; prefixes, the two
 // concatenated and an empty bearer do not.
 func TestAdminTokenRotation(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	for _, c := range []struct {
 		name, current, next string
@@ -287,6 +294,7 @@ func TestAdminTokenRotation(t *testing.T) {
 // A service's log line written while it handles a request carries the
 // request's id, as the server's own lines do.
 func TestServiceLogsCarryRequestID(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	var buf syncBuffer
 	logger := slog.New(web.LogHandler(slog.NewJSONHandler(&buf, nil)))
@@ -320,6 +328,7 @@ func TestServiceLogsCarryRequestID(t *testing.T) {
 // RT1000 and a 50 KB one add the series of one method ("other") and leave
 // the page about its size.
 func TestMetricsMethodLabelBounded(t *testing.T) {
+	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	srv := web.New(db, db, "", quiet)
 	h := srv.Handler()

@@ -69,6 +69,7 @@ func adminPost(t *testing.T, url, token, body string) (int, string) {
 // still no 500, and the history and the log grow by exactly the changes
 // applied. A re-resolution to the decision in force adds nothing to either.
 func TestOracleReResolveRaceHTTP(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		srv, hs := oracleAPI(t, db)
@@ -157,6 +158,7 @@ func TestOracleReResolveRaceHTTP(t *testing.T) {
 // it); refusals answer 4xx and store nothing; NUL and other control
 // characters in a reason or a name answer 400, never 500.
 func TestOracleDisputeAPI(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		srv, hs := oracleAPI(t, db)

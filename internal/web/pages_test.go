@@ -27,6 +27,7 @@ import (
 // in the order they happened, benchmarks captured late included; the
 // home page's round lists say "–" for what a scored round does next.
 func TestRoundPageStatusAndTimeline(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
@@ -122,6 +123,7 @@ func between(s, from, to string) string {
 // its JSON carries them; trading agents, who have no agent page, link to
 // their latest cohort on the home page and the leaderboard.
 func TestHomeCohorts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := trSetup(t, db)
 		id := e.c.ID
@@ -176,6 +178,7 @@ func htmlPage(t testing.TB, url string) string {
 // No template prints a count straight before a plural noun ("1 rounds"):
 // counts go through plural.
 func TestTemplatesPluralizeCounts(t *testing.T) {
+	t.Parallel()
 	count := regexp.MustCompile(`\{\{(len [^{}]*|\.[A-Z][A-Za-z.]*)\}\} [a-z]+s\b`)
 	err := filepath.WalkDir("templates", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

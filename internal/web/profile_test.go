@@ -49,6 +49,7 @@ func (e *env) setProfile(k *forecast.Key, p forecast.ProfileFields, version uint
 // The profile API: read, register, update; every refusal answers its
 // code and status and changes nothing stored.
 func TestProfileAPI(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
@@ -149,6 +150,7 @@ func TestProfileAPI(t *testing.T) {
 // A signed profile update spends its agent's bucket like a commit does;
 // a replayed one (its version used) does not.
 func TestRateLimitProfile(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		h, e, rounds := agentLimited(t, db)
 		k := newKey("agent")
@@ -193,6 +195,7 @@ func main(t *testing.T, html string) string {
 // outcomes); an agent without a name shows its address once; an address
 // the arena never saw has a page saying so; anything else is no agent.
 func TestAgentPageBeforeScores(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
@@ -251,6 +254,7 @@ func TestAgentPageBeforeScores(t *testing.T) {
 // are text on every page that shows them, in the JSON, and in the CSV and
 // JSON Lines exports; a homepage that is not http(s) is never a link.
 func TestHostileProfileEscaped(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)

@@ -46,6 +46,7 @@ func send(h http.Handler, method, path, ip, body string) *httptest.ResponseRecor
 // next answers 429 in the JSON error shape with Retry-After; another
 // address has its own bucket; the probes are never limited.
 func TestRateLimitPerIP(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		h := limited(db, web.RateLimits{PerIP: arena.RateLimit{Burst: 3, PerSecond: 0.5}}, time.Now())
 		for i := 0; i < 3; i++ {
@@ -76,6 +77,7 @@ func TestRateLimitPerIP(t *testing.T) {
 // addresses of one /64 pass the burst of one client between them, another
 // /64 has its own bucket; configured to /128, each address has its own.
 func TestRateLimitIPv6Prefix(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		proxy := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 		from := func(h http.Handler, client string) int {
@@ -145,6 +147,7 @@ var threePreds = []uint16{5000, 5000, 5000}
 // address they come from, and the handler still reads the body the
 // limiter read.
 func TestRateLimitPerAgent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		h, e, rounds := agentLimited(t, db)
 		k := newKey("agent")
@@ -171,6 +174,7 @@ func TestRateLimitPerAgent(t *testing.T) {
 // from many addresses, cost those addresses' buckets only, and the
 // agent's valid commit still passes.
 func TestRateLimitAgentLockout(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		h, e, rounds := agentLimited(t, db)
 		victim, attacker := newKey("victim"), newKey("attacker")
@@ -199,6 +203,7 @@ func TestRateLimitAgentLockout(t *testing.T) {
 // empty, however they are spread; concurrent requests never pass more
 // than the burst.
 func TestRateLimitSharedAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, "postgres") // skips without ARENA_TEST_POSTGRES_URL
 	ctx := context.Background()
 	var hs []http.Handler
@@ -239,6 +244,7 @@ func TestRateLimitSharedAcrossReplicas(t *testing.T) {
 // agents answer 429 too_many_new_agents with a Retry-After of when one
 // is admitted again (all came now: in an hour).
 func TestAdmissionCapsHTTP(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		t0 := time.Now().UTC().Truncate(time.Second)

@@ -8,6 +8,7 @@ import (
 // Serve's server bounds every phase of a connection, not only the
 // headers (a slow-body or never-reading client must not hold it for ever).
 func TestServerTimeouts(t *testing.T) {
+	t.Parallel()
 	srv := newHTTPServer(http.NotFoundHandler())
 	for name, c := range map[string][2]int64{
 		"read header": {int64(srv.ReadHeaderTimeout), int64(ReadHeaderTimeout)},

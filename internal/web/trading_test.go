@@ -114,6 +114,7 @@ func (e *trEnv) get(path string, status int, v any) {
 }
 
 func TestTradingAPI(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := trSetup(t, db)
 		id := e.c.ID
@@ -285,6 +286,7 @@ func TestTradingAPI(t *testing.T) {
 // (completed while a client pages the active ones); any other answers
 // 400 saying what a cursor is.
 func TestCohortsCursor(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		eng := &trading.Engine{Store: db, Logger: quiet, Lineup: []arena.LineupEntry{{AgentID: "a", Name: "A", Kind: "sim"}}}
