@@ -127,10 +127,18 @@ func newBoundedReader(r io.Reader) *boundedReader {
 func (b *boundedReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.n += int64(n)
-	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
-		b.lineLen = int64(n - i - 1)
-	} else {
-		b.lineLen += int64(n)
+	// Every line ending in this read is measured, the one begun in an
+	// earlier read included; the rest counts towards the next.
+	for chunk := p[:n]; ; {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			b.lineLen += int64(len(chunk))
+			break
+		}
+		if b.lineLen += int64(i); b.lineLen > b.maxRow {
+			break
+		}
+		b.lineLen, chunk = 0, chunk[i+1:]
 	}
 	switch {
 	case b.n > MaxTableBytes:

@@ -25,6 +25,13 @@ func TestBoundedReaderRow(t *testing.T) {
 	if n > row+64<<10 {
 		t.Fatalf("read %d bytes past a %d-byte bound", n, row)
 	}
+	// A long line that ends inside a read, with a short one after it in
+	// the same read, fails too.
+	long := append(bytes.Repeat([]byte{'x'}, row+10), "\nok\n"...)
+	br = &boundedReader{r: bytes.NewReader(long), maxRow: row}
+	if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{br}, make([]byte, row-100)); !errors.As(err, &tl) {
+		t.Fatalf("a line of %d bytes past a %d-byte bound ending inside a read: %v", row+10, row, err)
+	}
 	// Many short lines: 3 MiB in all, no line longer than 1000 bytes.
 	lines := io.LimitReader(&repeat{line: append(bytes.Repeat([]byte{'x'}, 999), '\n')}, 3*row)
 	br = &boundedReader{r: lines, maxRow: row}
