@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind"
 	"github.com/ethereum/go-ethereum/common"
@@ -73,7 +74,10 @@ func next(opts *bind.TransactOpts) {
 }
 
 // WaitMined returns a wait function for Deploy that blocks until the
-// transaction is mined and fails when it reverted.
+// transaction is mined and fails when it reverted. For a deployment it
+// also waits until the contract's code is visible at the latest block: a
+// node may answer with the receipt a moment before it moves its head to
+// the receipt's block, and a status read in that moment finds no contract.
 func WaitMined(ctx context.Context, b bind.DeployBackend) func(*types.Transaction) error {
 	return func(tx *types.Transaction) error {
 		r, err := bind.WaitMined(ctx, b, tx)
@@ -83,6 +87,24 @@ func WaitMined(ctx context.Context, b bind.DeployBackend) func(*types.Transactio
 		if r.Status != types.ReceiptStatusSuccessful {
 			return fmt.Errorf("transaction %s reverted", tx.Hash().Hex())
 		}
-		return nil
+		if tx.To() != nil {
+			return nil
+		}
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			code, err := b.CodeAt(ctx, r.ContractAddress, nil)
+			if err != nil {
+				return err
+			}
+			if len(code) > 0 {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("no code at %s after its deployment was mined: %w", r.ContractAddress.Hex(), ctx.Err())
+			case <-tick.C:
+			}
+		}
 	}
 }
