@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,6 +23,13 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	// Many of these tests wait on real time (a killed process, a sync's
+	// retries, a claim's takeover age) rather than compute, so more of them
+	// run at once than there are cores; -test.parallel still overrides.
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 	code := m.Run()
 	for _, f := range fixtures {
 		if f.dir != "" {
@@ -27,6 +37,12 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // cli runs the arena CLI in-process with the given environment additions
