@@ -3,11 +3,13 @@ package export_test
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -136,7 +138,37 @@ func (e *edited) raw(name string, change func([]byte) []byte) {
 	if err != nil && !os.IsNotExist(err) {
 		e.t.Fatal(err)
 	}
-	if err := os.WriteFile(path, change(b), 0o644); err != nil {
+	e.writeFile(name, change(b))
+}
+
+// exportDigests hashes every file of the export directories.
+func exportDigests(t *testing.T, dirs ...string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	for _, dir := range dirs {
+		es, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[filepath.Join(dir, e.Name())] = sha256.Sum256(b)
+		}
+	}
+	return out
+}
+
+// writeFile replaces a file of the edited copy: removed first, since the
+// copy's files are hard links to the fixture's.
+func (e *edited) writeFile(name string, b []byte) {
+	path := filepath.Join(e.dir, name)
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -188,16 +220,12 @@ func (e *edited) flush() {
 		if err := export.WriteTable(&b, e.format, *tb); err != nil {
 			e.t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(e.dir, e.file(name)), b.Bytes(), 0o644); err != nil {
-			e.t.Fatal(err)
-		}
+		e.writeFile(e.file(name), b.Bytes())
 	}
 	e.tables = map[string]*export.Table{}
 	if e.meta != nil {
 		b, _ := json.MarshalIndent(e.meta, "", "  ")
-		if err := os.WriteFile(filepath.Join(e.dir, "meta.json"), b, 0o644); err != nil {
-			e.t.Fatal(err)
-		}
+		e.writeFile("meta.json", b)
 		e.meta = nil
 	}
 }
@@ -259,6 +287,8 @@ func TestTamperCatalogue(t *testing.T) {
 		}
 		names[c.name] = true
 	}
+	bases := []string{f.base[export.JSONL], f.base[export.CSV], f.sealed, f.early, f.checkpointed}
+	before := exportDigests(t, bases...)
 	t.Run("cases", func(t *testing.T) {
 		for i, c := range cases {
 			formats := c.formats
@@ -273,7 +303,7 @@ func TestTamperCatalogue(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					from := map[string]string{"": f.base[format], "sealed": f.sealed, "early": f.early, "checkpoint": f.checkpointed}[c.from]
-					e := &edited{t: t, f: f, dir: copyExport(t, from), format: format, tables: map[string]*export.Table{}}
+					e := &edited{t: t, f: f, dir: linkExport(t, from), format: format, tables: map[string]*export.Table{}}
 					w := c.edit(e)
 					e.flush()
 					if j == 0 {
@@ -311,6 +341,9 @@ func TestTamperCatalogue(t *testing.T) {
 			}
 		}
 	})
+	if after := exportDigests(t, bases...); !maps.Equal(before, after) {
+		t.Fatal("an edited copy wrote through its hard links into the fixture's exports")
+	}
 	failing := 0
 	for _, w := range wants {
 		if w.table != "" {

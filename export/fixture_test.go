@@ -277,17 +277,32 @@ func (f *fixture) openRound(ctx context.Context) error {
 // copyExport copies an export directory into a test's own.
 func copyExport(t *testing.T, from string) string {
 	t.Helper()
+	return cloneExport(t, from, func(src, dst string) error {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
+
+// linkExport hard-links an export's files into a test's own directory, for
+// the catalogue's hundreds of edited copies: its edits replace a file
+// (writeFile), never write through the link into the fixture.
+func linkExport(t *testing.T, from string) string {
+	t.Helper()
+	return cloneExport(t, from, os.Link)
+}
+
+func cloneExport(t *testing.T, from string, clone func(src, dst string) error) string {
+	t.Helper()
 	to := t.TempDir()
 	es, err := os.ReadDir(from)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range es {
-		b, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+		if err := clone(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
 			t.Fatal(err)
 		}
 	}
