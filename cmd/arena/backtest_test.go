@@ -21,31 +21,10 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/backtest"
-	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
-	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/web"
 )
-
-// backtestDB imports the published ForecastBench question and resolution
-// sets (shareddata.ForecastBenchSets) into a fresh SQLite database and
-// returns its URL and the files.
-func backtestDB(t testing.TB) (string, []string, []string) {
-	t.Helper()
-	qs, rs := shareddata.ForecastBenchSets(t)
-	url := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
-	db, err := store.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := forecastbench.Import(context.Background(), db, forecastbench.Files{Questions: qs, Resolutions: rs},
-		time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
-	return url, qs, rs
-}
 
 // setDate is the forecast due date of a published set, from its file name
 // (2025-10-26-llm.json).
@@ -153,7 +132,7 @@ func TestBacktestForecastBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow (end-to-end backtest on the shared data): run without -short")
 	}
-	dbURL, qs, rs := backtestDB(t)
+	dbURL, qs, rs := forecastBenchStore(t)
 	ind := readIndependently(t, qs, rs)
 	srv := llmtest.New(t)
 	for _, m := range []string{"early", "late"} {
@@ -380,7 +359,7 @@ func TestBacktestNoLookAheadAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	dbURL, qs, _ := backtestDB(t)
+	dbURL, qs, _ := forecastBenchStore(t)
 	due, _ := time.Parse(time.DateOnly, setDate(t, qs[0]))
 	db, err := store.Open(context.Background(), dbURL)
 	if err != nil {

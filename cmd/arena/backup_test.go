@@ -157,7 +157,7 @@ func TestBackupRestoreDemoVerifies(t *testing.T) {
 	if key == nil {
 		t.Fatalf("no log key in the demo output:\n%s", out)
 	}
-	src := "sqlite:" + filepath.Join(dir, "demo", "arena.db")
+	src := "sqlite:" + filepath.Join(demoDir, "arena.db")
 	bk := filepath.Join(dir, "backup.db")
 	if _, _, err := cli(t, nil, "backup", "--db", src, "--out", bk); err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestBackupRestoreDemoVerifies(t *testing.T) {
 	exp := filepath.Join(dir, "export")
 	// The log key stays where the demo keeps it; the restored database
 	// holds the same log, so its export verifies under the same key.
-	if _, _, err := cli(t, nil, "export", "--db", dst, "--out", exp, "--log-key", filepath.Join(dir, "demo", "arena.db.log.key")); err != nil {
+	if _, _, err := cli(t, nil, "export", "--db", dst, "--out", exp, "--log-key", filepath.Join(demoDir, "arena.db.log.key")); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, err := cli(t, nil, "verify", "--export", exp, "--vkey", key[1]); err != nil || !strings.Contains(got, "OK:") {

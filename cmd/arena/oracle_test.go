@@ -19,9 +19,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
-	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -322,20 +320,16 @@ func TestOracleEvalKilledAndResumed(t *testing.T) {
 	}
 }
 
-// forecastbenchStore imports the shared ForecastBench sets into a fresh
-// SQLite store and returns its URL and the resolved market questions.
-func forecastbenchStore(t testing.TB) (string, map[string]bool, int) {
-	qfiles, rfiles := shareddata.ForecastBenchSets(t)
-	url := "sqlite:" + filepath.Join(t.TempDir(), "fb.db")
+// forecastbenchTruth is a copy of the imported ForecastBench sets and
+// their resolved market questions.
+func forecastbenchTruth(t *testing.T) (string, map[string]bool, int) {
+	url, _, _ := forecastBenchStore(t)
 	ctx := context.Background()
 	db, err := store.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := forecastbench.Import(ctx, db, forecastbench.Files{Questions: qfiles, Resolutions: rfiles}, time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
 	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench, Status: arena.StatusResolved, Kind: arena.KindMarket})
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +350,7 @@ func TestOracleEvalForecastBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports the shared ForecastBench sets")
 	}
-	url, truth, n := forecastbenchStore(t)
+	url, truth, n := forecastbenchTruth(t)
 	ps := newPanelServer(t, truth, 0)
 	reg := writeOracleRegistry(t, ps.BaseURL, "alpha", "beta", "gamma")
 	cache := t.TempDir()
