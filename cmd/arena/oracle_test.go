@@ -320,9 +320,9 @@ func TestOracleEvalKilledAndResumed(t *testing.T) {
 	}
 }
 
-// forecastbenchTruth is a copy of the imported ForecastBench sets and
+// forecastBenchTruth is a copy of the imported ForecastBench sets and
 // their resolved market questions.
-func forecastbenchTruth(t *testing.T) (string, map[string]bool, int) {
+func forecastBenchTruth(t *testing.T) (string, map[string]bool, int) {
 	url, _, _ := forecastBenchStore(t)
 	ctx := context.Background()
 	db, err := store.Open(ctx, url)
@@ -350,7 +350,7 @@ func TestOracleEvalForecastBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports the shared ForecastBench sets")
 	}
-	url, truth, n := forecastbenchTruth(t)
+	url, truth, n := forecastBenchTruth(t)
 	ps := newPanelServer(t, truth, 0)
 	reg := writeOracleRegistry(t, ps.BaseURL, "alpha", "beta", "gamma")
 	cache := t.TempDir()
