@@ -338,15 +338,16 @@ func (t *Tree) ConsistencyProof(size1 uint64) ([][]byte, error) {
 	return t.rehash(nodes)
 }
 
-// InclusionProof proves leaf index in the tree over leaves.
+// InclusionProof proves leaf index in the tree over leaves. A single
+// proof reuses no node, so the tree keeps none (as for Root).
 func InclusionProof(leaves [][]byte, index uint64) ([][]byte, error) {
-	return NewTree(leaves).InclusionProof(index)
+	return (&Tree{leaves: leaves}).InclusionProof(index)
 }
 
 // ConsistencyProof proves that the tree over leaves[:size1] is a prefix of
-// the tree over leaves.
+// the tree over leaves, keeping no node.
 func ConsistencyProof(leaves [][]byte, size1 uint64) ([][]byte, error) {
-	return NewTree(leaves).ConsistencyProof(size1)
+	return (&Tree{leaves: leaves}).ConsistencyProof(size1)
 }
 
 // VerifyInclusion checks an inclusion proof against a root.
