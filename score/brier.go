@@ -110,6 +110,12 @@ func StudentP(t, df float64) float64 {
 	return math.Min(1, 2*st.Survival(math.Abs(t)))
 }
 
+// StudentQuantile is the p quantile of Student's t with df degrees of
+// freedom: the multiplier of a t interval.
+func StudentQuantile(p, df float64) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+}
+
 // NormalQuantile is the exact standard normal quantile z_p.
 func NormalQuantile(p float64) float64 {
 	return distuv.UnitNormal.Quantile(p)

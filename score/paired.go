@@ -1,7 +1,5 @@
 package score
 
-import "gonum.org/v1/gonum/stat/distuv"
-
 // Paired compares agent b with agent a round by round: over the rounds
 // both were scored in, the differences of their round Brier scores
 // (b − a, positive when b did worse) and their mean test (mean, SE, t and
@@ -28,7 +26,7 @@ func PairedRounds(a, b []RoundScore) Paired {
 	}
 	p := Paired{MeanTest: TestMean(d)}
 	if p.SE.OK && p.R > 1 {
-		q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(p.R - 1)}.Quantile(0.975)
+		q := StudentQuantile(0.975, float64(p.R-1))
 		p.CILo, p.CIHi = Def(p.Mean-q*p.SE.V), Def(p.Mean+q*p.SE.V)
 	}
 	return p

@@ -152,6 +152,9 @@ func printLeaderboard(w io.Writer, b forecast.Board) error {
 	if err := writeBoard(w, b, false); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nAlpha = market Brier − agent Brier per round (positive beats the market); SE clustered by round.")
+	fmt.Fprintln(w, "\nBrier: mean squared error of the forecasts (0 perfect; always 0.5 scores 0.25, uniform random about 1/3).")
+	fmt.Fprintln(w, "Alpha: the market's Brier minus the agent's, averaged over rounds; positive beats the market, whose own is 0 exactly.")
+	fmt.Fprintln(w, "Simulated agents: informed-σ sees the true probability plus noise of SD σ, overconfident pushes the price")
+	fmt.Fprintln(w, "away from 0.5, stale echoes the price of 24 hours earlier.")
 	return nil
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -163,5 +165,65 @@ func TestDemoNextSteps(t *testing.T) {
 	}
 	if s := sout.String(); !regexp.MustCompile(`\n  1\. Open the dashboard: http://127\.0\.0\.1:\d+/ \(served now; Ctrl-C stops it\)\n`).MatchString(s) {
 		t.Fatalf("serving demo's next steps:\n%s", s)
+	}
+}
+
+// Ctrl-C while the demo plays says in one line that it stopped and that
+// its temporary directory is gone, exits 130, and leaves nothing behind;
+// with --dir the files stay, and the line says where.
+func TestDemoInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	t.Parallel()
+	for _, own := range []bool{false, true} {
+		tmp := t.TempDir()
+		args := []string{"demo", "--rounds", "50", "--no-serve"}
+		dir := filepath.Join(tmp, "mine")
+		if own {
+			args = append(args, "--dir", dir)
+		}
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "ARENA_TEST_EXEC=1", "TMPDIR="+tmp)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Interrupt once the database exists: the demo is playing.
+		pattern := filepath.Join(tmp, "arena-demo-*", "arena.db")
+		if own {
+			pattern = filepath.Join(dir, "arena.db")
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			if m, _ := filepath.Glob(pattern); len(m) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("no database at %s within a minute", pattern)
+			}
+		}
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
+			t.Fatalf("exit: %v (stderr %q)", err, stderr.String())
+		}
+		want := `^arena: demo: interrupted; its temporary directory ` + regexp.QuoteMeta(filepath.Join(tmp, "arena-demo-")) + `\d+ is removed\n$`
+		if own {
+			want = `^arena: demo: interrupted; its files are kept in ` + regexp.QuoteMeta(dir) + `\n$`
+		}
+		// Progress lines may come first (stderr is a pipe); the last line says it.
+		last := stderr.String()[strings.LastIndex(strings.TrimSuffix(stderr.String(), "\n"), "\n")+1:]
+		if !regexp.MustCompile(want).MatchString(last) {
+			t.Errorf("stderr %q, want its last line %s", stderr.String(), want)
+		}
+		left, _ := filepath.Glob(filepath.Join(tmp, "arena-demo-*"))
+		if _, err := os.Stat(filepath.Join(dir, "arena.db")); len(left) > 0 || own != (err == nil) {
+			t.Errorf("left behind: %v; --dir database: %v", left, err)
+		}
 	}
 }

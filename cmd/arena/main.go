@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/redact"
 )
 
@@ -53,17 +54,30 @@ func main() {
 	}()
 	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Getwd: os.Getwd}
 	err := Main(ctx, env, os.Args[1:])
-	if cause := context.Cause(ctx); err != nil && cause != nil && !strings.Contains(err.Error(), cause.Error()) {
-		err = fmt.Errorf("%w (stopped: %v)", err, cause)
-	}
+	interrupted := err != nil && context.Cause(ctx) != nil
 	stop()
-	if err != nil {
+	switch {
+	case interrupted:
+		// What failed inside a command stopped on purpose is noise: say
+		// that it stopped, and what it left behind when it says so.
+		msg := "interrupted"
+		var demoStop *demo.Interrupted
+		if errors.As(err, &demoStop) {
+			msg = demoStop.Error()
+		}
+		fmt.Fprintln(os.Stderr, "arena: "+redact.String(msg))
+		os.Exit(exitInterrupted)
+	case err != nil:
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(os.Stderr, "arena: "+redact.String(oneLine(err)))
 		}
 		os.Exit(exitCode(err))
 	}
 }
+
+// exitInterrupted is the exit status of a command stopped by SIGINT or
+// SIGTERM, as shells report one killed by SIGINT (128 + 2).
+const exitInterrupted = 130
 
 // Main dispatches to a subcommand.
 func Main(ctx context.Context, env *Env, args []string) error {

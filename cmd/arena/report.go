@@ -259,9 +259,9 @@ func writeBoard(w io.Writer, b forecast.Board, all bool) error {
 		}
 		return fmt.Sprintf(format, *p)
 	}
-	head := "#\tAGENT\tSCORE\t95% CI\tN\tROUNDS\t"
+	head := "#\tAGENT\tSCORE\t95% CI\tBRIER\tALPHA\tN\tROUNDS\t"
 	if all {
-		head += "BRIER\tBRIER INDEX\tBSS\tPEER\tADJUSTED\tALPHA\tSE\tp\tP(RANK 1)\tP(TOP 5%)\tTIE\tΔ VS #1\tp VS #1\tROUNDS→SIG\t"
+		head += "BRIER INDEX\tBSS\tPEER\tADJUSTED\tALPHA SE\tp\tP(RANK 1)\tP(TOP 5%)\tTIE\tΔ VS #1\tp VS #1\tROUNDS→SIG\t"
 	}
 	fmt.Fprintln(tw, head)
 	prelim := false
@@ -275,7 +275,7 @@ func writeBoard(w io.Writer, b forecast.Board, all bool) error {
 		if r.ScoreCILo != nil {
 			ci = fmt.Sprintf("[%.1f, %.1f]", *r.ScoreCILo, *r.ScoreCIHi)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t", rank, name, f(r.Score, "%.1f"), ci, r.N, r.Rounds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.4f\t%s\t%d\t%d\t", rank, name, f(r.Score, "%.1f"), ci, r.Brier, f(r.Alpha, "%+.4f"), r.N, r.Rounds)
 		if all {
 			vs, vsp := "-", "-"
 			if v := r.VsLeader; v != nil {
@@ -285,8 +285,8 @@ func writeBoard(w io.Writer, b forecast.Board, all bool) error {
 			if r.TieGroup > 0 {
 				tie = strconv.Itoa(r.TieGroup)
 			}
-			fmt.Fprintf(tw, "%.4f\t%.1f\t%+.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Brier, r.BrierIndex, r.BSS, f(r.Peer, "%+.4f"),
-				f(r.Adjusted, "%.4f"), f(r.Alpha, "%+.4f"), f(r.AlphaSE, "%.4f"), f(r.P, "%.3f"), f(r.PRank1, "%.2f"), f(r.PTop, "%.2f"), tie, vs, vsp,
+			fmt.Fprintf(tw, "%.1f\t%+.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", r.BrierIndex, r.BSS, f(r.Peer, "%+.4f"),
+				f(r.Adjusted, "%.4f"), f(r.AlphaSE, "%.4f"), f(r.P, "%.3f"), f(r.PRank1, "%.2f"), f(r.PTop, "%.2f"), tie, vs, vsp,
 				f(r.RoundsToSignificance, "%.0f"))
 		}
 		fmt.Fprintln(tw)

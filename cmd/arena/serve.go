@@ -50,7 +50,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	defer a.Close()
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.Addr, err)
+		return fmt.Errorf("listen on %s: %w (another arena serve or demo there? stop it, or choose another address with --addr)", o.Addr, err)
 	}
 	defer ln.Close()
 	if _, err := a.OpenLog(ctx); err != nil {

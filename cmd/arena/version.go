@@ -23,9 +23,12 @@ func runVersion(_ context.Context, env *Env, args []string) error {
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	version, commit := "(unknown)", "(not recorded: built outside a git checkout or with -buildvcs=false)"
+	version, commit := "(unknown)", "(not recorded: go run, a build outside a git checkout or -buildvcs=false; go build or go install in a checkout records it)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		version = bi.Main.Version
+		if version == "(devel)" {
+			version += ", built from source rather than a tagged release"
+		}
 		var rev, dirty string
 		for _, s := range bi.Settings {
 			switch s.Key {

@@ -119,13 +119,29 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if max := int(wc.Horizon / roundEvery); cfg.Rounds > max {
 		return nil, arena.Errorf(arena.EINVALID, "demo: at most %d rounds fit the simulator's %s horizon", max, wc.Horizon)
 	}
-	if cfg.Dir == "" {
+	temp := cfg.Dir == ""
+	if temp {
 		if cfg.Dir, err = os.MkdirTemp("", "arena-demo-"); err != nil {
 			return nil, fmt.Errorf("demo: %w", err)
 		}
 	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
+	res, err := play(ctx, cfg, world)
+	if err == nil || ctx.Err() == nil {
+		return res, err
+	}
+	// Stopped by its caller (Ctrl-C): a half-played world in a directory
+	// of its own is of no use, one the user chose is theirs.
+	stop := &Interrupted{Dir: cfg.Dir, Removed: temp}
+	if temp && os.RemoveAll(cfg.Dir) != nil {
+		stop.Removed = false
+	}
+	return nil, stop
+}
+
+// play opens the demo's database in cfg.Dir and plays the world on it.
+func play(ctx context.Context, cfg Config, world *sim.World) (*Result, error) {
 	// A demo plays a fresh world from its start; on top of an earlier run
 	// its rounds and cohorts would collide with the stored ones.
 	path := filepath.Join(cfg.Dir, "arena.db")
@@ -154,6 +170,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// Interrupted is Run's error when its context ended before the demo did.
+type Interrupted struct {
+	Dir     string
+	Removed bool // the directory was Run's own temporary one, now removed
+}
+
+func (e *Interrupted) Error() string {
+	if e.Removed {
+		return "demo: interrupted; its temporary directory " + e.Dir + " is removed"
+	}
+	return "demo: interrupted; its files are kept in " + e.Dir
 }
 
 // options are the demo's settings: the defaults, on its database, with its

@@ -49,7 +49,18 @@ func (d *DB) CreateCohort(ctx context.Context, c *arena.Cohort) (bool, error) {
 	err = d.tx(ctx, func(tx *sql.Tx) error {
 		now := d.Now()
 		var id int64
-		err := tx.QueryRowContext(ctx, d.rebind(`INSERT INTO cohorts (week_start, status, lineup, initial_cash, created_at)
+		// A week whose cohort exists is the common case (the decision run
+		// makes sure of it every 10 minutes): look first, because an insert
+		// that conflicts still uses up a serial number, and cohorts would be
+		// numbered with gaps.
+		err := tx.QueryRowContext(ctx, d.rebind(`SELECT id FROM cohorts WHERE week_start = ?`), c.WeekStart.UnixMicro()).Scan(&id)
+		if err == nil {
+			return nil
+		}
+		if !isNoRows(err) {
+			return fmt.Errorf("store: look up the cohort of %s: %w", c.WeekStart.UTC().Format(time.DateOnly), err)
+		}
+		err = tx.QueryRowContext(ctx, d.rebind(`INSERT INTO cohorts (week_start, status, lineup, initial_cash, created_at)
 			VALUES (?,?,?,?,?) ON CONFLICT (week_start) DO NOTHING RETURNING id`),
 			c.WeekStart.UnixMicro(), string(c.Status), string(lineup), int64(c.InitialCash), now.UnixMicro()).Scan(&id)
 		if isNoRows(err) {

@@ -88,8 +88,10 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 var kindLabels = map[string]string{"external": "external agent", "builtin": "baseline", "sim": "simulated agent",
 	"llm": "LLM agent run by this arena", "ensemble": "ensemble run by this arena"}
 
-// history is an agent's rounds with the running mean Alpha and its
-// normal 95% band (mean ± 1.96·sd/√k over the k rounds so far).
+// history is an agent's rounds with the running mean Alpha and its 95%
+// band: the t interval over the k rounds so far (mean ± t·sd/√k, k − 1
+// degrees of freedom, as the leaderboard's p-value takes them). The
+// headline interval resamples events instead (see the agent page).
 func history(rs []score.RoundScore) []AgentRoundJSON {
 	out := make([]AgentRoundJSON, 0, len(rs))
 	var k int
@@ -106,7 +108,8 @@ func history(rs []score.RoundScore) []AgentRoundJSON {
 			h.CumAlpha = &m
 			if k > 1 {
 				sd := math.Sqrt(math.Max(0, (sumSq-float64(k)*m*m)/float64(k-1)))
-				lo, hi := m-1.96*sd/math.Sqrt(float64(k)), m+1.96*sd/math.Sqrt(float64(k))
+				q := score.StudentQuantile(0.975, float64(k-1))
+				lo, hi := m-q*sd/math.Sqrt(float64(k)), m+q*sd/math.Sqrt(float64(k))
 				h.CumLo, h.CumHi = &lo, &hi
 			}
 		}

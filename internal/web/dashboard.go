@@ -435,12 +435,17 @@ func (s *Server) roundView(r *http.Request) (any, error) {
 	for _, e := range d.Entries {
 		sc := scores[e.Agent]
 		seen[e.Agent] = true
+		preds := make([]*float64, len(e.Predictions))
+		for i := range e.Predictions {
+			preds[i] = &e.Predictions[i]
+		}
 		v.Entries = append(v.Entries, RoundEntryJSON{Agent: e.Agent, Name: nameOf(names, e.Agent), Revealed: e.Revealed, Forfeit: sc.Forfeit,
-			Brier: scorePtr(sc, true), Alpha: sc.Alpha, Predictions: e.Predictions, Reasoning: e.Reasoning})
+			Brier: scorePtr(sc, true), Alpha: sc.Alpha, Predictions: preds, Reasoning: e.Reasoning})
 	}
 	for _, sc := range d.Scores { // baselines score without a submission
 		if !seen[sc.Agent] {
-			v.Entries = append(v.Entries, RoundEntryJSON{Agent: sc.Agent, Name: nameOf(names, sc.Agent), Forfeit: sc.Forfeit, Brier: scorePtr(sc, true), Alpha: sc.Alpha})
+			v.Entries = append(v.Entries, RoundEntryJSON{Agent: sc.Agent, Name: nameOf(names, sc.Agent), Baseline: true, Forfeit: sc.Forfeit,
+				Brier: scorePtr(sc, true), Alpha: sc.Alpha, Predictions: baselinePredictions(sc.Agent, rd)})
 		}
 	}
 	slices.SortStableFunc(v.Entries, func(a, b RoundEntryJSON) int {
@@ -549,6 +554,30 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 		v.Forecasts, v.Rounds, v.Forecasters = marketForecasts(a, id, names)
 	}
 	return v, nil
+}
+
+// baselinePredictions are what a baseline forecast in a triggered round:
+// the market baseline echoes each benchmark (none where a market has
+// none), the random one its draws from the round's public seed.
+func baselinePredictions(agent string, rd *arena.Round) []*float64 {
+	out := make([]*float64, len(rd.Markets))
+	switch agent {
+	case forecast.MarketAgent:
+		for i, m := range rd.Markets {
+			if m.Benchmark != nil { // scored in basis points, as logged
+				b := float64(m.BenchmarkBps) / forecast.MaxBps
+				out[i] = &b
+			}
+		}
+	case forecast.RandomAgent:
+		for i, p := range forecast.RandomPredictions(rd.ID, rd.CommitDeadline, len(rd.Markets)) {
+			f := float64(p) / forecast.MaxBps
+			out[i] = &f
+		}
+	default:
+		return nil
+	}
+	return out
 }
 
 // marketForecasts are a market's scored forecasts, best Brier first, the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,12 +94,37 @@ func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 				mine = &v.Entries[i]
 			}
 		}
-		if !v.Triggered || mine == nil || len(mine.Predictions) != 3 || mine.Predictions[0] != 0.1234 || mine.Brier == nil {
+		if !v.Triggered || mine == nil || len(mine.Predictions) != 3 || mine.Predictions[0] == nil || *mine.Predictions[0] != 0.1234 || mine.Brier == nil {
 			t.Fatalf("triggered round page: %+v", v)
+		}
+		// The baselines show what they were scored on: the market the
+		// benchmarks, random its draws from the round's public seed.
+		baselines := 0
+		for _, en := range v.Entries {
+			if !en.Baseline {
+				continue
+			}
+			baselines++
+			if len(en.Predictions) != len(v.Markets) {
+				t.Fatalf("baseline %s: %d predictions for %d markets", en.Agent, len(en.Predictions), len(v.Markets))
+			}
+			for i, p := range en.Predictions {
+				want := v.Markets[i].Benchmark
+				if en.Agent == forecast.RandomAgent {
+					f := float64(forecast.RandomPredictions(r.ID, r.CommitDeadline, len(v.Markets))[i]) / forecast.MaxBps
+					want = &f
+				}
+				if (p == nil) != (want == nil) || p != nil && math.Abs(*p-*want) > 0.5/forecast.MaxBps {
+					t.Errorf("baseline %s, market %d: prediction %v, want %v", en.Agent, i, p, want)
+				}
+			}
 		}
 		html := e.page(fmt.Sprintf("/rounds/%d", r.ID))
 		if !strings.Contains(html, fmt.Sprintf("%.4f", *mine.Brier)) || !strings.Contains(html, "0.12") {
 			t.Errorf("round page lacks the agent's Brier %.4f or predictions", *mine.Brier)
+		}
+		if baselines == 0 || strings.Contains(html, "no revealed predictions") {
+			t.Errorf("round page: %d baselines; a baseline without its predictions: %v", baselines, strings.Contains(html, "no revealed predictions"))
 		}
 	})
 }

@@ -323,7 +323,7 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 		}
 		alpha := &chart.Line{ID: "alpha", Title: "Cumulative alpha with 95% band", X: chart.Axis{Label: "round (in order played)", Integer: true},
 			Y:    chart.Axis{Label: "cumulative alpha"},
-			Desc: "Mean alpha over the rounds so far, with a normal 95% band; above zero beats the market."}
+			Desc: "Mean alpha over the rounds so far, with the 95% t interval over those rounds; above zero beats the market."}
 		s := chart.Series{Name: x.Name}
 		k := 0
 		for _, h := range x.History {

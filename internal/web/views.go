@@ -136,15 +136,19 @@ type RoundMarketPageJSON struct {
 }
 
 // RoundEntryJSON is one agent's predictions and score in a triggered round.
+// A baseline submits nothing: its predictions are what it is scored on
+// (the market's are the benchmarks, null where a market has none; the
+// random baseline's are drawn from the round's public seed).
 type RoundEntryJSON struct {
-	Agent       string    `json:"agent"`
-	Name        string    `json:"name"`
-	Revealed    bool      `json:"revealed"`
-	Forfeit     bool      `json:"forfeit"`
-	Brier       *float64  `json:"brier"`
-	Alpha       *float64  `json:"alpha"`
-	Predictions []float64 `json:"predictions"`
-	Reasoning   []string  `json:"reasoning"`
+	Agent       string     `json:"agent"`
+	Name        string     `json:"name"`
+	Baseline    bool       `json:"baseline"`
+	Revealed    bool       `json:"revealed"`
+	Forfeit     bool       `json:"forfeit"`
+	Brier       *float64   `json:"brier"`
+	Alpha       *float64   `json:"alpha"`
+	Predictions []*float64 `json:"predictions"`
+	Reasoning   []string   `json:"reasoning"`
 }
 
 // RoundPageJSON is the round page. Entries stay empty until the round is
@@ -162,7 +166,7 @@ type RoundPageJSON struct {
 }
 
 // AgentRoundJSON is one round in an agent's history, with the cumulative
-// Alpha after it and its normal 95% band over the rounds so far.
+// Alpha after it and its 95% t interval over the rounds so far.
 type AgentRoundJSON struct {
 	Round    string   `json:"round"`
 	N        int      `json:"n"`

@@ -99,6 +99,25 @@ func testCohortUniquePerWeek(t *testing.T, db *store.DB) {
 	if _, err := db.CohortByWeek(ctx, week.AddDate(0, 0, 7)); arena.ErrorKind(err) != arena.ENOTFOUND {
 		t.Fatalf("missing week: %v", err)
 	}
+	// Asking again for a week that has its cohort uses up no number: the
+	// next week's cohort is numbered next.
+	next := func(w time.Time) int64 {
+		c := &arena.Cohort{WeekStart: w, Lineup: lineup("a"), InitialCash: arena.Dollar}
+		if _, err := db.CreateCohort(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		return c.ID
+	}
+	w2 := week.AddDate(0, 0, 14)
+	first := next(w2)
+	for range 3 {
+		if id := next(w2); id != first {
+			t.Fatalf("week %s: cohort %d, then %d", w2, first, id)
+		}
+	}
+	if id := next(w2.AddDate(0, 0, 7)); id != first+1 {
+		t.Errorf("after cohort %d and three repeated starts of its week, the next is %d", first, id)
+	}
 }
 
 func testDecisionClaims(t *testing.T, db *store.DB) {
