@@ -594,9 +594,9 @@ func fileCases() []tamper {
 			e.raw(e.file("rounds"), func(b []byte) []byte { return bytes.Replace(b, []byte(`{"id":"1",`), []byte(`{"id":"1","id":"2",`), 1) })
 			return want{"rounds", "line 1", ""}
 		}},
-		{name: "`round_markets`: a formula cell not escaped", formats: []string{export.CSV}, edit: func(e *edited) want {
+		{name: "`round_markets`: a number cell quoted as text", formats: []string{export.CSV}, edit: func(e *edited) want {
 			i := e.find("round_markets", func(get func(string) string) bool { return get("outcome") == "-1" })
-			e.raw(e.file("round_markets"), func(b []byte) []byte { return bytes.Replace(b, []byte(",'-1"), []byte(",-1"), 1) })
+			e.raw(e.file("round_markets"), func(b []byte) []byte { return bytes.Replace(b, []byte(",-1\n"), []byte(",'-1\n"), 1) })
 			return want{"round_markets", fmt.Sprintf("line %d", i+2), "outcome"}
 		}},
 		{name: "`rounds`: a row with a cell too many", formats: []string{export.CSV}, edit: func(e *edited) want {

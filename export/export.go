@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -580,15 +581,22 @@ func (o orderedRow) MarshalJSON() ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// EscapeCell defuses CSV formula injection: a cell starting with = + - @
-// (or a tab or carriage return) gets a leading apostrophe, which
-// spreadsheets show as text. UnescapeCell undoes it.
+// EscapeCell defuses CSV formula injection: a text cell starting with
+// = + - @ (or a tab or carriage return, or the apostrophe itself) gets a
+// leading apostrophe, which spreadsheets show as text. A number, negative
+// ones included, stays as it is, so that a spreadsheet, pandas or R reads
+// a numeric column as numbers: a cell that is wholly a decimal number
+// cannot run as a formula. UnescapeCell undoes it.
 func EscapeCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r'", rune(s[0])) {
+	if s != "" && strings.ContainsRune("=+-@\t\r'", rune(s[0])) && !decimal.MatchString(s) {
 		return "'" + s
 	}
 	return s
 }
+
+// decimal is a number as the export writes one (integers, and floats in
+// Go's shortest form, with an exponent where Go uses one).
+var decimal = regexp.MustCompile(`^-?(\d+(\.\d+)?|\.\d+)([eE][-+]?\d+)?$`)
 
 // UnescapeCell is the inverse of EscapeCell.
 func UnescapeCell(s string) string {

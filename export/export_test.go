@@ -5,9 +5,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
+	"encoding/csv"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -246,4 +249,50 @@ func TestExportProgress(t *testing.T) {
 		t.Fatalf("verify reported %d steps, fewer than its %d tables and its checks", len(v), len(export.Contract))
 	}
 	v.counted(t, "verify", v[0][1])
+}
+
+// A CSV export reads with a strict numeric reader: every cell of the
+// numeric columns is a plain number, negative ones included, with no
+// apostrophe in front (only text cells are guarded against formulas).
+func TestCSVNumbersStayNumbers(t *testing.T) {
+	f := played(t)
+	b, err := os.ReadFile(filepath.Join(f.base[export.CSV], "scores.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	negative := 0
+	for _, col := range []string{"brier", "alpha", "brier_bps2", "alpha_bps2"} {
+		i := slices.Index(recs[0], col)
+		if i < 0 {
+			t.Fatalf("scores.csv has no column %s", col)
+		}
+		for n, r := range recs[1:] {
+			if r[i] == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(r[i], 64)
+			if err != nil {
+				t.Fatalf("scores.csv line %d, %s: %v", n+2, col, err)
+			}
+			if v < 0 {
+				negative++
+			}
+		}
+	}
+	if negative == 0 {
+		t.Fatal("no negative number in scores.csv: the check proves nothing")
+	}
+	for _, c := range []struct{ in, out string }{
+		{"-0.0322", "-0.0322"}, {"-1", "-1"}, {"-1e-05", "-1e-05"}, {"2.5e+10", "2.5e+10"},
+		{"-1+2", "'-1+2"}, {"=1+2", "'=1+2"}, {"+1", "'+1"}, {"-", "'-"}, {"@SUM(A1)", "'@SUM(A1)"}, {"'-1", "''-1"}, {"-0x10", "'-0x10"},
+		{"-Inf", "'-Inf"}, {"- 1", "'- 1"}, {"-1\n", "'-1\n"},
+	} {
+		if got := export.EscapeCell(c.in); got != c.out || export.UnescapeCell(got) != c.in {
+			t.Errorf("EscapeCell(%q) = %q (back: %q), want %q", c.in, got, export.UnescapeCell(got), c.out)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -433,5 +434,44 @@ func TestReportAdjusted(t *testing.T) {
 	}
 	if _, _, err := cli(t, nil, "report", "leaderboard", "--adjusted", "--in", in, "--estimation", "nobody"); err == nil {
 		t.Error("unknown estimation agent accepted")
+	}
+}
+
+// A report's CSV guards text cells against formulas and leaves numbers,
+// negative ones included, as plain numbers a strict numeric reader takes.
+func TestReportCSVCells(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(reportCSV(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := writeFile(t, "evil.csv", strings.ReplaceAll(string(b), "coin,", "\"=HYPERLINK(\"\"x\"\")\","))
+	out, _, err := cli(t, nil, "report", "leaderboard", "--in", in, "--format", "csv", "--bootstrap", "99")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) int { return slices.Index(recs[0], name) }
+	negative, evil := 0, false
+	for _, r := range recs[1:] {
+		evil = evil || r[col("agent")] == `'=HYPERLINK("x")`
+		for _, c := range []string{"brier", "alpha", "peer_score", "bss"} {
+			if r[col(c)] == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(r[col(c)], 64)
+			if err != nil {
+				t.Fatalf("%s: %v", c, err)
+			}
+			if v < 0 {
+				negative++
+			}
+		}
+	}
+	if !evil || negative == 0 {
+		t.Fatalf("formula agent guarded: %v; negative numbers read: %d\n%s", evil, negative, out)
 	}
 }

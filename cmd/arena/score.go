@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -123,7 +124,13 @@ func writeCSV[T any](w io.Writer, header []string, rows []T, record func(T) []st
 		return err
 	}
 	for _, r := range rows {
-		if err := cw.Write(record(r)); err != nil {
+		rec := record(r)
+		// Agent names are chosen by the agents: guard text cells against
+		// formulas as the exports do (numbers stay numbers).
+		for i, c := range rec {
+			rec[i] = export.EscapeCell(c)
+		}
+		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
