@@ -54,13 +54,13 @@ func main() {
 	}()
 	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Getwd: os.Getwd}
 	err := Main(ctx, env, os.Args[1:])
-	interrupted := err != nil && context.Cause(ctx) != nil
+	cause := context.Cause(ctx)
 	stop()
 	switch {
-	case interrupted:
+	case err != nil && cause != nil:
 		// What failed inside a command stopped on purpose is noise: say
 		// that it stopped, and what it left behind when it says so.
-		msg := "interrupted"
+		msg := fmt.Sprintf("%s: interrupted (%v)", os.Args[1], cause)
 		var demoStop *demo.Interrupted
 		if errors.As(err, &demoStop) {
 			msg = demoStop.Error()

@@ -464,9 +464,9 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		return string(b)
 	}
 	for path, wants := range map[string][]string{
-		"/oracle": {"Accuracy against human audits", "<strong>0 of 1</strong>", "No market is waiting", "<td>alpha</td><td>1</td><td>0</td><td>0.0%</td>"},
+		"/oracle": {"Accuracy against human audits", "<strong>0 of 1</strong>", "No market is waiting", `<td class="l">alpha</td><td>1</td><td>0</td><td>0.0%</td>`},
 		fmt.Sprintf("/oracle/%d", ms[1].ID): {"Will fr1 happen?", "Resolution 2: decided, NO", "NO by bob", "the report was retracted", "Rounds re-scored",
-			fmt.Sprintf(`<a href="/rounds/%d">%d</a></td><td>1</td><td>0</td>`, r.ID, r.ID), "<td>gamma</td><td>1</td><td>YES</td><td>0.85</td><td>reported</td>"},
+			fmt.Sprintf(`<a href="/rounds/%d">%d</a></td><td>1</td><td>0</td>`, r.ID, r.ID), `<td class="l">gamma</td><td>1</td><td class="l">YES</td><td>0.85</td><td class="l">reported</td>`},
 	} {
 		body := page(path)
 		for _, w := range wants {
