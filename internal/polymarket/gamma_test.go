@@ -19,7 +19,7 @@ func TestDecodeMarket(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		json     string
-		reason   string // expected skip reason; "" means success
+		reason   SkipReason // expected skip reason; "" means success
 		outcomes []string
 		typ      arena.MarketType
 		prices   map[string]float64
@@ -64,7 +64,7 @@ func TestDecodeMarket(t *testing.T) {
 		{name: "NaN price", json: `{"id":"1",` + base + `,"outcomes":"[\"Yes\", \"No\"]","outcomePrices":"[\"NaN\", \"0\"]"}`, reason: SkipBadPrices},
 		{name: "prices not JSON", json: `{"id":"1",` + base + `,"outcomes":"[\"Yes\", \"No\"]","outcomePrices":"0.5/0.5"}`, reason: SkipBadPrices},
 		{name: "bad end date", json: `{"id":"1","question":"Q","endDate":"next week","outcomes":"[\"Yes\", \"No\"]"}`, reason: SkipBadDate},
-		{name: "volumeNum a word", json: `{"id":"1","question":"Q","volumeNum":"lots","outcomes":"[\"Yes\", \"No\"]"}`, reason: SkipInvalidJSON},
+		{name: "volumeNum a word", json: `{"id":"1","question":"Q","volumeNum":"lots","outcomes":"[\"Yes\", \"No\"]"}`, reason: SkipBadField},
 		{name: "not an object", json: `[1,2]`, reason: SkipInvalidJSON},
 		{name: "truncated", json: `{"id":"1","question":"Q`, reason: SkipInvalidJSON},
 	} {
