@@ -557,7 +557,7 @@ func decodeEvent(raw []byte) (*gammaEvent, error) {
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return nil, skip(SkipBadEvent, salvageID(raw), "%v", err)
 	}
-	if string(ev.ID) == "" && ev.Slug == "" {
+	if strings.TrimSpace(string(ev.ID)) == "" && strings.TrimSpace(ev.Slug) == "" {
 		return nil, skip(SkipBadEvent, "", "event without id or slug")
 	}
 	return &ev, nil
