@@ -82,7 +82,9 @@ func TestDecodeUnseenShapes(t *testing.T) {
 		{"as written", nil, open},
 		{"unknown fields and objects", map[string]string{"newField": `{"nested":[1,{"x":null}]}`, "rewards": `[]`}, open},
 		{"team names", map[string]string{"outcomes": `"[\"Lakers\", \"Celtics\"]"`},
-			edit(open, func(w *want) { w.outcomes, w.prices = []string{"Lakers", "Celtics"}, map[string]float64{"Lakers": 0.42, "Celtics": 0.58} })},
+			edit(open, func(w *want) {
+				w.outcomes, w.prices = []string{"Lakers", "Celtics"}, map[string]float64{"Lakers": 0.42, "Celtics": 0.58}
+			})},
 		{"three outcomes, prices and tokens", map[string]string{"outcomes": `"[\"Home\", \"Draw\", \"Away\"]"`,
 			"outcomePrices": `"[\"0.5\", \"0.3\", \"0.2\"]"`, "clobTokenIds": `"[\"1\", \"2\", \"3\"]"`},
 			edit(open, func(w *want) {
@@ -122,9 +124,13 @@ func TestDecodeUnseenShapes(t *testing.T) {
 		{"archived", map[string]string{"archived": "true"}, edit(open, func(w *want) { w.eligible = false })},
 
 		{"closed, proposed, priced 1/0", closed(`"proposed"`, `"[\"1\", \"0\"]"`),
-			edit(open, func(w *want) { w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 1, "No": 0}, false })},
+			edit(open, func(w *want) {
+				w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 1, "No": 0}, false
+			})},
 		{"closed, disputed, priced 0/1", closed(`"disputed"`, `"[\"0\", \"1\"]"`),
-			edit(open, func(w *want) { w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 0, "No": 1}, false })},
+			edit(open, func(w *want) {
+				w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 0, "No": 1}, false
+			})},
 		{"closed, resolved, priced 0/1", closed(`"resolved"`, `"[\"0\", \"1\"]"`),
 			edit(open, func(w *want) {
 				w.status, w.resolution, w.resolvedAt, w.prices, w.eligible = arena.StatusResolved, "No", closedAt, map[string]float64{"Yes": 0, "No": 1}, false
@@ -142,7 +148,9 @@ func TestDecodeUnseenShapes(t *testing.T) {
 				w.status, w.ambiguous, w.outcomes, w.prices, w.tokens, w.eligible = arena.StatusClosed, true, []string{"A", "B", "C"}, map[string]float64{"A": 0, "B": 0, "C": 0}, nil, false
 			})},
 		{"closed at zero prices while proposed", closed(`"proposed"`, `"[\"0\", \"0\"]"`),
-			edit(open, func(w *want) { w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 0, "No": 0}, false })},
+			edit(open, func(w *want) {
+				w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 0, "No": 0}, false
+			})},
 		{"closed, team wins", with(closed(`"resolved"`, `"[\"0\", \"1\"]"`), "outcomes", `"[\"Lakers\", \"Celtics\"]"`),
 			edit(open, func(w *want) {
 				w.status, w.resolution, w.resolvedAt, w.outcomes, w.prices, w.eligible = arena.StatusResolved, "Celtics", closedAt, []string{"Lakers", "Celtics"}, map[string]float64{"Lakers": 0, "Celtics": 1}, false
