@@ -3,6 +3,7 @@ package polymarket
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -314,4 +315,17 @@ func BenchmarkDecodeMarket(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "markets/s")
+}
+
+// Every skip reason a sync can count is explained in docs/operations.md.
+func TestSkipReasonsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range SkipReasons {
+		if !strings.Contains(string(doc), "| `"+string(r)+"`") && !strings.Contains(string(doc), ", `"+string(r)+"` |") {
+			t.Errorf("skip reason %s is not in the skip table of docs/operations.md", r)
+		}
+	}
 }
