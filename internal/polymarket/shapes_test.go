@@ -74,6 +74,13 @@ func TestDecodeUnseenShapes(t *testing.T) {
 	open := want{status: arena.StatusOpen, outcomes: yesNo, prices: map[string]float64{"Yes": 0.42, "No": 0.58},
 		tokens: []string{"111", "222"}, close: time.Date(2026, 6, 30, 12, 0, 0, 0, time.UTC), volume: 1500.5, eligible: true}
 	edit := func(w want, f func(w *want)) want { f(&w); return w }
+	// shut is the base market closed at prices, in the state Resolve gives.
+	shut := func(status arena.MarketStatus, resolution string, ambiguous bool, at time.Time, prices map[string]float64) want {
+		return edit(open, func(w *want) {
+			w.status, w.resolution, w.ambiguous, w.resolvedAt, w.prices, w.eligible = status, resolution, ambiguous, at, prices, false
+		})
+	}
+	yn := func(y, n float64) map[string]float64 { return map[string]float64{"Yes": y, "No": n} }
 	for _, tc := range []struct {
 		name string
 		set  map[string]string
@@ -123,54 +130,28 @@ func TestDecodeUnseenShapes(t *testing.T) {
 		{"negRisk Other", map[string]string{"negRisk": "true", "negRiskOther": "true"}, want{skip: SkipNegRiskOther}},
 		{"archived", map[string]string{"archived": "true"}, edit(open, func(w *want) { w.eligible = false })},
 
-		{"closed, proposed, priced 1/0", closed(`"proposed"`, `"[\"1\", \"0\"]"`),
-			edit(open, func(w *want) {
-				w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 1, "No": 0}, false
-			})},
-		{"closed, disputed, priced 0/1", closed(`"disputed"`, `"[\"0\", \"1\"]"`),
-			edit(open, func(w *want) {
-				w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 0, "No": 1}, false
-			})},
-		{"closed, resolved, priced 0/1", closed(`"resolved"`, `"[\"0\", \"1\"]"`),
-			edit(open, func(w *want) {
-				w.status, w.resolution, w.resolvedAt, w.prices, w.eligible = arena.StatusResolved, "No", closedAt, map[string]float64{"Yes": 0, "No": 1}, false
-			})},
-		{"closed, resolved 50-50", closed(`"resolved"`, `"[\"0.5\", \"0.5\"]"`),
-			edit(open, func(w *want) {
-				w.status, w.resolution, w.resolvedAt, w.prices, w.eligible = arena.StatusResolved, arena.Void, closedAt, map[string]float64{"Yes": 0.5, "No": 0.5}, false
-			})},
-		{"closed, resolved, no winner in the prices", closed(`"resolved"`, `"[\"0.6\", \"0.4\"]"`),
-			edit(open, func(w *want) {
-				w.status, w.ambiguous, w.prices, w.eligible = arena.StatusClosed, true, map[string]float64{"Yes": 0.6, "No": 0.4}, false
-			})},
+		{"closed, proposed, priced 1/0", closed(`"proposed"`, `"[\"1\", \"0\"]"`), shut(arena.StatusClosed, "", false, time.Time{}, yn(1, 0))},
+		{"closed, disputed, priced 0/1", closed(`"disputed"`, `"[\"0\", \"1\"]"`), shut(arena.StatusClosed, "", false, time.Time{}, yn(0, 1))},
+		{"closed, resolved, priced 0/1", closed(`"resolved"`, `"[\"0\", \"1\"]"`), shut(arena.StatusResolved, "No", false, closedAt, yn(0, 1))},
+		{"closed, resolved 50-50", closed(`"resolved"`, `"[\"0.5\", \"0.5\"]"`), shut(arena.StatusResolved, arena.Void, false, closedAt, yn(0.5, 0.5))},
+		{"closed, resolved, no winner in the prices", closed(`"resolved"`, `"[\"0.6\", \"0.4\"]"`), shut(arena.StatusClosed, "", true, time.Time{}, yn(0.6, 0.4))},
+		{"closed at zero prices while proposed", closed(`"proposed"`, `"[\"0\", \"0\"]"`), shut(arena.StatusClosed, "", false, time.Time{}, yn(0, 0))},
 		{"closed at zero prices, three outcomes", with(with(closed("", `"[\"0\", \"0\", \"0\"]"`), "outcomes", `"[\"A\", \"B\", \"C\"]"`), "clobTokenIds", "-"),
-			edit(open, func(w *want) {
-				w.status, w.ambiguous, w.outcomes, w.prices, w.tokens, w.eligible = arena.StatusClosed, true, []string{"A", "B", "C"}, map[string]float64{"A": 0, "B": 0, "C": 0}, nil, false
-			})},
-		{"closed at zero prices while proposed", closed(`"proposed"`, `"[\"0\", \"0\"]"`),
-			edit(open, func(w *want) {
-				w.status, w.prices, w.eligible = arena.StatusClosed, map[string]float64{"Yes": 0, "No": 0}, false
+			edit(shut(arena.StatusClosed, "", true, time.Time{}, map[string]float64{"A": 0, "B": 0, "C": 0}), func(w *want) {
+				w.outcomes, w.tokens = []string{"A", "B", "C"}, nil
 			})},
 		{"closed, team wins", with(closed(`"resolved"`, `"[\"0\", \"1\"]"`), "outcomes", `"[\"Lakers\", \"Celtics\"]"`),
-			edit(open, func(w *want) {
-				w.status, w.resolution, w.resolvedAt, w.outcomes, w.prices, w.eligible = arena.StatusResolved, "Celtics", closedAt, []string{"Lakers", "Celtics"}, map[string]float64{"Lakers": 0, "Celtics": 1}, false
+			edit(shut(arena.StatusResolved, "Celtics", false, closedAt, map[string]float64{"Lakers": 0, "Celtics": 1}), func(w *want) {
+				w.outcomes = []string{"Lakers", "Celtics"}
 			})},
 		{"closedTime with T and an hour offset", with(closed(`"resolved"`, `"[\"1\", \"0\"]"`), "closedTime", `"2026-07-01T10:00:00+02"`),
-			edit(open, func(w *want) {
-				w.status, w.resolution, w.resolvedAt, w.prices, w.eligible = arena.StatusResolved, "Yes", closedAt, map[string]float64{"Yes": 1, "No": 0}, false
-			})},
+			shut(arena.StatusResolved, "Yes", false, closedAt, yn(1, 0))},
 		{"closedTime with fraction and a full offset", with(closed(`"resolved"`, `"[\"1\", \"0\"]"`), "closedTime", `"2026-07-01 08:00:00.000+00:00"`),
-			edit(open, func(w *want) {
-				w.status, w.resolution, w.resolvedAt, w.prices, w.eligible = arena.StatusResolved, "Yes", closedAt, map[string]float64{"Yes": 1, "No": 0}, false
-			})},
+			shut(arena.StatusResolved, "Yes", false, closedAt, yn(1, 0))},
 		{"closedTime in RFC 3339", with(closed(`"resolved"`, `"[\"1\", \"0\"]"`), "closedTime", `"2026-07-01T08:00:00Z"`),
-			edit(open, func(w *want) {
-				w.status, w.resolution, w.resolvedAt, w.prices, w.eligible = arena.StatusResolved, "Yes", closedAt, map[string]float64{"Yes": 1, "No": 0}, false
-			})},
+			shut(arena.StatusResolved, "Yes", false, closedAt, yn(1, 0))},
 		{"closedTime unreadable: the sync's time", with(closed(`"resolved"`, `"[\"1\", \"0\"]"`), "closedTime", `"yesterday"`),
-			edit(open, func(w *want) {
-				w.status, w.resolution, w.resolvedAt, w.prices, w.eligible = arena.StatusResolved, "Yes", decodeNow, map[string]float64{"Yes": 1, "No": 0}, false
-			})},
+			shut(arena.StatusResolved, "Yes", false, decodeNow, yn(1, 0))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := decodeMarket(shape(t, tc.set), nil, decodeNow)
