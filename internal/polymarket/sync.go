@@ -26,7 +26,7 @@ type Report struct {
 	Fetched     int                // market entries received from both listings, duplicates included
 	Ineligible  int                // listed but closed, inactive, archived or without volume
 	Duplicates  int                // entries already seen under the same id or conditionId
-	Skipped     int                // malformed entries; see SkipReasons
+	Skipped     int                // entries that cannot become markets; see SkipReasons
 	SkipReasons map[SkipReason]int // entries skipped, by reason
 	Kept        int                // top markets by volumeNum
 

@@ -148,10 +148,10 @@ func readList(dir, file, key string) ([]json.RawMessage, error) {
 	return []json.RawMessage{b}, nil
 }
 
-// Quote is what a recording says of a market's trading: whether it is
+// quote is what a recording says of a market's trading: whether it is
 // closed, its CLOB token ids, and Gamma's quote of the first outcome
 // (last trade, best bid and best ask; NaN when absent).
-type Quote struct {
+type quote struct {
 	ID                     string
 	Closed                 bool
 	Outcomes, Tokens       []string
@@ -159,13 +159,13 @@ type Quote struct {
 	Last, BestBid, BestAsk float64
 }
 
-// QuoteOf reads the trading facts of a recorded market object.
-func QuoteOf(raw json.RawMessage) (Quote, error) {
+// quoteOf reads the trading facts of a recorded market object.
+func quoteOf(raw json.RawMessage) (quote, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return Quote{}, err
+		return quote{}, err
 	}
-	q := Quote{
+	q := quote{
 		ID:        strings.Trim(string(m["id"]), `"`),
 		Closed:    string(m["closed"]) == "true",
 		Outcomes:  stringList(m["outcomes"]),
@@ -208,33 +208,33 @@ func price(p float64) string {
 	return strconv.FormatFloat(math.Round(p*1e12)/1e12, 'f', -1, 64)
 }
 
-// Mid is the midpoint of the first outcome's best bid and ask; ok is false
+// mid is the midpoint of the first outcome's best bid and ask; ok is false
 // when either is absent or they cross.
-func (q Quote) Mid() (float64, bool) {
+func (q quote) mid() (float64, bool) {
 	if math.IsNaN(q.BestBid) || math.IsNaN(q.BestAsk) || q.BestBid > q.BestAsk {
 		return 0, false
 	}
 	return (q.BestBid + q.BestAsk) / 2, true
 }
 
-// PreClosePrice is the first outcome's price when the recorded market last
-// traded: its last trade price, or, when that is 0, 1 or absent, its Mid.
+// preClosePrice is the first outcome's price when the recorded market last
+// traded: its last trade price, or, when that is 0, 1 or absent, its mid.
 // ok is false when neither is known.
-func (q Quote) PreClosePrice() (float64, bool) {
+func (q quote) preClosePrice() (float64, bool) {
 	if q.Last > 0 && q.Last < 1 {
 		return q.Last, true
 	}
-	return q.Mid()
+	return q.mid()
 }
 
 // OpenTwin returns a recorded closed market as it was listed while open:
 // closed false, active and accepting orders, without closedTime,
 // umaEndDate and UMA statuses, and with outcomePrices [p, 1 − p] for p its
-// PreClosePrice (a market with other than two outcomes, or without a
+// preClosePrice (a market with other than two outcomes, or without a
 // pre-close price, keeps its recorded prices). Every other field is kept
 // as recorded. A market recorded open is returned unchanged.
 func OpenTwin(raw json.RawMessage) (json.RawMessage, error) {
-	q, err := QuoteOf(raw)
+	q, err := quoteOf(raw)
 	if err != nil || !q.Closed {
 		return raw, err
 	}
@@ -247,7 +247,7 @@ func OpenTwin(raw json.RawMessage) (json.RawMessage, error) {
 	for _, k := range []string{"closedTime", "umaEndDate", "umaResolutionStatus"} {
 		delete(m, k)
 	}
-	if p, ok := q.PreClosePrice(); ok && len(q.Outcomes) == 2 {
+	if p, ok := q.preClosePrice(); ok && len(q.Outcomes) == 2 {
 		enc, _ := json.Marshal(fmt.Sprintf(`["%s", "%s"]`, price(p), price(1-p)))
 		m["outcomePrices"] = enc
 	}
@@ -284,14 +284,14 @@ func NewReplay(t testing.TB) *Replay {
 	single := map[string]json.RawMessage{}
 	mids := map[string]string{}
 	for _, m := range ms {
-		q, err := QuoteOf(m.Raw)
+		q, err := quoteOf(m.Raw)
 		if err != nil {
 			t.Fatalf("%s: %v", m.File, err)
 		}
 		if _, dup := single[q.ID]; !dup {
 			single[q.ID] = m.Raw
 		}
-		if p, ok := q.Mid(); ok && !q.Closed && len(q.Tokens) == 2 {
+		if p, ok := q.mid(); ok && !q.Closed && len(q.Tokens) == 2 {
 			mids[q.Tokens[0]], mids[q.Tokens[1]] = price(p), price(1-p)
 		}
 	}
@@ -325,7 +325,7 @@ func (r *Replay) listing(twins bool) ([]json.RawMessage, error) {
 	}
 	var es []entry
 	for _, m := range r.Recorded {
-		q, err := QuoteOf(m.Raw)
+		q, err := quoteOf(m.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.File, err)
 		}
