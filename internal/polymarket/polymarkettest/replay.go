@@ -90,6 +90,7 @@ func RecordedSeeds() [][]byte {
 	return out
 }
 
+// load reads the recorded Gamma files under dir.
 func load(dir string) ([]Recorded, []RecordedEvent, error) {
 	var ms []Recorded
 	for _, f := range RecordedMarketFiles {
