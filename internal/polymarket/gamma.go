@@ -173,8 +173,9 @@ type gammaEventRef struct {
 	Tags     []gammaTag `json:"tags"`
 }
 
-// gammaMarket is one market as Gamma serves it. The string field `volume`
-// is deliberately not decoded: ranking uses the numeric volumeNum only.
+// gammaMarket is one market as Gamma serves it. Fields the arena does not
+// use are not decoded; docs/operations.md lists what is used, what is
+// ignored, and why.
 type gammaMarket struct {
 	ID                  flexString      `json:"id"`
 	Question            string          `json:"question"`
@@ -182,6 +183,7 @@ type gammaMarket struct {
 	Slug                string          `json:"slug"`
 	Description         string          `json:"description"`
 	Category            string          `json:"category"`
+	MarketType          string          `json:"marketType"`
 	StartDate           string          `json:"startDate"`
 	EndDate             string          `json:"endDate"`
 	ClosedTime          string          `json:"closedTime"`
@@ -192,8 +194,11 @@ type gammaMarket struct {
 	OutcomePrices       flexList        `json:"outcomePrices"`
 	ClobTokenIDs        flexList        `json:"clobTokenIds"`
 	VolumeNum           flexFloat       `json:"volumeNum"`
+	Volume              flexString      `json:"volume"`
 	LiquidityNum        flexFloat       `json:"liquidityNum"`
+	Liquidity           flexString      `json:"liquidity"`
 	NegRisk             flexBool        `json:"negRisk"`
+	NegRiskOther        flexBool        `json:"negRiskOther"`
 	UMAResolutionStatus string          `json:"umaResolutionStatus"`
 	Events              []gammaEventRef `json:"events"`
 	Tags                []gammaTag      `json:"tags"`
@@ -208,23 +213,36 @@ type gammaEvent struct {
 	Markets []json.RawMessage `json:"markets"`
 }
 
-// Skip reasons: stable identifiers counted in the sync report.
+// SkipReason names why a Gamma entry did not become a market: a stable
+// identifier the sync report counts and the log prints.
+type SkipReason string
+
+// Skip reasons.
 const (
-	SkipInvalidJSON     = "invalid_json"
-	SkipMissingID       = "missing_id"
-	SkipMissingQuestion = "missing_question"
-	SkipBadOutcomes     = "bad_outcomes"
-	SkipBadPrices       = "bad_prices"
-	SkipBadTokenIDs     = "bad_token_ids"
-	SkipCountMismatch   = "count_mismatch"
-	SkipBadDate         = "bad_date"
-	SkipBadEvent        = "bad_event"
-	SkipInvalid         = "invalid_market"
+	SkipInvalidJSON     SkipReason = "invalid_json"     // not a JSON object
+	SkipBadField        SkipReason = "bad_field"        // a JSON object with a field of the wrong type or an unreadable value
+	SkipMissingID       SkipReason = "missing_id"       // no id
+	SkipMissingQuestion SkipReason = "missing_question" // empty question
+	SkipBadOutcomes     SkipReason = "bad_outcomes"     // fewer than two, empty, duplicate or reserved outcome names
+	SkipBadPrices       SkipReason = "bad_prices"       // an outcome price that is not a number in [0,1]
+	SkipBadTokenIDs     SkipReason = "bad_token_ids"    // a CLOB token id that is not a decimal integer
+	SkipCountMismatch   SkipReason = "count_mismatch"   // prices or token ids not one per outcome
+	SkipBadDate         SkipReason = "bad_date"         // an unreadable endDate or startDate
+	SkipScalar          SkipReason = "scalar"           // a scalar market: it pays a fraction of a range, not one outcome
+	SkipNegRiskOther    SkipReason = "neg_risk_other"   // the "Other" market of an augmented negRisk event
+	SkipBadEvent        SkipReason = "bad_event"        // an /events entry that cannot be read
+	SkipInvalid         SkipReason = "invalid_market"   // the mapped market breaks a domain invariant
 )
+
+// SkipReasons lists every SkipReason.
+var SkipReasons = []SkipReason{
+	SkipInvalidJSON, SkipBadField, SkipMissingID, SkipMissingQuestion, SkipBadOutcomes, SkipBadPrices,
+	SkipBadTokenIDs, SkipCountMismatch, SkipBadDate, SkipScalar, SkipNegRiskOther, SkipBadEvent, SkipInvalid,
+}
 
 // SkipError says why a Gamma entry cannot become a market.
 type SkipError struct {
-	Reason string // one of the Skip* constants
+	Reason SkipReason
 	ID     string // Gamma id when known
 	Detail string
 }
@@ -237,7 +255,7 @@ func (e *SkipError) Error() string {
 	return fmt.Sprintf("polymarket: skip market %s: %s: %s", id, e.Reason, e.Detail)
 }
 
-func skip(reason, id, format string, args ...any) *SkipError {
+func skip(reason SkipReason, id, format string, args ...any) *SkipError {
 	return &SkipError{Reason: reason, ID: id, Detail: fmt.Sprintf(format, args...)}
 }
 
@@ -284,14 +302,30 @@ func DecodeMarket(raw []byte, now time.Time) (*arena.Market, error) {
 func decodeMarket(raw []byte, ev *gammaEventRef, now time.Time) (*gammaEntry, error) {
 	var g gammaMarket
 	if err := json.Unmarshal(raw, &g); err != nil {
-		// Salvage the id for the log line when only some field is bad.
-		var idOnly struct {
-			ID flexString `json:"id"`
+		reason := SkipInvalidJSON
+		if isObject(raw) {
+			reason = SkipBadField
 		}
-		_ = json.Unmarshal(raw, &idOnly)
-		return nil, skip(SkipInvalidJSON, string(idOnly.ID), "%v", err)
+		return nil, skip(reason, salvageID(raw), "%v", err)
 	}
 	return g.toEntry(ev, now)
+}
+
+// isObject reports whether raw is well-formed JSON holding an object, so a
+// decoding error is about one field's value rather than the whole entry.
+func isObject(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}
+
+// salvageID reads only the id of an entry whose other fields do not decode,
+// for the log line.
+func salvageID(raw []byte) string {
+	var idOnly struct {
+		ID flexString `json:"id"`
+	}
+	_ = json.Unmarshal(raw, &idOnly)
+	return string(idOnly.ID)
 }
 
 func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, error) {
@@ -302,6 +336,18 @@ func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, er
 	question := strings.TrimSpace(g.Question)
 	if question == "" {
 		return nil, skip(SkipMissingQuestion, id, "empty question")
+	}
+	// A scalar market pays each outcome a share of a numeric range (the
+	// recorded legacy market 43 settled at 0.584/0.416); the arena resolves
+	// a market to one outcome or Void, so it cannot score one.
+	if strings.EqualFold(strings.TrimSpace(g.MarketType), "scalar") {
+		return nil, skip(SkipScalar, id, "scalar market")
+	}
+	// The "Other" market of an augmented negRisk event changes meaning
+	// whenever a named outcome is added to the event, so a forecast made
+	// today may answer a different question from the one that resolves.
+	if g.NegRiskOther {
+		return nil, skip(SkipNegRiskOther, id, "the Other outcome of an augmented negRisk event")
 	}
 	switch {
 	case g.Outcomes.Err != "":
@@ -335,8 +381,8 @@ func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, er
 		return nil, err
 	}
 	tokens, err := perOutcome(g.ClobTokenIDs.V, outcomes, id, "token ids", func(i int, t string) (string, error) {
-		if t = strings.TrimSpace(t); t == "" {
-			return "", skip(SkipBadTokenIDs, id, "empty token id for %q", outcomes[i])
+		if t = strings.TrimSpace(t); !tokenID(t) {
+			return "", skip(SkipBadTokenIDs, id, "token id %.90q for %q is not a decimal integer", t, outcomes[i])
 		}
 		return t, nil
 	})
@@ -366,8 +412,8 @@ func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, er
 		Category:    category(g, ev),
 		Type:        arena.TypeOf(outcomes),
 		Outcomes:    outcomes,
-		Volume:      g.VolumeNum.V,
-		Liquidity:   g.LiquidityNum.V,
+		Volume:      orNumber(g.VolumeNum, g.Volume),
+		Liquidity:   orNumber(g.LiquidityNum, g.Liquidity),
 		OpenTime:    openTime,
 		CloseTime:   closeTime,
 		ConditionID: strings.TrimSpace(g.ConditionID),
@@ -406,9 +452,38 @@ func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, er
 	}
 	return &gammaEntry{
 		M:        m,
-		Eligible: bool(g.Active) && !bool(g.Closed) && !bool(g.Archived) && g.VolumeNum.V > 0,
+		Eligible: bool(g.Active) && !bool(g.Closed) && !bool(g.Archived) && m.Volume > 0,
 		Gamma:    prices,
 	}, nil
+}
+
+// tokenID reports whether t can be a CLOB token id: an ERC-1155 position
+// id, which Polymarket writes as a decimal uint256 (at most 78 digits). A
+// number Gamma rendered as a float (1.04e+77) has lost digits and is refused.
+func tokenID(t string) bool {
+	if t == "" || len(t) > 78 {
+		return false
+	}
+	for _, c := range []byte(t) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// orNumber is the numeric field when Gamma sent it, else its string twin
+// (volumeNum and volume, liquidityNum and liquidity) when that reads as a
+// finite, non-negative number, else 0.
+func orNumber(num flexFloat, str flexString) float64 {
+	if num.Set {
+		return num.V
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(string(str)), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0
+	}
+	return v
 }
 
 // category prefers the market's own category, then the event's, then the
@@ -446,12 +521,17 @@ func marketURL(eventSlug, slug string) string {
 	return ""
 }
 
-// timeLayouts are the shapes Gamma uses: RFC 3339 for endDate/startDate,
-// a Postgres-style timestamp for closedTime, and bare dates on old markets.
+// timeLayouts are the shapes Gamma uses: RFC 3339 for endDate and startDate
+// (and an event's closedTime), a Postgres timestamp with an hour offset for
+// a market's closedTime ("2026-03-19 23:20:15+00", also with fractional
+// seconds), and bare dates on old markets; the others are the same
+// timestamps with the date and time separator or the offset written the
+// other way. A timestamp without an offset is UTC.
 var timeLayouts = []string{
 	time.RFC3339Nano,
 	"2006-01-02 15:04:05.999999999-07",
-	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999-07",
 	"2006-01-02T15:04:05.999999999",
 	"2006-01-02 15:04:05.999999999",
 	"2006-01-02",
@@ -475,20 +555,16 @@ func parseTime(s string) (time.Time, error) {
 func decodeEvent(raw []byte) (*gammaEvent, error) {
 	var ev gammaEvent
 	if err := json.Unmarshal(raw, &ev); err != nil {
-		var idOnly struct {
-			ID flexString `json:"id"`
-		}
-		_ = json.Unmarshal(raw, &idOnly)
-		return nil, skip(SkipBadEvent, string(idOnly.ID), "%v", err)
+		return nil, skip(SkipBadEvent, salvageID(raw), "%v", err)
 	}
-	if string(ev.ID) == "" && ev.Slug == "" {
+	if strings.TrimSpace(string(ev.ID)) == "" && strings.TrimSpace(ev.Slug) == "" {
 		return nil, skip(SkipBadEvent, "", "event without id or slug")
 	}
 	return &ev, nil
 }
 
 // skipReason extracts the reason of a *SkipError, or SkipInvalid.
-func skipReason(err error) string {
+func skipReason(err error) SkipReason {
 	var se *SkipError
 	if errors.As(err, &se) {
 		return se.Reason

@@ -3,7 +3,9 @@ package polymarket
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +21,7 @@ func TestDecodeMarket(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		json     string
-		reason   string // expected skip reason; "" means success
+		reason   SkipReason // expected skip reason; "" means success
 		outcomes []string
 		typ      arena.MarketType
 		prices   map[string]float64
@@ -64,7 +66,7 @@ func TestDecodeMarket(t *testing.T) {
 		{name: "NaN price", json: `{"id":"1",` + base + `,"outcomes":"[\"Yes\", \"No\"]","outcomePrices":"[\"NaN\", \"0\"]"}`, reason: SkipBadPrices},
 		{name: "prices not JSON", json: `{"id":"1",` + base + `,"outcomes":"[\"Yes\", \"No\"]","outcomePrices":"0.5/0.5"}`, reason: SkipBadPrices},
 		{name: "bad end date", json: `{"id":"1","question":"Q","endDate":"next week","outcomes":"[\"Yes\", \"No\"]"}`, reason: SkipBadDate},
-		{name: "volumeNum a word", json: `{"id":"1","question":"Q","volumeNum":"lots","outcomes":"[\"Yes\", \"No\"]"}`, reason: SkipInvalidJSON},
+		{name: "volumeNum a word", json: `{"id":"1","question":"Q","volumeNum":"lots","outcomes":"[\"Yes\", \"No\"]"}`, reason: SkipBadField},
 		{name: "not an object", json: `[1,2]`, reason: SkipInvalidJSON},
 		{name: "truncated", json: `{"id":"1","question":"Q`, reason: SkipInvalidJSON},
 	} {
@@ -169,6 +171,10 @@ func TestResolve(t *testing.T) {
 		{"void 50-50", true, "resolved", yn, []float64{0.5, 0.5}, nil, Resolution{Status: arena.StatusResolved, Resolution: arena.Void}},
 		{"closed at default 50-50, UMA silent", true, "", yn, []float64{0.5, 0.5}, nil, Resolution{Status: arena.StatusClosed}},
 		{"near even is not void", true, "", yn, []float64{0.505, 0.495}, nil, Resolution{Status: arena.StatusClosed}},
+		{"closed at zero prices, UMA silent", true, "", yn, []float64{0, 0}, nil, Resolution{Status: arena.StatusClosed, Ambiguous: true}},
+		{"closed at zero prices, UMA resolved", true, "resolved", yn, []float64{0, 0}, nil, Resolution{Status: arena.StatusClosed, Ambiguous: true}},
+		{"zero prices while proposed", true, "proposed", yn, []float64{0, 0}, nil, Resolution{Status: arena.StatusClosed}},
+		{"open at zero prices", false, "", yn, []float64{0, 0}, nil, Resolution{Status: arena.StatusOpen}},
 		{"ambiguous", true, "resolved", yn, []float64{0.6, 0.4}, nil, Resolution{Status: arena.StatusClosed, Ambiguous: true}},
 		{"ambiguous without prices", true, "Resolved", yn, nil, nil, Resolution{Status: arena.StatusClosed, Ambiguous: true}},
 		{"closed awaiting resolution", true, "", yn, []float64{0.7, 0.3}, nil, Resolution{Status: arena.StatusClosed}},
@@ -212,31 +218,32 @@ func TestNearest(t *testing.T) {
 	}
 }
 
-// FuzzDecodeMarket feeds arbitrary bytes to the Gamma decoder: it must
-// never panic, errors must be *SkipError, and every market it accepts
-// must satisfy the domain invariants.
+// FuzzDecodeMarket feeds arbitrary bytes to the Gamma decoder, as a market
+// and as an /events entry whose markets are then decoded: it must never
+// panic, errors must be *SkipError with a listed reason, and every market
+// it accepts must satisfy the domain invariants. Seeds: the hand-written
+// fixtures, the committed corpus in testdata/fuzz (project-written objects
+// in the recorded shapes), and the recordings in ../shared/data when present.
 func FuzzDecodeMarket(f *testing.F) {
-	for _, name := range []string{"gamma_markets.json"} {
+	for _, name := range []string{"gamma_markets.json", "gamma_events.json"} {
 		for _, raw := range polymarkettest.FixtureList(f, name) {
 			f.Add([]byte(raw))
 		}
 	}
-	for _, ev := range polymarkettest.FixtureList(f, "gamma_events.json") {
-		var e struct{ Markets []json.RawMessage }
-		if json.Unmarshal(ev, &e) == nil {
-			for _, m := range e.Markets {
-				f.Add([]byte(m))
-			}
-		}
+	for _, raw := range polymarkettest.RecordedSeeds() {
+		f.Add(raw)
 	}
 	f.Add([]byte(`{"id":7,"question":"Q","outcomes":["A","B"],"outcomePrices":"[\"0.5\",\"0.5\"]","closed":"true","umaResolutionStatus":"resolved"}`))
 	f.Add([]byte(`{"id":"7","question":"Q","outcomes":"[\"Yes\",\"No\"]","tokens":[{"outcome":"No","winner":true}],"closed":true}`))
 	f.Add([]byte(`{"id":"","outcomes":"\"[\\\"x\\\"]\""}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		m, err := DecodeMarket(raw, decodeNow)
+	check := func(t *testing.T, raw []byte, m *arena.Market, err error) {
 		if err != nil {
-			if _, ok := err.(*SkipError); !ok {
+			se, ok := err.(*SkipError)
+			if !ok {
 				t.Fatalf("error %T %v is not a *SkipError", err, err)
+			}
+			if !slices.Contains(SkipReasons, se.Reason) {
+				t.Fatalf("unlisted skip reason %q", se.Reason)
 			}
 			if strings.Contains(err.Error(), "\n") && !strings.Contains(string(raw), "\n") {
 				t.Fatalf("multi-line error %q", err)
@@ -252,6 +259,11 @@ func FuzzDecodeMarket(f *testing.F) {
 		if m.TokenIDs != nil && len(m.TokenIDs) != len(m.Outcomes) {
 			t.Fatalf("%d tokens for %d outcomes", len(m.TokenIDs), len(m.Outcomes))
 		}
+		for _, tok := range m.TokenIDs {
+			if !tokenID(tok) {
+				t.Fatalf("token id %q", tok)
+			}
+		}
 		for _, p := range m.Prices {
 			if math.IsNaN(p) || p < 0 || p > 1 {
 				t.Fatalf("price %v", p)
@@ -262,6 +274,31 @@ func FuzzDecodeMarket(f *testing.F) {
 		}
 		if (m.Status == arena.StatusResolved) != (m.Resolution != "") || (m.Status == arena.StatusResolved && m.ResolvedAt.IsZero()) {
 			t.Fatalf("status %s resolution %q at %v", m.Status, m.Resolution, m.ResolvedAt)
+		}
+		if m.Ambiguous && m.Status != arena.StatusClosed {
+			t.Fatalf("ambiguous market with status %s", m.Status)
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m, err := DecodeMarket(raw, decodeNow)
+		check(t, raw, m, err)
+		ev, err := decodeEvent(raw)
+		if err != nil {
+			if skipReason(err) != SkipBadEvent {
+				t.Fatalf("event error %v", err)
+			}
+			return
+		}
+		for _, mraw := range ev.Markets {
+			e, err := decodeMarket(mraw, &ev.gammaEventRef, decodeNow)
+			if err == nil {
+				check(t, mraw, e.M, nil)
+				if e.M.EventID == "" {
+					t.Fatalf("market of event %q/%q without an event id", ev.ID, ev.Slug)
+				}
+				continue
+			}
+			check(t, mraw, nil, err)
 		}
 	})
 }
@@ -278,4 +315,17 @@ func BenchmarkDecodeMarket(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "markets/s")
+}
+
+// Every skip reason a sync can count is explained in docs/operations.md.
+func TestSkipReasonsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range SkipReasons {
+		if !strings.Contains(string(doc), "| `"+string(r)+"`") && !strings.Contains(string(doc), ", `"+string(r)+"` |") {
+			t.Errorf("skip reason %s is not in the skip table of docs/operations.md", r)
+		}
+	}
 }

@@ -31,7 +31,13 @@ type Resolution struct {
 //   - not closed → open;
 //   - closed with exactly one token marked winner → resolved to it;
 //   - closed with one price ≥ 0.99 and the others ≤ 0.01 → resolved to it;
-//   - closed with every price exactly 0.5 → resolved Void (a 50-50 result);
+//   - closed with umaResolutionStatus "resolved" and every price exactly
+//     0.5 → resolved Void (a 50-50 result);
+//   - closed with every price 0 → Status closed with Ambiguous set: no
+//     outcome is worth anything, which is not a trading state but a
+//     finished market whose payout Gamma does not record (the recorded
+//     legacy market 12 closed in 2020 at ["0","0"]). It is not Void, which
+//     Gamma prints as 0.5 each; the oracle settles it;
 //   - closed with umaResolutionStatus "resolved" but none of the above →
 //     Status closed with Ambiguous set: the source says it resolved but the
 //     winner cannot be determined, so settlement goes to the oracle.
@@ -59,8 +65,11 @@ func Resolve(closed bool, umaStatus string, outcomes []string, prices []float64,
 		}
 		// 50-50 only when UMA says the market resolved: untouched default
 		// prices on a merely closed market are not a resolution.
-		if allHalf(prices) && uma == "resolved" {
+		if allEqual(prices, 0.5) && uma == "resolved" {
 			return Resolution{Status: arena.StatusResolved, Resolution: arena.Void}
+		}
+		if allEqual(prices, 0) {
+			return Resolution{Status: arena.StatusClosed, Ambiguous: true}
 		}
 	}
 	if uma == "resolved" {
@@ -87,11 +96,12 @@ func priceWinner(prices []float64) int {
 	return w
 }
 
-// allHalf reports a 50-50 payout. Gamma prints it as "0.5"; the tolerance
-// only absorbs float formatting, not a market trading near even odds.
-func allHalf(prices []float64) bool {
+// allEqual reports whether every price is v: a 50-50 payout (Gamma prints
+// "0.5") or no payout at all ("0"). The tolerance only absorbs float
+// formatting, not a market trading near those prices.
+func allEqual(prices []float64, v float64) bool {
 	for _, p := range prices {
-		if math.Abs(p-0.5) > 1e-9 {
+		if math.Abs(p-v) > 1e-9 {
 			return false
 		}
 	}

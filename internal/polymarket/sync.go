@@ -23,12 +23,12 @@ const DisagreementThreshold = 0.05
 
 // Report counts what a sync saw and changed.
 type Report struct {
-	Fetched     int            // market entries received from both listings, duplicates included
-	Ineligible  int            // listed but closed, inactive, archived or without volume
-	Duplicates  int            // entries already seen under the same id or conditionId
-	Skipped     int            // malformed entries; see SkipReasons
-	SkipReasons map[string]int // Skip* reason → count
-	Kept        int            // top markets by volumeNum
+	Fetched     int                // market entries received from both listings, duplicates included
+	Ineligible  int                // listed but closed, inactive, archived or without volume
+	Duplicates  int                // entries already seen under the same id or conditionId
+	Skipped     int                // entries that cannot become markets; see SkipReasons
+	SkipReasons map[SkipReason]int // entries skipped, by reason
+	Kept        int                // top markets by volumeNum
 
 	Refreshed      int // known markets outside the top list re-read with GET /markets/{id}
 	RefreshMissing int // known markets Gamma no longer serves (404)
@@ -46,10 +46,10 @@ type Report struct {
 	PricePoints int
 }
 
-func (r *Report) skip(reason string) {
+func (r *Report) skip(reason SkipReason) {
 	r.Skipped++
 	if r.SkipReasons == nil {
-		r.SkipReasons = map[string]int{}
+		r.SkipReasons = map[SkipReason]int{}
 	}
 	r.SkipReasons[reason]++
 }

@@ -160,11 +160,11 @@ func TestSyncTopN(t *testing.T) {
 	}
 
 	// Skipped entries are counted by reason and logged.
-	for _, reason := range []string{SkipCountMismatch, SkipMissingQuestion, SkipBadPrices, SkipBadEvent} {
+	for _, reason := range []SkipReason{SkipCountMismatch, SkipMissingQuestion, SkipBadPrices, SkipBadEvent} {
 		if rep.SkipReasons[reason] != 1 {
 			t.Errorf("skip reason %s counted %d, want 1 (report %s)", reason, rep.SkipReasons[reason], rep)
 		}
-		if !strings.Contains(logs.String(), "reason="+reason) {
+		if !strings.Contains(logs.String(), "reason="+string(reason)) {
 			t.Errorf("no log line with reason=%s", reason)
 		}
 	}
@@ -189,7 +189,7 @@ func TestSyncAllPagesAndCounts(t *testing.T) {
 	if rep.Fetched != 22 || rep.Duplicates != 3 || rep.Ineligible != 2 || rep.Kept != 12 {
 		t.Errorf("counts: %s", rep)
 	}
-	wantSkips := map[string]int{SkipCountMismatch: 1, SkipMissingQuestion: 1, SkipBadPrices: 1, SkipBadOutcomes: 1, SkipMissingID: 1, SkipBadEvent: 1}
+	wantSkips := map[SkipReason]int{SkipCountMismatch: 1, SkipMissingQuestion: 1, SkipBadPrices: 1, SkipBadOutcomes: 1, SkipMissingID: 1, SkipBadEvent: 1}
 	if !reflect.DeepEqual(rep.SkipReasons, wantSkips) || rep.Skipped != 6 {
 		t.Errorf("skips %v (%d), want %v", rep.SkipReasons, rep.Skipped, wantSkips)
 	}

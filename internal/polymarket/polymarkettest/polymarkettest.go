@@ -7,6 +7,7 @@
 // The fixtures are hand-written: 13 /markets entries and 5 events covering
 // duplicates across listings, two-team (multi-outcome) markets, real arrays
 // in place of encoded strings, and malformed entries of every kind.
+// Replay serves real recorded Gamma objects from ../shared/data instead.
 package polymarkettest
 
 import (
