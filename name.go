@@ -90,14 +90,32 @@ func (s *NameSet) Add(name, holder string) {
 
 // CheckName applies the rules on what a name may look like, beyond its
 // length and normal form: every character assigned by Unicode
-// ConfusablesVersion; a script mix that is common (see NameScripts); and
-// nothing an address could be mistaken for (see AddressLike). The error
-// says which rule the name breaks, in words that follow the name.
+// ConfusablesVersion and visible; no more than 4 combining marks on a
+// character, nor one mark twice in a row (UTS #39's rule against marks
+// stacked to hide or fake what they sit on); a script mix that is common
+// (see NameScripts); and nothing an address could be mistaken for (see
+// AddressLike). The error says which rule the name breaks, in words that
+// follow the name.
 func CheckName(name string) error {
+	marks, prev := 0, rune(-1)
 	for _, r := range name {
-		if !unicode.Is(confusablesRepertoire, r) {
+		switch {
+		case !unicode.Is(confusablesRepertoire, r):
 			return fmt.Errorf("holds %U, a character newer than Unicode %s, whose look-alikes this arena cannot tell", r, ConfusablesVersion)
+		case r == '\u2800' || r == '\U0001D159':
+			// The braille blank and the musical null notehead: the
+			// characters that show nothing and that PRECIS admits (it
+			// refuses the other invisible ones: spaces but U+0020,
+			// formatting characters, default ignorables).
+			return fmt.Errorf("holds %U, which shows nothing", r)
+		case unicode.In(r, unicode.Mn, unicode.Me):
+			if marks++; marks > 4 || r == prev {
+				return fmt.Errorf("stacks more than 4 combining marks, or one mark twice, on a character (%U)", r)
+			}
+		default:
+			marks = 0
 		}
+		prev = r
 	}
 	if scripts, ok := NameScripts(name); !ok {
 		return fmt.Errorf("mixes the scripts %s: a name is written in one script, or in Latin with one other (not Cyrillic or Greek, whose letters pass for Latin ones), or in Latin, Han and Japanese kana, Bopomofo or Hangul", strings.Join(scripts, ", "))

@@ -122,7 +122,8 @@ func TestAddressLike(t *testing.T) {
 	}
 }
 
-// CheckName: each rule with a name it refuses, and names it admits.
+// CheckName: each rule with a name it refuses, and names it admits; the
+// names are in the normal form CheckProfile asks for.
 func TestCheckName(t *testing.T) {
 	cases := []struct {
 		name, s string
@@ -134,6 +135,12 @@ func TestCheckName(t *testing.T) {
 		{"Greek and Latin", "Αda", "mixes the scripts Greek, Latin"},
 		{"Cyrillic and Latin in a baseline's name", "Маrket (benchmark)", "mixes the scripts Cyrillic, Latin"},
 		{"an address cut short", "0x71C7656EC7ab88b098defB751B7401B5f6d897", "could pass for an address"},
+		{"a braille blank after a taken name", "Ada\u2800", "shows nothing"},
+		{"a musical null notehead after a taken name", "Ada\U0001D159", "shows nothing"},
+		{"a mark twice", "Ada\u0308\u0308", "one mark twice"},
+		{"five marks on a letter", "Ada\u0300\u0301\u0302\u0303\u0304", "more than 4 combining marks"},
+		{"four marks on a letter", "Ada\u0300\u0301\u0302\u0303", ""},
+		{"Devanagari with its vowel signs", "ठाकुर", ""},
 	}
 	for _, c := range cases {
 		err := arena.CheckName(c.s)

@@ -56,9 +56,10 @@ import (
 //
 //	profile_name_invalid      invalid   name empty, longer than 40 characters, holding a character
 //	                                    a name may not (control, formatting, unassigned, newer than
-//	                                    Unicode 13.0), not in normal form (NormalizeProfile: NFKC,
-//	                                    spaces collapsed, trimmed), mixing scripts other than as
-//	                                    arena.NameScripts admits, or address-like (arena.AddressLike)
+//	                                    Unicode 13.0, showing nothing, marks stacked), not in normal
+//	                                    form (NormalizeProfile: NFKC, spaces collapsed, trimmed),
+//	                                    mixing scripts other than as arena.NameScripts admits, or
+//	                                    address-like (arena.AddressLike); see arena.CheckName
 //	profile_text_invalid      invalid   organisation or model longer than 80 characters, description
 //	                                    longer than 280, a character they may not hold, or not in
 //	                                    normal form

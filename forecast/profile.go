@@ -44,7 +44,7 @@ func NormalizeProfile(f ProfileFields) ProfileFields {
 
 // CheckProfile checks a profile's fields in the order of the table in
 // Codes: a name of 1 to 40 characters that arena.CheckName admits
-// (characters of Unicode 13.0, a common script mix, nothing
+// (visible characters of Unicode 13.0, a common script mix, nothing
 // address-like); organisation, model (80) and description (280)
 // optional; each in normal form (NormalizeProfile) without a control,
 // formatting or unassigned character; the homepage empty or an http(s)

@@ -122,6 +122,8 @@ func TestProfileAPI(t *testing.T) {
 			{name: "a baseline's name with a Cyrillic capital em", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Маrket (benchmark)" }), code: "profile_name_invalid", status: 400},
 			{name: "a baseline's name with a Cyrillic a", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Rаndom (uniform)" }), code: "profile_name_invalid", status: 400},
 			{name: "a baseline's name with rn for m", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Market (benchrnark)" }), code: "profile_name_taken", status: 409},
+			{name: "another agent's name and a character that shows nothing", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Ada\U0001D159" }),
+				code: "profile_name_invalid", status: 400},
 			{name: "another agent's address cut to 38 hex digits", edit: fields(func(p *forecast.ProfileFields) { p.Name = ada.Address().Hex()[:40] }),
 				code: "profile_name_invalid", status: 400},
 			{name: "a homepage shown reversed by a right-to-left override", edit: fields(func(p *forecast.ProfileFields) { p.Homepage = "https://bob.example/\u202egnp.exe" }),
