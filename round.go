@@ -147,7 +147,7 @@ type AgentInfo struct {
 	Kind    string // external, builtin, sim, llm, ensemble
 	Nonce   uint64
 
-	Name         string // display name, unique per arena up to NameKey; "" for none
+	Name         string // display name, unique per arena up to SameName; "" for none
 	Organisation string
 	Model        string
 	Homepage     string // an http(s) URL
@@ -155,6 +155,10 @@ type AgentInfo struct {
 	// ProfileVersion counts the agent's signed profile updates: 0 when it
 	// never signed one (its profile, if any, is the operator's).
 	ProfileVersion uint64
+	// ProfileSpentUntil is how far ahead the agent's allowance of signed
+	// profile updates is spent (the forecast track's cap on updates a
+	// day); zero before its first signed update.
+	ProfileSpentUntil time.Time
 }
 
 // RoundFilter selects rounds.
@@ -184,14 +188,16 @@ type RoundStore interface {
 	// SetAgent registers an agent, or overwrites its kind and profile
 	// (not its profile version): the operator's own record, unchecked.
 	SetAgent(ctx context.Context, a AgentInfo) error
-	// SetProfile writes a's profile and profile version (and its kind,
-	// unless empty), creating the agent, in one transaction: check sees
-	// the agent as stored (nil: never seen) and may refuse; a name another
-	// agent holds up to NameKey fails with CodeProfileNameTaken; an update
-	// stored meanwhile fails with CodeProfileVersionInvalid; leaf, when
-	// set, is appended to the log in the same transaction. A refused
-	// update stores nothing.
-	SetProfile(ctx context.Context, a AgentInfo, leaf *LogLeaf, check func(cur *AgentInfo) error) error
+	// SetProfile writes a's profile, profile version and allowance spent
+	// (and its kind, unless empty), creating the agent, in one
+	// transaction: check sees the agent as stored (cur, nil: never seen)
+	// and the record about to be written (next, a copy of a), and may
+	// refuse or set next's ProfileSpentUntil; a name another agent holds
+	// up to SameName fails with CodeProfileNameTaken; an update stored
+	// meanwhile fails with CodeProfileVersionInvalid; leaf, when set, is
+	// appended to the log in the same transaction. A refused update
+	// stores nothing.
+	SetProfile(ctx context.Context, a AgentInfo, leaf *LogLeaf, check func(cur, next *AgentInfo) error) error
 	// Agent returns one agent (ENOTFOUND: never seen).
 	Agent(ctx context.Context, address string) (*AgentInfo, error)
 	Agents(ctx context.Context) ([]AgentInfo, error)

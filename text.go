@@ -12,15 +12,19 @@ import (
 // in words for the command's messages and the dashboard.
 
 // CodeInvalidText: text no column can store as given (a NUL or another
-// control character, invalid UTF-8).
+// control character, invalid UTF-8), or that would not display as stored
+// (a bidirectional control).
 const CodeInvalidText = "invalid_text"
 
 // CleanText trims a free-text input field and checks that every engine
-// stores it exactly as given: valid UTF-8, no NUL nor any other control
-// character but newline and tab, at most max characters, and not empty
-// when required. Every free-text field of the oracle's and the admin's
-// inputs goes through it, so a value one engine would store and the other
-// refuse is refused up front by both.
+// stores it exactly as given and every page shows it in the order it is
+// stored: valid UTF-8, no NUL nor any other control character but newline
+// and tab, no bidirectional control (U+061C, U+200E, U+200F, U+202A to
+// U+202E, U+2066 to U+2069: they reorder the text around them, so a
+// reason or a name could read otherwise than it is written), at most max
+// characters, and not empty when required. Every free-text field of the
+// oracle's and the admin's inputs goes through it, so a value one engine
+// would store and the other refuse is refused up front by both.
 func CleanText(field, s string, max int, required bool) (string, error) {
 	s = strings.TrimSpace(s)
 	switch {
@@ -32,8 +36,11 @@ func CleanText(field, s string, max int, required bool) (string, error) {
 		return "", Errorf(EINVALID, "%s is longer than %d characters", field, max)
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+		switch {
+		case unicode.IsControl(r) && r != '\n' && r != '\t':
 			return "", Rejectf(EINVALID, CodeInvalidText, "%s contains the control character %U", field, r)
+		case unicode.Is(unicode.Bidi_Control, r):
+			return "", Rejectf(EINVALID, CodeInvalidText, "%s contains the bidirectional control %U, which would show the text in another order than it is stored", field, r)
 		}
 	}
 	return s, nil

@@ -28,7 +28,7 @@ var both = []string{export.JSONL, export.CSV}
 // hand (rows duplicated, deleted, added, swapped and reordered, files
 // truncated, meta.json and the log's heads, a log rewritten and re-signed
 // by its operator, the schedule's times), the edits that must not
-// matter, and edits of a witnessed checkpoint.
+// matter, edits of a witnessed checkpoint, and look-alike names.
 func catalogue() []tamper {
 	var cs []tamper
 	for _, spec := range export.Contract {
@@ -51,7 +51,8 @@ func catalogue() []tamper {
 	cs = append(cs, logCases()...)
 	cs = append(cs, claimCases()...)
 	cs = append(cs, harmless()...)
-	return append(cs, checkpointCases()...)
+	cs = append(cs, checkpointCases()...)
+	return append(cs, nameCases()...)
 }
 
 // firstSet is the first row whose column is set (else row 0); in the

@@ -187,7 +187,7 @@ var Contract = []TableSpec{
 	}},
 	{Name: "agents", Key: []string{"address"}, Columns: []Column{
 		col("address", Signed, tAgent, "every agent with a logged commit or profile is listed; others are registered agents' claims"),
-		opt(col("name", Signed, tText, checkProfile+"; the leaderboard's names follow it; no two agents' names are equal ignoring case and compatibility forms")),
+		opt(col("name", Signed, tText, checkProfile+"; the leaderboard's names follow it; no two agents' names, nor an agent's and a baseline's, are one ignoring case, compatibility forms and look-alike characters")),
 		col("kind", Claimed, tText, "display only (external, builtin, sim, llm, ensemble)"),
 		opt(col("organisation", Signed, tText, checkProfile)),
 		opt(col("model", Signed, tText, checkProfile)),

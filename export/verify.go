@@ -1287,7 +1287,8 @@ func (v *verifier) checkAgents() {
 			v.rep.Profiles++
 		}
 	}
-	names := map[string]string{} // name key → the row holding it
+	// The baselines' names are taken before any agent's.
+	names := forecast.BaselineNameSet()
 	for _, r := range t.rows {
 		if _, logged := v.profiles[r.s("address")]; !logged && r.s("profile_version") != "0" && r.ok("profile_version") {
 			v.claim(t, r, "profile_version", "the log holds no profile of the agent (0 for an unsigned one)")
@@ -1295,12 +1296,11 @@ func (v *verifier) checkAgents() {
 		if !r.has("name") {
 			continue
 		}
-		k := arena.NameKey(r.s("name"))
-		if other, dup := names[k]; dup {
-			v.claim(t, r, "name", "the name of %s too, ignoring case and compatibility forms", other)
+		if other, dup := names.Holder(r.s("name")); dup && other != r.s("address") {
+			v.claim(t, r, "name", "the name of %s too, or one it passes for (ignoring case, compatibility forms and look-alike characters)", other)
 			continue
 		}
-		names[k] = r.s("address")
+		names.Add(r.s("name"), r.s("address"))
 	}
 }
 

@@ -18,9 +18,40 @@ import (
 // arriving at the same moment can pass a cap by at most the number in
 // flight; they bound a flood, they are not an exact quota.
 type Admission struct {
-	Store             arena.AdmissionStore // nil: no caps
+	Store             arena.AdmissionStore // nil: no caps on agents
 	MaxAgentsPerRound int
 	MaxNewAgentsHour  int
+	// ProfileUpdatesPerDay caps each agent's signed profile updates, so
+	// that the log grows with forecasts, not with renames: that many at
+	// once, then one more every 24 h / that many (zero: no cap). Exact:
+	// it is applied in the transaction that stores the update.
+	ProfileUpdatesPerDay int
+}
+
+// spendProfileUpdate applies the cap on profile updates to one at now,
+// given how far ahead the agent's allowance is spent: each update spends
+// a day's share (24 h / ProfileUpdatesPerDay) from the later of now and
+// spent, and one that would spend it more than a day ahead is refused.
+// It returns how far ahead the allowance is spent with this update.
+func (a Admission) spendProfileUpdate(agent string, spent, now time.Time) (time.Time, error) {
+	if a.ProfileUpdatesPerDay <= 0 {
+		return spent, nil
+	}
+	const day = 24 * time.Hour
+	share := day / time.Duration(a.ProfileUpdatesPerDay)
+	next := now.Add(share)
+	if spent.After(now) {
+		next = spent.Add(share)
+	}
+	if over := next.Sub(now) - day; over > 0 {
+		wait := max(time.Second, over.Truncate(time.Second))
+		if wait < over {
+			wait += time.Second // whole seconds, as Retry-After counts them, never early
+		}
+		return spent, &RetryLater{Err: reject(CodeTooManyProfileUpdates, "agent %s has made the profile updates a day allows (%d at once, then one every %s); try again in %s",
+			agent, a.ProfileUpdatesPerDay, share, wait), After: wait}
+	}
+	return next, nil
 }
 
 func (a Admission) admit(ctx context.Context, roundID uint64, agent string, now time.Time) error {

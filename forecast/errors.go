@@ -55,18 +55,26 @@ import (
 // first commit does) apply as to submissions, in the table's order:
 //
 //	profile_name_invalid      invalid   name empty, longer than 40 characters, holding a character
-//	                                    a name may not (control, formatting, unassigned), or not in
-//	                                    normal form (NormalizeProfile: NFKC, spaces collapsed, trimmed)
+//	                                    a name may not (control, formatting, unassigned, newer than
+//	                                    Unicode 13.0, showing nothing, marks stacked), not in normal
+//	                                    form (NormalizeProfile: NFKC, spaces collapsed, trimmed),
+//	                                    mixing scripts other than as arena.NameScripts admits, or
+//	                                    address-like (arena.AddressLike); see arena.CheckName
 //	profile_text_invalid      invalid   organisation or model longer than 80 characters, description
 //	                                    longer than 280, a character they may not hold, or not in
 //	                                    normal form
 //	profile_homepage_invalid  invalid   homepage not an http or https URL with a host, with a user
-//	                                    name or password, with a space or control character, or
-//	                                    longer than 200 characters
-//	profile_name_taken        conflict  another agent or a baseline holds the name, ignoring case and
-//	                                    compatibility forms (NameKey)
+//	                                    name or password, with a space, control or formatting
+//	                                    character (a bidirectional control among them), or longer
+//	                                    than 200 characters
+//	profile_name_taken        conflict  another agent or a baseline holds the name or one it can pass
+//	                                    for: ignoring case, compatibility forms and look-alike
+//	                                    characters (arena.SameName)
 //	profile_version_invalid   conflict  version is not the agent's stored version + 1 (a replay, or an
 //	                                    update stored meanwhile)
+//	too_many_profile_updates  too_many  the agent has made the signed updates a day allows
+//	                                    (Admission.ProfileUpdatesPerDay: that many at once, then one
+//	                                    every 24 h / that many; a RetryLater with Retry-After)
 //
 // Round definition (operator side):
 //
@@ -152,6 +160,7 @@ const (
 	CodeProfileHomepageInvalid = "profile_homepage_invalid"
 	CodeProfileNameTaken       = arena.CodeProfileNameTaken
 	CodeProfileVersionInvalid  = arena.CodeProfileVersionInvalid
+	CodeTooManyProfileUpdates  = "too_many_profile_updates"
 )
 
 // Codes maps every rejection code to its error kind; it is the table above
@@ -206,6 +215,7 @@ var Codes = map[string]string{
 	CodeProfileHomepageInvalid: arena.EINVALID,
 	CodeProfileNameTaken:       arena.ECONFLICT,
 	CodeProfileVersionInvalid:  arena.ECONFLICT,
+	CodeTooManyProfileUpdates:  arena.ETOOMANY,
 }
 
 // reject builds the *arena.Error for code with the kind from Codes, so a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -13,8 +14,9 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-// Caps on a profile's fields, in characters. A name fits in 40 so that no
-// name can pass for a 42-character address.
+// Caps on a profile's fields, in characters. A name fits in 40, shorter
+// than a 42-character address (arena.AddressLike refuses the parts of
+// one).
 const (
 	MaxProfileName         = 40
 	MaxProfileOrganisation = 80
@@ -41,17 +43,23 @@ func NormalizeProfile(f ProfileFields) ProfileFields {
 }
 
 // CheckProfile checks a profile's fields in the order of the table in
-// Codes: a name of 1 to 40 characters; organisation, model (80) and
-// description (280) optional; each in normal form (NormalizeProfile)
-// without a control, formatting or unassigned character; the homepage
-// empty or an http(s) URL with a host and no credentials, at most 200
-// characters.
+// Codes: a name of 1 to 40 characters that arena.CheckName admits
+// (visible characters of Unicode 13.0, a common script mix, nothing
+// address-like); organisation, model (80) and description (280)
+// optional; each in normal form (NormalizeProfile) without a control,
+// formatting or unassigned character; the homepage empty or an http(s)
+// URL with a host and no credentials, at most 200 characters, of visible
+// characters only (no space, control or formatting character: a
+// bidirectional control would show the link reversed).
 func CheckProfile(f ProfileFields) error {
 	if f.Name == "" {
 		return reject(CodeProfileNameInvalid, "name is required")
 	}
 	if err := checkProfileText("name", f.Name, MaxProfileName, CodeProfileNameInvalid); err != nil {
 		return err
+	}
+	if err := arena.CheckName(f.Name); err != nil {
+		return reject(CodeProfileNameInvalid, "name %q %v", clip(f.Name), err)
 	}
 	for _, x := range []struct {
 		field, s string
@@ -96,8 +104,8 @@ func checkHomepage(s string) error {
 		return reject(CodeProfileHomepageInvalid, "homepage is not valid UTF-8")
 	case utf8.RuneCountInString(s) > MaxProfileHomepage:
 		return reject(CodeProfileHomepageInvalid, "homepage is longer than %d characters", MaxProfileHomepage)
-	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		return reject(CodeProfileHomepageInvalid, "homepage %q holds a space or a control character", clip(s))
+	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsGraphic(r) }):
+		return reject(CodeProfileHomepageInvalid, "homepage %q holds a space, a control or a formatting character", clip(s))
 	}
 	u, err := url.Parse(s)
 	switch {
@@ -117,19 +125,24 @@ func clip(s string) string {
 	return string([]rune(s)[:64]) + "…"
 }
 
-// reservedNames are the name keys of the baselines' ids and display
-// names: no agent may pass for a baseline.
-var reservedNames = func() map[string]string {
-	out := map[string]string{}
+// reservedNames are the baselines' ids and display names: no agent may
+// pass for a baseline.
+var reservedNames = BaselineNameSet()
+
+// BaselineNameSet is the set of the baselines' names and ids, each held
+// by its baseline: the names taken before any agent's.
+func BaselineNameSet() *arena.NameSet {
+	var out arena.NameSet
 	for id, name := range BaselineNames() {
-		out[arena.NameKey(id)], out[arena.NameKey(name)] = id, id
+		out.Add(id, id)
+		out.Add(name, id)
 	}
-	return out
-}()
+	return &out
+}
 
 func checkReserved(name string) error {
-	if id, ok := reservedNames[arena.NameKey(name)]; ok {
-		return reject(CodeProfileNameTaken, "the name %q is the %s baseline's", name, id)
+	if id, ok := reservedNames.Holder(name); ok {
+		return reject(CodeProfileNameTaken, "the name %q is the %s baseline's, or passes for it", name, id)
 	}
 	return nil
 }
@@ -160,7 +173,8 @@ func (s *Service) Profile(ctx context.Context, agent string) (ProfileJSON, error
 // logs it. It refuses, storing nothing, a profile that is not in normal
 // form or out of bounds, a signature that is not the agent's under this
 // arena's domain, a deadline past or more than 24 h ahead, a name another
-// agent or a baseline holds, and any version but the next.
+// agent or a baseline holds (or one that passes for it), any version but
+// the next, and an update past the agent's allowance of updates a day.
 func (s *Service) SetProfile(ctx context.Context, agent string, req ProfileRequest) (ProfileJSON, error) {
 	addr, err := ParseAddress(agent)
 	if err != nil {
@@ -199,16 +213,19 @@ func (s *Service) SetProfile(ctx context.Context, agent string, req ProfileReque
 	}
 	a := arena.AgentInfo{Address: addr.Hex(), Name: f.Name, Organisation: f.Organisation, Model: f.Model, Homepage: f.Homepage,
 		Description: f.Description, ProfileVersion: req.Version}
-	err = s.Store.SetProfile(ctx, a, leaf, func(cur *arena.AgentInfo) error {
+	err = s.Store.SetProfile(ctx, a, leaf, func(cur, next *arena.AgentInfo) error {
 		var stored uint64
+		var spent time.Time
 		if cur != nil {
-			stored, a.Kind = cur.ProfileVersion, cur.Kind
+			stored, spent, a.Kind = cur.ProfileVersion, cur.ProfileSpentUntil, cur.Kind
 		}
 		if req.Version != stored+1 {
 			return reject(CodeProfileVersionInvalid, "version %d: agent %s's profile is at version %d, so the next update is version %d",
 				req.Version, addr.Hex(), stored, stored+1)
 		}
-		return nil
+		until, err := s.Admission.spendProfileUpdate(addr.Hex(), spent, now)
+		next.ProfileSpentUntil = until
+		return err
 	})
 	if err != nil {
 		return ProfileJSON{}, err
@@ -225,7 +242,7 @@ func (s *Service) SetProfile(ctx context.Context, agent string, req ProfileReque
 
 // ProfileStore is what registering an agent needs of storage.
 type ProfileStore interface {
-	SetProfile(ctx context.Context, a arena.AgentInfo, leaf *arena.LogLeaf, check func(cur *arena.AgentInfo) error) error
+	SetProfile(ctx context.Context, a arena.AgentInfo, leaf *arena.LogLeaf, check func(cur, next *arena.AgentInfo) error) error
 }
 
 // errOwnProfile: the agent signed a profile of its own, which the
@@ -245,7 +262,7 @@ func RegisterAgent(ctx context.Context, st ProfileStore, a arena.AgentInfo) erro
 		return err
 	}
 	a.ProfileVersion = 0
-	err := st.SetProfile(ctx, a, nil, func(cur *arena.AgentInfo) error {
+	err := st.SetProfile(ctx, a, nil, func(cur, _ *arena.AgentInfo) error {
 		if cur != nil && cur.ProfileVersion > 0 {
 			return errOwnProfile
 		}

@@ -3,6 +3,7 @@ package forecast_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,15 @@ func TestCheckProfile(t *testing.T) {
 		{"no name", with(func(f *forecast.ProfileFields) { f.Name = "" }), forecast.CodeProfileNameInvalid},
 		{"41 characters", with(func(f *forecast.ProfileFields) { f.Name = strings.Repeat("é", 41) }), forecast.CodeProfileNameInvalid},
 		{"an address-long name", with(func(f *forecast.ProfileFields) { f.Name = "0x" + strings.Repeat("ab", 20) }), forecast.CodeProfileNameInvalid},
+		{"an address cut to 38 hex digits", with(func(f *forecast.ProfileFields) { f.Name = "0x71C7656EC7ab88b098defB751B7401B5f6d897" }), forecast.CodeProfileNameInvalid},
+		{"an address's hex digits without 0x", with(func(f *forecast.ProfileFields) { f.Name = "71C7656EC7ab88b098defB751B7401B5f6d8976F" }), forecast.CodeProfileNameInvalid},
+		{"Greek alpha among Latin letters", with(func(f *forecast.ProfileFields) { f.Name = "Αda" }), forecast.CodeProfileNameInvalid},
+		{"Cyrillic a among Latin letters", with(func(f *forecast.ProfileFields) { f.Name = "Аda" }), forecast.CodeProfileNameInvalid},
+		{"a character newer than the confusables data", with(func(f *forecast.ProfileFields) { f.Name = "\ua7c0la" }), forecast.CodeProfileNameInvalid},
+		{"Latin with Devanagari", with(func(f *forecast.ProfileFields) { f.Name = "GPT ठाकुर" }), ""},
+		{"organisation with a right-to-left override", with(func(f *forecast.ProfileFields) { f.Organisation = "Lab\u202e" }), forecast.CodeProfileTextInvalid},
+		{"description with a left-to-right mark", with(func(f *forecast.ProfileFields) { f.Description = "a\u200eb" }), forecast.CodeProfileTextInvalid},
+		{"model with a right-to-left isolate", with(func(f *forecast.ProfileFields) { f.Model = "m\u2067x\u2069" }), forecast.CodeProfileTextInvalid},
 		{"control character", with(func(f *forecast.ProfileFields) { f.Name = "a\x1b[31mb" }), forecast.CodeProfileNameInvalid},
 		{"newline", with(func(f *forecast.ProfileFields) { f.Name = "a\nb" }), forecast.CodeProfileNameInvalid},
 		{"right-to-left override", with(func(f *forecast.ProfileFields) { f.Name = "abc\u202edcba" }), forecast.CodeProfileNameInvalid},
@@ -59,6 +69,10 @@ func TestCheckProfile(t *testing.T) {
 		{"homepage with credentials", with(func(f *forecast.ProfileFields) { f.Homepage = "https://u:p@a.example" }), forecast.CodeProfileHomepageInvalid},
 		{"homepage with a space", with(func(f *forecast.ProfileFields) { f.Homepage = "https://a.example/a b" }), forecast.CodeProfileHomepageInvalid},
 		{"homepage with a quote-breaking control", with(func(f *forecast.ProfileFields) { f.Homepage = "https://a.example/\x00" }), forecast.CodeProfileHomepageInvalid},
+		{"homepage with a right-to-left override", with(func(f *forecast.ProfileFields) { f.Homepage = "https://a.example/\u202egnp.exe" }), forecast.CodeProfileHomepageInvalid},
+		{"homepage with a right-to-left mark", with(func(f *forecast.ProfileFields) { f.Homepage = "https://a.example/\u200f" }), forecast.CodeProfileHomepageInvalid},
+		{"homepage with an Arabic letter mark", with(func(f *forecast.ProfileFields) { f.Homepage = "https://a.example/\u061c" }), forecast.CodeProfileHomepageInvalid},
+		{"homepage with a zero-width space", with(func(f *forecast.ProfileFields) { f.Homepage = "https://a\u200b.example" }), forecast.CodeProfileHomepageInvalid},
 		{"homepage too long", with(func(f *forecast.ProfileFields) { f.Homepage = "https://a.example/" + strings.Repeat("a", 200) }), forecast.CodeProfileHomepageInvalid},
 	}
 	for _, c := range cases {
@@ -280,6 +294,110 @@ func TestProfileAdmission(t *testing.T) {
 		}
 		if _, err := e.set(t, agentKey("first"), forecast.ProfileFields{Name: "First again"}, 2); err != nil {
 			t.Fatalf("a known agent's update: %v", err)
+		}
+	})
+}
+
+// Look-alike names: of another agent's name, in another script or the
+// same one, and of the baselines' names; refused as taken or, when they
+// mix scripts, as invalid; and every refusal stores and logs nothing.
+func TestProfileLookAlikes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := newProfileEnv(t, db)
+		ada, bob := agentKey("ada"), agentKey("bob")
+		for i, name := range []string{"Cope", "lda"} {
+			if _, err := e.set(t, agentKey(fmt.Sprint("holder", i)), forecast.ProfileFields{Name: name}, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.set(t, ada, forecast.ProfileFields{Name: "Ada"}, 1); err != nil {
+			t.Fatal(err)
+		}
+		logged := len(e.logged(t))
+		for _, c := range []struct{ name, s, code string }{
+			{"Greek capital alpha", "Αda", forecast.CodeProfileNameInvalid},
+			{"Cyrillic capital a", "Аda", forecast.CodeProfileNameInvalid},
+			{"a Cyrillic word that reads as a Latin one", "Соре", forecast.CodeProfileNameTaken},
+			{"capital I for l", "Ida", forecast.CodeProfileNameTaken},
+			{"a baseline's name with a Cyrillic em", "Маrket (benchmark)", forecast.CodeProfileNameInvalid},
+			{"a baseline's name with a Cyrillic a", "Rаndom (uniform)", forecast.CodeProfileNameInvalid},
+			{"a baseline's name with rn for m", "Market (benchrnark)", forecast.CodeProfileNameTaken},
+			{"a baseline's id with rn for m", "rnarket", forecast.CodeProfileNameTaken},
+		} {
+			_, err := e.set(t, bob, forecast.ProfileFields{Name: c.s}, 1)
+			if arena.ErrorCode(err) != c.code {
+				t.Errorf("%s: %q: %v, want %s", c.name, c.s, err, c.code)
+			}
+			if p, _ := e.svc.Profile(ctx, bob.Address().Hex()); p.Version != 0 {
+				t.Errorf("%s: stored %+v", c.name, p)
+			}
+		}
+		if l := e.logged(t); len(l) != logged {
+			t.Fatalf("refused look-alikes logged %q", l[logged:])
+		}
+		// An agent may keep its own name in another case or form; a name
+		// that looks otherwise is free ("IDA" is not "lda").
+		if _, err := e.set(t, ada, forecast.ProfileFields{Name: "ADA"}, 2); err != nil {
+			t.Fatalf("an agent's own name in capitals: %v", err)
+		}
+		if _, err := e.set(t, bob, forecast.ProfileFields{Name: "IDA"}, 1); err != nil {
+			t.Fatalf("a name that looks otherwise: %v", err)
+		}
+	})
+}
+
+// The cap on profile updates: so many at once, then one every share of
+// a day; a refused update says when to retry, and stores and logs
+// nothing; each agent has its own allowance.
+func TestProfileUpdateCap(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := newProfileEnv(t, db)
+		e.svc.Admission = forecast.Admission{ProfileUpdatesPerDay: 4}
+		ada := agentKey("ada")
+		version := uint64(0)
+		update := func() error {
+			_, err := e.set(t, ada, forecast.ProfileFields{Name: fmt.Sprint("Ada ", version+1)}, version+1)
+			if err == nil {
+				version++
+			}
+			return err
+		}
+		refused := func(what string, after time.Duration) {
+			t.Helper()
+			logged := len(e.logged(t))
+			err := update()
+			var rl *forecast.RetryLater
+			if arena.ErrorCode(err) != forecast.CodeTooManyProfileUpdates || !errors.As(err, &rl) || rl.After != after {
+				t.Fatalf("%s: %v, want %s with Retry-After %s", what, err, forecast.CodeTooManyProfileUpdates, after)
+			}
+			if p, _ := e.svc.Profile(ctx, ada.Address().Hex()); p.Version != version || len(e.logged(t)) != logged {
+				t.Fatalf("%s: stored version %d (want %d), or logged", what, p.Version, version)
+			}
+		}
+		for range 4 {
+			if err := update(); err != nil {
+				t.Fatalf("update %d of 4 at once: %v", version+1, err)
+			}
+		}
+		refused("a fifth at once", 6*time.Hour)
+		e.clk.Set(t0.Add(6*time.Hour - 90*time.Second))
+		refused("a fifth 90 s early", 90*time.Second)
+		e.clk.Set(t0.Add(6 * time.Hour))
+		if err := update(); err != nil {
+			t.Fatalf("a fifth after 6 h: %v", err)
+		}
+		refused("a sixth at once", 6*time.Hour)
+		// A day later the whole allowance is back.
+		e.clk.Set(t0.Add(30 * time.Hour))
+		for range 4 {
+			if err := update(); err != nil {
+				t.Fatalf("update %d a day later: %v", version+1, err)
+			}
+		}
+		if _, err := e.set(t, agentKey("bob"), forecast.ProfileFields{Name: "Bob"}, 1); err != nil {
+			t.Fatalf("another agent: %v", err)
 		}
 	})
 }

@@ -125,8 +125,9 @@ func (a *App) build(ctx context.Context) error {
 		return err
 	}
 	a.Forecast = &forecast.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace,
-		Method:    ScoringMethod(o),
-		Admission: forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour}}
+		Method: ScoringMethod(o),
+		Admission: forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
+			ProfileUpdatesPerDay: o.ProfileUpdatesPerDay}}
 	a.Trading = &trading.Engine{Store: db, Lineup: d.Lineup, Now: d.Now, Logger: a.Logger}
 	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics}, a.Forecast)
 	if d.Panel != nil {

@@ -66,12 +66,13 @@ type Options struct {
 	OracleAutoMinScore     float64
 	OracleRequireUnanimous bool
 
-	RateIPPerMin        int
-	RateAgentPerMin     int
-	TrustedProxies      string
-	RateIPv6Prefix      int
-	MaxAgentsPerRound   int
-	MaxNewAgentsPerHour int
+	RateIPPerMin         int
+	RateAgentPerMin      int
+	TrustedProxies       string
+	RateIPv6Prefix       int
+	MaxAgentsPerRound    int
+	MaxNewAgentsPerHour  int
+	ProfileUpdatesPerDay int
 
 	LeaderboardMinForecasts       int
 	LeaderboardMaxPerOrganisation int
@@ -129,12 +130,13 @@ func Defaults() Options {
 		OracleAutoMinScore:     1.8,
 		OracleRequireUnanimous: true,
 
-		RateIPPerMin:        6000,
-		RateAgentPerMin:     600,
-		RateIPv6Prefix:      64,
-		MaxAgentsPerRound:   5000,
-		MaxNewAgentsPerHour: 1000,
-		ChainConfirmations:  1,
+		RateIPPerMin:         6000,
+		RateAgentPerMin:      600,
+		RateIPv6Prefix:       64,
+		MaxAgentsPerRound:    5000,
+		MaxNewAgentsPerHour:  1000,
+		ProfileUpdatesPerDay: 4,
+		ChainConfirmations:   1,
 
 		CheckpointInterval: 10 * time.Second,
 		ExportEvery:        24 * time.Hour,
@@ -244,6 +246,8 @@ var fields = []field{
 		func(o *Options) *string { return &o.Contract }),
 	integer("ARENA_MAX_AGENTS_PER_ROUND", "agents a forecast round admits (0: no cap)", func(o *Options) *int { return &o.MaxAgentsPerRound }),
 	integer("ARENA_MAX_NEW_AGENTS_PER_HOUR", "agents seen for the first time in an hour (0: no cap)", func(o *Options) *int { return &o.MaxNewAgentsPerHour }),
+	integer("ARENA_PROFILE_UPDATES_PER_DAY", "signed profile updates an agent may make a day: that many at once, then one every 24 h / that many (0: no cap)",
+		func(o *Options) *int { return &o.ProfileUpdatesPerDay }),
 	integer("ARENA_LEADERBOARD_MIN_FORECASTS", "resolved forecasts before an agent is ranked (below it, preliminary)",
 		func(o *Options) *int { return &o.LeaderboardMinForecasts }),
 	integer("ARENA_LEADERBOARD_MAX_PER_ORGANISATION", "agents the leaderboard shows per organisation (0: no limit)",
@@ -559,8 +563,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("leaderboard entry rules %d resolved forecasts, %d agents per organisation: must not be negative (0 turns a rule off)",
 			o.LeaderboardMinForecasts, o.LeaderboardMaxPerOrganisation))
 	}
-	if o.MaxAgentsPerRound < 0 || o.MaxNewAgentsPerHour < 0 {
-		errs = append(errs, fmt.Errorf("admission caps %d agents a round, %d new agents an hour: must not be negative (0 turns a cap off)", o.MaxAgentsPerRound, o.MaxNewAgentsPerHour))
+	if o.MaxAgentsPerRound < 0 || o.MaxNewAgentsPerHour < 0 || o.ProfileUpdatesPerDay < 0 {
+		errs = append(errs, fmt.Errorf("admission caps %d agents a round, %d new agents an hour, %d profile updates a day: must not be negative (0 turns a cap off)",
+			o.MaxAgentsPerRound, o.MaxNewAgentsPerHour, o.ProfileUpdatesPerDay))
 	}
 	if o.SyncEvery <= 0 {
 		errs = append(errs, fmt.Errorf("sync interval %s: must be positive", o.SyncEvery))

@@ -17,6 +17,12 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
+// migrationSteps are the parts of migrations that SQL cannot do, each run
+// right after its file, in the same transaction.
+var migrationSteps = map[string]func(ctx context.Context, d *DB, tx *sql.Tx) error{
+	"0785_agent_name_skeletons.sql": rekeyAgentNames,
+}
+
 // The few spots where the two engines' SQL differs.
 var placeholders = map[dialect]*strings.Replacer{
 	sqlite:   strings.NewReplacer("{{serial}}", "INTEGER PRIMARY KEY AUTOINCREMENT", "{{blob}}", "BLOB"),
@@ -74,6 +80,11 @@ func (d *DB) migrate(ctx context.Context, skip map[string]bool) error {
 			}
 			for _, stmt := range splitSQL(placeholders[d.dialect].Replace(string(body))) {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("store: migration %s: %w", base, err)
+				}
+			}
+			if step := migrationSteps[base]; step != nil {
+				if err := step(ctx, d, tx); err != nil {
 					return fmt.Errorf("store: migration %s: %w", base, err)
 				}
 			}

@@ -134,8 +134,9 @@ var apiOps = []apiOp{
 	{Method: "GET", Path: "/api/v1/agents/{address}/profile", Summary: "An agent's profile: display name, organisation, model, homepage, description, " +
 		"and its version (0 before the first signed update; the next update signs version + 1)", Response: forecast.ProfileJSON{}},
 	{Method: "POST", Path: "/api/v1/agents/{address}/profile", Summary: "Register or update the agent's profile, signed by the agent (EIP-712 Profile, " +
-		"see docs/protocol.md); 409 profile_name_taken when another agent holds the name (ignoring case and compatibility forms), " +
-		"409 profile_version_invalid unless version is the stored one + 1; logged in the tamper-evident log",
+		"see docs/protocol.md); 409 profile_name_taken when another agent or a baseline holds the name or one it passes for (ignoring case, " +
+		"compatibility forms and look-alike characters), 409 profile_version_invalid unless version is the stored one + 1, " +
+		"429 too_many_profile_updates with Retry-After past the agent's updates a day; logged in the tamper-evident log",
 		Body: forecast.ProfileRequest{}, Response: forecast.ProfileJSON{}},
 	{Method: "POST", Path: "/api/v1/rounds/{id}/commits", Summary: "Submit a signed commit; 409 round_full when the round admits no more agents (final for the round), " +
 		"429 too_many_new_agents or rate_limited with Retry-After", Body: forecast.CommitRequest{}, Response: forecast.SubmissionJSON{}, Status: 201},

@@ -156,7 +156,8 @@ func TestOracleReResolveRaceHTTP(t *testing.T) {
 // HTTP, on both engines: a market its source resolved is disputed with who
 // and why (listed, and the dead ends of flag and re-resolve now point to
 // it); refusals answer 4xx and store nothing; NUL and other control
-// characters in a reason or a name answer 400, never 500.
+// characters, and bidirectional controls, in a reason or a name answer
+// 400, never 500.
 func TestOracleDisputeAPI(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -184,6 +185,9 @@ func TestOracleDisputeAPI(t *testing.T) {
 			{"dispute of an unresolved market", dispute(open), "tok", `{"admin":"ann","reason":"wrong"}`, 409},
 			{"flag reason with a NUL", flag, "tok", `{"reason":"dis\u0000puted"}`, 400},
 			{"flag reason with a bell", flag, "tok", `{"reason":"dis\u0007puted"}`, 400},
+			{"dispute reason with a right-to-left override", dispute(up), "tok", `{"admin":"ann","reason":"the source \u202eenod\u202c wrong"}`, 400},
+			{"dispute admin with a right-to-left isolate", dispute(up), "tok", `{"admin":"\u2067nna\u2069","reason":"wrong"}`, 400},
+			{"flag reason with a right-to-left mark", flag, "tok", `{"reason":"dis\u200fputed"}`, 400},
 			{"flag of a market its source resolved", fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/flag", hs.URL, up), "tok", `{"reason":"wrong"}`, 409},
 			{"re-resolution of a market its source resolved", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"wrong","re_resolve":true,"revises":1}`, 409},
 			{"arbiter decision on an undisputed market", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"wrong"}`, 409},
@@ -191,6 +195,8 @@ func TestOracleDisputeAPI(t *testing.T) {
 			{"second dispute", dispute(up), "tok", `{"admin":"bob","reason":"again"}`, 409},
 			{"arbiter name with a NUL", decide(up), "tok", `{"decision":"NO","arbiter":"b\u0000ob","reason":"rules"}`, 400},
 			{"arbiter reason with a NUL", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"ru\u0000les"}`, 400},
+			{"arbiter name with a right-to-left override", decide(up), "tok", `{"decision":"NO","arbiter":"\u202ebob","reason":"rules"}`, 400},
+			{"arbiter reason with an Arabic letter mark", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"ru\u061cles"}`, 400},
 			{"arbiter decides the dispute", decide(up), "tok", `{"decision":"NO","arbiter":"bob","reason":"the rules say no"}`, 200},
 			{"dispute of an oracle resolution", dispute(up), "tok", `{"admin":"ann","reason":"again"}`, 409},
 		} {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +117,19 @@ func TestProfileAPI(t *testing.T) {
 				code: "deadline_too_far", status: 400},
 			{name: "another agent's name, in capitals", edit: fields(func(p *forecast.ProfileFields) { p.Name = "ADA" }), code: "profile_name_taken", status: 409},
 			{name: "a baseline's name", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Random (uniform)" }), code: "profile_name_taken", status: 409},
+			{name: "another agent's name with a Greek capital alpha", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Αda" }), code: "profile_name_invalid", status: 400},
+			{name: "another agent's name with a Cyrillic capital a", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Аda" }), code: "profile_name_invalid", status: 400},
+			{name: "a baseline's name with a Cyrillic capital em", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Маrket (benchmark)" }), code: "profile_name_invalid", status: 400},
+			{name: "a baseline's name with a Cyrillic a", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Rаndom (uniform)" }), code: "profile_name_invalid", status: 400},
+			{name: "a baseline's name with rn for m", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Market (benchrnark)" }), code: "profile_name_taken", status: 409},
+			{name: "another agent's name and a character that shows nothing", edit: fields(func(p *forecast.ProfileFields) { p.Name = "Ada\U0001D159" }),
+				code: "profile_name_invalid", status: 400},
+			{name: "another agent's address cut to 38 hex digits", edit: fields(func(p *forecast.ProfileFields) { p.Name = ada.Address().Hex()[:40] }),
+				code: "profile_name_invalid", status: 400},
+			{name: "a homepage shown reversed by a right-to-left override", edit: fields(func(p *forecast.ProfileFields) { p.Homepage = "https://bob.example/\u202egnp.exe" }),
+				code: "profile_homepage_invalid", status: 400},
+			{name: "an organisation with a right-to-left override", edit: fields(func(p *forecast.ProfileFields) { p.Organisation = "\u202ebaL" }),
+				code: "profile_text_invalid", status: 400},
 			{name: "version 2 first", edit: resign(bob, forecast.Domain{}, func(p *forecast.Profile) { p.Version = 2 }), code: "profile_version_invalid", status: 409},
 			{name: "version 0", edit: resign(bob, forecast.Domain{}, func(p *forecast.Profile) { p.Version = 0 }), code: "profile_version_invalid", status: 409},
 			{name: "ada's registration replayed", path: profilePath(ada), body: e.profileReq(ada, want, 1), code: "profile_version_invalid", status: 409},
@@ -175,6 +189,40 @@ func TestRateLimitProfile(t *testing.T) {
 		third := jsonBody(t, e.profileReq(k, forecast.ProfileFields{Name: "Limited 3"}, 3))
 		if rec := send(h, "POST", path, "192.0.2.4", third); rec.Code != 429 || !strings.Contains(rec.Body.String(), "this agent") {
 			t.Fatalf("fourth signed request: %d %s", rec.Code, rec.Body)
+		}
+	})
+}
+
+// The cap on profile updates over HTTP: past an agent's allowance an
+// update answers 429 too_many_profile_updates with Retry-After, and
+// stores and logs nothing; the allowance comes back with time.
+func TestProfileUpdateCapAPI(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clk := clock.New(time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
+		svc := &forecast.Service{Store: db, Logger: quiet, Now: clk.Now, Admission: forecast.Admission{ProfileUpdatesPerDay: 2}}
+		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
+		e := &env{t: t, db: db, svc: svc, now: svc.Now}
+		k := newKey("renamer")
+		post := func(version uint64) *httptest.ResponseRecorder {
+			return send(h, "POST", profilePath(k), "192.0.2.1", jsonBody(t, e.profileReq(k, forecast.ProfileFields{Name: fmt.Sprint("Renamer ", version)}, version)))
+		}
+		for v := range uint64(2) {
+			if rec := post(v + 1); rec.Code != 200 {
+				t.Fatalf("update %d: %d %s", v+1, rec.Code, rec.Body)
+			}
+		}
+		before := e.stored(k.Address())
+		rec := post(3)
+		if rec.Code != 429 || errorOf(t, rec.Body.Bytes()).Error.Code != "too_many_profile_updates" || rec.Header().Get("Retry-After") != "43200" {
+			t.Fatalf("a third update at once: %d %v %s", rec.Code, rec.Header(), rec.Body)
+		}
+		if after := e.stored(k.Address()); after != before {
+			t.Fatalf("a refused update changed the store:\n%s\n%s", before, after)
+		}
+		clk.Set(clk.Now().Add(12 * time.Hour))
+		if rec := post(3); rec.Code != 200 {
+			t.Fatalf("the third update 12 h later: %d %s", rec.Code, rec.Body)
 		}
 	})
 }

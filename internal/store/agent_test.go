@@ -1,0 +1,91 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/store"
+	"github.com/forecast-arena/arena/internal/store/storetest"
+)
+
+// A database whose agents' names were keyed before names were compared
+// by their look-alikes: the migration rekeys them, oldest agent first, so
+// the first of two look-alike names keeps it and the later one keeps its
+// name unreserved (no key) until it changes its profile, when the
+// earlier holder's name is refused to it; no new agent can take either.
+func TestMigrationRekeysNames(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			u := storetest.URL(t, engine)
+			db, err := store.Open(ctx, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			driver, dsn := "pgx", u
+			if p, ok := strings.CutPrefix(u, "sqlite:"); ok {
+				driver, dsn = "sqlite", "file:"+p
+			}
+			raw, err := sql.Open(driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Back to the schema before the migration, with the keys of
+			// then: NFKC and case folded, one per name.
+			for _, q := range []string{
+				`DROP INDEX agents_name_skeleton`,
+				`ALTER TABLE agents DROP COLUMN name_skeleton`,
+				`ALTER TABLE agents DROP COLUMN profile_spent_until`,
+				`DELETE FROM schema_migrations WHERE name = '0785_agent_name_skeletons.sql'`,
+				`INSERT INTO agents (address, name, name_key, created_at) VALUES ('0xB0', 'Bob', 'bob', 5), ('0xA1', 'Ada', 'ada', 10),
+					('0xA2', 'Аda', 'аda', 20), ('0xC1', 'Cope', 'cope', 30), ('0xC2', 'Соре', 'соре', 40), ('0xD0', '', NULL, 50)`,
+			} {
+				if _, err := raw.ExecContext(ctx, q); err != nil {
+					raw.Close()
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			raw.Close()
+			db, err = store.Open(ctx, u)
+			if err != nil {
+				t.Fatalf("migrating: %v", err)
+			}
+			defer db.Close()
+			as, err := db.Agents(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := map[string]string{}
+			for _, a := range as {
+				names[a.Address] = a.Name
+			}
+			if names["0xA2"] != "Аda" || names["0xC2"] != "Соре" || len(as) != 6 {
+				t.Fatalf("the migration changed names: %v", names)
+			}
+			for _, c := range []struct {
+				name, address, holder string
+			}{
+				{"ADA", "0xE1", "0xA1"},
+				{"Аda", "0xE1", "0xA1"},
+				{"соре", "0xE1", "0xC1"},
+				{"BOB", "0xE1", "0xB0"},
+				{"Аda", "0xA2", "0xA1"}, // the later look-alike, when it next changes its profile
+			} {
+				err := db.SetAgent(ctx, arena.AgentInfo{Address: c.address, Name: c.name})
+				if arena.ErrorCode(err) != arena.CodeProfileNameTaken || !strings.Contains(err.Error(), c.holder) {
+					t.Errorf("%s for %s: %v, want it taken by %s", c.name, c.address, err, c.holder)
+				}
+			}
+			if err := db.SetAgent(ctx, arena.AgentInfo{Address: "0xA2", Name: "Beth"}); err != nil {
+				t.Fatalf("the later look-alike renamed: %v", err)
+			}
+			if err := db.SetAgent(ctx, arena.AgentInfo{Address: "0xD0", Name: "Dora"}); err != nil {
+				t.Fatalf("the unnamed agent named: %v", err)
+			}
+		})
+	}
+}

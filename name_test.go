@@ -1,0 +1,154 @@
+package arena_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/forecast-arena/arena"
+)
+
+// Names that are one name: case, compatibility forms and look-alike
+// characters of other scripts or of the same script; and names that look
+// different enough to be two.
+func TestSameName(t *testing.T) {
+	cases := []struct {
+		name, a, b string
+		same       bool
+	}{
+		{"case", "Ada", "ADA", true},
+		{"full-width letters", "Ada", "Ａｄａ", true},
+		{"spaces collapsed", "Ada Lovelace", " Ada\u00a0 Lovelace ", true},
+		{"Greek capital alpha", "Ada", "Αda", true},
+		{"Cyrillic capital a", "Ada", "Аda", true},
+		{"Cyrillic a in a baseline's name", "Random (uniform)", "Rаndom (uniform)", true},
+		{"Cyrillic capital em in a baseline's name", "Market (benchmark)", "Маrket (benchmark)", true},
+		{"whole word in Cyrillic", "Cope", "Соре", true},
+		{"Cyrillic capital en, which folds apart from h", "Hello", "Нello", true},
+		{"rn for m", "Market (benchmark)", "Market (benchrnark)", true},
+		{"capital I for l", "lda", "Ida", true},
+		{"digit 0 for O", "Olga", "0lga", true},
+		{"digit 1 for l", "Agentl", "Agent1", true},
+		{"mathematical letters", "paypal", "𝔭𝒶ỿ𝕡𝕒ℓ", true},
+		{"another name", "Ada", "Bob", false},
+		{"an accent", "Ada", "Adà", false},
+		{"a letter more", "Ada", "Adda", false},
+		{"lowercase i is not l", "ida", "lda", false},
+	}
+	for _, c := range cases {
+		if got := arena.SameName(c.a, c.b); got != c.same {
+			t.Errorf("%s: SameName(%q, %q) = %v, want %v", c.name, c.a, c.b, got, c.same)
+		}
+		if got := arena.SameName(c.b, c.a); got != c.same {
+			t.Errorf("%s: not symmetric", c.name)
+		}
+	}
+	var set arena.NameSet
+	if _, ok := set.Holder("Ada"); ok {
+		t.Fatal("the empty set holds a name")
+	}
+	set.Add("Ada", "0xA")
+	set.Add("ADA", "0xB") // one with Ada: keeps its first holder
+	for _, n := range []string{"Ada", "ada", "Αda", "ADA"} {
+		if h, ok := set.Holder(n); !ok || h != "0xA" {
+			t.Errorf("holder of %q: %q %v, want 0xA", n, h, ok)
+		}
+	}
+	if h, ok := set.Holder("Bob"); ok {
+		t.Errorf("Bob is held by %s", h)
+	}
+}
+
+// The script mixes a name may use: one script (with digits, punctuation
+// and marks, which go with any), Latin with one other common script but
+// Cyrillic and Greek, and Latin with the East Asian mixes.
+func TestNameScripts(t *testing.T) {
+	cases := []struct {
+		name, s string
+		scripts string
+		ok      bool
+	}{
+		{"Latin", "Ada Lovelace 2", "Latin", true},
+		{"digits and punctuation only", "42 (7)", "", true},
+		{"Cyrillic alone", "Анна", "Cyrillic", true},
+		{"Greek alone", "Αλφα", "Greek", true},
+		{"Latin with an accent", "Zoë", "Latin", true},
+		{"Latin with Devanagari", "GPT ठाकुर", "Devanagari Latin", true},
+		{"Latin with Arabic", "Model عربي", "Arabic Latin", true},
+		{"Japanese with Latin", "GPT 予測エージェント です", "Han Hiragana Katakana Latin", true},
+		{"Korean with Han and Latin", "AI 예측 漢字", "Han Hangul Latin", true},
+		{"Chinese with Bopomofo", "預測 ㄅ", "Bopomofo Han", true},
+		{"Latin with Cyrillic", "Аda", "Cyrillic Latin", false},
+		{"Latin with Greek", "Αda", "Greek Latin", false},
+		{"Latin with Cherokee (not a recommended script)", "Ada Ꭺ", "Cherokee Latin", false},
+		{"Latin with two other scripts", "Ada ठा عر", "Arabic Devanagari Latin", false},
+		{"Hangul with Katakana", "예측 エ", "Hangul Katakana", false},
+		{"Cyrillic with Greek", "Анна Αλφα", "Cyrillic Greek", false},
+	}
+	for _, c := range cases {
+		scripts, ok := arena.NameScripts(c.s)
+		if got := strings.Join(scripts, " "); got != c.scripts || ok != c.ok {
+			t.Errorf("%s: NameScripts(%q) = %q %v, want %q %v", c.name, c.s, got, ok, c.scripts, c.ok)
+		}
+	}
+}
+
+// Names that could pass for an address or a part of one, look-alikes
+// counted; and names with digits that could not.
+func TestAddressLike(t *testing.T) {
+	addr := "0x71C7656EC7ab88b098defB751B7401B5f6d8976F"
+	cases := []struct {
+		name, s string
+		like    bool
+	}{
+		{"an address cut to 38 hex digits", addr[:40], true},
+		{"an address without 0x", addr[2:40], true},
+		{"a shortened address", "0x71C7…976F", true},
+		{"0x and 4 hex digits", "Bot 0xbeef", true},
+		{"capital O for 0", "Ox71C7656EC7ab88b098defB751B7401B5f6d89", true},
+		{"multiplication sign for x", "0×71C7 agent", true},
+		{"16 hex digits in a row", "deadbeefcafebabe", true},
+		{"16 digits in a row", "1234567890123456", true},
+		{"0x and 3 hex digits", "Bot 0xabc", false},
+		{"0x and a word", "0xAgent", false},
+		{"a date", "Claude 3.5 Sonnet 20241022", false},
+		{"15 hex digits", "deadbeefcafebab", false},
+		{"a plain name", "Ada Lovelace", false},
+		{"a word with x", "Oxford Forecasting", false},
+	}
+	for _, c := range cases {
+		if got := arena.AddressLike(c.s); got != c.like {
+			t.Errorf("%s: AddressLike(%q) = %v, want %v", c.name, c.s, got, c.like)
+		}
+	}
+}
+
+// CheckName: each rule with a name it refuses, and names it admits; the
+// names are in the normal form CheckProfile asks for.
+func TestCheckName(t *testing.T) {
+	cases := []struct {
+		name, s string
+		err     string // part of the error; "" admitted
+	}{
+		{"Latin", "Ada Lovelace", ""},
+		{"Japanese", "予測エージェント", ""},
+		{"a character of Unicode 14 (Latin capital Old Polish O)", "\ua7c0la", "newer than Unicode 13.0.0"},
+		{"Greek and Latin", "Αda", "mixes the scripts Greek, Latin"},
+		{"Cyrillic and Latin in a baseline's name", "Маrket (benchmark)", "mixes the scripts Cyrillic, Latin"},
+		{"an address cut short", "0x71C7656EC7ab88b098defB751B7401B5f6d897", "could pass for an address"},
+		{"a braille blank after a taken name", "Ada\u2800", "shows nothing"},
+		{"a musical null notehead after a taken name", "Ada\U0001D159", "shows nothing"},
+		{"a mark twice", "Ada\u0308\u0308", "one mark twice"},
+		{"five marks on a letter", "Ada\u0300\u0301\u0302\u0303\u0304", "more than 4 combining marks"},
+		{"four marks on a letter", "Ada\u0300\u0301\u0302\u0303", ""},
+		{"Devanagari with its vowel signs", "ठाकुर", ""},
+	}
+	for _, c := range cases {
+		err := arena.CheckName(c.s)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %q refused: %v", c.name, c.s, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %q: %v, want an error with %q", c.name, c.s, err, c.err)
+		}
+	}
+}
