@@ -244,7 +244,7 @@ var apiOps = []apiOp{
 		Desc: "The oracle's accuracy against human audits: markets an arbiter decided after escalation (the panel's answer against the arbiter's) and auto-resolved markets a human re-resolved; " +
 			"by architecture and by resolver, with Wilson 95% intervals.", Response: oracle.Accuracy{}},
 	{Method: "GET", Path: "/api/v1/oracle/resolutions/{market}", ID: "listOracleResolutions", Tag: tagOracle, Summary: "A market's oracle resolutions",
-		Desc: "A market's oracle resolutions, oldest first: evidence, votes, composite, policy, human decisions; 404 for a market the oracle has not resolved.",
+		Desc:     "A market's oracle resolutions, oldest first: evidence, votes, composite, policy, human decisions; 404 for a market the oracle has not resolved.",
 		Response: OracleResolutionsJSON{}, Fails: []int{404}},
 	{Method: "POST", Path: "/api/v1/admin/oracle/queue/{market}", ID: "decideOracleMarket", Tag: tagAdmin, Summary: "An arbiter's decision",
 		Desc: "An arbiter's decision on an escalated or disputed market, or a re-resolution with a reason (re-settles trading positions and re-scores forecast rounds that froze the market, in the same transaction); " +
@@ -307,14 +307,19 @@ var apiOps = []apiOp{
 		Desc: "The scoring method, its configuration and how to verify the arena.", Response: MethodologyJSON{}},
 }
 
-// pathParams describe the path parameters, by name.
-var pathParams = map[string]struct{ Desc, Example string }{
-	"id":      {"the resource's id, a positive integer", "1"},
-	"index":   {"the market's index in the round, from 0", "0"},
-	"market":  {"the market's arena id, a positive integer", "1"},
-	"file":    {"the table's name and format: {table}.csv or {table}.jsonl", "rounds.csv"},
-	"agent":   {"the agent's address (0x and 40 hex digits); an agent page also takes a baseline (random, market)", "0x0000000000000000000000000000000000000001"},
-	"address": {"the agent's address (0x and 40 hex digits)", "0x0000000000000000000000000000000000000001"},
+// pathParams describe the path parameters, by name. An integer one is
+// documented as such, so that a generated client takes a number; the
+// server still answers a value that is not one (400 or 404).
+var pathParams = map[string]struct {
+	Desc, Example string
+	Int           bool
+}{
+	"id":      {"the resource's id, a positive integer", "1", true},
+	"index":   {"the market's index in the round, from 0", "0", true},
+	"market":  {"the market's arena id, a positive integer", "1", true},
+	"file":    {"the table's name and format: {table}.csv or {table}.jsonl", "rounds.csv", false},
+	"agent":   {"the agent's address (0x and 40 hex digits); an agent page also takes a baseline (random, market)", "0x0000000000000000000000000000000000000001", false},
+	"address": {"the agent's address (0x and 40 hex digits)", "0x0000000000000000000000000000000000000001", false},
 }
 
 // apiOpIndex maps each route pattern ("METHOD /path") to its
@@ -480,8 +485,16 @@ func (s *Server) OpenAPI() map[string]any {
 		for _, seg := range strings.Split(op.Path, "/") {
 			if name, ok := strings.CutPrefix(seg, "{"); ok {
 				name = strings.TrimSuffix(name, "}")
-				params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": map[string]any{"type": "string"},
-					"description": pathParams[name].Desc, "example": pathParams[name].Example})
+				pp := pathParams[name]
+				var sc map[string]any
+				var example any = pp.Example
+				if pp.Int {
+					sc = map[string]any{"type": "integer", "format": "int64"}
+					example, _ = strconv.ParseInt(pp.Example, 10, 64)
+				} else {
+					sc = map[string]any{"type": "string"}
+				}
+				params = append(params, map[string]any{"name": name, "in": "path", "required": true, "schema": sc, "description": pp.Desc, "example": example})
 			}
 		}
 		for _, q := range op.Query {

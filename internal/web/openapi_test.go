@@ -166,6 +166,11 @@ func checkOperations(t *testing.T, name string, d *openapi3.T) {
 			if op.Summary == "" || len(op.Description) < len(op.Summary) {
 				t.Errorf("%s: summary %q, description %q", where, op.Summary, op.Description)
 			}
+			for _, p := range op.Parameters {
+				if p.Value.Description == "" || p.Value.Example == nil {
+					t.Errorf("%s: parameter %s has no description or example", where, p.Value.Name)
+				}
+			}
 			admin := strings.HasPrefix(path, "/api/v1/admin/")
 			switch {
 			case op.Security == nil:
