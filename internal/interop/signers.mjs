@@ -131,7 +131,9 @@ for (const [address, a] of agents) {
 }
 
 if (problems.length > 0) {
-  console.error(problems.join('\n'));
+  const shown = problems.slice(0, 20);
+  if (problems.length > shown.length) shown.push(`… and ${problems.length - shown.length} more`);
+  console.error(shown.join('\n'));
   process.exit(1);
 }
 const require = createRequire(import.meta.url);
