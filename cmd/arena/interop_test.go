@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,16 +102,7 @@ func TestInterop(t *testing.T) {
 	}
 	_, demoDir, _ := seed1Demo(t)
 	dir := t.TempDir()
-	keyFile := filepath.Join(demoDir, "arena.db.log.key")
-	key, err := tlog.LoadOrCreateKey(keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := savedOrigin(t, openStore(t, "sqlite:"+filepath.Join(demoDir, "arena.db")))
-	vkey, err := tlog.VerifierKey(origin, key.Public().(ed25519.PublicKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keyFile, vkey := demoLog(t, demoDir)
 	vkeyFile := filepath.Join(dir, "log.vkey")
 	write(t, vkeyFile, vkey+"\n")
 
@@ -122,7 +110,7 @@ func TestInterop(t *testing.T) {
 	// cosignature; without it the arena serves unwitnessed.
 	env := []string{"ARENA_LOG_KEY=" + keyFile, "ARENA_CHECKPOINT_INTERVAL=1s", "ARENA_RATE_IP_PER_MIN=0",
 		"ARENA_EXPORT_DIR=" + filepath.Join(dir, "exports"), "ARENA_EXPORT_EVERY=1h"}
-	omni := startOmniwitness(t, dir, origin, vkey)
+	omni := startOmniwitness(t, dir, vkey)
 	var policy string
 	if omni != nil {
 		policy = filepath.Join(dir, "policy")
@@ -131,19 +119,7 @@ func TestInterop(t *testing.T) {
 	}
 	srv := startServeEnv(t, env, "serve", "--addr", "127.0.0.1:0", "--no-sync", "--no-rounds", "--db", "sqlite:"+filepath.Join(demoDir, "arena.db"))
 	base := "http://" + srv.addr
-	get := func(t *testing.T, path string) []byte {
-		t.Helper()
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-		}
-		return b
-	}
+	get := func(t *testing.T, path string) []byte { t.Helper(); return getOK(t, base+path) }
 	// The served checkpoint, once it carries the omniwitness's
 	// cosignature when witnessed is set; false when it never did.
 	checkpoint := func(t *testing.T, witnessed bool) (tlog.Checkpoint, bool) {
@@ -187,7 +163,17 @@ func TestInterop(t *testing.T) {
 			interopMissing(t, "omniwitness or generate_keys not found in ARENA_INTEROP_BIN=%q", os.Getenv("ARENA_INTEROP_BIN"))
 		}
 		c, _ := checkpoint(t, true)
-		out, errOut, err := cli(t, nil, "verify", "--url", base, "--witness-policy", policy)
+		// serve publishes its export once a checkpoint is cosigned.
+		var (
+			out, errOut string
+			err         error
+		)
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+			out, errOut, err = cli(t, nil, "verify", "--url", base, "--witness-policy", policy)
+			if err == nil || !strings.Contains(err.Error(), "fetching the published export") || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil || !strings.Contains(out, "OK") {
 			t.Fatalf("verify --url with the omniwitness required (checkpoint of %d entries): %v\n%s%s", c.Size, err, out, errOut)
 		}
@@ -374,7 +360,7 @@ func generateWitnessKey(t *testing.T, generateKeys, dir, name string) witnessKey
 // the C2SP tlog-witness protocol, and with no distributor, bastion or
 // public configuration URL it sends nothing anywhere. It returns nil when
 // the omniwitness is not installed.
-func startOmniwitness(t *testing.T, dir, origin, vkey string) *omniwitness {
+func startOmniwitness(t *testing.T, dir, vkey string) *omniwitness {
 	t.Helper()
 	bin := filepath.Join(os.Getenv("ARENA_INTEROP_BIN"), "omniwitness")
 	gen := filepath.Join(os.Getenv("ARENA_INTEROP_BIN"), "generate_keys")
@@ -385,6 +371,7 @@ func startOmniwitness(t *testing.T, dir, origin, vkey string) *omniwitness {
 	}
 	k := generateWitnessKey(t, gen, dir, "omni.witness.test")
 	logs := filepath.Join(dir, "omniwitness-logs.yaml")
+	origin, _, _ := strings.Cut(vkey, "+") // a note key's name is the log's origin
 	write(t, logs, "Logs:\n  - Origin: "+origin+"\n    PublicKey: "+vkey+"\n    URL: http://127.0.0.1/\n")
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, "--listen", addr, "--metrics_listen", "", "--private_key_path", k.skeyFile,
