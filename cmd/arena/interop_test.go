@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -27,11 +28,11 @@ const interopDir = "../../internal/interop"
 // ARENA_REQUIRE_INTEROP=1 (set by .ci/run, which installs them all).
 func interopMissing(t *testing.T, format string, args ...any) {
 	t.Helper()
-	args = append(args, "")
+	what := fmt.Sprintf(format, args...)
 	if os.Getenv("ARENA_REQUIRE_INTEROP") == "1" {
-		t.Fatalf(format+"%s: ARENA_REQUIRE_INTEROP=1 requires it (.ci/run installs it)", args...)
+		t.Fatalf("%s: ARENA_REQUIRE_INTEROP=1 requires it (.ci/run installs it)", what)
 	}
-	t.Skipf(format+"%s: skipped (.ci/run installs the independent clients; docs/development.md)", args...)
+	t.Skipf("%s: skipped (.ci/run installs the independent clients; docs/development.md)", what)
 }
 
 // interopBin is the path of a Go or Debian client that .ci/run installs
@@ -194,15 +195,8 @@ func TestInterop(t *testing.T) {
 		// Requests first, so that the request metrics have series.
 		get(t, "/api/v1/domain")
 		get(t, "/api/v1/markets?limit=1")
-		metrics := filepath.Join(t.TempDir(), "metrics")
-		write(t, metrics, string(get(t, "/metrics")))
 		cmd := exec.Command(promtool, "check", "metrics")
-		f, err := os.Open(metrics)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		cmd.Stdin = f
+		cmd.Stdin = bytes.NewReader(get(t, "/metrics"))
 		if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
 			t.Fatalf("promtool check metrics: %v\n%s", err, out)
 		}
