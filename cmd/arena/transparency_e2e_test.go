@@ -32,16 +32,7 @@ func TestServeWithWitnesses(t *testing.T) {
 	}
 	demoDir, _ := playedDemo(t)
 	dir := filepath.Dir(demoDir)
-	keyFile := filepath.Join(demoDir, "arena.db.log.key")
-	key, err := tlog.LoadOrCreateKey(keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := savedOrigin(t, openStore(t, "sqlite:"+filepath.Join(demoDir, "arena.db")))
-	vkey, err := tlog.VerifierKey(origin, key.Public().(ed25519.PublicKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keyFile, vkey := demoLog(t, demoDir)
 	logs := filepath.Join(dir, "logs")
 	os.WriteFile(logs, []byte("log "+vkey+"\n"), 0o644)
 	type wit struct {
@@ -136,6 +127,23 @@ func TestServeWithWitnesses(t *testing.T) {
 	if err != nil || !strings.Contains(out, "OK") {
 		t.Fatalf("verify --url with the 2-of-2 policy: %v\n%s%s", err, out, errOut)
 	}
+}
+
+// demoLog is the log key file of the played demo in demoDir and the
+// note verifier key of the checkpoints it published.
+func demoLog(t *testing.T, demoDir string) (keyFile, vkey string) {
+	t.Helper()
+	keyFile = filepath.Join(demoDir, "arena.db.log.key")
+	key, err := tlog.LoadOrCreateKey(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := savedOrigin(t, openStore(t, "sqlite:"+filepath.Join(demoDir, "arena.db")))
+	vkey, err = tlog.VerifierKey(origin, key.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keyFile, vkey
 }
 
 // savedOrigin is the origin of the checkpoint the arena in db published

@@ -169,15 +169,22 @@ func TestOfflineServeWalkthrough(t *testing.T) {
 
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
+	if err := json.Unmarshal(getOK(t, url), v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+// getOK is the body of url's 200 answer.
+func getOK(t *testing.T, url string) []byte {
+	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
+	return b
 }

@@ -45,19 +45,25 @@ type (
 
 func init() {
 	apiOps = append(apiOps,
-		apiOp{Method: "GET", Path: "/api/v1/log/sth", Summary: "The tamper-evident log's latest signed tree head (ed25519 over size, RFC 6962 root and time)", Response: tlog.Head{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/sths", Summary: "Every tree head the server has signed, oldest first", Response: LogHeadsJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/entries", Summary: "Log entries [start, end), at most 1000: each leaf and its RFC 6962 leaf hash", Query: []apiParam{
-			qInt("start", 0, math.MaxInt64, "0", "0", "index of the first entry"),
-			qInt("end", 0, math.MaxInt64, "", "10", "index after the last entry (default: start + 1000)")},
+		apiOp{Method: "GET", Path: "/api/v1/log/sth", ID: "getLogHead", Tag: tagLog, Summary: "The latest signed tree head",
+			Desc: "The tamper-evident log's latest signed tree head: ed25519 over its size, RFC 6962 root and time.", Response: tlog.Head{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/sths", ID: "listLogHeads", Tag: tagLog, Summary: "Every signed tree head",
+			Desc: "Every tree head the server has signed, oldest first.", Response: LogHeadsJSON{}},
+		apiOp{Method: "GET", Path: "/api/v1/log/entries", ID: "listLogEntries", Tag: tagLog, Summary: "Log entries",
+			Desc: "Log entries [start, end), at most 1000: each leaf and its RFC 6962 leaf hash (a commit or reveal of a round not triggered yet by its hash alone); " +
+				"400 log_range for a range past the bound or reversed.", Query: []apiParam{
+				qInt("start", 0, math.MaxInt64, "0", "0", "index of the first entry"),
+				qInt("end", 0, math.MaxInt64, "", "10", "index after the last entry (default: start + 1000)")},
 			Response: LogEntriesJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/proof/inclusion", Summary: "Inclusion proof of entry index in the tree of tree_size", Query: []apiParam{
-			qInt("index", 0, math.MaxInt64, "", "0", "index of the entry").required(),
-			qInt("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a signed head's), above index").required()},
+		apiOp{Method: "GET", Path: "/api/v1/log/proof/inclusion", ID: "getInclusionProof", Tag: tagLog, Summary: "An inclusion proof",
+			Desc: "The RFC 6962 inclusion proof of entry index in the tree of tree_size; 400 unless index < tree_size ≤ the log's size.", Query: []apiParam{
+				qInt("index", 0, math.MaxInt64, "", "0", "index of the entry").required(),
+				qInt("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a signed head's), above index").required()},
 			Response: LogInclusionJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/proof/consistency", Summary: "Consistency proof between the trees of sizes first and second", Query: []apiParam{
-			qInt("first", 0, math.MaxInt64, "", "1", "size of the older tree").required(),
-			qInt("second", 0, math.MaxInt64, "", "1", "size of the newer tree, at least first").required()},
+		apiOp{Method: "GET", Path: "/api/v1/log/proof/consistency", ID: "getConsistencyProof", Tag: tagLog, Summary: "A consistency proof",
+			Desc: "The RFC 6962 consistency proof between the trees of sizes first and second; 400 unless first ≤ second ≤ the log's size.", Query: []apiParam{
+				qInt("first", 0, math.MaxInt64, "", "1", "size of the older tree").required(),
+				qInt("second", 0, math.MaxInt64, "", "1", "size of the newer tree, at least first").required()},
 			Response: LogConsistencyJSON{}},
 	)
 }

@@ -10,13 +10,16 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/store"
@@ -104,6 +107,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			if err := d.Validate(context.Background()); err != nil {
 				t.Errorf("%s: kin-openapi validate: %v", c.name, err)
 			}
+			checkOperations(t, c.name, d)
 			if c.name != "all" {
 				continue
 			}
@@ -124,6 +128,85 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkOperations checks what a client generator needs of every operation
+// of d: a unique operationId that is a method name, a defined tag, a
+// summary and a description, its security (the bearer scheme for admin
+// routes, none for the others), and the error answers every route gives
+// (400, 429, 500), an admin route gives (401, 403) and a route with a
+// body gives (413), each with the Error body; and servers to call.
+func checkOperations(t *testing.T, name string, d *openapi3.T) {
+	t.Helper()
+	if len(d.Servers) == 0 || d.Servers[0].URL == "" {
+		t.Errorf("%s: no servers", name)
+	}
+	tags := map[string]bool{}
+	for _, tg := range d.Tags {
+		if tg.Description == "" {
+			t.Errorf("%s: tag %s has no description", name, tg.Name)
+		}
+		tags[tg.Name] = true
+	}
+	ids := map[string]string{}
+	methodName := regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	for path, item := range d.Paths.Map() {
+		for method, op := range item.Operations() {
+			where := name + ": " + method + " " + path
+			if !methodName.MatchString(op.OperationID) {
+				t.Errorf("%s: operationId %q is not a method name", where, op.OperationID)
+			}
+			if other, ok := ids[op.OperationID]; ok {
+				t.Errorf("%s: operationId %q is %s's too", where, op.OperationID, other)
+			}
+			ids[op.OperationID] = where
+			if len(op.Tags) != 1 || !tags[op.Tags[0]] {
+				t.Errorf("%s: tags %v: want one of the document's tags", where, op.Tags)
+			}
+			if op.Summary == "" || len(op.Description) < len(op.Summary) {
+				t.Errorf("%s: summary %q, description %q", where, op.Summary, op.Description)
+			}
+			for _, p := range op.Parameters {
+				if p.Value.Description == "" || p.Value.Example == nil {
+					t.Errorf("%s: parameter %s has no description or example", where, p.Value.Name)
+				}
+			}
+			admin := strings.HasPrefix(path, "/api/v1/admin/")
+			switch {
+			case op.Security == nil:
+				t.Errorf("%s: no security", where)
+			case admin && (len(*op.Security) != 1 || (*op.Security)[0]["admin"] == nil):
+				t.Errorf("%s: security %v: want the admin bearer scheme", where, *op.Security)
+			case !admin && len(*op.Security) != 0:
+				t.Errorf("%s: security %v: want none", where, *op.Security)
+			}
+			want := []int{400, 429, 500}
+			if admin {
+				want = append(want, 401, 403)
+			}
+			if op.RequestBody != nil {
+				want = append(want, 413)
+			}
+			if op.Responses.Default() != nil {
+				t.Errorf("%s: a default response: list the errors instead", where)
+			}
+			for _, st := range want {
+				if op.Responses.Status(st) == nil {
+					t.Errorf("%s: no %d response", where, st)
+				}
+			}
+			for code, ref := range op.Responses.Map() {
+				st, _ := strconv.Atoi(code)
+				if st < 400 {
+					continue
+				}
+				mt := ref.Value.Content.Get("application/json")
+				if mt == nil || mt.Schema == nil || mt.Schema.Ref != "#/components/schemas/Error" {
+					t.Errorf("%s: the %d response has not the Error schema", where, st)
+				}
+			}
+		}
+	}
 }
 
 // A client that follows the OpenAPI document is answered, and one that
@@ -252,4 +335,136 @@ func TestQueryParametersFollowDocument(t *testing.T) {
 			t.Errorf("checked %d operations, want every documented one", checked)
 		}
 	})
+}
+
+// Every answer the server gives is one the document lists for the
+// operation, and every error has the Error body: each documented
+// operation is called with its examples, with malformed, unknown and
+// out-of-range path values, an undocumented parameter, bodies that are
+// empty, malformed, of unknown fields or too large, without the admin
+// token or with a wrong one, at an arena with no admin token, past a rate
+// limit, and over a closed database.
+func TestErrorResponsesDocumented(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.Open(t, "sqlite")
+	generate(t, db, 3, 2, 4)
+	eng, _ := generateCohorts(t, db, 2, 2)
+	key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := &tlog.Log{Store: db, Key: key}
+	if err := lg.Append(ctx, tlog.KindScore, 1); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
+	build := func(db *store.DB, token string, limits web.RateLimits) http.Handler {
+		p := web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: token, Forecasters: db, Oracle: &oracle.Service{Store: db, Logger: quiet},
+			Forecast: &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Rates: db, Limits: limits}
+		if db != p.Markets {
+			p.Trading = &trading.Engine{Store: db, Logger: quiet}
+		}
+		srv := web.Build(p)
+		srv.RegisterLog(&tlog.Log{Store: db, Key: key})
+		return srv.Handler()
+	}
+	full := build(db, "t", web.RateLimits{})
+	closedDB := storetest.Open(t, "sqlite")
+	closed := build(closedDB, "t", web.RateLimits{})
+	closedDB.Close()
+	rec := httptest.NewRecorder()
+	full.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
+	doc, err := openapi3.NewLoader().LoadFromData(rec.Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An arena that runs no track serves fewer routes, and its pages of a
+	// track answer 404.
+	bare := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet}).Handler()
+	rec = httptest.NewRecorder()
+	bare.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
+	bareDoc, err := openapi3.NewLoader().LoadFromData(rec.Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[int]int{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			name := method + " " + path
+			target := path
+			var params []string
+			for _, ref := range op.Parameters {
+				if p := ref.Value; p.In == "path" {
+					target = strings.Replace(target, "{"+p.Name+"}", fmt.Sprint(p.Example), 1)
+					params = append(params, p.Name)
+				}
+			}
+			call := func(h http.Handler, target, token, body string) {
+				t.Helper()
+				var req *http.Request
+				if op.RequestBody != nil {
+					req = httptest.NewRequest(method, target, strings.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+				} else {
+					req = httptest.NewRequest(method, target, nil)
+				}
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				statuses[rec.Code]++
+				if op.Responses.Status(rec.Code) == nil {
+					t.Errorf("%s: %s %s answers %d, which the document does not list: %s", name, method, target, rec.Code, clipped(rec.Body.String()))
+				}
+				if rec.Code < 400 {
+					return
+				}
+				var e struct {
+					Error struct{ Code, Message string } `json:"error"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+					t.Errorf("%s: %s %s: %d without the Error body: %s", name, method, target, rec.Code, clipped(rec.Body.String()))
+				}
+			}
+			bodies := []string{"{}"}
+			if op.RequestBody != nil {
+				bodies = append(bodies, "", "{", "[]", `{"nonsense":1}`, `{"reason":"`+strings.Repeat("x", web.MaxBodyBytes)+`"}`)
+			}
+			for _, b := range bodies {
+				call(full, target, "t", b)
+			}
+			for _, p := range params {
+				for _, v := range []string{"0", "-1", "x", "99999999", "0x12", strings.Repeat("9", 30)} {
+					call(full, strings.Replace(path, "{"+p+"}", v, 1), "t", "{}")
+				}
+			}
+			call(full, target+"?nonsense=1", "t", "{}")
+			call(full, target, "", "{}")
+			call(full, target, "wrong", "{}")
+			call(build(db, "", web.RateLimits{}), target, "t", "{}")
+			limited := build(db, "t", web.RateLimits{PerIP: arena.RateLimit{Burst: 1, PerSecond: 1e-6}})
+			call(limited, target, "t", "{}")
+			call(limited, target, "t", "{}")
+			call(closed, target, "t", "{}")
+			if bareDoc.Paths.Find(path) != nil && bareDoc.Paths.Find(path).GetOperation(method) != nil {
+				call(bare, target, "t", "{}")
+			}
+		}
+	}
+	// The calls reached every error status the document lists.
+	for _, st := range []int{400, 401, 403, 404, 409, 413, 429, 500} {
+		if statuses[st] == 0 {
+			t.Errorf("no call answered %d: %v", st, statuses)
+		}
+	}
+	t.Logf("answers by status: %v", statuses)
+}
+
+func clipped(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
