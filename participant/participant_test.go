@@ -14,12 +14,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/gofrs/flock"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -568,18 +568,14 @@ func TestStateLock(t *testing.T) {
 	if err := os.MkdirAll(c.StateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(c.StateDir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	l := flock.New(filepath.Join(c.StateDir, "lock"))
+	if err := l.Lock(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.RunOnce(context.Background()); err == nil || !strings.Contains(err.Error(), "another run") {
 		t.Fatalf("run under a held lock: %v", err)
 	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	f.Close()
+	l.Unlock()
 	run(t, c, participant.Report{Committed: 1})
 }
 

@@ -11,10 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/gofrs/flock"
 
 	"github.com/forecast-arena/arena/forecast"
 )
@@ -130,23 +129,46 @@ func (d stateDir) load(id uint64) (*roundState, bool, error) {
 	return &s, true, nil
 }
 
-// save writes the state durably: a synced temporary file renamed over the
-// old one (renameio), then the directory synced, so a crash leaves the old
-// state or the new, never part of one, and never loses the rename.
+// save writes the state durably: a synced temporary file in the same
+// directory renamed over the old one, then the directory synced where the
+// system allows it, so a crash leaves the old state or the new, never part
+// of one, and never loses the rename.
 func (d stateDir) save(s *roundState) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(d.path(s.RoundID), b, 0o600, renameio.WithTempDir(string(d))); err != nil {
+	if err := writeAtomic(string(d), d.path(s.RoundID), b); err != nil {
 		return fmt.Errorf("participant: save state: %w", err)
 	}
-	dir, err := os.Open(string(d))
+	return nil
+}
+
+// writeAtomic replaces path, in dir, with b: written to a temporary file
+// beside it, synced, renamed over path, and the rename made durable by
+// syncing dir (syncDir: a no-op where directories cannot be synced).
+func writeAtomic(dir, path string, b []byte) error {
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
 	if err != nil {
-		return fmt.Errorf("participant: save state: %w", err)
+		return err
 	}
-	defer dir.Close()
-	return dir.Sync()
+	tmp := f.Name()      // created readable by its owner only, as a salt must be
+	defer os.Remove(tmp) // gone after the rename; left behind by a failure otherwise
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
 }
 
 // pending lists rounds with unfinished work, oldest first. A file that
@@ -183,13 +205,13 @@ func (d stateDir) lock() (func(), error) {
 	if err := os.MkdirAll(string(d), 0o700); err != nil {
 		return nil, fmt.Errorf("participant: state dir: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(string(d), "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	l := flock.New(filepath.Join(string(d), "lock"))
+	ok, err := l.TryLock()
 	if err != nil {
 		return nil, fmt.Errorf("participant: lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("participant: another run holds %s", f.Name())
+	if !ok {
+		return nil, fmt.Errorf("participant: another run holds %s", l.Path())
 	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	return func() { l.Unlock() }, nil
 }
