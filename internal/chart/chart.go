@@ -73,6 +73,7 @@ type Line struct {
 	Refs          []Ref
 	// Background fills the chart (standalone files); empty is transparent.
 	Background string
+	narrow     bool
 }
 
 // Bars is a grouped bar chart: one group per label, one bar per series.
@@ -86,12 +87,49 @@ type Bars struct {
 	// Ref draws one dashed level per group (e.g. the uncertainty term).
 	Ref        *BarSeries
 	Background string
+	narrow     bool
 }
 
 // BarSeries is one value per group.
 type BarSeries struct {
 	Name   string
 	Values []float64
+}
+
+// NarrowWidth is the width of a chart drawn for a phone: at most the
+// content width of a 390 px screen, so its text is shown at full size.
+const NarrowWidth = 360
+
+// Narrow returns the chart drawn NarrowWidth wide for a phone, with the
+// same text sizes: a wide drawing scaled down to a phone's width shrinks
+// its 11-unit text to about 5 px. Its ID gets "-n" (ids stay unique on a
+// page that shows both) and its svg the class "chart narrow".
+func (c Line) Narrow() *Line {
+	c.ID, c.narrow = idOr(c.ID, "chart")+"-n", true
+	c.Width, c.Height = narrowSize(c.Width, c.Height, 720, 300)
+	return &c
+}
+
+// Narrow returns the bar chart drawn for a phone (see Line.Narrow).
+func (c Bars) Narrow() *Bars {
+	c.ID, c.narrow = idOr(c.ID, "bars")+"-n", true
+	c.Width, c.Height = narrowSize(c.Width, c.Height, 0, 380)
+	return &c
+}
+
+// narrowSize keeps a chart of explicit size in proportion, else takes a
+// phone-sized default height.
+func narrowSize(w, h, defW, defH float64) (float64, float64) {
+	if w == 0 {
+		w = defW
+	}
+	if w > 0 && w <= NarrowWidth {
+		return w, h
+	}
+	if w > 0 && h > 0 {
+		return NarrowWidth, math.Round(h * NarrowWidth / w)
+	}
+	return NarrowWidth, defH
 }
 
 // frame is the geometry shared by both chart kinds.
@@ -106,6 +144,7 @@ type frame struct {
 	axisSpace         float64 // below the plot: tick labels and axis label
 	legendRows        int
 	legendItemsPerRow int
+	narrow            bool
 }
 
 func (f *frame) printf(format string, args ...any) {
@@ -137,8 +176,12 @@ func (f *frame) legendLayout(names []string) {
 }
 
 func (f *frame) begin(title, desc, background string) {
-	f.printf(`<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-labelledby="%s-title %s-desc" font-family="system-ui, sans-serif" font-size="11">`+"\n",
-		num(f.W), num(f.H), num(f.W), num(f.H), f.id, f.id)
+	class := "chart"
+	if f.narrow {
+		class = "chart narrow"
+	}
+	f.printf(`<svg xmlns="http://www.w3.org/2000/svg" class="%s" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-labelledby="%s-title %s-desc" font-family="system-ui, sans-serif" font-size="11">`+"\n",
+		class, num(f.W), num(f.H), num(f.W), num(f.H), f.id, f.id)
 	f.printf("<title id=\"%s-title\">%s</title>\n<desc id=\"%s-desc\">%s</desc>\n", f.id, esc(title), f.id, esc(desc))
 	if background != "" {
 		f.printf(`<rect width="100%%" height="100%%" fill="%s"/>`+"\n", esc(background))
@@ -176,7 +219,7 @@ func (f *frame) legendItem(i int, name string, swatch func(x, y float64)) {
 
 // WriteSVG writes the chart.
 func (c *Line) WriteSVG(w io.Writer) error {
-	f := &frame{w: w, id: idOr(c.ID, "chart"), W: or(c.Width, 720), H: or(c.Height, 400), left: 64, right: 20, top: 32, bottom: 44}
+	f := &frame{w: w, id: idOr(c.ID, "chart"), W: or(c.Width, 720), H: or(c.Height, 400), left: 64, right: 20, top: 32, bottom: 44, narrow: c.narrow}
 	var names []string
 	for _, s := range c.Series {
 		names = append(names, s.Name)
@@ -208,8 +251,10 @@ func (c *Line) WriteSVG(w io.Writer) error {
 	if math.IsInf(xlo, 1) {
 		xlo, xhi, ylo, yhi = 0, 1, 0, 1
 	}
-	xt, xfmt := c.X.ticks(xlo, xhi)
-	yt, yfmt := c.Y.ticks(ylo, yhi)
+	// About one x tick per 90 units of plot width: a date-and-time label
+	// is ~70 units wide, so a narrow chart gets fewer ticks, not overlaps.
+	xt, xfmt := c.X.ticks(xlo, xhi, min(6, max(2, int((f.W-f.left-f.right)/90))))
+	yt, yfmt := c.Y.ticks(ylo, yhi, 6)
 	f.x0, f.x1 = domain(c.X, xt, xlo, xhi)
 	f.y0, f.y1 = domain(c.Y, yt, ylo, yhi)
 
@@ -289,7 +334,7 @@ func (c *Line) WriteSVG(w io.Writer) error {
 func (c *Bars) WriteSVG(w io.Writer) error {
 	groups := max(len(c.Groups), 1)
 	f := &frame{w: w, id: idOr(c.ID, "bars"), W: or(c.Width, math.Max(360, 96*float64(groups)+84)), H: or(c.Height, 380),
-		left: 64, right: 20, top: 32, bottom: 44}
+		left: 64, right: 20, top: 32, bottom: 44, narrow: c.narrow}
 	// Long group labels are set at an angle, with room reserved for them.
 	widest := 0
 	for _, g := range c.Groups {
@@ -323,7 +368,7 @@ func (c *Bars) WriteSVG(w io.Writer) error {
 		hi = lo + 1
 	}
 	ya := Axis{Label: c.YLabel}
-	yt, yfmt := ya.ticks(lo, hi)
+	yt, yfmt := ya.ticks(lo, hi, 6)
 	f.x0, f.x1 = 0, float64(groups)
 	f.y0, f.y1 = domain(ya, yt, lo, hi)
 	f.begin(c.Title, c.Desc, c.Background)
@@ -433,12 +478,13 @@ func domain(a Axis, ticks []float64, lo, hi float64) (float64, float64) {
 
 // ticks picks about five round tick values covering [lo, hi] and their
 // label format.
-func (a Axis) ticks(lo, hi float64) ([]float64, func(float64) string) {
+// ticks places at most about n ticks (n-1 steps) on the axis.
+func (a Axis) ticks(lo, hi float64, n int) ([]float64, func(float64) string) {
 	if a.Fixed {
 		lo, hi = a.Min, a.Max
 	}
 	if a.Time {
-		return timeTicks(lo, hi)
+		return timeTicks(lo, hi, n)
 	}
 	if hi <= lo {
 		d := math.Max(math.Abs(lo)*0.1, 1e-3)
@@ -447,7 +493,7 @@ func (a Axis) ticks(lo, hi float64) ([]float64, func(float64) string) {
 		}
 		lo, hi = lo-d, hi+d
 	}
-	step := niceStep((hi - lo) / 5)
+	step := niceStep((hi - lo) / float64(n-1))
 	if a.Integer {
 		step = math.Max(1, math.Round(step))
 	}
@@ -498,15 +544,15 @@ var timeSteps = []struct {
 	{365 * 24 * time.Hour, "2006"},
 }
 
-// timeTicks places ticks on UTC multiples of a round duration.
-func timeTicks(lo, hi float64) ([]float64, func(float64) string) {
+// timeTicks places at most n ticks on UTC multiples of a round duration.
+func timeTicks(lo, hi float64, n int) ([]float64, func(float64) string) {
 	if hi <= lo {
 		lo, hi = lo-1800, hi+1800
 	}
 	span := time.Duration((hi - lo) * float64(time.Second))
 	st := timeSteps[len(timeSteps)-1]
 	for _, s := range timeSteps {
-		if span/s.d <= 6 {
+		if span/s.d <= time.Duration(n) {
 			st = s
 			break
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,7 +219,7 @@ func TestTicks(t *testing.T) {
 		{Axis{Fixed: true, Min: 0, Max: 1}, 0.2, 0.4, "0 0.2 0.4 0.6 0.8 1.0"},
 		{Axis{}, 9500, 11200, "9500 10000 10500 11000 11500"},
 	} {
-		ts, format := c.a.ticks(c.lo, c.hi)
+		ts, format := c.a.ticks(c.lo, c.hi, 6)
 		var got []string
 		for _, v := range ts {
 			got = append(got, format(v))
@@ -228,7 +229,7 @@ func TestTicks(t *testing.T) {
 		}
 	}
 	t0 := float64(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix())
-	ts, format := Axis{Time: true}.ticks(t0+100, t0+7*24*3600)
+	ts, format := Axis{Time: true}.ticks(t0+100, t0+7*24*3600, 6)
 	if len(ts) < 3 || len(ts) > 8 || format(ts[0]) != "Mar 2" {
 		t.Errorf("time ticks over a week: %v (%s)", ts, format(ts[0]))
 	}
@@ -303,6 +304,59 @@ func TestLabelledPoints(t *testing.T) {
 		x, y := px+w.x/10*pw, py+(1-w.y)*ph
 		if math.Abs(pts[i].x-x) > 0.06 || math.Abs(pts[i].y-y) > 0.06 || pts[i].label != w.label {
 			t.Errorf("point %d at (%v, %v) %q, want (%v, %v) %q", i, pts[i].x, pts[i].y, pts[i].label, x, y, w.label)
+		}
+	}
+}
+
+// A chart drawn for a phone is NarrowWidth wide with the wide chart's text
+// sizes, keeps an explicit aspect ratio, has ids of its own, and puts its
+// time ticks at least a label's width apart.
+func TestNarrow(t *testing.T) {
+	t0 := float64(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix())
+	wide := &Line{ID: "price", Title: "Yes price", Desc: "d", X: Axis{Label: "time (UTC)", Time: true}, Y: Axis{Label: "p"},
+		Series: []Series{{Name: "a", X: []float64{t0, t0 + 2*24*3600}, Y: []float64{0.2, 0.7}}}}
+	for _, c := range []struct {
+		name string
+		ch   interface{ WriteSVG(io.Writer) error }
+		w, h string
+		id   string
+	}{
+		{"line", wide.Narrow(), "360", "324", "price-n"}, // 300 and a legend row
+		{"square", (&Line{ID: "rel", Title: "t", Desc: "d", Width: 420, Height: 400}).Narrow(), "360", "343", "rel-n"},
+		{"bars", (&Bars{ID: "murphy", Title: "t", Desc: "d", Width: 360, Groups: []string{"g"}, Series: []BarSeries{{Name: "x", Values: []float64{1}}}}).Narrow(), "360", "", "murphy-n"},
+	} {
+		var b bytes.Buffer
+		if err := c.ch.WriteSVG(&b); err != nil {
+			t.Fatal(err)
+		}
+		els := parse(t, b.Bytes())
+		accessible(t, c.name, b.Bytes(), els)
+		root := els[0].attrs
+		if root["class"] != "chart narrow" || root["width"] != c.w || (c.h != "" && root["height"] != c.h) || root["font-size"] != "11" {
+			t.Errorf("%s: narrow root %v, want class \"chart narrow\", %s×%s, font-size 11", c.name, root, c.w, c.h)
+		}
+		if !strings.Contains(b.String(), `id="`+c.id+`-title"`) {
+			t.Errorf("%s: narrow chart's ids do not start %q", c.name, c.id)
+		}
+	}
+	if wide.ID != "price" || wide.Width != 0 {
+		t.Errorf("Narrow changed the wide chart: %+v", wide)
+	}
+	var b bytes.Buffer
+	if err := wide.Narrow().WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	var xs []float64
+	for _, m := range regexp.MustCompile(`<text x="([-\d.]+)" y="[-\d.]+" text-anchor="middle">[A-Z][a-z]{2} \d`).FindAllStringSubmatch(b.String(), -1) {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		xs = append(xs, x)
+	}
+	if len(xs) < 2 {
+		t.Fatalf("narrow time axis has %d date ticks: %s", len(xs), b.String())
+	}
+	for i := 1; i < len(xs); i++ {
+		if xs[i]-xs[i-1] < 70 {
+			t.Errorf("narrow time ticks %v are closer than a label's width", xs)
 		}
 	}
 }

@@ -91,7 +91,40 @@ let i = 0;
 f.onload = () => {
   const d = f.contentDocument, e = d.documentElement;
   const heads = [...d.querySelectorAll("#leaderboard thead th")].filter(th => getComputedStyle(th).display !== "none").map(th => th.textContent.trim());
-  out.push({path: pages[i], scroll: e.scrollWidth, inner: f.contentWindow.innerWidth, heads: heads, dom: withDOM ? e.outerHTML : ""});
+  // The smallest chart text as drawn: its font size times the scale of its
+  // chart (shown width over viewBox width), over the charts on screen.
+  let minFont = 0;
+  for (const svg of d.querySelectorAll("svg.chart")) {
+    const r = svg.getBoundingClientRect();
+    if (r.width === 0) continue;
+    const scale = r.width / svg.viewBox.baseVal.width;
+    for (const t of svg.querySelectorAll("text")) {
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      if (minFont === 0 || px < minFont) minFont = px;
+    }
+  }
+  const widths = ["header", "main", "footer"].map(s => Math.round(d.querySelector(s).getBoundingClientRect().width));
+  // Words of table cells broken across lines (a word's range with more than
+  // one line box): a line may end at a space or after a hyphen, but not
+  // inside a word or a date; digests and addresses (code, .wrap) may break
+  // anywhere.
+  const broken = [];
+  for (const c of d.querySelectorAll("td, th")) {
+    if (c.closest("code, .wrap") || c.getBoundingClientRect().width === 0) continue;
+    const walk = d.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+    for (let n; (n = walk.nextNode()); ) {
+      for (const m of n.data.matchAll(/\d{4}-\d\d-\d\d|[^\s-]+/g)) {
+        if (m[0].length > 24) continue;
+        const rg = d.createRange();
+        rg.setStart(n, m.index); rg.setEnd(n, m.index + m[0].length);
+        const lines = new Set([...rg.getClientRects()].map(x => Math.round(x.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  // Boxes whose table is cut off and scrolls: each must show the scroll hint.
+  const unhinted = [...d.querySelectorAll("div.scroll")].filter(b => b.scrollWidth > b.clientWidth && !getComputedStyle(b).backgroundAttachment.includes("local")).length;
+  out.push({path: pages[i], scroll: e.scrollWidth, inner: f.contentWindow.innerWidth, heads: heads, minFont: minFont, widths: widths, broken: broken, unhinted: unhinted, dom: withDOM ? e.outerHTML : ""});
   if (++i < pages.length) { f.src = pages[i]; return; }
   const r = document.createElement("pre");
   r.id = "result"; r.textContent = JSON.stringify(out);
@@ -108,6 +141,11 @@ type measured struct {
 	Inner  int      `json:"inner"`
 	Heads  []string `json:"heads"`
 	DOM    string   `json:"dom"`
+	// MinFont is the smallest chart text in CSS px as shown, 0 without charts.
+	MinFont  float64  `json:"minFont"`
+	Widths   []int    `json:"widths"` // of header, main and footer
+	Broken   []string `json:"broken"` // words of table cells broken across lines
+	Unhinted int      `json:"unhinted"`
 }
 
 // Every kind of page of a finished demo (home, leaderboard, questions,
@@ -283,6 +321,21 @@ func TestDashboardInChromium(t *testing.T) {
 				g := got[i]
 				if g.Inner != w || g.Scroll > g.Inner {
 					t.Errorf("%s at %d px: page %d px wide in a %d px viewport", p.path, w, g.Scroll, g.Inner)
+				}
+				if g.MinFont != 0 && g.MinFont < 11 {
+					t.Errorf("%s at %d px: chart text drawn at %.1f px, want at least 11", p.path, w, g.MinFont)
+				}
+				if p.charts > 0 && g.MinFont == 0 {
+					t.Errorf("%s at %d px: no chart on screen", p.path, w)
+				}
+				if len(g.Widths) != 3 || g.Widths[0] != g.Widths[1] || g.Widths[1] != g.Widths[2] {
+					t.Errorf("%s at %d px: header, main and footer are %v px wide, want one width", p.path, w, g.Widths)
+				}
+				if len(g.Broken) > 0 {
+					t.Errorf("%s at %d px: words broken across lines in table cells: %q", p.path, w, g.Broken)
+				}
+				if g.Unhinted > 0 {
+					t.Errorf("%s at %d px: %d tables scroll without the scroll hint", p.path, w, g.Unhinted)
 				}
 				if p.name == "leaderboard" && !slices.Equal(g.Heads, []string{"#", "Agent", "Score [95% CI]", "Forecasts"}) {
 					t.Errorf("leaderboard at %d px shows the columns %q, want the short view's", w, g.Heads)

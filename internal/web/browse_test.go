@@ -286,8 +286,9 @@ func TestMarketPageShowsOnlyTriggeredForecasts(t *testing.T) {
 				t.Errorf("market page lacks %q", want)
 			}
 		}
-		if n := strings.Count(html, `<g class="pt"`); n != 3 {
-			t.Errorf("%d overlay points, want the forecast, the benchmark and the outcome", n)
+		// The chart comes twice, wide and narrow, each with every point.
+		if n := strings.Count(html, `<g class="pt"`); n != 6 || strings.Count(html, `<svg`) != 2 || !strings.Contains(html, `class="chart narrow"`) {
+			t.Errorf("%d overlay points in %d charts, want the forecast, the benchmark and the outcome in the wide and the narrow chart", n, strings.Count(html, `<svg`))
 		}
 
 		// Once round 2 is triggered, its forecasts are public.

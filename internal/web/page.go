@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -308,10 +309,16 @@ func executePage(t *template.Template, title, api string, v any) ([]byte, error)
 // pageCharts draws the SVG charts of a page from its view.
 func pageCharts(v any) (map[string]template.HTML, error) {
 	out := map[string]template.HTML{}
-	put := func(name string, write func(b *bytes.Buffer) error) error {
+	// Each chart is drawn twice, wide and for a phone (the stylesheet shows
+	// one by the screen's width), so its text is never scaled below its
+	// drawn size of 11 px.
+	put := func(name string, wide, narrow interface{ WriteSVG(io.Writer) error }) error {
 		var b bytes.Buffer
-		if err := write(&b); err != nil {
+		if err := wide.WriteSVG(&b); err != nil {
 			return fmt.Errorf("web: chart %s: %w", name, err)
+		}
+		if err := narrow.WriteSVG(&b); err != nil {
+			return fmt.Errorf("web: chart %s (narrow): %w", name, err)
 		}
 		out[name] = template.HTML(b.String()) // the chart package escapes every text it writes
 		return nil
@@ -340,7 +347,7 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 		}
 		alpha.Series = []chart.Series{s}
 		alpha.Refs = []chart.Ref{{X0: 1, X1: float64(max(k, 1)), Label: "alpha = 0: as good as the market"}}
-		if err := put("alpha", func(b *bytes.Buffer) error { return alpha.WriteSVG(b) }); err != nil {
+		if err := put("alpha", alpha, alpha.Narrow()); err != nil {
 			return nil, err
 		}
 		if m := x.Murphy; m != nil {
@@ -348,7 +355,7 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 				Desc:   "REL (miscalibration, lower is better) and RES (resolution, higher is better); UNC as a dashed level. Brier = UNC + REL − RES.",
 				Series: []chart.BarSeries{{Name: "REL (miscalibration)", Values: []float64{m.REL}}, {Name: "RES (resolution)", Values: []float64{m.RES}}},
 				Ref:    &chart.BarSeries{Name: "UNC (uncertainty)", Values: []float64{m.UNC}}}
-			if err := put("murphy", func(b *bytes.Buffer) error { return bars.WriteSVG(b) }); err != nil {
+			if err := put("murphy", bars, bars.Narrow()); err != nil {
 				return nil, err
 			}
 		}
@@ -361,12 +368,12 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 			rs.X, rs.Y = append(rs.X, b.PLo, b.PHi), append(rs.Y, b.Recal, b.Recal)
 		}
 		rel.Series = []chart.Series{rs}
-		if err := put("reliability", func(b *bytes.Buffer) error { return rel.WriteSVG(b) }); err != nil {
+		if err := put("reliability", rel, rel.Narrow()); err != nil {
 			return nil, err
 		}
 	case MarketPageJSON:
 		c := marketChart(x)
-		if err := put("price", func(b *bytes.Buffer) error { return c.WriteSVG(b) }); err != nil {
+		if err := put("price", c, c.Narrow()); err != nil {
 			return nil, err
 		}
 	case ComparePageJSON:
@@ -374,7 +381,7 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 			return out, nil
 		}
 		for _, c := range compareCharts(x) {
-			if err := put(c.ID, func(b *bytes.Buffer) error { return c.WriteSVG(b) }); err != nil {
+			if err := put(c.ID, c, c.Narrow()); err != nil {
 				return nil, err
 			}
 		}
@@ -392,7 +399,7 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 			}
 			c.Series = append(c.Series, s)
 		}
-		if err := put("portfolio", func(b *bytes.Buffer) error { return c.WriteSVG(b) }); err != nil {
+		if err := put("portfolio", c, c.Narrow()); err != nil {
 			return nil, err
 		}
 	}
