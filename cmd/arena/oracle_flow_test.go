@@ -586,6 +586,16 @@ func TestOracleFlagFlow(t *testing.T) {
 		if got := flag(m.ID, "tok", `{"reason":"late"}`); got != 409 {
 			t.Fatalf("flag of a resolved market: %d", got)
 		}
+		// The oracle page lists the flagged market with its question and
+		// the outcome the oracle gave it.
+		var page web.OraclePageJSON
+		if getJSON(t, api.URL+"/api/v1/pages/oracle", &page); len(page.Flags) != 1 ||
+			page.Flags[0].MarketID != m.ID || page.Flags[0].Question != m.Question || page.Flags[0].Resolution != arena.No {
+			t.Fatalf("oracle page's flags: %+v", page.Flags)
+		}
+		if html := string(getOK(t, api.URL+"/oracle")); !strings.Contains(html, `<td class="l">Will flagme happen?</td>`) || !strings.Contains(html, `<td class="l">No</td></tr>`) {
+			t.Errorf("oracle page's flag row lacks the question or the outcome")
+		}
 		sr, err = eng.Settle(ctx, run.Add(3*time.Hour), trading.PolicyOracle)
 		if err != nil || len(sr.Markets) != 1 || sr.Markets[0].Resolution != arena.No {
 			t.Fatalf("settle after the oracle: %+v %v", sr, err)

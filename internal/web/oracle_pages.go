@@ -24,9 +24,17 @@ func (s *Server) registerOraclePages() {
 // flagged and disputed markets, and the accuracy against human audits.
 type OraclePageJSON struct {
 	Queue    []OracleQueueRowJSON  `json:"queue"`
-	Flags    []arena.OracleFlag    `json:"flags"`
+	Flags    []OracleFlagRowJSON   `json:"flags"`
 	Disputes []arena.OracleDispute `json:"disputes"`
 	Accuracy oracle.Accuracy       `json:"accuracy"`
+}
+
+// OracleFlagRowJSON is a market an admin flagged for the oracle, with its
+// question and, once decided, its outcome (empty while it waits).
+type OracleFlagRowJSON struct {
+	arena.OracleFlag
+	Question   string `json:"question"`
+	Resolution string `json:"resolution"`
 }
 
 // OracleQueueRowJSON is one escalated market: the panel's answer, the
@@ -59,8 +67,24 @@ func (s *Server) oracleView(r *http.Request) (any, error) {
 		}
 		v.Queue = append(v.Queue, row)
 	}
-	if v.Flags, err = s.oracle.Flags(r.Context()); err != nil {
+	flags, err := s.oracle.Flags(r.Context())
+	if err != nil {
 		return nil, err
+	}
+	ids := make([]int64, len(flags))
+	for i, f := range flags {
+		ids[i] = f.MarketID
+	}
+	ms, err := s.Markets.MarketsByID(r.Context(), ids)
+	if err != nil {
+		return nil, err
+	}
+	v.Flags = make([]OracleFlagRowJSON, len(flags))
+	for i, f := range flags {
+		v.Flags[i].OracleFlag = f
+		if m := ms[f.MarketID]; m != nil {
+			v.Flags[i].Question, v.Flags[i].Resolution = m.Question, m.Resolution
+		}
 	}
 	if v.Disputes, err = s.oracle.Disputes(r.Context()); err != nil {
 		return nil, err
