@@ -347,39 +347,8 @@ func AnalyzeTable(t *score.Table, m Method, logger *slog.Logger) (*Scored, error
 	if err != nil {
 		return nil, fmt.Errorf("forecast: analyze: %w", err)
 	}
-	obs := make([]score.FEObs, 0, t.Len())
-	seen := map[string]bool{}
-	var est []string
-	for i := range t.Len() {
-		r := t.Row(i)
-		q := r.Round + "/" + r.Market
-		d := r.Forecast - r.Outcome
-		obs = append(obs, score.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: d * d})
-		if !slices.Contains(est, r.Agent) {
-			est = append(est, r.Agent)
-		}
-		if r.HasBenchmark && !seen[q] {
-			seen[q] = true
-			b := r.Benchmark - r.Outcome
-			obs = append(obs, score.FEObs{Agent: MarketAgent, Question: q, Stratum: r.Round, Brier: b * b})
-		}
-	}
-	if len(seen) == 0 {
-		est = nil
-	}
-	contenders := []string{}
-	for _, x := range res {
-		if x.N >= m.MinForecasts {
-			contenders = append(contenders, x.Agent)
-		}
-	}
 	out := &Scored{Results: res, Peers: map[string]score.Peer{}}
-	boot := m.Bootstrap
-	if boot == 0 {
-		boot = -1 // FEOptions: negative skips the bootstrap
-	}
-	adj, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: boot, Seed: m.Seed, Level: m.Level,
-		Contenders: contenders, TopShare: m.TopShare, PairsWithBest: true})
+	adj, obs, err := Adjusted(t, res, m, nil)
 	if err == nil {
 		out.Adjusted = adj
 	} else {
@@ -390,6 +359,48 @@ func AnalyzeTable(t *score.Table, m Method, logger *slog.Logger) (*Scored, error
 	}
 	Order(out.Results, out.Adjusted, m)
 	return out, nil
+}
+
+// Adjusted is the difficulty-adjusted leaderboard of t, the one the
+// dashboard, `arena report leaderboard --adjusted` and the export
+// verifier show: a question is a (round, market), its bootstrap stratum
+// the round, b_ij the agent's squared error on it; the market baseline
+// joins beside the agents when benchmarks are present. The estimation
+// set is est, or by default every agent of t (none without benchmarks,
+// when the fit needs no anchor). The agents of res with at least
+// m.MinForecasts forecasts compete for the bootstrap's places; the paired
+// tests are the best one's against every other. It also returns the
+// observations it fitted (peer scores use them).
+func Adjusted(t *score.Table, res []score.AgentResult, m Method, est []string) (*score.FEResult, []score.FEObs, error) {
+	obs := make([]score.FEObs, 0, t.Len())
+	seen := map[string]bool{}
+	for i := range t.Len() {
+		r := t.Row(i)
+		q := r.Round + "\x00" + r.Market // ids may hold any character but NUL
+		d := r.Forecast - r.Outcome
+		obs = append(obs, score.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: d * d})
+		if r.HasBenchmark && !seen[q] {
+			seen[q] = true
+			b := r.Benchmark - r.Outcome
+			obs = append(obs, score.FEObs{Agent: MarketAgent, Question: q, Stratum: r.Round, Brier: b * b})
+		}
+	}
+	if est == nil && len(seen) > 0 {
+		est = slices.Clone(t.Agents.Names)
+	}
+	contenders := []string{}
+	for _, x := range res {
+		if x.N >= m.MinForecasts {
+			contenders = append(contenders, x.Agent)
+		}
+	}
+	boot := m.Bootstrap
+	if boot == 0 {
+		boot = -1 // FEOptions: negative skips the bootstrap
+	}
+	adj, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: boot, Seed: m.Seed, Level: m.Level,
+		Contenders: contenders, TopShare: m.TopShare, PairsWithBest: true})
+	return adj, obs, err
 }
 
 // CompareForecasts orders scored forecasts by round, agent and market:

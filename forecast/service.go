@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/score"
 )
 
 // Store is what the service needs of storage.
@@ -36,10 +37,11 @@ const OutcomeUnresolved int8 = -2
 // lie and still serve as the benchmark.
 const BenchmarkTolerance = 300 * time.Second
 
-// Baseline agents scored in every round.
+// Baseline agents scored in every round. The market baseline is the one
+// the scoring package adds to every analysis, under the same name.
 const (
 	RandomAgent = "random"
-	MarketAgent = "market"
+	MarketAgent = score.MarketAgent
 )
 
 // Service runs the forecast track: rounds, submissions, benchmarks,

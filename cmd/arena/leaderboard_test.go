@@ -16,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/score"
 )
 
 // The CLI, the JSON API and the HTML page render one leaderboard: on the
@@ -66,6 +67,27 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 	var fromCLI []string
 	for _, r := range board.Rows {
 		fromCLI = append(fromCLI, line(r.Rank, r.Agent, r.TieGroup))
+	}
+
+	// The difficulty-adjusted figures: `report leaderboard --adjusted`
+	// gives every agent the Adjusted Brier and interval the board shows.
+	out, _, err = cli(t, nil, "report", "leaderboard", "--adjusted", "--db", dbURL, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adj score.FEResult
+	if err := json.Unmarshal([]byte(out), &adj); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	fe := map[string]score.FEAgent{}
+	for _, a := range adj.Agents {
+		fe[a.Agent] = a
+	}
+	for _, r := range api.Rows {
+		a, ok := fe[r.Agent]
+		if !ok || r.Adjusted == nil || r.AdjustedCILo == nil || *r.Adjusted != a.Adjusted || *r.AdjustedCILo != a.CILo.V || *r.AdjustedCIHi != a.CIHi.V {
+			t.Errorf("%s: board adjusted %v [%v, %v], report --adjusted %+v", r.Agent, r.Adjusted, r.AdjustedCILo, r.AdjustedCIHi, a)
+		}
 	}
 
 	rowRe := regexp.MustCompile(`(?s)<tr[^>]*>\s*<td>(\d+|–)</td>\s*<td class="l agent"><a href="/agents/([^"]+)".*?<td class="x tie">(\d+|–)</td>`)

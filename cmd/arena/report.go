@@ -204,13 +204,13 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	if err := si.load(ctx, env); err != nil {
 		return quiet(err)
 	}
-	if *adjusted {
-		return adjustedLeaderboard(env, si, *boot, *seed, *estimation)
-	}
 	m := si.method
 	m.Bins, m.Bootstrap, m.Seed = *si.bins, *boot, *seed
 	if err := m.Validate(); err != nil {
 		return err
+	}
+	if *adjusted {
+		return adjustedLeaderboard(env, si, m, *estimation)
 	}
 	scored, err := forecast.AnalyzeTable(si.table, m, newLogger(env, "warn"))
 	if err != nil {
@@ -305,43 +305,25 @@ func writeBoard(w io.Writer, b forecast.Board, all bool) error {
 	return nil
 }
 
-// adjustedLeaderboard is the difficulty-adjusted leaderboard on score-file rows: a question is a (round, market),
-// its bootstrap stratum the round (score-file rows carry no source kind), b_ij the
-// agent's squared error on it. The market baseline joins as an agent
-// outside the estimation set when benchmarks are present.
-func adjustedLeaderboard(env *Env, si *scoreInput, boot int, seed uint64, estimation string) error {
+// adjustedLeaderboard prints the difficulty-adjusted leaderboard of the
+// score-file rows, the dashboard's (forecast.Adjusted) with method m.
+func adjustedLeaderboard(env *Env, si *scoreInput, m forecast.Method, estimation string) error {
 	src, t, format := si.src, si.table, *si.format
 	if format == "svg" {
 		return arena.Errorf(arena.EINVALID, "--adjusted has no svg format")
 	}
 	// Validate as 'arena score' does (conflicts, duplicates).
-	if _, err := analyzeTable(src, t, score.Options{}); err != nil {
+	results, err := analyzeTable(src, t, score.Options{})
+	if err != nil {
 		return err
 	}
-	obs := make([]score.FEObs, 0, t.Len())
-	seenMkt := map[string]bool{}
 	var est []string
 	if estimation != "" {
 		for _, e := range strings.Split(estimation, ",") {
 			est = append(est, strings.TrimSpace(e))
 		}
 	}
-	for i := range t.Len() {
-		r := t.Row(i)
-		q := r.Round + "\x00" + r.Market
-		obs = append(obs, score.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: (r.Forecast - r.Outcome) * (r.Forecast - r.Outcome)})
-		if r.HasBenchmark && !seenMkt[q] {
-			seenMkt[q] = true
-			obs = append(obs, score.FEObs{Agent: score.MarketAgent, Question: q, Stratum: r.Round, Brier: (r.Benchmark - r.Outcome) * (r.Benchmark - r.Outcome)})
-		}
-	}
-	if est == nil && len(seenMkt) > 0 {
-		est = slices.Clone(t.Agents.Names)
-	}
-	if boot == 0 {
-		boot = -1 // FEOptions: negative skips the bootstrap
-	}
-	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: boot, Seed: seed})
+	res, _, err := forecast.Adjusted(t, results, m, est)
 	if err != nil {
 		return arena.Errorf(arena.EINVALID, "%s: %w", src, err)
 	}
