@@ -44,6 +44,35 @@ type Cohort struct {
 	CompletedAt time.Time
 }
 
+// WeekStart is the start of t's trading week: the Sunday 00:00 UTC on or
+// before t. Cohorts, the weekly jobs and the dashboard's weeks all use it.
+func WeekStart(t time.Time) time.Time {
+	u := t.UTC()
+	day := time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
+	return day.AddDate(0, 0, -int(day.Weekday()))
+}
+
+// Validate checks a new cohort: it starts on a week start, with positive
+// cash and a lineup of distinct, named agents.
+func (c *Cohort) Validate() error {
+	switch {
+	case !c.WeekStart.Equal(WeekStart(c.WeekStart)):
+		return Errorf(EINVALID, "cohort: week start %s is not a Sunday 00:00 UTC", c.WeekStart.UTC().Format(time.RFC3339))
+	case c.InitialCash <= 0:
+		return Errorf(EINVALID, "cohort: initial cash %s must be positive", c.InitialCash)
+	case len(c.Lineup) == 0:
+		return Errorf(EINVALID, "cohort: empty lineup")
+	}
+	seen := map[string]bool{}
+	for _, e := range c.Lineup {
+		if e.AgentID == "" || seen[e.AgentID] {
+			return Errorf(EINVALID, "cohort: missing or duplicate agent id %q in lineup", e.AgentID)
+		}
+		seen[e.AgentID] = true
+	}
+	return nil
+}
+
 // PositionStatus is the state of a position.
 type PositionStatus string
 

@@ -237,7 +237,7 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.app.Close()
-	week := trading.WeekStart(s.now)
+	week := arena.WeekStart(s.now)
 	if *only == 0 && len(s.lineup) > 0 {
 		co, created, err := s.engine.StartCohort(ctx, s.now)
 		if err != nil {

@@ -36,15 +36,8 @@ type Weekly time.Duration
 
 // Period implements Schedule.
 func (w Weekly) Period(now time.Time) (time.Time, bool) {
-	start := WeekStart(now).Add(time.Duration(w))
+	start := arena.WeekStart(now).Add(time.Duration(w))
 	return start, !now.Before(start)
-}
-
-// WeekStart is the Sunday 00:00 UTC on or before t.
-func WeekStart(t time.Time) time.Time {
-	t = t.UTC()
-	d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	return d.AddDate(0, 0, -int(d.Weekday()))
 }
 
 // Job is one named piece of scheduled work.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/store"
@@ -19,12 +20,6 @@ func TestSchedules(t *testing.T) {
 		t.Fatalf("every: %v %v", p, due)
 	}
 	sun := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
-	if ws := jobs.WeekStart(now); !ws.Equal(sun) {
-		t.Fatalf("week start %v", ws)
-	}
-	if ws := jobs.WeekStart(sun); !ws.Equal(sun) {
-		t.Fatalf("week start of a Sunday midnight %v", ws)
-	}
 	if p, due := jobs.Weekly(5 * time.Minute).Period(sun.Add(4 * time.Minute)); due || !p.Equal(sun.Add(5*time.Minute)) {
 		t.Fatalf("weekly before offset: %v %v", p, due)
 	}
@@ -96,7 +91,7 @@ func TestReplicasRunEachPeriodOnce(t *testing.T) {
 // the claim's lease has expired.
 func TestSchedulerTakesOverDeadClaim(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		week := jobs.WeekStart(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+		week := arena.WeekStart(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
 		var clock atomic.Int64
 		clock.Store(week.Add(time.Hour).UnixNano())
 		now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }

@@ -15,28 +15,10 @@ import (
 
 var _ arena.CohortStore = (*DB)(nil)
 
-// isWeekStart reports whether t is a normalized week start: Sunday 00:00 UTC.
-func isWeekStart(t time.Time) bool {
-	u := t.UTC()
-	return u.Weekday() == time.Sunday && u.Hour() == 0 && u.Minute() == 0 && u.Second() == 0 && u.Nanosecond() == 0
-}
-
 // CreateCohort implements arena.CohortStore.
 func (d *DB) CreateCohort(ctx context.Context, c *arena.Cohort) (bool, error) {
-	switch {
-	case !isWeekStart(c.WeekStart):
-		return false, arena.Errorf(arena.EINVALID, "cohort: week start %s is not a Sunday 00:00 UTC", c.WeekStart.UTC().Format(time.RFC3339))
-	case c.InitialCash <= 0:
-		return false, arena.Errorf(arena.EINVALID, "cohort: initial cash %s must be positive", c.InitialCash)
-	case len(c.Lineup) == 0:
-		return false, arena.Errorf(arena.EINVALID, "cohort: empty lineup")
-	}
-	seen := map[string]bool{}
-	for _, e := range c.Lineup {
-		if e.AgentID == "" || seen[e.AgentID] {
-			return false, arena.Errorf(arena.EINVALID, "cohort: missing or duplicate agent id %q in lineup", e.AgentID)
-		}
-		seen[e.AgentID] = true
+	if err := c.Validate(); err != nil {
+		return false, err
 	}
 	lineup, err := json.Marshal(c.Lineup)
 	if err != nil {

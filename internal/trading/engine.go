@@ -156,20 +156,13 @@ func (e *Engine) log() *slog.Logger {
 	return arena.Logger(e.Logger)
 }
 
-// WeekStart normalizes t to the start of its UTC week: Sunday 00:00.
-func WeekStart(t time.Time) time.Time {
-	u := t.UTC()
-	day := time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
-	return day.AddDate(0, 0, -int(day.Weekday()))
-}
-
 // StartCohort creates the cohort of the week containing weekStart with the
 // engine's lineup, or returns the existing one (created false).
 func (e *Engine) StartCohort(ctx context.Context, weekStart time.Time) (*arena.Cohort, bool, error) {
 	if len(e.Lineup) == 0 {
 		return nil, false, arena.Errorf(arena.EINVALID, "trading: no agents in the lineup")
 	}
-	c := &arena.Cohort{WeekStart: WeekStart(weekStart), Status: arena.CohortActive, InitialCash: e.initialCash(),
+	c := &arena.Cohort{WeekStart: arena.WeekStart(weekStart), Status: arena.CohortActive, InitialCash: e.initialCash(),
 		Lineup: append([]arena.LineupEntry(nil), e.Lineup...)}
 	created, err := e.Store.CreateCohort(ctx, c)
 	if err != nil {
@@ -240,7 +233,7 @@ func (e *Engine) Run(ctx context.Context, cohortID int64, now time.Time, decider
 	if err != nil {
 		return nil, fmt.Errorf("trading: run cohort %d: %w", cohortID, err)
 	}
-	week := WeekStart(now)
+	week := arena.WeekStart(now)
 	switch {
 	case c.Status != arena.CohortActive:
 		return nil, arena.Errorf(arena.EINVALID, "cohort %d is %s", c.ID, c.Status)
@@ -729,7 +722,7 @@ func (e *Engine) Settle(ctx context.Context, now time.Time, policy Policy) (*Set
 			rep.Settled += s.Positions
 		}
 	}
-	n, err := e.Store.CompleteCohorts(ctx, WeekStart(now), now)
+	n, err := e.Store.CompleteCohorts(ctx, arena.WeekStart(now), now)
 	if err != nil {
 		return rep, fmt.Errorf("trading: settle: %w", err)
 	}

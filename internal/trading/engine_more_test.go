@@ -16,22 +16,6 @@ import (
 	"github.com/forecast-arena/arena/internal/trading"
 )
 
-func TestWeekStart(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"2026-03-01T00:00:00Z", "2026-03-01T00:00:00Z"}, // Sunday midnight is its own week
-		{"2026-03-01T00:05:00Z", "2026-03-01T00:00:00Z"},
-		{"2026-02-28T23:59:59Z", "2026-02-22T00:00:00Z"}, // Saturday night belongs to the week before
-		{"2026-03-04T12:00:00+09:00", "2026-03-01T00:00:00Z"},
-		{"2026-03-01T08:00:00+09:00", "2026-02-22T00:00:00Z"}, // Sunday in Tokyo, Saturday in UTC
-		{"2027-01-01T00:00:00Z", "2026-12-27T00:00:00Z"},
-	} {
-		in, _ := time.Parse(time.RFC3339, c.in)
-		if got := trading.WeekStart(in).Format(time.RFC3339); got != c.want {
-			t.Errorf("WeekStart(%s) = %s, want %s", c.in, got, c.want)
-		}
-	}
-}
-
 // TestConcurrentProcesses runs the same week from two engines on two
 // database handles at once (two replicas), five weeks in a row.
 func TestConcurrentProcesses(t *testing.T) {

@@ -42,7 +42,7 @@ type DecisionSchedule struct {
 
 // Period implements jobs.Schedule.
 func (d DecisionSchedule) Period(now time.Time) (time.Time, bool) {
-	start := WeekStart(now).Add(d.Offset)
+	start := arena.WeekStart(now).Add(d.Offset)
 	if now.Before(start) {
 		return start, false
 	}
@@ -80,7 +80,7 @@ func Jobs(e *Engine, cfg JobsConfig) []Job {
 	return []Job{
 		{Name: JobCohortStart, Schedule: jobs.Weekly(0), Run: func(ctx context.Context, period time.Time) error {
 			if len(e.Lineup) == 0 {
-				e.log().Warn("no trading agents configured; no cohort started", "week", WeekStart(period).Format("2006-01-02"))
+				e.log().Warn("no trading agents configured; no cohort started", "week", arena.WeekStart(period).Format("2006-01-02"))
 				return nil
 			}
 			_, _, err := e.StartCohort(ctx, period)
@@ -128,7 +128,7 @@ func (e *Engine) RunWeek(ctx context.Context, now time.Time, deciders DecidersFu
 	if err != nil {
 		return nil, fmt.Errorf("trading: run week: %w", err)
 	}
-	week := WeekStart(now)
+	week := arena.WeekStart(now)
 	var reps []*RunReport
 	var errs []error
 	for i := len(cohorts) - 1; i >= 0; i-- { // Cohorts lists newest first

@@ -111,7 +111,7 @@ func generateCohorts(b testing.TB, db *store.DB, n, agents int) (*trading.Engine
 	eng := &trading.Engine{Store: db, Lineup: lineup, Logger: quiet, Now: func() time.Time { return now }}
 	var mid int64
 	for w := range n {
-		week := trading.WeekStart(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 7*w))
+		week := arena.WeekStart(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 7*w))
 		now = week.Add(5 * time.Minute)
 		c, _, err := eng.StartCohort(ctx, week)
 		if err != nil {

@@ -130,7 +130,7 @@ var stepNames = []string{"10m", "1h", "1d", "1w"}
 func curveJSON(agent string, snaps []arena.ValuationSnapshot, step time.Duration) CurveJSON {
 	bucket := func(t time.Time) time.Time {
 		if step == 7*24*time.Hour {
-			return trading.WeekStart(t) // UTC weeks start on Sunday
+			return arena.WeekStart(t) // UTC weeks start on Sunday
 		}
 		return t.Truncate(step)
 	}

@@ -292,7 +292,7 @@ func TestCohortsCursor(t *testing.T) {
 		eng := &trading.Engine{Store: db, Logger: quiet, Lineup: []arena.LineupEntry{{AgentID: "a", Name: "A", Kind: "sim"}}}
 		var weeks []time.Time
 		for w := range 3 {
-			week := trading.WeekStart(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 7*w))
+			week := arena.WeekStart(time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 7*w))
 			if _, _, err := eng.StartCohort(ctx, week); err != nil {
 				t.Fatal(err)
 			}
