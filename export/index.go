@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"net/http"
@@ -103,23 +104,9 @@ func (idx *Index) entry(name string) (IndexEntry, bool) {
 	return IndexEntry{}, false
 }
 
-// writeIndex hashes the export's files and writes index.json.
-func writeIndex(dir string, files []string) error {
-	var idx Index
-	for _, name := range files {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			return fmt.Errorf("export: index: %w", err)
-		}
-		h := sha256.New()
-		n, err := io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("export: index: %s: %w", name, err)
-		}
-		idx.Files = append(idx.Files, IndexEntry{Name: name, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
-	}
-	b, err := json.MarshalIndent(idx, "", "  ")
+// writeIndex writes index.json listing files.
+func writeIndex(dir string, files []IndexEntry) error {
+	b, err := json.MarshalIndent(Index{Files: files}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -127,6 +114,26 @@ func writeIndex(dir string, files []string) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
+}
+
+// hashWriter counts and hashes what it passes on to w.
+type hashWriter struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func newHashWriter(w io.Writer) *hashWriter { return &hashWriter{w: w, h: sha256.New()} }
+
+func (hw *hashWriter) Write(p []byte) (int, error) {
+	n, err := hw.w.Write(p)
+	hw.h.Write(p[:n])
+	hw.n += int64(n)
+	return n, err
+}
+
+func (hw *hashWriter) entry(name string) IndexEntry {
+	return IndexEntry{Name: name, Size: hw.n, SHA256: hex.EncodeToString(hw.h.Sum(nil))}
 }
 
 // Handler serves an export directory written by Write, read-only, at its
