@@ -66,6 +66,9 @@ func ParseIndex(b []byte) (*Index, error) {
 	if len(b) > maxIndexBytes {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrIndex, maxIndexBytes)
 	}
+	if err := checkUniqueKeys(b); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrIndex, err)
+	}
 	var idx Index
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
