@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/httpclient"
 )
 
@@ -310,6 +311,9 @@ func fetch(ctx context.Context, hc *http.Client, url string, w io.Writer, limit 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		if resp.StatusCode == http.StatusNotFound {
+			return 0, nil, arena.Errorf(arena.ENOTFOUND, "export: GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
+		}
 		return 0, nil, fmt.Errorf("export: GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
 	}
 	n, err := io.Copy(w, io.LimitReader(resp.Body, limit))
