@@ -70,3 +70,24 @@ type CheckpointStore interface {
 	// checkpoint with more cosignatures.
 	SaveCheckpoint(ctx context.Context, c SignedCheckpoint) error
 }
+
+// ExportStore keeps the exports the arena publishes: content-addressed
+// parts, each stored once and shared by the exports that contain it, and
+// per checkpoint size a manifest naming an export's files and their parts.
+// Parts and manifests are never changed or deleted.
+type ExportStore interface {
+	// SaveExportPart stores data under hash (its SHA-256 in lowercase
+	// hex); storing a hash already stored does nothing.
+	SaveExportPart(ctx context.Context, hash string, data []byte) error
+	// ExportPartHashes returns the hash of every stored part.
+	ExportPartHashes(ctx context.Context) ([]string, error)
+	// ExportPart returns the part stored under hash; ENOTFOUND without one.
+	ExportPart(ctx context.Context, hash string) ([]byte, error)
+	// SaveExportManifest stores the manifest of the export of the
+	// checkpoint of size entries, unless one is stored for that size
+	// already (another server's, kept): it reports whether it stored it.
+	SaveExportManifest(ctx context.Context, size uint64, manifest []byte) (bool, error)
+	// ExportManifest returns the manifest stored for size, or the largest
+	// size's when latest; ENOTFOUND without one.
+	ExportManifest(ctx context.Context, size uint64, latest bool) (uint64, []byte, error)
+}

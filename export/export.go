@@ -362,28 +362,77 @@ type Counts map[string]int
 // Write exports src into dir (created if needed): one file per table and
 // meta.json with the domain, the log key and the signed tree heads.
 func Write(ctx context.Context, src Source, dir string, o Options) (Counts, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	counts, files, err := write(ctx, src, o, dirSink(dir))
+	if err != nil {
+		return nil, err
+	}
+	if o.Checkpoint == nil {
+		// An earlier export's checkpoint left in dir would be checked
+		// against these leaves.
+		if err := os.Remove(filepath.Join(dir, CheckpointFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+	}
+	// The index goes last: a directory with one holds every file it lists.
+	if err := writeIndex(dir, files); err != nil {
+		return nil, err
+	}
+	return counts, nil
+}
+
+// A sink stores one file of an export: write produces its bytes; the
+// sink returns the file's size and SHA-256.
+type sink func(name string, write func(io.Writer) error) (IndexEntry, error)
+
+// dirSink writes each file into dir.
+func dirSink(dir string) sink {
+	return func(name string, write func(io.Writer) error) (e IndexEntry, err error) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return e, fmt.Errorf("export: %w", err)
+		}
+		defer func() {
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("export: %w", cerr)
+			}
+		}()
+		hw := newHashWriter(f)
+		bw := bufio.NewWriter(hw)
+		if err := write(bw); err != nil {
+			return e, err
+		}
+		if err := bw.Flush(); err != nil {
+			return e, fmt.Errorf("export: %w", err)
+		}
+		return hw.entry(name), nil
+	}
+}
+
+// write produces every file of an export but the index into sink, and
+// returns the tables' row counts and the files' entries, in index order.
+func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []IndexEntry, error) {
 	if o.Format == "" {
 		o.Format = JSONL
 	}
 	if o.Format != CSV && o.Format != JSONL {
-		return nil, arena.Errorf(arena.EINVALID, "export: format %q: want csv or jsonl", o.Format)
+		return nil, nil, arena.Errorf(arena.EINVALID, "export: format %q: want csv or jsonl", o.Format)
 	}
 	// Sign a head first, so that every exported entry is covered by it.
 	head, err := src.Log.SignedHead(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	heads, err := src.Log.Heads(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if o.Checkpoint != nil {
 		if err := checkCheckpoint(ctx, src.Log, o.Checkpoint, head.TreeSize); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
 	}
 	counts := Counts{}
 	// Entries appended after the head was signed wait for the next export.
@@ -391,16 +440,21 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	specs := Specs
 	if o.WithPrompts {
 		if src.Traces == nil || o.Redact == nil {
-			return nil, arena.Errorf(arena.EINVALID, "export: with prompts: no trace store or no redaction")
+			return nil, nil, arena.Errorf(arena.EINVALID, "export: with prompts: no trace store or no redaction")
 		}
 		specs = append(slices.Clip(specs), TracesSpec)
 	}
+	var tables []IndexEntry
 	for i, sp := range specs {
-		n, err := writeFile(ctx, filepath.Join(dir, sp.Name+"."+o.Format), src, sp.Name, o.Format, sc)
+		e, err := sink(sp.Name+"."+o.Format, func(w io.Writer) error {
+			n, err := stream(ctx, w, src, sp.Name, o.Format, sc)
+			counts[sp.Name] = n
+			return err
+		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		counts[sp.Name] = n
+		tables = append(tables, e)
 		if o.Progress != nil {
 			o.Progress(i+1, len(specs))
 		}
@@ -417,30 +471,21 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 	}
 	b, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "meta.json"), append(b, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+	me, err := sink("meta.json", func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err })
+	if err != nil {
+		return nil, nil, err
 	}
-	files := []string{"meta.json"}
-	for _, sp := range specs {
-		files = append(files, sp.Name+"."+o.Format)
-	}
+	files := append([]IndexEntry{me}, tables...)
 	if o.Checkpoint != nil {
-		if err := os.WriteFile(filepath.Join(dir, CheckpointFile), o.Checkpoint, 0o644); err != nil {
-			return nil, fmt.Errorf("export: %w", err)
+		ce, err := sink(CheckpointFile, func(w io.Writer) error { _, err := w.Write(o.Checkpoint); return err })
+		if err != nil {
+			return nil, nil, err
 		}
-		files = append(files, CheckpointFile)
-	} else if err := os.Remove(filepath.Join(dir, CheckpointFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		// An earlier export's checkpoint left in dir would be checked
-		// against these leaves.
-		return nil, fmt.Errorf("export: %w", err)
+		files = append(files, ce)
 	}
-	// The index goes last: a directory with one holds every file it lists.
-	if err := writeIndex(dir, files); err != nil {
-		return nil, err
-	}
-	return counts, nil
+	return counts, files, nil
 }
 
 // checkCheckpoint checks that note is a checkpoint signed by l's key of a
@@ -469,26 +514,6 @@ func checkCheckpoint(ctx context.Context, l *tlog.Log, note []byte, size uint64)
 		return arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
 	}
 	return nil
-}
-
-func writeFile(ctx context.Context, path string, src Source, name, format string, sc scope) (n int, err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return 0, fmt.Errorf("export: %w", err)
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("export: %w", cerr)
-		}
-	}()
-	bw := bufio.NewWriter(f)
-	if n, err = stream(ctx, bw, src, name, format, sc); err != nil {
-		return n, err
-	}
-	if err := bw.Flush(); err != nil {
-		return n, fmt.Errorf("export: %w", err)
-	}
-	return n, nil
 }
 
 // WriteTable writes t as CSV (header row first; cells that a spreadsheet

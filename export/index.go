@@ -8,14 +8,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/httpclient"
 )
 
 // File names of an export besides its tables.
@@ -62,6 +67,9 @@ func ParseIndex(b []byte) (*Index, error) {
 	if len(b) > maxIndexBytes {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrIndex, maxIndexBytes)
 	}
+	if err := checkUniqueKeys(b); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrIndex, err)
+	}
 	var idx Index
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -103,23 +111,9 @@ func (idx *Index) entry(name string) (IndexEntry, bool) {
 	return IndexEntry{}, false
 }
 
-// writeIndex hashes the export's files and writes index.json.
-func writeIndex(dir string, files []string) error {
-	var idx Index
-	for _, name := range files {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			return fmt.Errorf("export: index: %w", err)
-		}
-		h := sha256.New()
-		n, err := io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("export: index: %s: %w", name, err)
-		}
-		idx.Files = append(idx.Files, IndexEntry{Name: name, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))})
-	}
-	b, err := json.MarshalIndent(idx, "", "  ")
+// writeIndex writes index.json listing files.
+func writeIndex(dir string, files []IndexEntry) error {
+	b, err := json.MarshalIndent(Index{Files: files}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -127,6 +121,26 @@ func writeIndex(dir string, files []string) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	return nil
+}
+
+// hashWriter counts and hashes what it passes on to w.
+type hashWriter struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func newHashWriter(w io.Writer) *hashWriter { return &hashWriter{w: w, h: sha256.New()} }
+
+func (hw *hashWriter) Write(p []byte) (int, error) {
+	n, err := hw.w.Write(p)
+	hw.h.Write(p[:n])
+	hw.n += int64(n)
+	return n, err
+}
+
+func (hw *hashWriter) entry(name string) IndexEntry {
+	return IndexEntry{Name: name, Size: hw.n, SHA256: hex.EncodeToString(hw.h.Sum(nil))}
 }
 
 // Handler serves an export directory written by Write, read-only, at its
@@ -192,22 +206,64 @@ func contentType(name string) string {
 	return "text/plain; charset=utf-8" // JSON Lines, the checkpoint note
 }
 
+// DefaultMaxDownload is the most an export fetched over HTTP may hold in
+// all, unless the caller sets another bound (Fetcher.MaxBytes): checked
+// against the sizes index.json lists before anything else is downloaded.
+const DefaultMaxDownload = 16 << 30
+
+// Fetcher downloads exports served over HTTP.
+type Fetcher struct {
+	// HTTP is the client; httpclient's, with its timeouts, when nil.
+	HTTP *http.Client
+	// MaxBytes bounds the files the index lists, in all
+	// (DefaultMaxDownload when zero).
+	MaxBytes int64
+}
+
 // Fetch downloads the export served at url (a Handler's mount point, such
 // as https://arena.example/exports/latest/) into dir: its index, then
 // every file the index lists, each checked against its size and SHA-256
 // as it is written. It returns the index.
 func Fetch(ctx context.Context, hc *http.Client, url, dir string) (*Index, error) {
+	return Fetcher{HTTP: hc}.Fetch(ctx, url, dir)
+}
+
+// Fetch downloads the export served at url into dir, as the function
+// Fetch does, refusing an index that lists more than f.MaxBytes before
+// downloading any file. When the server names the export the index
+// belongs to (the header X-Export-Size of StoreHandler), the files are
+// fetched from that export's own address, so that a newer export
+// published meanwhile cannot mix into the download.
+func (f Fetcher) Fetch(ctx context.Context, url, dir string) (*Index, error) {
+	hc := f.HTTP
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = httpclient.New(httpclient.Default)
+	}
+	limit := f.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxDownload
 	}
 	base := strings.TrimSuffix(url, "/") + "/"
 	var b bytes.Buffer
-	if _, err := fetch(ctx, hc, base+IndexFile, &b, maxIndexBytes+1); err != nil {
+	_, hdr, err := fetch(ctx, hc, base+IndexFile, &b, maxIndexBytes+1)
+	if err != nil {
 		return nil, err
 	}
 	idx, err := ParseIndex(b.Bytes()) // refuses more than maxIndexBytes
 	if err != nil {
 		return nil, fmt.Errorf("export: %s: %w", base+IndexFile, err)
+	}
+	var total int64
+	for _, e := range idx.Files {
+		total += e.Size // each at most MaxTableBytes, at most maxIndexFiles of them: no overflow
+	}
+	if total > limit {
+		return nil, &TooLargeError{fmt.Sprintf("export: %s lists %d bytes of files, more than the %d allowed (raise the bound to fetch it)", base+IndexFile, total, limit)}
+	}
+	if size := hdr.Get("X-Export-Size"); size != "" && strings.HasSuffix(base, "/latest/") {
+		if n, err := strconv.ParseUint(size, 10, 64); err == nil {
+			base = strings.TrimSuffix(base, "latest/") + strconv.FormatUint(n, 10) + "/"
+		}
 	}
 	for _, e := range idx.Files {
 		if err := fetchFile(ctx, hc, base, dir, e); err != nil {
@@ -229,7 +285,7 @@ func fetchFile(ctx context.Context, hc *http.Client, base, dir string, e IndexEn
 	}()
 	h := sha256.New()
 	// One byte more than the index lists is enough to tell it is wrong.
-	n, err := fetch(ctx, hc, base+e.Name, io.MultiWriter(f, h), e.Size+1)
+	n, _, err := fetch(ctx, hc, base+e.Name, io.MultiWriter(f, h), e.Size+1)
 	if err != nil {
 		return err
 	}
@@ -241,24 +297,36 @@ func fetchFile(ctx context.Context, hc *http.Client, base, dir string, e IndexEn
 }
 
 // fetch copies at most limit bytes of the body of a GET of url to w and
-// returns how many; a status other than 200 is an error.
-func fetch(ctx context.Context, hc *http.Client, url string, w io.Writer, limit int64) (int64, error) {
+// returns how many, and the response's headers; a status other than 200
+// is an error.
+func fetch(ctx context.Context, hc *http.Client, url string, w io.Writer, limit int64) (int64, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, fmt.Errorf("export: %w", err)
+		return 0, nil, fmt.Errorf("export: %w", err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("export: %w", err)
+		return 0, nil, fmt.Errorf("export: %w", stalled(ctx, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		return 0, fmt.Errorf("export: GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
+		if resp.StatusCode == http.StatusNotFound {
+			return 0, nil, arena.Errorf(arena.ENOTFOUND, "export: GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
+		}
+		return 0, nil, fmt.Errorf("export: GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
 	}
 	n, err := io.Copy(w, io.LimitReader(resp.Body, limit))
 	if err != nil {
-		return n, fmt.Errorf("export: GET %s: %w", url, err)
+		return n, nil, fmt.Errorf("export: GET %s: %w", url, stalled(ctx, err))
 	}
-	return n, nil
+	return n, resp.Header, nil
+}
+
+// stalled names the deadline that ended a request, when one did.
+func stalled(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w (%w)", err, cause)
+	}
+	return err
 }

@@ -77,11 +77,12 @@ func readTable(dir, format string, spec TableSpec, add func(Mismatch)) *table {
 	fault := func(key, column, format string, args ...any) {
 		add(Mismatch{Table: spec.Name, Key: key, Column: column, Reason: fmt.Sprintf(format, args...)})
 	}
-	f, err := os.Open(filepath.Join(dir, spec.Name+"."+format))
+	f, err := openRegular(filepath.Join(dir, spec.Name+"."+format))
 	if errors.Is(err, os.ErrNotExist) {
 		return t
 	}
 	if err != nil {
+		t.found = true // it exists, unreadable
 		fault("", "", "%v", err)
 		return t
 	}

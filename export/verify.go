@@ -195,6 +195,13 @@ func Verify(dir string, o VerifyOptions) (*Report, error) {
 			return &Report{}, arena.Errorf(arena.EINVALID, "export: the log verifier key holds the key %x, not the log key %x", []byte(pub), []byte(o.LogKey))
 		}
 	}
+	if fi, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return &Report{}, arena.Errorf(arena.ENOTFOUND, "export: %s: no such directory", dir)
+	} else if err != nil {
+		return &Report{}, fmt.Errorf("export: %w", err)
+	} else if !fi.IsDir() {
+		return &Report{}, arena.Errorf(arena.EINVALID, "export: %s is not a directory: give the directory an export was written to", dir)
+	}
 	v := &verifier{o: o, rep: &Report{}, t: map[string]*table{}}
 	if !v.readMeta(dir) {
 		return v.rep, &v.fail
@@ -246,6 +253,10 @@ func (v *verifier) readMeta(dir string) bool {
 	const m = "meta.json"
 	b, err := readFileBounded(filepath.Join(dir, m), MaxMetaBytes)
 	if err != nil {
+		v.add(m, "", "", "%v", err)
+		return false
+	}
+	if err := checkUniqueKeys(b); err != nil {
 		v.add(m, "", "", "%v", err)
 		return false
 	}
@@ -373,8 +384,8 @@ func (v *verifier) checkLog(dir string) {
 			v.add(lt, r.key, "leaf_hash", "%s, but the leaf hashes to %x, which the signed root covers", r.s("leaf_hash"), own[i])
 		case !tlog.Equal(own[i], exported[i]):
 			v.add(lt, r.key, "leaf", "hashes to %x, not to its leaf_hash %s", own[i], r.s("leaf_hash"))
-		case json.Unmarshal([]byte(r.s("leaf")), &leaves[i]) != nil:
-			v.add(lt, r.key, "leaf", "not a JSON leaf")
+		case checkUniqueKeys([]byte(r.s("leaf"))) != nil || json.Unmarshal([]byte(r.s("leaf")), &leaves[i]) != nil:
+			v.add(lt, r.key, "leaf", "not a JSON leaf with each key once")
 			leaves[i] = tlog.Leaf{}
 		case leaves[i].Kind != r.s("kind"):
 			v.add(lt, r.key, "kind", "%s, but the leaf is a %q entry", r.s("kind"), leaves[i].Kind)
@@ -1400,6 +1411,9 @@ func readTables(dir string) (Meta, map[string]*table, error) {
 	b, err := readFileBounded(filepath.Join(dir, "meta.json"), MaxMetaBytes)
 	if err != nil {
 		return meta, nil, fmt.Errorf("export: %w", err)
+	}
+	if err := checkUniqueKeys(b); err != nil {
+		return meta, nil, fmt.Errorf("export: meta.json: %w", err)
 	}
 	if err := json.Unmarshal(b, &meta); err != nil {
 		return meta, nil, fmt.Errorf("export: meta.json: %w", err)

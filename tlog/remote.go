@@ -8,17 +8,26 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	sumdb "golang.org/x/mod/sumdb/tlog"
+
+	"github.com/forecast-arena/arena/httpclient"
 )
 
 // Remote reads a log another server publishes as C2SP specifies
 // (tlog-checkpoint, tlog-tiles), as a verifier does: its checkpoint, and
 // the hash tiles that prove one checkpoint's tree a prefix of another's.
 type Remote struct {
-	URL  string       // the log's prefix: URL/checkpoint and URL/tile/… are served
-	HTTP *http.Client // http.DefaultClient when nil
+	URL string // the log's prefix: URL/checkpoint and URL/tile/… are served
+	// HTTP is the client; when nil, one whose requests time out when
+	// connecting, waiting for headers and waiting for the body stall
+	// (httpclient.Default). The caller's context bounds the whole.
+	HTTP *http.Client
 }
+
+// remoteClient is the client of a Remote without one.
+var remoteClient = sync.OnceValue(func() *http.Client { return httpclient.New(httpclient.Default) })
 
 // ErrInconsistent is wrapped by the errors of ProveConsistent that show
 // two checkpoints of one log key contradicting each other.
@@ -67,7 +76,7 @@ func (r *Remote) get(ctx context.Context, path string, limit int64) ([]byte, err
 	}
 	hc := r.HTTP
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = remoteClient()
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

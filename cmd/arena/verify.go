@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/renameio/v2"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/progress"
@@ -24,16 +27,18 @@ func init() {
 }
 
 func runVerify(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "verify", "--export DIR | --url URL [--since FILE] [--save-checkpoint FILE] [--vkey VKEY] [--witness-policy FILE] [--log-key HEX] [--chain RPC --arena ADDR]")
+	fs := newFlagSet(env, "verify", "--export DIR | --url URL [--since FILE] [--save-checkpoint FILE] [--vkey VKEY] [--witness-policy FILE] [--log-key HEX] [--timeout D] [--max-download BYTES] [--chain RPC --arena ADDR]")
 	dir := fs.String("export", "", "directory written by 'arena export'")
-	arenaURL := fs.String("url", "", "an arena's address: fetch its published export (URL/exports/latest/), verify it, and prove its current checkpoint (URL/log/checkpoint) consistent with the export's from its hash tiles")
+	arenaURL := fs.String("url", "", "an arena's address: fetch its current checkpoint (URL/log/checkpoint) and the export published with it (URL/exports/SIZE/, else the latest), verify the export, and prove the current checkpoint consistent with the export's from the log's hash tiles")
 	since := fs.String("since", "", "with --url: a checkpoint of the arena's log kept earlier (as --save-checkpoint writes it): prove the current one consistent with it")
 	save := fs.String("save-checkpoint", "", "with --url: once everything verifies, write the arena's current checkpoint to FILE, for the next run's --since")
 	vkey := fs.String("vkey", "", "the arena's log verifier key (as URL/log/vkey serves it): pins the checkpoint's origin and the log key, and requires a checkpoint")
-	policyFile := fs.String("witness-policy", "", "C2SP witness policy file (log, witness, group and quorum lines): the checkpoint must be cosigned by its quorum; its log line serves as --vkey")
+	policyFile := fs.String("witness-policy", "", "C2SP witness policy file (log, witness, group and quorum lines): the checkpoint must be cosigned by its quorum (with --url, the arena's current checkpoint, which must extend the export's); its log line serves as --vkey")
 	keyHex := fs.String("log-key", "", "the arena's published log public key (hex, as GET /api/v1/log/sth names it); default: the key of --vkey, else the key the export names")
 	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
 	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
+	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long in all (each request also times out when connecting takes 10s, headers 30s, or the body stops for 30s)")
+	maxDownload := fs.Int64("max-download", export.DefaultMaxDownload, "with --url: refuse an export whose index lists more than this many bytes, before downloading it")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
@@ -46,7 +51,13 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("--chain and --arena go together")
 	case *arenaFlag != "" && !common.IsHexAddress(*arenaFlag):
 		return fmt.Errorf("--arena %q is not an address", *arenaFlag)
+	case *timeout <= 0:
+		return fmt.Errorf("--timeout %s: want a positive duration", *timeout)
+	case *maxDownload <= 0:
+		return fmt.Errorf("--max-download %d: want a positive number of bytes", *maxDownload)
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("verification gave up: --timeout %s passed", *timeout))
+	defer cancel()
 	var o export.VerifyOptions
 	if *keyHex != "" {
 		var err error
@@ -76,7 +87,10 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("--witness-policy %s lists %d logs: name this arena's with --vkey", *policyFile, n)
 		}
 	}
-	var base string
+	var (
+		base string
+		live *liveCheckpoint
+	)
 	if *arenaURL != "" {
 		u, err := url.Parse(*arenaURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -87,9 +101,13 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		defer os.RemoveAll(*dir)
-		if _, err := export.Fetch(ctx, nil, base+"/exports/latest/", *dir); err != nil {
-			return fmt.Errorf("verification FAILED: fetching the published export: %w", err)
+		if live, err = fetchLive(ctx, env, base, *dir, *maxDownload); err != nil {
+			return fmt.Errorf("verification FAILED: %w", err)
 		}
+		// The witness policy is checked on the arena's current checkpoint,
+		// which must extend the export's: an export made before a witness
+		// was added to the policy is then covered by its cosignature.
+		live.policy, o.Policy = o.Policy, nil
 	}
 	bar := progress.New(env.Stderr, 0, "steps")
 	o.Progress = bar.Set
@@ -102,8 +120,11 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.Heads)
 	if c := rep.Checkpoint; c != nil {
 		witnessed := "no witness policy given"
-		if rep.Quorum {
+		switch {
+		case rep.Quorum:
 			witnessed = "cosigned by a quorum of the witness policy"
+		case live != nil && live.policy != nil:
+			witnessed = "the witness policy is checked on the current checkpoint below"
 		}
 		fmt.Fprintf(env.Stdout, "checkpoint: log %s at %d entries, signed by the log key (%s); the exported leaves hash to its root\n", c.Origin, c.Size, witnessed)
 	}
@@ -119,41 +140,92 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	if rep.KeyFromExport {
 		fmt.Fprintln(env.Stdout, "note: the log key was taken from the export itself; pass --vkey or --log-key with the arena's published key to rule out a re-signed log")
 	}
-	fmt.Fprintln(env.Stdout, "OK: the export is consistent with its signed log")
-	if base != "" {
-		if err := verifyLive(ctx, env, base, rep, o.Policy, *since, *save); err != nil {
+	ok := "OK: the export is consistent with its signed log"
+	if live != nil {
+		if err := verifyLive(ctx, env, base, rep, live, *since, *save); err != nil {
 			return fmt.Errorf("verification FAILED: %w", err)
 		}
+		ok = "OK: the export is consistent with its signed log, and the arena's current checkpoint extends it"
 	}
-	if *rpcURL == "" {
-		return nil
+	if *rpcURL != "" {
+		if err := verifyExportOnChain(ctx, env, *dir, *rpcURL, common.HexToAddress(*arenaFlag)); err != nil {
+			return err
+		}
+		ok += "; on-chain state matches"
 	}
-	return verifyExportOnChain(ctx, env, *dir, *rpcURL, common.HexToAddress(*arenaFlag))
+	// Only now is everything verified.
+	fmt.Fprintln(env.Stdout, ok)
+	return nil
 }
 
-// verifyLive checks an arena's current checkpoint, fetched from base/log/,
-// against the verified export's: signed by the same log key (and
+// liveCheckpoint is an arena's current checkpoint as verify --url fetched
+// it, before the export: unverified until verifyLive.
+type liveCheckpoint struct {
+	note   []byte
+	remote *tlog.Remote
+	policy *witness.Policy
+}
+
+// fetchLive fetches the arena's current checkpoint, then the export
+// published with it into dir: the export of its size, else (published a
+// moment later, or by an arena that published none for it) the latest.
+func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int64) (*liveCheckpoint, error) {
+	remote := &tlog.Remote{URL: base + "/log/"}
+	msg, err := remote.Checkpoint(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the arena's current checkpoint: %w", err)
+	}
+	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(msg)))
+	if err != nil {
+		return nil, fmt.Errorf("the arena's current checkpoint: %w", err)
+	}
+	f := export.Fetcher{MaxBytes: maxDownload}
+	_, err = f.Fetch(ctx, fmt.Sprintf("%s/exports/%d/", base, c.Size), dir)
+	if arena.ErrorKind(err) == arena.ENOTFOUND {
+		fmt.Fprintf(env.Stdout, "note: no export published for the current checkpoint (%d entries) yet: verifying the latest export; the entries after it are proved only by the checkpoint's consistency\n", c.Size)
+		if err = clearDir(dir); err == nil {
+			_, err = f.Fetch(ctx, base+"/exports/latest/", dir)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetching the published export: %w", err)
+	}
+	return &liveCheckpoint{note: msg, remote: remote}, nil
+}
+
+// clearDir removes what dir holds.
+func clearDir(dir string) error {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyLive checks an arena's current checkpoint, fetched before its
+// export, against the verified export's: signed by the same log key (and
 // cosigned by the policy's quorum), and its tree an extension of the
 // export's, proved from the log's hash tiles; and likewise against the
 // checkpoint kept in the file since. It saves the current checkpoint in
 // the file save.
-func verifyLive(ctx context.Context, env *Env, base string, rep *export.Report, policy *witness.Policy, since, save string) error {
+func verifyLive(ctx context.Context, env *Env, base string, rep *export.Report, live *liveCheckpoint, since, save string) error {
 	if rep.Checkpoint == nil {
 		return fmt.Errorf("the published export carries no checkpoint to tie it to the arena's log")
 	}
-	remote := &tlog.Remote{URL: base + "/log/"}
-	msg, err := remote.Checkpoint(ctx)
-	if err != nil {
-		return err
-	}
+	remote, msg := live.remote, live.note
 	cur, err := tlog.OpenCheckpoint(msg, rep.VKey)
 	if err != nil {
 		return fmt.Errorf("the arena's current checkpoint: %w", err)
 	}
-	if policy != nil {
+	if live.policy != nil {
 		lv, err := note.NewVerifier(rep.VKey)
 		if err == nil {
-			_, err = policy.Verify(msg, lv)
+			_, err = live.policy.Verify(msg, lv)
 		}
 		if err != nil {
 			return fmt.Errorf("the arena's current checkpoint: %w", err)
@@ -161,6 +233,9 @@ func verifyLive(ctx context.Context, env *Env, base string, rep *export.Report, 
 	}
 	if err := remote.ProveConsistent(ctx, *rep.Checkpoint, cur); err != nil {
 		return fmt.Errorf("the export's checkpoint (%d entries) and the arena's current one (%d entries): %w", rep.Checkpoint.Size, cur.Size, err)
+	}
+	if live.policy != nil {
+		fmt.Fprintf(env.Stdout, "live: the arena's current checkpoint is cosigned by a quorum of the witness policy\n")
 	}
 	fmt.Fprintf(env.Stdout, "live: the arena's current checkpoint (%d entries) extends the export's (%d), proved from its hash tiles\n", cur.Size, rep.Checkpoint.Size)
 	if since != "" {

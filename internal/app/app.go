@@ -13,8 +13,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -74,6 +74,10 @@ type App struct {
 	deps    Deps
 	closers []func() error
 	pub     *tlog.Publisher // the log's checkpoint publisher, once built
+	// exports publishes an export of each new checkpoint into the
+	// database, once serve sets it (followExports).
+	exports      export.Publisher
+	exportFollow atomic.Bool
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -248,9 +252,9 @@ func (a *App) buildHandler() (http.Handler, error) {
 		}
 		srv.Mount("/log/", pub.Handler())
 		srv.LogVKey, srv.PublicURL = pub.VerifierKey(), o.PublicURL
-		if dir, err := a.exportDir(); err == nil {
-			srv.Mount("/exports/latest/", export.Handler(filepath.Join(dir, "latest")))
-		}
+		// Every checkpoint's export, from the database: the same on every
+		// replica.
+		srv.Mount("/exports/", export.StoreHandler(a.DB))
 	}
 	return srv.Handler(), nil
 }
@@ -283,7 +287,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 	// Every replica publishes: the checkpoint store refuses a checkpoint
 	// that contradicts the saved one, so replicas agree on one per size.
 	if a.pub != nil {
+		a.exportFollow.Store(true)
 		g.Go(func() error { a.pub.Run(gctx); return nil })
+		g.Go(func() error { a.catchUpExports(gctx); return nil })
 	}
 	// Compute the leaderboard analysis now, not on the first reader's
 	// request (on a large database it takes seconds).

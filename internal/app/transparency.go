@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/tlog"
@@ -34,7 +35,8 @@ func (a *App) newPublisher(ctx context.Context) (*tlog.Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	pub, err := tlog.NewPublisher(a.Log, origin, a.DB)
+	a.exports.Store = a.DB
+	pub, err := tlog.NewPublisher(a.Log, origin, exportingCheckpoints{a.DB, a})
 	if err != nil {
 		return nil, err
 	}
@@ -92,15 +94,82 @@ func (a *App) Checkpoint(ctx context.Context) ([]byte, error) {
 	return pub.Checkpoint(ctx)
 }
 
-// exportDir is where serve publishes its exports: ARENA_EXPORT_DIR, else
-// exports in the data directory.
+// exportingCheckpoints is the checkpoint store of serve's publisher: once
+// a new checkpoint is saved, the export of it is published into the
+// database before the publisher signs another, so that every checkpoint
+// serve publishes has its export (see export.Publisher).
+type exportingCheckpoints struct {
+	arena.CheckpointStore
+	a *App
+}
+
+func (s exportingCheckpoints) SaveCheckpoint(ctx context.Context, c arena.SignedCheckpoint) error {
+	if err := s.CheckpointStore.SaveCheckpoint(ctx, c); err != nil {
+		return err
+	}
+	if s.a.exportFollow.Load() {
+		// The checkpoint is saved: an export that fails is logged and
+		// retried by catchUpExports, not reported as the checkpoint's.
+		if err := s.a.publishExport(ctx, c.Note); err != nil && ctx.Err() == nil {
+			s.a.Logger.ErrorContext(ctx, "published exports: exporting the new checkpoint", "size", c.Size, "err", err)
+		}
+	}
+	return nil
+}
+
+// publishExport publishes the export of the checkpoint note into the
+// database, unless it is there already.
+func (a *App) publishExport(ctx context.Context, note []byte) error {
+	start := time.Now()
+	st, err := a.exports.Publish(ctx, export.Source{Forecast: a.Forecast, Log: a.Log}, note)
+	if err != nil {
+		return err
+	}
+	if st.Stored {
+		a.Logger.InfoContext(ctx, "export published", "bytes", st.Bytes, "parts", st.Parts, "new_bytes", st.NewBytes, "new_parts", st.NewParts, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// catchUpExports publishes, until ctx ends, the export of the latest
+// checkpoint when it has none: one signed by a command other than serve,
+// or whose export failed.
+func (a *App) catchUpExports(ctx context.Context) {
+	tick := time.NewTicker(max(a.pub.Interval, time.Second))
+	defer tick.Stop()
+	var last string
+	for {
+		n, err := a.DB.LatestCheckpoint(ctx)
+		if err == nil && n != nil {
+			err = a.publishExport(ctx, n)
+		}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && err.Error() != last:
+			a.Logger.ErrorContext(ctx, "published exports: exporting the latest checkpoint", "err", err)
+		}
+		last = ""
+		if err != nil {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// exportDir is where serve mirrors its latest published export:
+// ARENA_EXPORT_DIR, else exports in the data directory.
 func (a *App) exportDir() (string, error) {
 	if a.Config.ExportDir != "" {
 		return a.Config.ExportDir, nil
 	}
 	dir, ok := a.Config.DataDirectory()
 	if !ok {
-		return "", fmt.Errorf("published exports need a directory: set ARENA_EXPORT_DIR or ARENA_DATA_DIR")
+		return "", fmt.Errorf("a file copy of the published exports needs a directory: set ARENA_EXPORT_DIR or ARENA_DATA_DIR")
 	}
 	return filepath.Join(dir, "exports"), nil
 }
@@ -116,57 +185,66 @@ func (a *App) Export(ctx context.Context, dir string, opt export.Options) (expor
 	return export.Write(ctx, export.Source{Forecast: a.Forecast, Log: a.Log, Traces: a.DB}, dir, opt)
 }
 
-// PublishExport writes a new export beside the published ones and makes
-// it the latest: written whole into its own directory, then the "latest"
-// link swapped by a rename, so a reader sees the old export or the new
-// one, never part of one. The export before it is kept; older ones are
-// removed.
-func (a *App) PublishExport(ctx context.Context, at time.Time) error {
+// MirrorExport copies the latest export published in the database into
+// the export directory, as a file copy to archive or upload: written whole
+// into its own directory, then the "latest" link swapped by a rename, so
+// a reader sees the old copy or the new one, never part of one. The copy
+// before it is kept; older ones are removed.
+func (a *App) MirrorExport(ctx context.Context) error {
 	root, err := a.exportDir()
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return fmt.Errorf("publish export: %w", err)
+	size, b, err := a.DB.ExportManifest(ctx, 0, true)
+	if err != nil {
+		return fmt.Errorf("mirror export: %w", err)
 	}
-	name := "export-" + at.UTC().Format("20060102T150405Z")
-	if _, err := a.Export(ctx, filepath.Join(root, name), export.Options{Format: export.JSONL}); err != nil {
-		return fmt.Errorf("publish export: %w", err)
+	name := fmt.Sprintf("export-%d", size)
+	if _, err := os.Stat(filepath.Join(root, name, export.IndexFile)); err == nil {
+		return nil // copied already
+	}
+	if err := export.Mirror(ctx, a.DB, b, filepath.Join(root, name)); err != nil {
+		return fmt.Errorf("mirror export: %w", err)
 	}
 	latest := filepath.Join(root, "latest")
 	prev, _ := os.Readlink(latest)
 	tmp := latest + ".new"
 	os.Remove(tmp)
 	if err := os.Symlink(name, tmp); err != nil {
-		return fmt.Errorf("publish export: %w", err)
+		return fmt.Errorf("mirror export: %w", err)
 	}
 	if err := os.Rename(tmp, latest); err != nil {
-		return fmt.Errorf("publish export: %w", err)
+		return fmt.Errorf("mirror export: %w", err)
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
-		return fmt.Errorf("publish export: %w", err)
+		return fmt.Errorf("mirror export: %w", err)
 	}
 	for _, e := range entries {
-		if n := e.Name(); e.IsDir() && n != name && n != prev && len(n) > len("export-") && n[:len("export-")] == "export-" {
+		if n := e.Name(); e.IsDir() && n != name && n != prev && strings.HasPrefix(n, "export-") {
 			os.RemoveAll(filepath.Join(root, n))
 		}
 	}
-	a.Logger.Info("export published", "dir", filepath.Join(root, name))
+	a.Logger.Info("export mirrored", "dir", filepath.Join(root, name))
 	return nil
 }
 
-// exportJob publishes an export every ARENA_EXPORT_EVERY (none when 0,
-// and none, with a warning, without a directory to write them to).
+// exportJob mirrors the latest published export into the export
+// directory every ARENA_EXPORT_EVERY (none when 0, and none, with a
+// warning, without a directory to write them to).
 func (a *App) exportJob() ([]jobs.Job, error) {
 	if a.Config.ExportEvery == 0 {
 		return nil, nil
 	}
 	if _, err := a.exportDir(); err != nil {
-		a.Logger.Warn("no published exports", "reason", err.Error())
+		a.Logger.Warn("no file copy of the published exports", "reason", err.Error())
 		return nil, nil
 	}
-	return []jobs.Job{jobs.Periodic("export-publish", a.Config.ExportEvery, func(ctx context.Context, period time.Time) error {
-		return a.PublishExport(ctx, period)
+	return []jobs.Job{jobs.Periodic("export-mirror", a.Config.ExportEvery, func(ctx context.Context, _ time.Time) error {
+		err := a.MirrorExport(ctx)
+		if arena.ErrorKind(err) == arena.ENOTFOUND {
+			return nil // none published yet
+		}
+		return err
 	})}, nil
 }

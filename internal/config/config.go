@@ -139,7 +139,6 @@ func Defaults() Options {
 		ChainConfirmations:   1,
 
 		CheckpointInterval: 10 * time.Second,
-		ExportEvery:        24 * time.Hour,
 
 		LeaderboardMinForecasts: 50,
 	}
@@ -288,8 +287,8 @@ var fields = []field{
 	duration("ARENA_CHECKPOINT_INTERVAL", "at most this long after an append, the log publishes a new checkpoint", func(o *Options) *time.Duration { return &o.CheckpointInterval }),
 	str("ARENA_WITNESS_POLICY", "C2SP witness policy file: the witnesses serve asks to cosign each checkpoint", func(o *Options) *string { return &o.WitnessPolicy }).
 		flagged("witness-policy"),
-	str("ARENA_EXPORT_DIR", "where serve publishes its exports (default: DATA_DIR/exports), served at /exports/latest/", func(o *Options) *string { return &o.ExportDir }),
-	duration("ARENA_EXPORT_EVERY", "how often serve publishes an export with the checkpoint it is consistent with (0: never)", func(o *Options) *time.Duration { return &o.ExportEvery }),
+	str("ARENA_EXPORT_DIR", "where serve writes a file copy of the latest published export (default: DATA_DIR/exports); the exports are served from the database at /exports/", func(o *Options) *string { return &o.ExportDir }),
+	duration("ARENA_EXPORT_EVERY", "how often serve copies the latest published export into ARENA_EXPORT_DIR (0: never); every checkpoint's export is published in the database whatever it is", func(o *Options) *time.Duration { return &o.ExportEvery }),
 }
 
 // withAlias names the environment variable read when key is not set.
