@@ -56,6 +56,9 @@ type Log struct {
 	Key    ed25519.PrivateKey
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Signed, when set, keeps the largest tree the key signed outside
+	// the store: nothing is signed that contradicts it (CheckSigned).
+	Signed SignedState
 
 	mu     sync.Mutex
 	hashes [][]byte // leaf hashes of entries [0, len), loaded lazily
@@ -193,6 +196,9 @@ func (l *Log) SignedHead(ctx context.Context) (Head, error) {
 	}
 	root, err := Root(hs)
 	if err != nil {
+		return Head{}, err
+	}
+	if err := l.beforeSigning(ctx, SignedTree{Size: size, Root: root}); err != nil {
 		return Head{}, err
 	}
 	ts := l.now().Truncate(time.Microsecond)
