@@ -37,6 +37,8 @@ const (
 	KindOutcome    = "outcome"
 	KindScore      = "score"
 	KindProfile    = "profile"
+	KindDispute    = "dispute"
+	KindDecision   = "decision"
 )
 
 var hasher = rfc6962.DefaultHasher
