@@ -74,6 +74,26 @@ type (
 		Deadline     uint64 `json:"deadline"`
 		Signature    string `json:"signature"`
 	}
+	// DisputeEntry is an admin's dispute of a market's resolution by its
+	// source: who, why, when, and the resolution disputed.
+	DisputeEntry struct {
+		MarketID   int64  `json:"market_id"`
+		Resolution string `json:"resolution"`
+		Admin      string `json:"admin"`
+		Reason     string `json:"reason"`
+		AtMicros   int64  `json:"at_micros"`
+	}
+	// DecisionEntry is a human arbiter's decision on a market (an
+	// escalated or disputed one, or a re-resolution): who, why, when and
+	// what, logged before the resolution entry it leads to.
+	DecisionEntry struct {
+		MarketID int64  `json:"market_id"`
+		Seq      int    `json:"seq"`
+		Decision string `json:"decision"`
+		Arbiter  string `json:"arbiter"`
+		Reason   string `json:"reason"`
+		AtMicros int64  `json:"at_micros"`
+	}
 )
 
 // record appends an accepted item to the log, when there is one. The item
@@ -111,6 +131,8 @@ const (
 	logOutcome    = tlog.KindOutcome
 	logScore      = tlog.KindScore
 	logProfile    = tlog.KindProfile
+	logDispute    = tlog.KindDispute
+	logDecision   = tlog.KindDecision
 )
 
 // SealedUntilTrigger reports whether a log entry carries a round's commit
@@ -132,7 +154,15 @@ func SealedUntilTrigger(kind string, leaf []byte) (round uint64, sealable, ok bo
 	return *e.RoundID, true, true
 }
 
-// OracleDecided records in the log a resolution the oracle applied: the
+// OracleDisputed records in the log an admin's dispute of a market's
+// resolution by its source.
+func (s *Service) OracleDisputed(ctx context.Context, d *arena.OracleDispute) {
+	s.record(ctx, logDispute, DisputeEntry{MarketID: d.MarketID, Resolution: d.Resolution, Admin: d.Admin, Reason: d.Reason,
+		AtMicros: d.CreatedAt.UnixMicro()})
+}
+
+// OracleDecided records in the log a resolution the oracle applied: an
+// arbiter's decision (who, why, when) when a human decided it, the
 // market's resolution and, for each round a re-resolution re-scored, the
 // round's outcomes as now frozen and its new scores. They follow the
 // round's earlier entries, so the log keeps both and a verifier checks the
@@ -141,6 +171,10 @@ func (s *Service) OracleDecided(ctx context.Context, r *arena.OracleResolution) 
 	res, ok := r.Final.MarketResolution()
 	if !ok {
 		return // escalated: nothing applied
+	}
+	if r.Status == arena.OracleDecided {
+		s.record(ctx, logDecision, DecisionEntry{MarketID: r.MarketID, Seq: r.Seq, Decision: string(r.Final), Arbiter: r.Arbiter,
+			Reason: r.Reason, AtMicros: r.DecidedAt.UnixMicro()})
 	}
 	s.record(ctx, logResolution, ResolutionEntry{MarketID: r.MarketID, Resolution: res})
 	for _, rs := range r.Rescored {

@@ -345,10 +345,20 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 // theirs.
 const BenchmarkRetryFor = time.Hour
 
-// ResolveMarket publishes the operator's resolution of a market. It is
-// refused while a round containing the market, not yet scored, is before
+// ResolveMarket publishes the operator's resolution of a market; the
+// resolution the market already has is a no-op. It is refused while a round containing the market, not yet scored, is before
 // its reveal deadline: agents still able to reveal would see the outcome.
 func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution string) error {
+	// The resolution in force again (such as the source's own, repeated
+	// by an admin) changes nothing: no write, no new log entry.
+	m, err := s.Store.Market(ctx, marketID)
+	if err != nil {
+		return err
+	}
+	if name, ok := m.ResolutionName(resolution); ok && m.Resolution == name {
+		s.log().InfoContext(ctx, "market already resolved so; nothing recorded", "market", marketID, "resolution", name)
+		return nil
+	}
 	now := s.now()
 	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {

@@ -179,6 +179,9 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 		return Checkpoint{}, err
 	}
 	c := Checkpoint{Origin: p.origin, Size: uint64(size), Hash: root}
+	if err := p.Log.beforeSigning(ctx, SignedTree{Size: c.Size, Root: root}); err != nil {
+		return Checkpoint{}, err
+	}
 	signed, err := note.Sign(&note.Note{Text: string(c.Text())}, p.signer)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("tlog: sign checkpoint: %w", err)

@@ -37,6 +37,8 @@ const (
 	KindOutcome    = "outcome"
 	KindScore      = "score"
 	KindProfile    = "profile"
+	KindDispute    = "dispute"
+	KindDecision   = "decision"
 )
 
 var hasher = rfc6962.DefaultHasher
@@ -56,6 +58,9 @@ type Log struct {
 	Key    ed25519.PrivateKey
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Signed, when set, keeps the largest tree the key signed outside
+	// the store: nothing is signed that contradicts it (CheckSigned).
+	Signed SignedState
 
 	mu     sync.Mutex
 	hashes [][]byte // leaf hashes of entries [0, len), loaded lazily
@@ -193,6 +198,9 @@ func (l *Log) SignedHead(ctx context.Context) (Head, error) {
 	}
 	root, err := Root(hs)
 	if err != nil {
+		return Head{}, err
+	}
+	if err := l.beforeSigning(ctx, SignedTree{Size: size, Root: root}); err != nil {
 		return Head{}, err
 	}
 	ts := l.now().Truncate(time.Microsecond)

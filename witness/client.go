@@ -3,6 +3,8 @@ package witness
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -182,4 +184,54 @@ func excerpt(b []byte) string {
 		s = s[:200] + "…"
 	}
 	return s
+}
+
+// Seen fetches from every witness the latest checkpoint it cosigned for
+// the log of origin (GET <prefix>/<hex SHA-256 of origin>/checkpoint, as
+// this package's Witness serves it), all at once. A witness that has
+// cosigned none, or does not serve its view, gives a nil note; errs
+// holds the witnesses that could not be asked.
+func (c *Client) Seen(ctx context.Context, origin string) (notes [][]byte, errs error) {
+	h := sha256.Sum256([]byte(origin))
+	out := make([][]byte, len(c.Witnesses))
+	fails := make([]error, len(c.Witnesses))
+	var wg sync.WaitGroup
+	for i, w := range c.Witnesses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], fails[i] = c.get(ctx, strings.TrimSuffix(w.URL, "/")+"/"+hex.EncodeToString(h[:])+"/checkpoint")
+			if fails[i] != nil {
+				fails[i] = fmt.Errorf("witness %s (%s): %w", w.Name, w.URL, fails[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(fails...)
+}
+
+func (c *Client) get(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read the answer: %w", err)
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, nil
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("%d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), excerpt(body))
+	}
+	return body, nil
 }

@@ -85,19 +85,41 @@ func TestConfigFileErrorsHideValues(t *testing.T) {
 	}
 }
 
-// A database password is never shown, even when pgx would read part of
-// it as the host (a password holding '@' or '/').
+// A database password is never shown by config, markets or serve (their
+// output, errors and logs), whatever it holds, even where pgx would read
+// part of it as the host; such a URL is refused before any connection,
+// so no piece of the password reaches a resolver.
 func TestDBPasswordNeverShown(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ name, db string }{
-		{"'@' in the password", "postgres://u:AB@CD@127.0.0.1:5432/x"},
-		{"'/' in the password", "postgres://u:AB/CD@127.0.0.1:5432/x"},
-		{"'#' in the password", "postgres://u:AB#CD@127.0.0.1:5432/x"},
+		{"'@' in the password", "postgres://u:Zq1@Xw2@127.0.0.1:5432/x"},
+		{"'/' in the password", "postgres://u:Zq1/Xw2@127.0.0.1:5432/x"},
+		{"'#' in the password", "postgres://u:Zq1#Xw2@127.0.0.1:5432/x"},
+		{"'?' in the password", "postgres://u:Zq1?Xw2@127.0.0.1:5432/x"},
+		{"':' and '%' in the password", "postgres://u:Zq1:%zzXw2@127.0.0.1:5432/x"},
+		{"'@' then '/' in the password", "postgres://u:Zq1@Xw2/Vb3@127.0.0.1:5432/x"},
+		{"'@' then ':' in the password", "postgres://u:Zq1@Xw2:5/Vb3@127.0.0.1:5432/x"},
 	} {
-		_, _, err := cli(t, nil, "markets", "--db", c.db)
-		if err == nil || strings.Contains(err.Error(), "AB") || strings.Contains(err.Error(), "CD") || !strings.Contains(err.Error(), "[redacted]") {
-			t.Errorf("%s: %v", c.name, err)
+		for _, args := range [][]string{{"config"}, {"markets"}, {"serve", "--addr", "127.0.0.1:0", "--no-sync", "--no-rounds"}} {
+			out, errOut, err := cli(t, nil, append(args, "--db", c.db)...)
+			all := fmt.Sprint(out, errOut, err)
+			for _, piece := range []string{"Zq1", "Xw2", "Vb3"} {
+				if strings.Contains(all, piece) {
+					t.Errorf("%s: arena %s shows %q: %s", c.name, args[0], piece, all)
+				}
+			}
+			if !strings.Contains(all, "[redacted]") {
+				t.Errorf("%s: arena %s: %s", c.name, args[0], all)
+			}
+			if args[0] != "config" && (err == nil || !strings.Contains(err.Error(), "bad postgres URL")) {
+				t.Errorf("%s: arena %s: %v, want the URL refused before connecting", c.name, args[0], err)
+			}
 		}
+	}
+	// The DSN, verbatim.
+	out, _, err := cli(t, nil, "config", "--db", "postgres://arena:top@secret/part@127.0.0.1:5432/x")
+	if err != nil || !strings.Contains(out, "ARENA_DB=postgres://arena:[redacted]@127.0.0.1:5432/x\n") {
+		t.Errorf("config: %v\n%s", err, out)
 	}
 }
 

@@ -159,12 +159,13 @@ func (a *App) now() time.Time {
 // WireOracle connects the oracle to both tracks: a change of a market's
 // resolution re-scores the forecast rounds and re-settles the trading
 // positions it touches, in the transaction that records it, and every
-// resolution the oracle applies goes to the forecast track's
-// tamper-evident log (when fsvc has one).
+// resolution the oracle applies, every arbiter's decision and every
+// dispute goes to the forecast track's tamper-evident log (when fsvc has
+// one).
 func WireOracle(svc *oracle.Service, fsvc *forecast.Service) *oracle.Service {
 	svc.Tracks = []arena.ResolutionHook{forecast.Rescore, trading.Resettle}
 	if fsvc != nil {
-		svc.Applied = fsvc.OracleDecided
+		svc.Applied, svc.Disputed = fsvc.OracleDecided, fsvc.OracleDisputed
 	}
 	return svc
 }

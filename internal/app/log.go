@@ -92,12 +92,18 @@ func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.L
 	if err != nil {
 		return nil, err
 	}
-	lg := &tlog.Log{Store: db, Key: key, Logger: logger}
+	// The largest tree the key signed is kept beside the key, out of the
+	// database, so that a restored backup or another database given this
+	// key cannot make it sign a second root for a size it published.
+	lg := &tlog.Log{Store: db, Key: key, Logger: logger, Signed: tlog.StateFile{Path: tlog.StatePath(path)}}
 	if err := lg.CheckKey(heads); err != nil {
 		return nil, fmt.Errorf("log key %s: %w", path, err)
 	}
 	if err := tlog.BindKey(ctx, db, lg.PublicKey()); err != nil {
 		return nil, fmt.Errorf("log key %s: %w", path, err)
+	}
+	if err := lg.CheckSigned(ctx); err != nil {
+		return nil, fmt.Errorf("%w; refusing to sign anything with log key %s (its record: %s). See \"Restoring a backup\" in docs/operations.md", err, path, tlog.StatePath(path))
 	}
 	logger.Info("tamper-evident log", "key", path, "public_key", lg.PublicKeyHex())
 	return lg, nil

@@ -50,9 +50,41 @@ func (a *App) newPublisher(ctx context.Context) (*tlog.Publisher, error) {
 		if err != nil {
 			return nil, fmt.Errorf("witness policy %s: %w", f, err)
 		}
-		pub.Cosigner = &witness.Client{Witnesses: pol.Remotes()}
+		wc := &witness.Client{Witnesses: pol.Remotes()}
+		pub.Cosigner = wc
+		if err := a.checkWitnessed(ctx, pub, wc); err != nil {
+			return nil, err
+		}
 	}
 	return pub, nil
+}
+
+// witnessViewTimeout bounds the asking of the witnesses for their view at
+// start-up.
+const witnessViewTimeout = 10 * time.Second
+
+// checkWitnessed refuses a log that lacks the tree of a checkpoint a
+// witness cosigned: the witnesses remember what the log key published
+// even when the key's own record beside it is lost (a new host, a key
+// copied without it). A witness that cannot be asked is logged and
+// skipped: the record beside the key still guards.
+func (a *App) checkWitnessed(ctx context.Context, pub *tlog.Publisher, wc *witness.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, witnessViewTimeout)
+	defer cancel()
+	notes, err := wc.Seen(ctx, pub.Origin())
+	if err != nil {
+		a.Logger.Warn("tamper-evident log: could not ask every witness for the checkpoint it cosigned last", "err", err)
+	}
+	for i, n := range notes {
+		if n == nil {
+			continue
+		}
+		w := wc.Witnesses[i]
+		if err := pub.CheckSeen(ctx, n, "witness "+w.Name+" ("+w.URL+")"); err != nil {
+			return fmt.Errorf("%w; refusing to sign anything under this log key. See \"Restoring a backup\" in docs/operations.md", err)
+		}
+	}
+	return nil
 }
 
 // logOrigin is the origin of the log's checkpoints: ARENA_LOG_ORIGIN, else

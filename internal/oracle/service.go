@@ -38,6 +38,9 @@ type Service struct {
 	// once it is committed (the forecast track logs it in the
 	// tamper-evident log, with any re-scored rounds).
 	Applied func(ctx context.Context, r *arena.OracleResolution)
+	// Disputed, when set, is told of every dispute once it is committed
+	// (the forecast track logs who disputed what, why and when).
+	Disputed func(ctx context.Context, d *arena.OracleDispute)
 }
 
 // errNoTracks: the service was built without the tracks' hooks, so a
@@ -212,6 +215,9 @@ func (s *Service) Dispute(ctx context.Context, marketID int64, admin, reason str
 	}
 	if err := s.Store.DisputeOracle(ctx, d); err != nil {
 		return nil, err
+	}
+	if s.Disputed != nil {
+		s.Disputed(ctx, d)
 	}
 	s.logger().Info("market resolution disputed", "market", marketID, "resolution", d.Resolution, "admin", d.Admin, "reason", d.Reason)
 	return d, nil

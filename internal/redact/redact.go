@@ -4,7 +4,8 @@
 //
 // It works on the text alone and never parses a URL, so a malformed one
 // (a '%' or a space in the password, a bad escape) is masked as well as a
-// good one; where the end of a secret is ambiguous it masks too much
+// good one; values are delimited as the PostgreSQL driver (pgx) delimits
+// them, and where the end of a secret is ambiguous it masks too much
 // rather than too little.
 package redact
 
@@ -19,9 +20,11 @@ import (
 const Mask = "[redacted]"
 
 var (
-	// key=value secrets, as in PostgreSQL DSNs (password=…, sslpassword=…)
-	// and URL query strings (api_key=…, token=…).
-	keyValue = regexp.MustCompile(`(?i)\b((?:ssl)?password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|token)("?\s*[=:]\s*)("[^"]*"|'[^']*'|[^&\s'",;]*)`)
+	// The key and separator of key=value secrets, as in PostgreSQL's
+	// keyword/value DSNs (password=…, sslpassword=…), environment
+	// assignments (PGPASSWORD=…), URL query strings (api_key=…,
+	// token=…) and JSON; the value is found by kvValue.
+	keyValue = regexp.MustCompile(`(?i)\b((?:ssl|pg)?password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|token)("?\s*[=:]\s*)`)
 	// Authorization header values.
 	bearer = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`)
 	// Provider API keys that appear bare (sk-…, sk-ant-…, hf_…).
@@ -32,26 +35,72 @@ var (
 // password of each scheme://user:password@host in it, key=value secrets,
 // bearer and basic credentials, and bare provider API keys.
 func String(s string) string {
-	s = userinfo(s)
-	s = keyValue.ReplaceAllStringFunc(s, func(m string) string {
-		sub := keyValue.FindStringSubmatch(m)
-		quote := ""
-		if v := sub[3]; len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
-			quote = v[:1] // keep a quoted value quoted (JSON stays JSON)
-		}
-		return sub[1] + sub[2] + quote + Mask + quote
-	})
-	s = bearer.ReplaceAllString(s, "${1} "+Mask)
+	s = bearer.ReplaceAllString(keyValues(userinfo(s)), "${1} "+Mask)
 	return apiKey.ReplaceAllString(s, Mask)
 }
 
+// keyValues masks the value of every key=value secret in s.
+func keyValues(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range keyValue.FindAllStringSubmatchIndex(s, -1) {
+		if m[0] < last {
+			continue // inside a value already masked
+		}
+		start := m[1]
+		// A key after '?' or '&' is a URL query parameter: its value
+		// ends at the next '&' or '#' (a password holding them is
+		// percent-encoded there).
+		query := m[0] > 0 && (s[m[0]-1] == '?' || s[m[0]-1] == '&')
+		end, quote := kvValue(s[start:], query)
+		b.WriteString(s[last:start])
+		b.WriteString(quote + Mask + quote)
+		last = start + end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// kvValue returns the length of the value at the start of v and its
+// quote ("" when unquoted). A quoted value runs to its closing quote, a
+// backslash escaping the next character, as libpq and pgx read
+// keyword/value DSNs and as JSON strings are written; an unclosed quote
+// runs to the end of the text. An unquoted value runs to the next space
+// (pgx's rule: ',', ';', quotes and '&' are part of a password there),
+// or in a URL query to the next '&' or '#'.
+func kvValue(v string, query bool) (n int, quote string) {
+	if v != "" && (v[0] == '"' || v[0] == '\'') {
+		for i := 1; i < len(v); i++ {
+			switch v[i] {
+			case '\\':
+				i++
+			case v[0]:
+				return i + 1, v[:1]
+			}
+		}
+		return len(v), ""
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\' && !query:
+			i++
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			return i, ""
+		case query && (c == '&' || c == '#' || c == '"' || c == '\''):
+			return i, ""
+		}
+	}
+	return len(v), ""
+}
+
 // userinfo masks the password of every "://user:password@" in s. The
-// authority of a URL runs to the next '/' (or the end of the text); its
-// userinfo ends at the last '@' within it, so a password holding '@', '%'
-// or spaces is masked whole. An authority without '@' may be a password
-// holding '/' (which ends the authority for a URL parser but not for the
-// user who typed it), so then the userinfo ends at the last '@' before the
-// next space or quote.
+// userinfo of a URL ends at the last '@' of its authority, which runs
+// to the next '/', so a password holding '@', '%', '#', '?' or spaces is
+// masked whole. A password may also hold '/' (which ends the authority
+// for a URL parser, and made pgx read the rest as a host, but not for the
+// user who typed it), so the userinfo runs to the last '@' before the
+// next space or quote when that is further: it masks too much rather than
+// too little.
 func userinfo(s string) string {
 	var b strings.Builder
 	for {
@@ -62,19 +111,17 @@ func userinfo(s string) string {
 		}
 		b.WriteString(s[:i+3])
 		s = s[i+3:]
-		end := strings.IndexAny(s, "/")
+		end := strings.IndexByte(s, '/')
 		if end < 0 {
 			end = len(s)
 		}
-		at := strings.LastIndex(s[:end], "@")
+		word := strings.IndexAny(s, " \t\n\"'`")
+		if word < 0 {
+			word = len(s)
+		}
+		at := max(strings.LastIndex(s[:end], "@"), strings.LastIndex(s[:word], "@"))
 		if at < 0 {
-			word := strings.IndexAny(s, " \t\n\"'`")
-			if word < 0 {
-				word = len(s)
-			}
-			if at = strings.LastIndex(s[:word], "@"); at < 0 {
-				continue
-			}
+			continue
 		}
 		user, _, hasPass := strings.Cut(s[:at], ":")
 		if !hasPass {

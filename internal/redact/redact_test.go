@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestString(t *testing.T) {
@@ -54,5 +57,45 @@ func TestHandler(t *testing.T) {
 	}
 	if strings.Count(out, Mask) != 4 || !strings.Contains(out, "n=7") {
 		t.Errorf("log line %s", out)
+	}
+}
+
+// Every character a password can hold, in every form a DSN takes (a URL
+// typed raw or percent-encoded, keyword/value quoted or with escapes):
+// no piece of the password survives. Where pgx parses the DSN, the
+// password it would send is checked absent too.
+func TestDSNPasswords(t *testing.T) {
+	specials := []string{"@", ":", "/", "%", "#", "?", "&", "'", `"`, `\`, ",", ";", "=", " ", "@x/y:", "/@", "?x=1&"}
+	for _, sp := range specials {
+		pw := "Zq1" + sp + "Xw2" + sp + "Vb3"
+		forms := map[string]string{
+			"URL, typed raw":            "postgres://arena:" + pw + "@127.0.0.1:5432/x?sslmode=disable",
+			"URL, percent-encoded":      "postgres://arena:" + url.QueryEscape(pw) + "@127.0.0.1:5432/x",
+			"URL query parameter":       "postgres://arena@127.0.0.1:5432/x?sslmode=disable&password=" + url.QueryEscape(pw),
+			"keyword/value, quoted":     "host=127.0.0.1 password='" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(pw) + "' dbname=x",
+			"keyword/value, escaped":    "host=127.0.0.1 password=" + strings.NewReplacer(`\`, `\\`, " ", `\ `, "'", `\'`).Replace(pw) + " dbname=x",
+			"in an error message":       `store: connect "postgres://arena:` + pw + `@127.0.0.1:5432/x": refused`,
+			"environment, PGPASSWORD=":  "PGPASSWORD=" + strings.ReplaceAll(pw, " ", `\ `) + " psql",
+			"JSON":                      `{"password":"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(pw) + `","user":"arena"}`,
+			"the issue's DSN, verbatim": "postgres://arena:top@secret/part@127.0.0.1:5432/x",
+		}
+		for form, dsn := range forms {
+			got := String(dsn)
+			pieces := []string{"Zq1", "Xw2", "Vb3"}
+			if strings.Contains(dsn, "top@secret") {
+				pieces = []string{"top", "secret", "part"}
+			}
+			for _, p := range pieces {
+				if strings.Contains(got, p) {
+					t.Errorf("%q, %s: %q shows %q", sp, form, got, p)
+				}
+			}
+			if !strings.Contains(got, Mask) {
+				t.Errorf("%q, %s: %q not masked", sp, form, got)
+			}
+			if cfg, err := pgconn.ParseConfig(dsn); err == nil && cfg.Password != "" && strings.Contains(got, cfg.Password) {
+				t.Errorf("%q, %s: %q shows the password pgx reads, %q", sp, form, got, cfg.Password)
+			}
+		}
 	}
 }

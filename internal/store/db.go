@@ -112,14 +112,18 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*DB, error) {
 		if _, err := url.Parse(rawURL); err != nil {
 			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: not a valid URL (percent-encode '%%', '@', ':' and spaces in the user and password)", redact.String(rawURL))
 		}
-		// net/url takes the last '@' of the authority as the end of the
-		// password, pgx an earlier one: pgx would dial the rest of the
-		// password as a host and show it in its error.
+		// A password holding a raw '@', or a '/', '?' or '#' followed by
+		// an '@', is read by pgx as ending early: it would dial the rest
+		// of the password as a host (a DNS query carrying it) and show
+		// it in its error. The authority ends at the first '/', '?' or
+		// '#'; one '@' ends the userinfo, and none may follow.
 		_, rest, _ := strings.Cut(rawURL, "://")
-		rest, _, _ = strings.Cut(rest, "#")
-		rest, _, _ = strings.Cut(rest, "?")
-		if authority, _, _ := strings.Cut(rest, "/"); strings.Count(authority, "@") > 1 {
-			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: the user or password holds '@': percent-encode it as %%40", redact.String(rawURL))
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if strings.Count(rest[:end], "@") > 1 || strings.Contains(rest[end:], "@") {
+			return nil, arena.Errorf(arena.EINVALID, "store: bad postgres URL %s: an '@' where a URL cannot have one (in a password, percent-encode '@' as %%40, '/' as %%2F, '?' as %%3F, '#' as %%23, '%%' as %%25)", redact.String(rawURL))
 		}
 		db, err := sql.Open("pgx", rawURL)
 		if err != nil {

@@ -1,0 +1,220 @@
+package tlog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gofrs/flock"
+	"github.com/google/renameio/v2"
+
+	"github.com/forecast-arena/arena"
+)
+
+// SignedTree is a tree the log key signed: its size and root hash.
+type SignedTree struct {
+	Size uint64
+	Root []byte
+}
+
+// SignedState keeps the largest tree the log key has signed, somewhere a
+// restore of the database does not roll back (a file beside the key, see
+// StateFile). The database's own record of its checkpoints and heads
+// goes back with a restored backup; without this the log would sign,
+// under the same key, a second root for a size it already published.
+type SignedState interface {
+	// LastSigned returns the largest tree recorded (Size 0 when none).
+	LastSigned() (SignedTree, error)
+	// RecordSigned records t, durably, unless a larger tree is recorded.
+	RecordSigned(t SignedTree) error
+}
+
+// ErrFork is wrapped by the errors refusing to sign a tree that
+// contradicts one the log key already signed.
+var ErrFork = errors.New("the log key already signed a different tree")
+
+// CheckSigned reports whether the log holds the tree recorded in its
+// SignedState: at least as many entries, and the same root at the
+// recorded size. It fails with ECONFLICT wrapping ErrFork otherwise:
+// whatever this log signed next would fork the log the key published.
+func (l *Log) CheckSigned(ctx context.Context) error {
+	if l.Signed == nil {
+		return nil
+	}
+	last, err := l.Signed.LastSigned()
+	if err != nil || last.Size == 0 {
+		return err
+	}
+	return l.consistentWith(ctx, last, "the log key signed")
+}
+
+// consistentWith reports whether the log holds tree t, which the log key
+// (or a witness of it) signed according to by.
+func (l *Log) consistentWith(ctx context.Context, t SignedTree, by string) error {
+	n, err := l.sync(ctx)
+	if err != nil {
+		return err
+	}
+	if uint64(n) < t.Size {
+		return arena.Errorf(arena.ECONFLICT, "tlog: %s a tree of %d entries (root %x), but this database's log has only %d: %w (an older backup restored, or another database given this key?)", by, t.Size, t.Root, n, ErrFork)
+	}
+	root, err := l.treeHash(int64(t.Size))
+	if err != nil {
+		return err
+	}
+	if !Equal(root, t.Root) {
+		return arena.Errorf(arena.ECONFLICT, "tlog: %s a tree of %d entries with root %x, but this database's first %d entries hash to %x: %w (an older backup restored and appended to, or another database given this key?)", by, t.Size, t.Root, t.Size, root, ErrFork)
+	}
+	return nil
+}
+
+// beforeSigning checks that the log still holds the tree recorded as
+// signed, then records t, the tree about to be signed: a signature leaves
+// this process only once its tree is on record.
+func (l *Log) beforeSigning(ctx context.Context, t SignedTree) error {
+	if l.Signed == nil {
+		return nil
+	}
+	if err := l.CheckSigned(ctx); err != nil {
+		return err
+	}
+	if err := l.Signed.RecordSigned(t); err != nil {
+		return fmt.Errorf("tlog: record the tree of size %d before signing it: %w", t.Size, err)
+	}
+	return nil
+}
+
+// StateFile is a SignedState kept in a file, locked while it is read and
+// replaced so that processes sharing it (servers of one database on one
+// host) never record a smaller tree over a larger one. Its text is three
+// lines: a header, the size and the hex root.
+type StateFile struct {
+	Path string
+}
+
+var _ SignedState = StateFile{}
+
+// StatePath is the state file of the log signed with the key file at
+// keyPath: beside it, so every database the key signs shares it.
+func StatePath(keyPath string) string { return keyPath + ".signed" }
+
+const stateHeader = "forecast-arena signed tree v1"
+
+// maxStateFile bounds a state file: a header, a size and a hex hash.
+const maxStateFile = 1024
+
+// LastSigned implements SignedState.
+func (s StateFile) LastSigned() (SignedTree, error) {
+	lock, err := s.lock()
+	if err != nil {
+		return SignedTree{}, err
+	}
+	defer lock.Unlock()
+	return s.read()
+}
+
+// RecordSigned implements SignedState: the file is replaced whole (a
+// synced temporary file renamed over it, the directory synced after), so
+// a crash leaves the old tree or the new one.
+func (s StateFile) RecordSigned(t SignedTree) error {
+	lock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	last, err := s.read()
+	if err != nil {
+		return err
+	}
+	if t.Size == 0 || t.Size <= last.Size {
+		return nil
+	}
+	text := fmt.Sprintf("%s\n%d\n%x\n", stateHeader, t.Size, t.Root)
+	dir := filepath.Dir(s.Path)
+	if err := renameio.WriteFile(s.Path, []byte(text), 0o600, renameio.WithTempDir(dir)); err != nil {
+		return fmt.Errorf("tlog: write %s: %w", s.Path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		// Not every system can sync a directory; the rename stands then.
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+func (s StateFile) lock() (*flock.Flock, error) {
+	lock := flock.New(s.Path + ".lock")
+	if err := lock.Lock(); err != nil {
+		return nil, fmt.Errorf("tlog: lock %s: %w", s.Path, err)
+	}
+	return lock, nil
+}
+
+// read parses the state file; a missing one records no tree.
+func (s StateFile) read() (SignedTree, error) {
+	f, err := os.Open(s.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return SignedTree{}, nil
+	}
+	if err != nil {
+		return SignedTree{}, fmt.Errorf("tlog: read %s: %w", s.Path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
+	if err != nil {
+		return SignedTree{}, fmt.Errorf("tlog: read %s: %w", s.Path, err)
+	}
+	t, err := parseState(b)
+	if err != nil {
+		return SignedTree{}, arena.Errorf(arena.EINVALID, "tlog: %s is not a signed-tree state file (%v): it records the largest tree the log key signed; see docs/operations.md before replacing it", s.Path, err)
+	}
+	return t, nil
+}
+
+func parseState(b []byte) (SignedTree, error) {
+	if len(b) > maxStateFile {
+		return SignedTree{}, fmt.Errorf("more than %d bytes", maxStateFile)
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) != 4 || lines[0] != stateHeader || lines[3] != "" {
+		return SignedTree{}, errors.New("want a header, a size and a root hash, one a line")
+	}
+	size, err := strconv.ParseUint(lines[1], 10, 63)
+	if err != nil || size == 0 {
+		return SignedTree{}, fmt.Errorf("size %q", lines[1])
+	}
+	root, err := hex.DecodeString(lines[2])
+	if err != nil || len(root) != sha256.Size {
+		return SignedTree{}, fmt.Errorf("root hash %q", lines[2])
+	}
+	return SignedTree{Size: size, Root: bytes.Clone(root)}, nil
+}
+
+// CheckSeen checks a checkpoint note someone else holds, such as the
+// latest one a witness cosigned. When it carries the log key's signature
+// under this publisher's origin, its tree is recorded as signed (it was,
+// whatever this database says) and the log must hold it: ECONFLICT
+// wrapping ErrFork otherwise. A note of another origin or key is none of
+// this log's business and ignored.
+func (p *Publisher) CheckSeen(ctx context.Context, msg []byte, by string) error {
+	c, _, err := openCheckpoint(msg, p.verifier)
+	if err != nil {
+		return nil
+	}
+	t := SignedTree{Size: c.Size, Root: c.Hash}
+	if p.Log.Signed != nil {
+		if err := p.Log.Signed.RecordSigned(t); err != nil {
+			return fmt.Errorf("tlog: record the checkpoint %s: %w", by, err)
+		}
+	}
+	return p.Log.consistentWith(ctx, t, by+" holds a checkpoint signed by the log key of")
+}
