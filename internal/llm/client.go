@@ -434,7 +434,8 @@ func (c *Client) newError(status int, msg string, cause error) *Error {
 
 // bodyError describes a 200 response that carries no answer: an error
 // object in place of (or beside) the choices, as gateways send when the
-// generation failed after the status was written, or no choices at all.
+// generation failed after the status was written, or no choices at all
+// (a JSON body that is not a chat completion).
 // The error's code decides retryability.
 func (c *Client) bodyError(raw string) *Error {
 	var body struct {
@@ -452,8 +453,8 @@ func (c *Client) bodyError(raw string) *Error {
 		e.Class = ClassInStream
 		return e
 	}
-	e := c.newError(http.StatusOK, "response has no usable choice", nil)
-	e.Class = ClassInStream
+	e := c.newError(http.StatusOK, "response has no choices", nil)
+	e.Class = ClassUnparseable
 	e.Retryable = true
 	return e
 }
