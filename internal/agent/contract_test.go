@@ -11,9 +11,12 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,21 +48,26 @@ const (
 // expectByKind is the outcome per use of each kind of response: a parsed
 // answer, or the failure class it ends in. A text answer that is not ours
 // is unparseable for every use (the decider holds by system default, the
-// forecaster submits nothing, the oracle votes nothing); tool calls to tools
+// forecaster submits nothing, the oracle votes nothing); a stream is a
+// body the client cannot read as a completion; tool calls to tools
 // the forecaster does not have are answered with an error and the
 // conversation goes on until its budget of steps is spent; an error
 // response is its class for every use.
 func expectByKind(kind string) map[string]string {
 	switch kind {
 	case kindText:
-		return map[string]string{useDecider: "unparseable", useForecaster: "unparseable", useOracle: "unparseable"}
+		return map[string]string{useDecider: answerNotOurs, useForecaster: answerNotOurs, useOracle: answerNotOurs}
 	case kindTools:
-		return map[string]string{useDecider: "unparseable", useForecaster: "unknown_tool", useOracle: "unparseable"}
+		return map[string]string{useDecider: answerNotOurs, useForecaster: "unknown_tool", useOracle: answerNotOurs}
 	case kindStream:
-		return map[string]string{useDecider: "unparseable", useForecaster: "unparseable", useOracle: "unparseable"}
+		return map[string]string{useDecider: string(llm.ClassUnparseable), useForecaster: string(llm.ClassUnparseable), useOracle: string(llm.ClassUnparseable)}
 	}
 	return map[string]string{useDecider: kind, useForecaster: kind, useOracle: kind}
 }
+
+// answerNotOurs is the outcome of a completed answer whose text is not in
+// the use's format: unparseable as an answer, though the body parsed.
+const answerNotOurs = "unparseable_answer"
 
 // recordedKinds states, per recorded chat-completions response (cassette
 // and interaction number), what kind it is. Every recorded response must
@@ -324,7 +332,7 @@ func (w *watched) Complete(ctx context.Context, req llm.Request) (llm.Response, 
 
 // class is the failure class of the last call: the call's own, or that of
 // its answer when the provider completed one we cannot use, or
-// "unparseable" for an answer whose text is not in our format.
+// answerNotOurs for an answer whose text is not in our format.
 func (w *watched) class() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -337,7 +345,7 @@ func (w *watched) class() string {
 	if c := llm.ClassOf(w.resp.Check()); c != "" {
 		return string(c)
 	}
-	return "unparseable"
+	return answerNotOurs
 }
 
 // replayClient is a real client for model on srv, with fast retries: a
@@ -459,5 +467,160 @@ func TestProviderContract(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("%s: stated but not project-made", name)
 		}
+	}
+}
+
+// Valid answers of each use, put where a recorded answer's content goes.
+const (
+	ourAction   = `{"action":"HOLD","reasoning":"the prices look fair"}`
+	ourVote     = `{"decision":"YES","confidence":0.9,"reasoning":"the statement says so"}`
+	ourForecast = `{"predictions":[7250,1000,5000],"reasoning":["a","b","c"]}`
+)
+
+// withContent returns the envelope with our text as the answer: tool calls
+// are dropped (these uses offer no tools) and everything else — provider
+// extras, reasoning, refusal: null, usage details — is kept.
+func withContent(env map[string]any, text string) string {
+	msg := message(env)
+	msg["content"] = text
+	if _, ok := msg["tool_calls"]; ok {
+		delete(msg, "tool_calls")
+		env["choices"].([]any)[0].(map[string]any)["finish_reason"] = "stop"
+	}
+	b, _ := json.Marshal(env)
+	return string(b)
+}
+
+// withCalls returns the envelope with its tool calls (content null, one or
+// several in parallel, ids or none) renamed to ours: every call asks for a
+// market's details, and the last submits the forecast when submit is set.
+func withCalls(env map[string]any, submit bool) string {
+	for i, c := range message(env)["tool_calls"].([]any) {
+		fn := c.(map[string]any)["function"].(map[string]any)
+		fn["name"], fn["arguments"] = ToolDetails, fmt.Sprintf(`{"index":%d}`, i%3)
+		if submit && i == len(message(env)["tool_calls"].([]any))-1 {
+			fn["name"], fn["arguments"] = ToolSubmit, ourForecast
+		}
+	}
+	b, _ := json.Marshal(env)
+	return string(b)
+}
+
+func message(env map[string]any) map[string]any {
+	return env["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
+}
+
+// envelope decodes a fresh copy of the exchange's completion.
+func envelope(t *testing.T, ex llmtest.Exchange) map[string]any {
+	t.Helper()
+	env, ok := ex.Completion()
+	if !ok {
+		t.Fatalf("%s: not a JSON completion", ex.Name)
+	}
+	return env
+}
+
+// usageOf reads the token counts and billed cost the envelope reports.
+func usageOf(env map[string]any) (prompt, completion, cached, reasoning int64, cost float64, billed bool) {
+	u, _ := env["usage"].(map[string]any)
+	num := func(m map[string]any, k string) int64 { f, _ := m[k].(float64); return int64(f) }
+	pd, _ := u["prompt_tokens_details"].(map[string]any)
+	cd, _ := u["completion_tokens_details"].(map[string]any)
+	cost, billed = u["cost"].(float64)
+	return num(u, "prompt_tokens"), num(u, "completion_tokens"), num(pd, "cached_tokens"), num(cd, "reasoning_tokens"), cost, billed
+}
+
+// TestRealEnvelopesOurContent keeps every recorded answer's envelope and
+// puts a valid answer where its content goes: each use must parse it, and
+// the meter must count what the envelope's usage reports.
+func TestRealEnvelopesOurContent(t *testing.T) {
+	exchanges := append(recorded(t), llmtest.ProjectMade()...)
+	task, _ := roundData(t)
+	srv := llmtest.New(t)
+	n := 0
+	for i, ex := range exchanges {
+		kind := recordedKinds[ex.Name]
+		if ex.ProjectMade {
+			kind = projectMadeKinds[ex.Name]
+		}
+		if kind != kindText && kind != kindTools {
+			continue
+		}
+		n++
+		prompt, completion, cached, reasoning, cost, billed := usageOf(envelope(t, ex))
+		for _, use := range uses {
+			model := fmt.Sprintf("env-%d-%s", i, use)
+			var want string
+			calls := int64(1)
+			switch use {
+			case useDecider:
+				srv.Script(model, llmtest.Reply{Header: ex.Header, Body: withContent(envelope(t, ex), ourAction)})
+				want = "decision:HOLD"
+			case useOracle:
+				srv.Script(model, llmtest.Reply{Header: ex.Header, Body: withContent(envelope(t, ex), ourVote)})
+				want = "vote:YES"
+			case useForecaster:
+				want = "forecast"
+				if kind == kindText {
+					srv.Script(model, llmtest.Reply{Header: ex.Header, Body: withContent(envelope(t, ex), ourForecast)})
+					break
+				}
+				// Two steps: the calls ask for details, their results go back
+				// under the calls' ids, then the same envelope submits.
+				srv.Script(model, llmtest.Reply{Header: ex.Header, Body: withCalls(envelope(t, ex), false)},
+					llmtest.Reply{Header: ex.Header, Body: withCalls(envelope(t, ex), true)})
+				calls = 2
+			}
+			meter := llm.NewMeter(0)
+			if got := outcome(t, use, srv, model, task, meter); got != want {
+				t.Errorf("%s, %s: outcome %q, want %q", ex.Name, use, got, want)
+				continue
+			}
+			u := meter.Run()
+			if u.Calls != calls || u.InputTokens != calls*prompt || u.OutputTokens != calls*completion ||
+				u.PromptCachedTokens != calls*cached || u.ReasoningTokens != calls*reasoning {
+				t.Errorf("%s, %s: metered %+v, want %d calls of %d+%d tokens (%d cached, %d reasoning)", ex.Name, use, u, calls, prompt, completion, cached, reasoning)
+			}
+			if wantBilled := int64(math.Round(cost * 1e6)); billed && (u.BilledCalls != calls || u.BilledMicros != calls*wantBilled) || !billed && u.BilledCalls != 0 {
+				t.Errorf("%s, %s: billed %d µ$ over %d calls, want %d µ$ (reported: %v)", ex.Name, use, u.BilledMicros, u.BilledCalls, calls*wantBilled, billed)
+			}
+			if use == useForecaster && calls == 2 {
+				checkToolTurn(t, ex.Name, srv.Requests(model))
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no completed answers among the exchanges")
+	}
+}
+
+// checkToolTurn checks the second request of a tool conversation: one tool
+// result per call of the first answer, each naming its call by an id the
+// request's assistant turn holds (the client assigns ids to calls sent
+// without one).
+func checkToolTurn(t *testing.T, name string, reqs []llmtest.Request) {
+	t.Helper()
+	if len(reqs) != 2 {
+		t.Errorf("%s: %d requests, want 2", name, len(reqs))
+		return
+	}
+	var ids []string
+	var results []string
+	for _, m := range reqs[1].Body.Messages {
+		switch m.Role {
+		case "assistant":
+			var calls []struct{ ID string }
+			if err := json.Unmarshal(m.ToolCalls, &calls); err != nil {
+				t.Errorf("%s: assistant turn: %v", name, err)
+			}
+			for _, c := range calls {
+				ids = append(ids, c.ID)
+			}
+		case "tool":
+			results = append(results, m.ToolCallID)
+		}
+	}
+	if len(ids) == 0 || !slices.Equal(ids, results) || slices.Contains(ids, "") {
+		t.Errorf("%s: calls %q answered by tool results %q", name, ids, results)
 	}
 }
