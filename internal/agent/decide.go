@@ -103,7 +103,11 @@ func (t *Trader) Decide(ctx context.Context, s *trading.Snapshot) (*Decision, er
 		d.OutputTokens += resp.OutputTokens
 		d.Cost += at.Cost
 		d.Latency += resp.Elapsed
-		a, err := ParseAction(resp.Content)
+		var a trading.Action
+		err = Unusable(resp)
+		if err == nil {
+			a, err = ParseAction(resp.Content)
+		}
 		if err == nil {
 			a, err = Validate(a, s)
 		}
@@ -127,6 +131,18 @@ func (t *Trader) Decide(ctx context.Context, s *trading.Snapshot) (*Decision, er
 	d.Action = trading.Hold(fmt.Sprintf("%sHOLD because no usable action came from the model after %d attempt(s); last error: %s",
 		SystemDefaultPrefix, len(d.Attempts), arena.ErrorMessage(lastErr)))
 	return d, nil
+}
+
+// Unusable rejects an answer the provider completed but that is no answer:
+// a refusal or one cut off by max_tokens (llm.Response.Check), with the
+// failure class as its code, so it is sent back and recorded like any
+// other unusable answer rather than parsed.
+func Unusable(resp llm.Response) error {
+	err := resp.Check()
+	if err == nil {
+		return nil
+	}
+	return arena.Rejectf(arena.EINVALID, string(llm.ClassOf(err)), "%s", err.Error())
 }
 
 // Excerpt is the first ExcerptChars characters of an answer, as sent back

@@ -209,7 +209,8 @@ func (f *Forecaster) Forecast(ctx context.Context, task RoundTask) (*Trace, erro
 			return tr, fmt.Errorf("agent %s: round %s: model call %d: %w", f.AgentID, task.Round, step, err)
 		}
 		st := tr.count(resp)
-		if len(resp.ToolCalls) > 0 && !f.JSONOnly {
+		unusable := Unusable(resp)
+		if unusable == nil && len(resp.ToolCalls) > 0 && !f.JSONOnly {
 			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 			done := false
 			for _, call := range resp.ToolCalls {
@@ -228,7 +229,12 @@ func (f *Forecaster) Forecast(ctx context.Context, task RoundTask) (*Trace, erro
 			continue
 		}
 		// A text answer: the JSON form is accepted from any model.
-		preds, reasons, perr := ParsePredictions(resp.Content, k)
+		perr := unusable
+		var preds []uint16
+		var reasons []string
+		if perr == nil {
+			preds, reasons, perr = ParsePredictions(resp.Content, k)
+		}
 		if perr == nil {
 			tr.Steps = append(tr.Steps, st)
 			tr.Predictions, tr.Reasoning = preds, reasons

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -121,11 +122,26 @@ type Response struct {
 	FinishReason  string     `json:"finish_reason,omitempty"`
 	ID            string     `json:"id,omitempty"`    // provider's response id
 	Model         string     `json:"model,omitempty"` // model that answered, as reported
-	InputTokens   int64      `json:"input_tokens"`
-	OutputTokens  int64      `json:"output_tokens"`
+	// Refusal is the provider's refusal text (OpenAI's message.refusal);
+	// an answer with one is unusable (see Check).
+	Refusal      string `json:"refusal,omitempty"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+	// PromptCachedTokens are the prompt tokens the provider served from its
+	// own prompt cache (usage.prompt_tokens_details.cached_tokens), and
+	// ReasoningTokens the answer tokens spent on hidden reasoning
+	// (usage.completion_tokens_details.reasoning_tokens). Both are already
+	// counted in InputTokens and OutputTokens.
+	PromptCachedTokens int64 `json:"prompt_cached_tokens,omitempty"`
+	ReasoningTokens    int64 `json:"reasoning_tokens,omitempty"`
 	// CostMicros is the cost in integer micro-dollars from the registry
 	// prices (ModelSpec.Cost). A cached answer keeps the cost it had.
 	CostMicros int64 `json:"cost_micros"`
+	// BilledMicros is the cost the provider itself reported in its usage
+	// object (OpenRouter's usage.cost, in USD), when Billed is set. It is
+	// what the provider charges, where CostMicros is the arena's estimate.
+	BilledMicros int64 `json:"billed_micros,omitempty"`
+	Billed       bool  `json:"billed,omitempty"`
 	// Latency is the duration of the successful attempt; Elapsed covers all
 	// attempts and backoff waits.
 	Latency  time.Duration `json:"latency"`
@@ -333,27 +349,38 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	if err != nil {
 		return Response{}, c.classify(ctx, actx, httpResp, err)
 	}
-	if len(cc.Choices) == 0 {
-		// Some gateways answer 200 with an error object instead of choices.
+	if len(cc.Choices) == 0 || cc.JSON.ExtraFields["error"].Valid() || cc.Choices[0].FinishReason == "error" {
+		// Some gateways answer 200 with an error object instead of (or
+		// beside) choices: the generation failed after the status was sent.
 		return Response{}, c.bodyError(cc.RawJSON())
 	}
 	ch := cc.Choices[0]
 	msg := ch.Message
 	out := Response{
-		Content:      msg.Content,
-		Reasoning:    reasoningOf(msg),
-		FinishReason: ch.FinishReason,
-		ID:           cc.ID,
-		Model:        cc.Model,
-		InputTokens:  cc.Usage.PromptTokens,
-		OutputTokens: cc.Usage.CompletionTokens,
-		Latency:      latency,
+		Content:            msg.Content,
+		Reasoning:          reasoningOf(msg),
+		Refusal:            msg.Refusal,
+		FinishReason:       ch.FinishReason,
+		ID:                 cc.ID,
+		Model:              cc.Model,
+		InputTokens:        cc.Usage.PromptTokens,
+		OutputTokens:       cc.Usage.CompletionTokens,
+		PromptCachedTokens: cc.Usage.PromptTokensDetails.CachedTokens,
+		ReasoningTokens:    cc.Usage.CompletionTokensDetails.ReasoningTokens,
+		Latency:            latency,
 	}
-	for _, tc := range msg.ToolCalls {
+	out.BilledMicros, out.Billed = billedCost(cc.Usage.JSON.ExtraFields["cost"].Raw())
+	for i, tc := range msg.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			continue
 		}
-		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		id := tc.ID
+		if id == "" {
+			// Some providers (Gemini's OpenAI-compatible endpoint) send
+			// calls without ids, but a tool result must name its call.
+			id = fmt.Sprintf("call_%d", i)
+		}
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if strings.TrimSpace(out.Content) == "" && out.Reasoning != "" && len(out.ToolCalls) == 0 {
 		out.Content = out.Reasoning
@@ -361,6 +388,28 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	}
 	out.CostMicros = c.spec.Cost(out.InputTokens, out.OutputTokens)
 	return out, nil
+}
+
+// billedCost reads a provider-reported cost in USD (a JSON number such as
+// OpenRouter's usage.cost) as micro-dollars, rounded half away from zero.
+// It reports false when there is none or it is not a non-negative number.
+func billedCost(raw string) (int64, bool) {
+	var n json.Number
+	if raw == "" || json.Unmarshal([]byte(raw), &n) != nil {
+		return 0, false
+	}
+	r, ok := new(big.Rat).SetString(n.String())
+	if !ok || r.Sign() < 0 {
+		return 0, false
+	}
+	r.Mul(r, big.NewRat(1_000_000, 1))
+	// Round half up: add one half and take the floor of the fraction.
+	r.Add(r, big.NewRat(1, 2))
+	q := new(big.Int).Quo(r.Num(), r.Denom())
+	if !q.IsInt64() {
+		return 0, false
+	}
+	return q.Int64(), true
 }
 
 // reasoningOf reads the non-standard reasoning field: "reasoning"
@@ -383,8 +432,11 @@ func (c *Client) newError(status int, msg string, cause error) *Error {
 	return &Error{Agent: c.spec.ID, Model: c.spec.Model, Status: status, Retryable: retryableStatus(status), Message: msg, Err: cause}
 }
 
-// bodyError describes a 200 response without choices, using the error
-// object inside it when there is one (its code decides retryability).
+// bodyError describes a 200 response that carries no answer: an error
+// object in place of (or beside) the choices, as gateways send when the
+// generation failed after the status was written, or no choices at all
+// (a JSON body that is not a chat completion).
+// The error's code decides retryability.
 func (c *Client) bodyError(raw string) *Error {
 	var body struct {
 		Error *struct {
@@ -398,9 +450,11 @@ func (c *Client) bodyError(raw string) *Error {
 			status = int(f)
 		}
 		e := c.newError(status, "error in 200 response: "+body.Error.Message, nil)
+		e.Class = ClassInStream
 		return e
 	}
 	e := c.newError(http.StatusOK, "response has no choices", nil)
+	e.Class = ClassUnparseable
 	e.Retryable = true
 	return e
 }
@@ -410,12 +464,13 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 		return ctx.Err()
 	}
 	if actx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Agent: c.spec.ID, Model: c.spec.Model, Retryable: true, Timeout: true,
+		return &Error{Agent: c.spec.ID, Model: c.spec.Model, Retryable: true, Timeout: true, Class: ClassTimeout,
 			Message: fmt.Sprintf("no answer within %v", time.Duration(c.spec.Timeout)), Err: err}
 	}
 	var ae *openai.Error
 	if errors.As(err, &ae) {
 		e := c.newError(ae.StatusCode, providerMessage(ae), err)
+		e.Class = classOf(ae.StatusCode, ae.Code, ae.Type, e.Message)
 		if ae.Response != nil {
 			e.RetryAfter = retryAfter(ae.Response.Header, c.now())
 		}
@@ -424,6 +479,7 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 	if httpResp != nil && httpResp.StatusCode >= 400 {
 		// Error body the SDK could not parse (HTML from a proxy, …).
 		e := c.newError(httpResp.StatusCode, "unparseable error body", err)
+		e.Class = classOf(httpResp.StatusCode, "", "", "")
 		e.RetryAfter = retryAfter(httpResp.Header, c.now())
 		return e
 	}
@@ -433,15 +489,19 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 			// closed short of Content-Length): a connection error like
 			// any other, worth another attempt.
 			e := c.newError(0, "connection: response body cut off: "+err.Error(), err)
+			e.Class = ClassConnection
 			e.Retryable = true
 			return e
 		}
 		// The body did not decode: a broken response, not worth repeating.
-		return c.newError(httpResp.StatusCode, "decode response: "+err.Error(), err)
+		e := c.newError(httpResp.StatusCode, "decode response: "+err.Error(), err)
+		e.Class = ClassUnparseable
+		return e
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, net.ErrClosed) || isConnError(err) {
 		e := c.newError(0, "connection: "+err.Error(), err)
+		e.Class = ClassConnection
 		e.Retryable = true
 		return e
 	}

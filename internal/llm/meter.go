@@ -11,14 +11,23 @@ import (
 // the provider; CachedCalls are answers read from the cache, which cost
 // nothing now (their original tokens are kept apart in CachedInputTokens
 // and CachedOutputTokens).
+//
+// CostMicros is the estimate from the registry prices. BilledMicros sums
+// what providers reported as charged (OpenRouter's usage.cost) over the
+// BilledCalls that reported one; when BilledCalls equals Calls it is the
+// provider's bill for the run, otherwise a part of it.
 type Usage struct {
 	Calls              int64 `json:"calls"`
 	CachedCalls        int64 `json:"cached_calls"`
 	InputTokens        int64 `json:"input_tokens"`
 	OutputTokens       int64 `json:"output_tokens"`
+	PromptCachedTokens int64 `json:"prompt_cached_tokens"`
+	ReasoningTokens    int64 `json:"reasoning_tokens"`
 	CachedInputTokens  int64 `json:"cached_input_tokens"`
 	CachedOutputTokens int64 `json:"cached_output_tokens"`
 	CostMicros         int64 `json:"cost_micros"`
+	BilledCalls        int64 `json:"billed_calls"`
+	BilledMicros       int64 `json:"billed_micros"`
 }
 
 // Add counts one answer.
@@ -32,15 +41,22 @@ func (u *Usage) Add(r Response) {
 	u.Calls++
 	u.InputTokens += r.InputTokens
 	u.OutputTokens += r.OutputTokens
+	u.PromptCachedTokens += r.PromptCachedTokens
+	u.ReasoningTokens += r.ReasoningTokens
 	u.CostMicros += r.CostMicros
+	if r.Billed {
+		u.BilledCalls++
+		u.BilledMicros += r.BilledMicros
+	}
 }
 
 // Plus returns the sum of two usages.
 func (u Usage) Plus(v Usage) Usage {
 	return Usage{Calls: u.Calls + v.Calls, CachedCalls: u.CachedCalls + v.CachedCalls,
 		InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		PromptCachedTokens: u.PromptCachedTokens + v.PromptCachedTokens, ReasoningTokens: u.ReasoningTokens + v.ReasoningTokens,
 		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens, CachedOutputTokens: u.CachedOutputTokens + v.CachedOutputTokens,
-		CostMicros: u.CostMicros + v.CostMicros}
+		CostMicros: u.CostMicros + v.CostMicros, BilledCalls: u.BilledCalls + v.BilledCalls, BilledMicros: u.BilledMicros + v.BilledMicros}
 }
 
 // ErrBudget is matched (errors.Is) by every *BudgetError.

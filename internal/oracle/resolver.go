@@ -120,7 +120,7 @@ func (r *Resolver) Resolve(ctx context.Context, q Question, pk arena.EvidencePac
 		return v
 	}
 	v.Raw = resp.Content
-	a, perr := ParseAnswer(resp.Content)
+	a, perr := parseResponse(resp)
 	reasks := r.Reasks
 	if reasks == 0 {
 		reasks = 1
@@ -137,7 +137,7 @@ func (r *Resolver) Resolve(ctx context.Context, q Question, pk arena.EvidencePac
 			return v
 		}
 		v.Raw = resp.Content
-		a, perr = ParseAnswer(resp.Content)
+		a, perr = parseResponse(resp)
 	}
 	if perr != nil {
 		v.Failure = perr.Error()
@@ -146,6 +146,16 @@ func (r *Resolver) Resolve(ctx context.Context, q Question, pk arena.EvidencePac
 	v.Decision, v.Confidence, v.Reasoning = a.Decision, a.Confidence, a.Reasoning
 	v.Cached = allCached
 	return v
+}
+
+// parseResponse reads the vote from an answer, unless the answer is a
+// refusal or was cut off by max_tokens: a cut-off vote may still parse,
+// with a confidence or reasoning the model did not finish writing.
+func parseResponse(resp llm.Response) (Answer, error) {
+	if err := resp.Check(); err != nil {
+		return Answer{}, err
+	}
+	return ParseAnswer(resp.Content)
 }
 
 func failureText(err error) string {
