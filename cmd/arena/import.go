@@ -42,12 +42,12 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 	return run(ctx, env, args[1:])
 }
 
-const importFBUsage = "--questions FILE… --resolutions FILE… [--db URL] [--now T] [--dry-run]"
+const importFBUsage = "--questions FILE… --resolutions FILE… [--humans FILE…] [--db URL] [--now T] [--dry-run]"
 
 func runImportForecastBench(ctx context.Context, env *Env, args []string) error {
 	// The flag package takes one value per flag, but shells expand
 	// "--questions dir/*.json" into many words: gather them first.
-	lists, rest, err := fileLists(args, "questions", "resolutions")
+	lists, rest, err := fileLists(args, "questions", "resolutions", "humans")
 	if err != nil {
 		return fmt.Errorf("%v (run 'arena import forecastbench -h')", err)
 	}
@@ -55,6 +55,7 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	cf := addConfigFlags(fs, false)
 	fs.Func("questions", "question set files (YYYY-MM-DD-llm.json), several after one flag", func(string) error { return nil })
 	fs.Func("resolutions", "resolution set files (YYYY-MM-DD_resolution_set.json), several after one flag", func(string) error { return nil })
+	fs.Func("humans", "individual human forecast files (YYYY-MM-DD.ForecastBench.human_super_individual.json), several after one flag", func(string) error { return nil })
 	nowStr := fs.String("now", "", "import time, RFC 3339: unresolved markets past their close time are marked closed (default: the wall clock)")
 	dry := fs.Bool("dry-run", false, "read, check and count the files without writing to the store")
 	if err := parse(fs, rest); err != nil {
@@ -63,17 +64,17 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (files go after --questions or --resolutions)", fs.Arg(0))
 	}
-	if len(lists["questions"]) == 0 && len(lists["resolutions"]) == 0 {
-		return fmt.Errorf("give --questions FILE… and/or --resolutions FILE… (run 'arena import forecastbench -h')")
+	if len(lists["questions"]) == 0 && len(lists["resolutions"]) == 0 && len(lists["humans"]) == 0 {
+		return fmt.Errorf("give --questions FILE…, --resolutions FILE… and/or --humans FILE… (run 'arena import forecastbench -h')")
 	}
 	// Each file read is a step, and so is the store's one transaction.
-	n := len(lists["questions"]) + len(lists["resolutions"])
+	n := len(lists["questions"]) + len(lists["resolutions"]) + len(lists["humans"])
 	if !*dry {
 		n++
 	}
 	bar := progress.New(env.Stderr, n, "steps")
 	defer bar.Finish()
-	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"],
+	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"], Humans: lists["humans"],
 		Open: func(path string) (io.ReadCloser, error) {
 			f, err := openInput(ctx, path)
 			if err != nil {

@@ -40,6 +40,7 @@ func DatasetSourceID(due time.Time, origin, id string, resolutionDate time.Time)
 type Batch struct {
 	Markets []*arena.Market
 	Read    ReadStats
+	Humans  []*HumanSet
 	items   []*item
 }
 

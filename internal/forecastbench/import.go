@@ -43,6 +43,9 @@ func fileErr(path string, err error) error {
 type Files struct {
 	Questions   []string
 	Resolutions []string
+	// Humans are files of individual human forecasts
+	// (YYYY-MM-DD.ForecastBench.human_*_individual.json).
+	Humans []string
 	// Open opens each file (nil: os.Open); the command line's stops
 	// reading when the command is interrupted.
 	Open func(path string) (io.ReadCloser, error)
@@ -51,8 +54,8 @@ type Files struct {
 // Load reads and maps every file; nothing is written. Any malformed file
 // fails the whole load.
 func Load(files Files, now time.Time) (*Batch, error) {
-	if len(files.Questions) == 0 && len(files.Resolutions) == 0 {
-		return nil, arena.Errorf(arena.EINVALID, "forecastbench: no question or resolution files given")
+	if len(files.Questions) == 0 && len(files.Resolutions) == 0 && len(files.Humans) == 0 {
+		return nil, arena.Errorf(arena.EINVALID, "forecastbench: no question, resolution or human forecast files given")
 	}
 	var qsets []*QuestionSet
 	for _, p := range files.Questions {
@@ -70,12 +73,43 @@ func Load(files Files, now time.Time) (*Batch, error) {
 		}
 		rsets = append(rsets, s)
 	}
-	return Build(qsets, rsets, now)
+	humans, err := loadHumans(files)
+	if err != nil {
+		return nil, err
+	}
+	b, err := Build(qsets, rsets, now)
+	if err != nil {
+		return nil, err
+	}
+	b.Humans = humans
+	return b, nil
+}
+
+// loadHumans reads the human forecast files; two files of one round and
+// group would each replace the other, so they are refused.
+func loadHumans(files Files) ([]*HumanSet, error) {
+	var out []*HumanSet
+	from := map[string]string{}
+	for _, p := range files.Humans {
+		s, err := readFile(files.Open, p, ReadHumanSet)
+		if err != nil {
+			return nil, err
+		}
+		k := s.ForecastDueDate.Format(time.DateOnly) + "/" + s.Group
+		if prev, ok := from[k]; ok {
+			return nil, arena.Errorf(arena.EINVALID, "forecastbench: %s and %s both hold the %s forecasts of the round due %s: give one",
+				prev, p, s.Group, s.ForecastDueDate.Format(time.DateOnly))
+		}
+		from[k] = p
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // Report says what an import did.
 type Report struct {
 	Read   ReadStats
+	Humans []HumanCount
 	Counts []Stats // market, dataset
 	Saved  arena.SaveResult
 }
@@ -87,14 +121,14 @@ func DryRun(files Files, now time.Time) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Report{Read: b.Read, Counts: b.Count()}, nil
+	return &Report{Read: b.Read, Counts: b.Count(), Humans: b.humanCounts()}, nil
 }
 
 // Import loads the files, merges what the store already holds for them
 // (see Batch.Merge) and saves every market in one SaveMarkets call, so a
 // failure leaves the store unchanged. Importing the same files again
 // changes nothing.
-func Import(ctx context.Context, st arena.MarketStore, files Files, now time.Time) (*Report, error) {
+func Import(ctx context.Context, st Store, files Files, now time.Time) (*Report, error) {
 	b, err := Load(files, now)
 	if err != nil {
 		return nil, err
@@ -102,9 +136,19 @@ func Import(ctx context.Context, st arena.MarketStore, files Files, now time.Tim
 	return Save(ctx, st, b, now)
 }
 
-// Save merges a loaded batch with what the store holds and writes it in
-// one SaveMarkets call. A batch is saved once.
-func Save(ctx context.Context, st arena.MarketStore, b *Batch, now time.Time) (*Report, error) {
+// Store is what an import writes to.
+type Store interface {
+	arena.MarketStore
+	arena.HumanStore
+}
+
+// Save merges a loaded batch with what the store holds and writes it: the
+// markets in one SaveMarkets call, then each human forecast set in one
+// transaction that replaces the stored set of its round and group. Every
+// file was parsed and checked before, so only a storage failure can stop
+// it between the two; importing the same files again then completes it.
+// A batch is saved once.
+func Save(ctx context.Context, st Store, b *Batch, now time.Time) (*Report, error) {
 	stored, err := st.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
 	if err != nil {
 		return nil, fmt.Errorf("forecastbench: load stored markets: %w", err)
@@ -123,5 +167,10 @@ func Save(ctx context.Context, st arena.MarketStore, b *Batch, now time.Time) (*
 	if err != nil {
 		return nil, fmt.Errorf("forecastbench: save %d markets: %w", len(b.Markets), err)
 	}
-	return &Report{Read: b.Read, Counts: b.Count(), Saved: saved}, nil
+	for _, h := range b.Humans {
+		if err := st.ReplaceHumanForecasts(ctx, h.ForecastDueDate, h.Group, h.Forecasts); err != nil {
+			return nil, fmt.Errorf("forecastbench: save the %s forecasts due %s: %w", h.Group, h.ForecastDueDate.Format(time.DateOnly), err)
+		}
+	}
+	return &Report{Read: b.Read, Counts: b.Count(), Saved: saved, Humans: b.humanCounts()}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 )
 
 // WriteText prints what was read, skipped and imported; saved says whether
@@ -28,6 +29,10 @@ func (r *Report) WriteText(w io.Writer, saved bool) error {
 	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t\n", tot.Items, tot.Resolved, tot.Void, tot.Unresolved, tot.NoText)
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, h := range r.Humans {
+		fmt.Fprintf(w, "humans: %d %s forecasts by %d forecasters on %d questions, due %s (%d combination forecasts skipped)\n",
+			h.Forecasts, h.Group, h.Forecasters, h.Questions, h.Due.Format(time.DateOnly), h.Combination)
 	}
 	var err error
 	if saved {
