@@ -54,6 +54,10 @@ const (
 // Void markets are excluded from scoring and refunded in the trading track.
 const Void = "VOID"
 
+// ResolvedByOperator marks a resolution an operator made (the admin API,
+// or arena round resolve --from-sim) rather than the market's source.
+const ResolvedByOperator = "operator"
+
 // Market is a question from a source with named outcomes, prices and an
 // optional resolution.
 type Market struct {
@@ -86,6 +90,10 @@ type Market struct {
 	// Ambiguous is set when the source says the market resolved but the
 	// winner cannot be determined.
 	Ambiguous bool
+	// ResolvedBy is "" when the source resolved the market (or the
+	// oracle, whose resolutions are stored with their votes), and
+	// ResolvedByOperator when an operator did. The store sets it.
+	ResolvedBy string
 
 	// Polymarket identifiers.
 	ConditionID string

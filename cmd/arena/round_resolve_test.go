@@ -110,8 +110,8 @@ func TestRoundResolveFromSim(t *testing.T) {
 			}
 			for _, m := range ms[:2] {
 				got, _ := db.Market(ctx, m.ID)
-				if got.Resolution == "" || got.Resolution != truth[m.SourceID] || !got.CloseTime.After(now) {
-					t.Errorf("market %d (closes %s): resolved %q, the simulator's outcome is %q", m.ID, got.CloseTime, got.Resolution, truth[m.SourceID])
+				if got.Resolution == "" || got.Resolution != truth[m.SourceID] || !got.CloseTime.After(now) || got.ResolvedBy != arena.ResolvedByOperator {
+					t.Errorf("market %d (closes %s): resolved %q by %q, the simulator's outcome is %q, by the operator", m.ID, got.CloseTime, got.Resolution, got.ResolvedBy, truth[m.SourceID])
 				}
 				if !strings.Contains(out, fmt.Sprintf("%d  ", m.ID)) {
 					t.Errorf("output does not list market %d:\n%s", m.ID, out)

@@ -17,7 +17,7 @@ import (
 const marketColumns = `id, source, source_id, kind, origin, question, criteria, background, url, category,
 	event_id, type, outcomes, prices, volume, liquidity, open_time, close_time, status, resolution,
 	resolved_at, ambiguous, condition_id, token_ids, slug, event_slug, neg_risk, uma_status,
-	freeze_time, freeze_value, resolution_date, updated_at`
+	freeze_time, freeze_value, resolution_date, updated_at, resolved_by`
 
 // marketRow is a market encoded for storage.
 type marketRow struct {
@@ -290,7 +290,7 @@ func scanMarket(sc scanner) (*arena.Market, error) {
 	err := sc.Scan(&m.ID, &m.Source, &m.SourceID, &m.Kind, &m.Origin, &m.Question, &m.Criteria, &m.Background,
 		&m.URL, &m.Category, &m.EventID, &typ, &outcomes, &prices, &m.Volume, &m.Liquidity, &openT, &closeT,
 		&status, &m.Resolution, &resolvedT, &m.Ambiguous, &m.ConditionID, &tokenIDs, &m.Slug, &m.EventSlug,
-		&m.NegRisk, &m.UMAStatus, &freezeT, &fv, &resDate, &updated)
+		&m.NegRisk, &m.UMAStatus, &freezeT, &fv, &resDate, &updated, &m.ResolvedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -501,13 +501,14 @@ func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at 
 		if flagged > 0 && resolved == 0 {
 			return arena.Errorf(arena.ECONFLICT, "market %d is flagged for the oracle; decide it there", id)
 		}
-		return d.setResolution(ctx, tx, id, resolution, at, false)
+		return d.setResolution(ctx, tx, id, resolution, at, false, arena.ResolvedByOperator)
 	})
 }
 
-// setResolution resolves a market inside tx. Unless replace is set, a
-// market already resolved otherwise is a conflict.
-func (d *DB) setResolution(ctx context.Context, tx *sql.Tx, id int64, resolution string, at time.Time, replace bool) error {
+// setResolution resolves a market inside tx, recording who resolved it
+// (see arena.Market.ResolvedBy). Unless replace is set, a market already
+// resolved otherwise is a conflict.
+func (d *DB) setResolution(ctx context.Context, tx *sql.Tx, id int64, resolution string, at time.Time, replace bool, by string) error {
 	m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id))
 	if isNoRows(err) {
 		return arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
@@ -528,8 +529,8 @@ func (d *DB) setResolution(ctx context.Context, tx *sql.Tx, id int64, resolution
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, d.rebind(`UPDATE markets SET status = ?, resolution = ?, resolved_at = ?, ambiguous = ?, digest = ?, updated_at = ? WHERE id = ?`),
-		string(m.Status), m.Resolution, micros(m.ResolvedAt), false, r.digest, d.Now().UnixMicro(), id)
+	_, err = tx.ExecContext(ctx, d.rebind(`UPDATE markets SET status = ?, resolution = ?, resolved_at = ?, ambiguous = ?, digest = ?, updated_at = ?, resolved_by = ? WHERE id = ?`),
+		string(m.Status), m.Resolution, micros(m.ResolvedAt), false, r.digest, d.Now().UnixMicro(), by, id)
 	if err != nil {
 		return fmt.Errorf("store: resolve market %d: %w", id, err)
 	}

@@ -114,7 +114,7 @@ func (d *DB) applyResolution(ctx context.Context, tx *sql.Tx, m *arena.Market, r
 	res, _ := r.Final.MarketResolution()
 	c := &arena.ResolutionChange{Market: m, Resolution: r, Outcome: res, At: at}
 	if m.Resolution != res {
-		if err := d.setResolution(ctx, tx, m.ID, res, at, replace); err != nil {
+		if err := d.setResolution(ctx, tx, m.ID, res, at, replace, ""); err != nil {
 			return err
 		}
 	}

@@ -293,6 +293,10 @@ func TestMarketPageShowsOnlyTriggeredForecasts(t *testing.T) {
 
 		// Once round 2 is triggered, its forecasts are public.
 		e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/markets/%d/resolve", ms[2].ID), map[string]string{"outcome": "YES"}, adminToken, nil)
+		// Its page says an operator resolved it, not its source.
+		if p := e.page(fmt.Sprintf("/markets/%d", ms[2].ID)); !strings.Contains(p, "an operator's resolution") || strings.Contains(p, "the upstream source") {
+			t.Error("the market page of an operator's resolution does not say so")
+		}
 		e.ok(200, "POST", fmt.Sprintf("/api/v1/admin/rounds/%d/trigger", r2.ID), nil, adminToken, nil)
 		if l := leaks(); len(l) == 0 {
 			t.Error("round 2's forecasts do not show after its trigger")

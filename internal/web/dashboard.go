@@ -515,7 +515,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := MarketPageJSON{Market: arena.NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, Prices: []PriceJSON{}, Rounds: []uint64{},
+	v := MarketPageJSON{Market: arena.NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, ResolvedBy: m.ResolvedBy, Prices: []PriceJSON{}, Rounds: []uint64{},
 		Oracle: []arena.OracleResolution{}, Forecasts: []MarketForecastJSON{}}
 	if s.oracle != nil {
 		rs, err := s.oracle.Resolutions(r.Context(), id)
@@ -529,7 +529,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 	}
 	if !m.ResolvedAt.IsZero() {
 		t := m.ResolvedAt.UTC()
-		v.ResolvedAt = &t
+		v.ResolvedAt, v.ResolvedEarly = &t, !m.CloseTime.IsZero() && t.Before(m.CloseTime)
 	}
 	yes := arena.Yes
 	if len(m.Outcomes) > 0 {

@@ -238,9 +238,15 @@ type MarketPageJSON struct {
 	URL        string           `json:"url,omitempty"`
 	Criteria   string           `json:"criteria,omitempty"`
 	ResolvedAt *time.Time       `json:"resolved_at"`
-	Ambiguous  bool             `json:"ambiguous"`
-	Prices     []PriceJSON      `json:"prices"`
-	Rounds     []uint64         `json:"scored_in_rounds"`
+	// ResolvedBy is "operator" when an operator resolved the market (the
+	// admin API or arena round resolve --from-sim), else empty: its source
+	// or, when Oracle is not empty, the oracle.
+	ResolvedBy string `json:"resolved_by,omitempty"`
+	// ResolvedEarly: resolved before the market's close time.
+	ResolvedEarly bool        `json:"resolved_before_close,omitempty"`
+	Ambiguous     bool        `json:"ambiguous"`
+	Prices        []PriceJSON `json:"prices"`
+	Rounds        []uint64    `json:"scored_in_rounds"`
 	// Forecasts are the market's scored forecasts, best Brier first: each
 	// agent's revealed forecast in a round whose outcomes are triggered
 	// (never before), the baselines' and the benchmark's. Forecasters

@@ -136,10 +136,19 @@ func testResolveMarket(t *testing.T, db *store.DB) {
 		t.Fatal(err)
 	}
 	got, _ := db.Market(ctx, m.ID)
-	if got.Status != arena.StatusResolved || got.Resolution != arena.Yes || !got.ResolvedAt.Equal(t0) || got.Volume != 2 {
-		t.Fatalf("resolution lost on resync: %+v", got)
+	if got.Status != arena.StatusResolved || got.Resolution != arena.Yes || !got.ResolvedAt.Equal(t0) || got.Volume != 2 || got.ResolvedBy != arena.ResolvedByOperator {
+		t.Fatalf("resolution or its provenance lost on resync: %+v", got)
 	}
-	if l, _ := db.Markets(ctx, arena.MarketFilter{Status: arena.StatusResolved}); len(l) != 1 {
+	// A market its source resolved carries no operator mark.
+	up := Binary("upstream", 1)
+	up.Status, up.Resolution, up.ResolvedAt = arena.StatusResolved, arena.No, t0
+	if _, err := db.SaveMarkets(ctx, []*arena.Market{up}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.Market(ctx, up.ID); got.Resolution != arena.No || got.ResolvedBy != "" {
+		t.Fatalf("source's resolution: %+v", got)
+	}
+	if l, _ := db.Markets(ctx, arena.MarketFilter{Status: arena.StatusResolved}); len(l) != 2 {
 		t.Fatalf("status filter: %d", len(l))
 	}
 }
