@@ -193,14 +193,20 @@ func TestFaultReadOnlyDatabase(t *testing.T) {
 func TestFaultCorruptDatabase(t *testing.T) {
 	ctx := context.Background()
 	d, path := faultDB(t, "corrupt.db", 400, 500)
+	// A leaf page of the markets table, from the middle of its pages (where
+	// the file's middle falls depends on every other table's size).
+	var pageno int64
+	if err := d.db.QueryRow(`SELECT pageno FROM dbstat WHERE name = 'markets' AND pagetype = 'leaf' ORDER BY pageno
+		LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM dbstat WHERE name = 'markets' AND pagetype = 'leaf')`).Scan(&pageno); err != nil {
+		t.Fatal(err)
+	}
 	d.Close() // the last connection checkpoints the WAL into the file
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := f.Stat()
 	const page = 4096
-	mid := st.Size() / 2 / page * page
+	mid := (pageno - 1) * page // pages are numbered from 1
 	garbage := []byte(strings.Repeat("\xa5\x5a", 4*page/2))
 	if _, err := f.WriteAt(garbage, mid); err != nil {
 		t.Fatal(err)
