@@ -87,6 +87,11 @@ const MaxCachedAnalyses = 32
 type analysisCache struct {
 	mu      sync.Mutex
 	entries *simplelru.LRU[string, *cacheEntry]
+	// Computations run on base (cancelled by Stop) and are counted in
+	// running, so that Stop returns once none is left to use the store.
+	base    context.Context
+	stop    context.CancelFunc
+	running sync.WaitGroup
 }
 
 func newAnalysisCache() *analysisCache {
@@ -94,7 +99,19 @@ func newAnalysisCache() *analysisCache {
 	if err != nil {
 		panic(err) // only for a size below 1
 	}
-	return &analysisCache{entries: l}
+	base, stop := context.WithCancel(context.Background())
+	return &analysisCache{entries: l, base: base, stop: stop}
+}
+
+// Stop cancels the analyses being computed in the background and returns
+// once none is running, so the store can be closed after it. Later reads
+// compute nothing and fail with context.Canceled.
+func (s *Service) Stop() {
+	c := s.cache()
+	c.mu.Lock() // get checks and counts a new computation under mu
+	c.stop()
+	c.mu.Unlock()
+	c.running.Wait()
 }
 
 type cacheEntry struct {
@@ -148,12 +165,23 @@ func (c *analysisCache) get(ctx context.Context, name, version string, compute f
 		return e.value, nil
 	}
 	run := e.running
+	if c.base.Err() != nil {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("forecast: analysis: the service is stopped: %w", c.base.Err())
+	}
 	if run == nil || run.version != version {
 		run = &analysisRun{version: version, done: make(chan struct{})}
 		e.running = run
+		c.running.Add(1)
 		go func() {
+			defer c.running.Done()
+			// The computation outlives the request that started it, not
+			// the service: Stop cancels it.
+			cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			defer context.AfterFunc(c.base, cancel)()
+			defer cancel()
 			start := time.Now()
-			run.value, run.err = compute(context.WithoutCancel(ctx))
+			run.value, run.err = compute(cctx)
 			c.mu.Lock()
 			if run.err == nil && e.running == run {
 				e.value, e.version, e.took = run.value, run.version, time.Since(start)

@@ -2,6 +2,7 @@ package forecast
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -91,5 +92,35 @@ func TestAnalysisCacheBounded(t *testing.T) {
 	get("view 0")
 	if got := runs.Load() - before; got != 1 {
 		t.Errorf("%d computations for a cached view and a dropped one, want 1", got)
+	}
+}
+
+// Stop cancels an analysis computed in the background (which outlives
+// the request that started it) and returns only once it has ended, so the
+// store can close after it; nothing is computed after Stop.
+func TestAnalysisStop(t *testing.T) {
+	s := &Service{}
+	c := s.cache()
+	reqCtx, cancelReq := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	var ended atomic.Bool
+	go c.get(reqCtx, "all", "1", func(ctx context.Context) (*Analysis, error) {
+		close(started)
+		<-ctx.Done()
+		ended.Store(true)
+		return nil, ctx.Err()
+	})
+	<-started
+	cancelReq() // the request goes away; the computation goes on
+	s.Stop()
+	if !ended.Load() {
+		t.Fatal("Stop returned while an analysis was still being computed")
+	}
+	_, err := c.get(context.Background(), "all", "2", func(context.Context) (*Analysis, error) {
+		t.Error("an analysis was computed after Stop")
+		return &Analysis{}, nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("read after Stop: %v, want context.Canceled", err)
 	}
 }

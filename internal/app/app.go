@@ -81,6 +81,7 @@ type App struct {
 
 	handlerOnce sync.Once
 	handler     http.Handler
+	web         *web.Server // built with handler; Close waits for its background work
 	handlerErr  error
 }
 
@@ -143,6 +144,14 @@ func (a *App) build(ctx context.Context) error {
 // Close releases what the app holds, in the reverse order of opening: its
 // chain connection, then the store.
 func (a *App) Close() error {
+	// What runs in the background stops before the store closes under it:
+	// the analyses being computed and the rate limiter's settlements.
+	if a.Forecast != nil {
+		a.Forecast.Stop()
+	}
+	if a.web != nil {
+		a.web.Wait()
+	}
 	var errs []error
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		errs = append(errs, a.closers[i]())
@@ -243,6 +252,7 @@ func (a *App) buildHandler() (http.Handler, error) {
 		p.Trading = a.Trading
 	}
 	srv := web.Build(p)
+	a.web = srv
 	if a.Log != nil {
 		srv.RegisterLog(a.Log)
 		// The log's C2SP checkpoint, verifier key, hash tiles and entry
@@ -294,11 +304,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 	}
 	// Compute the leaderboard analysis now, not on the first reader's
 	// request (on a large database it takes seconds).
-	go func() {
+	g.Go(func() error {
 		if _, err := a.Forecast.Analysis(gctx); err != nil && gctx.Err() == nil {
 			a.Logger.Warn("forecast: analysis at start-up", "err", err)
 		}
-	}()
+		return nil
+	})
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil

@@ -130,6 +130,8 @@ type Server struct {
 
 	internalErrors atomic.Int64
 	routes         []string // "METHOD /path" of every handle call
+	// limiters are the rate limiters of the handlers built (see Wait).
+	limiters []*ratelimit.Limiter
 }
 
 // HandlerFunc is a handler that returns its error instead of writing it:
@@ -197,6 +199,15 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeErr(w, r, err)
 }
 
+// Wait returns when no rate-limit settlement a handler of s started is
+// still writing to the store: after the HTTP server has shut down and
+// before the store closes.
+func (s *Server) Wait() {
+	for _, l := range s.limiters {
+		l.Wait()
+	}
+}
+
 // InternalErrors is how many requests failed with an internal error.
 func (s *Server) InternalErrors() int64 { return s.internalErrors.Load() }
 
@@ -207,6 +218,7 @@ func (s *Server) Handler() http.Handler {
 	var lim *ratelimit.Limiter
 	if s.Rates != nil {
 		lim = &ratelimit.Limiter{Store: s.Rates}
+		s.limiters = append(s.limiters, lim)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
