@@ -362,9 +362,6 @@ type Counts map[string]int
 // Write exports src into dir (created if needed): one file per table and
 // meta.json with the domain, the log key and the signed tree heads.
 func Write(ctx context.Context, src Source, dir string, o Options) (Counts, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
 	counts, files, err := write(ctx, src, o, dirSink(dir))
 	if err != nil {
 		return nil, err
@@ -387,9 +384,13 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 // sink returns the file's size and SHA-256.
 type sink func(name string, write func(io.Writer) error) (IndexEntry, error)
 
-// dirSink writes each file into dir.
+// dirSink writes each file into dir, created with the first: an export
+// refused before its first file leaves no directory behind.
 func dirSink(dir string) sink {
 	return func(name string, write func(io.Writer) error) (e IndexEntry, err error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return e, fmt.Errorf("export: %w", err)
+		}
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return e, fmt.Errorf("export: %w", err)
