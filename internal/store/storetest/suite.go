@@ -41,6 +41,7 @@ var suite = []struct {
 	{"RateBuckets", testRateBuckets},
 	{"AgentProfiles", testAgentProfiles},
 	{"LogCheckpoints", testLogCheckpoints},
+	{"ExportStore", testExportStore},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
