@@ -297,9 +297,14 @@ func TestVerifyURL(t *testing.T) {
 			if tc.since != "" {
 				args = append(args, "--since", tc.since)
 			}
-			_, _, err := cli(t, nil, args...)
+			out, _, err := cli(t, nil, args...)
 			if err == nil || !strings.Contains(err.Error(), "verification FAILED") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want a failure naming %q: %v", tc.want, err)
+			}
+			// The export may verify before a live check fails: nothing
+			// printed may then read as success.
+			if strings.Contains(out, "OK") {
+				t.Fatalf("a failed verification printed OK:\n%s", out)
 			}
 			t.Log(err)
 		})
