@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -146,7 +147,7 @@ func (a *App) PublishExport(ctx context.Context) error {
 // checkpoint when it has none: one signed by a command other than serve,
 // or whose export failed.
 func (a *App) catchUpExports(ctx context.Context) {
-	tick := time.NewTicker(max(a.pub.Interval, time.Second))
+	tick := time.NewTicker(cmp.Or(a.pub.Interval, tlog.DefaultInterval))
 	defer tick.Stop()
 	var last string
 	for {
