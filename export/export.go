@@ -362,9 +362,6 @@ type Counts map[string]int
 // Write exports src into dir (created if needed): one file per table and
 // meta.json with the domain, the log key and the signed tree heads.
 func Write(ctx context.Context, src Source, dir string, o Options) (Counts, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
 	counts, files, err := write(ctx, src, o, dirSink(dir))
 	if err != nil {
 		return nil, err
@@ -387,9 +384,13 @@ func Write(ctx context.Context, src Source, dir string, o Options) (Counts, erro
 // sink returns the file's size and SHA-256.
 type sink func(name string, write func(io.Writer) error) (IndexEntry, error)
 
-// dirSink writes each file into dir.
+// dirSink writes each file into dir, created with the first: an export
+// refused before its first file leaves no directory behind.
 func dirSink(dir string) sink {
 	return func(name string, write func(io.Writer) error) (e IndexEntry, err error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return e, fmt.Errorf("export: %w", err)
+		}
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return e, fmt.Errorf("export: %w", err)
@@ -537,7 +538,8 @@ func WriteTable(w io.Writer, format string, t Table) error {
 type RowWriter struct {
 	cols []string
 	cw   *csv.Writer
-	enc  *json.Encoder
+	w    io.Writer // JSON Lines
+	line []byte
 	buf  []string
 }
 
@@ -551,8 +553,7 @@ func NewRowWriter(w io.Writer, format string, cols []string) (*RowWriter, error)
 			return nil, err
 		}
 	case JSONL:
-		rw.enc = json.NewEncoder(w)
-		rw.enc.SetEscapeHTML(false)
+		rw.w = w
 	default:
 		return nil, arena.Errorf(arena.EINVALID, "export: format %q: want csv or jsonl", format)
 	}
@@ -570,11 +571,35 @@ func (rw *RowWriter) Write(r []string) error {
 		}
 		return rw.cw.Write(rw.buf)
 	}
-	obj := make(orderedRow, len(rw.cols))
+	// One object per line, its keys in column order, each string as
+	// encoding/json writes it.
+	rw.line = append(rw.line[:0], '{')
 	for i, c := range rw.cols {
-		obj[i] = [2]string{c, r[i]}
+		if i > 0 {
+			rw.line = append(rw.line, ',')
+		}
+		rw.line = appendJSONString(rw.line, c)
+		rw.line = append(rw.line, ':')
+		rw.line = appendJSONString(rw.line, r[i])
 	}
-	return rw.enc.Encode(obj)
+	rw.line = append(rw.line, '}', '\n')
+	_, err := rw.w.Write(rw.line)
+	return err
+}
+
+// appendJSONString appends s as json.Marshal encodes it: a string of
+// printable ASCII that needs no escape is copied as it is (the cells are
+// mostly numbers, hashes and times), any other through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Flush writes out what the CSV writer buffers.
@@ -584,26 +609,6 @@ func (rw *RowWriter) Flush() error {
 		return rw.cw.Error()
 	}
 	return nil
-}
-
-// orderedRow encodes as a JSON object with the columns in table order.
-type orderedRow [][2]string
-
-func (o orderedRow) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, kv := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(kv[0])
-		v, _ := json.Marshal(kv[1])
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
 }
 
 // EscapeCell defuses CSV formula injection: a text cell starting with

@@ -149,6 +149,8 @@ func FuzzParseIndex(f *testing.F) {
 	f.Add([]byte(goodIndex))
 	f.Add([]byte(`{"files":[{"name":"meta.json","size":1,"sha256":"` + zeros + `"},{"name":"checkpoint","size":0,"sha256":"` + zeros + `"}]}`))
 	f.Add([]byte(`{"files":[{"name":"../meta.json","size":1,"sha256":"` + zeros + `"}]}`))
+	f.Add([]byte(`{"files":[{"name":"meta.json","size":1,"size":2,"sha256":"` + zeros + `"}]}`))
+	f.Add([]byte(`{"files":[],"files":[{"name":"meta.json","size":1,"sha256":"` + zeros + `"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		idx, err := export.ParseIndex(b)
 		if err != nil {

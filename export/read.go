@@ -18,7 +18,11 @@ import (
 const (
 	MaxTableBytes = 4 << 30
 	MaxRowBytes   = 64 << 20 // one line of a table
-	MaxMetaBytes  = 1 << 20
+	// meta.json lists every signed head, and serve signs one for each
+	// checkpoint it exports (about 300 bytes each): 64 MiB holds some
+	// 200,000, 23 days of a checkpoint every 10 s without a pause (a log
+	// grows in bursts, around commit and reveal deadlines).
+	MaxMetaBytes = 64 << 20
 )
 
 // ReadTable reads a table written by WriteTable. Every row must have every

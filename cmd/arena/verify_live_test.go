@@ -297,9 +297,14 @@ func TestVerifyURL(t *testing.T) {
 			if tc.since != "" {
 				args = append(args, "--since", tc.since)
 			}
-			_, _, err := cli(t, nil, args...)
+			out, _, err := cli(t, nil, args...)
 			if err == nil || !strings.Contains(err.Error(), "verification FAILED") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want a failure naming %q: %v", tc.want, err)
+			}
+			// The export may verify before a live check fails: nothing
+			// printed may then read as success.
+			if strings.Contains(out, "OK") {
+				t.Fatalf("a failed verification printed OK:\n%s", out)
 			}
 			t.Log(err)
 		})
@@ -350,5 +355,38 @@ func TestVerifyFlagsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A witness policy configured after the export was made: the export's
+// checkpoint has no cosignature, so `verify --export` with the policy
+// fails, but `verify --url` checks the policy on the arena's current
+// checkpoint, cosigned and proved to extend the export's, and passes.
+func TestVerifyURLPolicyAddedLater(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow (a whole demo, two witness processes): run without -short")
+	}
+	ctx := context.Background()
+	a := newLiveArena(t)
+	cosigner := a.pub.Cosigner
+	a.pub.Cosigner = nil
+	dir := a.export(t, a.publish(t))
+	if _, _, err := cli(t, nil, "verify", "--export", dir, "--witness-policy", a.policy); err == nil || !strings.Contains(err.Error(), "no cosignature by") {
+		t.Fatalf("verify --export of an export made before the policy: %v", err)
+	}
+	a.pub.Cosigner = cosigner
+	if err := a.src.Log.Append(ctx, tlog.KindScore, map[string]int{"after the policy": 1}); err != nil {
+		t.Fatal(err)
+	}
+	a.publish(t)
+	mux := http.NewServeMux()
+	mux.Handle("/log/", http.StripPrefix("/log", a.pub.Handler()))
+	mux.Handle("/exports/latest/", http.StripPrefix("/exports/latest", export.Handler(dir)))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	out, _, err := cli(t, nil, "verify", "--url", srv.URL, "--witness-policy", a.policy)
+	if err != nil || !strings.Contains(out, "live: the arena's current checkpoint is cosigned by a quorum of the witness policy") || !strings.Contains(out, "OK:") {
+		t.Fatalf("verify --url with a policy added after the export: %v\n%s", err, out)
 	}
 }

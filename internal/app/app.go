@@ -75,7 +75,7 @@ type App struct {
 	closers []func() error
 	pub     *tlog.Publisher // the log's checkpoint publisher, once built
 	// exports publishes an export of each new checkpoint into the
-	// database, once serve sets it (followExports).
+	// database, once serve sets exportFollow.
 	exports      export.Publisher
 	exportFollow atomic.Bool
 

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -163,11 +164,22 @@ func (a *App) publishExport(ctx context.Context, note []byte) error {
 	return nil
 }
 
+// PublishExport publishes a checkpoint of the log as it stands, if it
+// grew, and the export of the latest checkpoint into the database, as
+// serve does after each checkpoint.
+func (a *App) PublishExport(ctx context.Context) error {
+	n, err := a.Checkpoint(ctx)
+	if err != nil {
+		return err
+	}
+	return a.publishExport(ctx, n)
+}
+
 // catchUpExports publishes, until ctx ends, the export of the latest
 // checkpoint when it has none: one signed by a command other than serve,
 // or whose export failed.
 func (a *App) catchUpExports(ctx context.Context) {
-	tick := time.NewTicker(max(a.pub.Interval, time.Second))
+	tick := time.NewTicker(cmp.Or(a.pub.Interval, tlog.DefaultInterval))
 	defer tick.Stop()
 	var last string
 	for {

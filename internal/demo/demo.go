@@ -5,6 +5,7 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"encoding/binary"
@@ -41,6 +42,10 @@ type Config struct {
 	Markets int       // simulator markets (default 200)
 	Start   time.Time // simulated start (default the simulator's)
 	Dir     string    // working directory for the database and agent state (default: a new temp dir)
+	// DB, when set, is the database URL to play on instead of a SQLite
+	// file in Dir (an empty PostgreSQL schema, for tests of several
+	// servers on one database); the log key is then Dir's log.key.
+	DB string
 	// Agents are simulator agents that take part through the API.
 	Agents []string
 	Logger *slog.Logger
@@ -145,10 +150,10 @@ func play(ctx context.Context, cfg Config, world *sim.World) (*Result, error) {
 	// A demo plays a fresh world from its start; on top of an earlier run
 	// its rounds and cohorts would collide with the stored ones.
 	path := filepath.Join(cfg.Dir, "arena.db")
-	if _, err := os.Stat(path); err == nil {
+	if _, err := os.Stat(path); err == nil && cfg.DB == "" {
 		return nil, arena.Errorf(arena.ECONFLICT, "demo: %s already holds an arena database; remove it or choose another --dir", path)
 	}
-	dbURL := "sqlite:" + path
+	dbURL := cmp.Or(cfg.DB, "sqlite:"+path)
 	// A demo's database is a throwaway: its commits are not flushed to
 	// disk one by one (the output says so).
 	db, err := store.Open(ctx, dbURL, store.Unsynced())
@@ -216,6 +221,9 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		return err
 	}
 	o := options(res.DBURL)
+	if cfg.DB != "" {
+		o.DataDir = cfg.Dir
+	}
 	orc, err := newDemoOracle(cfg.Seed, db, o, clk.Now)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/web"
@@ -24,7 +23,7 @@ func TestServesCheckpointAndPublishedExport(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	res, _ := played(t)
-	if err := res.App.PublishExport(ctx, time.Date(2026, 1, 9, 0, 0, 0, 0, time.UTC)); err != nil {
+	if err := res.App.PublishExport(ctx); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(res.Handler)

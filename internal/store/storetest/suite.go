@@ -42,6 +42,7 @@ var suite = []struct {
 	{"AgentProfiles", testAgentProfiles},
 	{"LogCheckpoints", testLogCheckpoints},
 	{"HumanForecasts", testHumanForecasts},
+	{"ExportStore", testExportStore},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
