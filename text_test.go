@@ -3,6 +3,7 @@ package arena_test
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/forecast-arena/arena"
 )
@@ -40,5 +41,33 @@ func TestCleanText(t *testing.T) {
 		case c.code != "" && arena.ErrorCode(err) != c.code:
 			t.Errorf("%s: %q %v, want code %s", c.name, got, err, c.code)
 		}
+	}
+}
+
+// Every bidirectional control Unicode lists (unicode.Bidi_Control, not
+// only the ones named above) is refused in every text of the oracle's
+// admin inputs: a dispute's admin and reason, a flag's reason, an
+// arbiter's name and reason.
+func TestOracleTextsRefuseEveryBidiControl(t *testing.T) {
+	n := 0
+	for _, rg := range unicode.Bidi_Control.R16 {
+		for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+			n++
+			s := "a" + string(r) + "b"
+			for name, validate := range map[string]func() error{
+				"dispute admin":   (&arena.OracleDispute{MarketID: 1, Admin: s, Reason: "wrong"}).Validate,
+				"dispute reason":  (&arena.OracleDispute{MarketID: 1, Admin: "ann", Reason: s}).Validate,
+				"flag reason":     (&arena.OracleFlag{MarketID: 1, Reason: s}).Validate,
+				"arbiter name":    (&arena.OracleDecisionInput{MarketID: 1, Decision: "YES", Arbiter: s}).Validate,
+				"decision reason": (&arena.OracleDecisionInput{MarketID: 1, Decision: "YES", Arbiter: "bob", Reason: s}).Validate,
+			} {
+				if err := validate(); arena.ErrorCode(err) != arena.CodeInvalidText {
+					t.Errorf("%s with %U: %v, want %s", name, r, err, arena.CodeInvalidText)
+				}
+			}
+		}
+	}
+	if n < 12 || len(unicode.Bidi_Control.R32) != 0 {
+		t.Fatalf("%d bidirectional controls (and %d ranges above U+FFFF) seen", n, len(unicode.Bidi_Control.R32))
 	}
 }

@@ -218,7 +218,7 @@ var Contract = []TableSpec{
 	}},
 	{Name: "log_entries", Key: []string{"idx"}, Columns: []Column{
 		col("idx", Signed, tUint, "0 … size−1, size the signed head's"),
-		enum(col("kind", Signed, 0, "the leaf's kind"), "commit", "reveal", "benchmark", "resolution", "outcome", "score", "profile"),
+		enum(col("kind", Signed, 0, "the leaf's kind"), "commit", "reveal", "benchmark", "resolution", "outcome", "score", "profile", "dispute", "decision"),
 		opt(col("leaf", Signed, tText, "hashes to `leaf_hash`; the canonical JSON of a well-formed entry; every signature in it recovers to its agent")),
 		col("leaf_hash", Signed, tHex32, "every leaf hash is covered by the signed root (an inclusion proof each)"),
 		col("created_at", Claimed, tTime, "display only"),

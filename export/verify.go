@@ -694,6 +694,14 @@ func (v *verifier) decodeLog(rows []*row, leaves []tlog.Leaf) {
 				continue
 			}
 			v.profiles[e.Agent] = logged[forecast.ProfileEntry]{idx, *e}
+		case *forecast.DisputeEntry:
+			if !auditText(e.Admin, arena.MaxNameChars) || !auditText(e.Reason, arena.MaxReasonChars) {
+				bad("a dispute whose admin or reason the arena accepts none of")
+			}
+		case *forecast.DecisionEntry:
+			if _, ok := arena.OracleDecision(e.Decision).MarketResolution(); !ok || !auditText(e.Arbiter, arena.MaxNameChars) || !auditText(e.Reason, arena.MaxReasonChars) {
+				bad("a decision %q, or an arbiter or reason, the arena accepts none of", e.Decision)
+			}
 		}
 	}
 	// Under another domain no signature recovers: that is the domain's
@@ -742,6 +750,13 @@ func (v *verifier) checkSig(s string, verify func([]byte) error) error {
 	return err
 }
 
+// auditText reports whether s is a dispute's or decision's text as the
+// arena accepts and stores it (see arena.CleanText).
+func auditText(s string, max int) bool {
+	c, err := arena.CleanText("", s, max, false)
+	return err == nil && c == s
+}
+
 // decodeEntry decodes a leaf strictly: a known kind, no unknown or
 // missing field, and the very bytes the arena writes for it.
 func decodeEntry(l tlog.Leaf) (any, error) {
@@ -761,6 +776,10 @@ func decodeEntry(l tlog.Leaf) (any, error) {
 		e = new(forecast.ScoreEntry)
 	case tlog.KindProfile:
 		e = new(forecast.ProfileEntry)
+	case tlog.KindDispute:
+		e = new(forecast.DisputeEntry)
+	case tlog.KindDecision:
+		e = new(forecast.DecisionEntry)
 	default:
 		return nil, fmt.Errorf("unknown kind %q", l.Kind)
 	}

@@ -346,8 +346,9 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 const BenchmarkRetryFor = time.Hour
 
 // ResolveMarket publishes the operator's resolution of a market; the
-// resolution the market already has is a no-op. It is refused while a round containing the market, not yet scored, is before
-// its reveal deadline: agents still able to reveal would see the outcome.
+// resolution the market already has is a no-op. It is refused while a
+// round containing the market, not yet scored, is before its reveal
+// deadline: agents still able to reveal would see the outcome.
 func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution string) error {
 	// The resolution in force again (such as the source's own, repeated
 	// by an admin) changes nothing: no write, no new log entry.

@@ -331,14 +331,86 @@ func write(w http.ResponseWriter, contentType, cache string, body []byte) {
 	w.Write(body)
 }
 
+// acceptsGzip reports whether a request's Accept-Encoding lets the answer
+// be gzip-compressed (RFC 9110, section 12.5.3): gzip (or its alias
+// x-gzip) listed with a weight above 0, else "*" listed so. A coding
+// listed with weight 0 is refused ("gzip;q=0", "gzip; Q=0.000"), a
+// coding left unlisted is not acceptable, and an element whose weight is
+// not a qvalue is ignored: compressed bytes go only to a client that
+// asked for them.
 func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
-			return true
+	gzipQ, anyQ := -1, -1 // weights in thousandths; -1 when not listed
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for _, elem := range strings.Split(v, ",") {
+			coding, q, ok := parseCoding(elem)
+			switch {
+			case !ok:
+			case coding == "gzip" || coding == "x-gzip":
+				gzipQ = max(gzipQ, q)
+			case coding == "*":
+				anyQ = max(anyQ, q)
+			}
 		}
 	}
-	return false
+	if gzipQ >= 0 {
+		return gzipQ > 0
+	}
+	return anyQ > 0
+}
+
+// parseCoding parses one element of an Accept-Encoding list: a coding,
+// lower-cased, and its weight in thousandths (1000 without a "q"
+// parameter); ok is false for an empty or malformed element.
+func parseCoding(elem string) (coding string, q int, ok bool) {
+	parts := strings.Split(elem, ";")
+	coding = strings.ToLower(strings.TrimSpace(parts[0]))
+	if coding == "" || strings.ContainsAny(coding, " \t\"") {
+		return "", 0, false
+	}
+	q = 1000
+	for _, p := range parts[1:] {
+		name, value, found := strings.Cut(strings.TrimSpace(p), "=")
+		if !found {
+			return "", 0, false
+		}
+		if strings.EqualFold(strings.TrimSpace(name), "q") {
+			if q, ok = parseQValue(strings.TrimSpace(value)); !ok {
+				return "", 0, false
+			}
+		}
+	}
+	return coding, q, true
+}
+
+// parseQValue parses a weight, "0" to "1" with at most three decimals
+// (qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )), in
+// thousandths.
+func parseQValue(s string) (int, bool) {
+	if s == "" || (s[0] != '0' && s[0] != '1') {
+		return 0, false
+	}
+	whole, frac, dot := strings.Cut(s, ".")
+	if len(whole) != 1 || (dot && len(frac) > 3) {
+		return 0, false
+	}
+	n := 0
+	for i := range 3 {
+		d := 0
+		if i < len(frac) {
+			if frac[i] < '0' || frac[i] > '9' {
+				return 0, false
+			}
+			d = int(frac[i] - '0')
+		}
+		n = n*10 + d
+	}
+	if whole == "1" {
+		if n != 0 {
+			return 0, false
+		}
+		return 1000, true
+	}
+	return n, true
 }
 
 // fail answers an error as plain text: 400 for a malformed request, 404

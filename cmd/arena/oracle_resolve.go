@@ -213,16 +213,28 @@ func oracleFlag(ctx context.Context, env *Env, args []string) error {
 }
 
 func oracleDispute(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "oracle dispute", "--market ID --admin NAME --reason TEXT [--db URL]")
-	cf := addConfigFlags(fs, false)
+	fs := newFlagSet(env, "oracle dispute", "--market ID --admin NAME --reason TEXT [--log-key FILE] [--db URL]")
+	cf := addConfigFlags(fs, false, "ARENA_LOG_KEY")
 	market := fs.Int64("market", 0, "market id")
 	admin := fs.String("admin", "", "who disputes the resolution (required)")
 	reason := fs.String("reason", "", "why the source's resolution is wrong (required)")
-	a, err := marketApp(ctx, env, fs, cf, args, market)
+	o, err := marketCommand(env, fs, cf, args, market)
+	if err != nil {
+		return err
+	}
+	check := arena.OracleDispute{MarketID: *market, Admin: *admin, Reason: *reason}
+	if err := check.Validate(); err != nil { // before the log key is read or made
+		return err
+	}
+	a, err := newApp(ctx, env, o, app.Deps{})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	// The dispute is a log entry: who, why, when.
+	if _, err := a.OpenLog(ctx); err != nil {
+		return err
+	}
 	d, err := a.Oracle.Dispute(ctx, *market, *admin, *reason)
 	if err != nil {
 		return err

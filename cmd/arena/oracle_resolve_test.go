@@ -68,15 +68,20 @@ func TestOracleResolveCommand(t *testing.T) {
 			if err := db.ResolveMarket(ctx, ids[2], arena.Yes, now); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[1]), "--admin", "ann", "--reason", "wrong"); arena.ErrorKind(err) != arena.ECONFLICT {
+			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[1]), "--admin", "ann", "--reason", "wrong", "--log-key", logKey); arena.ErrorKind(err) != arena.ECONFLICT {
 				t.Errorf("dispute of an unresolved market: %v", err)
 			}
-			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[2]), "--reason", "wrong"); arena.ErrorKind(err) != arena.EINVALID {
+			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[2]), "--reason", "wrong", "--log-key", logKey); arena.ErrorKind(err) != arena.EINVALID {
 				t.Errorf("dispute without --admin: %v", err)
 			}
-			out, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[2]), "--admin", "ann", "--reason", "the source misread its rules")
+			out, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[2]), "--admin", "ann", "--reason", "the source misread its rules", "--log-key", logKey)
 			if err != nil || !strings.Contains(out, "resolution Yes disputed by ann") {
 				t.Fatalf("dispute: %q %v", out, err)
+			}
+			// The dispute is the log's only entry: who, why, when.
+			if es, err := db.LogEntries(ctx, 0, 10); err != nil || len(es) != 1 || es[0].Kind != "dispute" ||
+				!strings.Contains(string(es[0].Data), `"admin":"ann","reason":"the source misread its rules"`) {
+				t.Fatalf("log after the dispute: %v %+v", err, es)
 			}
 			out, err = run("oracle", "resolve", "--market", fmt.Sprint(ids[2]), "--agents", agents, "--log-key", logKey)
 			if want := fmt.Sprintf("market %d: NO, resolved by the panel\n", ids[2]); err != nil || !strings.HasPrefix(out, want) || !strings.Contains(out, "composite 1.95") ||
@@ -87,7 +92,7 @@ func TestOracleResolveCommand(t *testing.T) {
 			if err := db.ResolveMarket(ctx, ids[3], arena.Yes, now); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[3]), "--admin", "ann", "--reason", "wrong"); err != nil {
+			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[3]), "--admin", "ann", "--reason", "wrong", "--log-key", logKey); err != nil {
 				t.Fatal(err)
 			}
 			out, err = run("oracle", "resolve", "--market", fmt.Sprint(ids[3]), "--agents", agents, "--log-key", logKey, "--format", "json")

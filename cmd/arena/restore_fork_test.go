@@ -65,6 +65,30 @@ func appendPublish(t *testing.T, a *app.App, tag string, n int) uint64 {
 	return c.Size
 }
 
+// publishPastBackup is the first half of the restore-fork sequence: 3
+// entries published, a backup taken (returned), 2 more published.
+func publishPastBackup(t *testing.T, dir, db, keyFile, policy string) string {
+	t.Helper()
+	a, err := forkArena(t, db, keyFile, policy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendPublish(t, a, "before", 3)
+	a.Close()
+	bk := filepath.Join(dir, "backup.db")
+	if _, _, err := cli(t, nil, "backup", "--db", db, "--out", bk); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = forkArena(t, db, keyFile, policy, nil); err != nil {
+		t.Fatal(err)
+	}
+	if size := appendPublish(t, a, "published", 2); size != 5 {
+		t.Fatalf("published size %d, want 5", size)
+	}
+	a.Close()
+	return bk
+}
+
 // The restore-fork sequence: back up, append and publish, restore the
 // backup, append different entries. The database's own checkpoint goes
 // back with the backup, so before the record kept beside the key the
@@ -78,31 +102,14 @@ func TestRestoreForkRefused(t *testing.T) {
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "arena.db")
 	keyFile := filepath.Join(dir, "log.key")
-	a, err := forkArena(t, db, keyFile, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendPublish(t, a, "before", 3)
-	a.Close()
-	bk := filepath.Join(dir, "backup.db")
-	if _, _, err := cli(t, nil, "backup", "--db", db, "--out", bk); err != nil {
-		t.Fatal(err)
-	}
-	a, err = forkArena(t, db, keyFile, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if size := appendPublish(t, a, "published", 2); size != 5 {
-		t.Fatalf("published size %d, want 5", size)
-	}
-	a.Close()
+	bk := publishPastBackup(t, dir, db, keyFile, "")
 	state, err := tlog.StateFile{Path: tlog.StatePath(keyFile)}.LastSigned()
 	if err != nil || state.Size != 5 {
 		t.Fatalf("recorded %+v, %v; want size 5", state, err)
 	}
 	// The published arena opens again, on a clock a day behind too.
 	yesterday := func() time.Time { return time.Now().Add(-24 * time.Hour) }
-	a, err = forkArena(t, db, keyFile, "", yesterday)
+	a, err := forkArena(t, db, keyFile, "", yesterday)
 	if err != nil {
 		t.Fatalf("the published arena, clock set back: %v", err)
 	}
@@ -192,22 +199,7 @@ func TestRestoreForkWitnessed(t *testing.T) {
 	}
 	writePolicy(srv.URL)
 
-	a, err := forkArena(t, db, keyFile, policy, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendPublish(t, a, "before", 3)
-	a.Close()
-	bk := filepath.Join(dir, "backup.db")
-	if _, _, err := cli(t, nil, "backup", "--db", db, "--out", bk); err != nil {
-		t.Fatal(err)
-	}
-	a, err = forkArena(t, db, keyFile, policy, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendPublish(t, a, "published", 2)
-	a.Close()
+	bk := publishPastBackup(t, dir, db, keyFile, policy)
 	if c, err := tlog.OpenCheckpoint(w.Latest("arena.test/log"), vkey); err != nil || c.Size != 5 {
 		t.Fatalf("the witness cosigned %+v, %v; want size 5", c, err)
 	}
@@ -229,7 +221,7 @@ func TestRestoreForkWitnessed(t *testing.T) {
 	}
 	os.Remove(tlog.StatePath(keyFile))
 	// Neither record nor a reachable witness: nothing to check against.
-	a, err = forkArena(t, db, keyFile, policy, nil)
+	a, err := forkArena(t, db, keyFile, policy, nil)
 	if err != nil {
 		t.Fatalf("witness unreachable, no record: %v", err)
 	}

@@ -102,8 +102,11 @@ func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.L
 	if err := tlog.BindKey(ctx, db, lg.PublicKey()); err != nil {
 		return nil, fmt.Errorf("log key %s: %w", path, err)
 	}
-	if err := lg.CheckSigned(ctx); err != nil {
+	switch err := lg.CheckSigned(ctx); {
+	case errors.Is(err, tlog.ErrFork):
 		return nil, fmt.Errorf("%w; refusing to sign anything with log key %s (its record: %s). See \"Restoring a backup\" in docs/operations.md", err, path, tlog.StatePath(path))
+	case err != nil:
+		return nil, fmt.Errorf("log key %s: %w", path, err)
 	}
 	logger.Info("tamper-evident log", "key", path, "public_key", lg.PublicKeyHex())
 	return lg, nil

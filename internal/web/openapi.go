@@ -212,7 +212,8 @@ var apiOps = []apiOp{
 		Desc:     "Freeze a round's outcomes and score it; 404 for an unknown round, 409 before its reveal deadline, when already triggered or with no resolved market.",
 		Response: []forecast.ScoreJSON{}, Admin: true, Fails: []int{404, 409}},
 	{Method: "POST", Path: "/api/v1/admin/markets/{id}/resolve", ID: "resolveMarket", Tag: tagAdmin, Summary: "Resolve a market by hand",
-		Desc: "Resolve a market by hand: YES, NO or VOID (or one of the market's own outcome names); 404 for an unknown market, 409 while it is in an open round.",
+		Desc: "Resolve a market by hand: YES, NO or VOID (or one of the market's own outcome names); 404 for an unknown market, 409 while it is in an open round. " +
+			"The resolution the market already has (its source's, say) changes nothing and adds no log entry: the answer carries the header `Arena-Unchanged: true`.",
 		Body: struct {
 			Outcome string `json:"outcome"`
 		}{}, Response: arena.MarketJSON{}, Admin: true, Fails: []int{404, 409}},

@@ -24,7 +24,8 @@ import (
 )
 
 // oracleAPI serves db's oracle as `arena serve` wires it: both tracks'
-// hooks, and every applied resolution in the tamper-evident log.
+// hooks, and every applied resolution, decision and dispute in the
+// tamper-evident log.
 func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
 	t.Helper()
 	key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
@@ -32,7 +33,7 @@ func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
 		t.Fatal(err)
 	}
 	fsvc := &forecast.Service{Store: db, Logger: quiet, Log: &tlog.Log{Store: db, Key: key, Logger: quiet}}
-	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{forecast.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided}
+	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{forecast.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided, Disputed: fsvc.OracleDisputed}
 	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
@@ -129,8 +130,8 @@ func TestOracleReResolveRaceHTTP(t *testing.T) {
 			t.Fatalf("answers %v, %d internal errors; want one 200 and 23 × 409", codes, srv.InternalErrors())
 		}
 		h := history()
-		if len(h) != 2 || logSize() != size+1 {
-			t.Fatalf("history %d long, log grew by %d; want 2 and 1", len(h), logSize()-size)
+		if len(h) != 2 || logSize() != size+2 {
+			t.Fatalf("history %d long, log grew by %d; want 2 and 2 (the decision and the resolution)", len(h), logSize()-size)
 		}
 
 		// A re-resolution must name what it revises.
@@ -231,6 +232,101 @@ func TestOracleDisputeAPI(t *testing.T) {
 		page.Body.Close()
 		if !strings.Contains(string(b), "Resolutions disputed by an admin") || !strings.Contains(string(b), "the source misread") {
 			t.Errorf("oracle page lacks the dispute")
+		}
+	})
+}
+
+// The oracle's admin acts are in the tamper-evident log: a dispute (who,
+// why, when, the resolution disputed), then the arbiter's decision (who,
+// why, when, what) before the resolution it applies. An admin resolving a
+// market to the resolution its source gave, or an arbiter re-resolving to
+// the decision in force, adds nothing to the log or the market and says
+// so (Arena-Unchanged on the former).
+func TestOracleAuditLog(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		_, hs := oracleAPI(t, db)
+		up := storetest.SaveMarket(t, db, "up")
+		sourceAt := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		if err := db.ResolveMarket(ctx, up, arena.Yes, sourceAt); err != nil {
+			t.Fatal(err)
+		}
+		size := func() uint64 {
+			t.Helper()
+			n, err := db.LogSize(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		resolve := func(outcome string) http.Header {
+			t.Helper()
+			req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/admin/markets/%d/resolve", hs.URL, up), strings.NewReader(`{"outcome":"`+outcome+`"}`))
+			req.Header.Set("Authorization", "Bearer tok")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("resolve %s: %d", outcome, resp.StatusCode)
+			}
+			return resp.Header
+		}
+		for _, outcome := range []string{"YES", "yes", "YES"} {
+			if h := resolve(outcome); h.Get("Arena-Unchanged") != "true" {
+				t.Errorf("the source's resolution %s again: no Arena-Unchanged header", outcome)
+			}
+		}
+		if n := size(); n != 0 {
+			t.Fatalf("the source's resolution repeated by an admin: %d log entries, want none", n)
+		}
+		if m, _ := db.Market(ctx, up); !m.ResolvedAt.Equal(sourceAt) {
+			t.Errorf("the repeat moved resolved_at to %s", m.ResolvedAt)
+		}
+		if code, _ := adminPost(t, fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/dispute", hs.URL, up), "tok", `{"admin":"ann","reason":"the source misread its rules"}`); code != 200 {
+			t.Fatalf("dispute: %d", code)
+		}
+		decide := fmt.Sprintf("%s/api/v1/admin/oracle/queue/%d", hs.URL, up)
+		if code, _ := adminPost(t, decide, "tok", `{"decision":"NO","arbiter":"bob","reason":"the rules say no"}`); code != 200 {
+			t.Fatalf("decide: %d", code)
+		}
+		before := size()
+		if code, ecode := adminPost(t, decide, "tok", `{"decision":"NO","arbiter":"carl","reason":"still no","re_resolve":true,"revises":1}`); code != 200 {
+			t.Fatalf("re-resolution to the decision in force: %d %s", code, ecode)
+		}
+		if size() != before {
+			t.Errorf("a re-resolution to the decision in force grew the log from %d to %d", before, size())
+		}
+		es, err := db.LogEntries(ctx, 0, size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		var d forecast.DisputeEntry
+		var dec forecast.DecisionEntry
+		for _, e := range es {
+			kinds = append(kinds, e.Kind)
+			var l tlog.Leaf
+			if err := json.Unmarshal(e.Data, &l); err != nil {
+				t.Fatal(err)
+			}
+			switch e.Kind {
+			case tlog.KindDispute:
+				json.Unmarshal(l.Data, &d)
+			case tlog.KindDecision:
+				json.Unmarshal(l.Data, &dec)
+			}
+		}
+		if strings.Join(kinds, ",") != "dispute,decision,resolution" {
+			t.Fatalf("log kinds %v, want a dispute, a decision and a resolution", kinds)
+		}
+		if d.MarketID != up || d.Admin != "ann" || d.Reason != "the source misread its rules" || d.Resolution != arena.Yes || d.AtMicros == 0 {
+			t.Errorf("dispute entry %+v", d)
+		}
+		if dec.MarketID != up || dec.Arbiter != "bob" || dec.Reason != "the rules say no" || dec.Decision != "NO" || dec.Seq != 1 || dec.AtMicros < d.AtMicros {
+			t.Errorf("decision entry %+v", dec)
 		}
 	})
 }
