@@ -407,7 +407,7 @@ func outcome(t *testing.T, use string, srv *llmtest.Server, model string, task R
 		last := tr.Steps[len(tr.Steps)-1]
 		if len(last.ToolCalls) > 0 {
 			for _, c := range last.ToolCalls {
-				if !c.Error || !strings.Contains(c.Result, "unknown tool") {
+				if !c.Error || !strings.Contains(c.Result, "unknown tool") || !strings.Contains(c.Result, strings.Join(tr.Tools, ", ")) {
 					return "tool result: " + c.Result
 				}
 			}

@@ -347,7 +347,7 @@ func (f *Forecaster) runTool(ctx context.Context, task RoundTask, tr *Trace, cal
 		s, _, _ := ok(map[string]any{"accepted": true, "predictions": preds})
 		return s, false, &submission{preds, reasons}
 	}
-	return fail("unknown tool %q; the tools are %s, %s and %s", call.Name, ToolDetails, ToolHistory, ToolSubmit)
+	return fail("unknown tool %q; the tools are %s", call.Name, strings.Join(tr.Tools, ", "))
 }
 
 func forecastTools(k int, search bool) []llm.Tool {
