@@ -55,6 +55,7 @@ func TestResponseCheck(t *testing.T) {
 		{Response{Content: `{"action":"HOLD","reasoning":"cut`, FinishReason: "length"}, ClassLengthCut},
 		// A complete-looking answer is still cut off when the provider says so.
 		{Response{Content: `{"action":"HOLD"}`, FinishReason: "length"}, ClassLengthCut},
+		{Response{Content: `{"decision":"YES","confidence":0.`, FinishReason: "model_length"}, ClassLengthCut},
 	} {
 		err := c.r.Check()
 		if got := ClassOf(err); got != c.want || (err == nil) != (c.want == "") {
