@@ -21,10 +21,15 @@ type ForecastTrace struct {
 	CachedCalls  int64  // answers read from the cache (no cost)
 	InputTokens  int64
 	OutputTokens int64
-	Cost         Micros
-	LatencyMS    int64
-	Trace        json.RawMessage
-	CreatedAt    time.Time
+	Cost         Micros // estimate from the registry's prices
+	// Billed is what the provider reported charging (OpenRouter's
+	// usage.cost) over BilledCalls of the calls; 0 over 0 when it reports
+	// nothing.
+	Billed      Micros
+	BilledCalls int64
+	LatencyMS   int64
+	Trace       json.RawMessage
+	CreatedAt   time.Time
 }
 
 // TraceStore keeps forecast traces, one per (round, agent).
@@ -47,6 +52,8 @@ type AgentCost struct {
 	Calls       int64
 	CachedCalls int64
 	Cost        Micros
+	Billed      Micros // reported by providers, over BilledCalls of the calls
+	BilledCalls int64
 }
 
 // BacktestForecast is one agent's forecast of one historical question in

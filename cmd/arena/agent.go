@@ -260,8 +260,8 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 		printWaits(env.Stdout, rep, c.Time())
 		if fc != nil {
 			u := fc.Meter.Run()
-			fmt.Fprintf(env.Stdout, "model calls: %d (%d tokens in, %d out, %s), %d answered from the cache\n",
-				u.Calls, u.InputTokens, u.OutputTokens, arena.Micros(u.CostMicros).String(), u.CachedCalls)
+			fmt.Fprintf(env.Stdout, "model calls: %d (%d tokens in, %d out, %s estimated, billed by the provider: %s), %d answered from the cache\n",
+				u.Calls, u.InputTokens, u.OutputTokens, arena.Micros(u.CostMicros).String(), billedText(arena.Micros(u.BilledMicros).String(), u.BilledCalls, u.Calls), u.CachedCalls)
 			for _, s := range fc.Meter.Stops() {
 				fmt.Fprintf(env.Stdout, "stopped: %s\n", s.Error())
 			}

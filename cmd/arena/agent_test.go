@@ -456,7 +456,7 @@ func TestAgentRunLLM(t *testing.T) {
 			t.Fatalf("run %d: %s, want %s", i, got, want)
 		}
 		// 2 calls × (10 input + 5 output tokens) at 1 USD/Mtok = 30 µ$.
-		if i == 0 && !strings.Contains(out, "model calls: 2 (20 tokens in, 10 out, $0.00003), 0 answered from the cache") {
+		if i == 0 && !strings.Contains(out, "model calls: 2 (20 tokens in, 10 out, $0.00003 estimated, billed by the provider: —), 0 answered from the cache") {
 			t.Errorf("accounting line missing:\n%s", out)
 		}
 	}

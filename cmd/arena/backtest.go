@@ -137,7 +137,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 func writeBacktestTable(env *Env, rep *backtest.Report) error {
 	fmt.Fprintf(env.Stdout, "%d rounds, %d questions in rounds, %d left over\n", rep.Rounds, rep.Questions, rep.LeftOver)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "agent\tforecasts\texcluded_by_cutoff\tfailures\tbrier\talpha\tcost_usd\tcalls\tcached_calls\t")
+	fmt.Fprintln(tw, "agent\tforecasts\texcluded_by_cutoff\tfailures\tbrier\talpha\tcost_usd\tbilled_usd\tcalls\tcached_calls\t")
 	f := func(p *float64) string {
 		if p == nil {
 			return "—"
@@ -145,10 +145,12 @@ func writeBacktestTable(env *Env, rep *backtest.Report) error {
 		return fmt.Sprintf("%.4f", *p)
 	}
 	for _, a := range rep.Agents {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%.6f\t%d\t%d\t\n", a.Agent, a.Forecasts, a.ExcludedByCutoff, a.Failures, f(a.Brier), f(a.Alpha), a.CostUSD, a.Calls, a.CachedCalls)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%.6f\t%s\t%d\t%d\t\n", a.Agent, a.Forecasts, a.ExcludedByCutoff, a.Failures, f(a.Brier), f(a.Alpha),
+			a.CostUSD, billedText(fmt.Sprintf("%.6f", a.BilledUSD), a.BilledCalls, a.Calls), a.Calls, a.CachedCalls)
 	}
 	tw.Flush()
-	fmt.Fprintf(env.Stdout, "cost: %.6f USD over %d calls (%d cached calls, free)\n", rep.Cost.USD, rep.Cost.Calls, rep.Cost.CachedCalls)
+	fmt.Fprintf(env.Stdout, "cost: %.6f USD over %d calls (%d cached calls, free); billed by the provider: %s\n",
+		rep.Cost.USD, rep.Cost.Calls, rep.Cost.CachedCalls, billedText(fmt.Sprintf("%.6f USD", rep.Cost.BilledUSD), rep.Cost.BilledCalls, rep.Cost.Calls))
 	for _, a := range rep.Agents {
 		for _, n := range a.Notes {
 			fmt.Fprintf(env.Stdout, "%s: %s\n", a.Agent, n)
@@ -158,4 +160,17 @@ func writeBacktestTable(env *Env, rep *backtest.Report) error {
 		fmt.Fprintf(env.Stdout, "stopped: %s\n", s.Error())
 	}
 	return nil
+}
+
+// billedText shows what providers reported charging (amount, over billed
+// of the calls) beside the estimate: "—" when no call reported a cost, the
+// amount with the share of calls it covers when only some did.
+func billedText(amount string, billed, calls int64) string {
+	switch {
+	case billed == 0:
+		return "—"
+	case billed < calls:
+		return fmt.Sprintf("%s (%d of %d calls)", amount, billed, calls)
+	}
+	return amount
 }

@@ -135,9 +135,17 @@ func TestBacktestForecastBench(t *testing.T) {
 	dbURL, qs, rs := forecastBenchStore(t)
 	ind := readIndependently(t, qs, rs)
 	srv := llmtest.New(t)
-	for _, m := range []string{"early", "late"} {
-		srv.Handle(m, scriptedForecaster)
-	}
+	srv.Handle("early", scriptedForecaster)
+	// The late model's provider reports what each call cost, as OpenRouter
+	// does: 100 µ$ for a first call, 300 µ$ for a submission.
+	srv.Handle("late", func(req llmtest.ChatRequest) llmtest.Reply {
+		r := scriptedForecaster(req)
+		r.BilledUSD = 0.0001
+		if r.PromptTokens == 900 {
+			r.BilledUSD = 0.0003
+		}
+		return r
+	})
 	// Training cutoffs on the due dates of the oldest set and of the one
 	// before the newest split the sets three ways.
 	early, late := setDate(t, qs[0]), setDate(t, qs[len(qs)-2])
@@ -161,7 +169,7 @@ func TestBacktestForecastBench(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	for _, key := range []string{`"rounds"`, `"questions"`, `"left_over"`, `"agents"`, `"forecasts"`, `"excluded_by_cutoff"`, `"failures"`,
-		`"brier"`, `"alpha"`, `"cost_usd"`, `"calls"`, `"cached_calls"`, `"cost"`, `"usd"`} {
+		`"brier"`, `"alpha"`, `"cost_usd"`, `"billed_usd"`, `"billed_calls"`, `"calls"`, `"cached_calls"`, `"cost"`, `"usd"`} {
 		if !strings.Contains(out, key) {
 			t.Errorf("JSON lacks %s", key)
 		}
@@ -224,6 +232,22 @@ func TestBacktestForecastBench(t *testing.T) {
 		if got := int64(a.CostUSD*1e6 + 0.5); got != cost {
 			t.Errorf("%s: cost %d µ$, want %d", id, got, cost)
 		}
+		// The billed figure is the provider's own, beside the estimate.
+		var billed, billedCalls int64
+		if id == "late" {
+			for _, r := range reqs {
+				billed, billedCalls = billed+100, billedCalls+1
+				if len(r.Body.Messages) > 2 {
+					billed += 200
+				}
+			}
+		}
+		if got := int64(a.BilledUSD*1e6 + 0.5); got != billed || a.BilledCalls != billedCalls {
+			t.Errorf("%s: billed %d µ$ over %d calls, want %d over %d", id, got, a.BilledCalls, billed, billedCalls)
+		}
+	}
+	if rep.Cost.BilledCalls != byAgent["late"].BilledCalls || rep.Cost.BilledUSD != byAgent["late"].BilledUSD {
+		t.Errorf("run billed %+v, late agent %+v", rep.Cost, byAgent["late"])
 	}
 	if a := byAgent["ens"]; a.Calls != 0 || a.CachedCalls != 0 {
 		t.Errorf("ensemble made calls: %+v", a)

@@ -12,6 +12,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -406,7 +407,7 @@ func outcome(t *testing.T, use string, srv *llmtest.Server, model string, task R
 		last := tr.Steps[len(tr.Steps)-1]
 		if len(last.ToolCalls) > 0 {
 			for _, c := range last.ToolCalls {
-				if !c.Error || !strings.Contains(c.Result, "unknown tool") {
+				if !c.Error || !strings.Contains(c.Result, "unknown tool") || !strings.Contains(c.Result, strings.Join(tr.Tools, ", ")) {
 					return "tool result: " + c.Result
 				}
 			}
@@ -622,5 +623,36 @@ func checkToolTurn(t *testing.T, name string, reqs []llmtest.Request) {
 	}
 	if len(ids) == 0 || !slices.Equal(ids, results) || slices.Contains(ids, "") {
 		t.Errorf("%s: calls %q answered by tool results %q", name, ids, results)
+	}
+}
+
+// TestProviderContractRateLimit: a 429 with Retry-After longer than the
+// policy allows ends the call at once with the wait reported; one without
+// is retried under the policy before it is reported.
+func TestProviderContractRateLimit(t *testing.T) {
+	srv := llmtest.New(t)
+	byName := map[string]llmtest.Exchange{}
+	for _, ex := range llmtest.ProjectMade() {
+		byName[ex.Name] = ex
+	}
+	for _, c := range []struct {
+		name     string
+		wait     time.Duration
+		attempts int
+	}{
+		{"project-made/openai_429_retry_after", 20 * time.Second, 1},
+		{"project-made/openrouter_429_no_retry_after", 0, 2},
+	} {
+		ex := byName[c.name]
+		srv.Handle(c.name, func(llmtest.ChatRequest) llmtest.Reply { return ex.Reply() })
+		w := replayClient(t, srv, c.name, nil)
+		_, err := w.Complete(context.Background(), llm.Request{User: "hi"})
+		var le *llm.Error
+		if !errors.As(err, &le) || le.Class != llm.ClassRateLimit || le.RetryAfter != c.wait || le.Attempts != c.attempts {
+			t.Errorf("%s: %#v, want rate_limited after %d attempts with Retry-After %v", c.name, err, c.attempts, c.wait)
+		}
+		if n := len(srv.Requests(c.name)); n != c.attempts {
+			t.Errorf("%s: %d requests, want %d", c.name, n, c.attempts)
+		}
 	}
 }

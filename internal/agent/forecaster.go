@@ -116,6 +116,7 @@ type StepTrace struct {
 	InputTokens  int64           `json:"input_tokens"`
 	OutputTokens int64           `json:"output_tokens"`
 	CostMicros   int64           `json:"cost_micros"`
+	BilledMicros int64           `json:"billed_micros,omitempty"` // the provider's reported cost, when it sends one
 	LatencyMS    int64           `json:"latency_ms"`
 	Cached       bool            `json:"cached,omitempty"`
 }
@@ -143,7 +144,11 @@ type Trace struct {
 	InputTokens  int64  `json:"input_tokens"`
 	OutputTokens int64  `json:"output_tokens"`
 	CostMicros   int64  `json:"cost_micros"`
-	LatencyMS    int64  `json:"latency_ms"`
+	// BilledMicros is what providers reported charging over BilledCalls
+	// of the Calls (see llm.Usage).
+	BilledMicros int64 `json:"billed_micros"`
+	BilledCalls  int64 `json:"billed_calls"`
+	LatencyMS    int64 `json:"latency_ms"`
 }
 
 // Submitted reports whether the model submitted a valid forecast.
@@ -158,6 +163,11 @@ func (t *Trace) count(r llm.Response) StepTrace {
 		t.Calls++
 		st.CostMicros = r.CostMicros
 		t.CostMicros += r.CostMicros
+		if r.Billed {
+			st.BilledMicros = r.BilledMicros
+			t.BilledMicros += r.BilledMicros
+			t.BilledCalls++
+		}
 		t.InputTokens += r.InputTokens
 		t.OutputTokens += r.OutputTokens
 		t.LatencyMS += r.Elapsed.Milliseconds()
@@ -337,7 +347,7 @@ func (f *Forecaster) runTool(ctx context.Context, task RoundTask, tr *Trace, cal
 		s, _, _ := ok(map[string]any{"accepted": true, "predictions": preds})
 		return s, false, &submission{preds, reasons}
 	}
-	return fail("unknown tool %q; the tools are %s, %s and %s", call.Name, ToolDetails, ToolHistory, ToolSubmit)
+	return fail("unknown tool %q; the tools are %s", call.Name, strings.Join(tr.Tools, ", "))
 }
 
 func forecastTools(k int, search bool) []llm.Tool {

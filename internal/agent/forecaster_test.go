@@ -268,3 +268,13 @@ func FuzzParsePredictions(f *testing.F) {
 		}
 	})
 }
+
+func TestTraceCountsBilledCost(t *testing.T) {
+	tr := &Trace{}
+	st := tr.count(llm.Response{CostMicros: 5, BilledMicros: 7, Billed: true})
+	tr.count(llm.Response{CostMicros: 3})                                              // a provider that reports no cost
+	tr.count(llm.Response{CostMicros: 4, BilledMicros: 9, Billed: true, Cached: true}) // from the cache: not paid again
+	if st.BilledMicros != 7 || tr.BilledMicros != 7 || tr.BilledCalls != 1 || tr.CostMicros != 8 || tr.Calls != 2 {
+		t.Errorf("step billed %d; trace billed %d over %d calls, estimate %d over %d calls", st.BilledMicros, tr.BilledMicros, tr.BilledCalls, tr.CostMicros, tr.Calls)
+	}
+}

@@ -190,6 +190,11 @@ type AgentResult struct {
 	CostUSD          float64  `json:"cost_usd"`
 	Calls            int64    `json:"calls"`
 	CachedCalls      int64    `json:"cached_calls"`
+	// BilledUSD is what the provider reported charging (OpenRouter's
+	// usage.cost) over the BilledCalls that reported it, beside the
+	// price-table estimate CostUSD.
+	BilledUSD   float64 `json:"billed_usd"`
+	BilledCalls int64   `json:"billed_calls"`
 	// Notes say why an agent forecast nothing (no cutoff, skipped, …).
 	Notes []string `json:"-"`
 }
@@ -199,6 +204,8 @@ type Cost struct {
 	USD         float64 `json:"usd"`
 	Calls       int64   `json:"calls"`
 	CachedCalls int64   `json:"cached_calls"`
+	BilledUSD   float64 `json:"billed_usd"`
+	BilledCalls int64   `json:"billed_calls"`
 }
 
 // Report is the backtest's result (`arena backtest --format json`).
@@ -383,10 +390,12 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 		ar := res[spec.ID]
 		u := meter.Agent(spec.ID)
 		ar.CostUSD, ar.Calls, ar.CachedCalls = float64(u.CostMicros)/1e6, u.Calls, u.CachedCalls
+		ar.BilledUSD, ar.BilledCalls = float64(u.BilledMicros)/1e6, u.BilledCalls
 		rep.Agents[i] = *ar
 	}
 	run := meter.Run()
-	rep.Cost = Cost{USD: float64(run.CostMicros) / 1e6, Calls: run.Calls, CachedCalls: run.CachedCalls}
+	rep.Cost = Cost{USD: float64(run.CostMicros) / 1e6, Calls: run.Calls, CachedCalls: run.CachedCalls,
+		BilledUSD: float64(run.BilledMicros) / 1e6, BilledCalls: run.BilledCalls}
 	rep.Stops = meter.Stops()
 	return rep, nil
 }

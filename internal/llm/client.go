@@ -349,6 +349,12 @@ func (c *Client) attempt(ctx context.Context, params openai.ChatCompletionNewPar
 	if err != nil {
 		return Response{}, c.classify(ctx, actx, httpResp, err)
 	}
+	if cc == nil {
+		// The SDK decodes a JSON null body to no completion and no error.
+		e := c.newError(http.StatusOK, "response body is null", nil)
+		e.Class = ClassUnparseable
+		return Response{}, e
+	}
 	if len(cc.Choices) == 0 || cc.JSON.ExtraFields["error"].Valid() || cc.Choices[0].FinishReason == "error" {
 		// Some gateways answer 200 with an error object instead of (or
 		// beside) choices: the generation failed after the status was sent.
@@ -483,7 +489,9 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 		e.RetryAfter = retryAfter(httpResp.Header, c.now())
 		return e
 	}
-	if httpResp != nil && httpResp.StatusCode < 300 {
+	if httpResp != nil {
+		// A success (or a status no provider sends, 1xx or 3xx) whose
+		// body the SDK could not take.
 		if bodyCut(err) {
 			// The connection failed while the body was read (reset,
 			// closed short of Content-Length): a connection error like
@@ -505,7 +513,11 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 		e.Retryable = true
 		return e
 	}
-	return c.newError(0, err.Error(), err)
+	// No response arrived and the cause is not recognised: treated as a
+	// connection failure, but not retried.
+	e := c.newError(0, err.Error(), err)
+	e.Class = ClassConnection
+	return e
 }
 
 // bodyCut reports an error from reading a response body that ended early

@@ -57,7 +57,7 @@ type Class string
 const (
 	// Answers that arrived but cannot be used (Response.Check).
 	ClassRefusal   Class = "refusal"        // message.refusal set, or finish_reason content_filter
-	ClassLengthCut Class = "length_cut_off" // finish_reason length: max_tokens ended the answer
+	ClassLengthCut Class = "length_cut_off" // finish_reason length (or Mistral's model_length): the answer was ended by a limit
 	// Calls that failed.
 	ClassToolUse       Class = "tool_use_failed"         // the provider rejected the model's own tool call (Groq's 400 tool_use_failed)
 	ClassUnknownModel  Class = "unknown_model"           // 404, or code model_not_found
@@ -114,7 +114,9 @@ func (r Response) Check() error {
 		return &AnswerError{Class: ClassRefusal, Detail: r.Refusal}
 	case r.FinishReason == "content_filter":
 		return &AnswerError{Class: ClassRefusal, Detail: "the provider's content filter stopped the answer"}
-	case r.FinishReason == "length":
+	case r.FinishReason == "length" || r.FinishReason == "model_length":
+		// "model_length" is Mistral's: the model's context filled up
+		// while it answered.
 		return &AnswerError{Class: ClassLengthCut}
 	}
 	return nil

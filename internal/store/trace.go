@@ -18,12 +18,12 @@ func (d *DB) SaveTrace(ctx context.Context, t *arena.ForecastTrace) error {
 		created = time.Now()
 	}
 	_, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO forecast_traces (round_id, agent, agent_id, submitted, failure, calls, cached_calls,
-		input_tokens, output_tokens, cost_micros, latency_ms, trace, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+		input_tokens, output_tokens, cost_micros, billed_micros, billed_calls, latency_ms, trace, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (round_id, agent) DO UPDATE SET agent_id = excluded.agent_id, submitted = excluded.submitted, failure = excluded.failure,
 		calls = excluded.calls, cached_calls = excluded.cached_calls, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-		cost_micros = excluded.cost_micros, latency_ms = excluded.latency_ms, trace = excluded.trace, created_at = excluded.created_at`),
+		cost_micros = excluded.cost_micros, billed_micros = excluded.billed_micros, billed_calls = excluded.billed_calls, latency_ms = excluded.latency_ms, trace = excluded.trace, created_at = excluded.created_at`),
 		t.RoundID, t.Agent, t.AgentID, t.Submitted, t.Failure, t.Calls, t.CachedCalls, t.InputTokens, t.OutputTokens, int64(t.Cost),
-		t.LatencyMS, string(t.Trace), created.UnixMicro())
+		int64(t.Billed), t.BilledCalls, t.LatencyMS, string(t.Trace), created.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("store: save trace of %s in round %d: %w", t.Agent, t.RoundID, err)
 	}
@@ -31,15 +31,15 @@ func (d *DB) SaveTrace(ctx context.Context, t *arena.ForecastTrace) error {
 }
 
 const traceColumns = `round_id, agent, agent_id, submitted, failure, calls, cached_calls, input_tokens, output_tokens,
-	cost_micros, latency_ms, trace, created_at`
+	cost_micros, billed_micros, billed_calls, latency_ms, trace, created_at`
 
 func scanTrace(sc scanner) (arena.ForecastTrace, error) {
 	var t arena.ForecastTrace
-	var cost, created int64
+	var cost, billed, created int64
 	var trace string
 	err := sc.Scan(&t.RoundID, &t.Agent, &t.AgentID, &t.Submitted, &t.Failure, &t.Calls, &t.CachedCalls, &t.InputTokens, &t.OutputTokens,
-		&cost, &t.LatencyMS, &trace, &created)
-	t.Cost, t.Trace, t.CreatedAt = arena.Micros(cost), []byte(trace), time.UnixMicro(created).UTC()
+		&cost, &billed, &t.BilledCalls, &t.LatencyMS, &trace, &created)
+	t.Cost, t.Billed, t.Trace, t.CreatedAt = arena.Micros(cost), arena.Micros(billed), []byte(trace), time.UnixMicro(created).UTC()
 	return t, err
 }
 
@@ -66,7 +66,7 @@ func (d *DB) RoundTraces(ctx context.Context, roundID uint64) ([]arena.ForecastT
 
 // TraceCosts implements arena.TraceStore.
 func (d *DB) TraceCosts(ctx context.Context) ([]arena.AgentCost, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT agent, COUNT(*), SUM(calls), SUM(cached_calls), SUM(cost_micros) FROM forecast_traces GROUP BY agent ORDER BY agent`)
+	rows, err := d.db.QueryContext(ctx, `SELECT agent, COUNT(*), SUM(calls), SUM(cached_calls), SUM(cost_micros), SUM(billed_micros), SUM(billed_calls) FROM forecast_traces GROUP BY agent ORDER BY agent`)
 	if err != nil {
 		return nil, fmt.Errorf("store: trace costs: %w", err)
 	}
@@ -74,11 +74,11 @@ func (d *DB) TraceCosts(ctx context.Context) ([]arena.AgentCost, error) {
 	var out []arena.AgentCost
 	for rows.Next() {
 		var c arena.AgentCost
-		var cost int64
-		if err := rows.Scan(&c.Agent, &c.Rounds, &c.Calls, &c.CachedCalls, &cost); err != nil {
+		var cost, billed int64
+		if err := rows.Scan(&c.Agent, &c.Rounds, &c.Calls, &c.CachedCalls, &cost, &billed, &c.BilledCalls); err != nil {
 			return nil, fmt.Errorf("store: trace costs: %w", err)
 		}
-		c.Cost = arena.Micros(cost)
+		c.Cost, c.Billed = arena.Micros(cost), arena.Micros(billed)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {

@@ -19,7 +19,7 @@ func TestTracesAndBacktest(t *testing.T) {
 				t.Fatalf("missing trace: %v", err)
 			}
 			tr := &arena.ForecastTrace{RoundID: 1, Agent: "0xA", AgentID: "m", Failure: "x", Calls: 3, CachedCalls: 1, InputTokens: 10,
-				OutputTokens: 20, Cost: 1234, LatencyMS: 5, Trace: json.RawMessage(`{"steps":[]}`), CreatedAt: t0}
+				OutputTokens: 20, Cost: 1234, Billed: 1300, BilledCalls: 2, LatencyMS: 5, Trace: json.RawMessage(`{"steps":[]}`), CreatedAt: t0}
 			for i := 0; i < 2; i++ { // the second save replaces the first
 				if err := db.SaveTrace(ctx, tr); err != nil {
 					t.Fatal(err)
@@ -38,7 +38,7 @@ func TestTracesAndBacktest(t *testing.T) {
 			tr2 := *tr
 			tr2.RoundID, tr2.Cost, tr2.Calls, tr2.CachedCalls = 2, 66, 2, 2
 			tr3 := tr2
-			tr3.Agent, tr3.Cost = "0xB", 7
+			tr3.Agent, tr3.Cost, tr3.Billed, tr3.BilledCalls = "0xB", 7, 0, 0
 			for _, x := range []*arena.ForecastTrace{&tr2, &tr3} {
 				if err := db.SaveTrace(ctx, x); err != nil {
 					t.Fatal(err)
@@ -48,7 +48,7 @@ func TestTracesAndBacktest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fmt.Sprint(costs) != "[{0xA 2 5 3 $0.0013} {0xB 1 2 2 $0.000007}]" {
+			if fmt.Sprint(costs) != "[{0xA 2 5 3 $0.0013 $0.0026 4} {0xB 1 2 2 $0.000007 $0.00 0}]" {
 				t.Errorf("trace costs %v", costs)
 			}
 			// A round's traces, by agent.

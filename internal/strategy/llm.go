@@ -190,5 +190,5 @@ func (s *StoreTraces) SaveTrace(ctx context.Context, agentID, round string, tr *
 	}
 	return s.Store.SaveTrace(ctx, &arena.ForecastTrace{RoundID: id, Agent: addr, AgentID: agentID, Submitted: tr.Submitted(),
 		Failure: tr.Failure, Calls: tr.Calls, CachedCalls: tr.CachedCalls, InputTokens: tr.InputTokens, OutputTokens: tr.OutputTokens,
-		Cost: arena.Micros(tr.CostMicros), LatencyMS: tr.LatencyMS, Trace: b, CreatedAt: now})
+		Cost: arena.Micros(tr.CostMicros), Billed: arena.Micros(tr.BilledMicros), BilledCalls: tr.BilledCalls, LatencyMS: tr.LatencyMS, Trace: b, CreatedAt: now})
 }

@@ -196,6 +196,10 @@ func (s *Server) forecastBoard(ctx context.Context, f forecast.Filter) (forecast
 		if c, ok := costs[strings.ToLower(r.Agent)]; ok {
 			usd := arena.Dollars(c.Cost)
 			row.Cost, row.ModelCalls = &usd, &c.Calls
+			if c.BilledCalls > 0 {
+				billed := arena.Dollars(c.Billed)
+				row.BilledCost, row.BilledCalls = &billed, &c.BilledCalls
+			}
 		}
 		rows = append(rows, row)
 	}

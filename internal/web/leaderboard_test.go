@@ -33,8 +33,15 @@ func TestLeaderboardFilters(t *testing.T) {
 		method.MinForecasts = 10 // 48 forecasts each, 28 in the last week
 		svc := &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method}
 		top := fmt.Sprintf("0x%040x", 1)
+		// Round 1's provider reported what two of its three calls cost
+		// (as OpenRouter does); round 2's reported nothing.
 		for r, cost := range map[uint64]arena.Micros{1: 1500, 2: 500} {
-			if err := db.SaveTrace(ctx, &arena.ForecastTrace{RoundID: r, Agent: top, AgentID: "llm", Submitted: true, Calls: 3, Cost: cost}); err != nil {
+			billed, billedCalls := arena.Micros(0), int64(0)
+			if r == 1 {
+				billed, billedCalls = 1700, 2
+			}
+			if err := db.SaveTrace(ctx, &arena.ForecastTrace{RoundID: r, Agent: top, AgentID: "llm", Submitted: true, Calls: 3, Cost: cost,
+				Billed: billed, BilledCalls: billedCalls}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -80,9 +87,11 @@ func TestLeaderboardFilters(t *testing.T) {
 		for _, r := range all.Forecast {
 			if r.Cost != nil {
 				withCost++
-				if r.Agent != top || *r.Cost != 2000 || *r.ModelCalls != 6 {
-					t.Errorf("cost of %s: %v over %v calls", r.Agent, *r.Cost, *r.ModelCalls)
+				if r.Agent != top || *r.Cost != 2000 || *r.ModelCalls != 6 || r.BilledCost == nil || *r.BilledCost != 1700 || *r.BilledCalls != 2 {
+					t.Errorf("cost of %s: %v over %v calls, billed %v over %v", r.Agent, *r.Cost, *r.ModelCalls, r.BilledCost, r.BilledCalls)
 				}
+			} else if r.BilledCost != nil {
+				t.Errorf("%s: billed %v without a trace", r.Agent, *r.BilledCost)
 			}
 		}
 		if withCost != 1 {
@@ -97,7 +106,7 @@ func TestLeaderboardFilters(t *testing.T) {
 			}
 		}
 		html = e.page("/leaderboard")
-		if !strings.Contains(html, "$0.0020") || !strings.Contains(html, strings.ReplaceAll(fmt.Sprintf("%+.4f <small>[", second.VsLeader.BrierDiff), "+", "&#43;")) {
+		if !strings.Contains(html, "$0.0020 <small") || !strings.Contains(html, "billed $0.0017") || !strings.Contains(html, strings.ReplaceAll(fmt.Sprintf("%+.4f <small>[", second.VsLeader.BrierDiff), "+", "&#43;")) {
 			t.Errorf("leaderboard page lacks the cost or the paired difference %+.4f", second.VsLeader.BrierDiff)
 		}
 		var apiBoard web.BoardJSON

@@ -75,19 +75,23 @@ func (s *Server) roundMarket(w http.ResponseWriter, r *http.Request) error {
 
 // TraceJSON is GET /api/v1/rounds/{id}/traces/{agent}.
 type TraceJSON struct {
-	RoundID      uint64          `json:"round_id"`
-	Agent        string          `json:"agent"`
-	AgentID      string          `json:"agent_id"`
-	Submitted    bool            `json:"submitted"`
-	Failure      string          `json:"failure,omitempty"`
-	Calls        int64           `json:"calls"`
-	CachedCalls  int64           `json:"cached_calls"`
-	InputTokens  int64           `json:"input_tokens"`
-	OutputTokens int64           `json:"output_tokens"`
-	CostUSD      float64         `json:"cost_usd"`
-	LatencyMS    int64           `json:"latency_ms"`
-	CreatedAt    time.Time       `json:"created_at"`
-	Trace        json.RawMessage `json:"trace"`
+	RoundID      uint64  `json:"round_id"`
+	Agent        string  `json:"agent"`
+	AgentID      string  `json:"agent_id"`
+	Submitted    bool    `json:"submitted"`
+	Failure      string  `json:"failure,omitempty"`
+	Calls        int64   `json:"calls"`
+	CachedCalls  int64   `json:"cached_calls"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	// BilledUSD is what the provider reported charging over BilledCalls
+	// of the calls, beside the estimate CostUSD.
+	BilledUSD   float64         `json:"billed_usd"`
+	BilledCalls int64           `json:"billed_calls"`
+	LatencyMS   int64           `json:"latency_ms"`
+	CreatedAt   time.Time       `json:"created_at"`
+	Trace       json.RawMessage `json:"trace"`
 }
 
 // trace publishes a trace only once the round's outcomes are triggered,
@@ -117,7 +121,7 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
 	}
 	return s.writeJSON(w, r, TraceJSON{RoundID: t.RoundID, Agent: t.Agent, AgentID: t.AgentID, Submitted: t.Submitted, Failure: t.Failure,
 		Calls: t.Calls, CachedCalls: t.CachedCalls, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
-		CostUSD: float64(t.Cost) / 1e6, LatencyMS: t.LatencyMS, CreatedAt: t.CreatedAt, Trace: t.Trace})
+		CostUSD: float64(t.Cost) / 1e6, BilledUSD: float64(t.Billed) / 1e6, BilledCalls: t.BilledCalls, LatencyMS: t.LatencyMS, CreatedAt: t.CreatedAt, Trace: t.Trace})
 }
 
 // BacktestScored converts backtest rows to the frozen-forecast rows the

@@ -34,6 +34,11 @@ type ForecastRowJSON struct {
 	// trace (null for agents without traces: external and simulated).
 	Cost       *arena.Dollars `json:"cost_usd"`
 	ModelCalls *int64         `json:"model_calls"`
+	// BilledCost is what providers reported charging (OpenRouter's
+	// usage.cost) over BilledCalls of the ModelCalls, beside the estimate
+	// Cost; null when no call reported one.
+	BilledCost  *arena.Dollars `json:"billed_cost_usd"`
+	BilledCalls *int64         `json:"billed_calls"`
 	// Bar places the score's interval on the page's common scale.
 	Bar *BarJSON `json:"-"`
 }

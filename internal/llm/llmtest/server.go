@@ -39,6 +39,9 @@ type Reply struct {
 	Model          string // reported model; default the requested one
 	PromptTokens   int64
 	OutputTokens   int64
+	// BilledUSD > 0 reports the call's cost in usage.cost, as OpenRouter
+	// does.
+	BilledUSD float64
 
 	// ErrorMessage is the message of an error reply (Status ≥ 400).
 	ErrorMessage string
@@ -299,14 +302,18 @@ func completion(model string, seq int, rep Reply) map[string]any {
 	if rep.Model != "" {
 		model = rep.Model
 	}
+	usage := map[string]any{"prompt_tokens": rep.PromptTokens, "completion_tokens": rep.OutputTokens,
+		"total_tokens": rep.PromptTokens + rep.OutputTokens}
+	if rep.BilledUSD > 0 {
+		usage["cost"] = rep.BilledUSD
+	}
 	return map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-llmtest-%d", seq),
 		"object":  "chat.completion",
 		"created": time.Now().Unix(),
 		"model":   model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
-		"usage": map[string]any{"prompt_tokens": rep.PromptTokens, "completion_tokens": rep.OutputTokens,
-			"total_tokens": rep.PromptTokens + rep.OutputTokens},
+		"usage":   usage,
 	}
 }
 
