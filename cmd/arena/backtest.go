@@ -13,8 +13,10 @@ import (
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/backtest"
+	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/progress"
+	"github.com/forecast-arena/arena/score"
 )
 
 func init() {
@@ -92,11 +94,17 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench, Kind: arena.KindMarket})
+	// Dataset questions too: a round with human forecasts asks the
+	// models the humans' question set, dataset questions included.
+	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
 	if err != nil {
 		return err
 	}
-	plan, err := backtest.Cut(ms, *k, fromT, toT)
+	humans, err := humanForecasts(ctx, db, fromT, toT)
+	if err != nil {
+		return err
+	}
+	plan, err := backtest.CutWith(ms, *k, fromT, toT, backtest.HumanItems(humans))
 	if err != nil {
 		return err
 	}
@@ -111,6 +119,11 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	bar.Finish()
 	if err != nil {
 		return err
+	}
+	if len(humans) > 0 {
+		if rep.Board, err = backtest.HumanBoard(backtest.PlanItems(plan), rep.Rows, forecastbench.Aggregate(humans), false, score.BoardOptions{Seed: 1}); err != nil {
+			return err
+		}
 	}
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -156,6 +169,10 @@ func writeBacktestTable(env *Env, rep *backtest.Report) error {
 	}
 	for _, s := range rep.Stops {
 		fmt.Fprintf(env.Stdout, "stopped: %s\n", s.Error())
+	}
+	if len(rep.Board) > 0 {
+		fmt.Fprintln(env.Stdout, "\nHumans and models on the same questions (Brier, lower is better; p vs #1: one-sided pairwise bootstrap):")
+		return writeBoardTable(env.Stdout, rep.Board)
 	}
 	return nil
 }
