@@ -115,7 +115,9 @@ func writeBoardSVG(w io.Writer, rows []score.BoardRow) error {
 
 // storedHumanBoard builds the board of the stored backtest forecasts and
 // human forecasts of the rounds due within [from, to]: nil when no round
-// there has human forecasts.
+// there has human forecasts. Items are the resolved ones the humans
+// forecast, and once models were backtested on them, those the models
+// were asked.
 func storedHumanBoard(ctx context.Context, db interface {
 	arena.MarketStore
 	arena.HumanStore
@@ -142,6 +144,16 @@ func storedHumanBoard(ctx context.Context, db interface {
 		return nil, err
 	}
 	rows := backtest.ScoreRows(stored, func(f arena.BacktestForecast) bool { return items[f.SourceID] != nil })
+	// Once models were backtested on the round, the board holds the items
+	// they were asked (a round's last questions that fill no backtest
+	// round are left out of both sides), as the backtest's own board does.
+	if len(rows) > 0 {
+		asked := map[string]*arena.Market{}
+		for _, r := range rows {
+			asked[r.Market] = items[r.Market]
+		}
+		items = asked
+	}
 	return backtest.HumanBoard(items, rows, forecastbench.Aggregate(fs), individuals, score.BoardOptions{Seed: seed})
 }
 
@@ -201,6 +213,6 @@ func runReportHumans(ctx context.Context, env *Env, args []string) error {
 	if err := writeBoardTable(env.Stdout, rows); err != nil {
 		return err
 	}
-	fmt.Fprintln(env.Stdout, "\nItems: the resolved questions (dataset questions: per resolution date) the humans forecast; models on those their backtest forecast.")
+	fmt.Fprintln(env.Stdout, "\nItems: the resolved questions (dataset questions: per resolution date) the humans forecast, limited to those the models were asked once a backtest ran.")
 	return nil
 }
