@@ -112,7 +112,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	humans, err := humanForecasts(ctx, db, fromT, toT)
+	humans, err := backtest.HumanForecasts(ctx, db, fromT, toT)
 	if err != nil {
 		return err
 	}

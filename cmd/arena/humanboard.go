@@ -11,32 +11,8 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/chart"
-	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/score"
 )
-
-// humanForecasts loads the stored human forecasts of the rounds due within
-// [from, to] (zero bounds are open).
-func humanForecasts(ctx context.Context, st arena.HumanStore, from, to time.Time) ([]arena.HumanForecast, error) {
-	sets, err := st.HumanSets(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []arena.HumanForecast
-	seen := map[time.Time]bool{}
-	for _, s := range sets {
-		if seen[s.Due] || (!from.IsZero() && s.Due.Before(from)) || (!to.IsZero() && s.Due.After(to)) {
-			continue
-		}
-		seen[s.Due] = true
-		fs, err := st.HumanForecasts(ctx, s.Due)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fs...)
-	}
-	return out, nil
-}
 
 var boardCSVHeader = []string{"rank", "forecaster", "human", "dataset", "n_dataset", "market_resolved", "n_market_resolved",
 	"market_unresolved", "n_market_unresolved", "market", "n_market", "overall_resolved", "n_overall_resolved", "overall", "n_overall",
@@ -113,50 +89,6 @@ func writeBoardSVG(w io.Writer, rows []score.BoardRow) error {
 	return c.WriteSVG(w)
 }
 
-// storedHumanBoard builds the board of the stored backtest forecasts and
-// human forecasts of the rounds due within [from, to]: nil when no round
-// there has human forecasts. Items are the resolved ones the humans
-// forecast, and once models were backtested on them, those the models
-// were asked.
-func storedHumanBoard(ctx context.Context, db interface {
-	arena.MarketStore
-	arena.HumanStore
-	arena.BacktestStore
-}, from, to time.Time, individuals bool, seed uint64) ([]score.BoardRow, error) {
-	fs, err := humanForecasts(ctx, db, from, to)
-	if err != nil || len(fs) == 0 {
-		return nil, err
-	}
-	human := backtest.HumanItems(fs)
-	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
-	if err != nil {
-		return nil, err
-	}
-	items := map[string]*arena.Market{}
-	for _, m := range ms {
-		due, err := backtest.DueDate(m.SourceID)
-		if err == nil && human[due][m.SourceID] && (m.Resolution == arena.Yes || m.Resolution == arena.No) {
-			items[m.SourceID] = m
-		}
-	}
-	stored, err := db.BacktestForecasts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows := backtest.ScoreRows(stored, func(f arena.BacktestForecast) bool { return items[f.SourceID] != nil })
-	// Once models were backtested on the round, the board holds the items
-	// they were asked (a round's last questions that fill no backtest
-	// round are left out of both sides), as the backtest's own board does.
-	if len(rows) > 0 {
-		asked := map[string]*arena.Market{}
-		for _, r := range rows {
-			asked[r.Market] = items[r.Market]
-		}
-		items = asked
-	}
-	return backtest.HumanBoard(items, rows, forecastbench.Aggregate(fs), individuals, score.BoardOptions{Seed: seed})
-}
-
 func runReportHumans(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report humans", "[--from DATE] [--to DATE] [--individuals] [--seed S] [--format table|json|csv|svg] [--db URL]")
 	cf := addConfigFlags(fs, false)
@@ -188,7 +120,7 @@ func runReportHumans(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	rows, err := storedHumanBoard(ctx, db, fromT, toT, *individuals, *seed)
+	rows, err := backtest.StoredHumanBoard(ctx, db, fromT, toT, *individuals, score.BoardOptions{Seed: *seed})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package backtest
 
 import (
+	"context"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -58,4 +59,74 @@ func HumanBoard(inPlan map[string]*arena.Market, rows []score.Row, humans []fore
 		items = append(items, score.BoardItem{Forecaster: r.Agent, Item: r.Market, Kind: m.Kind, Resolved: true, Forecast: r.Forecast, Outcome: r.Outcome})
 	}
 	return score.Board(items, opt)
+}
+
+// HumanBoardStore is what StoredHumanBoard reads.
+type HumanBoardStore interface {
+	arena.MarketStore
+	arena.HumanStore
+	arena.BacktestStore
+}
+
+// HumanForecasts loads the stored human forecasts of the rounds due within
+// [from, to] (zero bounds are open).
+func HumanForecasts(ctx context.Context, st arena.HumanStore, from, to time.Time) ([]arena.HumanForecast, error) {
+	sets, err := st.HumanSets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []arena.HumanForecast
+	seen := map[time.Time]bool{}
+	for _, s := range sets {
+		if seen[s.Due] || (!from.IsZero() && s.Due.Before(from)) || (!to.IsZero() && s.Due.After(to)) {
+			continue
+		}
+		seen[s.Due] = true
+		fs, err := st.HumanForecasts(ctx, s.Due)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
+// StoredHumanBoard builds the board of the stored backtest forecasts and
+// human forecasts of the rounds due within [from, to]: nil when no round
+// there has human forecasts. Items are the resolved ones the humans
+// forecast, and once models were backtested on them, those the models
+// were asked.
+func StoredHumanBoard(ctx context.Context, db HumanBoardStore, from, to time.Time, individuals bool, opt score.BoardOptions) ([]score.BoardRow, error) {
+	fs, err := HumanForecasts(ctx, db, from, to)
+	if err != nil || len(fs) == 0 {
+		return nil, err
+	}
+	human := HumanItems(fs)
+	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
+	if err != nil {
+		return nil, err
+	}
+	items := map[string]*arena.Market{}
+	for _, m := range ms {
+		due, err := DueDate(m.SourceID)
+		if err == nil && human[due][m.SourceID] && (m.Resolution == arena.Yes || m.Resolution == arena.No) {
+			items[m.SourceID] = m
+		}
+	}
+	stored, err := db.BacktestForecasts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := ScoreRows(stored, func(f arena.BacktestForecast) bool { return items[f.SourceID] != nil })
+	// Once models were backtested on the round, the board holds the items
+	// they were asked (a round's last questions that fill no backtest
+	// round are left out of both sides), as the backtest's own board does.
+	if len(rows) > 0 {
+		asked := map[string]*arena.Market{}
+		for _, r := range rows {
+			asked[r.Market] = items[r.Market]
+		}
+		items = asked
+	}
+	return HumanBoard(items, rows, forecastbench.Aggregate(fs), individuals, opt)
 }
