@@ -48,9 +48,8 @@ type HumanItemJSON struct {
 	Humans   int     `json:"humans"`
 }
 
-// humanRound loads the stored human forecasts and the items of their
-// rounds, and the aggregates by SourceID of the first group (superforecasters
-// sort after public, so prefer them explicitly).
+// humanRound loads the stored human forecasts, aggregated by group and
+// item, and the imported ForecastBench items by SourceID.
 func (s *Server) humanRound(ctx context.Context) ([]forecastbench.HumanAggregate, map[string]*arena.Market, error) {
 	fs, err := backtest.HumanForecasts(ctx, s.humans, time.Time{}, time.Time{})
 	if err != nil || len(fs) == 0 {
