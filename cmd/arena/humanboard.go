@@ -90,11 +90,12 @@ func writeBoardSVG(w io.Writer, rows []score.BoardRow) error {
 }
 
 func runReportHumans(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "report humans", "[--from DATE] [--to DATE] [--individuals] [--seed S] [--format table|json|csv|svg] [--db URL]")
+	fs := newFlagSet(env, "report humans", "[--from DATE] [--to DATE] [--individuals] [--unresolved] [--seed S] [--format table|json|csv|svg] [--db URL]")
 	cf := addConfigFlags(fs, false)
 	from := fs.String("from", "", "first forecast due date, YYYY-MM-DD (default: all)")
 	to := fs.String("to", "", "last forecast due date, YYYY-MM-DD (default: all)")
 	individuals := fs.Bool("individuals", false, "also score every human forecaster (by ForecastBench's pseudonymous user id)")
+	unresolved := fs.Bool("unresolved", false, "also score the market questions not resolved in the resolution set, against the value it reports (as ForecastBench does); models are never asked those")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	format := fs.String("format", "table", "output format: table, json, csv or svg")
 	if err := parseAll(fs, args); err != nil {
@@ -120,7 +121,7 @@ func runReportHumans(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	rows, err := backtest.StoredHumanBoard(ctx, db, fromT, toT, *individuals, score.BoardOptions{Seed: *seed})
+	rows, err := backtest.StoredHumanBoard(ctx, db, fromT, toT, *individuals, *unresolved, score.BoardOptions{Seed: *seed})
 	if err != nil {
 		return err
 	}
@@ -146,5 +147,8 @@ func runReportHumans(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, "\nItems: the resolved questions (dataset questions: per resolution date) the humans forecast, limited to those the models were asked once a backtest ran.")
+	if *unresolved {
+		fmt.Fprintln(env.Stdout, "With --unresolved: also the unresolved market questions, scored against the resolution set's latest value; models were not asked those.")
+	}
 	return nil
 }

@@ -181,3 +181,35 @@ func TestBacktestWithoutHumans(t *testing.T) {
 		t.Fatalf("report humans without humans: %v\n%s", err, got)
 	}
 }
+
+// Without a backtest, report humans --unresolved gives the superforecaster
+// median's figures as ForecastBench computes them, unresolved market
+// questions included (the values docs/methodology.md states).
+func TestReportHumansUnresolved(t *testing.T) {
+	db := humanRoundDB(t, true)
+	out, stderr, err := cli(t, nil, "report", "humans", "--db", db, "--unresolved", "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var rows []score.BoardRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	r := rows[0]
+	for _, c := range []struct {
+		what string
+		got  score.Mean
+		n    int
+		want float64
+	}{
+		{"dataset", r.Dataset, 521, 0.12226520142994239},
+		{"market resolved", r.MarketResolved, 57, 0.08302036951754385},
+		{"market unresolved", r.MarketUnresolved, 18, 0.05395243109777952},
+		{"overall resolved", r.OverallResolved, 578, 0.10264278547374311},
+		{"overall", r.Overall, 596, 0.0991546328633714},
+	} {
+		if c.got.N != c.n || !c.got.Brier.OK || c.got.Brier.V-c.want > 1e-12 || c.want-c.got.Brier.V > 1e-12 {
+			t.Errorf("%s: %+v, want %d items, %.15g", c.what, c.got, c.n, c.want)
+		}
+	}
+}

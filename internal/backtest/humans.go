@@ -35,15 +35,14 @@ func PlanItems(plan *Plan) map[string]*arena.Market {
 }
 
 // HumanBoard scores the models' forecasts (rows) and the human groups'
-// medians on the given resolved items (by SourceID) that the humans
-// forecast: the models and the humans face exactly the same items, each
-// model only those the contamination guard let it forecast. With
+// medians on the given items (by SourceID) that the humans forecast: the
+// models and the humans face the same items, each model only those the
+// contamination guard let it forecast. values are the reported values of
+// unresolved market items (nil when all resolved, as in a backtest). With
 // individuals, every human forecaster is a row too. The humans' rows are
 // marked Human. It returns nil when no item has a human forecast.
-func HumanBoard(inPlan map[string]*arena.Market, rows []score.Row, humans []forecastbench.HumanAggregate, individuals bool, opt score.BoardOptions) ([]score.BoardRow, error) {
-	// Every item resolved Yes or No (a backtest asks nothing else), so no
-	// market values are needed.
-	items := forecastbench.HumanBoardItems(humans, inPlan, nil, individuals)
+func HumanBoard(inPlan map[string]*arena.Market, rows []score.Row, humans []forecastbench.HumanAggregate, values map[string]float64, individuals bool, opt score.BoardOptions) ([]score.BoardRow, error) {
+	items := forecastbench.HumanBoardItems(humans, inPlan, values, individuals)
 	if len(items) == 0 {
 		return nil, nil
 	}
@@ -95,8 +94,11 @@ func HumanForecasts(ctx context.Context, st arena.HumanStore, from, to time.Time
 // human forecasts of the rounds due within [from, to]: nil when no round
 // there has human forecasts. Items are the resolved ones the humans
 // forecast, and once models were backtested on them, those the models
-// were asked.
-func StoredHumanBoard(ctx context.Context, db HumanBoardStore, from, to time.Time, individuals bool, opt score.BoardOptions) ([]score.BoardRow, error) {
+// were asked. With unresolved, the market questions the humans forecast
+// that had not resolved are added, scored against the latest value the
+// resolution set reported, as ForecastBench scores them; no model is asked
+// those, so they count for the humans alone.
+func StoredHumanBoard(ctx context.Context, db HumanBoardStore, from, to time.Time, individuals, unresolved bool, opt score.BoardOptions) ([]score.BoardRow, error) {
 	fs, err := HumanForecasts(ctx, db, from, to)
 	if err != nil || len(fs) == 0 {
 		return nil, err
@@ -107,10 +109,15 @@ func StoredHumanBoard(ctx context.Context, db HumanBoardStore, from, to time.Tim
 		return nil, err
 	}
 	items := map[string]*arena.Market{}
+	var open []*arena.Market
 	for _, m := range ms {
 		due, err := DueDate(m.SourceID)
-		if err == nil && human[due][m.SourceID] && (m.Resolution == arena.Yes || m.Resolution == arena.No) {
+		switch {
+		case err != nil || !human[due][m.SourceID]:
+		case m.Resolution == arena.Yes || m.Resolution == arena.No:
 			items[m.SourceID] = m
+		case m.Resolution == "" && m.Kind == arena.KindMarket:
+			open = append(open, m)
 		}
 	}
 	stored, err := db.BacktestForecasts(ctx)
@@ -128,5 +135,14 @@ func StoredHumanBoard(ctx context.Context, db HumanBoardStore, from, to time.Tim
 		}
 		items = asked
 	}
-	return HumanBoard(items, rows, forecastbench.Aggregate(fs), individuals, opt)
+	var values map[string]float64
+	if unresolved {
+		if values, err = forecastbench.MarketValues(ctx, db, open); err != nil {
+			return nil, err
+		}
+		for _, m := range open {
+			items[m.SourceID] = m
+		}
+	}
+	return HumanBoard(items, rows, forecastbench.Aggregate(fs), values, individuals, opt)
 }

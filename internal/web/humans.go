@@ -68,7 +68,7 @@ func (s *Server) humanRound(ctx context.Context) ([]forecastbench.HumanAggregate
 
 func (s *Server) humansView(r *http.Request) (any, error) {
 	ctx := r.Context()
-	rows, err := backtest.StoredHumanBoard(ctx, s.humans, time.Time{}, time.Time{}, false, score.BoardOptions{Seed: 1})
+	rows, err := backtest.StoredHumanBoard(ctx, s.humans, time.Time{}, time.Time{}, false, false, score.BoardOptions{Seed: 1})
 	if err != nil {
 		return nil, err
 	}
