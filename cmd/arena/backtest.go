@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -13,21 +15,25 @@ import (
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/backtest"
+	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/llm/scripted"
 	"github.com/forecast-arena/arena/internal/progress"
+	"github.com/forecast-arena/arena/score"
 )
 
 func init() {
 	register("backtest", "run LLM forecasters on imported historical questions", runBacktest)
 }
 
-const backtestUsage = "--source forecastbench --agents FILE [--from DATE] [--to DATE] [--round-size K] [--workers N] [--cache-dir DIR] [--cache-only] [--max-usd X] [--search PROVIDER] [--out DIR] [--format table|json]"
+const backtestUsage = "--source forecastbench (--agents FILE | --scripted) [--from DATE] [--to DATE] [--round-size K] [--workers N] [--cache-dir DIR] [--cache-only] [--max-usd X] [--search PROVIDER] [--out DIR] [--format table|json]"
 
 func runBacktest(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "backtest", backtestUsage)
 	cf := addConfigFlags(fs, false)
 	source := fs.String("source", "", "question source: forecastbench (imported with 'arena import forecastbench')")
 	agentsFile := fs.String("agents", "", "model registry file (see examples/agents.json)")
+	scriptedRun := fs.Bool("scripted", false, "instead of models, run two scripted stand-ins (always 0.5; the market price shown) served on loopback: an offline try-out, not a model's score")
 	from := fs.String("from", "", "first forecast due date, YYYY-MM-DD (default: all)")
 	to := fs.String("to", "", "last forecast due date, YYYY-MM-DD (default: all)")
 	k := fs.Int("round-size", backtest.DefaultK, "questions per round")
@@ -44,8 +50,8 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	if *source != "forecastbench" {
 		return arena.Errorf(arena.EINVALID, "--source %q: want forecastbench", *source)
 	}
-	if *agentsFile == "" {
-		return arena.Errorf(arena.EINVALID, "--agents FILE is required (run 'arena backtest -h')")
+	if (*agentsFile == "") == !*scriptedRun {
+		return arena.Errorf(arena.EINVALID, "give --agents FILE or --scripted, one of them (run 'arena backtest -h')")
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
@@ -72,6 +78,14 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *scriptedRun {
+		stop, file, err := startScripted()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		*agentsFile = file
+	}
 	reg, err := llm.LoadRegistry(*agentsFile)
 	if err != nil {
 		return err
@@ -92,11 +106,17 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench, Kind: arena.KindMarket})
+	// Dataset questions too: a round with human forecasts asks the
+	// models the humans' question set, dataset questions included.
+	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
 	if err != nil {
 		return err
 	}
-	plan, err := backtest.Cut(ms, *k, fromT, toT)
+	humans, err := backtest.HumanForecasts(ctx, db, fromT, toT)
+	if err != nil {
+		return err
+	}
+	plan, err := backtest.CutWith(ms, *k, fromT, toT, backtest.HumanItems(humans))
 	if err != nil {
 		return err
 	}
@@ -111,6 +131,11 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	bar.Finish()
 	if err != nil {
 		return err
+	}
+	if len(humans) > 0 {
+		if rep.Board, err = backtest.HumanBoard(backtest.PlanItems(plan), rep.Rows, forecastbench.Aggregate(humans), nil, false, score.BoardOptions{Seed: 1}); err != nil {
+			return err
+		}
 	}
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -159,6 +184,10 @@ func writeBacktestTable(env *Env, rep *backtest.Report) error {
 	for _, s := range rep.Stops {
 		fmt.Fprintf(env.Stdout, "stopped: %s\n", s.Error())
 	}
+	if len(rep.Board) > 0 {
+		fmt.Fprintln(env.Stdout, "\nHumans and models on the same questions (Brier, lower is better; p vs #1: one-sided pairwise bootstrap):")
+		return writeBoardTable(env.Stdout, rep.Board)
+	}
 	return nil
 }
 
@@ -173,4 +202,29 @@ func billedText(amount string, billed, calls int64) string {
 		return fmt.Sprintf("%s (%d of %d calls)", amount, billed, calls)
 	}
 	return amount
+}
+
+// startScripted serves the scripted stand-ins on a loopback port and writes
+// their agents file; stop closes the server and removes the file.
+func startScripted() (stop func(), agentsFile string, err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("--scripted: listen on loopback: %w", err)
+	}
+	srv := &http.Server{Handler: scripted.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	dir, err := os.MkdirTemp("", "arena-scripted-")
+	if err != nil {
+		srv.Close()
+		return nil, "", fmt.Errorf("--scripted: %w", err)
+	}
+	// A cutoff before any question set: the stand-ins learned nothing, so
+	// the contamination guard has nothing to withhold from them.
+	file := filepath.Join(dir, "agents.json")
+	if err := os.WriteFile(file, scripted.Registry("http://"+ln.Addr().String()+"/v1", "2000-01-01"), 0o600); err != nil {
+		srv.Close()
+		os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("--scripted: %w", err)
+	}
+	return func() { srv.Close(); os.RemoveAll(dir) }, file, nil
 }

@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register("report", "score reports: leaderboard, murphy, categories, power, calibration, baselines", runReport)
+	register("report", "score reports: leaderboard, murphy, categories, power, calibration, baselines, humans", runReport)
 }
 
 // reportKinds are the subcommands of `arena report`.
@@ -34,6 +34,7 @@ var reportKinds = map[string]struct {
 	"calibration": {"reliability diagram data: 10 equal-width bins and CORP (PAV) recalibration per agent", runReportCalibration},
 	"power":       {"sample size needed to detect an edge (one-sided test at power π), or the inverse", runReportPower},
 	"baselines":   {"constant, market-price and random forecasters on stored questions, by source kind", runReportBaselines},
+	"humans":      {"ForecastBench's human medians beside the backtested models on the same questions", runReportHumans},
 }
 
 func runReport(ctx context.Context, env *Env, args []string) error {

@@ -81,6 +81,14 @@ func DueDate(sourceID string) (time.Time, error) {
 // none and are counted in LeftOver. A plan without a round is an error
 // that says why: a backtest of nothing is a mistake, not a result.
 func Cut(ms []*arena.Market, k int, from, to time.Time) (*Plan, error) {
+	return CutWith(ms, k, from, to, nil)
+}
+
+// CutWith is Cut where a question set due on a date of human has human
+// forecasts: its questions are then exactly the items the humans
+// forecast (human[due], by SourceID) that resolved Yes or No, market and
+// dataset alike, so that models and humans are scored on the same items.
+func CutWith(ms []*arena.Market, k int, from, to time.Time, human map[time.Time]map[string]bool) (*Plan, error) {
 	if k < 1 {
 		return nil, arena.Errorf(arena.EINVALID, "round size %d: want ≥ 1", k)
 	}
@@ -88,12 +96,19 @@ func Cut(ms []*arena.Market, k int, from, to time.Time) (*Plan, error) {
 	var resolved int
 	var first, last time.Time
 	for _, m := range ms {
-		if m.Source != arena.SourceForecastBench || m.Kind != arena.KindMarket || (m.Resolution != arena.Yes && m.Resolution != arena.No) {
+		if m.Source != arena.SourceForecastBench || (m.Resolution != arena.Yes && m.Resolution != arena.No) {
 			continue
 		}
 		due, err := DueDate(m.SourceID)
 		if err != nil {
 			return nil, err
+		}
+		if items, ok := human[due]; ok {
+			if !items[m.SourceID] {
+				continue
+			}
+		} else if m.Kind != arena.KindMarket {
+			continue
 		}
 		if resolved++; first.IsZero() || due.Before(first) {
 			first = due
@@ -219,6 +234,9 @@ type Report struct {
 	Rows []score.Row `json:"-"`
 	// Stops are the calls refused by a budget cap.
 	Stops []llm.BudgetError `json:"-"`
+	// Board puts the models beside the human groups of the rounds that
+	// have human forecasts (see HumanBoard); nil without any.
+	Board []score.BoardRow `json:"board,omitempty"`
 }
 
 // Runner runs a backtest.
@@ -466,9 +484,15 @@ func (r *Runner) rows(ctx context.Context, plan *Plan) ([]score.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ScoreRows(stored, func(f arena.BacktestForecast) bool { return inPlan[f.Round] && agents[f.Agent] }), nil
+}
+
+// ScoreRows turns the stored backtest forecasts that keep accepts into
+// score rows.
+func ScoreRows(stored []arena.BacktestForecast, keep func(arena.BacktestForecast) bool) []score.Row {
 	var out []score.Row
 	for _, f := range stored {
-		if !inPlan[f.Round] || !agents[f.Agent] {
+		if !keep(f) {
 			continue
 		}
 		row := score.Row{Agent: f.Agent, Round: f.Round, Market: f.SourceID, Category: f.Category, Event: f.Event,
@@ -478,7 +502,7 @@ func (r *Runner) rows(ctx context.Context, plan *Plan) ([]score.Row, error) {
 		}
 		out = append(out, row)
 	}
-	return out, nil
+	return out
 }
 
 // WriteCSV writes rows in the `arena score` input format: agent, round,

@@ -220,7 +220,7 @@ func TestImportBadInputLeavesStoreUnchanged(t *testing.T) {
 		{"wrong type", Files{Questions: []string{other}, Resolutions: []string{wrongType}}, []string{"wrongtype.json:", "resolutions[1] (id DAAA).resolved: want boolean, got number"}},
 		{"question file as resolutions", Files{Resolutions: []string{other}}, []string{"other.json", "missing resolutions (this looks like a question set)"}},
 		{"conflicting rows", Files{Resolutions: []string{goodRes, conflict}}, []string{"resolved twice"}},
-		{"nothing", Files{}, []string{"no question or resolution files"}},
+		{"nothing", Files{}, []string{"no question, resolution or human forecast files"}},
 	}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()

@@ -307,6 +307,10 @@ var apiOps = []apiOp{
 		Response: OracleMarketPageJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/pages/methodology", ID: "getMethodologyPage", Tag: tagPages, Summary: "Data of the methodology page",
 		Desc: "The scoring method, its configuration and how to verify the arena.", Response: MethodologyJSON{}},
+	{Method: "GET", Path: "/api/v1/pages/backtest/humans", ID: "getHumanBoardPage", Tag: tagPages, Summary: "Data of the human board page",
+		Desc: "ForecastBench's human medians beside the backtested models on the same resolved questions (human rows have human: true), and the questions; empty without human forecasts.", Response: HumanBoardPageJSON{}},
+	{Method: "GET", Path: "/api/v1/pages/backtest/humans/{item}", ID: "getHumanItemPage", Tag: tagPages, Summary: "Data of a question of the human board",
+		Desc: "The question, its outcome, each human group's median, spread and reasoning excerpts, and each model's backtest forecast; 404 for an item without human forecasts.", Response: HumanItemPageJSON{}, Fails: []int{404}},
 }
 
 // pathParams describe the path parameters, by name. An integer one is
@@ -319,6 +323,7 @@ var pathParams = map[string]struct {
 	"id":      {"the resource's id, a positive integer", "1", true},
 	"index":   {"the market's index in the round, from 0", "0", true},
 	"market":  {"the market's arena id, a positive integer", "1", true},
+	"item":    {"a ForecastBench item's source id: due date, source, question id and, for a dataset question, resolution date", "2024-07-21:manifold:TPkEjiNb1wVCIGFnPcDD", false},
 	"file":    {"the table's name and format: {table}.csv or {table}.jsonl", "rounds.csv", false},
 	"agent":   {"the agent's address (0x and 40 hex digits); an agent page also takes a baseline (random, market)", "0x0000000000000000000000000000000000000001", false},
 	"address": {"the agent's address (0x and 40 hex digits)", "0x0000000000000000000000000000000000000001", false},

@@ -247,7 +247,7 @@ var pages = func() map[string]*template.Template {
 }()
 
 var titles = map[string]string{"home.html": "Home", "leaderboard.html": "Leaderboard", "round.html": "Round", "agent.html": "Agent",
-	"market.html": "Market", "cohort.html": "Cohort", "methodology.html": "Methodology"}
+	"market.html": "Market", "cohort.html": "Cohort", "methodology.html": "Methodology", "humans.html": "Humans and models", "human_item.html": "Question"}
 
 // render writes the page tmpl for view v; api is the path of its JSON.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, tmpl string, v any, api string) error {

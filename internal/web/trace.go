@@ -24,6 +24,8 @@ type ForecasterStore interface {
 //	GET /api/v1/rounds/{id}/markets/{index}  a market of a round as the round tools show it now
 //	GET /api/v1/rounds/{id}/traces/{agent}   what an agent was shown and answered (after the trigger)
 //	GET /api/v1/leaderboard?track=backtest   the backtest track
+//
+// and, when the store keeps human forecasts, the human board pages.
 func (s *Server) RegisterForecasters(st ForecasterStore) {
 	s.forecasters = st
 	if s.Forecast != nil { // the backtest is scored as the forecast track is
@@ -31,6 +33,9 @@ func (s *Server) RegisterForecasters(st ForecasterStore) {
 	}
 	s.handle("GET /api/v1/rounds/{id}/markets/{index}", s.roundMarket)
 	s.handle("GET /api/v1/rounds/{id}/traces/{agent}", s.trace)
+	if h, ok := st.(humanStore); ok {
+		s.registerHumans(h)
+	}
 }
 
 // RoundMarketContextJSON is GET /api/v1/rounds/{id}/markets/{index}: the

@@ -111,6 +111,7 @@ type Server struct {
 	backtestMu          sync.Mutex
 	backtestVersion     string
 	backtestBoardCached forecast.Board
+	humans              humanStore
 	// oracle is set by RegisterOracle.
 	oracle *oracle.Service
 	// Log is set by RegisterLog. LogVKey, when set, is the note verifier

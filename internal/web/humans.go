@@ -1,0 +1,208 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/backtest"
+	"github.com/forecast-arena/arena/internal/forecastbench"
+	"github.com/forecast-arena/arena/score"
+)
+
+// humanStore is what the human board pages read; the forecasters' store
+// offers it when it keeps human forecasts.
+type humanStore interface {
+	backtest.HumanBoardStore
+}
+
+// registerHumans mounts the human board pages (after RegisterForecasters):
+//
+//	GET /backtest/humans               the board: human medians beside the backtested models
+//	GET /backtest/humans/{item}        one item: the humans' median, spread and reasoning beside each model's forecast
+func (s *Server) registerHumans(st humanStore) {
+	s.humans = st
+	s.page("/backtest/humans", "/api/v1/pages/backtest/humans", "humans.html", s.humansView)
+	s.page("/backtest/humans/{item}", "/api/v1/pages/backtest/humans/{item}", "human_item.html", s.humanItemView)
+}
+
+// HumanBoardPageJSON is the human board page: the board (human rows have
+// "human": true) and the items it scores.
+type HumanBoardPageJSON struct {
+	Rows  []score.BoardRow `json:"rows"`
+	Items []HumanItemJSON  `json:"items"`
+}
+
+// HumanItemJSON is one scored item of the board.
+type HumanItemJSON struct {
+	Item     string  `json:"item"` // the imported item's source id
+	Question string  `json:"question"`
+	Kind     string  `json:"kind"`
+	Outcome  string  `json:"outcome"`
+	Median   float64 `json:"median"` // the superforecasters' (or else the public's) median
+	Humans   int     `json:"humans"`
+}
+
+// humanRound loads the stored human forecasts, aggregated by group and
+// item, and the imported ForecastBench items by SourceID.
+func (s *Server) humanRound(ctx context.Context) ([]forecastbench.HumanAggregate, map[string]*arena.Market, error) {
+	fs, err := backtest.HumanForecasts(ctx, s.humans, time.Time{}, time.Time{})
+	if err != nil || len(fs) == 0 {
+		return nil, nil, err
+	}
+	ms, err := s.humans.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
+	if err != nil {
+		return nil, nil, err
+	}
+	bySID := map[string]*arena.Market{}
+	for _, m := range ms {
+		bySID[m.SourceID] = m
+	}
+	return forecastbench.Aggregate(fs), bySID, nil
+}
+
+func (s *Server) humansView(r *http.Request) (any, error) {
+	ctx := r.Context()
+	rows, err := backtest.StoredHumanBoard(ctx, s.humans, time.Time{}, time.Time{}, false, false, score.BoardOptions{Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	v := HumanBoardPageJSON{Rows: rows, Items: []HumanItemJSON{}}
+	if v.Rows == nil {
+		v.Rows = []score.BoardRow{}
+	}
+	aggs, items, err := s.humanRound(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, a := range preferSuper(aggs) {
+		m := items[a.SourceID]
+		if m == nil || seen[a.SourceID] || (m.Resolution != arena.Yes && m.Resolution != arena.No) {
+			continue
+		}
+		seen[a.SourceID] = true
+		v.Items = append(v.Items, HumanItemJSON{Item: a.SourceID, Question: m.Question, Kind: a.Kind, Outcome: m.Resolution, Median: a.Median, Humans: len(a.Forecasts)})
+	}
+	return v, nil
+}
+
+// preferSuper puts the superforecasters' aggregates first.
+func preferSuper(aggs []forecastbench.HumanAggregate) []forecastbench.HumanAggregate {
+	out := slices.Clone(aggs)
+	slices.SortStableFunc(out, func(a, b forecastbench.HumanAggregate) int {
+		switch {
+		case a.Group == b.Group:
+			return 0
+		case a.Group == arena.HumanSuper:
+			return -1
+		case b.Group == arena.HumanSuper:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// HumanItemPageJSON is one item of the board: the question and outcome,
+// each human group's median and spread with a few reasoning excerpts, and
+// each backtested model's forecast.
+type HumanItemPageJSON struct {
+	Item     string           `json:"item"`
+	Question string           `json:"question"`
+	Kind     string           `json:"kind"`
+	Outcome  string           `json:"outcome"` // Yes, No, or "" while unresolved
+	Groups   []HumanGroupJSON `json:"groups"`
+	Models   []ModelItemJSON  `json:"models"`
+}
+
+// HumanGroupJSON is one human group's forecasts of the item.
+type HumanGroupJSON struct {
+	Name     string             `json:"name"`
+	Median   float64            `json:"median"`
+	Min      float64            `json:"min"`
+	Max      float64            `json:"max"`
+	N        int                `json:"n"`
+	Excerpts []HumanExcerptJSON `json:"excerpts"`
+}
+
+// HumanExcerptJSON is the start of one human's reasoning.
+type HumanExcerptJSON struct {
+	UserID    string  `json:"user_id"`
+	Forecast  float64 `json:"forecast"`
+	Reasoning string  `json:"reasoning"`
+}
+
+// ModelItemJSON is one model's backtest forecast of the item.
+type ModelItemJSON struct {
+	Agent    string  `json:"agent"`
+	Round    string  `json:"round"`
+	Forecast float64 `json:"forecast"`
+}
+
+// Excerpts per group and their length: enough to see how the humans
+// reasoned without turning the page into the file.
+const (
+	humanExcerpts    = 3
+	humanExcerptRune = 400
+)
+
+func (s *Server) humanItemView(r *http.Request) (any, error) {
+	ctx := r.Context()
+	sid := r.PathValue("item")
+	aggs, items, err := s.humanRound(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := items[sid]
+	v := HumanItemPageJSON{Item: sid, Groups: []HumanGroupJSON{}, Models: []ModelItemJSON{}}
+	for _, a := range preferSuper(aggs) {
+		if a.SourceID != sid {
+			continue
+		}
+		g := HumanGroupJSON{Name: forecastbench.MedianName(a.Group), Median: a.Median, Min: a.Min, Max: a.Max, N: len(a.Forecasts), Excerpts: []HumanExcerptJSON{}}
+		// The longest reasonings say the most; ties by user id, so the
+		// page is the same on every load.
+		fs := slices.Clone(a.Forecasts)
+		slices.SortStableFunc(fs, func(x, y arena.HumanForecast) int { return len(y.Reasoning) - len(x.Reasoning) })
+		for _, f := range fs {
+			if len(g.Excerpts) == humanExcerpts || strings.TrimSpace(f.Reasoning) == "" {
+				break
+			}
+			g.Excerpts = append(g.Excerpts, HumanExcerptJSON{UserID: f.UserID, Forecast: f.Forecast, Reasoning: excerpt(f.Reasoning, humanExcerptRune)})
+		}
+		v.Groups = append(v.Groups, g)
+	}
+	if m == nil || len(v.Groups) == 0 {
+		return nil, arena.Errorf(arena.ENOTFOUND, "no human forecasts of item %q", sid)
+	}
+	v.Question, v.Kind, v.Outcome = m.Question, m.Kind, m.Resolution
+	rows, err := s.humans.BacktestForecasts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range rows {
+		if f.SourceID == sid {
+			v.Models = append(v.Models, ModelItemJSON{Agent: f.Agent, Round: f.Round, Forecast: float64(f.Forecast) / forecast.MaxBps})
+		}
+	}
+	return v, nil
+}
+
+// excerpt cuts s to at most n runes, on a word boundary when one is near.
+func excerpt(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n]
+	if i := strings.LastIndexByte(string(r), ' '); i > len(string(r))*3/4 {
+		return string(r)[:i] + " …"
+	}
+	return string(r) + "…"
+}
