@@ -27,10 +27,18 @@ func TestMain(m *testing.M) {
 	// retries, a claim's takeover age) rather than compute, so more of them
 	// run at once than there are cores; -test.parallel still overrides.
 	flag.Parse()
+	// Commands run in-process keep a PostgreSQL arena's log key in the
+	// user configuration directory: a temporary one, not the user's.
+	home, err := os.MkdirTemp("", "arena-test-config")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", home)
 	if !flagSet("test.parallel") {
 		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
 	}
 	code := m.Run()
+	os.RemoveAll(home)
 	for _, f := range fixtures {
 		if f.dir != "" {
 			os.RemoveAll(filepath.Dir(f.dir))

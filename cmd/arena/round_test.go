@@ -257,12 +257,30 @@ func startServeArgs(t *testing.T, args ...string) *serveProc {
 	return startServeEnv(t, nil, args...)
 }
 
+// configHomes are the tests' user configuration directories.
+var configHomes sync.Map // *testing.T → string
+
+// testConfigHome is the user configuration directory of the servers a
+// test starts: where a PostgreSQL arena without ARENA_DATA_DIR keeps its
+// log key and the key's record of what it signed. One per test, shared by
+// its replicas: a key shared by two tests' databases would be refused as
+// one key signing two logs, and the user's own directory stays untouched.
+func testConfigHome(t *testing.T) string {
+	if dir, ok := configHomes.Load(t); ok {
+		return dir.(string)
+	}
+	dir := t.TempDir()
+	configHomes.Store(t, dir)
+	t.Cleanup(func() { configHomes.Delete(t) })
+	return dir
+}
+
 // startServeEnv starts the command of args with env added to the test's
 // environment, and waits until it serves.
 func startServeEnv(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), "ARENA_TEST_EXEC=1"), env...)
+	cmd.Env = append(append(os.Environ(), "ARENA_TEST_EXEC=1", "XDG_CONFIG_HOME="+testConfigHome(t)), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
