@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -66,11 +67,39 @@ func (s *Server) humanRound(ctx context.Context) ([]forecastbench.HumanAggregate
 	return forecastbench.Aggregate(fs), bySID, nil
 }
 
+// humansView builds the board at most once a minute while the stored
+// backtest forecasts and human sets stay as they were: a board takes a
+// bootstrap of the whole fit (about half a second on a round of 600
+// items), too much to redo on every request. A re-import that changes
+// resolutions but no count shows within the minute.
 func (s *Server) humansView(r *http.Request) (any, error) {
 	ctx := r.Context()
-	rows, err := backtest.StoredHumanBoard(ctx, s.humans, time.Time{}, time.Time{}, false, false, score.BoardOptions{Seed: 1})
+	v, err := s.forecasters.BacktestVersion(ctx)
 	if err != nil {
 		return nil, err
+	}
+	sets, err := s.humans.HumanSets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprint(v, sets)
+	s.humansMu.Lock()
+	defer s.humansMu.Unlock()
+	if s.humansKey == key && time.Since(s.humansAt) < time.Minute {
+		return s.humansCached, nil
+	}
+	page, err := s.humanBoardPage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.humansKey, s.humansCached, s.humansAt = key, page, time.Now()
+	return page, nil
+}
+
+func (s *Server) humanBoardPage(ctx context.Context) (HumanBoardPageJSON, error) {
+	rows, err := backtest.StoredHumanBoard(ctx, s.humans, time.Time{}, time.Time{}, false, false, score.BoardOptions{Seed: 1})
+	if err != nil {
+		return HumanBoardPageJSON{}, err
 	}
 	v := HumanBoardPageJSON{Rows: rows, Items: []HumanItemJSON{}}
 	if v.Rows == nil {
@@ -78,7 +107,7 @@ func (s *Server) humansView(r *http.Request) (any, error) {
 	}
 	aggs, items, err := s.humanRound(ctx)
 	if err != nil {
-		return nil, err
+		return HumanBoardPageJSON{}, err
 	}
 	seen := map[string]bool{}
 	for _, a := range preferSuper(aggs) {

@@ -116,6 +116,19 @@ func TestHumanBoardPages(t *testing.T) {
 			t.Errorf("item page lacks the escaped reasoning or the outcome:\n%s", page)
 		}
 		e.ok(404, "GET", "/api/v1/pages/backtest/humans/2024-07-21:manifold:nope", nil, "", nil)
+
+		// The board is kept between requests, but a new backtest forecast
+		// shows at once.
+		if err := db.SaveBacktest(ctx, []arena.BacktestForecast{
+			{Agent: "m2", Round: "2024-07-21#1", MarketID: mq.ID, SourceID: mq.SourceID, Forecast: 9000, Outcome: 1},
+			{Agent: "m2", Round: "2024-07-21#1", MarketID: dq.ID, SourceID: dq.SourceID, Forecast: 1000, Outcome: 0},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		e.ok(200, "GET", "/api/v1/pages/backtest/humans", nil, "", &board)
+		if len(board.Rows) != 3 {
+			t.Fatalf("after a new backtest forecast: %+v", board.Rows)
+		}
 	})
 }
 

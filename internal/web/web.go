@@ -112,6 +112,10 @@ type Server struct {
 	backtestVersion     string
 	backtestBoardCached forecast.Board
 	humans              humanStore
+	humansMu            sync.Mutex
+	humansKey           string
+	humansCached        HumanBoardPageJSON
+	humansAt            time.Time
 	// oracle is set by RegisterOracle.
 	oracle *oracle.Service
 	// Log is set by RegisterLog. LogVKey, when set, is the note verifier
