@@ -6,8 +6,6 @@
 package llm
 
 import (
-	"github.com/forecast-arena/arena"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +23,9 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/retry"
 )
 
 // Completer is anything that answers a chat request: the HTTP Client, the
@@ -185,20 +186,6 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	return d
 }
 
-// backoff returns the wait before attempt n+1 after n failed attempts.
-func (p RetryPolicy) backoff(n int, rnd func(int64) int64) time.Duration {
-	d := p.BaseDelay
-	for i := 1; i < n && d < p.MaxDelay; i++ {
-		d *= 2
-	}
-	d = min(d, p.MaxDelay)
-	half := d / 2
-	if half <= 0 {
-		return d
-	}
-	return half + time.Duration(rnd(int64(half)+1))
-}
-
 // Option configures a Client.
 type Option func(*Client)
 
@@ -317,13 +304,10 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		if !le.Retryable || attempt >= c.policy.MaxAttempts {
 			return Response{}, le
 		}
-		wait := c.policy.backoff(attempt, c.rnd)
-		if le.RetryAfter > 0 {
-			if le.RetryAfter > c.policy.MaxRetryAfter {
-				le.Message = strings.TrimSpace(le.Message + fmt.Sprintf(" (Retry-After %v exceeds the policy's %v)", le.RetryAfter, c.policy.MaxRetryAfter))
-				return Response{}, le
-			}
-			wait = le.RetryAfter
+		wait, ok := retry.Wait(le.RetryAfter, le.RetryAfter > 0, retry.Backoff(attempt, c.policy.BaseDelay, c.policy.MaxDelay, c.rnd), c.policy.MaxRetryAfter)
+		if !ok {
+			le.Message = strings.TrimSpace(le.Message + fmt.Sprintf(" (Retry-After %v exceeds the policy's %v)", le.RetryAfter, c.policy.MaxRetryAfter))
+			return Response{}, le
 		}
 		if dl, ok := ctx.Deadline(); ok && c.now().Add(wait).After(dl) {
 			// Waiting would outlive the caller; report the real failure.
@@ -478,7 +462,7 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 		e := c.newError(ae.StatusCode, providerMessage(ae), err)
 		e.Class = classOf(ae.StatusCode, ae.Code, ae.Type, e.Message)
 		if ae.Response != nil {
-			e.RetryAfter = retryAfter(ae.Response.Header, c.now())
+			e.RetryAfter, _ = retry.After(ae.Response.Header, c.now())
 		}
 		return e
 	}
@@ -486,7 +470,7 @@ func (c *Client) classify(ctx, actx context.Context, httpResp *http.Response, er
 		// Error body the SDK could not parse (HTML from a proxy, …).
 		e := c.newError(httpResp.StatusCode, "unparseable error body", err)
 		e.Class = classOf(httpResp.StatusCode, "", "", "")
-		e.RetryAfter = retryAfter(httpResp.Header, c.now())
+		e.RetryAfter, _ = retry.After(httpResp.Header, c.now())
 		return e
 	}
 	if httpResp != nil {

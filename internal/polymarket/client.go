@@ -18,11 +18,11 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/retry"
 )
 
 // Default base URLs of the public APIs.
@@ -60,8 +60,9 @@ type Client struct {
 	Concurrency   int // parallel status refreshes and single-token midpoint requests
 
 	// Retries on 429, 5xx and transport errors: exponential backoff with
-	// full jitter from Backoff up to MaxBackoff; a Retry-After header is
-	// honoured up to MaxRetryAfter.
+	// equal jitter from Backoff up to MaxBackoff (retry.Backoff); a
+	// Retry-After header replaces it, and one longer than MaxRetryAfter
+	// ends the retries (retry.Wait).
 	MaxRetries    int
 	Backoff       time.Duration
 	MaxBackoff    time.Duration
@@ -195,12 +196,24 @@ func (c *Client) do(ctx context.Context, method, u string, body []byte, v any) e
 		if attempt >= retries {
 			return fmt.Errorf("after %d attempts: %w", attempt+1, err)
 		}
-		d := c.backoff(attempt, retryAfter)
+		d, ok := retry.Wait(retryAfter, retryAfter >= 0, retry.Backoff(attempt+1, orDur(c.Backoff, defaultBackoff), orDur(c.MaxBackoff, defaultMaxBackoff), rand.Int64N),
+			orDur(c.MaxRetryAfter, defaultMaxRetryAfter))
+		if !ok {
+			return fmt.Errorf("after %d attempts (the server asks to wait %v, longer than %v): %w", attempt+1, retryAfter, orDur(c.MaxRetryAfter, defaultMaxRetryAfter), err)
+		}
 		c.log().Debug("polymarket: retrying", "method", method, "url", u, "attempt", attempt+1, "wait", d, "err", err)
 		if err := c.wait(ctx, d); err != nil {
 			return fmt.Errorf("%s %s: %w", method, u, err)
 		}
 	}
+}
+
+// retryAfter is the wait the server asked for, negative when none.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if d, ok := retry.After(h, now); ok {
+		return d
+	}
+	return -1
 }
 
 // once performs a single request and returns the body of a 2xx answer, or
@@ -233,30 +246,13 @@ func (c *Client) once(ctx context.Context, method, u string, body []byte) ([]byt
 		if len(snippet) > 200 {
 			snippet = snippet[:200] + "…"
 		}
-		return nil, parseRetryAfter(resp.Header.Get("Retry-After"), c.now()),
+		return nil, retryAfter(resp.Header, c.now()),
 			&StatusError{Method: method, URL: u, Code: resp.StatusCode, Body: snippet}
 	}
 	if len(data) > maxBodyBytes {
 		return nil, -1, fmt.Errorf("%s %s: body larger than %d bytes", method, u, maxBodyBytes)
 	}
 	return data, -1, nil
-}
-
-// backoff returns the wait before retry attempt+1: the server's
-// Retry-After when given (capped), else a random point in the upper half of
-// an exponentially growing window ("equal jitter"), which spreads retries of
-// concurrent clients apart while still waiting at least half the window.
-func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
-	if retryAfter >= 0 {
-		return min(retryAfter, orDur(c.MaxRetryAfter, defaultMaxRetryAfter))
-	}
-	base := orDur(c.Backoff, defaultBackoff)
-	maxB := orDur(c.MaxBackoff, defaultMaxBackoff)
-	window := base << min(attempt, 20)
-	if window <= 0 || window > maxB {
-		window = maxB
-	}
-	return window/2 + rand.N(window/2+1)
 }
 
 func (c *Client) wait(ctx context.Context, d time.Duration) error {
@@ -273,21 +269,3 @@ func (c *Client) wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP
-// date. It returns -1 when the header is absent or unreadable.
-func parseRetryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return -1
-	}
-	if n, err := strconv.Atoi(h); err == nil {
-		if n < 0 {
-			return -1
-		}
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return -1
-}

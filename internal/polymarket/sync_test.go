@@ -251,54 +251,19 @@ func TestSyncRetries(t *testing.T) {
 		t.Errorf("stored %d markets after retries", len(stored(t, st)))
 	}
 
-	// Retry-After larger than the cap is capped.
+	// A Retry-After longer than MaxRetryAfter ends the retries at once
+	// (the one convention of internal/retry): the sync fails, saying why,
+	// having waited for nothing.
 	f2 := newFake(t)
 	f2.Throttle["/markets?0"] = 1
 	f2.RetryAfter = "3600"
 	c2, waits2 := startClient(t, f2)
 	c2.MaxRetryAfter = 2 * time.Second
-	if _, err := Sync(context.Background(), newSpyStore(t), c2, 5); err != nil {
-		t.Fatal(err)
+	if _, err := Sync(context.Background(), newSpyStore(t), c2, 5); err == nil || !strings.Contains(err.Error(), "asks to wait 1h0m0s, longer than 2s") {
+		t.Fatalf("sync past a long Retry-After: %v", err)
 	}
-	if !reflect.DeepEqual(*waits2, []time.Duration{2 * time.Second}) {
-		t.Errorf("waits %v, want capped at 2s", *waits2)
-	}
-}
-
-func TestBackoffBounds(t *testing.T) {
-	c := &Client{Backoff: 100 * time.Millisecond, MaxBackoff: time.Second}
-	for attempt := range 8 {
-		window := min(100*time.Millisecond<<attempt, time.Second)
-		for range 200 {
-			d := c.backoff(attempt, -1)
-			if d < window/2 || d > window {
-				t.Fatalf("attempt %d: backoff %v outside [%v, %v]", attempt, d, window/2, window)
-			}
-		}
-	}
-	if d := c.backoff(0, 3*time.Second); d != 3*time.Second {
-		t.Errorf("Retry-After 3s gave %v", d)
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", -1},
-		{"0", 0},
-		{"12", 12 * time.Second},
-		{" 3 ", 3 * time.Second},
-		{"-5", -1},
-		{"soon", -1},
-		{"Thu, 01 Jan 2026 00:00:30 GMT", 30 * time.Second},
-		{"Wed, 31 Dec 2025 23:00:00 GMT", 0}, // in the past: retry now
-	} {
-		if got := parseRetryAfter(tc.in, now); got != tc.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tc.in, got, tc.want)
-		}
+	if len(*waits2) != 0 {
+		t.Errorf("waits %v, want none", *waits2)
 	}
 }
 
