@@ -158,4 +158,3 @@ func classOf(status int, code, typ, msg string) Class {
 func retryableStatus(code int) bool {
 	return code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500
 }
-

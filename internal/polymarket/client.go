@@ -268,4 +268,3 @@ func (c *Client) wait(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
-
