@@ -310,7 +310,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	progress(0, len(jobs))
 	// One writer stores forecasts in batches: a transaction per round
 	// would make the store's commit latency, not the models, the pace.
-	// Rows not yet written when a run dies are rebuilt from the cache.
+	// Rows not yet written when a run dies are rebuilt from the cache. A
+	// failed write stops the run (no model call is paid for after it
+	// whose forecasts could not be kept); the error says why.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	rowsCh := make(chan []arena.BacktestForecast, workers)
 	wdone := make(chan error, 1)
 	go func() {
@@ -319,7 +323,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 		for rows := range rowsCh {
 			buf = append(buf, rows...)
 			if len(buf) >= 512 && werr == nil {
-				werr = r.Store.SaveBacktest(ctx, buf)
+				if werr = r.Store.SaveBacktest(ctx, buf); werr != nil {
+					stop(fmt.Errorf("backtest: store forecasts: %w", werr))
+				}
 				buf = buf[:0]
 			}
 		}
@@ -341,7 +347,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 				switch {
 				case err != nil && ctx.Err() != nil:
 					if firstErr == nil {
-						firstErr = ctx.Err()
+						firstErr = context.Cause(ctx)
 					}
 				case err != nil:
 					if firstErr == nil {
@@ -372,7 +378,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	wg.Wait()
 	close(rowsCh)
 	if err := <-wdone; err != nil && firstErr == nil {
-		firstErr = err
+		firstErr = fmt.Errorf("backtest: store forecasts: %w", err)
 	}
 	if firstErr != nil {
 		return nil, firstErr
