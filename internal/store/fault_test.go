@@ -193,16 +193,20 @@ func TestFaultReadOnlyDatabase(t *testing.T) {
 func TestFaultCorruptDatabase(t *testing.T) {
 	ctx := context.Background()
 	d, path := faultDB(t, "corrupt.db", 400, 500)
+	// The garbage goes over the markets table's root page and the pages
+	// after it, wherever the schema's other tables put them.
+	var root int64
+	if err := d.db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = 'markets'`).Scan(&root); err != nil {
+		t.Fatal(err)
+	}
 	d.Close() // the last connection checkpoints the WAL into the file
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := f.Stat()
 	const page = 4096
-	mid := st.Size() / 2 / page * page
 	garbage := []byte(strings.Repeat("\xa5\x5a", 4*page/2))
-	if _, err := f.WriteAt(garbage, mid); err != nil {
+	if _, err := f.WriteAt(garbage, (root-1)*page); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
