@@ -145,7 +145,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	}
 	ok := "OK: the export is consistent with its signed log"
 	if live != nil {
-		if err := verifyLive(ctx, env, base, rep, live, *since, *save); err != nil {
+		if err := verifyLive(ctx, env, rep, live, *since, *save); err != nil {
 			return fmt.Errorf("verification FAILED: %w", err)
 		}
 		ok = "OK: the export is consistent with its signed log, and the arena's current checkpoint extends it"
@@ -194,6 +194,9 @@ func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int6
 			return nil, fmt.Errorf("fetching the published export: %w", context.Cause(ctx))
 		case <-time.After(2 * time.Second):
 		}
+		if err = clearDir(dir); err != nil {
+			return nil, err
+		}
 		_, err = f.Fetch(ctx, fmt.Sprintf("%s/exports/%d/", base, c.Size), dir)
 	}
 	if arena.ErrorKind(err) == arena.ENOTFOUND {
@@ -228,7 +231,7 @@ func clearDir(dir string) error {
 // export's, proved from the log's hash tiles; and likewise against the
 // checkpoint kept in the file since. It saves the current checkpoint in
 // the file save.
-func verifyLive(ctx context.Context, env *Env, base string, rep *export.Report, live *liveCheckpoint, since, save string) error {
+func verifyLive(ctx context.Context, env *Env, rep *export.Report, live *liveCheckpoint, since, save string) error {
 	if rep.Checkpoint == nil {
 		return fmt.Errorf("the published export carries no checkpoint to tie it to the arena's log")
 	}
