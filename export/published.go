@@ -64,6 +64,7 @@ type PublishStats struct {
 	Parts    int   // its parts
 	NewBytes int64 // the bytes of the parts it was the first to store
 	NewParts int
+	Manifest int  // the bytes of its manifest, stored for it alone
 	Stored   bool // false when another server published this checkpoint's export first
 }
 
@@ -132,6 +133,7 @@ func (p *Publisher) Publish(ctx context.Context, src Source, note []byte) (Publi
 	if err != nil {
 		return st, err
 	}
+	st.Manifest = len(b)
 	if st.Stored, err = p.Store.SaveExportManifest(ctx, c.Size, b); err != nil {
 		return st, err
 	}

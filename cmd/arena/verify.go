@@ -27,7 +27,7 @@ func init() {
 }
 
 func runVerify(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "verify", "--export DIR | --url URL [--since FILE] [--save-checkpoint FILE] [--vkey VKEY] [--witness-policy FILE] [--log-key HEX] [--timeout D] [--max-download BYTES] [--chain RPC --arena ADDR]")
+	fs := newFlagSet(env, "verify", "--export DIR | --url URL [--since FILE] [--save-checkpoint FILE] [--vkey VKEY] [--witness-policy FILE] [--log-key HEX] [--timeout D] [--export-wait D] [--max-download BYTES] [--chain RPC --arena ADDR]")
 	dir := fs.String("export", "", "directory written by 'arena export'")
 	arenaURL := fs.String("url", "", "an arena's address: fetch its current checkpoint (URL/log/checkpoint) and the export published with it (URL/exports/SIZE/, else the latest), verify the export, and prove the current checkpoint consistent with the export's from the log's hash tiles")
 	since := fs.String("since", "", "with --url: a checkpoint of the arena's log kept earlier (as --save-checkpoint writes it): prove the current one consistent with it")
@@ -38,6 +38,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
 	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long in all (each request also times out when connecting takes 10s, headers 30s, or the body stops for 30s)")
+	exportWait := fs.Duration("export-wait", 30*time.Second, "with --url: how long to wait for the export of the arena's current checkpoint (made after the checkpoint is signed) before verifying the latest export instead")
 	maxDownload := fs.Int64("max-download", export.DefaultMaxDownload, "with --url: refuse an export whose index lists more than this many bytes, before downloading it")
 	if err := parseAll(fs, args); err != nil {
 		return err
@@ -53,6 +54,8 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("--arena %q is not an address", *arenaFlag)
 	case *timeout <= 0:
 		return fmt.Errorf("--timeout %s: want a positive duration", *timeout)
+	case *exportWait < 0:
+		return fmt.Errorf("--export-wait %s: want 0 or more", *exportWait)
 	case *maxDownload <= 0:
 		return fmt.Errorf("--max-download %d: want a positive number of bytes", *maxDownload)
 	}
@@ -101,7 +104,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		defer os.RemoveAll(*dir)
-		if live, err = fetchLive(ctx, env, base, *dir, *maxDownload); err != nil {
+		if live, err = fetchLive(ctx, env, base, *dir, *maxDownload, *exportWait); err != nil {
 			return fmt.Errorf("verification FAILED: %w", err)
 		}
 		// The witness policy is checked on the arena's current checkpoint,
@@ -142,7 +145,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	}
 	ok := "OK: the export is consistent with its signed log"
 	if live != nil {
-		if err := verifyLive(ctx, env, base, rep, live, *since, *save); err != nil {
+		if err := verifyLive(ctx, env, rep, live, *since, *save); err != nil {
 			return fmt.Errorf("verification FAILED: %w", err)
 		}
 		ok = "OK: the export is consistent with its signed log, and the arena's current checkpoint extends it"
@@ -167,9 +170,10 @@ type liveCheckpoint struct {
 }
 
 // fetchLive fetches the arena's current checkpoint, then the export
-// published with it into dir: the export of its size, else (published a
-// moment later, or by an arena that published none for it) the latest.
-func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int64) (*liveCheckpoint, error) {
+// published with it into dir: the export of its size (waiting up to
+// exportWait for it), else (an arena that published none for it) the
+// latest.
+func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int64, exportWait time.Duration) (*liveCheckpoint, error) {
 	remote := &tlog.Remote{URL: base + "/log/"}
 	msg, err := remote.Checkpoint(ctx)
 	if err != nil {
@@ -180,7 +184,21 @@ func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int6
 		return nil, fmt.Errorf("the arena's current checkpoint: %w", err)
 	}
 	f := export.Fetcher{MaxBytes: maxDownload}
+	// An arena saves a checkpoint, then makes its export: one signed a
+	// moment ago gets its export within seconds.
+	deadline := time.Now().Add(exportWait)
 	_, err = f.Fetch(ctx, fmt.Sprintf("%s/exports/%d/", base, c.Size), dir)
+	for arena.ErrorKind(err) == arena.ENOTFOUND && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("fetching the published export: %w", context.Cause(ctx))
+		case <-time.After(2 * time.Second):
+		}
+		if err = clearDir(dir); err != nil {
+			return nil, err
+		}
+		_, err = f.Fetch(ctx, fmt.Sprintf("%s/exports/%d/", base, c.Size), dir)
+	}
 	if arena.ErrorKind(err) == arena.ENOTFOUND {
 		fmt.Fprintf(env.Stdout, "note: no export published for the current checkpoint (%d entries) yet: verifying the latest export; the entries after it are proved only by the checkpoint's consistency\n", c.Size)
 		if err = clearDir(dir); err == nil {
@@ -213,7 +231,7 @@ func clearDir(dir string) error {
 // export's, proved from the log's hash tiles; and likewise against the
 // checkpoint kept in the file since. It saves the current checkpoint in
 // the file save.
-func verifyLive(ctx context.Context, env *Env, base string, rep *export.Report, live *liveCheckpoint, since, save string) error {
+func verifyLive(ctx context.Context, env *Env, rep *export.Report, live *liveCheckpoint, since, save string) error {
 	if rep.Checkpoint == nil {
 		return fmt.Errorf("the published export carries no checkpoint to tie it to the arena's log")
 	}

@@ -217,7 +217,9 @@ func TestVerifyURL(t *testing.T) {
 	defer srv.Close()
 
 	kept := filepath.Join(t.TempDir(), "arena.checkpoint")
-	out, _, err := cli(t, nil, "verify", "--url", srv.URL, "--witness-policy", a.policy, "--save-checkpoint", kept)
+	// The export served is an older checkpoint's: no waiting for the
+	// current one's.
+	out, _, err := cli(t, nil, "verify", "--url", srv.URL, "--export-wait", "0s", "--witness-policy", a.policy, "--save-checkpoint", kept)
 	if err != nil || !strings.Contains(out, "OK:") || !strings.Contains(out, "live: the arena's current checkpoint (") {
 		t.Fatalf("verify --url: %v\n%s", err, out)
 	}
@@ -233,7 +235,7 @@ func TestVerifyURL(t *testing.T) {
 		}
 	}
 	cur := a.publish(t)
-	out, _, err = cli(t, nil, "verify", "--url", srv.URL+"/", "--vkey", a.vkey, "--since", kept)
+	out, _, err = cli(t, nil, "verify", "--url", srv.URL+"/", "--export-wait", "0s", "--vkey", a.vkey, "--since", kept)
 	if err != nil || !strings.Contains(out, "since: the arena's current checkpoint extends the one kept in") {
 		t.Fatalf("verify --url --since: %v\n%s", err, out)
 	}
@@ -293,7 +295,7 @@ func TestVerifyURL(t *testing.T) {
 				misbehave.Store(&tc.misbehave)
 				defer misbehave.Store(nil)
 			}
-			args := []string{"verify", "--url", srv.URL, "--vkey", a.vkey}
+			args := []string{"verify", "--url", srv.URL, "--export-wait", "0s", "--vkey", a.vkey}
 			if tc.since != "" {
 				args = append(args, "--since", tc.since)
 			}
@@ -385,7 +387,7 @@ func TestVerifyURLPolicyAddedLater(t *testing.T) {
 	mux.Handle("/exports/latest/", http.StripPrefix("/exports/latest", export.Handler(dir)))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	out, _, err := cli(t, nil, "verify", "--url", srv.URL, "--witness-policy", a.policy)
+	out, _, err := cli(t, nil, "verify", "--url", srv.URL, "--export-wait", "0s", "--witness-policy", a.policy)
 	if err != nil || !strings.Contains(out, "live: the arena's current checkpoint is cosigned by a quorum of the witness policy") || !strings.Contains(out, "OK:") {
 		t.Fatalf("verify --url with a policy added after the export: %v\n%s", err, out)
 	}

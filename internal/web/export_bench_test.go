@@ -22,9 +22,10 @@ import (
 // a checkpoint signed and its export published into the database. Beside
 // it, in the same run, the baseline: the whole export written as files,
 // as serve did once a day before. Reported: ms and new KiB stored per
-// checkpoint, the export's size, and the ratios time_x_full (a
-// checkpoint's publication over a full export's writing) and
-// bytes_x_full (bytes stored per checkpoint over the export's bytes).
+// checkpoint (parts, and the manifest listing them), the export's size,
+// and the ratios time_x_full (a checkpoint's publication over a full
+// export's writing) and bytes_x_full (the new parts' bytes per checkpoint
+// over the export's bytes).
 //
 //	go test ./internal/web -run '^$' -bench BenchmarkExportPerCheckpoint -benchtime 10x
 //
@@ -98,7 +99,7 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 	}
 	b.Logf("full export: %.1f MiB written in %s; first publication: %d parts, %.1f MiB stored in %s",
 		float64(fullBytes)/(1<<20), full.Round(time.Millisecond), first.Parts, float64(first.NewBytes)/(1<<20), time.Since(t0).Round(time.Millisecond))
-	var newBytes, bytes int64
+	var newBytes, bytes, manifest int64
 	var took time.Duration
 	b.ResetTimer()
 	for i := range b.N {
@@ -114,11 +115,13 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 		took += time.Since(t0)
 		newBytes += st.NewBytes
 		bytes += st.Bytes
+		manifest += int64(st.Manifest)
 	}
 	b.StopTimer()
 	per := took / time.Duration(b.N)
 	b.ReportMetric(float64(per)/1e6, "ms/checkpoint")
 	b.ReportMetric(float64(newBytes)/float64(b.N)/1024, "new_KiB/checkpoint")
+	b.ReportMetric(float64(manifest)/float64(b.N)/1024, "manifest_KiB/checkpoint")
 	b.ReportMetric(float64(bytes)/float64(b.N)/(1<<20), "export_MiB")
 	b.ReportMetric(float64(per)/float64(full), "time_x_full")
 	b.ReportMetric(float64(newBytes)/float64(bytes), "bytes_x_full")
