@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 
 	"github.com/forecast-arena/arena"
 )
@@ -140,7 +140,9 @@ func (s StateFile) RecordSigned(t SignedTree) error {
 	}
 	text := fmt.Sprintf("%s\n%d\n%x\n", stateHeader, t.Size, t.Root)
 	dir := filepath.Dir(s.Path)
-	if err := renameio.WriteFile(s.Path, []byte(text), 0o600, renameio.WithTempDir(dir)); err != nil {
+	// Atomic where the system allows (renameio's maybe: a plain write on
+	// Windows, where a torn record is refused at start, never trusted).
+	if err := maybe.WriteFile(s.Path, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("tlog: write %s: %w", s.Path, err)
 	}
 	if d, err := os.Open(dir); err == nil {
