@@ -59,20 +59,9 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	if *k < 1 || *workers < 1 || *maxUSD < 0 || math.IsNaN(*maxUSD) {
 		return arena.Errorf(arena.EINVALID, "--round-size and --workers must be ≥ 1 and --max-usd ≥ 0")
 	}
-	var fromT, toT time.Time
-	var err error
-	if *from != "" {
-		if fromT, err = time.Parse(time.DateOnly, *from); err != nil {
-			return arena.Errorf(arena.EINVALID, "--from %q: want YYYY-MM-DD", *from)
-		}
-	}
-	if *to != "" {
-		if toT, err = time.Parse(time.DateOnly, *to); err != nil {
-			return arena.Errorf(arena.EINVALID, "--to %q: want YYYY-MM-DD", *to)
-		}
-	}
-	if !fromT.IsZero() && !toT.IsZero() && fromT.After(toT) {
-		return arena.Errorf(arena.EINVALID, "--from %s is after --to %s: no question set is due between them", *from, *to)
+	fromT, toT, err := dateRange(*from, *to)
+	if err != nil {
+		return err
 	}
 	o, err := cf.options(env)
 	if err != nil {
@@ -189,6 +178,25 @@ func writeBacktestTable(env *Env, rep *backtest.Report) error {
 		return writeBoardTable(env.Stdout, rep.Board)
 	}
 	return nil
+}
+
+// dateRange reads --from and --to (YYYY-MM-DD, either may be empty: no
+// bound), refusing a range that ends before it starts.
+func dateRange(from, to string) (fromT, toT time.Time, err error) {
+	if from != "" {
+		if fromT, err = time.Parse(time.DateOnly, from); err != nil {
+			return fromT, toT, arena.Errorf(arena.EINVALID, "--from %q: want YYYY-MM-DD", from)
+		}
+	}
+	if to != "" {
+		if toT, err = time.Parse(time.DateOnly, to); err != nil {
+			return fromT, toT, arena.Errorf(arena.EINVALID, "--to %q: want YYYY-MM-DD", to)
+		}
+	}
+	if !fromT.IsZero() && !toT.IsZero() && fromT.After(toT) {
+		return fromT, toT, arena.Errorf(arena.EINVALID, "--from %s is after --to %s: no question set is due between them", from, to)
+	}
+	return fromT, toT, nil
 }
 
 // billedText shows what providers reported charging (amount, over billed

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"text/tabwriter"
-	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/backtest"
@@ -104,17 +103,9 @@ func runReportHumans(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json", "csv", "svg"); err != nil {
 		return err
 	}
-	var fromT, toT time.Time
-	var err error
-	if *from != "" {
-		if fromT, err = time.Parse(time.DateOnly, *from); err != nil {
-			return arena.Errorf(arena.EINVALID, "--from %q: want YYYY-MM-DD", *from)
-		}
-	}
-	if *to != "" {
-		if toT, err = time.Parse(time.DateOnly, *to); err != nil {
-			return arena.Errorf(arena.EINVALID, "--to %q: want YYYY-MM-DD", *to)
-		}
+	fromT, toT, err := dateRange(*from, *to)
+	if err != nil {
+		return err
 	}
 	_, db, err := cf.openExisting(ctx, env)
 	if err != nil {

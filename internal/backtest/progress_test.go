@@ -23,32 +23,12 @@ import (
 // will make, counted before the first: rounds the contamination guard
 // withholds from an agent are not among them.
 func TestRunnerProgress(t *testing.T) {
-	qs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "question_sets"), "*.json"))
-	rs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "resolution_sets"), "*.json"))
 	ctx := context.Background()
-	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := forecastbench.Import(ctx, db, forecastbench.Files{Questions: qs[:3], Resolutions: rs}, time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
-	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench, Kind: arena.KindMarket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := backtest.Cut(ms, backtest.DefaultK, time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, plan := importedPlan(t, 3)
 	srv := llmtest.New(t)
 	var entries []string
 	for id, cutoff := range map[string]string{"early": "2000-01-01", "late": plan.Rounds[len(plan.Rounds)/2].Due.Format(time.DateOnly)} {
-		srv.Handle(id, func(llmtest.ChatRequest) llmtest.Reply {
-			return llmtest.Reply{PromptTokens: 10, OutputTokens: 10, ToolCalls: []llmtest.ToolCall{{Name: agent.ToolSubmit,
-				Arguments: fmt.Sprintf(`{"predictions":[%s]}`, strings.TrimSuffix(strings.Repeat("5000,", backtest.DefaultK), ","))}}}
-		})
+		srv.Handle(id, halfReply)
 		entries = append(entries, fmt.Sprintf(`{"id":%q,"provider":"local","model":%q,"base_url":%q,"input_usd_per_mtok":0,"output_usd_per_mtok":0,"training_cutoff":%q}`,
 			id, id, srv.BaseURL, cutoff))
 	}
@@ -79,4 +59,41 @@ func TestRunnerProgress(t *testing.T) {
 			t.Fatalf("report %d is %v, want [%d %d]: %v", i, g, i, jobs, got)
 		}
 	}
+}
+
+// importedPlan imports the published ForecastBench question sets (the
+// first n, every one when n ≤ 0) with their resolutions into a new SQLite
+// store, and cuts the backtest plan over its market questions.
+func importedPlan(t *testing.T, n int) (*store.DB, *backtest.Plan) {
+	t.Helper()
+	qs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "question_sets"), "*.json"))
+	rs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "resolution_sets"), "*.json"))
+	if n > 0 {
+		qs = qs[:n]
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := forecastbench.Import(ctx, db, forecastbench.Files{Questions: qs, Resolutions: rs}, time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench, Kind: arena.KindMarket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := backtest.Cut(ms, backtest.DefaultK, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, plan
+}
+
+// halfReply answers a forecasting call with 0.5 for each of its round's
+// questions.
+func halfReply(llmtest.ChatRequest) llmtest.Reply {
+	return llmtest.Reply{PromptTokens: 10, OutputTokens: 10, ToolCalls: []llmtest.ToolCall{{Name: agent.ToolSubmit,
+		Arguments: fmt.Sprintf(`{"predictions":[%s]}`, strings.TrimSuffix(strings.Repeat("5000,", backtest.DefaultK), ","))}}}
 }

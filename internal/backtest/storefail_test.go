@@ -5,19 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/backtest"
-	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
-	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -32,35 +28,17 @@ func (failingStore) SaveBacktest(context.Context, []arena.BacktestForecast) erro
 // called much past the failed write (at most the calls already under way),
 // and the run fails with the store's error.
 func TestRunnerStopsOnStoreError(t *testing.T) {
-	qs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "question_sets"), "*.json"))
-	rs, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "forecastbench", "resolution_sets"), "*.json"))
 	ctx := context.Background()
-	db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := forecastbench.Import(ctx, db, forecastbench.Files{Questions: qs, Resolutions: rs}, time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
-	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench, Kind: arena.KindMarket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := backtest.Cut(ms, backtest.DefaultK, time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, plan := importedPlan(t, 0)
 	const batch = 512 // rows the writer gathers before its first write
 	if len(plan.Rounds)*backtest.DefaultK < 2*batch {
 		t.Skipf("%d rounds: too few forecasts for a write before the run's end", len(plan.Rounds))
 	}
 	srv := llmtest.New(t)
 	var calls atomic.Int64
-	srv.Handle("m", func(llmtest.ChatRequest) llmtest.Reply {
+	srv.Handle("m", func(r llmtest.ChatRequest) llmtest.Reply {
 		calls.Add(1)
-		return llmtest.Reply{PromptTokens: 10, OutputTokens: 10, ToolCalls: []llmtest.ToolCall{{Name: agent.ToolSubmit,
-			Arguments: fmt.Sprintf(`{"predictions":[%s]}`, strings.TrimSuffix(strings.Repeat("5000,", backtest.DefaultK), ","))}}}
+		return halfReply(r)
 	})
 	reg, err := llm.ParseRegistry(strings.NewReader(fmt.Sprintf(`{"agents":[{"id":"m","provider":"local","model":"m","base_url":%q,"input_usd_per_mtok":0,"output_usd_per_mtok":0,"training_cutoff":"2000-01-01"}]}`, srv.BaseURL)))
 	if err != nil {
