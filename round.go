@@ -111,6 +111,49 @@ const (
 	SubmitReasoning
 )
 
+// Next is the submission's state machine: what the (round, agent)
+// submission becomes when kind records sub at time at, given cur, the one
+// stored (nil before the commit). A commit needs no earlier submission, a
+// reveal an unrevealed commit, reasoning a commit without reasoning and
+// some text. The store applies it inside the transaction that writes the
+// result, so every path (one by one, or in sets) follows the same rule.
+func (kind SubmissionKind) Next(cur, sub *Submission, at time.Time) (*Submission, error) {
+	switch kind {
+	case SubmitCommit:
+		if cur != nil {
+			return nil, Rejectf(ECONFLICT, "already_committed", "round %d: agent %s already committed", sub.RoundID, sub.Agent)
+		}
+		next := *sub
+		next.Predictions, next.Salt, next.RevealNonce, next.RevealSig, next.RevealSigDeadline, next.RevealedAt, next.Reasoning = nil, "", 0, "", 0, time.Time{}, ""
+		next.CommittedAt = at
+		return &next, nil
+	case SubmitReveal:
+		if cur == nil {
+			return nil, Rejectf(ECONFLICT, "not_committed", "round %d: agent %s has no commit to reveal", sub.RoundID, sub.Agent)
+		}
+		if cur.Revealed() {
+			return nil, Rejectf(ECONFLICT, "already_revealed", "round %d: agent %s already revealed", sub.RoundID, sub.Agent)
+		}
+		next := *cur
+		next.Predictions, next.Salt, next.RevealNonce, next.RevealSig, next.RevealSigDeadline, next.RevealedAt = sub.Predictions, sub.Salt, sub.RevealNonce, sub.RevealSig, sub.RevealSigDeadline, at
+		if next.Predictions == nil {
+			next.Predictions = []uint16{} // revealed, with no prediction
+		}
+		return &next, nil
+	case SubmitReasoning:
+		if cur == nil {
+			return nil, Rejectf(ECONFLICT, "reasoning_not_committed", "round %d: agent %s has no commit for its reasoning", sub.RoundID, sub.Agent)
+		}
+		if cur.Reasoning != "" || sub.Reasoning == "" {
+			return nil, Rejectf(ECONFLICT, "reasoning_already_stored", "round %d: reasoning of %s already stored", sub.RoundID, sub.Agent)
+		}
+		next := *cur
+		next.Reasoning = sub.Reasoning
+		return &next, nil
+	}
+	return nil, Errorf(EINVALID, "unknown submission kind %d", kind)
+}
+
 // RoundScore is one agent's frozen score in one round.
 type RoundScore struct {
 	RoundID     uint64   `json:"round_id"`

@@ -218,29 +218,20 @@ func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setP
 			r.err = err
 			continue
 		}
-		// What the one-by-one path's writes would refuse goes there.
-		var nonce uint64
-		switch r.kind {
-		case arena.SubmitCommit:
-			if cur != nil || st.Round == nil {
-				return nil, errReplay
-			}
-			nonce = r.sub.CommitNonce
-		case arena.SubmitReveal:
-			if cur == nil || cur.Revealed() {
-				return nil, errReplay
-			}
-			nonce = r.sub.RevealNonce
-		case arena.SubmitReasoning:
-			if cur == nil || cur.Reasoning != "" || r.sub.Reasoning == "" {
-				return nil, errReplay
-			}
-		default:
+		// What the one-by-one path would refuse goes there, to say why.
+		if r.kind == arena.SubmitCommit && st.Round == nil {
 			return nil, errReplay
 		}
-		next := *r.sub
+		next, err := r.kind.Next(cur, r.sub, r.at)
+		if err != nil {
+			return nil, errReplay
+		}
 		switch r.kind {
 		case arena.SubmitCommit, arena.SubmitReveal:
+			nonce := r.sub.CommitNonce
+			if r.kind == arena.SubmitReveal {
+				nonce = r.sub.RevealNonce
+			}
 			if nonce != a.nonce {
 				return nil, errReplay
 			}
@@ -252,24 +243,13 @@ func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setP
 		}
 		switch r.kind {
 		case arena.SubmitCommit:
-			next.Predictions = nil
 			commits = append(commits, r)
 		case arena.SubmitReveal:
-			merged := *cur
-			merged.Predictions, merged.Salt, merged.RevealNonce, merged.RevealSig, merged.RevealedAt = r.sub.Predictions, r.sub.Salt, r.sub.RevealNonce, r.sub.RevealSig, r.at
-			merged.RevealSigDeadline = r.sub.RevealSigDeadline
-			if merged.Predictions == nil {
-				merged.Predictions = []uint16{}
-			}
-			next = merged
 			reveals = append(reveals, r)
 		case arena.SubmitReasoning:
-			merged := *cur
-			merged.Reasoning = r.sub.Reasoning
-			next = merged
 			reasons = append(reasons, r)
 		}
-		subs[k] = &next
+		subs[k] = next
 		r.err = nil
 		if r.sub.Log != nil && r.kind != arena.SubmitReasoning {
 			logged = append(logged, timedLeaf{r.sub.Log, r.at})
@@ -441,6 +421,11 @@ func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool
 		return false, err
 	}
 	if err := safeCheck(r.check, st); err != nil {
+		return false, err
+	}
+	// The state machine first; the statements below refuse the same steps
+	// again should another writer have moved the row since it was read.
+	if _, err := r.kind.Next(st.Submission, sub, r.at); err != nil {
 		return false, err
 	}
 	bump := func(nonce uint64) error {
