@@ -140,6 +140,71 @@ type OracleDecisionInput struct {
 	At      time.Time
 }
 
+// OracleStep is what an arbiter's decision does to a market's oracle
+// history (see OracleDecisionInput.Step).
+type OracleStep int
+
+const (
+	OracleUnchanged       OracleStep = iota // already so: nothing to record, re-score or re-settle
+	OracleDecideEscalated                   // the escalated resolution in force is decided
+	OracleSettleDispute                     // a first resolution settles a dispute without a panel run
+	OracleRevise                            // a new resolution revises the one in force
+)
+
+// Step is the oracle's state machine for an arbiter's input, given the
+// market's latest oracle resolution (nil when none), whether its source's
+// resolution is disputed and whether it has a resolution: the step to
+// take, or why the input is refused. The store applies it in the
+// transaction that records it.
+func (in OracleDecisionInput) Step(prev *OracleResolution, disputed, resolved bool) (OracleStep, error) {
+	if !in.ReResolve {
+		switch {
+		case prev != nil && prev.Status == OracleEscalated:
+			return OracleDecideEscalated, nil
+		case prev == nil && disputed:
+			return OracleSettleDispute, nil
+		case prev != nil:
+			return 0, Errorf(ECONFLICT, "market %d is already resolved by the oracle (%s); re-resolve it instead", in.MarketID, prev.Final)
+		}
+		return 0, Errorf(ECONFLICT, "market %d is neither escalated to an arbiter nor disputed", in.MarketID)
+	}
+	if prev == nil || prev.Final == "" {
+		hint := "an escalated market is decided, not re-resolved"
+		if prev == nil && resolved {
+			hint = "the source resolved it: dispute it first"
+		}
+		return 0, Errorf(ECONFLICT, "market %d has no oracle resolution to revise (%s)", in.MarketID, hint)
+	}
+	if in.Revises != 0 && prev.Seq != in.Revises {
+		by := prev.Arbiter
+		if by == "" {
+			by = "the panel"
+		}
+		return 0, Rejectf(ECONFLICT, CodeResolutionChanged, "market %d: resolution %d is no longer the latest: resolution %d (%s by %s) was recorded since; review it and retry",
+			in.MarketID, in.Revises, prev.Seq, prev.Final, by)
+	}
+	if prev.Final == in.Decision {
+		return OracleUnchanged, nil
+	}
+	return OracleRevise, nil
+}
+
+// PanelStep is the oracle's state machine for a panel's resolution: it
+// may resolve a market only when nothing did before, or when the source's
+// resolution is disputed, and never over an earlier oracle resolution.
+func PanelStep(marketID int64, prev *OracleResolution, disputed bool, resolution string) error {
+	if resolution != "" && !disputed {
+		return Errorf(ECONFLICT, "market %d is already resolved (%s)", marketID, resolution)
+	}
+	if prev != nil {
+		if prev.Status == OracleEscalated {
+			return Errorf(ECONFLICT, "market %d is waiting for an arbiter", marketID)
+		}
+		return Errorf(ECONFLICT, "market %d was already resolved by the oracle (%s)", marketID, prev.Final)
+	}
+	return nil
+}
+
 // CodeResolutionChanged: a re-resolution names a resolution that is no
 // longer the market's latest; the arbiter reviews the new one and retries.
 const CodeResolutionChanged = "resolution_changed"

@@ -152,20 +152,14 @@ func (d *DB) SaveOracleResolution(ctx context.Context, r *arena.OracleResolution
 		if err != nil {
 			return err
 		}
-		if m.Resolution != "" && !disputed {
-			return arena.Errorf(arena.ECONFLICT, "market %d is already resolved (%s)", r.MarketID, m.Resolution)
-		}
 		prev, err := d.latestOracle(ctx, tx, r.MarketID)
 		if err != nil {
 			return err
 		}
-		r.Seq = 1
-		if prev != nil {
-			if prev.Status == arena.OracleEscalated {
-				return arena.Errorf(arena.ECONFLICT, "market %d is waiting for an arbiter", r.MarketID)
-			}
-			return arena.Errorf(arena.ECONFLICT, "market %d was already resolved by the oracle (%s)", r.MarketID, prev.Final)
+		if err := arena.PanelStep(r.MarketID, prev, disputed, m.Resolution); err != nil {
+			return err
 		}
+		r.Seq = 1
 		if err := d.insertOracle(ctx, tx, r); err != nil {
 			return err
 		}
@@ -297,45 +291,32 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hoo
 		if err != nil {
 			return err
 		}
-		if !in.ReResolve {
-			switch {
-			case prev != nil && prev.Status == arena.OracleEscalated:
-				_, err := tx.ExecContext(ctx, d.rebind(`UPDATE oracle_resolutions SET status = ?, final = ?, arbiter = ?, reason = ?, decided_at = ? WHERE id = ? AND status = ?`),
-					arena.OracleDecided, string(in.Decision), in.Arbiter, in.Reason, at.UnixMicro(), prev.ID, arena.OracleEscalated)
-				if err != nil {
-					return fmt.Errorf("store: decide market %d: %w", in.MarketID, err)
-				}
-				prev.Status, prev.Final, prev.Arbiter, prev.Reason, prev.DecidedAt = arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at
-				out = prev
-			case prev == nil && disputed:
-				// An arbiter settles the dispute without a panel run.
-				out = &arena.OracleResolution{MarketID: in.MarketID, Seq: 1, Status: arena.OracleDecided, Final: in.Decision, Arbiter: in.Arbiter,
-					Reason: in.Reason, Evidence: arena.EvidencePacket{Question: m.Question, Criteria: m.Criteria}, CreatedAt: at, DecidedAt: at}
-				if err := d.insertOracle(ctx, tx, out); err != nil {
-					return err
-				}
-			case prev != nil:
-				return arena.Errorf(arena.ECONFLICT, "market %d is already resolved by the oracle (%s); re-resolve it instead", in.MarketID, prev.Final)
-			default:
-				return arena.Errorf(arena.ECONFLICT, "market %d is neither escalated to an arbiter nor disputed", in.MarketID)
+		step, err := in.Step(prev, disputed, m.Resolution != "")
+		if err != nil {
+			return err
+		}
+		switch step {
+		case arena.OracleUnchanged:
+			out = prev
+			return nil
+		case arena.OracleDecideEscalated:
+			_, err := tx.ExecContext(ctx, d.rebind(`UPDATE oracle_resolutions SET status = ?, final = ?, arbiter = ?, reason = ?, decided_at = ? WHERE id = ? AND status = ?`),
+				arena.OracleDecided, string(in.Decision), in.Arbiter, in.Reason, at.UnixMicro(), prev.ID, arena.OracleEscalated)
+			if err != nil {
+				return fmt.Errorf("store: decide market %d: %w", in.MarketID, err)
+			}
+			prev.Status, prev.Final, prev.Arbiter, prev.Reason, prev.DecidedAt = arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at
+			out = prev
+			return d.applyResolution(ctx, tx, m, out, at, disputed, hooks)
+		case arena.OracleSettleDispute:
+			out = &arena.OracleResolution{MarketID: in.MarketID, Seq: 1, Status: arena.OracleDecided, Final: in.Decision, Arbiter: in.Arbiter,
+				Reason: in.Reason, Evidence: arena.EvidencePacket{Question: m.Question, Criteria: m.Criteria}, CreatedAt: at, DecidedAt: at}
+			if err := d.insertOracle(ctx, tx, out); err != nil {
+				return err
 			}
 			return d.applyResolution(ctx, tx, m, out, at, disputed, hooks)
 		}
-		if prev == nil || prev.Final == "" {
-			hint := "an escalated market is decided, not re-resolved"
-			if prev == nil && m.Resolution != "" {
-				hint = "the source resolved it: dispute it first"
-			}
-			return arena.Errorf(arena.ECONFLICT, "market %d has no oracle resolution to revise (%s)", in.MarketID, hint)
-		}
-		if in.Revises != 0 && prev.Seq != in.Revises {
-			return arena.Rejectf(arena.ECONFLICT, arena.CodeResolutionChanged, "market %d: resolution %d is no longer the latest: resolution %d (%s by %s) was recorded since; review it and retry",
-				in.MarketID, in.Revises, prev.Seq, prev.Final, orOracle(prev.Arbiter))
-		}
-		if prev.Final == in.Decision {
-			out = prev // already so: nothing to record, re-score or re-settle
-			return nil
-		}
+		// OracleRevise
 		next := *prev
 		next.Seq, next.Status, next.Final, next.Arbiter, next.Reason, next.CreatedAt, next.DecidedAt = prev.Seq+1, arena.OracleDecided, in.Decision, in.Arbiter, in.Reason, at, at
 		next.Rescored = nil
@@ -349,14 +330,6 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hoo
 		return nil, err
 	}
 	return out, nil
-}
-
-// orOracle names who made a resolution: its arbiter, or the panel.
-func orOracle(arbiter string) string {
-	if arbiter == "" {
-		return "the panel"
-	}
-	return arbiter
 }
 
 // resolutionTx is the transaction applying a resolution, as the tracks'
