@@ -23,6 +23,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -1385,14 +1386,17 @@ func (v *verifier) checkLeaderboard(forecasts []arena.ScoredForecast) {
 	}
 }
 
-// lastAnalysis is the analysis Verify computed last, by a digest of its
+// analyses keeps the analysis Verify computed last, by a digest of its
 // scored forecasts: the analysis is a pure function of them, and its
 // bootstraps cost most of a verification, so verifying copies of one
 // export (a tamper catalogue, a verifier checking again) computes it once.
-var lastAnalysis struct {
-	sync.Mutex
+// Verifications of different exports compute theirs side by side; those
+// of one export at the same time wait for a single computation.
+var analyses struct {
+	flight singleflight.Group
+	mu     sync.Mutex
 	digest [32]byte
-	a      *forecast.Analysis
+	last   *forecast.Analysis
 }
 
 func analyze(fs []arena.ScoredForecast, m forecast.Method) (*forecast.Analysis, error) {
@@ -1402,16 +1406,26 @@ func analyze(fs []arena.ScoredForecast, m forecast.Method) (*forecast.Analysis, 
 		return nil, err
 	}
 	digest := sha256.Sum256(append(b, m.Digest()...))
-	lastAnalysis.Lock()
-	defer lastAnalysis.Unlock()
-	if lastAnalysis.a == nil || lastAnalysis.digest != digest {
+	analyses.mu.Lock()
+	if analyses.last != nil && analyses.digest == digest {
+		defer analyses.mu.Unlock()
+		return analyses.last, nil
+	}
+	analyses.mu.Unlock()
+	a, err, _ := analyses.flight.Do(string(digest[:]), func() (any, error) {
 		a, err := forecast.AnalyzeForecasts(fs, m, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}
-		lastAnalysis.digest, lastAnalysis.a = digest, a
+		analyses.mu.Lock()
+		analyses.digest, analyses.last = digest, a
+		analyses.mu.Unlock()
+		return a, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return lastAnalysis.a, nil
+	return a.(*forecast.Analysis), nil
 }
 
 func (v *verifier) checkTraces() {
