@@ -82,18 +82,9 @@ func (s *Server) humansView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprint(v, sets)
-	s.humansMu.Lock()
-	defer s.humansMu.Unlock()
-	if s.humansKey == key && time.Since(s.humansAt) < time.Minute {
-		return s.humansCached, nil
-	}
-	page, err := s.humanBoardPage(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.humansKey, s.humansCached, s.humansAt = key, page, time.Now()
-	return page, nil
+	// The minute is part of the version: the board is rebuilt at least once
+	// a minute however the stored sets change.
+	return s.humanBoards.get(ctx, fmt.Sprint(v, sets, time.Now().Unix()/60), s.humanBoardPage)
 }
 
 func (s *Server) humanBoardPage(ctx context.Context) (HumanBoardPageJSON, error) {

@@ -154,21 +154,17 @@ func (s *Server) backtestBoard(ctx context.Context) (forecast.Board, error) {
 	if err != nil {
 		return forecast.Board{}, err
 	}
-	s.backtestMu.Lock()
-	defer s.backtestMu.Unlock()
-	if s.backtestVersion == v {
-		return s.backtestBoardCached, nil
-	}
-	rows, err := s.forecasters.BacktestForecasts(ctx)
-	if err != nil {
-		return forecast.Board{}, err
-	}
-	a, err := s.backtest.Of(ctx, "backtest", BacktestScored(rows))
-	if err != nil {
-		return forecast.Board{}, err
-	}
-	s.backtestVersion, s.backtestBoardCached = v, a.Board(nil)
-	return s.backtestBoardCached, nil
+	return s.backtestBoards.get(ctx, v, func(ctx context.Context) (forecast.Board, error) {
+		rows, err := s.forecasters.BacktestForecasts(ctx)
+		if err != nil {
+			return forecast.Board{}, err
+		}
+		a, err := s.backtest.Of(ctx, "backtest", BacktestScored(rows))
+		if err != nil {
+			return forecast.Board{}, err
+		}
+		return a.Board(nil), nil
+	})
 }
 
 // backtestLeaderboard serves GET /api/v1/leaderboard?track=backtest.

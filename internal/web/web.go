@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -106,16 +105,11 @@ type Server struct {
 	// backtest track's analysis.
 	forecasters ForecasterStore
 	backtest    forecast.Analyses
-	// The backtest leaderboard and the store's version of the rows it
-	// was computed from.
-	backtestMu          sync.Mutex
-	backtestVersion     string
-	backtestBoardCached forecast.Board
-	humans              humanStore
-	humansMu            sync.Mutex
-	humansKey           string
-	humansCached        HumanBoardPageJSON
-	humansAt            time.Time
+	// The backtest leaderboard and the human board, by the store's
+	// version of the rows they were computed from.
+	backtestBoards versioned[forecast.Board]
+	humans         humanStore
+	humanBoards    versioned[HumanBoardPageJSON]
 	// oracle is set by RegisterOracle.
 	oracle *oracle.Service
 	// Log is set by RegisterLog. LogVKey, when set, is the note verifier
