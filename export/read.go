@@ -225,12 +225,10 @@ func checkUniqueKeys(b []byte) error {
 		}
 		return nil
 	}
-	if err := walk(); err != nil && !errors.Is(err, ErrDuplicateKey) {
-		return nil // malformed JSON: the decoder that follows reports it
-	} else if err != nil {
+	if err := walk(); errors.Is(err, ErrDuplicateKey) {
 		return err
 	}
-	return nil
+	return nil // malformed JSON: the decoder that follows reports it
 }
 
 // openRegular opens the file of an export at path for reading, refusing

@@ -321,7 +321,7 @@ func BuildReport(items []Item, agents, systems []string) Report {
 	}
 	rep.Agreement = Agreement{Unanimous: rate(uK, uN), Split: rate(sK, sN)}
 	if len(sub) > 0 {
-		med := median(conf)
+		med := score.Median(conf)
 		rep.AgreementConfidence.Median = score.Def(med)
 		var k, m [4]int // unanimous high, unanimous low, split high, split low
 		for j, i := range sub {
@@ -452,16 +452,6 @@ func voteOf(votes []arena.OracleVote, agent string) (arena.OracleVote, bool) {
 		}
 	}
 	return arena.OracleVote{}, false
-}
-
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	m := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[m]
-	}
-	return (s[m-1] + s[m]) / 2
 }
 
 // Systems expands an --arch list: "single" becomes single:<id> for every
