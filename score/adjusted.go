@@ -277,7 +277,6 @@ func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) 
 		reps[b] = adj
 		rankShares(adj, contender, opt.TopShare, rank1, top)
 	}
-	tail := (1 - opt.Level) / 2
 	col := make([]float64, 0, len(reps))
 	for i := range agents {
 		col = col[:0]
@@ -286,11 +285,9 @@ func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) 
 				col = append(col, rep[i])
 			}
 		}
-		slices.Sort(col)
 		if len(col) > 0 {
-			lo := min(max(int(math.Ceil(float64(len(col)+1)*tail-1e-9))-1, 0), len(col)-1)
-			hi := min(max(int(math.Floor(float64(len(col)+1)*(1-tail)+1e-9))-1, 0), len(col)-1)
-			agents[i].CILo, agents[i].CIHi = Def(col[lo]), Def(col[hi])
+			lo, hi := percentileCI(col, opt.Level)
+			agents[i].CILo, agents[i].CIHi = Def(lo), Def(hi)
 		}
 		if contender[i] {
 			agents[i].PRank1 = Def(rank1[i] / float64(len(reps)))

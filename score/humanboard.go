@@ -250,16 +250,6 @@ func overallCI(items []string, brier map[string]float64, kind map[string]string,
 	return Def(lo), Def(hi)
 }
 
-// percentileCI returns the level interval of the sorted replicates, by the
-// (B+1)·q rule the adjusted leaderboard uses.
-func percentileCI(v []float64, level float64) (float64, float64) {
-	slices.Sort(v)
-	tail := (1 - level) / 2
-	lo := min(max(int(math.Ceil(float64(len(v)+1)*tail-1e-9))-1, 0), len(v)-1)
-	hi := min(max(int(math.Floor(float64(len(v)+1)*(1-tail)+1e-9))-1, 0), len(v)-1)
-	return v[lo], v[hi]
-}
-
 // pairedVsFirst compares a forecaster with rank 1 on the items both forecast,
 // as ForecastBench's pairwise test does: the per-item differences
 // (this − first) by kind give the observed overall difference; the

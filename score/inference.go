@@ -135,12 +135,18 @@ func ClusterBootstrapCI(v, w []float64, cluster []int32, g, b int, seed uint64, 
 		}
 		est[rep] = a / c
 	}
-	slices.Sort(est)
-	tail := (1 - level) / 2
-	lo := int(math.Ceil(float64(b+1)*tail-1e-9)) - 1
-	hi := int(math.Floor(float64(b+1)*(1-tail)+1e-9)) - 1
-	lo = min(max(lo, 0), b-1)
-	hi = min(max(hi, 0), b-1)
-	ci.Lo, ci.Hi = Def(est[lo]), Def(est[hi])
+	lo, hi := percentileCI(est, level)
+	ci.Lo, ci.Hi = Def(lo), Def(hi)
 	return ci
+}
+
+// percentileCI is the level interval of bootstrap replicates v (sorted in
+// place, at least one): the ((B+1)·q)-th order statistics at each tail,
+// the rule every bootstrap interval here uses.
+func percentileCI(v []float64, level float64) (float64, float64) {
+	slices.Sort(v)
+	tail := (1 - level) / 2
+	lo := min(max(int(math.Ceil(float64(len(v)+1)*tail-1e-9))-1, 0), len(v)-1)
+	hi := min(max(int(math.Floor(float64(len(v)+1)*(1-tail)+1e-9))-1, 0), len(v)-1)
+	return v[lo], v[hi]
 }
