@@ -5,6 +5,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -65,10 +66,11 @@ type Scheduler struct {
 	// Metrics counts runs, durations, failures and takeovers (may be nil).
 	Metrics *metrics.Metrics
 
-	mu      sync.Mutex
-	done    map[string]time.Time // last period handled locally, per job
-	nextTry map[string]time.Time // when to ask again for a period held elsewhere
-	held    map[string]time.Time // that period: a new period is asked for at once
+	initOnce sync.Once
+	mu       sync.Mutex
+	done     map[string]time.Time // last period handled locally, per job
+	nextTry  map[string]time.Time // when to ask again for a period held elsewhere
+	held     map[string]time.Time // that period: a new period is asked for at once
 }
 
 // RetryClaim is how often a replica asks again for a period another
@@ -77,21 +79,10 @@ type Scheduler struct {
 const RetryClaim = time.Minute
 
 // Run blocks until ctx is cancelled, then waits for running jobs to finish.
+// Every tick it claims the due periods (see RunDue) and runs each claimed
+// job in its own goroutine, so a slow job delays none of the others.
 func (s *Scheduler) Run(ctx context.Context) error {
-	if s.Tick <= 0 {
-		s.Tick = time.Second
-	}
-	if s.Now == nil {
-		s.Now = time.Now
-	}
-	if s.Logger == nil {
-		s.Logger = slog.Default()
-	}
-	if s.Owner == "" {
-		host, _ := os.Hostname()
-		s.Owner = fmt.Sprintf("%s/%d", host, os.Getpid())
-	}
-	s.done, s.nextTry, s.held = map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
+	s.init()
 	var wg sync.WaitGroup
 	t := time.NewTicker(s.Tick)
 	defer t.Stop()
@@ -104,29 +95,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if busy {
 				continue // a slow run keeps its job busy; it never overlaps itself
 			}
-			now := s.Now()
-			period, due := j.Schedule.Period(now)
-			if !due || s.done[j.Name].Equal(period) || (now.Before(s.nextTry[j.Name]) && s.held[j.Name].Equal(period)) {
-				continue
-			}
-			s.done[j.Name] = period
-			ok, takeover, err := s.claim(ctx, j.Name, period)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.Logger.Error("claim job", "job", j.Name, "period", period, "err", err)
-					delete(s.done, j.Name) // retry the claim next tick
-				}
-				continue
-			}
+			period, ok := s.claimDue(ctx, j)
 			if !ok {
-				s.Logger.Debug("job claimed elsewhere", "job", j.Name, "period", period)
-				delete(s.done, j.Name)
-				s.nextTry[j.Name], s.held[j.Name] = now.Add(RetryClaim), period
 				continue
-			}
-			if takeover {
-				s.Logger.Warn("job period taken over from an expired claim", "job", j.Name, "period", period)
-				s.Metrics.JobTakeover(j.Name)
 			}
 			s.mu.Lock()
 			running[j.Name] = true
@@ -134,18 +105,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			wg.Add(1)
 			go func(j Job, period time.Time) {
 				defer wg.Done()
-				start := time.Now()
-				err := s.runJob(ctx, j, period)
-				// Record the outcome even when shutting down.
-				if ferr := s.Store.FinishJob(context.WithoutCancel(ctx), j.Name, period, err); ferr != nil {
-					s.Logger.Error("finish job", "job", j.Name, "err", ferr)
-				}
-				s.Metrics.JobRun(j.Name, time.Since(start), err, time.Now())
-				if err != nil {
-					s.Logger.Error("job failed", "job", j.Name, "period", period, "err", err, "took", time.Since(start))
-				} else {
-					s.Logger.Info("job done", "job", j.Name, "period", period, "took", time.Since(start))
-				}
+				s.execute(ctx, j, period)
 				s.mu.Lock()
 				running[j.Name] = false
 				s.mu.Unlock()
@@ -158,6 +118,96 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// RunDue runs, one after another in the order of Jobs, every job whose
+// period at Now is due and not yet handled by this scheduler, claimed as
+// Run claims it, and returns when they have finished: the runs' errors
+// joined (each is also recorded and logged as Run does). A program that
+// moves its own clock (the demo, tests) calls it after each move instead
+// of running Run on the wall clock's ticks.
+func (s *Scheduler) RunDue(ctx context.Context) error {
+	s.init()
+	var errs []error
+	for _, j := range s.Jobs {
+		if period, ok := s.claimDue(ctx, j); ok {
+			if err := s.execute(ctx, j, period); err != nil {
+				errs = append(errs, fmt.Errorf("job %s, period %s: %w", j.Name, period.Format(time.RFC3339), err))
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Scheduler) init() {
+	s.initOnce.Do(func() {
+		if s.Tick <= 0 {
+			s.Tick = time.Second
+		}
+		if s.Now == nil {
+			s.Now = time.Now
+		}
+		if s.Logger == nil {
+			s.Logger = slog.Default()
+		}
+		if s.Owner == "" {
+			host, _ := os.Hostname()
+			s.Owner = fmt.Sprintf("%s/%d", host, os.Getpid())
+		}
+		s.done, s.nextTry, s.held = map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
+	})
+}
+
+// claimDue reports the period of j due now that this replica has claimed;
+// false when none is due, this replica handled it already, or another
+// replica holds it (asked again after RetryClaim, or at once for the next
+// period).
+func (s *Scheduler) claimDue(ctx context.Context, j Job) (time.Time, bool) {
+	now := s.Now()
+	period, due := j.Schedule.Period(now)
+	if !due || s.done[j.Name].Equal(period) || (now.Before(s.nextTry[j.Name]) && s.held[j.Name].Equal(period)) {
+		return time.Time{}, false
+	}
+	s.done[j.Name] = period
+	ok, takeover, err := s.claim(ctx, j.Name, period)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Logger.Error("claim job", "job", j.Name, "period", period, "err", err)
+			delete(s.done, j.Name) // retry the claim next tick
+		}
+		return time.Time{}, false
+	}
+	if !ok {
+		s.Logger.Debug("job claimed elsewhere", "job", j.Name, "period", period)
+		delete(s.done, j.Name)
+		s.nextTry[j.Name], s.held[j.Name] = now.Add(RetryClaim), period
+		return time.Time{}, false
+	}
+	if takeover {
+		s.Logger.Warn("job period taken over from an expired claim", "job", j.Name, "period", period)
+		s.Metrics.JobTakeover(j.Name)
+	}
+	return period, true
+}
+
+// execute runs a claimed period and records its outcome, even when
+// shutting down.
+func (s *Scheduler) execute(ctx context.Context, j Job, period time.Time) error {
+	start := time.Now()
+	err := s.runJob(ctx, j, period)
+	if ferr := s.Store.FinishJob(context.WithoutCancel(ctx), j.Name, period, err); ferr != nil {
+		s.Logger.Error("finish job", "job", j.Name, "err", ferr)
+	}
+	s.Metrics.JobRun(j.Name, time.Since(start), err, time.Now())
+	if err != nil {
+		s.Logger.Error("job failed", "job", j.Name, "period", period, "err", err, "took", time.Since(start))
+	} else {
+		s.Logger.Info("job done", "job", j.Name, "period", period, "took", time.Since(start))
+	}
+	return err
 }
 
 // takeoverClaimer is a JobStore that also says when a claim took a period

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/store"
@@ -28,53 +31,47 @@ func TestSchedules(t *testing.T) {
 	}
 }
 
-// Several replicas sharing one database run each period once.
+// Several replicas sharing one database run each period once: every
+// virtual minute, the three race for it at once.
 func TestReplicasRunEachPeriodOnce(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			url := storetest.URL(t, engine)
 			var mu sync.Mutex
 			runs := map[time.Time]int{}
-			var clock atomic.Int64
-			base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			clock.Store(base.UnixNano())
-			now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
-			ctx, cancel := context.WithCancel(context.Background())
-			var wg sync.WaitGroup
+			clk := clock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			ctx := context.Background()
+			var replicas []*jobs.Scheduler
 			for i := 0; i < 3; i++ {
 				db, err := store.Open(ctx, url)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer db.Close()
-				s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Owner: string(rune('a' + i)), Now: now,
+				replicas = append(replicas, &jobs.Scheduler{Store: db, Owner: string(rune('a' + i)), Now: clk.Now,
 					Jobs: []jobs.Job{{Name: "sync", Schedule: jobs.Every(time.Minute), Run: func(ctx context.Context, p time.Time) error {
 						mu.Lock()
 						runs[p]++
 						mu.Unlock()
 						return nil
-					}}}}
-				wg.Add(1)
-				go func() { defer wg.Done(); s.Run(ctx) }()
-			}
-			// Each virtual minute lasts until some replica has run its
-			// period (so a loaded machine cannot skip one), plus a moment
-			// in which the others would run it again if claims were broken.
-			ran := func(p time.Time) bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return runs[p] > 0
+					}}}})
 			}
 			for k := 0; k <= 5; k++ {
-				p := base.Add(time.Duration(k) * time.Minute)
-				clock.Store(p.UnixNano())
-				for deadline := time.Now().Add(10 * time.Second); !ran(p) && time.Now().Before(deadline); {
-					time.Sleep(time.Millisecond)
+				clk.Set(clk.Now().Add(time.Minute))
+				var g errgroup.Group
+				for _, s := range replicas {
+					g.Go(func() error { return s.RunDue(ctx) })
 				}
-				time.Sleep(20 * time.Millisecond)
+				if err := g.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				// A second pass in the same minute runs nothing again.
+				for _, s := range replicas {
+					if err := s.RunDue(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
-			cancel()
-			wg.Wait()
 			if len(runs) != 6 {
 				t.Fatalf("want 6 periods run, got %d: %v", len(runs), runs)
 			}
@@ -88,37 +85,34 @@ func TestReplicasRunEachPeriodOnce(t *testing.T) {
 }
 
 // A weekly period claimed by a replica that died is run by another once
-// the claim's lease has expired.
+// the claim's lease has expired, and not before.
 func TestSchedulerTakesOverDeadClaim(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		week := arena.WeekStart(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
-		var clock atomic.Int64
-		clock.Store(week.Add(time.Hour).UnixNano())
-		now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
-		db.Now = now
-		if ok, _ := db.ClaimJob(context.Background(), "cohort-start", week, "dead"); !ok {
+		clk := clock.New(week.Add(time.Hour))
+		db.Now = clk.Now
+		ctx := context.Background()
+		if ok, _ := db.ClaimJob(ctx, "cohort-start", week, "dead"); !ok {
 			t.Fatal("pre-claim failed")
 		}
-		var runs atomic.Int32
+		runs := 0
 		m := metrics.New()
-		s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: now, Metrics: m, Jobs: []jobs.Job{{Name: "cohort-start", Schedule: jobs.Weekly(0),
-			Run: func(context.Context, time.Time) error { runs.Add(1); return nil }}}}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { s.Run(ctx); close(done) }()
-		time.Sleep(30 * time.Millisecond)
-		if runs.Load() != 0 {
-			t.Fatal("ran a period another replica holds")
+		s := &jobs.Scheduler{Store: db, Now: clk.Now, Metrics: m, Jobs: []jobs.Job{{Name: "cohort-start", Schedule: jobs.Weekly(0),
+			Run: func(context.Context, time.Time) error { runs++; return nil }}}}
+		for _, at := range []time.Duration{0, jobs.RetryClaim / 2, store.JobLease} {
+			clk.Set(week.Add(time.Hour + at))
+			if err := s.RunDue(ctx); err != nil || runs != 0 {
+				t.Fatalf("at +%s: ran a period another replica holds (%d runs, err %v)", at, runs, err)
+			}
 		}
-		clock.Store(week.Add(time.Hour + store.JobLease + jobs.RetryClaim + time.Second).UnixNano())
-		for i := 0; i < 200 && runs.Load() == 0; i++ {
-			time.Sleep(5 * time.Millisecond)
+		clk.Set(week.Add(time.Hour + store.JobLease + jobs.RetryClaim + time.Second))
+		for range 2 {
+			if err := s.RunDue(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
-		cancel()
-		<-done
-		if runs.Load() != 1 {
-			t.Fatalf("dead claim run %d times, want 1", runs.Load())
+		if runs != 1 {
+			t.Fatalf("dead claim run %d times, want 1", runs)
 		}
 		job := map[string]string{"job": "cohort-start"}
 		if tk, ok := m.Value("arena_job_takeovers_total", job), m.Value("arena_job_runs_total", map[string]string{"job": "cohort-start", "result": "ok"}); tk != 1 || ok != 1 {
@@ -134,29 +128,57 @@ func TestSchedulerTakesOverDeadClaim(t *testing.T) {
 func TestNextPeriodClaimedAtOnce(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
 	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	var clock atomic.Int64
-	clock.Store(start.UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
-	db.Now = now
-	if ok, _ := db.ClaimJob(context.Background(), "relay", start, "dead"); !ok {
+	clk := clock.New(start)
+	db.Now = clk.Now
+	ctx := context.Background()
+	if ok, _ := db.ClaimJob(ctx, "relay", start, "dead"); !ok {
 		t.Fatal("pre-claim failed")
 	}
-	var runs atomic.Int32
-	s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: now, Jobs: []jobs.Job{{Name: "relay", Schedule: jobs.Every(15 * time.Second),
-		Run: func(context.Context, time.Time) error { runs.Add(1); return nil }}}}
+	runs := 0
+	s := &jobs.Scheduler{Store: db, Now: clk.Now, Jobs: []jobs.Job{{Name: "relay", Schedule: jobs.Every(15 * time.Second),
+		Run: func(context.Context, time.Time) error { runs++; return nil }}}}
+	if err := s.RunDue(ctx); err != nil || runs != 0 {
+		t.Fatalf("ran a period another replica holds (%d runs, err %v)", runs, err)
+	}
+	clk.Set(start.Add(15 * time.Second)) // well within RetryClaim
+	if err := s.RunDue(ctx); err != nil || runs != 1 {
+		t.Fatalf("the next period ran %d times (err %v), want 1", runs, err)
+	}
+}
+
+// Run, on the wall clock's ticks, runs jobs side by side: a slow job
+// delays no other, never overlaps itself, and Run returns once the
+// running jobs have seen the cancellation.
+func TestRunRunsJobsSideBySide(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	clk := clock.New(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	slowStarted, fastRan := make(chan struct{}), make(chan struct{})
+	var slowRuns atomic.Int32
+	s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: clk.Now, Jobs: []jobs.Job{
+		{Name: "slow", Schedule: jobs.Every(time.Second), Run: func(ctx context.Context, _ time.Time) error {
+			if slowRuns.Add(1) == 1 {
+				close(slowStarted)
+			}
+			<-ctx.Done() // holds its job until shutdown
+			return ctx.Err()
+		}},
+		{Name: "fast", Schedule: jobs.Every(time.Second), Run: func(context.Context, time.Time) error { close(fastRan); return nil }},
+	}}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	time.Sleep(30 * time.Millisecond)
-	if runs.Load() != 0 {
-		t.Fatal("ran a period another replica holds")
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	<-slowStarted
+	<-fastRan
+	clk.Set(clk.Now().Add(time.Second)) // slow's next period: it is still running, so it waits
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
-	clock.Store(start.Add(15 * time.Second).UnixNano()) // well within RetryClaim
-	for i := 0; i < 200 && runs.Load() == 0; i++ {
-		time.Sleep(5 * time.Millisecond)
+	if n := slowRuns.Load(); n != 1 {
+		t.Fatalf("the slow job overlapped itself: %d runs", n)
 	}
-	if runs.Load() != 1 {
-		t.Fatalf("the next period ran %d times, want 1", runs.Load())
+	runs, err := db.JobRuns(context.Background(), "slow")
+	if err != nil || len(runs) != 1 || !runs[0].Finished {
+		t.Fatalf("the slow job's run is not recorded as finished at shutdown: %+v, %v", runs, err)
 	}
 }

@@ -19,28 +19,22 @@ import (
 func TestSchedulerCountsFailures(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
 	m := metrics.New()
-	ran := make(chan struct{}, 2)
 	fail := func(panics bool) func(context.Context, time.Time) error {
 		return func(context.Context, time.Time) error {
-			defer func() { ran <- struct{}{} }()
 			if panics {
 				panic("boom at postgres://u:pw@h/x")
 			}
 			return errors.New("upstream down")
 		}
 	}
-	s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Logger: slog.New(slog.DiscardHandler), Metrics: m, Jobs: []jobs.Job{
+	s := &jobs.Scheduler{Store: db, Logger: slog.New(slog.DiscardHandler), Metrics: m, Jobs: []jobs.Job{
 		{Name: "broken", Schedule: jobs.Every(time.Hour), Run: fail(false)},
 		{Name: "panicky", Schedule: jobs.Every(time.Hour), Run: fail(true)},
 	}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	<-ran
-	<-ran
-	time.Sleep(20 * time.Millisecond)
-	cancel()
-	<-done
+	err := s.RunDue(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "upstream down") || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("RunDue: %v, want both failures", err)
+	}
 	for _, job := range []string{"broken", "panicky"} {
 		l := map[string]string{"job": job}
 		if e, ok, d, last := m.Value("arena_job_runs_total", map[string]string{"job": job, "result": "error"}),

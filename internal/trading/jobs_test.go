@@ -41,20 +41,8 @@ func TestDecisionSchedule(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// TestJobsDriveAWeek runs the trading jobs under the real scheduler on a
-// settable clock: Sunday 00:00 starts the cohort, 00:05 (not before) runs the decisions
+// TestJobsDriveAWeek runs the trading jobs under the real scheduler,
+// stepped on a settable clock: Sunday 00:00 starts the cohort, 00:05 (not before) runs the decisions
 // (one agent fails retryably and is decided at 00:15), snapshots land on
 // 10-minute boundaries and the hourly check settles a resolved market.
 func TestJobsDriveAWeek(t *testing.T) {
@@ -80,15 +68,21 @@ func TestJobsDriveAWeek(t *testing.T) {
 			}, nil
 		}
 		sched := &jobs.Scheduler{Store: db, Jobs: trading.Jobs(e, trading.JobsConfig{Deciders: deciders, Policy: trading.PolicyRefund}),
-			Tick: 2 * time.Millisecond, Now: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		sctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- sched.Run(sctx) }()
-		defer func() { stop(); <-done }()
+			Now: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		step := func(at time.Duration) {
+			t.Helper()
+			clk.Set(week.Add(at))
+			if err := sched.RunDue(ctx); err != nil {
+				t.Fatalf("at 00:%02d: %v", int(at.Minutes()), err)
+			}
+		}
 
-		var c *arena.Cohort
-		waitFor(t, "the cohort", func() bool { c, _ = db.CohortByWeek(ctx, week); return c != nil })
-		time.Sleep(30 * time.Millisecond)
+		step(30 * time.Second)
+		c, err := db.CohortByWeek(ctx, week)
+		if err != nil {
+			t.Fatalf("no cohort at 00:00: %v", err)
+		}
+		step(4 * time.Minute)
 		if ds, _ := db.Decisions(ctx, c.ID); len(ds) != 0 || calls.Load() != 0 {
 			t.Fatalf("decisions before 00:05: %d", len(ds))
 		}
@@ -101,18 +95,20 @@ func TestJobsDriveAWeek(t *testing.T) {
 			}
 			return ""
 		}
-		clk.Set(week.Add(5 * time.Minute))
-		waitFor(t, "the 00:05 run", func() bool { return status("a") == arena.DecisionDone && status("b") == arena.DecisionRetryable })
-		clk.Set(week.Add(15 * time.Minute))
-		waitFor(t, "the 00:15 resumption", func() bool { return status("b") == arena.DecisionDone })
+		step(5 * time.Minute)
+		if status("a") != arena.DecisionDone || status("b") != arena.DecisionRetryable {
+			t.Fatalf("after the 00:05 run: a %s, b %s", status("a"), status("b"))
+		}
+		step(15 * time.Minute)
+		if status("b") != arena.DecisionDone {
+			t.Fatalf("after the 00:15 resumption: b %s", status("b"))
+		}
 		// 00:25: nothing is pending, so no deciders are built and no run happens.
 		n := calls.Load()
-		clk.Set(week.Add(25 * time.Minute))
-		waitFor(t, "the 00:25 period", func() bool {
-			runs, _ := db.JobRuns(ctx, trading.JobDecisionRun)
-			last := runs[len(runs)-1]
-			return last.Period.Equal(week.Add(25*time.Minute)) && last.Finished
-		})
+		step(25 * time.Minute)
+		if runs, _ := db.JobRuns(ctx, trading.JobDecisionRun); len(runs) != 3 || !runs[2].Period.Equal(week.Add(25*time.Minute)) || !runs[2].Finished {
+			t.Fatalf("decision runs %+v, want the 00:05, 00:15 and 00:25 periods", runs)
+		}
 		if calls.Load() != n+1 { // deciders built to count pending agents, then no Run
 			t.Fatalf("deciders built %d times after everything was decided", calls.Load()-n)
 		}
@@ -125,15 +121,19 @@ func TestJobsDriveAWeek(t *testing.T) {
 		oneBet("a")
 		oneBet("b")
 
-		// Snapshots at 00:00 (empty portfolios, maybe before the cohort
-		// existed), 00:10, 00:20, and the settlement check at 01:00.
+		// Snapshots at 00:00 (empty portfolios), 00:10 and 00:20, and the
+		// settlement check at 01:00.
 		pa := mustPortfolio(t, db, c.ID, "a")
-		waitFor(t, "snapshots", func() bool { s, _ := db.Snapshots(ctx, pa.ID); return len(s) >= 2 })
+		if s, _ := db.Snapshots(ctx, pa.ID); len(s) != 3 {
+			t.Fatalf("%d snapshots by 00:25, want 3 (00:00, 00:10, 00:20)", len(s))
+		}
 		if err := db.ResolveMarket(ctx, m1.ID, arena.Yes, week.Add(50*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		clk.Set(week.Add(time.Hour))
-		waitFor(t, "settlement", func() bool { p := mustPortfolio(t, db, c.ID, "a"); return len(p.Positions) == 0 })
+		step(time.Hour)
+		if p := mustPortfolio(t, db, c.ID, "a"); len(p.Positions) != 0 {
+			t.Fatalf("not settled at 01:00: %+v", p.Positions)
+		}
 		// 1000 / 0.40 = 2500 shares paid $1 each.
 		if p := mustPortfolio(t, db, c.ID, "a"); p.Cash != usd(11500) || p.Realized != usd(1500) {
 			t.Fatalf("after settlement %+v", p)
