@@ -119,12 +119,11 @@ func (c *cohortFlags) instant() (time.Time, error) {
 
 // cohortSetup is what the running subcommands share.
 type cohortSetup struct {
-	app     *app.App
-	db      *store.DB
-	engine  *trading.Engine
-	factory *agent.Factory
-	log     *slog.Logger
-	now     time.Time
+	app    *app.App
+	db     *store.DB
+	engine *trading.Engine
+	log    *slog.Logger
+	now    time.Time
 	// lineup is the lineup a new cohort would freeze (nil: none given).
 	lineup []arena.LineupEntry
 	source string // "--agents FILE" or "--sim-seed N", for messages
@@ -132,8 +131,8 @@ type cohortSetup struct {
 
 // setup parses the flags, checks them (check, when given, checks the
 // command's own), and resolves the configuration, the lineup and the store.
-// Invalid flags and a broken registry are reported before the store is
-// opened.
+// Invalid flags are reported before the store is opened; nothing is
+// changed before the lineup is known.
 func (c *cohortFlags) setup(ctx context.Context, env *Env, args []string, check func() error) (*cohortSetup, error) {
 	if err := parseAll(c.fs, args); err != nil {
 		return nil, err
@@ -154,10 +153,9 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, args []string, check 
 	if c.retries < 0 || c.concurrency < 1 || c.attempts < 0 {
 		return nil, fmt.Errorf("--retries, --concurrency and --max-attempts must not be negative (concurrency at least 1)")
 	}
-	getenv := llm.EnvLookup(env.Environ)
-	s.factory = &agent.Factory{Getenv: getenv, LLMOptions: cohortLLMOptions(s.log), Logger: s.log, Retries: c.retries}
+	d := app.Deps{AgentRetries: c.retries, ProviderLimit: c.concurrency, MaxAttempts: c.attempts, LLMOptions: cohortLLMOptions(s.log)}
 	if c.retries == 0 {
-		s.factory.Retries = -1 // the flag's 0 means none; the factory's 0 means the default
+		d.AgentRetries = -1 // the flag's 0 means none; the app's 0 means the default
 	}
 	if c.lineup {
 		set := c.set()
@@ -172,36 +170,28 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, args []string, check 
 					return nil, err
 				}
 			}
-			if s.lineup, err = agent.SimLineup(spec, nil); err != nil {
+			if d.Lineup, err = agent.SimLineup(spec, nil); err != nil {
 				return nil, err
 			}
 			s.source = fmt.Sprintf("--sim-seed %d", c.simSeed)
-		default:
-			if file := o.AgentsFile; file != "" {
-				reg, err := llm.LoadRegistry(file)
-				if err != nil {
-					return nil, err
-				}
-				s.factory.Registry = reg
-				var skipped []llm.Skipped
-				if s.lineup, skipped, err = agent.LLMLineup(reg, getenv); err != nil {
-					return nil, err
-				}
-				for _, sk := range skipped {
-					fmt.Fprintln(env.Stderr, "warning: "+sk.String())
-				}
-				if len(s.lineup) == 0 {
-					return nil, fmt.Errorf("%s: no agent can run: every agent's API key is missing", file)
-				}
-				s.source = "--agents " + file
-			}
+		case o.AgentsFile != "":
+			s.source = "--agents " + o.AgentsFile
 		}
 	}
-	if s.app, err = newApp(ctx, env, o, app.Deps{Lineup: s.lineup}); err != nil {
+	if s.app, err = newApp(ctx, env, o, d); err != nil {
 		return nil, err
 	}
+	for _, sk := range s.app.SkippedAgents {
+		fmt.Fprintln(env.Stderr, "warning: "+sk.String())
+	}
 	s.db, s.engine = s.app.DB, s.app.Trading
-	s.engine.ProviderLimit, s.engine.MaxAttempts = c.concurrency, c.attempts
+	if c.lineup && s.source != "" {
+		s.lineup = s.engine.Lineup
+		if len(s.lineup) == 0 {
+			s.app.Close()
+			return nil, fmt.Errorf("%s: no agent can run: every agent's API key is missing", o.AgentsFile)
+		}
+	}
 	return s, nil
 }
 
@@ -260,22 +250,15 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 	if len(cohorts) == 0 {
 		return fmt.Errorf("no active cohort: start one with 'arena cohort start' or give --agents FILE or --sim-seed N")
 	}
-	// One engine serves every cohort: bound decisions by the slowest model.
-	var all []arena.LineupEntry
-	for _, co := range cohorts {
-		all = append(all, co.Lineup...)
-	}
-	s.engine.ModelTimeout = s.factory.ModelTimeout(all)
-	deciders := func(_ context.Context, co *arena.Cohort) (map[string]trading.Decider, error) {
-		ds, skipped := s.factory.Deciders(co.Lineup)
-		for _, sk := range skipped {
-			fmt.Fprintf(env.Stderr, "warning: cohort %d: %s\n", co.ID, sk)
-		}
-		return ds, nil
-	}
+	// An agent without a decider is logged with the reason and counted in
+	// the run's report.
+	deciders := s.app.Deciders
 	var reps []*trading.RunReport
 	if *only != 0 {
-		ds, _ := deciders(ctx, cohorts[0])
+		ds, derr := deciders(ctx, cohorts[0])
+		if derr != nil {
+			return derr
+		}
 		rep, rerr := s.engine.Run(ctx, *only, s.now, ds)
 		if rep != nil {
 			reps = append(reps, rep)

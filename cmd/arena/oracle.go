@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -126,25 +125,16 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 			return arena.Errorf(arena.EINVALID, "the store holds no resolved ForecastBench market question (run 'arena import forecastbench' first)")
 		}
 	}
-	pc := oracle.PanelConfig{Registry: reg, Getenv: llm.EnvLookup(env.Environ), CacheDir: *cacheDir, CacheOnly: *cacheOnly, RetryBase: *retryBase,
-		LLMOptions: []llm.Option{llm.WithLogger(newLogger(env, "error"))}}
-	resolvers, caches, err := pc.Resolvers()
-	if err != nil {
-		return err
-	}
-	ev := app.Evidence{Spec: *evidence, ExaURL: *exaURL, CacheOnly: *cacheOnly}
-	if *cacheDir != "" {
-		ev.CacheDir = filepath.Join(*cacheDir, "evidence")
-	}
-	ret, evCache, err := app.Retriever(o, ev)
-	if err != nil {
-		return arena.Errorf(arena.EINVALID, "--evidence: %v", err)
-	}
 	deliberate := false
 	for _, s := range systems {
 		deliberate = deliberate || s == oracle.ArchDeliberative
 	}
-	panel := &oracle.Panel{Resolvers: resolvers, Retriever: ret, Workers: *workers, Deliberate: deliberate}
+	panel, caches, err := app.Panel(o, reg, app.PanelOptions{Environ: env.Environ, CacheOnly: *cacheOnly, RetryBase: *retryBase,
+		Workers: *workers, Deliberate: deliberate, Evidence: app.Evidence{Spec: *evidence, ExaURL: *exaURL, CacheDir: *cacheDir},
+		LLMOptions: []llm.Option{llm.WithLogger(newLogger(env, "error"))}})
+	if err != nil {
+		return err
+	}
 	bar := progress.New(env.Stderr, 0, "steps")
 	panel.Progress = bar.Set
 	questionsOnly := make([]oracle.Question, len(qs))
@@ -176,12 +166,12 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 	// The summary goes to stderr so that stdout is the report alone,
 	// byte-identical on a replay.
 	var hits, misses int64
-	for _, c := range caches {
+	for _, c := range caches.Calls {
 		h, m := c.Stats()
 		hits, misses = hits+h, misses+m
 	}
 	fmt.Fprintf(env.Stderr, "%d questions, %d resolvers, %d calls (%d from cache, %d not), %d failed votes, new spend $%s, %v\n",
-		len(qs), len(resolvers), calls, hits, misses, failed, fmtMicros(cost), time.Since(start).Round(time.Millisecond))
+		len(qs), len(panel.Resolvers), calls, hits, misses, failed, fmtMicros(cost), time.Since(start).Round(time.Millisecond))
 	var dead []string
 	for _, rc := range rep.Resolvers {
 		if rc.Failed == 0 {
@@ -192,9 +182,9 @@ func oracleEval(ctx context.Context, env *Env, args []string) error {
 			dead = append(dead, fmt.Sprintf("resolver %s answered nothing (all %d votes failed; the first: %s)", rc.Agent, rc.Votes, redact.String(rc.FirstFailure)))
 		}
 	}
-	if evCache != nil {
-		h, m := evCache.Stats()
-		fmt.Fprintf(env.Stderr, "evidence (%s): %d from cache, %d retrieved or missing\n", evCache.Provider, h, m)
+	if ev := caches.Evidence; ev != nil {
+		h, m := ev.Stats()
+		fmt.Fprintf(env.Stderr, "evidence (%s): %d from cache, %d retrieved or missing\n", ev.Provider, h, m)
 	}
 	if *plot != "" {
 		if err := writeSVG(*plot, rep.WriteSVG); err != nil {

@@ -44,15 +44,13 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 	if file == "" {
 		return arena.Errorf(arena.EINVALID, "no resolver panel: give --agents FILE or set ARENA_ORACLE_AGENTS")
 	}
-	a, err := newApp(ctx, env, o, app.Deps{})
+	o.OracleAgents = file
+	a, err := newApp(ctx, env, o, app.Deps{Evidence: &app.Evidence{Spec: *evidence, CacheDir: *cacheDir}})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 	if _, err := a.OpenLog(ctx); err != nil {
-		return err
-	}
-	if err := a.UsePanel(file, app.Evidence{Spec: *evidence, CacheDir: *cacheDir}); err != nil {
 		return err
 	}
 	res, err := a.Oracle.Resolve(ctx, *market)

@@ -25,6 +25,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/redact"
@@ -51,13 +52,24 @@ type Deps struct {
 	// Rules are the market selection rules of round creation (nil: the
 	// configured rules file, else the built-in rules).
 	Rules *forecast.Rules
-	// Lineup is the trading track's lineup; given, the track is served.
-	// Nil: the LLM agents of the configured registry (ARENA_AGENTS), from
-	// Jobs.
+	// Lineup is the trading track's lineup; given, the track is served,
+	// and every agent of it must have a decider. Nil: the LLM agents of
+	// the configured registry (ARENA_AGENTS) whose keys are set.
 	Lineup []arena.LineupEntry
+	// AgentRetries are the corrections a trading agent is asked for after
+	// an unusable model answer (0: the default; negative: none);
+	// ProviderLimit and MaxAttempts bound concurrent decisions per
+	// provider and the claims of a failing decision (0: the engine's
+	// defaults).
+	AgentRetries, ProviderLimit, MaxAttempts int
+	// LLMOptions are added to every trading agent's model client.
+	LLMOptions []llm.Option
 	// Panel is the oracle's resolver panel (nil: the configured registry's,
-	// ARENA_ORACLE_AGENTS, from Jobs).
+	// ARENA_ORACLE_AGENTS, if any).
 	Panel *oracle.Panel
+	// Evidence is where the configured registry's panel gathers evidence
+	// (nil: the question's own text, cached in the data directory).
+	Evidence *Evidence
 }
 
 // App is the arena's parts, wired.
@@ -69,7 +81,12 @@ type App struct {
 	Log      *tlog.Log // nil until OpenLog
 	Forecast *forecast.Service
 	Trading  *trading.Engine
-	Oracle   *oracle.Service
+	// Deciders are the trading agents of each cohort's frozen lineup.
+	Deciders trading.DecidersFunc
+	// SkippedAgents are the configured registry's agents left out of the
+	// trading lineup, with the reason (a missing API key).
+	SkippedAgents []llm.Skipped
+	Oracle        *oracle.Service
 
 	deps    Deps
 	closers []func() error
@@ -85,9 +102,12 @@ type App struct {
 	handlerErr  error
 }
 
-// New builds the arena's services from o: the store (d.DB, else o.DB
-// opened), the forecast track on this deployment's EIP-712 domain, the
-// trading engine and the oracle, wired to both tracks.
+// New builds the arena's services from o, complete: the store (d.DB, else
+// o.DB opened), the forecast track on this deployment's EIP-712 domain
+// with Polymarket's price history as its benchmark source (unless
+// ARENA_NO_SYNC), the trading engine with its lineup and deciders, and the
+// oracle with its panel, wired to both tracks. A broken model registry is
+// an error here.
 func New(ctx context.Context, o config.Options, d Deps) (*App, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -133,12 +153,14 @@ func (a *App) build(ctx context.Context) error {
 		Method: ScoringMethod(o),
 		Admission: forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
 			ProfileUpdatesPerDay: o.ProfileUpdatesPerDay}}
-	a.Trading = &trading.Engine{Store: db, Lineup: d.Lineup, Now: d.Now, Logger: a.Logger}
-	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics}, a.Forecast)
-	if d.Panel != nil {
-		return a.setPanel(d.Panel)
+	if !o.NoSync {
+		a.Forecast.Lookup = forecast.TokenLookup(Polymarket(o, a.Logger).BenchmarkAt)
 	}
-	return nil
+	if err := a.buildTrading(ctx); err != nil {
+		return err
+	}
+	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics}, a.Forecast)
+	return a.buildPanel()
 }
 
 // Close releases what the app holds, in the reverse order of opening: its

@@ -56,29 +56,35 @@ func Search(o config.Options, spec, cacheDir string, cacheOnly bool, logger *slo
 	return r, err
 }
 
-// UsePanel gives the oracle the resolver panel of the model registry in
-// file under the configured policy, gathering evidence as e says; its
-// calls are cached in e.CacheDir and its evidence in e.CacheDir/evidence.
-func (a *App) UsePanel(file string, e Evidence) error {
-	reg, err := llm.LoadRegistry(file)
+// buildPanel gives the oracle its resolver panel: the program's, else
+// that of the configured registry (ARENA_ORACLE_AGENTS) gathering
+// evidence as the program says or else from the question's own text, its
+// calls and evidence cached in the data directory's oracle-cache.
+func (a *App) buildPanel() error {
+	o, d := a.Config, a.deps
+	if d.Panel != nil {
+		return a.setPanel(d.Panel)
+	}
+	if o.OracleAgents == "" {
+		return nil
+	}
+	e := Evidence{Spec: "question"}
+	if dir, ok := o.DataDirectory(); ok {
+		e.CacheDir = filepath.Join(dir, "oracle-cache")
+	}
+	if d.Evidence != nil {
+		e = *d.Evidence
+	}
+	e.Logger, e.Now = a.Logger, d.Now
+	reg, err := llm.LoadRegistry(o.OracleAgents)
 	if err != nil {
 		return err
 	}
-	pc := oracle.PanelConfig{Registry: reg, Getenv: llm.EnvLookup(a.deps.Environ), CacheDir: e.CacheDir, LLMOptions: []llm.Option{llm.WithLogger(a.Logger)},
-		Metrics: a.Metrics}
-	resolvers, _, err := pc.Resolvers()
+	p, _, err := Panel(o, reg, PanelOptions{Environ: d.Environ, Evidence: e, LLMOptions: []llm.Option{llm.WithLogger(a.Logger)}, Metrics: a.Metrics})
 	if err != nil {
 		return err
 	}
-	if e.CacheDir != "" {
-		e.CacheDir = filepath.Join(e.CacheDir, "evidence")
-	}
-	e.Logger, e.Now = a.Logger, a.deps.Now
-	ret, _, err := Retriever(a.Config, e)
-	if err != nil {
-		return err
-	}
-	return a.setPanel(&oracle.Panel{Resolvers: resolvers, Retriever: ret, Workers: len(resolvers), Now: a.deps.Now})
+	return a.setPanel(p)
 }
 
 // setPanel gives the oracle its panel, which the configured architecture

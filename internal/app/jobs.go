@@ -8,13 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm"
@@ -36,16 +33,13 @@ const simSyncEvery = time.Minute
 // rounds, the chain relayer (with ARENA_CHAIN_RPC and ARENA_CHAIN_ARENA),
 // the trading track's cohorts (with ARENA_AGENTS), the hosted forecast
 // agents (with ARENA_FORECAST_AGENTS; they talk to the server at baseURL)
-// and the oracle (with ARENA_ORACLE_AGENTS). What the jobs need reaches
-// the services too: the forecast track's benchmarks from Polymarket's
-// price history, the trading lineup, the oracle's panel. A broken
-// registry or chain is an error here, so serve fails at start-up.
+// and the oracle (with ARENA_ORACLE_AGENTS), on the services New built. A
+// broken registry or chain is an error here, so serve fails at start-up.
 func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	o := a.Config
 	js := []jobs.Job{a.pruneJob()}
 	if !o.NoSync {
 		pc := Polymarket(o, a.Logger)
-		a.Forecast.Lookup = forecast.TokenLookup(pc.BenchmarkAt)
 		js = append(js, jobs.Job{Name: "polymarket-sync", Schedule: jobs.Every(o.SyncEvery),
 			Run: func(ctx context.Context, _ time.Time) error {
 				rep, err := polymarket.Sync(ctx, a.DB, pc, o.SyncLimit)
@@ -74,7 +68,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 		return nil, err
 	}
 	js = append(js, cj...)
-	if o.AgentsFile != "" {
+	if o.AgentsFile != "" || a.deps.Lineup != nil {
 		tj, err := a.tradingJobs()
 		if err != nil {
 			return nil, err
@@ -89,11 +83,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 		js = append(js, hj)
 	}
 	if o.OracleAgents != "" {
-		oj, err := a.oracleJob()
-		if err != nil {
-			return nil, err
-		}
-		js = append(js, oj)
+		js = append(js, a.oracleJob())
 	}
 	if a.Log != nil {
 		ej, err := a.exportJob()
@@ -151,45 +141,20 @@ func (a *App) simJobs(ctx context.Context) ([]jobs.Job, error) {
 }
 
 // tradingJobs runs the trading track: cohort start Sunday 00:00 UTC with
-// the LLM lineup of ARENA_AGENTS (agents whose key is missing are skipped
-// with a warning), decision runs from 00:05 (resumed every 10 minutes
-// while an agent is undecided), snapshots every 10 minutes, settlement
-// hourly under ARENA_TRADING_POLICY. Existing cohorts are decided with
-// their frozen lineups, simulated ones included.
+// the lineup (the registry's agents whose key is missing are skipped with
+// a warning), decision runs from 00:05 (resumed every 10 minutes while an
+// agent is undecided), snapshots every 10 minutes, settlement hourly under
+// ARENA_TRADING_POLICY. Existing cohorts are decided with their frozen
+// lineups, simulated ones included.
 func (a *App) tradingJobs() ([]jobs.Job, error) {
 	policy, err := trading.ParsePolicy(a.Config.TradingPolicy)
 	if err != nil {
 		return nil, err
 	}
-	getenv := llm.EnvLookup(a.deps.Environ)
-	f := &agent.Factory{Getenv: getenv, LLMOptions: []llm.Option{llm.WithLogger(a.Logger)}, Metrics: a.Metrics, Logger: a.Logger}
-	reg, err := llm.LoadRegistry(a.Config.AgentsFile)
-	if err != nil {
-		return nil, err
-	}
-	f.Registry = reg
-	lineup, skipped, err := agent.LLMLineup(reg, getenv)
-	if err != nil {
-		return nil, err
-	}
-	for _, sk := range skipped {
+	for _, sk := range a.SkippedAgents {
 		a.Logger.Warn("trading agent skipped", "agent", sk.ID, "name", sk.Name, "reason", sk.Reason)
 	}
-	if a.deps.Lineup == nil {
-		a.Trading.Lineup = lineup
-	}
-	a.Trading.ModelTimeout = f.ModelTimeout(a.Trading.Lineup)
-	var warned sync.Map // deciders are rebuilt every period; warn once per cohort and agent
-	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
-		ds, skipped := f.Deciders(c.Lineup)
-		for _, sk := range skipped {
-			if _, dup := warned.LoadOrStore(fmt.Sprintf("%d/%s", c.ID, sk.ID), true); !dup {
-				a.Logger.Warn("trading agent has no decider", "cohort", c.ID, "agent", sk.ID, "reason", sk.Reason)
-			}
-		}
-		return ds, nil
-	}
-	return trading.Jobs(a.Trading, trading.JobsConfig{Deciders: deciders, Policy: policy}), nil
+	return trading.Jobs(a.Trading, trading.JobsConfig{Deciders: a.Deciders, Policy: policy}), nil
 }
 
 // hostedJob forecasts every open round for each agent of
@@ -218,26 +183,15 @@ func (a *App) hostedJob(ctx context.Context, base string) (jobs.Job, error) {
 }
 
 // oracleJob runs the oracle hourly over the markets waiting for it, with
-// the panel of ARENA_ORACLE_AGENTS (unless the program gave one) on the
-// questions' own text, its calls and evidence cached in the data
-// directory's oracle-cache.
-func (a *App) oracleJob() (jobs.Job, error) {
-	if a.deps.Panel == nil {
-		cache := ""
-		if dir, ok := a.Config.DataDirectory(); ok {
-			cache = filepath.Join(dir, "oracle-cache")
-		}
-		if err := a.UsePanel(a.Config.OracleAgents, Evidence{Spec: "question", CacheDir: cache}); err != nil {
-			return jobs.Job{}, err
-		}
-	}
+// the panel New built from ARENA_ORACLE_AGENTS.
+func (a *App) oracleJob() jobs.Job {
 	return jobs.Job{Name: "oracle", Schedule: jobs.Every(time.Hour), Run: func(ctx context.Context, _ time.Time) error {
 		n, err := a.Oracle.RunPending(ctx)
 		if n > 0 {
 			a.Logger.Info("oracle run", "markets", n)
 		}
 		return err
-	}}, nil
+	}}
 }
 
 // maxRulesBytes bounds a selection rules file, which holds a few lines of
