@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -56,7 +57,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	}
 	js = append(js, sj...)
 	fjs, err := forecast.Jobs(a.Forecast, forecast.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
-		RevealDelay: o.RoundRevealDelay, RevealWindow: o.RoundRevealWin, RetryEvery: o.RoundRetryEvery})
+		RevealDelay: o.RoundRevealDelay, RevealWindow: o.RoundRevealWin, RetryEvery: o.RoundRetryEvery, RetryFor: cmp.Or(o.RoundRetryFor, -1)})
 	if err != nil {
 		return nil, err
 	}

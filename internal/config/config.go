@@ -59,6 +59,7 @@ type Options struct {
 	RoundK           int
 	RoundGrace       time.Duration
 	RoundRetryEvery  time.Duration
+	RoundRetryFor    time.Duration
 	RoundRules       string
 
 	OracleAgents           string
@@ -125,6 +126,7 @@ func Defaults() Options {
 		RoundK:           7,
 		RoundGrace:       24 * time.Hour,
 		RoundRetryEvery:  30 * time.Second,
+		RoundRetryFor:    15 * time.Minute,
 
 		OracleArch:             "majority",
 		OracleAutoMinScore:     1.8,
@@ -234,8 +236,10 @@ var fields = []field{
 	integer("ARENA_ROUND_K", "markets per scheduled round", func(o *Options) *int { return &o.RoundK }).flagged("round-k"),
 	duration("ARENA_ROUND_GRACE", "after the reveal deadline, score a round with whatever has resolved", func(o *Options) *time.Duration { return &o.RoundGrace }).
 		flagged("grace"),
-	duration("ARENA_ROUND_RETRY_EVERY", "while too few markets are eligible (before the first sync), retry round creation this often, for up to 15 minutes",
+	duration("ARENA_ROUND_RETRY_EVERY", "while too few markets are eligible (before the first sync), retry round creation this often, for up to ARENA_ROUND_RETRY_FOR",
 		func(o *Options) *time.Duration { return &o.RoundRetryEvery }).flagged("round-retry-every"),
+	duration("ARENA_ROUND_RETRY_FOR", "how long round creation is retried while too few markets are eligible (0: not retried)",
+		func(o *Options) *time.Duration { return &o.RoundRetryFor }).flagged("round-retry-for"),
 	str("ARENA_ROUND_RULES", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)",
 		func(o *Options) *string { return &o.RoundRules }).flagged("round-rules"),
 	parsed("ARENA_CHAIN_ID", "EIP-712 domain chain id (0 without a chain)", "an integer", func(o *Options) *int64 { return &o.ChainID },
@@ -568,6 +572,9 @@ func (o *Options) Validate() error {
 	}
 	if o.SyncEvery <= 0 {
 		errs = append(errs, fmt.Errorf("sync interval %s: must be positive", o.SyncEvery))
+	}
+	if o.RoundRetryFor < 0 {
+		errs = append(errs, fmt.Errorf("round creation retried for %s (--round-retry-for): must not be negative (0: not retried)", o.RoundRetryFor))
 	}
 	if o.RoundK < 1 || o.RoundGrace <= 0 {
 		errs = append(errs, fmt.Errorf("round size %d (--round-k) and grace %s (--grace): must be positive", o.RoundK, o.RoundGrace))

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -27,6 +28,7 @@ import (
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/strategy"
@@ -191,11 +193,15 @@ func (e *Interrupted) Error() string {
 }
 
 // options are the demo's settings: the defaults, on its database, with its
-// rounds' grace and without rate limits (its agents send thousands of
-// requests from one address within seconds).
+// rounds' schedule and grace, offline (no Polymarket sync, no export
+// copies), without rate limits (its agents send thousands of requests from
+// one address within seconds) and without retrying round creation (the
+// world is synced before each round is created, so a shortage is a bug).
 func options(dbURL string) config.Options {
 	o := config.Defaults()
 	o.DB, o.RoundGrace = dbURL, grace
+	o.RoundEvery, o.RoundCommitIn, o.RoundRevealDelay, o.RoundRevealWin = roundEvery, commitIn, revealGap, revealWindow-revealGap
+	o.RoundRetryFor, o.NoSync, o.ExportEvery = 0, true, 0
 	o.RateIPPerMin, o.RateAgentPerMin = 0, 0
 	return o
 }
@@ -244,15 +250,6 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if res.Handler, err = a.Handler(); err != nil {
 		return err
 	}
-	factory := &agent.Factory{Logger: log}
-	deciders := func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
-		ds, skipped := factory.Deciders(c.Lineup)
-		if len(skipped) > 0 { // every simulated agent must be decidable; a gap is a bug, not a missing key
-			return nil, fmt.Errorf("demo: cohort %d: agents without a decider: %v", c.ID, skipped)
-		}
-		return ds, nil
-	}
-
 	// The agents talk to the real HTTP server on loopback.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -266,7 +263,10 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	var clients []*participant.Client
 	for _, name := range cfg.Agents {
 		key := forecast.NewKey(agentKey(cfg.Seed, name))
-		c := &participant.Client{Server: base, Key: key, StateDir: filepath.Join(res.Dir, "agents", name), Now: clk.Now, Logger: log}
+		// Agents commit half an hour before the deadline, then reveal in
+		// the window once benchmarks are in.
+		c := &participant.Client{Server: base, Key: key, StateDir: filepath.Join(res.Dir, "agents", name), Now: clk.Now, Logger: log,
+			LeadTime: commitIn / 2}
 		strat, err := strategy.NewSim(world, name, c.LookupMarket, clk.Now)
 		if err != nil {
 			return err
@@ -279,8 +279,6 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		}
 		clients = append(clients, c)
 	}
-	// Cohorts start while rounds are being played.
-	tradingEnd := start.Add(time.Duration(cfg.Rounds) * roundEvery)
 	progress := func(stage string, done, total int) {
 		if cfg.Progress != nil {
 			cfg.Progress(stage, min(done, total), total)
@@ -288,7 +286,9 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	}
 	lastSync := start.Add(-2 * time.Hour)
 	settling := false
-	sync := func() error {
+	// The world: what a market source's sync would record since the last
+	// step, and the demo's operator and arbiter.
+	sync := func(ctx context.Context, _ time.Time) error {
 		now := clk.Now()
 		ms := world.MarketsSince(lastSync, now)
 		if settling {
@@ -304,75 +304,62 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		lastSync = now
 		return orc.step(ctx, ms, now)
 	}
-	// step advances the clock to t and runs what is due then; the agents
-	// act only while rounds are played (once every round is revealed they
-	// have nothing left to send).
-	step := func(t time.Time, agents bool) error {
-		clk.Set(t)
-		if err := sync(); err != nil {
-			return err
+	// The agents act at once, as independent agents do: the server takes
+	// their submissions in any order. Once every round is revealed they
+	// have nothing left to send.
+	agents := func(ctx context.Context, _ time.Time) error {
+		if settling {
+			return nil
 		}
-		if _, err := svc.CaptureBenchmarks(ctx); err != nil {
-			return err
+		g, gctx := errgroup.WithContext(ctx)
+		for _, c := range clients {
+			g.Go(func() error {
+				if _, err := c.RunOnce(gctx); err != nil {
+					return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
+				}
+				return nil
+			})
 		}
-		// The agents act at once, as independent agents do: the server
-		// takes their submissions in any order.
-		if agents {
-			g, gctx := errgroup.WithContext(ctx)
-			for _, c := range clients {
-				g.Go(func() error {
-					if _, err := c.RunOnce(gctx); err != nil {
-						return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
-					}
-					return nil
-				})
-			}
-			if err := g.Wait(); err != nil {
-				return err
-			}
-		}
-		n, err := svc.TriggerDue(ctx)
-		res.Scored += n
-		if err != nil {
-			return err
-		}
-		if t.Before(tradingEnd) {
-			if _, created, err := eng.StartCohort(ctx, t); err != nil {
-				return err
-			} else if created {
-				res.Cohorts++
-			}
-			if _, err := eng.RunWeek(ctx, t, deciders); err != nil {
-				return err
-			}
-		}
-		if _, err := eng.Snapshot(ctx, t); err != nil {
-			return err
-		}
-		_, err = eng.Settle(ctx, t, trading.PolicyRefund)
+		return g.Wait()
+	}
+	// The clock moves step by step; at each, the scheduler runs what is
+	// due then: the world, the very jobs arena serve runs (rounds,
+	// benchmarks, scoring, the trading cohorts), then the agents.
+	served, err := a.Jobs(ctx, base)
+	if err != nil {
 		return err
+	}
+	js := append([]jobs.Job{{Name: "demo-world", Schedule: jobs.Every(time.Minute), Run: sync}}, served...)
+	js = append(js, jobs.Job{Name: "demo-agents", Schedule: jobs.Every(time.Minute), Run: agents})
+	sched := &jobs.Scheduler{Store: db, Jobs: js, Now: clk.Now, Logger: log, Metrics: a.Metrics, Owner: "demo"}
+	step := func(t time.Time) error {
+		clk.Set(t)
+		return sched.RunDue(ctx)
 	}
 	for i := 0; i < cfg.Rounds; i++ {
 		t := start.Add(time.Duration(i) * roundEvery)
-		clk.Set(t)
-		if err := sync(); err != nil {
-			return err
-		}
-		cd := t.Add(commitIn)
-		_, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd.Add(revealGap), RevealDeadline: cd.Add(revealWindow)})
-		if err != nil {
-			return fmt.Errorf("demo: round %d: %w", i+1, err)
-		}
-		res.Rounds++
-		// Agents commit half an hour before the deadline, then reveal in
-		// the window once benchmarks are in.
-		for _, at := range []time.Duration{commitIn / 2, commitIn + 10*time.Minute, commitIn + revealWindow + time.Minute} {
-			if err := step(t.Add(at), true); err != nil {
+		for _, at := range []time.Duration{0, commitIn / 2, commitIn + 10*time.Minute, commitIn + revealWindow + time.Minute} {
+			if err := step(t.Add(at)); err != nil {
 				return err
 			}
 		}
 		progress(StageRounds, i+1, cfg.Rounds)
 	}
+	if err := tally(ctx, db, res); err != nil {
+		return err
+	}
+	if res.Rounds != cfg.Rounds {
+		return fmt.Errorf("demo: %d rounds created, want %d", res.Rounds, cfg.Rounds)
+	}
+	// Rounds and cohorts start while rounds are being played; the settling
+	// steps run the jobs that score, value and settle.
+	sched.Jobs = slices.DeleteFunc(js, func(j jobs.Job) bool {
+		switch j.Name {
+		case forecast.JobCreateRound, trading.JobCohortStart, trading.JobDecisionRun:
+			return true
+		}
+		return false
+	})
 	// Let the remaining markets resolve: score the rounds, settle the
 	// cohorts' positions (the simulator resolves every market by its end).
 	worldEnd := start.Add(world.Config().Horizon + 15*24*time.Hour)
@@ -390,13 +377,19 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		if err != nil {
 			return err
 		}
+		if err := tally(ctx, db, res); err != nil {
+			return err
+		}
 		if res.Scored == res.Rounds && len(open) == 0 {
 			break
 		}
-		if err := step(t, false); err != nil {
+		if err := step(t); err != nil {
 			return err
 		}
 		progress(StageSettle, i+1, steps)
+	}
+	if err := tally(ctx, db, res); err != nil {
+		return err
 	}
 	lb, _, err := svc.Leaderboard(ctx, forecast.Filter{})
 	if err != nil {
@@ -410,6 +403,26 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	res.Trading = tb.Rows
 	res.Oracle, err = orc.summary(ctx)
 	return err
+}
+
+// tally counts into res the rounds played, those scored and the cohorts
+// started.
+func tally(ctx context.Context, db *store.DB, res *Result) error {
+	rounds, err := db.Rounds(ctx, arena.RoundFilter{})
+	if err != nil {
+		return err
+	}
+	cohorts, err := db.Cohorts(ctx, "")
+	if err != nil {
+		return err
+	}
+	res.Rounds, res.Scored, res.Cohorts = len(rounds), 0, len(cohorts)
+	for _, r := range rounds {
+		if !r.TriggeredAt.IsZero() {
+			res.Scored++
+		}
+	}
+	return nil
 }
 
 // settledBy is when the markets still pending at now (in an unscored
