@@ -34,7 +34,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/tlog"
@@ -217,9 +217,11 @@ func (w *Witness) Latest(origin string) []byte {
 // save replaces a state file whole and makes the rename durable: a
 // witness that forgot a checkpoint after a crash could cosign a rollback.
 // renameio syncs the file before the rename; the directory is synced
-// after it.
+// after it. (renameio's maybe writes in place on Windows, where the
+// rename is not atomic: the witness is for Unix systems; the package
+// builds elsewhere so that its clients and tests do.)
 func save(path string, data []byte) error {
-	if err := renameio.WriteFile(path, data, 0o600, renameio.WithTempDir(filepath.Dir(path))); err != nil {
+	if err := maybe.WriteFile(path, data, 0o600); err != nil {
 		return err
 	}
 	d, err := os.Open(filepath.Dir(path))

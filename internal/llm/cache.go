@@ -14,7 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 )
 
 // CacheStore keeps cached answers by key. Implementations must be safe for
@@ -206,7 +206,7 @@ func (s DirStore) Put(_ context.Context, key string, value []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	// The temporary file goes beside the entry: without a directory,
-	// renameio probes os.TempDir with two extra files on every write.
-	return renameio.WriteFile(p, value, 0o600, renameio.WithTempDir(filepath.Dir(p)))
+	// Atomic where the system allows (renameio's maybe writes in place on
+	// Windows): a reader never sees half an entry.
+	return maybe.WriteFile(p, value, 0o600)
 }

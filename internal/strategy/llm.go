@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/google/renameio/v2/maybe"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
@@ -132,7 +132,7 @@ func (d DirTraces) SaveTrace(_ context.Context, agentID, round string, tr *agent
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("strategy: trace dir: %w", err)
 	}
-	return renameio.WriteFile(p, b, 0o600, renameio.WithTempDir(filepath.Dir(p)))
+	return maybe.WriteFile(p, b, 0o600) // atomic where the system allows (not on Windows)
 }
 
 // StoreTraces keeps the traces of server-hosted agents in the arena's
