@@ -155,16 +155,21 @@ func TestLayering(t *testing.T) {
 // TestCompositionRoot checks that the arena is wired in one place:
 // `arena serve` and the demo both build their services with app.New, the
 // demo constructs none of them itself, no command constructs the trading
-// engine, the oracle or the log, and nothing but internal/app builds the
-// HTTP server. Test files are not counted.
+// engine, the oracle or the log, nothing but internal/app builds the
+// HTTP server, and nothing but internal/app builds the trading agents'
+// factory or lineup, a resolver panel from a registry, or the tracks'
+// scheduled jobs. Test files are not counted.
 func TestCompositionRoot(t *testing.T) {
 	const (
 		app   = module + "/internal/app"
 		web   = module + "/internal/web"
 		track = module + "/forecast"
 	)
-	services := map[string][]string{track: {"Service"}, module + "/internal/trading": {"Engine"}, module + "/internal/oracle": {"Service"},
-		module + "/tlog": {"Log"}, web: {"Parts", "Server"}}
+	services := map[string][]string{track: {"Service"}, module + "/internal/trading": {"Engine"}, module + "/internal/oracle": {"Service", "PanelConfig"},
+		module + "/tlog": {"Log"}, web: {"Parts", "Server"}, module + "/internal/agent": {"Factory"}}
+	// built only by internal/app, wherever else they are named
+	appOnly := []string{"agent.Factory", "oracle.PanelConfig", "agent.LLMLineup", "trading.Jobs", "forecast.Jobs"}
+	wiring := map[string][]string{module + "/internal/agent": {"LLMLineup"}, module + "/internal/trading": {"Jobs"}, track: {"Jobs"}}
 	type use struct{ literals, calls []string }
 	// uses lists the services' composite literals and the calls of app.New,
 	// web.Build and web.New in the package in dir (or one file of it).
@@ -207,7 +212,7 @@ func TestCompositionRoot(t *testing.T) {
 						u.literals = append(u.literals, fmt.Sprintf("%s: %s.%s", filepath.Base(path), pkg[strings.LastIndex(pkg, "/")+1:], name))
 					}
 				case *ast.CallExpr:
-					if pkg, name := sel(n.Fun); (pkg == app && name == "New") || (pkg == web && (name == "Build" || name == "New")) {
+					if pkg, name := sel(n.Fun); (pkg == app && name == "New") || (pkg == web && (name == "Build" || name == "New")) || slices.Contains(wiring[pkg], name) {
 						u.calls = append(u.calls, pkg[strings.LastIndex(pkg, "/")+1:]+"."+name)
 					}
 				}
@@ -235,9 +240,15 @@ func TestCompositionRoot(t *testing.T) {
 		if rel == "internal/app" || rel == "internal/web" {
 			continue
 		}
-		for _, c := range uses(dir, "").calls {
+		u := uses(dir, "")
+		for _, c := range u.calls {
 			if strings.HasPrefix(c, "web.") {
 				t.Errorf("%s calls %s: only internal/app wires the server", rel, c)
+			}
+		}
+		for _, c := range append(u.calls, u.literals...) {
+			if name := c[strings.Index(c, " ")+1:]; slices.Contains(appOnly, name) {
+				t.Errorf("%s builds %s: only internal/app builds it, once", rel, c)
 			}
 		}
 	}
