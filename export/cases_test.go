@@ -366,7 +366,7 @@ func rowCases() []tamper {
 			e.set("leaderboard", 0, "agent", common.HexToAddress("0x1").Hex())
 			return want{"leaderboard", e.key("leaderboard", 0), ""}
 		}},
-		{name: "`log_entries`: an entry beyond the signed head added", edit: func(e *edited) want {
+		{name: "`log_entries`: an entry beyond the checkpoint added", edit: func(e *edited) want {
 			n := len(e.table("log_entries").Rows)
 			e.insert("log_entries", n, e.copyRow("log_entries", n-1))
 			e.set("log_entries", n, "idx", strconv.Itoa(n))

@@ -11,7 +11,7 @@ type Class int
 
 const (
 	// Signed values are signed by an agent (EIP-712) or committed to by the
-	// tamper-evident log, whose heads the log key signs.
+	// tamper-evident log, whose checkpoints the log key signs.
 	Signed Class = iota + 1
 	// Recomputed values are derived by Verify from signed ones: scores,
 	// the leaderboard, flags that follow from what the log holds.
@@ -217,7 +217,7 @@ var Contract = []TableSpec{
 		col("tie_group", Recomputed, tUint, checkSeed+": ranked agents whose score interval overlaps their group leader's; 0 for a preliminary agent"),
 	}},
 	{Name: "log_entries", Key: []string{"idx"}, Columns: []Column{
-		col("idx", Signed, tUint, "0 … size−1, size the signed head's"),
+		col("idx", Signed, tUint, "0 … size−1, size the checkpoint's"),
 		enum(col("kind", Signed, 0, "the leaf's kind"), "commit", "reveal", "benchmark", "resolution", "outcome", "score", "profile", "dispute", "decision"),
 		opt(col("leaf", Signed, tText, "hashes to `leaf_hash`; the canonical JSON of a well-formed entry; every signature in it recovers to its agent")),
 		col("leaf_hash", Signed, tHex32, "every leaf hash is covered by the signed root (an inclusion proof each)"),
