@@ -726,18 +726,6 @@ func readCheckpoint(e *edited, dir string) []byte {
 	return b
 }
 
-func readMeta(e *edited, dir string) export.Meta {
-	var m export.Meta
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return m
-}
-
 // logRow is the first log entry of a kind whose leaf contains all of parts.
 func logRow(e *edited, kind string, parts ...string) int {
 	return e.find("log_entries", func(get func(string) string) bool {

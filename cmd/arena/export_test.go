@@ -102,9 +102,30 @@ func TestExportMidRound(t *testing.T) {
 			t.Fatalf("verify: %v\n%s", err, got)
 		}
 	}
+	// Both exports carry the checkpoint of one size: each is known to the
+	// other's verification. An export made after the log grew carries a
+	// larger one, which the earlier export is then a roll-back from.
+	csv, jsonl := filepath.Join(dir, "export-"+export.CSV), filepath.Join(dir, "export-"+export.JSONL)
+	got, _, err := cli(t, nil, "verify", "--export", jsonl, "--known-checkpoint", filepath.Join(csv, export.CheckpointFile))
+	if err != nil || !strings.Contains(got, "1 known checkpoints consistent with the export's") {
+		t.Fatalf("verify with the checkpoint known: %v\n%s", err, got)
+	}
+	if err := lg.Append(ctx, tlog.KindScore, map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	later := filepath.Join(dir, "export-later")
+	if _, _, err := cli(t, nil, "export", "--db", dbURL, "--out", later, "--log-key", keyPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cli(t, nil, "verify", "--export", csv, "--known-checkpoint", filepath.Join(later, export.CheckpointFile)); err == nil || !strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("verify of the earlier export with the later checkpoint known: %v, want a roll-back", err)
+	}
+	if _, _, err := cli(t, nil, "verify", "--export", csv, "--known-checkpoint", filepath.Join(dir, "nowhere")); err == nil || !strings.Contains(err.Error(), "--known-checkpoint") {
+		t.Fatalf("a known checkpoint file that does not exist: %v", err)
+	}
 }
 
-// A log that has signed heads is never signed by another key: export with
+// A log that has published a checkpoint is never signed by another key: export with
 // the key file missing, or with another key, fails, makes no key file and
 // signs nothing; with the log's own key it succeeds.
 func TestLogKeyGuard(t *testing.T) {
