@@ -327,8 +327,8 @@ func TestWriteCheckpointRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := export.Write(ctx, f.source(), dir, export.Options{Checkpoint: sign(f.logKey(), prefix)}); arena.ErrorKind(err) != arena.ECONFLICT {
-		t.Errorf("a checkpoint the log grew past: %v, want ECONFLICT", err)
+	if _, err := export.Write(ctx, f.source(), dir, export.Options{Checkpoint: sign(f.logKey(), prefix)}); arena.ErrorKind(err) != arena.ECONFLICT || !errors.Is(err, export.ErrLogGrew) {
+		t.Errorf("a checkpoint the log grew past: %v, want ECONFLICT wrapping ErrLogGrew", err)
 	}
 	if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
 		t.Errorf("a checkpoint the log grew past: the export directory was created")

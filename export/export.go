@@ -11,6 +11,7 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,7 +91,7 @@ type Options struct {
 	// It must be signed by the log's key and be of the log as it stands
 	// when Write starts: the export's log is the checkpoint's entries,
 	// and its tables are read after, so a log that grew past it is
-	// refused (ECONFLICT: publish a checkpoint of it first).
+	// refused (ECONFLICT wrapping ErrLogGrew).
 	Checkpoint []byte
 	// Progress, when set, is told after each table file how many of the
 	// export's tables are written.
@@ -465,6 +466,12 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 	return counts, append(append([]IndexEntry{me}, tables...), ce), nil
 }
 
+// ErrLogGrew is wrapped by Write's refusal (ECONFLICT) of a checkpoint
+// the log grew past before the export started: the tables would hold
+// what the checkpoint does not cover. Publishing a checkpoint of the log
+// as it stands and exporting again is the remedy.
+var ErrLogGrew = errors.New("the log grew past the checkpoint: publish a checkpoint of the log as it stands, then export")
+
 // checkCheckpoint checks that note is a checkpoint signed by l's key of
 // the log as it stands, and returns its size: an export never carries a
 // checkpoint its own leaves contradict, nor tables its checkpoint does not
@@ -499,7 +506,7 @@ func checkCheckpoint(ctx context.Context, l *tlog.Log, note []byte) (uint64, err
 		return 0, arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
 	}
 	if c.Size < size {
-		return 0, arena.Errorf(arena.ECONFLICT, "export: the checkpoint covers %d entries, but the log has grown to %d: publish a checkpoint of the log as it stands, then export", c.Size, size)
+		return 0, arena.Errorf(arena.ECONFLICT, "export: the checkpoint covers %d entries, but the log has %d: %w", c.Size, size, ErrLogGrew)
 	}
 	return c.Size, nil
 }
