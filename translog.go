@@ -25,15 +25,6 @@ type LogLeaf struct {
 	Hash []byte // its RFC 6962 leaf hash
 }
 
-// SignedHead is a signed tree head: the log's size and root hash at a time,
-// signed by the server's log key.
-type SignedHead struct {
-	TreeSize  uint64
-	RootHash  []byte
-	Timestamp time.Time
-	Signature []byte
-}
-
 // LogStore persists the log. Entries get consecutive indices from 0 in
 // append order; they are never changed or deleted.
 type LogStore interface {
@@ -42,13 +33,10 @@ type LogStore interface {
 	// LogEntries returns the entries with from ≤ index < to, in order.
 	LogEntries(ctx context.Context, from, to uint64) ([]LogEntry, error)
 	LogSize(ctx context.Context) (uint64, error)
-	// SaveHead records a signed tree head (once per size).
-	SaveHead(ctx context.Context, h SignedHead) error
-	// Heads returns every recorded head, by increasing size.
-	Heads(ctx context.Context) ([]SignedHead, error)
 }
 
-// SignedCheckpoint is a checkpoint of the log as published: its tree
+// SignedCheckpoint is a checkpoint of the log as published, the log's
+// only signed statement of its tree: its tree
 // size, its signed text (the C2SP checkpoint body), and the whole signed
 // note, the log's signature and any witnesses' cosignatures included.
 type SignedCheckpoint struct {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/tlog"
@@ -365,7 +366,7 @@ func rowCases() []tamper {
 			e.set("leaderboard", 0, "agent", common.HexToAddress("0x1").Hex())
 			return want{"leaderboard", e.key("leaderboard", 0), ""}
 		}},
-		{name: "`log_entries`: an entry beyond the signed head added", edit: func(e *edited) want {
+		{name: "`log_entries`: an entry beyond the checkpoint added", edit: func(e *edited) want {
 			n := len(e.table("log_entries").Rows)
 			e.insert("log_entries", n, e.copyRow("log_entries", n-1))
 			e.set("log_entries", n, "idx", strconv.Itoa(n))
@@ -639,12 +640,6 @@ func dropColumn(e *edited, table, column string) {
 
 func metaCases() []tamper {
 	otherKey := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
-	signOther := func(h tlog.Head) tlog.Head {
-		root, _ := hex.DecodeString(h.RootHash)
-		h.Signature = hex.EncodeToString(ed25519.Sign(otherKey, tlog.Message(h.TreeSize, root, h.Timestamp)))
-		h.PublicKey = hex.EncodeToString(otherKey.Public().(ed25519.PublicKey))
-		return h
-	}
 	return []tamper{
 		{name: "`meta.json`: chain_id changed", formats: both, edit: func(e *edited) want {
 			e.editMeta(func(m *export.Meta) { m.ChainID++ })
@@ -662,66 +657,15 @@ func metaCases() []tamper {
 			e.editMeta(func(m *export.Meta) { m.LogPublicKey = hex.EncodeToString(otherKey.Public().(ed25519.PublicKey)) })
 			return want{"meta.json", "", "log_public_key"}
 		}},
-		{name: "`meta.json`: head signed by another key (with --log-key)", formats: both, edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.Head = signOther(m.Head) })
-			return want{"meta.json", "head", "signature"}
-		}},
 		{name: "`meta.json`: log_public_key changed (the export's key trusted)", trustExport: true, edit: func(e *edited) want {
 			e.editMeta(func(m *export.Meta) { m.LogPublicKey = hex.EncodeToString(otherKey.Public().(ed25519.PublicKey)) })
-			return want{"meta.json", "head", "signature"}
+			return want{export.CheckpointFile, "", "signature"}
 		}},
-		{name: "`meta.json`: head signature corrupted", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.Head.Signature = strings.Repeat("0", 128) })
-			return want{"meta.json", "head", "signature"}
-		}},
-		{name: "`meta.json`: head tree_size changed", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.Head.TreeSize-- })
-			return want{"meta.json", "head", "signature"}
-		}},
-		{name: "`meta.json`: head root_hash changed", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.Head.RootHash = strings.Repeat("ab", 32) })
-			return want{"meta.json", "head", "signature"}
-		}},
-		{name: "`meta.json`: a head re-signed over 10¹² entries", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) {
-				root, _ := hex.DecodeString(m.Head.RootHash)
-				m.Head = e.sign(1e12, root, m.Head.Timestamp)
-				m.Heads = []tlog.Head{m.Head}
+		{name: "`meta.json`: an export of the retired format (signed tree heads in meta.json)", edit: func(e *edited) want {
+			e.raw("meta.json", func(b []byte) []byte {
+				return bytes.Replace(b, []byte("{"), []byte(`{"head": {"tree_size": 1}, "heads": [],`), 1)
 			})
-			return want{"log_entries", "", ""}
-		}},
-		{name: "`meta.json`: head rolled back to the earlier signed head", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.Head = m.Heads[0] })
-			return want{"meta.json", "head", "tree_size"}
-		}},
-		{name: "`meta.json`: the latest head removed from heads", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.Heads = m.Heads[:1] })
-			return want{"meta.json", "head", ""}
-		}},
-		{name: "`meta.json`: an earlier head signed by another key", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.Heads[0] = signOther(m.Heads[0]) })
-			return want{"meta.json", "heads[0]", "signature"}
-		}},
-		{name: "`meta.json`: a forked head (the earlier size, another root) added", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) {
-				root := bytes.Repeat([]byte{1}, 32)
-				m.Heads = append(m.Heads, e.sign(m.Heads[0].TreeSize, root, m.Heads[0].Timestamp+1))
-			})
-			return want{"meta.json", "heads[2]", "root_hash"}
-		}},
-		{name: "`meta.json`: the earlier head replaced by one over other leaves", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) {
-				m.Heads[0] = e.sign(m.Heads[0].TreeSize, bytes.Repeat([]byte{1}, 32), m.Heads[0].Timestamp)
-			})
-			return want{"meta.json", "heads[0]", "root_hash"}
-		}},
-		{name: "`meta.json`: the latest head re-signed earlier than the earlier head", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) {
-				root, _ := hex.DecodeString(m.Head.RootHash)
-				m.Head = e.sign(m.Head.TreeSize, root, m.Heads[0].Timestamp-1)
-				m.Heads[1] = m.Head
-			})
-			return want{"meta.json", "heads[0]", "timestamp_micros"}
+			return want{"meta.json", "", "head"}
 		}},
 		{name: "`meta.json`: since after the first round", edit: func(e *edited) want {
 			e.editMeta(func(m *export.Meta) {
@@ -754,30 +698,32 @@ func metaCases() []tamper {
 			removeFile(e, "meta.json")
 			return want{"meta.json", "", ""}
 		}},
-		{name: "the earlier export, with the later head known: rolled back", from: "early", edit: func(e *edited) want {
-			head := readMeta(e, e.f.base[export.JSONL]).Head
-			e.knownHead = &head
-			return want{"meta.json", "head", "tree_size"}
+		{name: "the earlier export, with the later checkpoint known: rolled back", from: "early", edit: func(e *edited) want {
+			e.known = readCheckpoint(e, e.f.base[export.JSONL])
+			return want{export.CheckpointFile, "", "tree_size"}
 		}},
-		{name: "a known head over other leaves (a fork)", edit: func(e *edited) want {
-			m := readMeta(e, e.dir)
-			h := e.sign(m.Heads[0].TreeSize, bytes.Repeat([]byte{2}, 32), m.Heads[0].Timestamp)
-			e.knownHead = &h
-			return want{"meta.json", "known head 0", "root_hash"}
+		{name: "a known checkpoint over other leaves (a fork)", edit: func(e *edited) want {
+			c := e.exported()
+			c.Size -= 5
+			c.Hash = bytes.Repeat([]byte{2}, 32)
+			e.known = e.signCheckpoint(c)
+			return want{export.CheckpointFile, "known checkpoint 1", "root_hash"}
+		}},
+		{name: "a known checkpoint signed by another key", edit: func(e *edited) want {
+			s, _ := tlog.NoteSigner(fixtureOrigin, otherKey)
+			e.known, _ = note.Sign(&note.Note{Text: string(e.exported().Text())}, s)
+			return want{export.CheckpointFile, "known checkpoint 1", "signature"}
 		}},
 	}
 }
 
-func readMeta(e *edited, dir string) export.Meta {
-	var m export.Meta
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
+// readCheckpoint is the checkpoint note of the export in dir.
+func readCheckpoint(e *edited, dir string) []byte {
+	b, err := os.ReadFile(filepath.Join(dir, export.CheckpointFile))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return m
+	return b
 }
 
 // logRow is the first log entry of a kind whose leaf contains all of parts.
@@ -1229,20 +1175,17 @@ func harmless() []tamper {
 			e.editMeta(func(m *export.Meta) { m.ExportedAt = m.ExportedAt.Add(-time.Hour) })
 			return want{}
 		}},
-		{name: "an earlier head dropped from heads", edit: func(e *edited) want {
-			e.editMeta(func(m *export.Meta) { m.Heads = m.Heads[1:] })
+		{name: "the earlier export's checkpoint known", edit: func(e *edited) want {
+			e.known = readCheckpoint(e, e.f.early)
 			return want{}
 		}},
 		{name: "the earlier export alone (a consistent roll-back)", from: "early", edit: func(*edited) want { return want{} }},
-		{name: "a head signed by another key, named in log_public_key, without --log-key", trustExport: true, edit: func(e *edited) want {
+		{name: "a checkpoint signed by another key, named in log_public_key, without --log-key", trustExport: true, edit: func(e *edited) want {
 			other := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
-			e.editMeta(func(m *export.Meta) {
-				root, _ := hex.DecodeString(m.Head.RootHash)
-				pub := other.Public().(ed25519.PublicKey)
-				m.Head.Signature = hex.EncodeToString(ed25519.Sign(other, tlog.Message(m.Head.TreeSize, root, m.Head.Timestamp)))
-				m.Head.PublicKey, m.LogPublicKey = hex.EncodeToString(pub), hex.EncodeToString(pub)
-				m.Heads = []tlog.Head{m.Head}
-			})
+			s, _ := tlog.NoteSigner(fixtureOrigin, other)
+			n, _ := note.Sign(&note.Note{Text: string(e.exported().Text())}, s)
+			e.checkpoint(func([]byte) []byte { return n })
+			e.editMeta(func(m *export.Meta) { m.LogPublicKey = hex.EncodeToString(other.Public().(ed25519.PublicKey)) })
 			return want{}
 		}},
 	}

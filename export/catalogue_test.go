@@ -2,7 +2,6 @@ package export_test
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -33,8 +32,8 @@ type edited struct {
 	format string
 	tables map[string]*export.Table
 	meta   *export.Meta
-	// knownHead, when set, is passed to Verify as a head seen before.
-	knownHead *tlog.Head
+	// known, when set, is passed to Verify as a checkpoint seen before.
+	known []byte
 }
 
 func (e *edited) table(name string) *export.Table {
@@ -175,9 +174,9 @@ func (e *edited) writeFile(name string, b []byte) {
 
 func (e *edited) file(table string) string { return table + "." + e.format }
 
-// resign is what an operator holding the log key can do: rehash every
-// leaf, and sign a new head over them, dropping the earlier heads.
-func (e *edited) resign() {
+// rehash sets every unsealed entry's leaf_hash to its leaf's hash and
+// returns the leaf hashes.
+func (e *edited) rehash() [][]byte {
 	lt := e.table("log_entries")
 	var hashes [][]byte
 	for i := range lt.Rows {
@@ -187,20 +186,24 @@ func (e *edited) resign() {
 		h, _ := hex.DecodeString(e.get("log_entries", i, "leaf_hash"))
 		hashes = append(hashes, h)
 	}
-	root, err := tlog.Root(hashes)
+	return hashes
+}
+
+// resign is what an operator holding the log key can do: rehash every
+// leaf, and sign a new checkpoint over them (which no witness cosigned).
+func (e *edited) resign() {
+	hashes := e.rehash()
+	tree, err := tlog.NewTree(hashes)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.editMeta(func(m *export.Meta) {
-		m.Head = e.sign(uint64(len(hashes)), root, m.Head.Timestamp)
-		m.Heads = []tlog.Head{m.Head}
-	})
-}
-
-func (e *edited) sign(size uint64, root []byte, ts int64) tlog.Head {
-	key := e.f.logKey()
-	return tlog.Head{TreeSize: size, RootHash: hex.EncodeToString(root), Timestamp: ts,
-		Signature: hex.EncodeToString(ed25519.Sign(key, tlog.Message(size, root, ts))), PublicKey: hex.EncodeToString(key.Public().(ed25519.PublicKey))}
+	c := e.exported()
+	c.Size = uint64(len(hashes))
+	if c.Hash, err = tree.Root(c.Size); err != nil {
+		e.t.Fatal(err)
+	}
+	n := e.signCheckpoint(c)
+	e.checkpoint(func([]byte) []byte { return n })
 }
 
 // leaf rewrites a log entry's leaf, replacing the first match of the
@@ -319,8 +322,8 @@ func TestTamperCatalogue(t *testing.T) {
 					if !c.trustExport {
 						opt.LogKey = f.res.Log.PublicKey()
 					}
-					if e.knownHead != nil {
-						opt.KnownHeads = []tlog.Head{*e.knownHead}
+					if e.known != nil {
+						opt.KnownCheckpoints = [][]byte{e.known}
 					}
 					_, err := export.Verify(e.dir, opt)
 					if w.table == "" {

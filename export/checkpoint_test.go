@@ -33,7 +33,6 @@ func (f *fixture) exportCheckpointed(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.vkey = pub.VerifierKey()
 	logs, err := witness.ParseLogs([]byte("log " + f.vkey + "\n"))
 	if err != nil {
 		return err
@@ -102,8 +101,9 @@ func (e *edited) exported() tlog.Checkpoint {
 	return c
 }
 
-// checkpointCases edit the checkpoint an export carries (verified with
-// the log key only: TestCheckpointPolicy checks the cosignatures).
+// checkpointCases edit the checkpoint an export carries, its signed head
+// (verified with the log key only: TestCheckpointPolicy checks the
+// cosignatures).
 func checkpointCases() []tamper {
 	at := func(column string) want { return want{export.CheckpointFile, "", column} }
 	return []tamper{
@@ -114,7 +114,7 @@ func checkpointCases() []tamper {
 			})
 			return want{}
 		}},
-		{name: "`checkpoint`: re-signed by the log key for a prefix of the log, with its root", from: "checkpoint", edit: func(e *edited) want {
+		{name: "`checkpoint`: re-signed by the log key for a prefix of the log, with its root (the entries after it are not covered)", from: "checkpoint", edit: func(e *edited) want {
 			c := e.exported()
 			c.Size -= 3
 			lt := e.table("log_entries")
@@ -122,10 +122,14 @@ func checkpointCases() []tamper {
 			for i := range c.Size {
 				hashes = append(hashes, mustHex(e.t, lt.Rows[i][e.idx("log_entries", "leaf_hash")]))
 			}
-			c.Hash, _ = tlog.Root(hashes)
+			tree, err := tlog.NewTree(hashes)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			c.Hash, _ = tree.Root(c.Size)
 			n := e.signCheckpoint(c)
 			e.checkpoint(func([]byte) []byte { return n })
-			return want{}
+			return want{"log_entries", fmt.Sprintf("idx=%d", c.Size), "idx"}
 		}},
 		{name: "`checkpoint`: its root hash changed", from: "checkpoint", edit: func(e *edited) want {
 			e.checkpoint(func(n []byte) []byte {
@@ -151,24 +155,31 @@ func checkpointCases() []tamper {
 			c.Hash = bytes.Repeat([]byte{1}, 32)
 			n := e.signCheckpoint(c)
 			e.checkpoint(func([]byte) []byte { return n })
-			return at("root_hash")
+			return want{"log_entries", "", "leaf_hash"}
 		}},
-		{name: "`checkpoint`: re-signed by the log key for more entries than the head", from: "checkpoint", edit: func(e *edited) want {
+		{name: "`checkpoint`: re-signed by the log key for one more entry than exported", from: "checkpoint", edit: func(e *edited) want {
 			c := e.exported()
 			c.Size++
 			n := e.signCheckpoint(c)
 			e.checkpoint(func([]byte) []byte { return n })
-			return at("tree_size")
+			return want{"log_entries", fmt.Sprintf("idx=%d", c.Size-1), ""}
+		}},
+		{name: "`checkpoint`: re-signed by the log key over 10¹² entries", from: "checkpoint", edit: func(e *edited) want {
+			c := e.exported()
+			c.Size = 1e12
+			n := e.signCheckpoint(c)
+			e.checkpoint(func([]byte) []byte { return n })
+			return want{"log_entries", "", ""}
 		}},
 		{name: "`checkpoint`: truncated", from: "checkpoint", edit: func(e *edited) want {
 			e.checkpoint(func(n []byte) []byte { return n[:20] })
 			return at("")
 		}},
-		{name: "log re-signed: a score changed in the log and the export, the witnessed checkpoint kept", from: "checkpoint", edit: func(e *edited) want {
+		{name: "log rehashed: a score changed in the log and the export, the witnessed checkpoint kept", from: "checkpoint", edit: func(e *edited) want {
 			i := logRow(e, tlog.KindScore, `"round_id":2,`, `"agent":"0x`)
 			e.leaf(i, `"brier_bps2":(\d+)`, "1")
-			e.resign()
-			return at("root_hash")
+			e.rehash()
+			return want{"log_entries", "", "leaf_hash"}
 		}},
 	}
 }
@@ -261,8 +272,9 @@ func forge(t *testing.T, line string) string {
 }
 
 // Write refuses a checkpoint that is not its log's: signed by another
-// key, of a tree larger than the log, or with another root; and writes
-// nothing then.
+// key, of a tree larger than the log, or with another root, and none at
+// all; a checkpoint of the log before it grew is a conflict (the tables
+// would hold what it does not cover). It writes nothing then.
 func TestWriteCheckpointRefused(t *testing.T) {
 	f := played(t)
 	ctx := context.Background()
@@ -297,6 +309,7 @@ func TestWriteCheckpointRefused(t *testing.T) {
 		"larger than the log":   sign(f.logKey(), larger),
 		"another root":          sign(f.logKey(), other),
 		"not a checkpoint":      []byte("hello\n\n— x y\n"),
+		"none":                  nil,
 	} {
 		dir := filepath.Join(t.TempDir(), "export")
 		_, err := export.Write(ctx, f.source(), dir, export.Options{Checkpoint: bad})
@@ -308,6 +321,18 @@ func TestWriteCheckpointRefused(t *testing.T) {
 		}
 		t.Logf("%s: %v", name, err)
 	}
+	prefix := c
+	prefix.Size = size - 1
+	if prefix.Hash, err = f.res.Log.RootAt(ctx, prefix.Size); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "export")
+	if _, err := export.Write(ctx, f.source(), dir, export.Options{Checkpoint: sign(f.logKey(), prefix)}); arena.ErrorKind(err) != arena.ECONFLICT || !errors.Is(err, export.ErrLogGrew) {
+		t.Errorf("a checkpoint the log grew past: %v, want ECONFLICT wrapping ErrLogGrew", err)
+	}
+	if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
+		t.Errorf("a checkpoint the log grew past: the export directory was created")
+	}
 }
 
 func mustHex(t *testing.T, s string) []byte {
@@ -317,17 +342,4 @@ func mustHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// An export written without a checkpoint into the directory of one
-// written with it leaves no stale checkpoint behind.
-func TestWriteDropsStaleCheckpoint(t *testing.T) {
-	f := played(t)
-	dir := copyExport(t, f.checkpointed)
-	if _, err := export.Write(context.Background(), f.source(), dir, export.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, export.CheckpointFile)); !os.IsNotExist(err) {
-		t.Fatalf("the earlier export's checkpoint is still there: %v", err)
-	}
 }

@@ -11,7 +11,7 @@ type Class int
 
 const (
 	// Signed values are signed by an agent (EIP-712) or committed to by the
-	// tamper-evident log, whose heads the log key signs.
+	// tamper-evident log, whose checkpoints the log key signs.
 	Signed Class = iota + 1
 	// Recomputed values are derived by Verify from signed ones: scores,
 	// the leaderboard, flags that follow from what the log holds.
@@ -217,7 +217,7 @@ var Contract = []TableSpec{
 		col("tie_group", Recomputed, tUint, checkSeed+": ranked agents whose score interval overlaps their group leader's; 0 for a preliminary agent"),
 	}},
 	{Name: "log_entries", Key: []string{"idx"}, Columns: []Column{
-		col("idx", Signed, tUint, "0 … size−1, size the signed head's"),
+		col("idx", Signed, tUint, "0 … size−1, size the checkpoint's"),
 		enum(col("kind", Signed, 0, "the leaf's kind"), "commit", "reveal", "benchmark", "resolution", "outcome", "score", "profile", "dispute", "decision"),
 		opt(col("leaf", Signed, tText, "hashes to `leaf_hash`; the canonical JSON of a well-formed entry; every signature in it recovers to its agent")),
 		col("leaf_hash", Signed, tHex32, "every leaf hash is covered by the signed root (an inclusion proof each)"),
@@ -250,8 +250,6 @@ var MetaFields = TableSpec{Name: "meta.json", Columns: []Column{
 	col("chain_id", Signed, tUint, "the EIP-712 domain every agent signature recovers under"),
 	col("verifying_contract", Signed, tAddr, "the EIP-712 domain every agent signature recovers under"),
 	col("log_public_key", Signed, tHex32, "the key given with `--log-key` (without it, the export's own key is trusted)"),
-	col("head", Signed, tText, "signed by the log key; its root is the exported leaves'; the largest of `heads`"),
-	col("heads", Signed, tText, "each signed by the log key and consistent with `head` (a proof each); no two of one size differ; larger heads are not signed earlier"),
 	col("bootstrap", Recomputed, tUint, "the analysis's bootstrap replicates, with which the leaderboard is recomputed"),
 	col("seed", Recomputed, tUint, "the analysis's bootstrap seed, with which the leaderboard is recomputed"),
 	col("methodology_version", Recomputed, tText, "the scoring method's version; this verifier's own"),
@@ -265,8 +263,8 @@ var MetaFields = TableSpec{Name: "meta.json", Columns: []Column{
 // with the tables.
 var CheckpointFields = TableSpec{Name: CheckpointFile, Columns: []Column{
 	col("origin", Signed, tText, "its first line; the name of the log verifier key given with `--vkey` (without it, any name the log key signed)"),
-	col("tree_size", Signed, tUint, "at most the signed head's `tree_size`"),
-	col("root_hash", Signed, tText, "base64; the root of the first `tree_size` exported leaf hashes, which proves every one of those entries included"),
+	col("tree_size", Signed, tUint, "the number of exported log entries: the checkpoint is the export's signed head"),
+	col("root_hash", Signed, tText, "base64; the root of the exported leaf hashes, which proves every entry included (an inclusion proof each), and the root at each known checkpoint's size is that checkpoint's (`--known-checkpoint`)"),
 	col("signature", Signed, tText, "the log key's Ed25519 note signature: the key of `--vkey`, else of `--log-key` (else the export's own)"),
 	opt(col("cosignatures", Signed, tText, "witnesses' cosignature/v1 lines; with `--witness-policy`, a quorum of its witnesses, and a policy witness's line that does not verify fails")),
 }}

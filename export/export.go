@@ -1,6 +1,6 @@
 // Package export writes everything needed to recompute the forecast track
 // (rounds, markets, benchmarks, signed submissions, outcomes, scores, the
-// leaderboard, the tamper-evident log and its signed heads) as CSV or JSON
+// leaderboard, the tamper-evident log and its C2SP checkpoint) as CSV or JSON
 // Lines tables, and verifies such an export from its files alone (Verify).
 // The dashboard's downloads stream the same tables (Stream).
 package export
@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,14 +45,12 @@ type Table struct {
 // Meta is meta.json: what the export is of, and the key material a
 // verifier needs besides the tables.
 type Meta struct {
-	ExportedAt        time.Time   `json:"exported_at"`
-	Format            string      `json:"format"`
-	Since             *time.Time  `json:"since,omitempty"`
-	ChainID           uint64      `json:"chain_id"`
-	VerifyingContract string      `json:"verifying_contract"`
-	LogPublicKey      string      `json:"log_public_key"`
-	Head              tlog.Head   `json:"head"`  // the latest signed tree head
-	Heads             []tlog.Head `json:"heads"` // every head the server signed
+	ExportedAt        time.Time  `json:"exported_at"`
+	Format            string     `json:"format"`
+	Since             *time.Time `json:"since,omitempty"`
+	ChainID           uint64     `json:"chain_id"`
+	VerifyingContract string     `json:"verifying_contract"`
+	LogPublicKey      string     `json:"log_public_key"`
 	// Bootstrap and Seed are the analysis's bootstrap, with which the
 	// leaderboard's intervals, P(rank 1) and tie groups are recomputed.
 	Bootstrap int    `json:"bootstrap"`
@@ -88,11 +85,13 @@ type Options struct {
 	// text; required with WithPrompts, since a prompt or an error may
 	// carry one.
 	Redact func(string) string
-	// Checkpoint, when set, is the log's latest C2SP checkpoint note with
-	// the witness cosignatures collected for it (tlog.Publisher.Checkpoint),
-	// written as the file checkpoint. Fetch it before calling Write: it must
-	// be signed by the log's key and describe a prefix of the exported log,
-	// whose every leaf hash proves every entry included in it.
+	// Checkpoint is the log's latest C2SP checkpoint note with the
+	// witness cosignatures collected for it (tlog.Publisher.Checkpoint),
+	// written as the file checkpoint: the export's signed head, required.
+	// It must be signed by the log's key and be of the log as it stands
+	// when Write starts: the export's log is the checkpoint's entries,
+	// and its tables are read after, so a log that grew past it is
+	// refused (ECONFLICT wrapping ErrLogGrew).
 	Checkpoint []byte
 	// Progress, when set, is told after each table file how many of the
 	// export's tables are written.
@@ -360,18 +359,11 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 type Counts map[string]int
 
 // Write exports src into dir (created if needed): one file per table and
-// meta.json with the domain, the log key and the signed tree heads.
+// meta.json with the domain and the log key, and the checkpoint file.
 func Write(ctx context.Context, src Source, dir string, o Options) (Counts, error) {
 	counts, files, err := write(ctx, src, o, dirSink(dir))
 	if err != nil {
 		return nil, err
-	}
-	if o.Checkpoint == nil {
-		// An earlier export's checkpoint left in dir would be checked
-		// against these leaves.
-		if err := os.Remove(filepath.Join(dir, CheckpointFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("export: %w", err)
-		}
 	}
 	// The index goes last: a directory with one holds every file it lists.
 	if err := writeIndex(dir, files); err != nil {
@@ -421,23 +413,12 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 	if o.Format != CSV && o.Format != JSONL {
 		return nil, nil, arena.Errorf(arena.EINVALID, "export: format %q: want csv or jsonl", o.Format)
 	}
-	// Sign a head first, so that every exported entry is covered by it.
-	head, err := src.Log.SignedHead(ctx)
+	size, err := checkCheckpoint(ctx, src.Log, o.Checkpoint)
 	if err != nil {
 		return nil, nil, err
-	}
-	heads, err := src.Log.Heads(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if o.Checkpoint != nil {
-		if err := checkCheckpoint(ctx, src.Log, o.Checkpoint, head.TreeSize); err != nil {
-			return nil, nil, err
-		}
 	}
 	counts := Counts{}
-	// Entries appended after the head was signed wait for the next export.
-	sc := scope{since: o.Since, limitLog: true, logSize: head.TreeSize, redact: o.Redact}
+	sc := scope{since: o.Since, limitLog: true, logSize: size, redact: o.Redact}
 	specs := Specs
 	if o.WithPrompts {
 		if src.Traces == nil || o.Redact == nil {
@@ -462,7 +443,7 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 	}
 	d := src.Forecast.Domain
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),
-		LogPublicKey: src.Log.PublicKeyHex(), Head: head, Heads: heads}
+		LogPublicKey: src.Log.PublicKeyHex()}
 	m := src.Forecast.ScoringMethod()
 	meta.Bootstrap, meta.Seed, meta.MinForecasts, meta.MaxPerOrganisation = m.Bootstrap, m.Seed, m.MinForecasts, m.MaxPerOrganisation
 	meta.MethodVersion, meta.MethodDigest = forecast.MethodVersion, m.Digest()
@@ -478,43 +459,56 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 	if err != nil {
 		return nil, nil, err
 	}
-	files := append([]IndexEntry{me}, tables...)
-	if o.Checkpoint != nil {
-		ce, err := sink(CheckpointFile, func(w io.Writer) error { _, err := w.Write(o.Checkpoint); return err })
-		if err != nil {
-			return nil, nil, err
-		}
-		files = append(files, ce)
+	ce, err := sink(CheckpointFile, func(w io.Writer) error { _, err := w.Write(o.Checkpoint); return err })
+	if err != nil {
+		return nil, nil, err
 	}
-	return counts, files, nil
+	return counts, append(append([]IndexEntry{me}, tables...), ce), nil
 }
 
-// checkCheckpoint checks that note is a checkpoint signed by l's key of a
-// tree of at most size entries that l holds, so that an export never
-// carries a checkpoint its own leaves contradict.
-func checkCheckpoint(ctx context.Context, l *tlog.Log, note []byte, size uint64) error {
+// ErrLogGrew is wrapped by Write's refusal (ECONFLICT) of a checkpoint
+// the log grew past before the export started: the tables would hold
+// what the checkpoint does not cover. Publishing a checkpoint of the log
+// as it stands and exporting again is the remedy.
+var ErrLogGrew = errors.New("the log grew past the checkpoint: publish a checkpoint of the log as it stands, then export")
+
+// checkCheckpoint checks that note is a checkpoint signed by l's key of
+// the log as it stands, and returns its size: an export never carries a
+// checkpoint its own leaves contradict, nor tables its checkpoint does not
+// cover.
+func checkCheckpoint(ctx context.Context, l *tlog.Log, note []byte) (uint64, error) {
+	if note == nil {
+		return 0, arena.Errorf(arena.EINVALID, "export: no checkpoint: an export carries the log's checkpoint, its signed head (publish one first)")
+	}
 	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(note)))
 	if err != nil {
-		return arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+		return 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
 	}
 	vkey, err := tlog.VerifierKey(c.Origin, l.PublicKey())
 	if err != nil {
-		return fmt.Errorf("export: checkpoint: %w", err)
+		return 0, fmt.Errorf("export: checkpoint: %w", err)
 	}
 	if _, err := tlog.OpenCheckpoint(note, vkey); err != nil {
-		return arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+		return 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+	}
+	size, err := l.Size(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("export: %w", err)
 	}
 	if c.Size > size {
-		return arena.Errorf(arena.EINVALID, "export: the checkpoint covers %d entries, more than the %d of the export's signed head: fetch the checkpoint before writing the export", c.Size, size)
+		return 0, arena.Errorf(arena.EINVALID, "export: the checkpoint covers %d entries, but the log has %d: it is not this log's", c.Size, size)
 	}
 	root, err := l.RootAt(ctx, c.Size)
 	if err != nil {
-		return fmt.Errorf("export: checkpoint: %w", err)
+		return 0, fmt.Errorf("export: checkpoint: %w", err)
 	}
 	if !tlog.Equal(root, c.Hash) {
-		return arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
+		return 0, arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
 	}
-	return nil
+	if c.Size < size {
+		return 0, arena.Errorf(arena.ECONFLICT, "export: the checkpoint covers %d entries, but the log has %d: %w", c.Size, size, ErrLogGrew)
+	}
+	return c.Size, nil
 }
 
 // WriteTable writes t as CSV (header row first; cells that a spreadsheet

@@ -22,10 +22,21 @@ import (
 func exportTo(t *testing.T, f *fixture, format string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := export.Write(context.Background(), f.source(), dir, export.Options{Format: format}); err != nil {
+	if _, err := export.Write(context.Background(), f.source(), dir, export.Options{Format: format, Checkpoint: mustCheckpoint(t, f)}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// mustCheckpoint publishes a checkpoint of the fixture's log as it stands
+// and returns its note.
+func mustCheckpoint(t *testing.T, f *fixture) []byte {
+	t.Helper()
+	n, err := f.checkpoint(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func verifyOK(t *testing.T, dir string, pub ed25519.PublicKey) *export.Report {
@@ -57,7 +68,7 @@ func TestExportVerifies(t *testing.T) {
 	for format, dir := range f.base {
 		rep := verifyOK(t, dir, pub)
 		if rep.Scores == 0 || rep.Signatures == 0 || rep.CommitHashes == 0 || rep.InclusionProofs == 0 || rep.LeaderboardRows == 0 ||
-			rep.Benchmarks == 0 || rep.Heads != 2 || rep.SealedEntries != 0 || rep.Cells == 0 {
+			rep.Benchmarks == 0 || rep.Checkpoint == nil || rep.LogSize != uint64(rep.LogEntries) || rep.SealedEntries != 0 || rep.Cells == 0 {
 			t.Fatalf("%s: verified too little: %+v", format, rep)
 		}
 		t.Logf("%s: %+v", format, *rep)
@@ -193,7 +204,7 @@ func TestExportWithPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	counts, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log, Traces: res.DB}, dir, export.Options{Format: export.JSONL, WithPrompts: true, Redact: redact.String})
+	counts, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log, Traces: res.DB}, dir, export.Options{Format: export.JSONL, WithPrompts: true, Redact: redact.String, Checkpoint: mustCheckpoint(t, f)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +219,7 @@ func TestExportWithPrompts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(exportTo(t, f, export.JSONL), "traces.jsonl")); !os.IsNotExist(err) {
 		t.Fatalf("a default export has a traces file (%v)", err)
 	}
-	if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, t.TempDir(), export.Options{WithPrompts: true}); err == nil {
+	if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, t.TempDir(), export.Options{WithPrompts: true, Checkpoint: mustCheckpoint(t, f)}); err == nil {
 		t.Fatal("with prompts and no trace store: no error")
 	}
 }
@@ -238,7 +249,7 @@ func TestExportProgress(t *testing.T) {
 	f := played(t)
 	var w, v steps
 	dir := t.TempDir()
-	if _, err := export.Write(context.Background(), f.source(), dir, export.Options{Format: export.JSONL, Progress: w.add}); err != nil {
+	if _, err := export.Write(context.Background(), f.source(), dir, export.Options{Format: export.JSONL, Progress: w.add, Checkpoint: mustCheckpoint(t, f)}); err != nil {
 		t.Fatal(err)
 	}
 	w.counted(t, "export", len(export.Specs))

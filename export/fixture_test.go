@@ -17,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/tlog"
 )
 
 // fixture is one small demo played once per test binary, with a round
@@ -31,17 +32,19 @@ type fixture struct {
 	// consistent state of the log.
 	early string
 	// base are the exports (by format) once that round is scored: every
-	// round triggered, no log entry sealed, two signed heads.
+	// round triggered, no log entry sealed.
 	base map[string]string
 	// sealed is a JSON Lines export after an open round got a commit,
 	// whose log entry is sealed.
 	sealed string
 	// checkpointed is a JSON Lines export at the base moment carrying the
 	// log's checkpoint cosigned by two witnesses, which policy (2 of 2)
-	// names; vkey is the log's verifier key.
+	// names; vkey is the log's verifier key. The other exports carry a
+	// checkpoint pub signed, without cosignatures.
 	checkpointed string
 	policy       []byte
 	vkey         string
+	pub          *tlog.Publisher
 }
 
 var (
@@ -79,8 +82,21 @@ func (f *fixture) export(format string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = export.Write(context.Background(), f.source(), dir, export.Options{Format: format})
+	n, err := f.checkpoint(context.Background())
+	if err != nil {
+		return "", err
+	}
+	_, err = export.Write(context.Background(), f.source(), dir, export.Options{Format: format, Checkpoint: n})
 	return dir, err
+}
+
+// checkpoint publishes a checkpoint of the log as it stands and returns
+// its note, as an arena does before it exports.
+func (f *fixture) checkpoint(ctx context.Context) ([]byte, error) {
+	if _, err := f.pub.Publish(ctx); err != nil {
+		return nil, err
+	}
+	return f.pub.Checkpoint(ctx)
 }
 
 func play() (*fixture, error) {
@@ -98,6 +114,10 @@ func play() (*fixture, error) {
 	res.Forecast.Method = forecast.DefaultMethod()
 	res.Forecast.Method.MinForecasts = 10
 	f := &fixture{res: res, base: map[string]string{}}
+	if f.pub, err = tlog.NewPublisher(res.Log, fixtureOrigin, &tlog.MemCheckpoints{}); err != nil {
+		return f, err
+	}
+	f.vkey = f.pub.VerifierKey()
 	if f.early, err = f.export(export.JSONL); err != nil {
 		return f, err
 	}
@@ -213,10 +233,6 @@ func (f *fixture) reveal(ctx context.Context, r *arena.Round, k *forecast.Key, n
 // the commit deadline): one agent reveals, the other forfeits; the
 // markets resolve Yes, No, void and not at all before the trigger.
 func (f *fixture) scoredRound(ctx context.Context) error {
-	// A head signed now makes the base exports carry two.
-	if _, err := f.res.Log.SignedHead(ctx); err != nil {
-		return err
-	}
 	clk, svc := f.res.Clock, f.res.Forecast
 	now := clk.Now().Truncate(time.Hour).Add(time.Hour)
 	clk.Set(now)

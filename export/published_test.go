@@ -24,10 +24,7 @@ func TestPublishedExportServedAndVerified(t *testing.T) {
 	t.Parallel()
 	f := played(t)
 	ctx := context.Background()
-	note, err := os.ReadFile(filepath.Join(f.checkpointed, export.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	note := mustCheckpoint(t, f)
 	p := &export.Publisher{Store: f.res.DB}
 	st, err := p.Publish(ctx, f.source(), note)
 	if err != nil || !st.Stored || st.Parts == 0 || st.NewBytes == 0 || st.NewBytes > st.Bytes {

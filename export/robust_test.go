@@ -54,14 +54,14 @@ func TestVerifyRefusesNonRegularFiles(t *testing.T) {
 	}
 }
 
-// A key named twice in meta.json (at its top or in a head), in index.json
-// or in a log leaf is refused: encoding/json would keep the last value.
+// A key named twice in meta.json, in index.json or in a log leaf is
+// refused: encoding/json would keep the last value.
 func TestDuplicateKeysRefused(t *testing.T) {
 	t.Parallel()
 	f := played(t)
 	for _, tc := range []struct{ name, old, new string }{
 		{"top level", `"format": "jsonl",`, `"format": "csv", "format": "jsonl",`},
-		{"in the head", `"head": {`, `"head": {"tree_size": 1, `},
+		{"the log key", `"log_public_key": "`, `"log_public_key": "00", "log_public_key": "`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyExport(t, f.base[export.JSONL])

@@ -36,12 +36,13 @@ import (
 // proves only internal consistency.
 type VerifyOptions struct {
 	LogKey ed25519.PublicKey
-	// KnownHeads are tree heads the verifier saw before (an earlier
-	// export's, a witness's): each must be signed by the log key and be
-	// consistent with the export's head, and none may be larger. An export
-	// alone cannot show that it was rolled back to an earlier, consistent
-	// state; a head seen before can.
-	KnownHeads []tlog.Head
+	// KnownCheckpoints are checkpoint notes of the log the verifier saw
+	// before (an earlier export's, a witness's): each must be signed by
+	// the log key under the export's checkpoint's origin, be a prefix of
+	// the export's tree, and none may be larger. An export alone cannot
+	// show that it was rolled back to an earlier, consistent state; a
+	// checkpoint seen before can.
+	KnownCheckpoints [][]byte
 	// VKey is the log's note verifier key (tlog.VerifierKey): it pins the
 	// origin and the key the export's checkpoint is signed with, and is
 	// the log key when LogKey is nil.
@@ -56,27 +57,27 @@ type VerifyOptions struct {
 
 // Report says what Verify checked.
 type Report struct {
-	LogEntries      int
-	SealedEntries   int // commits and reveals of untriggered rounds: hash only
-	Heads           int // signed tree heads checked (signature and consistency with the latest)
-	InclusionProofs int
-	Signatures      int // EIP-712 commit, reveal and profile signatures recovered
-	CommitHashes    int
-	Benchmarks      int // markets whose benchmark matched the log
-	Outcomes        int // markets whose frozen outcome matched the log
-	Scores          int // score rows recomputed
-	Profiles        int // agents whose profile matched their latest logged one
-	LeaderboardRows int
-	LeaderboardSkip string // why the leaderboard was not recomputed, if it was not
-	KeyFromExport   bool
-	Rounds, Markets int
-	Submissions     int
-	Cells           int // cells read and checked, over every table
-	LogRoot         string
-	LogSize         uint64
-	// Checkpoint is the export's checkpoint, when it carries one that
-	// checked out, and VKey the log verifier key it verified under;
-	// Quorum says it met Policy's quorum.
+	LogEntries       int
+	SealedEntries    int // commits and reveals of untriggered rounds: hash only
+	KnownCheckpoints int // VerifyOptions.KnownCheckpoints checked (signature and consistency with the export's)
+	InclusionProofs  int
+	Signatures       int // EIP-712 commit, reveal and profile signatures recovered
+	CommitHashes     int
+	Benchmarks       int // markets whose benchmark matched the log
+	Outcomes         int // markets whose frozen outcome matched the log
+	Scores           int // score rows recomputed
+	Profiles         int // agents whose profile matched their latest logged one
+	LeaderboardRows  int
+	LeaderboardSkip  string // why the leaderboard was not recomputed, if it was not
+	KeyFromExport    bool
+	Rounds, Markets  int
+	Submissions      int
+	Cells            int // cells read and checked, over every table
+	LogRoot          string
+	LogSize          uint64
+	// Checkpoint is the export's checkpoint, when it checked out, and
+	// VKey the log verifier key it verified under; Quorum says it met
+	// Policy's quorum.
 	Checkpoint *tlog.Checkpoint
 	VKey       string
 	Quorum     bool
@@ -148,7 +149,6 @@ type verifier struct {
 	method forecast.Method
 
 	// The log, decoded.
-	root     []byte // the signed head's root; nil when the head does not verify
 	commits  map[key]logged[forecast.CommitEntry]
 	reveals  map[key]logged[forecast.RevealEntry]
 	benches  map[uint64]logged[forecast.BenchmarkEntry]
@@ -175,8 +175,8 @@ func (v *verifier) add(table, key, column, format string, args ...any) {
 // Verify checks an export directory from its files alone, against the
 // contract (Contract): every table is read strictly (each value written
 // one way, keys unique, references resolved); the log is checked (leaf
-// hashes, the signed head's root, an inclusion proof per entry, every
-// other signed head's consistency with it, every EIP-712 signature and
+// hashes, the checkpoint's signature and root, an inclusion proof per
+// entry, every known checkpoint's consistency with it, every EIP-712 signature and
 // commit hash in it); then every exported value is compared with what the
 // log holds or what follows from it (benchmarks, outcomes, submissions,
 // scores recomputed with the server's scorer, the leaderboard recomputed
@@ -261,6 +261,10 @@ func (v *verifier) readMeta(dir string) bool {
 		v.add(m, "", "", "%v", err)
 		return false
 	}
+	if retired := retiredHeads(b); retired != "" {
+		v.add(m, "", retired, "%s", errRetiredHeads)
+		return false
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v.meta); err != nil {
@@ -314,34 +318,62 @@ func (v *verifier) readMeta(dir string) bool {
 	return true
 }
 
+// errRetiredHeads is the reason an export of the retired format is
+// refused: its meta.json carries "forecast-arena tree head v1" heads.
+const errRetiredHeads = `an export of the retired format: meta.json carries signed tree heads ("forecast-arena tree head v1"), ` +
+	`which the log no longer signs and this verifier does not read; an export's signed head is its C2SP checkpoint file. ` +
+	`Export the arena again (its log and checkpoints verify the same entries), or verify this export with the arena version that wrote it`
+
+// retiredHeads names the field of meta.json that only the retired
+// format has ("head" or "heads"), or is "" when there is none.
+func retiredHeads(meta []byte) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(meta, &fields) != nil {
+		return "" // reported by the strict decoding
+	}
+	for _, f := range []string{"head", "heads"} {
+		if _, ok := fields[f]; ok {
+			return f
+		}
+	}
+	return ""
+}
+
 // ---- the log ----
 
-// checkLog checks the log's entries against the signed heads and decodes
-// them into the model every table is then compared with.
+// checkLog checks the log's entries against the export's checkpoint, its
+// signed head, and decodes them into the model every table is then
+// compared with.
 func (v *verifier) checkLog(dir string) {
 	const lt = "log_entries"
 	t := v.t[lt]
-	head := v.meta.Head
-	v.rep.LogSize, v.rep.LogRoot = head.TreeSize, head.RootHash
-	root, err := head.Verify(v.o.LogKey)
-	if err != nil {
-		v.add("meta.json", "head", "signature", "%v", err)
+	c := v.readCheckpoint(dir)
+	var root []byte // nil when the checkpoint does not check out
+	var size uint64 // the entries the export's log holds
+	if c != nil {
+		root, size = c.Hash, c.Size
+		v.rep.LogSize, v.rep.LogRoot = c.Size, hex.EncodeToString(c.Hash)
+	} else {
+		// Nothing signed says how long the log is: check what is exported.
+		for _, r := range t.rows {
+			if r.ok("idx") {
+				size = max(size, r.u("idx")+1)
+			}
+		}
 	}
-	v.root = root
-	heads := v.checkHeads()
-	// A head (even a forged one) claiming far more entries than exported
-	// is reported once, not entry by entry.
-	n := head.TreeSize
+	// A checkpoint (even a forged one) claiming far more entries than
+	// exported is reported once, not entry by entry.
+	n := size
 	if limit := uint64(len(t.rows)) + 1024; n > limit {
-		v.add(lt, "", "", "%d entries exported, the signed head covers %d", len(t.rows), head.TreeSize)
+		v.add(lt, "", "", "%d entries exported, the checkpoint covers %d", len(t.rows), size)
 		n = limit
 	}
 	rows := make([]*row, n)
 	for _, r := range t.rows {
 		switch i := r.u("idx"); {
 		case !r.ok("idx"):
-		case i >= head.TreeSize:
-			v.add(lt, r.key, "idx", "beyond the signed head, which covers %d entries", head.TreeSize)
+		case i >= size:
+			v.add(lt, r.key, "idx", "beyond the checkpoint, which covers %d entries", size)
 		case i < n:
 			rows[i] = r
 		}
@@ -350,7 +382,7 @@ func (v *verifier) checkLog(dir string) {
 	for i, r := range rows {
 		exported[i] = make([]byte, 32)
 		if r == nil {
-			v.add(lt, kv(t.spec, strconv.Itoa(i)), "", "missing: the signed head covers %d entries", head.TreeSize)
+			v.add(lt, kv(t.spec, strconv.Itoa(i)), "", "missing: the checkpoint covers %d entries", size)
 		} else if h, err := hex.DecodeString(r.s("leaf_hash")); err == nil && len(h) == 32 {
 			exported[i] = h
 		}
@@ -361,14 +393,29 @@ func (v *verifier) checkLog(dir string) {
 	}
 	// The authentic leaf hashes: the exported ones if their root is the
 	// signed one (then a leaf that hashes otherwise was changed), else the
-	// leaves' own if theirs is (then a leaf_hash that differs was).
-	hashes, ownRoot := exported, false
-	if rx, _ := tlog.Root(exported); root != nil && !tlog.Equal(rx, root) {
-		if ro, _ := tlog.Root(own); tlog.Equal(ro, root) {
-			hashes, ownRoot = own, true
-		} else {
-			v.add(lt, "", "leaf_hash", "the exported entries' root is %x, the signed head's %x", rx, root)
+	// leaves' own if theirs is (then a leaf_hash that differs was). The
+	// tree over them, built once, gives every root and proof below.
+	tree, err := tlog.NewTree(exported)
+	if err != nil {
+		v.add(lt, "", "leaf_hash", "%v", err)
+		return
+	}
+	ownRoot := false
+	if rx, _ := tree.Root(n); root != nil && !tlog.Equal(rx, root) {
+		ot, err := tlog.NewTree(own)
+		if err != nil {
+			v.add(lt, "", "leaf", "%v", err)
+			return
 		}
+		if ro, _ := ot.Root(n); tlog.Equal(ro, root) {
+			tree, ownRoot = ot, true
+		} else {
+			v.add(lt, "", "leaf_hash", "the exported entries' root is %x, the checkpoint's %x", rx, root)
+		}
+	}
+	hashes := exported
+	if ownRoot {
+		hashes = own
 	}
 	leaves := make([]tlog.Leaf, len(rows))
 	for i, r := range rows {
@@ -395,11 +442,10 @@ func (v *verifier) checkLog(dir string) {
 	}
 	v.rep.LogEntries = len(rows)
 	if root != nil {
-		tree := tlog.NewTree(hashes)
 		for i := range hashes {
-			p, err := tree.InclusionProof(uint64(i))
+			p, err := tree.InclusionProof(uint64(i), size)
 			if err == nil {
-				err = tlog.VerifyInclusion(uint64(i), head.TreeSize, hashes[i], p, root)
+				err = tlog.VerifyInclusion(uint64(i), size, hashes[i], p, root)
 			}
 			if err != nil {
 				v.add(lt, kv(t.spec, strconv.Itoa(i)), "leaf_hash", "inclusion proof: %v", err)
@@ -407,19 +453,8 @@ func (v *verifier) checkLog(dir string) {
 			}
 			v.rep.InclusionProofs++
 		}
-		for _, h := range heads {
-			p, err := tree.ConsistencyProof(h.h.TreeSize)
-			if err == nil {
-				err = tlog.VerifyConsistency(h.h.TreeSize, head.TreeSize, p, h.root, root)
-			}
-			if err != nil {
-				v.add("meta.json", h.name, "root_hash", "not a prefix of the export's head: its consistency proof fails")
-				continue
-			}
-			v.rep.Heads++
-		}
+		v.checkKnown(tree, c)
 	}
-	v.checkCheckpoint(dir, hashes)
 	v.decodeLog(rows, leaves)
 }
 
@@ -427,40 +462,38 @@ func (v *verifier) checkLog(dir string) {
 // signature and a few dozen cosignatures.
 const maxCheckpointBytes = 64 << 10
 
-// checkCheckpoint checks the export's checkpoint, when it has one: signed
-// by the log key (under VKey's origin, else its own), cosigned by a quorum
-// of Policy's witnesses when there is one, and describing a prefix of the
-// exported log: the first tree_size leaf hashes hash to its root. The
-// leaves themselves are the inclusion proof of every entry, so an export
-// needs no proof beside them. With VKey or Policy it is required.
-func (v *verifier) checkCheckpoint(dir string, hashes [][]byte) {
+// readCheckpoint reads and checks the export's checkpoint, its signed
+// head: signed by the log key (under VKey's origin, else its own) and
+// cosigned by a quorum of Policy's witnesses when there is one. It
+// returns nil, with the reason reported, when it does not check out.
+// Its tree is the exported log: checkLog proves every exported entry
+// included in it.
+func (v *verifier) readCheckpoint(dir string) *tlog.Checkpoint {
 	const cf = CheckpointFile
 	b, err := readFileBounded(filepath.Join(dir, cf), maxCheckpointBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		if v.o.VKey != "" || v.o.Policy != nil {
-			v.add(cf, "", "", "missing: the log verifier key and the witness policy check the export's checkpoint")
-		}
-		return
+		v.add(cf, "", "", "missing: an export carries the log's checkpoint, the signed head its log is proved against")
+		return nil
 	}
 	if err != nil {
 		v.add(cf, "", "", "%v", err)
-		return
+		return nil
 	}
 	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(b)))
 	if err != nil {
 		v.add(cf, "", "", "%v", err)
-		return
+		return nil
 	}
 	vkey := v.o.VKey
 	if vkey == "" {
 		if vkey, err = tlog.VerifierKey(c.Origin, v.o.LogKey); err != nil {
 			v.add(cf, "", "origin", "%v", err)
-			return
+			return nil
 		}
 	}
 	if _, err := tlog.OpenCheckpoint(b, vkey); err != nil {
 		v.add(cf, "", "signature", "%v", err)
-		return
+		return nil
 	}
 	if v.o.Policy != nil {
 		lv, err := note.NewVerifier(vkey)
@@ -473,77 +506,37 @@ func (v *verifier) checkCheckpoint(dir string, hashes [][]byte) {
 			v.rep.Quorum = true
 		}
 	}
-	switch head := v.meta.Head.TreeSize; {
-	case c.Size > head:
-		v.add(cf, "", "tree_size", "%d entries, more than the export's signed head covers (%d)", c.Size, head)
-		return
-	case c.Size > uint64(len(hashes)):
-		return // the missing entries are reported
-	}
-	if root, err := tlog.Root(hashes[:c.Size]); err != nil || !tlog.Equal(root, c.Hash) {
-		v.add(cf, "", "root_hash", "%x, but the first %d exported leaf hashes hash to %x", c.Hash, c.Size, root)
-		return
-	}
 	v.rep.Checkpoint, v.rep.VKey = &c, vkey
+	return &c
 }
 
-// signedHead is a head whose signature and place among the others
-// checked out; its consistency with the export's head is proved once the
-// leaves are known.
-type signedHead struct {
-	h    tlog.Head
-	root []byte
-	name string
-}
-
-// checkHeads checks every other head (meta.json's heads, then the ones
-// the verifier knows) against the export's: signed by the log key, not
-// larger (the export would be rolled back), no two of one size with
-// different roots (the log forked), and no larger head signed earlier.
-// The export's head must be the largest of meta.json's.
-func (v *verifier) checkHeads() []signedHead {
-	head := v.meta.Head
-	var out []signedHead
-	all := []signedHead{{h: head, name: "head"}}
-	check := func(h tlog.Head, name string, known bool) {
-		r, err := h.Verify(v.o.LogKey)
+// checkKnown checks the checkpoints the verifier saw before against the
+// export's, c, whose tree is tree: each signed by the log key under c's
+// origin, none larger (the export would be rolled back), and each a
+// prefix of c's tree (a consistency proof from tree each; a root that
+// differs at a known size is a fork).
+func (v *verifier) checkKnown(tree *tlog.Tree, c *tlog.Checkpoint) {
+	for i, b := range v.o.KnownCheckpoints {
+		name := fmt.Sprintf("known checkpoint %d", i+1)
+		k, err := tlog.OpenCheckpoint(b, v.rep.VKey)
 		if err != nil {
-			v.add("meta.json", name, "signature", "%v", err)
-			return
+			v.add(CheckpointFile, name, "signature", "%v", err)
+			continue
 		}
-		for _, s := range all {
-			switch {
-			case s.h.TreeSize == h.TreeSize && s.h.RootHash != h.RootHash:
-				v.add("meta.json", name, "root_hash", "the log forked: %s and %s are both signed for %d entries, with different roots", name, s.name, h.TreeSize)
-				return
-			case (s.h.TreeSize < h.TreeSize && s.h.Timestamp > h.Timestamp) || (s.h.TreeSize > h.TreeSize && s.h.Timestamp < h.Timestamp):
-				v.add("meta.json", name, "timestamp_micros", "%s for %d entries, but %s covers %d entries at %s",
-					tm(time.UnixMicro(h.Timestamp)), h.TreeSize, s.name, s.h.TreeSize, tm(time.UnixMicro(s.h.Timestamp)))
-				return
-			}
+		if k.Size > c.Size {
+			v.add(CheckpointFile, "", "tree_size", "%d entries: rolled back from %s, seen before, of %d entries", c.Size, name, k.Size)
+			continue
 		}
-		if h.TreeSize > head.TreeSize {
-			why := "signed later"
-			if known {
-				why = "seen before"
-			}
-			v.add("meta.json", "head", "tree_size", "%d entries: rolled back from %s, %s for %d entries at %s",
-				head.TreeSize, name, why, h.TreeSize, tm(time.UnixMicro(h.Timestamp)))
-			return
+		p, err := tree.ConsistencyProof(k.Size, c.Size)
+		if err == nil {
+			err = tlog.VerifyConsistency(k.Size, c.Size, p, k.Hash, c.Hash)
 		}
-		all = append(all, signedHead{h, r, name})
-		out = append(out, signedHead{h, r, name})
+		if err != nil {
+			v.add(CheckpointFile, name, "root_hash", "the log forked: %s's tree of %d entries is not a prefix of the export's (its consistency proof fails)", name, k.Size)
+			continue
+		}
+		v.rep.KnownCheckpoints++
 	}
-	for i, h := range v.meta.Heads {
-		check(h, fmt.Sprintf("heads[%d]", i), false)
-	}
-	if !slices.ContainsFunc(out, func(s signedHead) bool { return s.h == head }) {
-		v.add("meta.json", "head", "", "not among heads, which list every head the log signed")
-	}
-	for i, h := range v.o.KnownHeads {
-		check(h, fmt.Sprintf("known head %d", i), true)
-	}
-	return out
 }
 
 // decodeLog reads the unsealed entries into the model: commits and

@@ -130,9 +130,7 @@ func VerifierKey(origin string, pub ed25519.PublicKey) (string, error) {
 }
 
 // NoteSigner signs checkpoints with the log key, the key name being the
-// origin. The key also signs the JSON tree heads; their message starts
-// with a line holding spaces, which no origin has, and its third line is
-// a hex hash, no base64 one, so neither signature can pass for the other.
+// origin. Checkpoints are all the log key signs.
 func NoteSigner(origin string, key ed25519.PrivateKey) (note.Signer, error) {
 	vkey, err := VerifierKey(origin, key.Public().(ed25519.PublicKey))
 	if err != nil {

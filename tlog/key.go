@@ -18,8 +18,8 @@ import (
 
 // LoadOrCreateKey reads the log's ed25519 key (the 32-byte seed in hex)
 // from path, creating it with mode 0600 (and its directory) on first use.
-// The key must survive restarts: heads signed by a new key do not chain to
-// the old ones for anyone verifying against the published key.
+// The key must survive restarts: checkpoints signed by a new key do not
+// chain to the old ones for anyone verifying against the published key.
 func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 	b, err := readKeyFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -160,25 +160,25 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 		if prev, _, err = openCheckpoint(latest, p.verifier); err != nil {
 			return Checkpoint{}, arena.Errorf(arena.ECONFLICT, "tlog: the published checkpoint does not verify under origin %s and the log key (were they changed?): %w", p.origin, err)
 		}
-		if int64(prev.Size) > size {
+		if prev.Size > size {
 			return Checkpoint{}, arena.Errorf(arena.ECONFLICT, "tlog: checkpoint %d was published, but the log has %d entries: refusing to sign a smaller tree", prev.Size, size)
 		}
-		root, err := p.Log.treeHash(int64(prev.Size))
+		root, err := p.Log.tree.Root(prev.Size)
 		if err != nil {
 			return Checkpoint{}, err
 		}
 		if !Equal(root, prev.Hash) {
 			return Checkpoint{}, arena.Errorf(arena.ECONFLICT, "tlog: the log's first %d entries hash to %x, but the published checkpoint says %x: refusing to sign a fork", prev.Size, root, prev.Hash)
 		}
-		if int64(prev.Size) == size {
+		if prev.Size == size {
 			return prev, p.cosignAgain(ctx, latest, prev)
 		}
 	}
-	root, err := p.Log.treeHash(size)
+	root, err := p.Log.tree.Root(size)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	c := Checkpoint{Origin: p.origin, Size: uint64(size), Hash: root}
+	c := Checkpoint{Origin: p.origin, Size: size, Hash: root}
 	if err := p.Log.beforeSigning(ctx, SignedTree{Size: c.Size, Root: root}); err != nil {
 		return Checkpoint{}, err
 	}
@@ -205,10 +205,7 @@ func (p *Publisher) cosign(ctx context.Context, signed []byte, c Checkpoint) ([]
 	ctx, cancel := context.WithTimeout(ctx, p.interval()/2)
 	defer cancel()
 	prove := func(old uint64) ([][]byte, error) {
-		if old > c.Size {
-			return nil, ErrRange
-		}
-		return p.Log.proveTree(int64(old), int64(c.Size))
+		return p.Log.tree.ConsistencyProof(old, c.Size)
 	}
 	out, err := p.Cosigner.Cosign(ctx, signed, c, prove)
 	if out == nil {

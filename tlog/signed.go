@@ -28,7 +28,7 @@ type SignedTree struct {
 
 // SignedState keeps the largest tree the log key has signed, somewhere a
 // restore of the database does not roll back (a file beside the key, see
-// StateFile). The database's own record of its checkpoints and heads
+// StateFile). The database's own record of its checkpoints
 // goes back with a restored backup; without this the log would sign,
 // under the same key, a second root for a size it already published.
 type SignedState interface {
@@ -64,10 +64,10 @@ func (l *Log) consistentWith(ctx context.Context, t SignedTree, by string) error
 	if err != nil {
 		return err
 	}
-	if uint64(n) < t.Size {
+	if n < t.Size {
 		return arena.Errorf(arena.ECONFLICT, "tlog: %s a tree of %d entries (root %x), but this database's log has only %d: %w (an older backup restored, or another database given this key?)", by, t.Size, t.Root, n, ErrFork)
 	}
-	root, err := l.treeHash(int64(t.Size))
+	root, err := l.tree.Root(t.Size)
 	if err != nil {
 		return err
 	}

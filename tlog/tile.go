@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	sumdb "golang.org/x/mod/sumdb/tlog"
 
@@ -21,107 +20,6 @@ const tileHeight = 8
 // maxEntrySize is the largest leaf an entry bundle can carry: each entry
 // is prefixed by its length as a big-endian uint16.
 const maxEntrySize = 1<<16 - 1
-
-// hashTree keeps the stored hashes of the log's Merkle tree in
-// golang.org/x/mod/sumdb/tlog's layout (every complete subtree's hash, in
-// the order a log appends them), so tiles, root hashes and consistency
-// proofs take O(log n) hashes instead of rehashing the leaves.
-type hashTree struct {
-	mu     sync.RWMutex
-	hashes []sumdb.Hash
-	size   int64 // leaves the hashes cover
-}
-
-// extend adds the stored hashes of the leaves past the tree's size.
-func (t *hashTree) extend(leaves [][]byte) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for ; t.size < int64(len(leaves)); t.size++ {
-		leaf := leaves[t.size]
-		if len(leaf) != sumdb.HashSize {
-			return fmt.Errorf("tlog: leaf hash %d has %d bytes", t.size, len(leaf))
-		}
-		hs, err := sumdb.StoredHashesForRecordHash(t.size, sumdb.Hash(leaf), sumdb.HashReaderFunc(t.read))
-		if err != nil {
-			return fmt.Errorf("tlog: hash leaf %d: %w", t.size, err)
-		}
-		t.hashes = append(t.hashes, hs...)
-	}
-	return nil
-}
-
-// read is ReadHashes for a caller holding t.mu.
-func (t *hashTree) read(indexes []int64) ([]sumdb.Hash, error) {
-	out := make([]sumdb.Hash, len(indexes))
-	for i, x := range indexes {
-		if x < 0 || x >= int64(len(t.hashes)) {
-			return nil, fmt.Errorf("tlog: stored hash %d of %d", x, len(t.hashes))
-		}
-		out[i] = t.hashes[x]
-	}
-	return out, nil
-}
-
-// ReadHashes implements sumdb.HashReader.
-func (t *hashTree) ReadHashes(indexes []int64) ([]sumdb.Hash, error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.read(indexes)
-}
-
-// sync brings the stored hashes up to the log's current size and returns
-// that size.
-func (l *Log) sync(ctx context.Context) (int64, error) {
-	leaves, err := l.leaves(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if err := l.tree.extend(leaves); err != nil {
-		return 0, err
-	}
-	return int64(len(leaves)), nil
-}
-
-// treeHash is the root hash of the first size leaves; the caller has
-// synced at least that many.
-func (l *Log) treeHash(size int64) ([]byte, error) {
-	h, err := sumdb.TreeHash(size, &l.tree)
-	if err != nil {
-		return nil, fmt.Errorf("tlog: root of size %d: %w", size, err)
-	}
-	return h[:], nil
-}
-
-// RootAt is the root hash of the log's first size entries: ErrRange
-// beyond the log.
-func (l *Log) RootAt(ctx context.Context, size uint64) ([]byte, error) {
-	n, err := l.sync(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if size > uint64(n) {
-		return nil, ErrRange
-	}
-	return l.treeHash(int64(size))
-}
-
-// proveTree is the RFC 6962 consistency proof from size old to size
-// (empty when old is 0 or size: nothing to prove); the caller has synced
-// at least size leaves.
-func (l *Log) proveTree(old, size int64) ([][]byte, error) {
-	if old == 0 || old == size {
-		return nil, nil
-	}
-	p, err := sumdb.ProveTree(size, old, &l.tree)
-	if err != nil {
-		return nil, fmt.Errorf("tlog: consistency proof %d → %d: %w", old, size, err)
-	}
-	out := make([][]byte, len(p))
-	for i := range p {
-		out[i] = p[i][:]
-	}
-	return out, nil
-}
 
 // parseTilePath parses a tile path relative to the log's prefix,
 // "tile/<L>/<N>[.p/<W>]" or "tile/entries/<N>[.p/<W>]", into an x/mod
@@ -156,10 +54,11 @@ func (l *Log) Tile(ctx context.Context, path string, sealed func(context.Context
 	if err != nil {
 		return nil, false, arena.Errorf(arena.EINVALID, "tlog: %v", err)
 	}
-	size, err := l.sync(ctx)
+	n, err := l.sync(ctx)
 	if err != nil {
 		return nil, false, err
 	}
+	size := int64(n)
 	// The tile holds hashes N·256 … N·256+W-1 of its level, each over
 	// 256^L leaves: it exists once the log has that many subtrees.
 	avail := size >> (tileHeight * max(t.L, 0))

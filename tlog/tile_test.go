@@ -1,8 +1,6 @@
 package tlog
 
 import (
-	"crypto/sha256"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,68 +36,6 @@ func TestParseTilePath(t *testing.T) {
 			t.Errorf("%q parsed as %+v", bad, got)
 		}
 	}
-}
-
-// The stored-hash tree gives the roots and consistency proofs the
-// transparency-dev Merkle code computes from the leaves: two
-// implementations of RFC 6962 agree.
-func TestHashTree(t *testing.T) {
-	var leaves [][]byte
-	l := &Log{}
-	tree := &l.tree
-	for i := range 600 {
-		leaves = append(leaves, LeafHash(fmt.Appendf(nil, "leaf %d", i)))
-		if i%7 != 0 && i != 599 {
-			continue // extend by several leaves at a time, too
-		}
-		if err := tree.extend(leaves); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, size := range []int64{0, 1, 2, 255, 256, 257, 511, 512, 513, 599, 600} {
-		got, err := l.treeHash(size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := Root(leaves[:size])
-		if !Equal(got, want) {
-			t.Fatalf("root of %d: %x, want %x", size, got, want)
-		}
-		for _, old := range []int64{0, 1, 3, 255, 256, 300, 600} {
-			if old > size {
-				continue
-			}
-			p, err := l.proveTree(old, size)
-			if err != nil {
-				t.Fatal(err)
-			}
-			root1, _ := Root(leaves[:old])
-			if old > 0 {
-				if err := VerifyConsistency(uint64(old), uint64(size), p, root1, want); err != nil {
-					t.Fatalf("consistency %d → %d: %v", old, size, err)
-				}
-			} else if p != nil {
-				t.Fatalf("a proof from size 0: %x", p)
-			}
-		}
-	}
-	if _, err := l.treeHash(601); err == nil {
-		t.Fatal("a root beyond the tree")
-	}
-	if err := tree.extend(append(leaves, make([]byte, 31))); err == nil {
-		t.Fatal("a leaf hash of 31 bytes was taken")
-	}
-	if sha := sha256.Sum256(nil); !Equal(mustRoot(t, l, 0), sha[:]) {
-		t.Fatal("the empty tree's root is not SHA-256 of nothing")
-	}
-}
-
-func mustRoot(t *testing.T, l *Log, size int64) []byte {
-	h, err := l.treeHash(size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // Fuzzed tile paths: parsing never panics, and a path that parses is the

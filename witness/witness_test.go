@@ -42,8 +42,16 @@ func newTestLog(t *testing.T, origin, seed string, n int) *testLog {
 	return l
 }
 
+func (l *testLog) tree() *tlog.Tree {
+	tree, err := tlog.NewTree(l.leaves)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return tree
+}
+
 func (l *testLog) root(size uint64) []byte {
-	r, err := tlog.Root(l.leaves[:size])
+	r, err := l.tree().Root(size)
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -59,7 +67,7 @@ func (l *testLog) proof(old, size uint64) [][]byte {
 	if old == 0 || old == size {
 		return nil
 	}
-	p, err := tlog.ConsistencyProof(l.leaves[:size], old)
+	p, err := l.tree().ConsistencyProof(old, size)
 	if err != nil {
 		l.t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -64,14 +65,20 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	if _, err := res.App.Export(ctx, out, export.Options{Format: export.JSONL}); err != nil {
 		return err
 	}
-	head, err := res.Log.SignedHead(ctx)
-	if err != nil {
-		return err
-	}
 	pub, err := res.App.Publisher()
 	if err != nil {
 		return err
 	}
+	// The checkpoint the export carries: the log's signed head.
+	note, err := pub.Checkpoint(ctx)
+	if err != nil {
+		return err
+	}
+	cp, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(note)))
+	if err != nil {
+		return err
+	}
+	head := demoLogJSON{Origin: cp.Origin, TreeSize: cp.Size, RootHash: hex.EncodeToString(cp.Hash), Checkpoint: string(note)}
 	if *format == "json" {
 		v := demoJSON{Seed: *seed, Rounds: res.Rounds, Scored: res.Scored, Database: res.DBURL, Forecast: res.Leaderboard,
 			Cohorts: res.Cohorts, Trading: res.Trading, Oracle: res.Oracle, Log: head, VKey: pub.VerifierKey(), Export: out}
@@ -116,7 +123,7 @@ func printNextSteps(w io.Writer, dashboard, verify string) {
 }
 
 // demoJSON is 'arena demo --format json': the run, both leaderboards, the
-// oracle's figures, the log's signed head and where the export is.
+// oracle's figures, the log's checkpoint and where the export is.
 type demoJSON struct {
 	Seed     int64                   `json:"seed"`
 	Rounds   int                     `json:"rounds"`
@@ -126,9 +133,18 @@ type demoJSON struct {
 	Cohorts  int                     `json:"cohorts"`
 	Trading  []trading.LeaderRowJSON `json:"trading"`
 	Oracle   demo.OracleSummary      `json:"oracle"`
-	Log      tlog.Head               `json:"log"`
+	Log      demoLogJSON             `json:"log"`
 	VKey     string                  `json:"log_vkey"` // the note verifier key of the log's checkpoints
 	Export   string                  `json:"export"`
+}
+
+// demoLogJSON is the log's checkpoint in the demo's JSON: its origin,
+// size and root hash (hex), and the signed note itself.
+type demoLogJSON struct {
+	Origin     string `json:"origin"`
+	TreeSize   uint64 `json:"tree_size"`
+	RootHash   string `json:"root_hash"`
+	Checkpoint string `json:"checkpoint"`
 }
 
 func printTrading(w io.Writer, rows []trading.LeaderRowJSON) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -14,6 +15,10 @@ import (
 func init() {
 	register("export", "export rounds, submissions, scores and the tamper-evident log for verification", runExport)
 }
+
+// maxExportAttempts bounds the exports tried while the log grows past
+// each new checkpoint before its export starts.
+const maxExportAttempts = 5
 
 func runExport(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--with-prompts] [--log-key PATH]")
@@ -44,7 +49,16 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	}
 	defer a.Close()
 	bar := progress.New(env.Stderr, 0, "tables")
-	counts, err := a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
+	var counts export.Counts
+	// A live arena appends while the checkpoint is signed and cosigned:
+	// an export whose checkpoint the log grew past is made again with the
+	// next checkpoint, a few times.
+	for attempt := 1; ; attempt++ {
+		counts, err = a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
+		if !errors.Is(err, export.ErrLogGrew) || attempt == maxExportAttempts {
+			break
+		}
+	}
 	bar.Finish()
 	if err != nil {
 		return err

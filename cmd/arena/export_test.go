@@ -102,9 +102,30 @@ func TestExportMidRound(t *testing.T) {
 			t.Fatalf("verify: %v\n%s", err, got)
 		}
 	}
+	// Both exports carry the checkpoint of one size: each is known to the
+	// other's verification. An export made after the log grew carries a
+	// larger one, which the earlier export is then a roll-back from.
+	csv, jsonl := filepath.Join(dir, "export-"+export.CSV), filepath.Join(dir, "export-"+export.JSONL)
+	got, _, err := cli(t, nil, "verify", "--export", jsonl, "--known-checkpoint", filepath.Join(csv, export.CheckpointFile))
+	if err != nil || !strings.Contains(got, "1 known checkpoints consistent with the export's") {
+		t.Fatalf("verify with the checkpoint known: %v\n%s", err, got)
+	}
+	if err := lg.Append(ctx, tlog.KindScore, map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	later := filepath.Join(dir, "export-later")
+	if _, _, err := cli(t, nil, "export", "--db", dbURL, "--out", later, "--log-key", keyPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cli(t, nil, "verify", "--export", csv, "--known-checkpoint", filepath.Join(later, export.CheckpointFile)); err == nil || !strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("verify of the earlier export with the later checkpoint known: %v, want a roll-back", err)
+	}
+	if _, _, err := cli(t, nil, "verify", "--export", csv, "--known-checkpoint", filepath.Join(dir, "nowhere")); err == nil || !strings.Contains(err.Error(), "--known-checkpoint") {
+		t.Fatalf("a known checkpoint file that does not exist: %v", err)
+	}
 }
 
-// A log that has signed heads is never signed by another key: export with
+// A log that has published a checkpoint is never signed by another key: export with
 // the key file missing, or with another key, fails, makes no key file and
 // signs nothing; with the log's own key it succeeds.
 func TestLogKeyGuard(t *testing.T) {
@@ -125,7 +146,12 @@ func TestLogKeyGuard(t *testing.T) {
 	if err := lg.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lg.SignedHead(ctx); err != nil {
+	pub, err := tlog.NewPublisher(lg, "arena.test/log", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published, err := pub.Publish(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -135,7 +161,7 @@ func TestLogKeyGuard(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing.key")
 	for _, c := range []struct{ key, want string }{
-		{missing, "does not exist, but this database's log has 1 signed tree head:"},
+		{missing, "does not exist, but this database's log has a published checkpoint:"},
 		{other, "was not signed by the log key"},
 	} {
 		_, _, err := cli(t, nil, "export", "--db", dbURL, "--out", filepath.Join(dir, "x"), "--log-key", c.key)
@@ -150,10 +176,10 @@ func TestLogKeyGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	heads, err := db.Heads(ctx)
+	latest, err := db.LatestCheckpoint(ctx)
 	db.Close()
-	if err != nil || len(heads) != 1 {
-		t.Fatalf("%d heads after refused exports (%v), want the 1 signed before", len(heads), err)
+	if c, perr := tlog.ParseCheckpoint([]byte(tlog.NoteText(latest))); err != nil || perr != nil || c.Size != published.Size || !tlog.Equal(c.Hash, published.Hash) {
+		t.Fatalf("checkpoint %+v after refused exports (%v, %v), want the one published before, %+v", c, err, perr, published)
 	}
 	if _, _, err := cli(t, nil, "export", "--db", dbURL, "--out", filepath.Join(dir, "ok"), "--log-key", own); err != nil {
 		t.Fatalf("export with the log's own key: %v", err)

@@ -54,9 +54,6 @@ func appendPublish(t *testing.T, a *app.App, tag string, n int) uint64 {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.Log.SignedHead(ctx); err != nil {
-		t.Fatal(err)
-	}
 	pub, _ := a.Publisher()
 	c, err := pub.Publish(ctx)
 	if err != nil {

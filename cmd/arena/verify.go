@@ -27,14 +27,19 @@ func init() {
 }
 
 func runVerify(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "verify", "--export DIR | --url URL [--since FILE] [--save-checkpoint FILE] [--vkey VKEY] [--witness-policy FILE] [--log-key HEX] [--timeout D] [--export-wait D] [--max-download BYTES] [--chain RPC --arena ADDR]")
+	fs := newFlagSet(env, "verify", "--export DIR | --url URL [--since FILE] [--save-checkpoint FILE] [--vkey VKEY] [--known-checkpoint FILE]... [--witness-policy FILE] [--log-key HEX] [--timeout D] [--export-wait D] [--max-download BYTES] [--chain RPC --arena ADDR]")
 	dir := fs.String("export", "", "directory written by 'arena export'")
 	arenaURL := fs.String("url", "", "an arena's address: fetch its current checkpoint (URL/log/checkpoint) and the export published with it (URL/exports/SIZE/, else the latest), verify the export, and prove the current checkpoint consistent with the export's from the log's hash tiles")
 	since := fs.String("since", "", "with --url: a checkpoint of the arena's log kept earlier (as --save-checkpoint writes it): prove the current one consistent with it")
 	save := fs.String("save-checkpoint", "", "with --url: once everything verifies, write the arena's current checkpoint to FILE, for the next run's --since")
 	vkey := fs.String("vkey", "", "the arena's log verifier key (as URL/log/vkey serves it): pins the checkpoint's origin and the log key, and requires a checkpoint")
 	policyFile := fs.String("witness-policy", "", "C2SP witness policy file (log, witness, group and quorum lines): the checkpoint must be cosigned by its quorum (with --url, the arena's current checkpoint, which must extend the export's); its log line serves as --vkey")
-	keyHex := fs.String("log-key", "", "the arena's published log public key (hex, as GET /api/v1/log/sth names it); default: the key of --vkey, else the key the export names")
+	keyHex := fs.String("log-key", "", "the arena's published log public key (hex); default: the key of --vkey, else the key the export names")
+	var known []string
+	fs.Func("known-checkpoint", "a checkpoint of the arena's log seen before (an earlier export's checkpoint file, a --save-checkpoint file, a witness's copy): the export's checkpoint must extend it; repeatable", func(f string) error {
+		known = append(known, f)
+		return nil
+	})
 	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
 	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long in all (each request also times out when connecting takes 10s, headers 30s, or the body stops for 30s)")
@@ -73,6 +78,13 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("--vkey: %w", err)
 		}
 		o.VKey = *vkey
+	}
+	for _, f := range known {
+		b, err := readFlagFile("--known-checkpoint", f)
+		if err != nil {
+			return err
+		}
+		o.KnownCheckpoints = append(o.KnownCheckpoints, b)
 	}
 	if *policyFile != "" {
 		b, err := readFlagFile("--witness-policy", *policyFile)
@@ -119,8 +131,8 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("verification FAILED: %w", err)
 	}
-	fmt.Fprintf(env.Stdout, "log: %d entries (%d sealed until their round is triggered: hash only), root %s; %d inclusion proofs, %d signed heads consistent with the latest\n",
-		rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.Heads)
+	fmt.Fprintf(env.Stdout, "log: %d entries (%d sealed until their round is triggered: hash only), root %s; %d inclusion proofs, %d known checkpoints consistent with the export's\n",
+		rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.KnownCheckpoints)
 	if c := rep.Checkpoint; c != nil {
 		witnessed := "no witness policy given"
 		switch {

@@ -67,8 +67,8 @@ func TestNewWiresOneArena(t *testing.T) {
 			if err := lg.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 				t.Fatal(err)
 			}
-			if h, err := lg.SignedHead(ctx); err != nil || h.Timestamp != at.UnixMicro() {
-				t.Errorf("head %+v %v: not on the app's clock", h, err)
+			if es, err := lg.Entries(ctx, 0, 1); err != nil || len(es) != 1 || !es[0].CreatedAt.Equal(at) {
+				t.Errorf("entries %+v %v: not on the app's clock", es, err)
 			}
 			h, err := a.Handler()
 			if err != nil {
@@ -77,7 +77,7 @@ func TestNewWiresOneArena(t *testing.T) {
 			if _, err := a.Handler(); err != nil { // built once: the metrics are registered once
 				t.Fatal(err)
 			}
-			for path, want := range map[string]int{"/api/v1/log/sth": 200, "/api/v1/cohorts": 404, "/healthz": 200} {
+			for path, want := range map[string]int{"/api/v1/log/entries": 200, "/log/vkey": 200, "/api/v1/cohorts": 404, "/healthz": 200} {
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 				if rec.Code != want {

@@ -60,15 +60,16 @@ func logKeyPath(o config.Options) (path, legacy string, err error) {
 // openLog opens the tamper-evident log of the arena in db. The key is
 // bound to the database the first time (its public half is recorded in
 // it) and refused after that unless it is that key; a database whose log
-// has signed heads and records no key yet records the one that signed
-// them. A key is made only for a log that has signed nothing and records
-// no key: a missing key is otherwise an error, not a silent new signer.
+// has a published checkpoint and records no key yet records the one that
+// signed it. A key is made only for a log that has signed nothing and
+// records no key: a missing key is otherwise an error, not a silent new
+// signer.
 func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
 	path, legacy, err := logKeyPath(o)
 	if err != nil {
 		return nil, err
 	}
-	heads, err := db.Heads(ctx)
+	checkpoint, err := db.LatestCheckpoint(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -76,14 +77,14 @@ func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.L
 	if err != nil {
 		return nil, err
 	}
-	if !exists(path) && exists(legacy) && signedBy(legacy, heads, bound) {
+	if !exists(path) && exists(legacy) && signedBy(legacy, checkpoint, bound) {
 		logger.Info("tamper-evident log: reading the key from its former file; rename it to keep it to this database", "key", legacy, "rename_to", path)
 		path = legacy
 	}
 	if !exists(path) {
 		switch {
-		case len(heads) > 0:
-			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has %s: give the key that signed them with --log-key (or ARENA_DATA_DIR)", path, arena.Plural(len(heads), "signed tree head"))
+		case checkpoint != nil:
+			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log has a published checkpoint: give the key that signed it with --log-key (or ARENA_DATA_DIR)", path)
 		case bound != "":
 			return nil, arena.Errorf(arena.EINVALID, "log key %s does not exist, but this database's log belongs to the key with public half %s: give that key with --log-key (or ARENA_DATA_DIR)", path, bound)
 		}
@@ -96,7 +97,7 @@ func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.L
 	// database, so that a restored backup or another database given this
 	// key cannot make it sign a second root for a size it published.
 	lg := &tlog.Log{Store: db, Key: key, Logger: logger, Signed: tlog.StateFile{Path: tlog.StatePath(path)}}
-	if err := lg.CheckKey(heads); err != nil {
+	if err := lg.CheckKey(checkpoint); err != nil {
 		return nil, fmt.Errorf("log key %s: %w", path, err)
 	}
 	if err := tlog.BindKey(ctx, db, lg.PublicKey()); err != nil {
@@ -113,9 +114,10 @@ func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.L
 }
 
 // signedBy reports whether the key file at path is the key of a log with
-// these heads and bound key: the recorded key, else the signer of the
-// latest head. A log with neither belongs to no key yet.
-func signedBy(path string, heads []arena.SignedHead, bound string) bool {
+// this latest checkpoint note (nil for none) and bound key: the recorded
+// key, else the checkpoint's signer. A log with neither belongs to no key
+// yet.
+func signedBy(path string, checkpoint []byte, bound string) bool {
 	key, err := tlog.LoadOrCreateKey(path)
 	if err != nil {
 		return false
@@ -124,7 +126,7 @@ func signedBy(path string, heads []arena.SignedHead, bound string) bool {
 	if bound != "" {
 		return lg.PublicKeyHex() == bound
 	}
-	return len(heads) > 0 && lg.CheckKey(heads) == nil
+	return checkpoint != nil && lg.CheckKey(checkpoint) == nil
 }
 
 // exists reports whether there is a file at path; one that cannot be

@@ -53,16 +53,14 @@ func TestLogKeyBoundToDatabase(t *testing.T) {
 				t.Errorf("the bound key again: %v", err)
 			}
 
-			// A log signed before keys were recorded: its signer is recorded.
+			// A log published before keys were recorded: its signer is recorded.
 			o = config.Options{DB: storetest.URL(t, engine)}
 			old := openStore(t, o.DB)
 			signed := &tlog.Log{Store: old, Key: keyB, Logger: quiet}
 			if err := signed.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := signed.SignedHead(ctx); err != nil {
-				t.Fatal(err)
-			}
+			publish(t, signed, old)
 			if _, err := openLog(ctx, withKey(o, b), old, quiet); err != nil {
 				t.Fatal(err)
 			}
@@ -90,9 +88,7 @@ func TestLogKeyPerDatabase(t *testing.T) {
 	if err := signed.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := signed.SignedHead(ctx); err != nil {
-		t.Fatal(err)
-	}
+	publish(t, signed, db)
 	lg, err := openLog(ctx, old, db, quiet)
 	if err != nil {
 		t.Fatal(err)
@@ -122,11 +118,21 @@ func TestLogKeyPerDatabase(t *testing.T) {
 	if err := other.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.SignedHead(ctx); err != nil {
+	publish(t, other, c)
+	if _, err := openLog(ctx, third, c, quiet); arena.ErrorKind(err) != arena.EINVALID || !strings.Contains(err.Error(), "c.db.log.key does not exist, but this database's log has a published checkpoint") {
+		t.Fatalf("c.db, signed by another key than log.key: %v", err)
+	}
+}
+
+// publish signs a checkpoint of lg into db, as serve's publisher does.
+func publish(t *testing.T, lg *tlog.Log, db arena.CheckpointStore) {
+	t.Helper()
+	pub, err := tlog.NewPublisher(lg, "arena.test/log", db)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openLog(ctx, third, c, quiet); arena.ErrorKind(err) != arena.EINVALID || !strings.Contains(err.Error(), "c.db.log.key does not exist, but this database's log has 1 signed tree head") {
-		t.Fatalf("c.db, signed by another key than log.key: %v", err)
+	if _, err := pub.Publish(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

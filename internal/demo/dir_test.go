@@ -54,7 +54,11 @@ func TestDemoKeyIsItsOwn(t *testing.T) {
 	if err := prod.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := prod.SignedHead(ctx); err != nil {
+	pub, err := tlog.NewPublisher(prod, "prod.test/log", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.Publish(ctx); err != nil {
 		t.Fatal(err)
 	}
 	other.Close()

@@ -13,8 +13,8 @@ import (
 // the same export package row by row: CSV (formula cells escaped) or JSON
 // Lines. Prompts are never exported, by the CLI or here: the trace API
 // shows them per round after its trigger. The log table covers the log as
-// it stands when the request reads it; /api/v1/log/sth signs a head that
-// covers at least as much.
+// it stands when the request reads it, which the latest checkpoint
+// (/log/checkpoint) may not cover yet.
 
 // ExportIndexJSON lists the downloadable tables.
 type ExportIndexJSON struct {

@@ -12,12 +12,12 @@ import (
 	"github.com/forecast-arena/arena/tlog"
 )
 
-// RegisterLog serves the tamper-evident log: the signed tree head, the
-// entries, and inclusion and consistency proofs.
+// RegisterLog serves the tamper-evident log's entries, and inclusion and
+// consistency proofs between the trees of its checkpoints. The log's
+// signed head is its C2SP checkpoint, served with its tiles by
+// tlog.Publisher's handler under /log/ (mounted beside the API).
 func (s *Server) RegisterLog(l *tlog.Log) {
 	s.Log = l
-	s.handle("GET /api/v1/log/sth", s.logHead)
-	s.handle("GET /api/v1/log/sths", s.logHeads)
 	s.handle("GET /api/v1/log/entries", s.logEntries)
 	s.handle("GET /api/v1/log/proof/inclusion", s.logInclusion)
 	s.handle("GET /api/v1/log/proof/consistency", s.logConsistency)
@@ -25,9 +25,6 @@ func (s *Server) RegisterLog(l *tlog.Log) {
 
 // Response bodies of the log routes.
 type (
-	LogHeadsJSON struct {
-		Heads []tlog.Head `json:"heads"`
-	}
 	LogEntriesJSON struct {
 		Entries []LogEntryJSON `json:"entries"`
 	}
@@ -45,10 +42,6 @@ type (
 
 func init() {
 	apiOps = append(apiOps,
-		apiOp{Method: "GET", Path: "/api/v1/log/sth", ID: "getLogHead", Tag: tagLog, Summary: "The latest signed tree head",
-			Desc: "The tamper-evident log's latest signed tree head: ed25519 over its size, RFC 6962 root and time.", Response: tlog.Head{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/sths", ID: "listLogHeads", Tag: tagLog, Summary: "Every signed tree head",
-			Desc: "Every tree head the server has signed, oldest first.", Response: LogHeadsJSON{}},
 		apiOp{Method: "GET", Path: "/api/v1/log/entries", ID: "listLogEntries", Tag: tagLog, Summary: "Log entries",
 			Desc: "Log entries [start, end), at most 1000: each leaf and its RFC 6962 leaf hash (a commit or reveal of a round not triggered yet by its hash alone); " +
 				"400 log_range for a range past the bound or reversed.", Query: []apiParam{
@@ -56,9 +49,9 @@ func init() {
 				qInt("end", 0, math.MaxInt64, "", "10", "index after the last entry (default: start + 1000)")},
 			Response: LogEntriesJSON{}},
 		apiOp{Method: "GET", Path: "/api/v1/log/proof/inclusion", ID: "getInclusionProof", Tag: tagLog, Summary: "An inclusion proof",
-			Desc: "The RFC 6962 inclusion proof of entry index in the tree of tree_size; 400 unless index < tree_size ≤ the log's size.", Query: []apiParam{
+			Desc: "The RFC 6962 inclusion proof of entry index in the tree of tree_size (the log's signed head is its C2SP checkpoint at /log/checkpoint); 400 unless index < tree_size ≤ the log's size.", Query: []apiParam{
 				qInt("index", 0, math.MaxInt64, "", "0", "index of the entry").required(),
-				qInt("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a signed head's), above index").required()},
+				qInt("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a checkpoint's, from /log/checkpoint), above index").required()},
 			Response: LogInclusionJSON{}},
 		apiOp{Method: "GET", Path: "/api/v1/log/proof/consistency", ID: "getConsistencyProof", Tag: tagLog, Summary: "A consistency proof",
 			Desc: "The RFC 6962 consistency proof between the trees of sizes first and second; 400 unless first ≤ second ≤ the log's size.", Query: []apiParam{
@@ -70,22 +63,6 @@ func init() {
 
 // maxLogPage bounds the entries one request returns.
 const maxLogPage = 1000
-
-func (s *Server) logHead(w http.ResponseWriter, r *http.Request) error {
-	h, err := s.Log.SignedHead(r.Context())
-	if err != nil {
-		return err
-	}
-	return s.writeJSON(w, r, h)
-}
-
-func (s *Server) logHeads(w http.ResponseWriter, r *http.Request) error {
-	hs, err := s.Log.Heads(r.Context())
-	if err != nil {
-		return err
-	}
-	return s.writeJSON(w, r, LogHeadsJSON{Heads: hs})
-}
 
 // LogEntryJSON is a log entry on the wire; Leaf is the exact leaf whose
 // RFC 6962 hash is LeafHash.

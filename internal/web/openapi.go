@@ -64,7 +64,7 @@ var apiTags = []struct{ Name, Desc string }{
 	{tagAgents, "Agents' nonces and signed profiles"},
 	{tagTrading, "The trading track: cohorts, portfolio curves and decisions"},
 	{tagOracle, "The LLM resolver panel's resolutions, the arbitration queue and the oracle's audited accuracy"},
-	{tagLog, "The tamper-evident log: signed tree heads, entries and Merkle proofs (its C2SP checkpoint and tiles are under /log/)"},
+	{tagLog, "The tamper-evident log: entries and Merkle proofs (its signed head, the C2SP checkpoint, and its tiles are under /log/)"},
 	{tagExport, "The exported tables that recompute the leaderboard, streamed"},
 	{tagPages, "The data behind each dashboard page, as JSON"},
 	{tagAdmin, "The operator's actions: they need the admin bearer token"},
