@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,10 +145,23 @@ func (s exportingCheckpoints) SaveCheckpoint(ctx context.Context, c arena.Signed
 		// The checkpoint is saved: an export that fails is logged and
 		// retried by catchUpExports, not reported as the checkpoint's.
 		if err := s.a.publishExport(ctx, c.Note); err != nil && ctx.Err() == nil {
-			s.a.Logger.ErrorContext(ctx, "published exports: exporting the new checkpoint", "size", c.Size, "err", err)
+			s.a.exportFailed(ctx, "exporting the new checkpoint", c.Size, err)
 		}
 	}
 	return nil
+}
+
+// exportFailed logs a published export that failed. A log that grew past
+// the checkpoint (entries appended while it was signed and cosigned) is
+// no failure: an export holds exactly its checkpoint's entries, so that
+// checkpoint has none, and the publisher's next checkpoint, of the grown
+// log, gets one once appends pause.
+func (a *App) exportFailed(ctx context.Context, what string, size uint64, err error) {
+	if errors.Is(err, export.ErrLogGrew) {
+		a.Logger.DebugContext(ctx, "published exports: the log grew past the checkpoint; the next checkpoint's export is made", "size", size)
+		return
+	}
+	a.Logger.ErrorContext(ctx, "published exports: "+what, "size", size, "err", err)
 }
 
 // publishExport publishes the export of the checkpoint note into the
@@ -191,7 +205,7 @@ func (a *App) catchUpExports(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil && err.Error() != last:
-			a.Logger.ErrorContext(ctx, "published exports: exporting the latest checkpoint", "err", err)
+			a.exportFailed(ctx, "exporting the latest checkpoint", 0, err)
 		}
 		last = ""
 		if err != nil {
