@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,23 +50,23 @@ func (a *App) buildTrading(ctx context.Context) error {
 	}
 	a.Trading = &trading.Engine{Store: a.DB, Lineup: lineup, Now: d.Now, Logger: a.Logger, ModelTimeout: f.ModelTimeout(all),
 		ProviderLimit: d.ProviderLimit, MaxAttempts: d.MaxAttempts}
-	a.Deciders = a.deciders(f, d.Lineup != nil)
+	a.Deciders = a.deciders(f)
 	return nil
 }
 
-// deciders builds each cohort's deciders from its frozen lineup. An agent
-// without one (its key unset since the cohort started) is warned of once
-// per cohort and decided by a later run once it can be; with strict (a
-// lineup fixed in code, whose agents need no key) it is a bug, so an
-// error.
-func (a *App) deciders(f *agent.Factory, strict bool) trading.DecidersFunc {
+// deciders builds each cohort's deciders from its frozen lineup. An LLM
+// agent without one (its key unset since the cohort started) is warned of
+// once per cohort and decided by a later run once it can be; a simulated
+// agent needs nothing from the environment, so one without a decider is a
+// bug, and an error.
+func (a *App) deciders(f *agent.Factory) trading.DecidersFunc {
 	var warned sync.Map // deciders are rebuilt every period
 	return func(_ context.Context, c *arena.Cohort) (map[string]trading.Decider, error) {
 		ds, skipped := f.Deciders(c.Lineup)
-		if strict && len(skipped) > 0 {
-			return nil, fmt.Errorf("app: cohort %d: agents without a decider: %v", c.ID, skipped)
-		}
 		for _, sk := range skipped {
+			if i := slices.IndexFunc(c.Lineup, func(e arena.LineupEntry) bool { return e.AgentID == sk.ID }); i >= 0 && c.Lineup[i].Kind == agent.KindSim {
+				return nil, fmt.Errorf("app: cohort %d: simulated agent %s has no decider: %s", c.ID, sk.ID, sk.Reason)
+			}
 			if _, dup := warned.LoadOrStore(fmt.Sprintf("%d/%s", c.ID, sk.ID), true); !dup {
 				a.Logger.Warn("trading agent has no decider", "cohort", c.ID, "agent", sk.ID, "reason", sk.Reason)
 			}

@@ -52,9 +52,9 @@ type Deps struct {
 	// Rules are the market selection rules of round creation (nil: the
 	// configured rules file, else the built-in rules).
 	Rules *forecast.Rules
-	// Lineup is the trading track's lineup; given, the track is served,
-	// and every agent of it must have a decider. Nil: the LLM agents of
-	// the configured registry (ARENA_AGENTS) whose keys are set.
+	// Lineup is the trading track's lineup; given, the track is served.
+	// Nil: the LLM agents of the configured registry (ARENA_AGENTS) whose
+	// keys are set.
 	Lineup []arena.LineupEntry
 	// AgentRetries are the corrections a trading agent is asked for after
 	// an unusable model answer (0: the default; negative: none);

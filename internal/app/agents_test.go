@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/config"
+)
+
+// New builds the trading track complete: the registry's agents whose keys
+// are set make the lineup (the others are listed as skipped), and the
+// deciders of a cohort warn of an LLM agent whose key went missing but
+// refuse a simulated agent without a decider, which can only be a bug.
+func TestNewBuildsTheTradingTrack(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "agents.json")
+	os.WriteFile(reg, []byte(`{"agents":[{"id":"k","name":"Keyed","provider":"local","model":"k-1","base_url":"http://127.0.0.1:1/v1","api_key_env":"K_KEY","input_usd_per_mtok":0,"output_usd_per_mtok":0},
+		{"id":"u","name":"Unkeyed","provider":"local","model":"u-1","base_url":"http://127.0.0.1:1/v1","api_key_env":"U_KEY","timeout":"300s","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`), 0o600)
+	o := config.Defaults()
+	o.DB, o.AgentsFile, o.NoSync = "sqlite:"+filepath.Join(dir, "a.db"), reg, true
+	ctx := context.Background()
+	a, err := New(ctx, o, Deps{Environ: []string{"K_KEY=secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if len(a.Trading.Lineup) != 1 || a.Trading.Lineup[0].AgentID != "k" || len(a.SkippedAgents) != 1 || a.SkippedAgents[0].ID != "u" {
+		t.Fatalf("lineup %+v, skipped %+v", a.Trading.Lineup, a.SkippedAgents)
+	}
+	// A cohort frozen when U's key was set: U is warned of, K decided.
+	u, err := json.Marshal(map[string]any{"id": "u", "name": "Unkeyed", "provider": "local", "model": "u-1", "base_url": "http://127.0.0.1:1/v1", "api_key_env": "U_KEY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &arena.Cohort{ID: 1, Lineup: append([]arena.LineupEntry{{AgentID: "u", Name: "Unkeyed", Kind: agent.KindLLM, Spec: u}}, a.Trading.Lineup...)}
+	ds, err := a.Deciders(ctx, c)
+	if err != nil || ds["k"] == nil || ds["u"] != nil {
+		t.Fatalf("deciders %v, %v: want K's alone", ds, err)
+	}
+	// A decision is bounded by the slowest model of the lineup and of the
+	// active cohorts' lineups (U's, 300 s by the registry).
+	if a.Trading.ModelTimeout >= 300*time.Second {
+		t.Fatalf("timeout %s before U's cohort", a.Trading.ModelTimeout)
+	}
+	if _, err := a.DB.CreateCohort(ctx, &arena.Cohort{WeekStart: arena.WeekStart(time.Now()), Status: arena.CohortActive, InitialCash: 1, Lineup: c.Lineup}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(ctx, o, Deps{DB: a.DB, Environ: []string{"K_KEY=secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Trading.ModelTimeout != 300*time.Second {
+		t.Fatalf("timeout %s with U's cohort active, want 300s", b.Trading.ModelTimeout)
+	}
+	c.Lineup = append(c.Lineup, arena.LineupEntry{AgentID: "s", Name: "Sim", Kind: agent.KindSim, Spec: json.RawMessage(`{}`)})
+	if _, err := a.Deciders(ctx, c); err == nil || !strings.Contains(err.Error(), "simulated agent s") {
+		t.Fatalf("a simulated agent without a decider: %v", err)
+	}
+}
