@@ -120,16 +120,17 @@ func TestLayering(t *testing.T) {
 	forbid("config", only("redact"), "configuration reads settings and wires nothing")
 	forbid("store/...", only("store", "redact"), "storage knows no layer above it")
 	forbid("forecast/...", is("trading"), "the tracks do not import each other")
-	forbid("trading/...", is("forecast"), "the tracks do not import each other")
-	forbid("oracle/...", is("forecast", "trading"), "the oracle serves both tracks and imports neither")
-	for _, track := range []string{"forecast/...", "trading/...", "oracle/...", "backtest/..."} {
+	forbid("rounds/...", is("trading"), "the tracks do not import each other")
+	forbid("trading/...", is("forecast", "rounds"), "the tracks do not import each other")
+	forbid("oracle/...", is("forecast", "rounds", "trading"), "the oracle serves both tracks and imports neither")
+	for _, track := range []string{"forecast/...", "rounds/...", "trading/...", "oracle/...", "backtest/..."} {
 		forbid(track, is("app", "web", "backtest", "relay", "strategy", "demo", "cmd"), "a track knows nothing of the layers above it")
 	}
 	for _, low := range []string{"agent/...", "llm/...", "retrieve/...", "polymarket/...", "sim/...", "forecastbench/..."} {
 		forbid(low, is("app", "web", "oracle", "backtest", "relay", "strategy", "demo", "cmd", "store"), "agents, models and sources sit below the tracks and the store")
 	}
 	forbid("llm/...", is("store"), "the model layer does not touch storage")
-	forbid("jobs/...", is("app", "web", "forecast", "trading", "oracle", "demo", "cmd"), "the scheduler runs jobs it does not know")
+	forbid("jobs/...", is("app", "web", "forecast", "rounds", "trading", "oracle", "demo", "cmd"), "the scheduler runs jobs it does not know")
 	forbid("web/...", is("app", "relay", "strategy", "demo", "cmd"), "the server serves the tracks it is given")
 	forbid("app/...", programs, "the programs import the composition root, never the reverse")
 	for pkg, ds := range deps {
@@ -161,7 +162,7 @@ func TestCompositionRoot(t *testing.T) {
 	const (
 		app   = module + "/internal/app"
 		web   = module + "/internal/web"
-		track = module + "/forecast"
+		track = module + "/internal/rounds"
 	)
 	services := map[string][]string{track: {"Service"}, module + "/internal/trading": {"Engine"}, module + "/internal/oracle": {"Service"},
 		module + "/tlog": {"Log"}, web: {"Parts", "Server"}}
@@ -224,7 +225,7 @@ func TestCompositionRoot(t *testing.T) {
 		t.Errorf("the demo builds parts itself (%v, %v): app.New builds them", demo.literals, demo.calls)
 	}
 	for _, l := range uses("cmd/arena", "").literals {
-		if !strings.Contains(l, "forecast.Service") { // a store's display names need no service of its own
+		if !strings.Contains(l, "rounds.Service") { // a store's display names need no service of its own
 			t.Errorf("cmd/arena builds %s itself: app.New builds it", l)
 		}
 	}

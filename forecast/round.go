@@ -25,11 +25,11 @@ type Schedule struct {
 func (s Schedule) Validate() error {
 	switch {
 	case s.CommitDeadline.IsZero() || s.RevealStart.IsZero() || s.RevealDeadline.IsZero():
-		return reject(CodeScheduleInvalid, "schedule: every deadline must be set")
+		return Reject(CodeScheduleInvalid, "schedule: every deadline must be set")
 	case !s.CommitDeadline.Before(s.RevealStart):
-		return reject(CodeScheduleInvalid, "schedule: commit deadline %s is not before reveal start %s", fmtTime(s.CommitDeadline), fmtTime(s.RevealStart))
+		return Reject(CodeScheduleInvalid, "schedule: commit deadline %s is not before reveal start %s", fmtTime(s.CommitDeadline), fmtTime(s.RevealStart))
 	case s.RevealDeadline.Before(s.RevealStart):
-		return reject(CodeScheduleInvalid, "schedule: reveal deadline %s is before reveal start %s", fmtTime(s.RevealDeadline), fmtTime(s.RevealStart))
+		return Reject(CodeScheduleInvalid, "schedule: reveal deadline %s is before reveal start %s", fmtTime(s.RevealDeadline), fmtTime(s.RevealStart))
 	}
 	return nil
 }
@@ -43,37 +43,37 @@ func ValidateRound(s Schedule, k int, markets []*arena.Market) error {
 		return err
 	}
 	if k < 1 {
-		return reject(CodeRoundMarketsInvalid, "round: k = %d, need at least one market", k)
+		return Reject(CodeRoundMarketsInvalid, "round: k = %d, need at least one market", k)
 	}
 	if len(markets) != k {
-		return reject(CodeRoundMarketsInvalid, "round: %d markets, k = %d", len(markets), k)
+		return Reject(CodeRoundMarketsInvalid, "round: %d markets, k = %d", len(markets), k)
 	}
 	seen := make(map[string]bool, k)
 	events := make(map[string]bool, k)
 	for i, m := range markets {
 		if m == nil {
-			return reject(CodeRoundMarketsInvalid, "round: market %d is missing", i)
+			return Reject(CodeRoundMarketsInvalid, "round: market %d is missing", i)
 		}
 		switch {
 		case !m.IsBinary():
-			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) is not binary", i, m)
+			return Reject(CodeRoundMarketsInvalid, "round: market %d (%s) is not binary", i, m)
 		case m.Status != arena.StatusOpen || m.Resolution != "":
-			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", i, m, m.Status)
+			return Reject(CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", i, m, m.Status)
 		case m.CloseTime.IsZero():
-			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) has no close time", i, m)
+			return Reject(CodeRoundMarketsInvalid, "round: market %d (%s) has no close time", i, m)
 		case !m.CloseTime.After(s.RevealDeadline):
-			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) closes at %s, not after the reveal deadline %s",
+			return Reject(CodeRoundMarketsInvalid, "round: market %d (%s) closes at %s, not after the reveal deadline %s",
 				i, m, fmtTime(m.CloseTime), fmtTime(s.RevealDeadline))
 		}
 		if key := marketKey(m); seen[key] {
-			return reject(CodeRoundMarketsInvalid, "round: market %s appears twice", m)
+			return Reject(CodeRoundMarketsInvalid, "round: market %s appears twice", m)
 		} else {
 			seen[key] = true
 		}
 		if m.EventID != "" {
 			key := m.Source + "\x00" + m.EventID
 			if events[key] {
-				return reject(CodeRoundMarketsInvalid, "round: two markets on event %s/%s", m.Source, m.EventID)
+				return Reject(CodeRoundMarketsInvalid, "round: two markets on event %s/%s", m.Source, m.EventID)
 			}
 			events[key] = true
 		}
@@ -126,7 +126,7 @@ func DefaultRules() Rules {
 // Validate checks that the rules are in range.
 func (r Rules) Validate() error {
 	bad := func(format string, args ...any) error {
-		return reject(CodeRulesInvalid, "rules: "+format, args...)
+		return Reject(CodeRulesInvalid, "rules: "+format, args...)
 	}
 	switch {
 	case !(r.MinVolume >= 0) || math.IsInf(r.MinVolume, 0):
@@ -193,7 +193,7 @@ func (r Rules) Eligible(m *arena.Market, revealDeadline time.Time) (bool, string
 // index within the round.
 func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadline time.Time) ([]*arena.Market, error) {
 	if k < 1 {
-		return nil, reject(CodeRulesInvalid, "select: k = %d", k)
+		return nil, Reject(CodeRulesInvalid, "select: k = %d", k)
 	}
 	if err := rules.Validate(); err != nil {
 		return nil, err
@@ -247,7 +247,7 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 		if rules.MaxPerCategory > 0 {
 			limits += fmt.Sprintf(", at most %d per category", rules.MaxPerCategory)
 		}
-		return nil, reject(CodeNotEnoughMarkets, "select: %d eligible markets (%s) among %d candidates, need %d%s",
+		return nil, Reject(CodeNotEnoughMarkets, "select: %d eligible markets (%s) among %d candidates, need %d%s",
 			len(out), limits, len(candidates), k, refusals(refused))
 	}
 	return out, nil
@@ -312,3 +312,7 @@ func categoryKey(m *arena.Market) string {
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// BenchmarkTolerance is how far from the commit deadline a price point may
+// lie and still serve as the benchmark.
+const BenchmarkTolerance = 300 * time.Second

@@ -23,11 +23,13 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/redact"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
@@ -67,7 +69,7 @@ type App struct {
 	Logger   *slog.Logger
 	Metrics  *metrics.Metrics
 	Log      *tlog.Log // nil until OpenLog
-	Forecast *forecast.Service
+	Forecast *rounds.Service
 	Trading  *trading.Engine
 	Oracle   *oracle.Service
 
@@ -129,9 +131,9 @@ func (a *App) build(ctx context.Context) error {
 	} else if rules, err = SelectionRules(ctx, db, o.RoundRules, "--round-rules"); err != nil {
 		return err
 	}
-	a.Forecast = &forecast.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace,
+	a.Forecast = &rounds.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace,
 		Method: ScoringMethod(o),
-		Admission: forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
+		Admission: rounds.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
 			ProfileUpdatesPerDay: o.ProfileUpdatesPerDay}}
 	a.Trading = &trading.Engine{Store: db, Lineup: d.Lineup, Now: d.Now, Logger: a.Logger}
 	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics}, a.Forecast)
@@ -171,8 +173,8 @@ func (a *App) now() time.Time {
 // resolution the oracle applies, every arbiter's decision and every
 // dispute goes to the forecast track's tamper-evident log (when fsvc has
 // one).
-func WireOracle(svc *oracle.Service, fsvc *forecast.Service) *oracle.Service {
-	svc.Tracks = []arena.ResolutionHook{forecast.Rescore, trading.Resettle}
+func WireOracle(svc *oracle.Service, fsvc *rounds.Service) *oracle.Service {
+	svc.Tracks = []arena.ResolutionHook{rounds.Rescore, trading.Resettle}
 	if fsvc != nil {
 		svc.Applied, svc.Disputed = fsvc.OracleDecided, fsvc.OracleDisputed
 	}
@@ -185,8 +187,8 @@ func oraclePolicy(o config.Options) arena.OraclePolicy {
 
 // ScoringMethod is the leaderboard's scoring method with the configured
 // entry rules.
-func ScoringMethod(o config.Options) forecast.Method {
-	m := forecast.DefaultMethod()
+func ScoringMethod(o config.Options) scoring.Method {
+	m := scoring.DefaultMethod()
 	m.MinForecasts, m.MaxPerOrganisation = o.LeaderboardMinForecasts, o.LeaderboardMaxPerOrganisation
 	return m
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/strategy"
@@ -45,7 +46,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	js := []jobs.Job{a.pruneJob()}
 	if !o.NoSync {
 		pc := Polymarket(o, a.Logger)
-		a.Forecast.Lookup = forecast.TokenLookup(pc.BenchmarkAt)
+		a.Forecast.Lookup = rounds.TokenLookup(pc.BenchmarkAt)
 		js = append(js, jobs.Job{Name: "polymarket-sync", Schedule: jobs.Every(o.SyncEvery),
 			Run: func(ctx context.Context, _ time.Time) error {
 				rep, err := polymarket.Sync(ctx, a.DB, pc, o.SyncLimit)
@@ -61,7 +62,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 		return nil, err
 	}
 	js = append(js, sj...)
-	fjs, err := forecast.Jobs(a.Forecast, forecast.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
+	fjs, err := rounds.Jobs(a.Forecast, rounds.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
 		RevealDelay: o.RoundRevealDelay, RevealWindow: o.RoundRevealWin, RetryEvery: o.RoundRetryEvery})
 	if err != nil {
 		return nil, err

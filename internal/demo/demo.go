@@ -23,10 +23,12 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/strategy"
@@ -73,7 +75,7 @@ type Result struct {
 	DBURL       string
 	Rounds      int
 	Scored      int
-	Leaderboard forecast.Board
+	Leaderboard scoring.Board
 	// Cohorts is how many weekly trading cohorts ran; Trading is the
 	// trading track's leaderboard across them, by mean return.
 	Cohorts int
@@ -89,7 +91,7 @@ type Result struct {
 	Oracle OracleSummary
 	// Log is the demo's tamper-evident log; Forecast its forecast service.
 	Log      *tlog.Log
-	Forecast *forecast.Service
+	Forecast *rounds.Service
 }
 
 // Close releases the store.
@@ -274,7 +276,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		c.Strategy = strat
 		// Named as its trader in the cohorts, through the check every
 		// profile passes.
-		if err := forecast.RegisterAgent(ctx, db, arena.AgentInfo{Address: key.Address().Hex(), Name: agent.SimName(name), Kind: agent.KindSim}); err != nil {
+		if err := rounds.RegisterAgent(ctx, db, arena.AgentInfo{Address: key.Address().Hex(), Name: agent.SimName(name), Kind: agent.KindSim}); err != nil {
 			return fmt.Errorf("demo: agent %s: %w", name, err)
 		}
 		clients = append(clients, c)
@@ -359,7 +361,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 			return err
 		}
 		cd := t.Add(commitIn)
-		_, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd.Add(revealGap), RevealDeadline: cd.Add(revealWindow)})
+		_, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd.Add(revealGap), RevealDeadline: cd.Add(revealWindow)})
 		if err != nil {
 			return fmt.Errorf("demo: round %d: %w", i+1, err)
 		}
@@ -398,7 +400,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		}
 		progress(StageSettle, i+1, steps)
 	}
-	lb, _, err := svc.Leaderboard(ctx, forecast.Filter{})
+	lb, _, err := svc.Leaderboard(ctx, rounds.Filter{})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/agent"
 )
 
@@ -149,19 +150,19 @@ func BacktestScored(rows []arena.BacktestForecast) []arena.ScoredForecast {
 // backtestBoard is the backtest track's leaderboard, analysed once per
 // set of backtest forecasts: while the store's version of the rows is the
 // one it was computed from, the rows are not read again.
-func (s *Server) backtestBoard(ctx context.Context) (forecast.Board, error) {
+func (s *Server) backtestBoard(ctx context.Context) (scoring.Board, error) {
 	v, err := s.forecasters.BacktestVersion(ctx)
 	if err != nil {
-		return forecast.Board{}, err
+		return scoring.Board{}, err
 	}
-	return s.backtestBoards.get(ctx, v, func(ctx context.Context) (forecast.Board, error) {
+	return s.backtestBoards.get(ctx, v, func(ctx context.Context) (scoring.Board, error) {
 		rows, err := s.forecasters.BacktestForecasts(ctx)
 		if err != nil {
-			return forecast.Board{}, err
+			return scoring.Board{}, err
 		}
 		a, err := s.backtest.Of(ctx, "backtest", BacktestScored(rows))
 		if err != nil {
-			return forecast.Board{}, err
+			return scoring.Board{}, err
 		}
 		return a.Board(nil), nil
 	})

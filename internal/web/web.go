@@ -20,11 +20,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/redact"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -46,7 +47,7 @@ type Parts struct {
 	// AdminTokenNext is a second accepted admin token, for rotation.
 	AdminTokenNext string
 	Logger         *slog.Logger
-	Forecast       *forecast.Service
+	Forecast       *rounds.Service
 	Trading        *trading.Engine
 	// Forecasters serves traces, round market context and the backtest track.
 	Forecasters ForecasterStore
@@ -99,15 +100,15 @@ type Server struct {
 	Logger         *slog.Logger
 	Mux            *http.ServeMux
 	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
-	Forecast *forecast.Service
+	Forecast *rounds.Service
 	Trading  *trading.Engine
 	// forecasters is set by RegisterForecasters; backtest caches the
 	// backtest track's analysis.
 	forecasters ForecasterStore
-	backtest    forecast.Analyses
+	backtest    rounds.Analyses
 	// The backtest leaderboard and the human board, by the store's
 	// version of the rows they were computed from.
-	backtestBoards versioned[forecast.Board]
+	backtestBoards versioned[scoring.Board]
 	humans         humanStore
 	humanBoards    versioned[HumanBoardPageJSON]
 	// oracle is set by RegisterOracle.

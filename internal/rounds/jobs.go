@@ -1,4 +1,4 @@
-package forecast
+package rounds
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/forecast-arena/arena/forecast"
 
 	"github.com/forecast-arena/arena"
 )
@@ -90,11 +92,11 @@ func (c JobsConfig) Validate() error {
 
 // ScheduleAt is the schedule of a round created at now: deadlines on whole
 // seconds (signature deadlines are Unix seconds).
-func (c JobsConfig) ScheduleAt(now time.Time) Schedule {
+func (c JobsConfig) ScheduleAt(now time.Time) forecast.Schedule {
 	c = c.withDefaults()
 	cd := now.Add(c.CommitIn).UTC().Truncate(time.Second)
 	rs := cd.Add(c.RevealDelay)
-	return Schedule{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rs.Add(c.RevealWindow)}
+	return forecast.Schedule{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rs.Add(c.RevealWindow)}
 }
 
 // Job names, as recorded in job_runs.
@@ -159,7 +161,7 @@ func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) err
 		if err == nil {
 			return nil // CreateRound logs the new round
 		}
-		if arena.ErrorCode(err) != CodeNotEnoughMarkets || cfg.RetryFor < 0 || time.Since(start)+cfg.RetryEvery > cfg.RetryFor {
+		if arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets || cfg.RetryFor < 0 || time.Since(start)+cfg.RetryEvery > cfg.RetryFor {
 			return fmt.Errorf("forecast: scheduled round: %w", err)
 		}
 		// Warn once per scheduled round; the retries say the same thing.

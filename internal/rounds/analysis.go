@@ -1,13 +1,13 @@
-package forecast
+package rounds
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -16,46 +16,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
-)
-
-// Analysis is the scored state of the forecast track: every agent's
-// cumulative figures, Murphy and CORP decompositions, inference and
-// difficulty-adjusted score, computed once per set of scored rounds.
-type Analysis struct {
-	// Results are in leaderboard order (see Order).
-	Results []score.AgentResult
-	// Adjusted is the difficulty-adjusted leaderboard (nil with no
-	// questions to estimate difficulty from).
-	Adjusted *score.FEResult
-	// Forecasts are the frozen scored forecasts, by round then agent;
-	// ByAgent and ByMarket index them.
-	Forecasts []arena.ScoredForecast
-	ByAgent   map[string][]int
-	ByMarket  map[int64][]int
-	// ScoredRounds and LastScored identify the rounds analysed.
-	ScoredRounds int
-	LastScored   time.Time
-	// Method is the scoring method the figures come from; Peers the
-	// agents' peer scores.
-	Method Method
-	Peers  map[string]score.Peer
-	// Deadlines are the commit deadlines of the scored rounds (of every
-	// scored round, also in a filtered analysis); Categories the market
-	// categories among all scored forecasts.
-	Deadlines  map[uint64]time.Time
-	Categories []string
-
-	version    string
-	roundIDs   []uint64
-	roundsSeen map[uint64]struct{}
-}
-
-// AnalysisBootstrap and AnalysisSeed are the default method's bootstrap
-// (see DefaultMethod): fixed, so the same rounds always give the same figures.
-const (
-	AnalysisBootstrap        = 999
-	AnalysisSeed      uint64 = 1
+	"github.com/forecast-arena/arena/forecast/scoring"
 )
 
 // SlowAnalysis is how long an analysis may take and still be waited for.
@@ -116,7 +77,7 @@ func (s *Service) Stop() {
 
 type cacheEntry struct {
 	version string // of value
-	value   *Analysis
+	value   *view
 	took    time.Duration // the last computation
 	running *analysisRun
 }
@@ -124,7 +85,7 @@ type cacheEntry struct {
 type analysisRun struct {
 	version string
 	done    chan struct{}
-	value   *Analysis
+	value   *view
 	err     error
 }
 
@@ -153,7 +114,7 @@ func (s *Service) CachedAnalyses() int {
 // it (once, however many readers ask) when the cached one is of another
 // version. A computation outlives the request that started it (and its
 // entry, should that be dropped meanwhile).
-func (c *analysisCache) get(ctx context.Context, name, version string, compute func(context.Context) (*Analysis, error)) (*Analysis, error) {
+func (c *analysisCache) get(ctx context.Context, name, version string, compute func(context.Context) (*view, error)) (*view, error) {
 	c.mu.Lock()
 	e, ok := c.entries.Get(name)
 	if !ok {
@@ -206,22 +167,37 @@ func (c *analysisCache) get(ctx context.Context, name, version string, compute f
 	}
 }
 
+// view is an analysis as the cache keeps it, with the version of the
+// scored rounds it was computed from.
+type view struct {
+	*scoring.Analysis
+	version string
+}
+
 // Analysis returns the track's analysis over every scored round,
 // recomputed only when the set of scored rounds has changed (see
 // SlowAnalysis for what a reader gets meanwhile).
-func (s *Service) Analysis(ctx context.Context) (*Analysis, error) {
+func (s *Service) Analysis(ctx context.Context) (*scoring.Analysis, error) {
+	v, err := s.analysisView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return v.Analysis, nil
+}
+
+func (s *Service) analysisView(ctx context.Context) (*view, error) {
 	n, last, err := s.scoredVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
 	version := fmt.Sprintf("%d/%d/%s", n, last.UnixNano(), s.ScoringMethod().Digest())
-	return s.cache().get(ctx, Filter{}.name(), version, func(ctx context.Context) (*Analysis, error) {
+	return s.cache().get(ctx, Filter{}.name(), version, func(ctx context.Context) (*view, error) {
 		a, err := s.analyze(ctx)
 		if err != nil {
 			return nil, err
 		}
-		a.ScoredRounds, a.LastScored, a.version = n, last, version
-		return a, nil
+		a.ScoredRounds, a.LastScored = n, last
+		return &view{a, version}, nil
 	})
 }
 
@@ -230,10 +206,13 @@ func (s *Service) Analysis(ctx context.Context) (*Analysis, error) {
 // filter until the selected rounds change. A category no scored forecast
 // has is refused: it would select nothing, and its own cache entry would
 // let clients fill the cache with made-up names.
-func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*Analysis, error) {
-	all, err := s.Analysis(ctx)
-	if err != nil || f == (Filter{}) {
-		return all, err
+func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, error) {
+	all, err := s.analysisView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f == (Filter{}) {
+		return all.Analysis, nil
 	}
 	if f.Category != "" && !slices.Contains(all.Categories, f.Category) {
 		name := f.Category
@@ -248,36 +227,37 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*Analysis, error) {
 	}
 	keep := map[uint64]bool{}
 	h := fnv.New64a()
-	for _, id := range all.roundIDs {
+	for _, id := range slices.Sorted(maps.Keys(all.Deadlines)) {
 		if since.IsZero() || !all.Deadlines[id].Before(since) {
 			keep[id] = true
 			fmt.Fprint(h, id, ",")
 		}
 	}
 	version := fmt.Sprintf("%s|%x|%d", all.version, h.Sum64(), len(keep))
-	return s.cache().get(ctx, f.name(), version, func(context.Context) (*Analysis, error) {
+	v, err := s.cache().get(ctx, f.name(), version, func(context.Context) (*view, error) {
 		var fs []arena.ScoredForecast
+		seen := map[uint64]bool{}
 		for _, x := range all.Forecasts {
 			if keep[x.RoundID] && (f.Category == "" || x.Category == f.Category) {
 				fs = append(fs, x)
+				seen[x.RoundID] = true
 			}
 		}
 		a, err := s.analyzeForecasts(fs)
 		if err != nil {
 			return nil, err
 		}
-		a.Deadlines, a.roundIDs, a.Categories, a.version = all.Deadlines, all.roundIDs, all.Categories, version
-		a.LastScored = all.LastScored
-		for id := range keep {
-			if _, ok := a.roundsSeen[id]; ok {
-				a.ScoredRounds++
-			}
-		}
-		return a, nil
+		a.Deadlines, a.Categories = all.Deadlines, all.Categories
+		a.LastScored, a.ScoredRounds = all.LastScored, len(seen)
+		return &view{a, version}, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return v.Analysis, nil
 }
 
-func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
+func (s *Service) analyze(ctx context.Context) (*scoring.Analysis, error) {
 	fs, err := s.Store.ScoredForecasts(ctx)
 	if err != nil {
 		return nil, err
@@ -293,9 +273,7 @@ func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
 	a.Deadlines = make(map[uint64]time.Time, len(scored))
 	for _, r := range scored {
 		a.Deadlines[r.ID] = r.CommitDeadline
-		a.roundIDs = append(a.roundIDs, r.ID)
 	}
-	slices.Sort(a.roundIDs)
 	cats := map[string]bool{}
 	for _, f := range fs {
 		if f.Category != "" && !cats[f.Category] {
@@ -307,140 +285,16 @@ func (s *Service) analyze(ctx context.Context) (*Analysis, error) {
 	return a, nil
 }
 
-func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*Analysis, error) {
-	return AnalyzeForecasts(fs, s.ScoringMethod(), s.log())
+func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*scoring.Analysis, error) {
+	return scoring.AnalyzeForecasts(fs, s.ScoringMethod(), s.log())
 }
 
 // ScoringMethod is the service's scoring method: Method, or DefaultMethod when unset.
-func (s *Service) ScoringMethod() Method {
-	if s.Method == (Method{}) {
-		return DefaultMethod()
+func (s *Service) ScoringMethod() scoring.Method {
+	if s.Method == (scoring.Method{}) {
+		return scoring.DefaultMethod()
 	}
 	return s.Method
-}
-
-// AnalyzeForecasts is the analysis of frozen scored forecasts with
-// method m: what the dashboard shows and an export's verifier recomputes.
-// The bootstraps resample in the order the forecasts come in, so they are
-// taken by round, agent and market (byte order) whatever order the
-// caller's store returned. logger receives a failure of the
-// difficulty-adjusted fit, which leaves Adjusted nil.
-func AnalyzeForecasts(fs []arena.ScoredForecast, m Method, logger *slog.Logger) (*Analysis, error) {
-	if !slices.IsSortedFunc(fs, CompareForecasts) {
-		fs = slices.Clone(fs)
-		slices.SortStableFunc(fs, CompareForecasts)
-	}
-	a := &Analysis{Forecasts: fs, Method: m, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{},
-		roundsSeen: map[uint64]struct{}{}}
-	for i, f := range fs {
-		a.ByAgent[f.Agent] = append(a.ByAgent[f.Agent], i)
-		a.ByMarket[f.MarketID] = append(a.ByMarket[f.MarketID], i)
-		a.roundsSeen[f.RoundID] = struct{}{}
-	}
-	if len(fs) == 0 {
-		return a, nil
-	}
-	t, err := Table(fs)
-	if err != nil {
-		return nil, err
-	}
-	s, err := AnalyzeTable(t, m, logger)
-	if err != nil {
-		return nil, err
-	}
-	a.Results, a.Adjusted, a.Peers = s.Results, s.Adjusted, s.Peers
-	return a, nil
-}
-
-// Scored is what AnalyzeTable computes from a scoring table.
-type Scored struct {
-	// Results are in leaderboard order (see Order).
-	Results []score.AgentResult
-	// Adjusted is the difficulty-adjusted fit; nil when it failed.
-	Adjusted *score.FEResult
-	// Peers are the agents' peer scores by agent.
-	Peers map[string]score.Peer
-}
-
-// AnalyzeTable scores every agent of t with method m: cumulative figures,
-// the difficulty-adjusted fit with its bootstrap (a question is a round
-// and market, resampled within its round; every agent estimates
-// difficulty, the market baseline joins beside them) and peer scores,
-// with results in leaderboard order. The agents with at least
-// m.MinForecasts forecasts compete for the bootstrap's places; the paired
-// tests are the best one's against every other (all pairs would grow with
-// the square of the agents).
-func AnalyzeTable(t *score.Table, m Method, logger *slog.Logger) (*Scored, error) {
-	res, err := score.Analyze(t, m.options())
-	if err != nil {
-		return nil, fmt.Errorf("forecast: analyze: %w", err)
-	}
-	out := &Scored{Results: res, Peers: map[string]score.Peer{}}
-	adj, obs, err := Adjusted(t, res, m, nil)
-	if err == nil {
-		out.Adjusted = adj
-	} else {
-		logger.Warn("forecast: adjusted leaderboard", "err", err)
-	}
-	for _, p := range score.PeerScores(obs) {
-		out.Peers[p.Agent] = p
-	}
-	Order(out.Results, out.Adjusted, m)
-	return out, nil
-}
-
-// Adjusted is the difficulty-adjusted leaderboard of t, the one the
-// dashboard, `arena report leaderboard --adjusted` and the export
-// verifier show: a question is a (round, market), its bootstrap stratum
-// the round, b_ij the agent's squared error on it; the market baseline
-// joins beside the agents when benchmarks are present. The estimation
-// set is est, or by default every agent of t (none without benchmarks,
-// when the fit needs no anchor). The agents of res with at least
-// m.MinForecasts forecasts compete for the bootstrap's places; the paired
-// tests are the best one's against every other. It also returns the
-// observations it fitted (peer scores use them).
-func Adjusted(t *score.Table, res []score.AgentResult, m Method, est []string) (*score.FEResult, []score.FEObs, error) {
-	obs := make([]score.FEObs, 0, t.Len())
-	seen := map[string]bool{}
-	for i := range t.Len() {
-		r := t.Row(i)
-		q := r.Round + "\x00" + r.Market // ids may hold any character but NUL
-		d := r.Forecast - r.Outcome
-		obs = append(obs, score.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: d * d})
-		if r.HasBenchmark && !seen[q] {
-			seen[q] = true
-			b := r.Benchmark - r.Outcome
-			obs = append(obs, score.FEObs{Agent: MarketAgent, Question: q, Stratum: r.Round, Brier: b * b})
-		}
-	}
-	if est == nil && len(seen) > 0 {
-		est = slices.Clone(t.Agents.Names)
-	}
-	contenders := []string{}
-	for _, x := range res {
-		if x.N >= m.MinForecasts {
-			contenders = append(contenders, x.Agent)
-		}
-	}
-	boot := m.Bootstrap
-	if boot == 0 {
-		boot = -1 // FEOptions: negative skips the bootstrap
-	}
-	adj, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: boot, Seed: m.Seed, Level: m.Level,
-		Contenders: contenders, TopShare: m.TopShare, PairsWithBest: true})
-	return adj, obs, err
-}
-
-// CompareForecasts orders scored forecasts by round, agent and market:
-// the order an analysis takes them in.
-func CompareForecasts(a, b arena.ScoredForecast) int {
-	return cmp.Or(cmp.Compare(a.RoundID, b.RoundID), strings.Compare(a.Agent, b.Agent), cmp.Compare(a.MarketID, b.MarketID))
-}
-
-// BaselineNames are the display names of the baselines scored in every
-// round.
-func BaselineNames() map[string]string {
-	return map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
 }
 
 // Names maps agent ids to display names, baselines included: the names
@@ -485,14 +339,14 @@ func (s *Service) scoredVersion(ctx context.Context) (int, time.Time, error) {
 // itself (the backtest track's), by a digest of the forecasts: a set
 // seen before is not analysed again. Method zero is DefaultMethod.
 type Analyses struct {
-	Method Method
+	Method scoring.Method
 	Logger *slog.Logger
 	cache  *analysisCache
 	once   sync.Once
 }
 
 // Of is the analysis of fs, the set called name.
-func (x *Analyses) Of(ctx context.Context, name string, fs []arena.ScoredForecast) (*Analysis, error) {
+func (x *Analyses) Of(ctx context.Context, name string, fs []arena.ScoredForecast) (*scoring.Analysis, error) {
 	x.once.Do(func() { x.cache = newAnalysisCache() })
 	h := sha256.New()
 	for _, f := range fs {
@@ -503,15 +357,23 @@ func (x *Analyses) Of(ctx context.Context, name string, fs []arena.ScoredForecas
 		fmt.Fprintf(h, "%d|%s|%d|%s|%s|%v|%v|%d\n", f.RoundID, f.Agent, f.MarketID, f.Category, f.Event, f.Forecast, b, f.Outcome)
 	}
 	m := x.Method
-	if m == (Method{}) {
-		m = DefaultMethod()
+	if m == (scoring.Method{}) {
+		m = scoring.DefaultMethod()
 	}
 	version := hex.EncodeToString(h.Sum(nil)) + "/" + m.Digest()
-	return x.cache.get(ctx, name, version, func(context.Context) (*Analysis, error) {
+	v, err := x.cache.get(ctx, name, version, func(context.Context) (*view, error) {
 		logger := x.Logger
 		if logger == nil {
 			logger = slog.Default()
 		}
-		return AnalyzeForecasts(fs, m, logger)
+		a, err := scoring.AnalyzeForecasts(fs, m, logger)
+		if err != nil {
+			return nil, err
+		}
+		return &view{a, version}, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return v.Analysis, nil
 }

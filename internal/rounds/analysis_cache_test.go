@@ -1,4 +1,4 @@
-package forecast
+package rounds
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/forecast-arena/arena/forecast/scoring"
 )
 
 // A view's analysis is computed once per version however many readers
@@ -17,11 +19,11 @@ func TestAnalysisCache(t *testing.T) {
 	ctx := context.Background()
 	c := newAnalysisCache()
 	var runs atomic.Int32
-	compute := func(d time.Duration, n int) func(context.Context) (*Analysis, error) {
-		return func(context.Context) (*Analysis, error) {
+	compute := func(d time.Duration, n int) func(context.Context) (*view, error) {
+		return func(context.Context) (*view, error) {
 			runs.Add(1)
 			time.Sleep(d)
-			return &Analysis{ScoredRounds: n}, nil
+			return &view{Analysis: &scoring.Analysis{ScoredRounds: n}}, nil
 		}
 	}
 	get := func(version string, d time.Duration, n int) int {
@@ -66,9 +68,9 @@ func TestAnalysisCacheBounded(t *testing.T) {
 	ctx := context.Background()
 	c := newAnalysisCache()
 	var runs atomic.Int32
-	compute := func(context.Context) (*Analysis, error) {
+	compute := func(context.Context) (*view, error) {
 		runs.Add(1)
-		return &Analysis{}, nil
+		return &view{Analysis: &scoring.Analysis{}}, nil
 	}
 	get := func(name string) {
 		t.Helper()
@@ -104,7 +106,7 @@ func TestAnalysisStop(t *testing.T) {
 	reqCtx, cancelReq := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	var ended atomic.Bool
-	go c.get(reqCtx, "all", "1", func(ctx context.Context) (*Analysis, error) {
+	go c.get(reqCtx, "all", "1", func(ctx context.Context) (*view, error) {
 		close(started)
 		<-ctx.Done()
 		ended.Store(true)
@@ -116,9 +118,9 @@ func TestAnalysisStop(t *testing.T) {
 	if !ended.Load() {
 		t.Fatal("Stop returned while an analysis was still being computed")
 	}
-	_, err := c.get(context.Background(), "all", "2", func(context.Context) (*Analysis, error) {
+	_, err := c.get(context.Background(), "all", "2", func(context.Context) (*view, error) {
 		t.Error("an analysis was computed after Stop")
-		return &Analysis{}, nil
+		return &view{Analysis: &scoring.Analysis{}}, nil
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("read after Stop: %v, want context.Canceled", err)
