@@ -67,9 +67,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, j := range fjs {
-		js = append(js, jobs.Periodic(j.Name, j.Every, j.Run))
-	}
+	js = append(js, fjs...)
 	cj, err := a.relayJobs(ctx)
 	if err != nil {
 		return nil, err

@@ -44,8 +44,8 @@ func TestJobsConfig(t *testing.T) {
 		t.Fatalf("jobs %+v, %v", js, err)
 	}
 	for i, every := range []time.Duration{24 * time.Hour, time.Minute, 5 * time.Minute} {
-		if js[i].Every != every {
-			t.Errorf("%s: every %s, want %s", js[i].Name, js[i].Every, every)
+		if js[i].Schedule != jobs.Every(every) {
+			t.Errorf("%s: every %v, want %s", js[i].Name, js[i].Schedule, every)
 		}
 	}
 	if js, _ := rounds.Jobs(&rounds.Service{}, rounds.JobsConfig{NoRounds: true}); len(js) != 2 || js[0].Name != rounds.JobBenchmarks {
@@ -69,13 +69,9 @@ func TestJobsUnderScheduler(t *testing.T) {
 		saveMarkets(t, db, specs)
 		rules := testRules()
 		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules}
-		fjs, err := rounds.Jobs(svc, rounds.JobsConfig{})
+		js, err := rounds.Jobs(svc, rounds.JobsConfig{})
 		if err != nil {
 			t.Fatal(err)
-		}
-		var js []jobs.Job
-		for _, j := range fjs {
-			js = append(js, jobs.Periodic(j.Name, j.Every, j.Run))
 		}
 		sched := &jobs.Scheduler{Store: db, Jobs: js, Tick: 5 * time.Millisecond, Now: clk.Now, Logger: quiet, Owner: "test"}
 		done := make(chan error, 1)
