@@ -147,9 +147,13 @@ func (a *App) build(ctx context.Context) error {
 // chain connection, then the store.
 func (a *App) Close() error {
 	// What runs in the background stops before the store closes under it:
-	// the analyses being computed and the rate limiter's settlements.
+	// the analyses and boards being computed and the rate limiter's
+	// settlements.
 	if a.Forecast != nil {
 		a.Forecast.Stop()
+	}
+	if a.Trading != nil {
+		a.Trading.Stop()
 	}
 	if a.web != nil {
 		a.web.Wait()

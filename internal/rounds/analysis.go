@@ -2,21 +2,17 @@ package rounds
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"hash/fnv"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
-
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/cache"
 )
 
 // SlowAnalysis is how long an analysis may take and still be waited for.
@@ -43,129 +39,33 @@ func (f Filter) name() string { return fmt.Sprint(int64(f.Window), "|", f.Catego
 // filters clients ask for, the cache holds at most this many analyses.
 const MaxCachedAnalyses = 32
 
-// analysisCache keeps, per filter, the last analysis and the computation
-// under way, for the MaxCachedAnalyses views read last.
-type analysisCache struct {
-	mu      sync.Mutex
-	entries *simplelru.LRU[string, *cacheEntry]
-	// Computations run on base (cancelled by Stop) and are counted in
-	// running, so that Stop returns once none is left to use the store.
-	base    context.Context
-	stop    context.CancelFunc
-	running sync.WaitGroup
-}
-
-func newAnalysisCache() *analysisCache {
-	l, err := simplelru.NewLRU[string, *cacheEntry](MaxCachedAnalyses, nil)
-	if err != nil {
-		panic(err) // only for a size below 1
-	}
-	base, stop := context.WithCancel(context.Background())
-	return &analysisCache{entries: l, base: base, stop: stop}
+// newAnalysisCache is a cache of analyses by view (filter name): the
+// MaxCachedAnalyses read last, each recomputed in the background once its
+// last computation was slower than SlowAnalysis.
+func newAnalysisCache() *cache.Cache[string, *view] {
+	return &cache.Cache[string, *view]{Max: MaxCachedAnalyses, Slow: SlowAnalysis}
 }
 
 // Stop cancels the analyses being computed in the background and returns
 // once none is running, so the store can be closed after it. Later reads
-// compute nothing and fail with context.Canceled.
-func (s *Service) Stop() {
-	c := s.cache()
-	c.mu.Lock() // get checks and counts a new computation under mu
-	c.stop()
-	c.mu.Unlock()
-	c.running.Wait()
-}
+// compute nothing and fail (cache.ErrClosed, context.Canceled).
+func (s *Service) Stop() { s.cache().Close() }
 
-type cacheEntry struct {
-	version string // of value
-	value   *view
-	took    time.Duration // the last computation
-	running *analysisRun
-}
-
-type analysisRun struct {
-	version string
-	done    chan struct{}
-	value   *view
-	err     error
-}
-
-// caches holds one analysisCache per *Service: a field would make the
+// caches holds the analysis cache of each *Service: a field would make the
 // Service uncopyable, and callers copy it to vary the clock.
 var caches sync.Map
 
-func (s *Service) cache() *analysisCache {
+func (s *Service) cache() *cache.Cache[string, *view] {
 	if c, ok := caches.Load(s); ok {
-		return c.(*analysisCache)
+		return c.(*cache.Cache[string, *view])
 	}
 	c, _ := caches.LoadOrStore(s, newAnalysisCache())
-	return c.(*analysisCache)
+	return c.(*cache.Cache[string, *view])
 }
 
 // CachedAnalyses is how many views' analyses are cached (at most
 // MaxCachedAnalyses).
-func (s *Service) CachedAnalyses() int {
-	c := s.cache()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.entries.Len()
-}
-
-// get returns the analysis of version for the view called name, computing
-// it (once, however many readers ask) when the cached one is of another
-// version. A computation outlives the request that started it (and its
-// entry, should that be dropped meanwhile).
-func (c *analysisCache) get(ctx context.Context, name, version string, compute func(context.Context) (*view, error)) (*view, error) {
-	c.mu.Lock()
-	e, ok := c.entries.Get(name)
-	if !ok {
-		e = &cacheEntry{}
-		c.entries.Add(name, e)
-	}
-	if e.value != nil && e.version == version {
-		c.mu.Unlock()
-		return e.value, nil
-	}
-	run := e.running
-	if c.base.Err() != nil {
-		c.mu.Unlock()
-		return nil, fmt.Errorf("forecast: analysis: the service is stopped: %w", c.base.Err())
-	}
-	if run == nil || run.version != version {
-		run = &analysisRun{version: version, done: make(chan struct{})}
-		e.running = run
-		c.running.Add(1)
-		go func() {
-			defer c.running.Done()
-			// The computation outlives the request that started it, not
-			// the service: Stop cancels it.
-			cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-			defer context.AfterFunc(c.base, cancel)()
-			defer cancel()
-			start := time.Now()
-			run.value, run.err = compute(cctx)
-			c.mu.Lock()
-			if run.err == nil && e.running == run {
-				e.value, e.version, e.took = run.value, run.version, time.Since(start)
-			}
-			if e.running == run {
-				e.running = nil
-			}
-			c.mu.Unlock()
-			close(run.done)
-		}()
-	}
-	stale, slow := e.value, e.took > SlowAnalysis
-	c.mu.Unlock()
-	if stale != nil && slow {
-		return stale, nil
-	}
-	select {
-	case <-run.done:
-		return run.value, run.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+func (s *Service) CachedAnalyses() int { return s.cache().Len() }
 
 // view is an analysis as the cache keeps it, with the version of the
 // scored rounds it was computed from.
@@ -191,7 +91,7 @@ func (s *Service) analysisView(ctx context.Context) (*view, error) {
 		return nil, err
 	}
 	version := fmt.Sprintf("%d/%d/%s", n, last.UnixNano(), s.ScoringMethod().Digest())
-	return s.cache().get(ctx, Filter{}.name(), version, func(ctx context.Context) (*view, error) {
+	return s.cache().Get(ctx, Filter{}.name(), version, func(ctx context.Context) (*view, error) {
 		a, err := s.analyze(ctx)
 		if err != nil {
 			return nil, err
@@ -234,7 +134,7 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 		}
 	}
 	version := fmt.Sprintf("%s|%x|%d", all.version, h.Sum64(), len(keep))
-	v, err := s.cache().get(ctx, f.name(), version, func(context.Context) (*view, error) {
+	v, err := s.cache().Get(ctx, f.name(), version, func(context.Context) (*view, error) {
 		var fs []arena.ScoredForecast
 		seen := map[uint64]bool{}
 		for _, x := range all.Forecasts {
@@ -333,47 +233,4 @@ func (s *Service) scoredVersion(ctx context.Context) (int, time.Time, error) {
 		}
 	}
 	return len(scored), last, nil
-}
-
-// Analyses caches the analyses of forecasts a Service does not read
-// itself (the backtest track's), by a digest of the forecasts: a set
-// seen before is not analysed again. Method zero is DefaultMethod.
-type Analyses struct {
-	Method scoring.Method
-	Logger *slog.Logger
-	cache  *analysisCache
-	once   sync.Once
-}
-
-// Of is the analysis of fs, the set called name.
-func (x *Analyses) Of(ctx context.Context, name string, fs []arena.ScoredForecast) (*scoring.Analysis, error) {
-	x.once.Do(func() { x.cache = newAnalysisCache() })
-	h := sha256.New()
-	for _, f := range fs {
-		b := -1.0
-		if f.Benchmark != nil {
-			b = *f.Benchmark
-		}
-		fmt.Fprintf(h, "%d|%s|%d|%s|%s|%v|%v|%d\n", f.RoundID, f.Agent, f.MarketID, f.Category, f.Event, f.Forecast, b, f.Outcome)
-	}
-	m := x.Method
-	if m == (scoring.Method{}) {
-		m = scoring.DefaultMethod()
-	}
-	version := hex.EncodeToString(h.Sum(nil)) + "/" + m.Digest()
-	v, err := x.cache.get(ctx, name, version, func(context.Context) (*view, error) {
-		logger := x.Logger
-		if logger == nil {
-			logger = slog.Default()
-		}
-		a, err := scoring.AnalyzeForecasts(fs, m, logger)
-		if err != nil {
-			return nil, err
-		}
-		return &view{a, version}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.Analysis, nil
 }

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/rounds"
 )
 
 // ForecasterStore is what the LLM forecasters' routes read.
@@ -30,8 +33,11 @@ type ForecasterStore interface {
 func (s *Server) RegisterForecasters(st ForecasterStore) {
 	s.forecasters = st
 	if s.Forecast != nil { // the backtest is scored as the forecast track is
-		s.backtest.Method = s.Forecast.ScoringMethod()
+		s.backtestMethod = s.Forecast.ScoringMethod()
 	}
+	// A large backtest's analysis takes seconds: once it has, readers get
+	// the previous board while the new one is computed.
+	s.backtestBoards.Slow = rounds.SlowAnalysis
 	s.handle("GET /api/v1/rounds/{id}/markets/{index}", s.roundMarket)
 	s.handle("GET /api/v1/rounds/{id}/traces/{agent}", s.trace)
 	if h, ok := st.(humanStore); ok {
@@ -155,12 +161,16 @@ func (s *Server) backtestBoard(ctx context.Context) (scoring.Board, error) {
 	if err != nil {
 		return scoring.Board{}, err
 	}
-	return s.backtestBoards.get(ctx, v, func(ctx context.Context) (scoring.Board, error) {
+	return s.backtestBoards.Get(ctx, struct{}{}, v, func(ctx context.Context) (scoring.Board, error) {
 		rows, err := s.forecasters.BacktestForecasts(ctx)
 		if err != nil {
 			return scoring.Board{}, err
 		}
-		a, err := s.backtest.Of(ctx, "backtest", BacktestScored(rows))
+		m := s.backtestMethod
+		if m == (scoring.Method{}) {
+			m = scoring.DefaultMethod()
+		}
+		a, err := scoring.AnalyzeForecasts(BacktestScored(rows), m, cmp.Or(s.Logger, slog.Default()))
 		if err != nil {
 			return scoring.Board{}, err
 		}
