@@ -62,7 +62,7 @@ func listPackages(t *testing.T) []goPackage {
 // TestLayering checks the package graph against the layering (see
 // docs/architecture.md): the programs (cmd/arena, demo) → the composition
 // root (app) → the server and the scheduler (web, jobs) → the tracks and
-// the oracle (forecast, trading, oracle, backtest) → agents, models,
+// the oracle (forecast, rounds, trading, oracle, backtest) → agents, models,
 // scoring and sources → store → the domain. A package may not depend,
 // even indirectly, on the packages listed for it; a rule on "pkg/..."
 // holds for pkg and every package under it (public packages are checked by
@@ -365,5 +365,52 @@ func TestPublicAPIDocumented(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Fatalf("checked only %d exported names of the public packages", checked)
+	}
+}
+
+// TestClientDependencies checks what the reference client (participant)
+// and the protocol it is built on (forecast) pull into a program that
+// imports them, tests aside: the crypto, text and file helpers the
+// protocol needs, never the arena's statistics (score and its gonum),
+// caches, databases, metrics or model clients. A dependency added to
+// either must be one an agent author would accept to build.
+func TestClientDependencies(t *testing.T) {
+	forbidden := map[string]string{
+		"gonum.org/v1/gonum":                  "the statistics of the arena's analyses",
+		"github.com/hashicorp/golang-lru":     "the server's caches",
+		"github.com/jackc/pgx":                "the server's PostgreSQL store",
+		"modernc.org/sqlite":                  "the server's SQLite store",
+		"github.com/prometheus":               "the server's metrics",
+		"github.com/openai":                   "the arena's model client",
+		"github.com/getkin/kin-openapi":       "the server's API description checks",
+		"github.com/schollz/progressbar":      "the command's progress bars",
+		"github.com/cockroachdb":              "the chain simulator's storage",
+		module + "/score":                     "the arena's statistics (and gonum)",
+		module + "/forecast/scoring":          "the leaderboard analysis (and gonum)",
+		module + "/export":                    "the export verifier",
+		module + "/chain":                     "the chain bindings",
+		"github.com/ethereum/go-ethereum/eth": "a chain node",
+	}
+	var checked int
+	for _, p := range listPackages(t) {
+		if p.ImportPath != module+"/participant" && p.ImportPath != module+"/forecast" {
+			continue
+		}
+		checked++
+		var third []string // the dependencies outside the standard library
+		for _, d := range p.Deps {
+			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") {
+				third = append(third, d)
+			}
+			for prefix, what := range forbidden {
+				if d == prefix || strings.HasPrefix(d, prefix+"/") {
+					t.Errorf("%s depends on %s (%s)", rel(p.ImportPath), d, what)
+				}
+			}
+		}
+		t.Logf("%s: %d dependencies outside the standard library: %s", rel(p.ImportPath), len(third), strings.Join(third, " "))
+	}
+	if checked != 2 {
+		t.Fatalf("found %d of participant and forecast", checked)
 	}
 }
