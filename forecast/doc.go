@@ -1,12 +1,11 @@
 // Package forecast is the forecast track's protocol, what a client or a
 // verifier outside the arena needs: commitment hashes, EIP-712 signed
 // messages, keys and signature recovery, the API's wire types and the log
-// entries' formats, rejection codes, validation of submissions and
-// profiles against round state, and round schedules, rules and market
-// selection. It is pure logic with no I/O except the agent key file
-// helpers (Key). Round scoring and the leaderboard analysis are package
-// forecast/scoring; the arena's server side of the track is its own
-// (internal/rounds).
+// entries' formats, rejection codes, round schedules, and validation of
+// submissions and profiles against round state. It is pure logic with no
+// I/O except the agent key file helpers (Key). Round scoring and the leaderboard analysis are package
+// forecast/scoring; the arena's server side of the track (which markets
+// a round takes, and everything it stores) is its own (internal/rounds).
 //
 // # Wire formats (what an external agent must reproduce)
 //

@@ -11,6 +11,31 @@ import (
 // so a leaked signed message cannot be held back and replayed much later.
 const MaxDeadlineAhead = 24 * time.Hour
 
+// BenchmarkTolerance is how far from the commit deadline a price point may
+// lie and still serve as the benchmark.
+const BenchmarkTolerance = 300 * time.Second
+
+// Schedule is a round's deadlines. Commits are accepted while
+// now ≤ CommitDeadline; reveals while RevealStart ≤ now ≤ RevealDeadline.
+type Schedule struct {
+	CommitDeadline time.Time `json:"commit_deadline"`
+	RevealStart    time.Time `json:"reveal_start"`
+	RevealDeadline time.Time `json:"reveal_deadline"`
+}
+
+// Validate checks commit_deadline < reveal_start ≤ reveal_deadline.
+func (s Schedule) Validate() error {
+	switch {
+	case s.CommitDeadline.IsZero() || s.RevealStart.IsZero() || s.RevealDeadline.IsZero():
+		return Reject(CodeScheduleInvalid, "schedule: every deadline must be set")
+	case !s.CommitDeadline.Before(s.RevealStart):
+		return Reject(CodeScheduleInvalid, "schedule: commit deadline %s is not before reveal start %s", fmtTime(s.CommitDeadline), fmtTime(s.RevealStart))
+	case s.RevealDeadline.Before(s.RevealStart):
+		return Reject(CodeScheduleInvalid, "schedule: reveal deadline %s is before reveal start %s", fmtTime(s.RevealDeadline), fmtTime(s.RevealStart))
+	}
+	return nil
+}
+
 // RoundState is the part of a round the validators read.
 type RoundState struct {
 	ID          uint64
@@ -178,3 +203,5 @@ func checkNonce(current, got uint64) error {
 	}
 	return nil
 }
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -261,3 +261,22 @@ func checkCode(t *testing.T, name string, err error, code string) {
 		t.Errorf("%s: kind %s, want %s", name, kind, Codes[code])
 	}
 }
+
+func TestScheduleValidate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		s  Schedule
+		ok bool
+	}{
+		"ok":                        {sched, true},
+		"reveal starts at deadline": {Schedule{t0, t0.Add(time.Second), t0.Add(time.Second)}, true},
+		"commit = reveal start":     {Schedule{t0, t0, t0.Add(time.Hour)}, false},
+		"commit after reveal start": {Schedule{t0.Add(time.Minute), t0, t0.Add(time.Hour)}, false},
+		"reveal ends before start":  {Schedule{t0, t0.Add(time.Hour), t0.Add(time.Minute)}, false},
+		"zero":                      {Schedule{}, false},
+	} {
+		err := tc.s.Validate()
+		if (err == nil) != tc.ok || (err != nil && arena.ErrorCode(err) != CodeScheduleInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -110,7 +110,7 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 	cf := addConfigFlags(fs, false)
 	def := rounds.DefaultJobsConfig()
 	markets := fs.String("markets", "", "comma-separated market ids (default: select by the rules)")
-	k := fs.Int("k", forecast.DefaultK, "markets per round when selecting by the rules")
+	k := fs.Int("k", rounds.DefaultK, "markets per round when selecting by the rules")
 	rulesFile := fs.String("rules", "", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)")
 	commitIn := fs.Duration("commit-in", def.CommitIn, "commit phase: the commit deadline is this long from now")
 	commitAt := fs.String("commit-deadline", "", "commit deadline, RFC 3339 (instead of --commit-in)")

@@ -167,8 +167,8 @@ func TestRoundCreateOnSimWorld(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(r.Markets) != forecast.DefaultK {
-		t.Fatalf("round of %d markets, want %d", len(r.Markets), forecast.DefaultK)
+	if len(r.Markets) != rounds.DefaultK {
+		t.Fatalf("round of %d markets, want %d", len(r.Markets), rounds.DefaultK)
 	}
 	db, err := store.Open(context.Background(), dbURL)
 	if err != nil {

@@ -52,7 +52,7 @@ type Deps struct {
 	Now func() time.Time
 	// Rules are the market selection rules of round creation (nil: the
 	// configured rules file, else the built-in rules).
-	Rules *forecast.Rules
+	Rules *rounds.Rules
 	// Lineup is the trading track's lineup; given, the track is served.
 	// Nil: the LLM agents of the configured registry (ARENA_AGENTS), from
 	// Jobs.
@@ -125,7 +125,7 @@ func (a *App) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var rules forecast.Rules
+	var rules rounds.Rules
 	if d.Rules != nil {
 		rules = *d.Rules
 	} else if rules, err = SelectionRules(ctx, db, o.RoundRules, "--round-rules"); err != nil {

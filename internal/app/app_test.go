@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/rounds"
@@ -21,8 +20,8 @@ import (
 func TestDefaultsAreTheTracks(t *testing.T) {
 	o, def := config.Defaults(), rounds.DefaultJobsConfig()
 	if o.RoundEvery != def.RoundEvery || o.RoundCommitIn != def.CommitIn || o.RoundRevealDelay != def.RevealDelay ||
-		o.RoundRevealWin != def.RevealWindow || o.RoundRetryEvery != def.RetryEvery || o.RoundK != forecast.DefaultK {
-		t.Errorf("round settings %+v, the forecast track's %+v (k %d)", o, def, forecast.DefaultK)
+		o.RoundRevealWin != def.RevealWindow || o.RoundRetryEvery != def.RetryEvery || o.RoundK != rounds.DefaultK {
+		t.Errorf("round settings %+v, the forecast track's %+v (k %d)", o, def, rounds.DefaultK)
 	}
 	if ScoringMethod(o) != scoring.DefaultMethod() {
 		t.Errorf("scoring method %+v, the default %+v", ScoringMethod(o), scoring.DefaultMethod())

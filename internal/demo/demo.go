@@ -207,7 +207,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	start := world.Config().Start
 	clk.Set(start)
 	db.Now = clk.Now // stored timestamps follow the simulated clock too
-	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
+	rules := rounds.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
 		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
 	// The demo's deployment identifier follows from its seed, so that the
 	// same seed signs, logs and prints the same; later commands on its

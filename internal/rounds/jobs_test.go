@@ -141,7 +141,7 @@ func TestCreateRoundJobRetries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now().UTC()
-		svc := &rounds.Service{Store: db, Logger: quiet, K: 2, Rules: forecast.Rules{Sources: []string{"late"}}}
+		svc := &rounds.Service{Store: db, Logger: quiet, K: 2, Rules: rounds.Rules{Sources: []string{"late"}}}
 		js, _ := rounds.Jobs(svc, rounds.JobsConfig{RetryFor: -1})
 		if err := js[0].Run(ctx, now); arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets {
 			t.Fatalf("without markets and retries: %v", err)
@@ -170,7 +170,7 @@ func TestCreateRoundJobRetries(t *testing.T) {
 			t.Fatalf("%d rounds", len(rs))
 		}
 		// A cancelled context ends the retries.
-		js, _ = rounds.Jobs(&rounds.Service{Store: db, Logger: quiet, K: 5, Rules: forecast.Rules{Sources: []string{"none"}}},
+		js, _ = rounds.Jobs(&rounds.Service{Store: db, Logger: quiet, K: 5, Rules: rounds.Rules{Sources: []string{"none"}}},
 			rounds.JobsConfig{RetryFor: time.Hour, RetryEvery: 10 * time.Millisecond})
 		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()

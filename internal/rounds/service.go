@@ -49,7 +49,7 @@ type Service struct {
 
 	// Round creation by rule.
 	K     int
-	Rules forecast.Rules
+	Rules Rules
 	Grace time.Duration
 }
 
@@ -94,13 +94,13 @@ func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*are
 	} else {
 		k := s.K
 		if k == 0 {
-			k = forecast.DefaultK
+			k = DefaultK
 		}
 		cands, err := s.Store.Markets(ctx, arena.MarketFilter{Type: arena.Binary, Status: arena.StatusOpen, ClosesAfter: sched.RevealDeadline})
 		if err != nil {
 			return nil, err
 		}
-		if markets, err = forecast.SelectMarkets(cands, k, s.Rules, sched.RevealDeadline); err != nil {
+		if markets, err = SelectMarkets(cands, k, s.Rules, sched.RevealDeadline); err != nil {
 			return nil, err
 		}
 		rules, _ = json.Marshal(map[string]any{"k": k, "rules": s.Rules})
@@ -110,7 +110,7 @@ func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*are
 			return nil, forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", m.ID, m, m.Status)
 		}
 	}
-	if err := forecast.ValidateRound(sched, len(markets), markets); err != nil {
+	if err := ValidateRound(sched, len(markets), markets); err != nil {
 		return nil, err
 	}
 	grace := s.Grace
@@ -651,5 +651,3 @@ func (s *Service) recordScores(ctx context.Context, roundID uint64, frozen []int
 
 // Clock is the service's current time (UTC).
 func (s *Service) Clock() time.Time { return s.now() }
-
-func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

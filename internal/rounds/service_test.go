@@ -73,8 +73,8 @@ func saveMarkets(t *testing.T, db *store.DB, specs []spec) map[string]*arena.Mar
 	return out
 }
 
-func testRules() forecast.Rules {
-	return forecast.Rules{MinVolume: 10_000, MinLiquidity: 1_000, MinPrice: 0.03, MaxPrice: 0.97,
+func testRules() rounds.Rules {
+	return rounds.Rules{MinVolume: 10_000, MinLiquidity: 1_000, MinPrice: 0.03, MaxPrice: 0.97,
 		MinCloseAfter: arena.Duration(time.Hour), MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{"test"}}
 }
 
@@ -118,7 +118,7 @@ func TestCreateRoundByRules(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("round markets %v, want %v", got, want)
 		}
-		if len(r.Markets) != forecast.DefaultK {
+		if len(r.Markets) != rounds.DefaultK {
 			t.Fatalf("k = %d", len(r.Markets))
 		}
 		stored, err := db.Round(ctx, r.ID)
@@ -136,8 +136,8 @@ func TestCreateRoundByRules(t *testing.T) {
 			t.Fatalf("reveal deadline %s not before the earliest close %s (grace %s)", stored.RevealDeadline, earliest, stored.Grace)
 		}
 		var rules struct {
-			K     int            `json:"k"`
-			Rules forecast.Rules `json:"rules"`
+			K     int          `json:"k"`
+			Rules rounds.Rules `json:"rules"`
 		}
 		if err := json.Unmarshal(stored.Rules, &rules); err != nil || rules.K != 7 || rules.Rules.MinVolume != 10_000 ||
 			rules.Rules.MaxCloseAfter != arena.Duration(7*24*time.Hour) || !slices.Equal(rules.Rules.Sources, []string{"test"}) {
@@ -704,7 +704,7 @@ func TestPolymarketRoundOffline(t *testing.T) {
 		}
 		now := time.Date(2026, 6, 20, 12, 0, 0, 0, time.UTC) // the fixtures close on 2026-06-30
 		clk := clock.New(now)
-		rules := forecast.DefaultRules()
+		rules := rounds.DefaultRules()
 		rules.MaxCloseAfter = arena.Duration(30 * 24 * time.Hour)
 		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules,
 			Lookup: rounds.TokenLookup(client.BenchmarkAt)}

@@ -706,7 +706,7 @@ func (s *Server) methodologyView(r *http.Request) (any, error) {
 	var v MethodologyJSON
 	if f := s.Forecast; f != nil {
 		pw := f.ScoringMethod().Power
-		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, forecast.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
+		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, rounds.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
 			BenchmarkTolerance: arena.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: f.ScoringMethod().ShrinkN,
 			Bootstrap: f.ScoringMethod().Bootstrap, Seed: f.ScoringMethod().Seed, ChainID: f.Domain.ChainID,
 			Method: f.ScoringMethod(), Methodology: f.ScoringMethod().Stamp(),

@@ -3,6 +3,8 @@ package web
 import (
 	"time"
 
+	"github.com/forecast-arena/arena/internal/rounds"
+
 	"github.com/forecast-arena/arena"
 
 	"github.com/forecast-arena/arena/forecast"
@@ -348,7 +350,7 @@ type VerifyJSON struct {
 // ForecastMethodJSON describes the forecast track as configured.
 type ForecastMethodJSON struct {
 	MarketsPerRound    int            `json:"markets_per_round"`
-	Rules              forecast.Rules `json:"selection_rules"`
+	Rules              rounds.Rules   `json:"selection_rules"`
 	Grace              arena.Duration `json:"grace"`
 	BenchmarkTolerance arena.Duration `json:"benchmark_tolerance"`
 	ProvisionalBelow   int            `json:"provisional_below_predictions"`
