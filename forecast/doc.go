@@ -3,9 +3,10 @@
 // messages, keys and signature recovery, the API's wire types and the log
 // entries' formats, rejection codes, round schedules, and validation of
 // submissions and profiles against round state. It is pure logic with no
-// I/O except the agent key file helpers (Key). Round scoring and the leaderboard analysis are package
-// forecast/scoring; the arena's server side of the track (which markets
-// a round takes, and everything it stores) is its own (internal/rounds).
+// I/O except the agent key file helpers (Key). Round scoring and the
+// leaderboard analysis are package forecast/scoring; the arena's server
+// side of the track (which markets a round takes, and everything it
+// stores) is its own (internal/rounds).
 //
 // # Wire formats (what an external agent must reproduce)
 //
