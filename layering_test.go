@@ -62,7 +62,7 @@ func listPackages(t *testing.T) []goPackage {
 // TestLayering checks the package graph against the layering (see
 // docs/architecture.md): the programs (cmd/arena, demo) → the composition
 // root (app) → the server and the scheduler (web, jobs) → the tracks and
-// the oracle (forecast, trading, oracle, backtest) → agents, models,
+// the oracle (forecast, rounds, trading, oracle, backtest) → agents, models,
 // scoring and sources → store → the domain. A package may not depend,
 // even indirectly, on the packages listed for it; a rule on "pkg/..."
 // holds for pkg and every package under it (public packages are checked by
@@ -117,19 +117,21 @@ func TestLayering(t *testing.T) {
 	programs := is("cmd", "demo")
 	forbid(".", any, "the domain package imports nothing of ours")
 	forbid("score", any, "scoring is pure and imports nothing of ours")
+	forbid("cache", any, "the cache computes what its callers give it and imports nothing of ours")
 	forbid("config", only("redact"), "configuration reads settings and wires nothing")
 	forbid("store/...", only("store", "redact"), "storage knows no layer above it")
 	forbid("forecast/...", is("trading"), "the tracks do not import each other")
-	forbid("trading/...", is("forecast"), "the tracks do not import each other")
-	forbid("oracle/...", is("forecast", "trading"), "the oracle serves both tracks and imports neither")
-	for _, track := range []string{"forecast/...", "trading/...", "oracle/...", "backtest/..."} {
+	forbid("rounds/...", is("trading"), "the tracks do not import each other")
+	forbid("trading/...", is("forecast", "rounds"), "the tracks do not import each other")
+	forbid("oracle/...", is("forecast", "rounds", "trading"), "the oracle serves both tracks and imports neither")
+	for _, track := range []string{"forecast/...", "rounds/...", "trading/...", "oracle/...", "backtest/..."} {
 		forbid(track, is("app", "web", "backtest", "relay", "strategy", "demo", "cmd"), "a track knows nothing of the layers above it")
 	}
 	for _, low := range []string{"agent/...", "llm/...", "retrieve/...", "polymarket/...", "sim/...", "forecastbench/..."} {
 		forbid(low, is("app", "web", "oracle", "backtest", "relay", "strategy", "demo", "cmd", "store"), "agents, models and sources sit below the tracks and the store")
 	}
 	forbid("llm/...", is("store"), "the model layer does not touch storage")
-	forbid("jobs/...", is("app", "web", "forecast", "trading", "oracle", "demo", "cmd"), "the scheduler runs jobs it does not know")
+	forbid("jobs/...", is("app", "web", "forecast", "rounds", "trading", "oracle", "demo", "cmd"), "the scheduler runs jobs it does not know")
 	forbid("web/...", is("app", "relay", "strategy", "demo", "cmd"), "the server serves the tracks it is given")
 	forbid("app/...", programs, "the programs import the composition root, never the reverse")
 	for pkg, ds := range deps {
@@ -163,12 +165,12 @@ func TestCompositionRoot(t *testing.T) {
 	const (
 		app   = module + "/internal/app"
 		web   = module + "/internal/web"
-		track = module + "/forecast"
+		track = module + "/internal/rounds"
 	)
 	services := map[string][]string{track: {"Service"}, module + "/internal/trading": {"Engine"}, module + "/internal/oracle": {"Service", "PanelConfig"},
 		module + "/tlog": {"Log"}, web: {"Parts", "Server"}, module + "/internal/agent": {"Factory"}}
 	// built only by internal/app, wherever else they are named
-	appOnly := []string{"agent.Factory", "oracle.PanelConfig", "agent.LLMLineup", "trading.Jobs", "forecast.Jobs"}
+	appOnly := []string{"agent.Factory", "oracle.PanelConfig", "agent.LLMLineup", "trading.Jobs", "rounds.Jobs"}
 	wiring := map[string][]string{module + "/internal/agent": {"LLMLineup"}, module + "/internal/trading": {"Jobs"}, track: {"Jobs"}}
 	type use struct{ literals, calls []string }
 	// uses lists the services' composite literals and the calls of app.New,
@@ -229,7 +231,7 @@ func TestCompositionRoot(t *testing.T) {
 		t.Errorf("the demo builds parts itself (%v, %v): app.New builds them", demo.literals, demo.calls)
 	}
 	for _, l := range uses("cmd/arena", "").literals {
-		if !strings.Contains(l, "forecast.Service") { // a store's display names need no service of its own
+		if !strings.Contains(l, "rounds.Service") { // a store's display names need no service of its own
 			t.Errorf("cmd/arena builds %s itself: app.New builds it", l)
 		}
 	}
@@ -374,5 +376,52 @@ func TestPublicAPIDocumented(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Fatalf("checked only %d exported names of the public packages", checked)
+	}
+}
+
+// TestClientDependencies checks what the reference client (participant)
+// and the protocol it is built on (forecast) pull into a program that
+// imports them, tests aside: the crypto, text and file helpers the
+// protocol needs, never the arena's statistics (score and its gonum),
+// caches, databases, metrics or model clients. A dependency added to
+// either must be one an agent author would accept to build.
+func TestClientDependencies(t *testing.T) {
+	forbidden := map[string]string{
+		"gonum.org/v1/gonum":                  "the statistics of the arena's analyses",
+		"github.com/hashicorp/golang-lru":     "the server's caches",
+		"github.com/jackc/pgx":                "the server's PostgreSQL store",
+		"modernc.org/sqlite":                  "the server's SQLite store",
+		"github.com/prometheus":               "the server's metrics",
+		"github.com/openai":                   "the arena's model client",
+		"github.com/getkin/kin-openapi":       "the server's API description checks",
+		"github.com/schollz/progressbar":      "the command's progress bars",
+		"github.com/cockroachdb":              "the chain simulator's storage",
+		module + "/score":                     "the arena's statistics (and gonum)",
+		module + "/forecast/scoring":          "the leaderboard analysis (and gonum)",
+		module + "/export":                    "the export verifier",
+		module + "/chain":                     "the chain bindings",
+		"github.com/ethereum/go-ethereum/eth": "a chain node",
+	}
+	var checked int
+	for _, p := range listPackages(t) {
+		if p.ImportPath != module+"/participant" && p.ImportPath != module+"/forecast" {
+			continue
+		}
+		checked++
+		var third []string // the dependencies outside the standard library
+		for _, d := range p.Deps {
+			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") {
+				third = append(third, d)
+			}
+			for prefix, what := range forbidden {
+				if d == prefix || strings.HasPrefix(d, prefix+"/") {
+					t.Errorf("%s depends on %s (%s)", rel(p.ImportPath), d, what)
+				}
+			}
+		}
+		t.Logf("%s: %d dependencies outside the standard library: %s", rel(p.ImportPath), len(third), strings.Join(third, " "))
+	}
+	if checked != 2 {
+		t.Fatalf("found %d of participant and forecast", checked)
 	}
 }

@@ -212,6 +212,13 @@ type RoundFilter struct {
 	Limit  int
 }
 
+// ForecastStore is what the forecast track keeps: its markets and its
+// rounds with their submissions and scores.
+type ForecastStore interface {
+	MarketStore
+	RoundStore
+}
+
 // RoundStore persists the forecast track.
 type RoundStore interface {
 	CreateRound(ctx context.Context, r *Round) error

@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 )
 
 // The contract hashes exactly as package forecast does, including the
@@ -233,7 +234,7 @@ func TestDirectSubmissionSharesNonce(t *testing.T) {
 
 // Outcomes: index 0 of the payout vector is YES; split payouts are void;
 // unresolved conditions are excluded; a commit without reveal is a forfeit.
-// The on-chain result equals forecast.ScoreRound's.
+// The on-chain result equals scoring.ScoreRound's.
 func TestTriggerForfeitSplitAndParity(t *testing.T) {
 	e := newEnv(t, 3)
 	s := e.schedule()
@@ -299,13 +300,13 @@ func TestTriggerForfeitSplitAndParity(t *testing.T) {
 		t.Fatal("scoring not done")
 	}
 
-	want, err := forecast.ScoreRound([]forecast.MarketOutcome{
-		{MarketID: 1, Outcome: forecast.OutcomeYes, Benchmark: 8000},
-		{MarketID: 2, Outcome: forecast.OutcomeNo, Benchmark: 3000},
-		{MarketID: 3, Outcome: forecast.OutcomeExcluded, Benchmark: 5000},
-		{MarketID: 4, Outcome: forecast.OutcomeYes, Benchmark: forecast.NoBenchmark},
-		{MarketID: 5, Outcome: forecast.OutcomeExcluded, Benchmark: 6000},
-	}, []forecast.Entry{{Predictions: a.preds}, {Forfeit: true}, {Predictions: c.preds}})
+	want, err := scoring.ScoreRound([]scoring.MarketOutcome{
+		{MarketID: 1, Outcome: scoring.OutcomeYes, Benchmark: 8000},
+		{MarketID: 2, Outcome: scoring.OutcomeNo, Benchmark: 3000},
+		{MarketID: 3, Outcome: scoring.OutcomeExcluded, Benchmark: 5000},
+		{MarketID: 4, Outcome: scoring.OutcomeYes, Benchmark: scoring.NoBenchmark},
+		{MarketID: 5, Outcome: scoring.OutcomeExcluded, Benchmark: 6000},
+	}, []scoring.Entry{{Predictions: a.preds}, {Forfeit: true}, {Predictions: c.preds}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestTriggerForfeitSplitAndParity(t *testing.T) {
 			t.Fatalf("agent %d: chain %+v, Go %+v", i, got, w)
 		}
 	}
-	if w := want.Agents[1]; !w.Forfeit || w.BrierBps2 != forecast.Bps2 {
+	if w := want.Agents[1]; !w.Forfeit || w.BrierBps2 != scoring.Bps2 {
 		t.Fatalf("forfeit scored %+v", w)
 	}
 }

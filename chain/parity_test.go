@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/testscale"
 )
 
@@ -29,13 +30,13 @@ var payouts = [][]int64{
 func goOutcome(p []int64) int8 {
 	switch {
 	case p == nil:
-		return forecast.OutcomeExcluded
+		return scoring.OutcomeExcluded
 	case p[1] == 0:
-		return forecast.OutcomeYes
+		return scoring.OutcomeYes
 	case p[0] == 0:
-		return forecast.OutcomeNo
+		return scoring.OutcomeNo
 	}
-	return forecast.OutcomeExcluded
+	return scoring.OutcomeExcluded
 }
 
 type parityRound struct {
@@ -48,7 +49,7 @@ type parityRound struct {
 
 // On random rounds (agents, forecasts, benchmarks, outcomes including
 // void, unresolved and no-benchmark markets, forfeits) every on-chain score
-// equals forecast.ScoreRound's to the unit in bps². ARENA_CHAIN_PARITY_ROUNDS
+// equals scoring.ScoreRound's to the unit in bps². ARENA_CHAIN_PARITY_ROUNDS
 // overrides the number of rounds (1000 at full size, 100 otherwise).
 func TestScoringParityRandomRounds(t *testing.T) {
 	rounds := testscale.Size(100, 1000)
@@ -181,7 +182,7 @@ func TestScoringParityRandomRounds(t *testing.T) {
 			if poolPayout[c] != nil {
 				resolved++
 			}
-			if goOutcome(poolPayout[c]) != forecast.OutcomeExcluded {
+			if goOutcome(poolPayout[c]) != scoring.OutcomeExcluded {
 				scoreable++
 			}
 		}
@@ -208,22 +209,22 @@ func TestScoringParityRandomRounds(t *testing.T) {
 		if !res.Triggered {
 			continue
 		}
-		markets := make([]forecast.MarketOutcome, len(r.conds))
+		markets := make([]scoring.MarketOutcome, len(r.conds))
 		for j, c := range r.conds {
-			markets[j] = forecast.MarketOutcome{MarketID: int64(j), Outcome: goOutcome(poolPayout[c]), Benchmark: int32(r.bench[j])}
+			markets[j] = scoring.MarketOutcome{MarketID: int64(j), Outcome: goOutcome(poolPayout[c]), Benchmark: int32(r.bench[j])}
 			if r.bench[j] == 0xffff {
-				markets[j].Benchmark = forecast.NoBenchmark
+				markets[j].Benchmark = scoring.NoBenchmark
 			}
 		}
-		entries := make([]forecast.Entry, len(r.entries))
+		entries := make([]scoring.Entry, len(r.entries))
 		for j, sc := range r.entries {
 			if r.forfeits[j] {
-				entries[j] = forecast.Entry{Forfeit: true}
+				entries[j] = scoring.Entry{Forfeit: true}
 			} else {
-				entries[j] = forecast.Entry{Predictions: sc.preds}
+				entries[j] = scoring.Entry{Predictions: sc.preds}
 			}
 		}
-		want, err := forecast.ScoreRound(markets, entries)
+		want, err := scoring.ScoreRound(markets, entries)
 		if err != nil {
 			t.Fatal(err)
 		}

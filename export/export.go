@@ -25,6 +25,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -65,7 +66,7 @@ type Meta struct {
 
 // Source is what an export reads.
 type Source struct {
-	Forecast *forecast.Service
+	Forecast Forecasts
 	Log      *tlog.Log
 	// Traces serves the LLM agents' traces for Options.WithPrompts.
 	Traces arena.TraceStore
@@ -96,6 +97,20 @@ type Options struct {
 	// Progress, when set, is told after each table file how many of the
 	// export's tables are written.
 	Progress func(done, total int)
+}
+
+// Forecasts is the forecast track as an export reads it (the arena's round
+// service is one).
+type Forecasts interface {
+	// ForecastStore holds the track's markets, rounds, submissions and scores.
+	ForecastStore() arena.ForecastStore
+	// SigningDomain is the EIP-712 domain the track's submissions are signed under.
+	SigningDomain() forecast.Domain
+	// ScoringMethod is the method the track's leaderboard is computed with.
+	ScoringMethod() scoring.Method
+	// Board is the track's leaderboard over every scored round, as it
+	// serves it.
+	Board(ctx context.Context) (scoring.Board, error)
 }
 
 func i64(v int64) string   { return strconv.FormatInt(v, 10) }
@@ -182,7 +197,7 @@ func stream(ctx context.Context, w io.Writer, src Source, name, format string, s
 // signatures that every page and API keeps private (the sealed log
 // entries keep their leaf hash, so inclusion still checks).
 func rows(ctx context.Context, src Source, name string, sc scope, emit func([]string) error) error {
-	st := src.Forecast.Store
+	st := src.Forecast.ForecastStore()
 	all, err := st.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {
 		return err
@@ -311,7 +326,7 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 		// The analysis the dashboard shows: its figures, seeded ones
 		// included, reproduce from the exported scores (meta.json names the
 		// bootstrap).
-		b, _, err := src.Forecast.Leaderboard(ctx, forecast.Filter{})
+		b, err := src.Forecast.Board(ctx)
 		if err != nil {
 			return err
 		}
@@ -441,12 +456,12 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 			o.Progress(i+1, len(specs))
 		}
 	}
-	d := src.Forecast.Domain
+	d := src.Forecast.SigningDomain()
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),
 		LogPublicKey: src.Log.PublicKeyHex()}
 	m := src.Forecast.ScoringMethod()
 	meta.Bootstrap, meta.Seed, meta.MinForecasts, meta.MaxPerOrganisation = m.Bootstrap, m.Seed, m.MinForecasts, m.MaxPerOrganisation
-	meta.MethodVersion, meta.MethodDigest = forecast.MethodVersion, m.Digest()
+	meta.MethodVersion, meta.MethodDigest = scoring.MethodVersion, m.Digest()
 	if !o.Since.IsZero() {
 		s := o.Since.UTC()
 		meta.Since = &s
@@ -631,7 +646,7 @@ func UnescapeCell(s string) string {
 }
 
 // leaderboardRows are the leaderboard table of a board, row by row.
-func leaderboardRows(b forecast.Board) [][]string {
+func leaderboardRows(b scoring.Board) [][]string {
 	out := make([][]string, 0, len(b.Rows))
 	for _, r := range b.Rows {
 		out = append(out, []string{strconv.Itoa(r.Rank), r.Agent, r.Name, bl(r.Preliminary), optF(r.Score), optF(r.ScoreCILo), optF(r.ScoreCIHi),

@@ -16,7 +16,9 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/demo"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -111,7 +113,7 @@ func play() (*fixture, error) {
 	}
 	// 28 forecasts an agent: an entry rule below the default ranks them,
 	// and meta.json carries it to the verifier.
-	res.Forecast.Method = forecast.DefaultMethod()
+	res.Forecast.Method = scoring.DefaultMethod()
 	res.Forecast.Method.MinForecasts = 10
 	f := &fixture{res: res, base: map[string]string{}}
 	if f.pub, err = tlog.NewPublisher(res.Log, fixtureOrigin, &tlog.MemCheckpoints{}); err != nil {
@@ -241,7 +243,7 @@ func (f *fixture) scoredRound(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: cd.Add(time.Minute), RevealDeadline: cd.Add(2 * time.Hour)})
+	r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: cd.Add(time.Minute), RevealDeadline: cd.Add(2 * time.Hour)})
 	if err != nil {
 		return err
 	}
@@ -283,7 +285,7 @@ func (f *fixture) openRound(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: cd.Add(time.Minute), RevealDeadline: cd.Add(2 * time.Hour)})
+	r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: cd.Add(time.Minute), RevealDeadline: cd.Add(2 * time.Hour)})
 	if err != nil {
 		return err
 	}

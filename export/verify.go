@@ -27,6 +27,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
 )
@@ -146,7 +147,7 @@ type verifier struct {
 	t    map[string]*table
 	// method is the scoring method meta.json names, which the
 	// leaderboard is recomputed with.
-	method forecast.Method
+	method scoring.Method
 
 	// The log, decoded.
 	commits  map[key]logged[forecast.CommitEntry]
@@ -292,16 +293,16 @@ func (v *verifier) readMeta(dir string) bool {
 		v.add(m, "", "log_public_key", "%s, not the log key %x", v.meta.LogPublicKey, []byte(pub))
 	}
 	v.o.LogKey = pub
-	if v.meta.Bootstrap != forecast.AnalysisBootstrap {
-		v.add(m, "", "bootstrap", "%d replicates; the analysis this verifier recomputes draws %d", v.meta.Bootstrap, forecast.AnalysisBootstrap)
+	if v.meta.Bootstrap != scoring.AnalysisBootstrap {
+		v.add(m, "", "bootstrap", "%d replicates; the analysis this verifier recomputes draws %d", v.meta.Bootstrap, scoring.AnalysisBootstrap)
 	}
-	if v.meta.Seed != forecast.AnalysisSeed {
-		v.add(m, "", "seed", "%d; the analysis this verifier recomputes is seeded with %d", v.meta.Seed, forecast.AnalysisSeed)
+	if v.meta.Seed != scoring.AnalysisSeed {
+		v.add(m, "", "seed", "%d; the analysis this verifier recomputes is seeded with %d", v.meta.Seed, scoring.AnalysisSeed)
 	}
-	v.method = forecast.DefaultMethod()
+	v.method = scoring.DefaultMethod()
 	v.method.MinForecasts, v.method.MaxPerOrganisation = v.meta.MinForecasts, v.meta.MaxPerOrganisation
-	if v.meta.MethodVersion != forecast.MethodVersion {
-		v.add(m, "", "methodology_version", "%q; this verifier recomputes scoring method %s", v.meta.MethodVersion, forecast.MethodVersion)
+	if v.meta.MethodVersion != scoring.MethodVersion {
+		v.add(m, "", "methodology_version", "%q; this verifier recomputes scoring method %s", v.meta.MethodVersion, scoring.MethodVersion)
 	}
 	if err := v.method.Validate(); err != nil {
 		v.add(m, "", "min_forecasts", "%v", err)
@@ -633,10 +634,10 @@ func (v *verifier) decodeLog(rows []*row, leaves []tlog.Leaf) {
 			}
 			ok := len(e.MarketIDs) == len(e.Benchmarks) && len(e.MarketIDs) > 0
 			for _, b := range e.Benchmarks {
-				ok = ok && (b == forecast.NoBenchmark || (b >= 0 && b <= forecast.MaxBps))
+				ok = ok && (b == scoring.NoBenchmark || (b >= 0 && b <= forecast.MaxBps))
 			}
 			if !ok {
-				bad("%d markets with %d benchmarks %v: want one in 0 … %d (or %d for none) per market", len(e.MarketIDs), len(e.Benchmarks), e.Benchmarks, forecast.MaxBps, forecast.NoBenchmark)
+				bad("%d markets with %d benchmarks %v: want one in 0 … %d (or %d for none) per market", len(e.MarketIDs), len(e.Benchmarks), e.Benchmarks, forecast.MaxBps, scoring.NoBenchmark)
 				continue
 			}
 			v.benches[e.RoundID] = logged[forecast.BenchmarkEntry]{idx, *e}
@@ -646,7 +647,7 @@ func (v *verifier) decodeLog(rows []*row, leaves []tlog.Leaf) {
 			name(e.RoundID)
 			ok := len(e.Outcomes) > 0
 			for _, x := range e.Outcomes {
-				ok = ok && x >= forecast.OutcomeUnresolved && x <= forecast.OutcomeYes
+				ok = ok && x >= scoring.OutcomeUnresolved && x <= scoring.OutcomeYes
 			}
 			if !ok {
 				bad("outcomes %v: want 1, 0, −1 or −2 per market", e.Outcomes)
@@ -1010,7 +1011,7 @@ func (v *verifier) checkRoundMarkets() {
 			bps := ""
 			if benched {
 				v.cmp(t, r, "market_id", i64(b.v.MarketIDs[i]), fmt.Sprintf("the logged benchmarks (entry %d)", b.idx))
-				if x := b.v.Benchmarks[i]; x != forecast.NoBenchmark {
+				if x := b.v.Benchmarks[i]; x != scoring.NoBenchmark {
 					bps = i64(int64(x))
 				}
 				if v.cmp(t, r, "benchmark_bps", bps, fmt.Sprintf("log entry %d", b.idx)) {
@@ -1044,12 +1045,12 @@ func (v *verifier) checkRoundMarkets() {
 func (v *verifier) checkResolution(rm *row, x int8, idx uint64) {
 	t := v.t["markets"]
 	m := t.byKey[kv(t.spec, rm.s("market_id"))]
-	if m == nil || x == forecast.OutcomeUnresolved {
+	if m == nil || x == scoring.OutcomeUnresolved {
 		return
 	}
 	res := m.s("resolution")
-	ok := map[int8]bool{forecast.OutcomeYes: res == arena.Yes, forecast.OutcomeNo: res == arena.No,
-		forecast.OutcomeExcluded: res != "" && res != arena.Yes && res != arena.No}[x]
+	ok := map[int8]bool{scoring.OutcomeYes: res == arena.Yes, scoring.OutcomeNo: res == arena.No,
+		scoring.OutcomeExcluded: res != "" && res != arena.Yes && res != arena.No}[x]
 	if !ok && m.ok("resolution") {
 		v.claim(t, m, "resolution", "round_markets [%s] is frozen as %d (log entry %d)", rm.key, x, idx)
 	}
@@ -1153,9 +1154,9 @@ func (v *verifier) checkScores() []arena.ScoredForecast {
 		}
 		b, benched := v.benches[id]
 		k := len(o.v.Outcomes)
-		ms := make([]forecast.MarketOutcome, k)
+		ms := make([]scoring.MarketOutcome, k)
 		for i, x := range o.v.Outcomes {
-			ms[i] = forecast.MarketOutcome{Outcome: forecast.ScoringOutcome(x), Benchmark: forecast.NoBenchmark}
+			ms[i] = scoring.MarketOutcome{Outcome: scoring.ScoringOutcome(x), Benchmark: scoring.NoBenchmark}
 			switch rm := v.roundMarket(id, i); {
 			case benched && i < len(b.v.MarketIDs):
 				ms[i].MarketID, ms[i].Benchmark = b.v.MarketIDs[i], b.v.Benchmarks[i]
@@ -1164,24 +1165,24 @@ func (v *verifier) checkScores() []arena.ScoredForecast {
 			}
 		}
 		var agents []string
-		var entries []forecast.Entry
+		var entries []scoring.Entry
 		for _, ck := range commits {
 			if ck.round != id {
 				continue
 			}
-			e := forecast.Entry{Forfeit: true}
+			e := scoring.Entry{Forfeit: true}
 			if rv, ok := v.reveals[ck]; ok {
 				if len(rv.v.Predictions) != k {
 					v.add(lt.spec.Name, kv(lt.spec, u64(rv.idx)), "leaf", "%d predictions for the %d markets of round %d", len(rv.v.Predictions), k, id)
 					continue
 				}
-				e = forecast.Entry{Predictions: rv.v.Predictions}
+				e = scoring.Entry{Predictions: rv.v.Predictions}
 			}
 			agents, entries = append(agents, ck.agent), append(entries, e)
 		}
 		agents = append(agents, forecast.RandomAgent)
-		entries = append(entries, forecast.Entry{Predictions: forecast.RandomPredictions(id, rr.t("commit_deadline"), k)})
-		res, err := forecast.ScoreRound(ms, entries)
+		entries = append(entries, scoring.Entry{Predictions: scoring.RandomPredictions(id, rr.t("commit_deadline"), k)})
+		res, err := scoring.ScoreRound(ms, entries)
 		if err != nil {
 			v.add(lt.spec.Name, kv(lt.spec, u64(o.idx)), "leaf", "round %d cannot be scored: %v", id, err)
 			continue
@@ -1352,7 +1353,7 @@ func (v *verifier) checkLeaderboard(forecasts []arena.ScoredForecast) {
 		}
 	}
 	want := map[string]bool{}
-	for _, w := range leaderboardRows(a.Board(forecast.ProfilesOf(names))) {
+	for _, w := range leaderboardRows(a.Board(scoring.ProfilesOf(names))) {
 		rk := kv(t.spec, w[1])
 		want[rk] = true
 		r := t.byKey[rk]
@@ -1389,11 +1390,11 @@ var analyses struct {
 	flight singleflight.Group
 	mu     sync.Mutex
 	digest [32]byte
-	last   *forecast.Analysis
+	last   *scoring.Analysis
 }
 
-func analyze(fs []arena.ScoredForecast, m forecast.Method) (*forecast.Analysis, error) {
-	slices.SortFunc(fs, forecast.CompareForecasts)
+func analyze(fs []arena.ScoredForecast, m scoring.Method) (*scoring.Analysis, error) {
+	slices.SortFunc(fs, scoring.CompareForecasts)
 	b, err := json.Marshal(fs)
 	if err != nil {
 		return nil, err
@@ -1406,7 +1407,7 @@ func analyze(fs []arena.ScoredForecast, m forecast.Method) (*forecast.Analysis, 
 	}
 	analyses.mu.Unlock()
 	a, err, _ := analyses.flight.Do(string(digest[:]), func() (any, error) {
-		a, err := forecast.AnalyzeForecasts(fs, m, slog.New(slog.DiscardHandler))
+		a, err := scoring.AnalyzeForecasts(fs, m, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}
@@ -1418,7 +1419,7 @@ func analyze(fs []arena.ScoredForecast, m forecast.Method) (*forecast.Analysis, 
 	if err != nil {
 		return nil, err
 	}
-	return a.(*forecast.Analysis), nil
+	return a.(*scoring.Analysis), nil
 }
 
 func (v *verifier) checkTraces() {

@@ -97,7 +97,7 @@ func CanonicalReasoning(reasons []string) ([]byte, error) {
 	buf = append(buf, '[')
 	for i, r := range reasons {
 		if !utf8.ValidString(r) {
-			return nil, reject(CodeReasoningMalformed, "reasoning for market %d is not valid UTF-8", i)
+			return nil, Reject(CodeReasoningMalformed, "reasoning for market %d is not valid UTF-8", i)
 		}
 		if i > 0 {
 			buf = append(buf, ',')
@@ -153,26 +153,26 @@ func ParseReasoning(data []byte, k int) ([]string, []byte, error) {
 	if len(data) > 4*MaxReasoningBytes {
 		// A sender may escape more than the canonical form does, so the raw
 		// upload gets slack, but not an unbounded amount to decode.
-		return nil, nil, reject(CodeReasoningTooLarge, "reasoning upload of %d bytes exceeds the limit", len(data))
+		return nil, nil, Reject(CodeReasoningTooLarge, "reasoning upload of %d bytes exceeds the limit", len(data))
 	}
 	// encoding/json replaces invalid UTF-8 with U+FFFD; that would make the
 	// hash differ from what the agent computed, so refuse it up front.
 	if !utf8.Valid(data) {
-		return nil, nil, reject(CodeReasoningMalformed, "reasoning is not valid UTF-8")
+		return nil, nil, Reject(CodeReasoningMalformed, "reasoning is not valid UTF-8")
 	}
 	var reasons []string
 	if err := json.Unmarshal(data, &reasons); err != nil || reasons == nil {
-		return nil, nil, reject(CodeReasoningMalformed, "reasoning must be a JSON array of strings")
+		return nil, nil, Reject(CodeReasoningMalformed, "reasoning must be a JSON array of strings")
 	}
 	if len(reasons) != k {
-		return nil, nil, reject(CodeReasoningMalformed, "reasoning has %d entries, the round has %d markets", len(reasons), k)
+		return nil, nil, Reject(CodeReasoningMalformed, "reasoning has %d entries, the round has %d markets", len(reasons), k)
 	}
 	canon, err := CanonicalReasoning(reasons)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(canon) > MaxReasoningBytes {
-		return nil, nil, reject(CodeReasoningTooLarge, "canonical reasoning is %d bytes, the limit is %d", len(canon), MaxReasoningBytes)
+		return nil, nil, Reject(CodeReasoningTooLarge, "canonical reasoning is %d bytes, the limit is %d", len(canon), MaxReasoningBytes)
 	}
 	return reasons, canon, nil
 }

@@ -1,8 +1,12 @@
-// Package forecast is the forecast track's protocol: commitment
-// hashes, EIP-712 signed messages, signature recovery, validation of
-// submissions against round state, round schedules and market selection,
-// and exact integer round scoring. It is pure logic with no I/O except the
-// agent key file helpers (Key).
+// Package forecast is the forecast track's protocol, what a client or a
+// verifier outside the arena needs: commitment hashes, EIP-712 signed
+// messages, keys and signature recovery, the API's wire types and the log
+// entries' formats, rejection codes, round schedules, and validation of
+// submissions and profiles against round state. It is pure logic with no
+// I/O except the agent key file helpers (Key). Round scoring and the
+// leaderboard analysis are package forecast/scoring; the arena's server
+// side of the track (which markets a round takes, and everything it
+// stores) is its own (internal/rounds).
 //
 // # Wire formats (what an external agent must reproduce)
 //
@@ -38,6 +42,6 @@
 // request stores nothing. Every rejection is an *arena.Error with one of
 // the codes listed at CodeSignatureMalformed and in Codes.
 //
-// After outcomes are frozen, ScoreRound gives each agent's exact bps² and
-// float Brier and Alpha; commits without reveals are forfeits.
+// After outcomes are frozen, scoring.ScoreRound gives each agent's exact
+// bps² and float Brier and Alpha; commits without reveals are forfeits.
 package forecast

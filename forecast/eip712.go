@@ -205,7 +205,7 @@ func verify(digest common.Hash, sig []byte, agent common.Address) error {
 		return err
 	}
 	if signer != agent {
-		return reject(CodeSignerMismatch, "signature is by %s, not by agent %s", signer.Hex(), agent.Hex())
+		return Reject(CodeSignerMismatch, "signature is by %s, not by agent %s", signer.Hex(), agent.Hex())
 	}
 	return nil
 }
@@ -214,10 +214,10 @@ func verify(digest common.Hash, sig []byte, agent common.Address) error {
 // when it names them (nil: not given), with d.
 func (d Domain) CheckRequest(chainID *uint64, contract *common.Address) error {
 	if chainID != nil && *chainID != d.ChainID {
-		return reject(CodeDomainMismatch, "chain id %d: this arena signs with chain id %d", *chainID, d.ChainID)
+		return Reject(CodeDomainMismatch, "chain id %d: this arena signs with chain id %d", *chainID, d.ChainID)
 	}
 	if contract != nil && *contract != d.Contract {
-		return reject(CodeDomainMismatch, "verifying contract %s: this arena signs with %s", contract.Hex(), d.Contract.Hex())
+		return Reject(CodeDomainMismatch, "verifying contract %s: this arena signs with %s", contract.Hex(), d.Contract.Hex())
 	}
 	return nil
 }

@@ -218,9 +218,10 @@ var Codes = map[string]string{
 	CodeTooManyProfileUpdates:  arena.ETOOMANY,
 }
 
-// reject builds the *arena.Error for code with the kind from Codes, so a
-// code can never be raised with two different kinds.
-func reject(code, format string, args ...any) *arena.Error {
+// Reject builds the *arena.Error refusing a request with code, of the kind
+// Codes gives it, so a code can never be raised with two different kinds.
+// It panics for a code not in Codes.
+func Reject(code, format string, args ...any) *arena.Error {
 	kind, ok := Codes[code]
 	if !ok {
 		panic("forecast: unregistered rejection code " + code)

@@ -1,11 +1,8 @@
 package forecast
 
 import (
-	"context"
-	"errors"
 	"net/url"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -53,13 +50,13 @@ func NormalizeProfile(f ProfileFields) ProfileFields {
 // bidirectional control would show the link reversed).
 func CheckProfile(f ProfileFields) error {
 	if f.Name == "" {
-		return reject(CodeProfileNameInvalid, "name is required")
+		return Reject(CodeProfileNameInvalid, "name is required")
 	}
 	if err := checkProfileText("name", f.Name, MaxProfileName, CodeProfileNameInvalid); err != nil {
 		return err
 	}
 	if err := arena.CheckName(f.Name); err != nil {
-		return reject(CodeProfileNameInvalid, "name %q %v", clip(f.Name), err)
+		return Reject(CodeProfileNameInvalid, "name %q %v", clip(f.Name), err)
 	}
 	for _, x := range []struct {
 		field, s string
@@ -80,17 +77,17 @@ func checkProfileText(field, s string, max int, code string) error {
 		return nil
 	}
 	if !utf8.ValidString(s) {
-		return reject(code, "%s is not valid UTF-8", field)
+		return Reject(code, "%s is not valid UTF-8", field)
 	}
 	n, err := precis.Nickname.String(s)
 	if err != nil {
-		return reject(code, "%s %q holds a character a name may not hold (a control, formatting or unassigned character)", field, clip(s))
+		return Reject(code, "%s %q holds a character a name may not hold (a control, formatting or unassigned character)", field, clip(s))
 	}
 	if n != s {
-		return reject(code, "%s %q is not in normal form (NFKC, single spaces, trimmed): sign %q instead", field, clip(s), n)
+		return Reject(code, "%s %q is not in normal form (NFKC, single spaces, trimmed): sign %q instead", field, clip(s), n)
 	}
 	if c := utf8.RuneCountInString(s); c > max {
-		return reject(code, "%s is %d characters long, the most is %d", field, c, max)
+		return Reject(code, "%s is %d characters long, the most is %d", field, c, max)
 	}
 	return nil
 }
@@ -101,18 +98,18 @@ func checkHomepage(s string) error {
 	}
 	switch {
 	case !utf8.ValidString(s):
-		return reject(CodeProfileHomepageInvalid, "homepage is not valid UTF-8")
+		return Reject(CodeProfileHomepageInvalid, "homepage is not valid UTF-8")
 	case utf8.RuneCountInString(s) > MaxProfileHomepage:
-		return reject(CodeProfileHomepageInvalid, "homepage is longer than %d characters", MaxProfileHomepage)
+		return Reject(CodeProfileHomepageInvalid, "homepage is longer than %d characters", MaxProfileHomepage)
 	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsGraphic(r) }):
-		return reject(CodeProfileHomepageInvalid, "homepage %q holds a space, a control or a formatting character", clip(s))
+		return Reject(CodeProfileHomepageInvalid, "homepage %q holds a space, a control or a formatting character", clip(s))
 	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
-		return reject(CodeProfileHomepageInvalid, "homepage %q is not an http:// or https:// URL with a host", clip(s))
+		return Reject(CodeProfileHomepageInvalid, "homepage %q is not an http:// or https:// URL with a host", clip(s))
 	case u.User != nil:
-		return reject(CodeProfileHomepageInvalid, "homepage %q holds a user name or password", clip(s))
+		return Reject(CodeProfileHomepageInvalid, "homepage %q holds a user name or password", clip(s))
 	}
 	return nil
 }
@@ -140,157 +137,25 @@ func BaselineNameSet() *arena.NameSet {
 	return &out
 }
 
-func checkReserved(name string) error {
+// CheckReservedName refuses a profile name a baseline holds, or one that
+// passes for it.
+func CheckReservedName(name string) error {
 	if id, ok := reservedNames.Holder(name); ok {
-		return reject(CodeProfileNameTaken, "the name %q is the %s baseline's, or passes for it", name, id)
+		return Reject(CodeProfileNameTaken, "the name %q is the %s baseline's, or passes for it", name, id)
 	}
 	return nil
 }
 
-func profileJSON(a arena.AgentInfo) ProfileJSON {
-	return ProfileJSON{Agent: a.Address, Kind: a.Kind, Version: a.ProfileVersion, ProfileFields: ProfileFields{Name: a.Name,
-		Organisation: a.Organisation, Model: a.Model, Homepage: a.Homepage, Description: a.Description}}
-}
+// Baseline agents scored in every round. The market baseline is the one
+// package score adds to every analysis, under the same name (spelt out
+// here: the protocol does not import the statistics).
+const (
+	RandomAgent = "random"
+	MarketAgent = "market"
+)
 
-// Profile returns an agent's profile as the API shows it; an address
-// never seen has an empty one at version 0.
-func (s *Service) Profile(ctx context.Context, agent string) (ProfileJSON, error) {
-	addr, err := ParseAddress(agent)
-	if err != nil {
-		return ProfileJSON{}, err
-	}
-	a, err := s.Store.Agent(ctx, addr.Hex())
-	if arena.ErrorKind(err) == arena.ENOTFOUND {
-		return ProfileJSON{Agent: addr.Hex()}, nil
-	}
-	if err != nil {
-		return ProfileJSON{}, err
-	}
-	return profileJSON(*a), nil
-}
-
-// SetProfile verifies and records a signed profile update of agent, and
-// logs it. It refuses, storing nothing, a profile that is not in normal
-// form or out of bounds, a signature that is not the agent's under this
-// arena's domain, a deadline past or more than 24 h ahead, a name another
-// agent or a baseline holds (or one that passes for it), any version but
-// the next, and an update past the agent's allowance of updates a day.
-func (s *Service) SetProfile(ctx context.Context, agent string, req ProfileRequest) (ProfileJSON, error) {
-	addr, err := ParseAddress(agent)
-	if err != nil {
-		return ProfileJSON{}, err
-	}
-	if err := CheckProfile(req.ProfileFields); err != nil {
-		return ProfileJSON{}, err
-	}
-	if err := s.Domain.CheckRequest(req.ChainID, req.VerifyingContract); err != nil {
-		return ProfileJSON{}, err
-	}
-	sig, err := DecodeSignature(req.Signature)
-	if err != nil {
-		return ProfileJSON{}, err
-	}
-	msg := Profile{Agent: addr, ProfileFields: req.ProfileFields, Version: req.Version, Deadline: req.Deadline}
-	if err := s.Domain.VerifyProfile(msg, sig); err != nil {
-		return ProfileJSON{}, err
-	}
-	now := s.now()
-	if err := checkDeadline(req.Deadline, now); err != nil {
-		return ProfileJSON{}, err
-	}
-	if err := checkReserved(req.Name); err != nil {
-		return ProfileJSON{}, err
-	}
-	if err := s.Admission.admitNew(ctx, addr.Hex(), now); err != nil {
-		return ProfileJSON{}, err
-	}
-	f := req.ProfileFields
-	entry := ProfileEntry{Agent: addr.Hex(), Name: f.Name, Organisation: f.Organisation, Model: f.Model, Homepage: f.Homepage,
-		Description: f.Description, Version: req.Version, Deadline: req.Deadline, Signature: EncodeSignature(sig)}
-	leaf, err := s.leafInTx(logProfile, entry)
-	if err != nil {
-		return ProfileJSON{}, err
-	}
-	a := arena.AgentInfo{Address: addr.Hex(), Name: f.Name, Organisation: f.Organisation, Model: f.Model, Homepage: f.Homepage,
-		Description: f.Description, ProfileVersion: req.Version}
-	err = s.Store.SetProfile(ctx, a, leaf, func(cur, next *arena.AgentInfo) error {
-		var stored uint64
-		var spent time.Time
-		if cur != nil {
-			stored, spent, a.Kind = cur.ProfileVersion, cur.ProfileSpentUntil, cur.Kind
-		}
-		if req.Version != stored+1 {
-			return reject(CodeProfileVersionInvalid, "version %d: agent %s's profile is at version %d, so the next update is version %d",
-				req.Version, addr.Hex(), stored, stored+1)
-		}
-		until, err := s.Admission.spendProfileUpdate(addr.Hex(), spent, now)
-		next.ProfileSpentUntil = until
-		return err
-	})
-	if err != nil {
-		return ProfileJSON{}, err
-	}
-	if leaf == nil {
-		s.record(ctx, logProfile, entry)
-	}
-	s.log().InfoContext(ctx, "agent profile updated", "agent", addr.Hex(), "version", req.Version)
-	if a.Kind == "" {
-		a.Kind = "external"
-	}
-	return profileJSON(a), nil
-}
-
-// ProfileStore is what registering an agent needs of storage.
-type ProfileStore interface {
-	SetProfile(ctx context.Context, a arena.AgentInfo, leaf *arena.LogLeaf, check func(cur, next *arena.AgentInfo) error) error
-}
-
-// errOwnProfile: the agent signed a profile of its own, which the
-// operator's registration leaves alone.
-var errOwnProfile = errors.New("forecast: the agent signed its own profile")
-
-// RegisterAgent records the kind and profile of an agent the operator
-// runs (hosted or simulated): checked as a signed update is, under the
-// same unique names, but unsigned and unlogged, so its fields are the
-// operator's claim. An agent that signed a profile of its own keeps it.
-func RegisterAgent(ctx context.Context, st ProfileStore, a arena.AgentInfo) error {
-	if err := CheckProfile(ProfileFields{Name: a.Name, Organisation: a.Organisation, Model: a.Model, Homepage: a.Homepage,
-		Description: a.Description}); err != nil {
-		return err
-	}
-	if err := checkReserved(a.Name); err != nil {
-		return err
-	}
-	a.ProfileVersion = 0
-	err := st.SetProfile(ctx, a, nil, func(cur, _ *arena.AgentInfo) error {
-		if cur != nil && cur.ProfileVersion > 0 {
-			return errOwnProfile
-		}
-		return nil
-	})
-	if errors.Is(err, errOwnProfile) {
-		return nil
-	}
-	return err
-}
-
-// Profiles returns every agent's record by id, baselines included (kind
-// builtin, their fixed display names): the one source of what the
-// leaderboards, pages, exports and tables call an agent.
-func (s *Service) Profiles(ctx context.Context) (map[string]arena.AgentInfo, error) {
-	out := map[string]arena.AgentInfo{}
-	for id, name := range BaselineNames() {
-		out[id] = arena.AgentInfo{Address: id, Name: name, Kind: "builtin"}
-	}
-	agents, err := s.Store.Agents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range agents {
-		if b, ok := out[a.Address]; ok && a.Name == "" {
-			a.Name = b.Name
-		}
-		out[a.Address] = a
-	}
-	return out, nil
+// BaselineNames are the display names of the baselines scored in every
+// round.
+func BaselineNames() map[string]string {
+	return map[string]string{RandomAgent: "Random (uniform)", MarketAgent: "Market (benchmark)"}
 }

@@ -37,25 +37,25 @@ func Sign(key *ecdsa.PrivateKey, digest common.Hash) ([]byte, error) {
 // is an *arena.Error with a distinct code (see Codes).
 func Recover(digest common.Hash, sig []byte) (common.Address, error) {
 	if len(sig) != SignatureLen {
-		return common.Address{}, reject(CodeSignatureMalformed, "signature is %d bytes, want %d (r ‖ s ‖ v)", len(sig), SignatureLen)
+		return common.Address{}, Reject(CodeSignatureMalformed, "signature is %d bytes, want %d (r ‖ s ‖ v)", len(sig), SignatureLen)
 	}
 	v := sig[64]
 	if v != 27 && v != 28 {
-		return common.Address{}, reject(CodeSignatureV, "signature v is %d, want 27 or 28", v)
+		return common.Address{}, Reject(CodeSignatureV, "signature v is %d, want 27 or 28", v)
 	}
 	r, s := sig[:32], sig[32:64]
 	if !inRange(r) || !inRange(s) {
-		return common.Address{}, reject(CodeSignatureInvalid, "signature r or s is zero or not below the curve order")
+		return common.Address{}, Reject(CodeSignatureInvalid, "signature r or s is zero or not below the curve order")
 	}
 	if bytes.Compare(s, secp256k1HalfN) > 0 {
-		return common.Address{}, reject(CodeSignatureHighS, "signature s is in the upper half of the curve order (malleable); use s' = n - s and flip v")
+		return common.Address{}, Reject(CodeSignatureHighS, "signature s is in the upper half of the curve order (malleable); use s' = n - s and flip v")
 	}
 	var rsv [SignatureLen]byte
 	copy(rsv[:], sig)
 	rsv[64] = v - 27
 	pub, err := crypto.Ecrecover(digest[:], rsv[:])
 	if err != nil || len(pub) != 65 {
-		return common.Address{}, reject(CodeSignatureInvalid, "no public key recovers from this signature")
+		return common.Address{}, Reject(CodeSignatureInvalid, "no public key recovers from this signature")
 	}
 	return common.BytesToAddress(crypto.Keccak256(pub[1:])[12:]), nil
 }
@@ -81,14 +81,22 @@ func DecodeSignature(s string) ([]byte, error) {
 		h = h[2:]
 	}
 	if len(h) != 2*SignatureLen {
-		return nil, reject(CodeSignatureMalformed, "signature has %d hex digits, want %d", len(h), 2*SignatureLen)
+		return nil, Reject(CodeSignatureMalformed, "signature has %d hex digits, want %d", len(h), 2*SignatureLen)
 	}
 	sig, err := hex.DecodeString(h)
 	if err != nil {
-		return nil, reject(CodeSignatureMalformed, "signature is not hex")
+		return nil, Reject(CodeSignatureMalformed, "signature is not hex")
 	}
 	return sig, nil
 }
 
 // EncodeSignature formats a signature for the API: 0x and lowercase hex.
 func EncodeSignature(sig []byte) string { return "0x" + hex.EncodeToString(sig) }
+
+// ParseAddress accepts a 0x-prefixed address in any case.
+func ParseAddress(s string) (common.Address, error) {
+	if !common.IsHexAddress(s) || len(s) != 42 {
+		return common.Address{}, Reject(CodeAddressInvalid, "agent %q is not a 0x-prefixed 20-byte hex address", s)
+	}
+	return common.HexToAddress(s), nil
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -39,7 +40,7 @@ var t0 = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 // arenaServer is the real API on a loopback test server.
 type arenaServer struct {
 	db  *store.DB
-	svc *forecast.Service
+	svc *rounds.Service
 	url string
 	clk *clock.Manual
 	ms  []*arena.Market
@@ -49,7 +50,7 @@ func newServer(t *testing.T, db *store.DB) *arenaServer {
 	t.Helper()
 	clk := &clock.Manual{}
 	clk.Set(t0)
-	svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Domain: forecast.Domain{ChainID: 8453}}
+	svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Domain: forecast.Domain{ChainID: 8453}}
 	srv := web.New(db, db, "", quiet)
 	srv.RegisterForecast(svc)
 	srv.RegisterForecasters(db)
@@ -76,7 +77,7 @@ func (s *arenaServer) round(t *testing.T, offset time.Duration) *arena.Round {
 	prev := s.clk.Now()
 	s.clk.Set(base)
 	defer s.clk.Set(prev)
-	r, err := s.svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: ids,
+	r, err := s.svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: ids,
 		CommitDeadline: base.Add(time.Hour), RevealStart: base.Add(2 * time.Hour), RevealDeadline: base.Add(3 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -469,7 +470,7 @@ func TestFailuresAndAbandonment(t *testing.T) {
 func TestRoundFullAbandoned(t *testing.T) {
 	db := sqliteDB(t)
 	s := newServer(t, db)
-	s.svc.Admission = forecast.Admission{Store: db, MaxAgentsPerRound: 1}
+	s.svc.Admission = rounds.Admission{Store: db, MaxAgentsPerRound: 1}
 	r := s.round(t, 0)
 	run(t, s.client(t, "first", "random"), participant.Report{Committed: 1})
 	late := s.client(t, "late", "random")

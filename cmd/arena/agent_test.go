@@ -22,6 +22,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/web"
@@ -125,7 +126,7 @@ func TestPrintable(t *testing.T) {
 // real clock.
 type fcServer struct {
 	db  *store.DB
-	svc *forecast.Service
+	svc *rounds.Service
 	url string
 }
 
@@ -138,7 +139,7 @@ func newFCServer(t *testing.T, wrap func(http.Handler) http.Handler) *fcServer {
 	}
 	t.Cleanup(func() { db.Close() })
 	quiet := slog.New(slog.DiscardHandler)
-	svc := &forecast.Service{Store: db, Logger: quiet, Domain: forecast.Domain{ChainID: 10}}
+	svc := &rounds.Service{Store: db, Logger: quiet, Domain: forecast.Domain{ChainID: 10}}
 	srv := web.New(db, db, "", quiet)
 	srv.RegisterForecast(svc)
 	srv.RegisterForecasters(db)
@@ -153,7 +154,7 @@ func newFCServer(t *testing.T, wrap func(http.Handler) http.Handler) *fcServer {
 
 func (s *fcServer) round(t *testing.T, ids []int64, cd, rs, rd time.Time) *arena.Round {
 	t.Helper()
-	r, err := s.svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd})
+	r, err := s.svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -116,7 +116,7 @@ func TestVersion(t *testing.T) {
 	t.Parallel()
 	out, _, err := cli(t, nil, "version")
 	if err != nil || !strings.HasPrefix(out, "arena ") || !strings.Contains(out, "\ncommit ") ||
-		!strings.Contains(out, "\nschema "+store.SchemaVersion()+"\n") || !strings.Contains(out, "\nscoring method "+forecast.MethodVersion+"\n") {
+		!strings.Contains(out, "\nschema "+store.SchemaVersion()+"\n") || !strings.Contains(out, "\nscoring method "+scoring.MethodVersion+"\n") {
 		t.Fatalf("version: %v\n%s", err, out)
 	}
 	if store.SchemaVersion() == "" {

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/participant"
@@ -323,13 +323,13 @@ func checkCampaign(t *testing.T, db *store.DB, raw *sql.DB, acks *ackLog) campai
 
 	// Forecast track: acknowledged submissions, stored once, as sent.
 	noRows(t, raw, "submissions", `SELECT round_id, agent FROM submissions GROUP BY round_id, agent HAVING COUNT(*) > 1`)
-	rounds, err := db.Rounds(ctx, arena.RoundFilter{})
+	all, err := db.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stored := map[subKey]*arena.Submission{}
 	perAgent := map[string]uint64{}
-	for _, r := range rounds {
+	for _, r := range all {
 		subs, err := db.Submissions(ctx, r.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -349,7 +349,7 @@ func checkCampaign(t *testing.T, db *store.DB, raw *sql.DB, acks *ackLog) campai
 			}
 		}
 	}
-	f.rounds, f.stored = len(rounds), len(stored)
+	f.rounds, f.stored = len(all), len(stored)
 	acks.mu.Lock()
 	defer acks.mu.Unlock()
 	for k, hash := range acks.commits {
@@ -420,12 +420,12 @@ func checkCampaign(t *testing.T, db *store.DB, raw *sql.DB, acks *ackLog) campai
 	if err := raw.QueryRow(`SELECT COUNT(*) FROM job_runs`).Scan(&f.jobPeriods); err != nil {
 		t.Fatal(err)
 	}
-	creates, err := db.JobRuns(ctx, forecast.JobCreateRound)
+	creates, err := db.JobRuns(ctx, rounds.JobCreateRound)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rounds) > len(creates) {
-		t.Errorf("%d rounds from %d round-creation periods: a period made two rounds", len(rounds), len(creates))
+	if len(all) > len(creates) {
+		t.Errorf("%d rounds from %d round-creation periods: a period made two rounds", len(all), len(creates))
 	}
 	return f
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -129,7 +129,7 @@ type demoJSON struct {
 	Rounds   int                     `json:"rounds"`
 	Scored   int                     `json:"scored"`
 	Database string                  `json:"database"`
-	Forecast forecast.Board          `json:"forecast"`
+	Forecast scoring.Board           `json:"forecast"`
 	Cohorts  int                     `json:"cohorts"`
 	Trading  []trading.LeaderRowJSON `json:"trading"`
 	Oracle   demo.OracleSummary      `json:"oracle"`
@@ -164,7 +164,7 @@ func printTrading(w io.Writer, rows []trading.LeaderRowJSON) {
 	fmt.Fprintln(w, "\nBrier from bet size: confidence = amount / (25% of cash), scored at resolution.")
 }
 
-func printLeaderboard(w io.Writer, b forecast.Board) error {
+func printLeaderboard(w io.Writer, b scoring.Board) error {
 	if err := writeBoard(w, b, false); err != nil {
 		return err
 	}

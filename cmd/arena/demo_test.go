@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 )
 
 // The README's main command, 50 rounds (10 below full size) through the
@@ -36,7 +36,7 @@ func TestDemoSeed1(t *testing.T) {
 		t.Errorf("demo JSON: database %q, export %q, log %d entries, %d scored, %d cohorts, %d trading rows, oracle %+v",
 			run.Database, run.Export, run.Log.TreeSize, run.Scored, run.Cohorts, len(run.Trading), run.Oracle)
 	}
-	byName := map[string]forecast.Row{}
+	byName := map[string]scoring.Row{}
 	for _, e := range lb {
 		byName[e.Name] = e
 		if e.Rounds != rounds || e.N < 6*rounds {

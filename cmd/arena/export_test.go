@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -46,8 +47,8 @@ func TestExportMidRound(t *testing.T) {
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	clock := now
-	svc := &forecast.Service{Store: db, Domain: dom, Log: lg, Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return clock }}
-	r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids, CommitDeadline: now.Add(time.Hour), RevealStart: now.Add(2 * time.Hour),
+	svc := &rounds.Service{Store: db, Domain: dom, Log: lg, Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return clock }}
+	r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids, CommitDeadline: now.Add(time.Hour), RevealStart: now.Add(2 * time.Hour),
 		RevealDeadline: now.Add(3 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/score"
@@ -60,7 +60,7 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var board forecast.Board
+	var board scoring.Board
 	if err := json.Unmarshal([]byte(out), &board); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -109,7 +109,7 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 	if len(api.Rows) != 7 || ranked < 5 || len(ties) < 2 {
 		t.Fatalf("the demo board is too plain to compare: %d rows, %d ranked, tie groups %v", len(api.Rows), ranked, ties)
 	}
-	if api.Methodology != board.Methodology || api.Methodology.Version != forecast.MethodVersion {
+	if api.Methodology != board.Methodology || api.Methodology.Version != scoring.MethodVersion {
 		t.Errorf("methodology: API %+v, CLI %+v", api.Methodology, board.Methodology)
 	}
 	want := strings.Join(fromAPI, "\n")

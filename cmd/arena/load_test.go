@@ -24,6 +24,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -238,9 +239,9 @@ func TestLoad10000AgentsTriggerAndLeaderboard(t *testing.T) {
 			t0 := time.Now().Truncate(time.Second)
 			clk.Set(t0)
 			quiet := slog.New(slog.DiscardHandler)
-			svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Domain: forecast.Domain{ChainID: 10}}
+			svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Domain: forecast.Domain{ChainID: 10}}
 			cd := t0.Add(time.Hour)
-			r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: cd.Add(time.Second), RevealDeadline: cd.Add(time.Hour)})
+			r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd, RevealStart: cd.Add(time.Second), RevealDeadline: cd.Add(time.Hour)})
 			if err != nil {
 				t.Fatal(err)
 			}

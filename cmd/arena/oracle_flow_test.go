@@ -24,6 +24,7 @@ import (
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -261,7 +262,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		t.Fatal(err)
 	}
 	lg := &tlog.Log{Store: db, Key: key, Logger: quiet}
-	fsvc := &forecast.Service{Store: db, Now: clock, Logger: quiet, Log: lg, Grace: 6 * time.Hour}
+	fsvc := &rounds.Service{Store: db, Now: clock, Logger: quiet, Log: lg, Grace: 6 * time.Hour}
 	var ms []*arena.Market
 	for _, id := range []string{"fr0", "fr1", "fr2"} {
 		ms = append(ms, &arena.Market{Source: "test", SourceID: id, Kind: arena.KindMarket, Question: "Will " + id + " happen?", Category: "politics",
@@ -271,7 +272,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 	if _, err := db.SaveMarkets(ctx, ms); err != nil {
 		t.Fatal(err)
 	}
-	r, err := fsvc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: []int64{ms[0].ID, ms[1].ID, ms[2].ID},
+	r, err := fsvc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: []int64{ms[0].ID, ms[1].ID, ms[2].ID},
 		CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)

@@ -13,9 +13,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/chart"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -75,7 +76,7 @@ type scoreInput struct {
 	table  *score.Table
 	src    string            // the file, or "store"
 	names  map[string]string // display names by address, from the store; nil for a file
-	method forecast.Method   // the configured scoring method
+	method scoring.Method    // the configured scoring method
 }
 
 func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) *scoreInput {
@@ -138,12 +139,12 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	// Frozen rows: void and unresolved markets excluded, forfeits as
 	// Brier-1 forecasts; in the order the dashboard's analysis takes them,
 	// so the bootstraps draw the same.
-	slices.SortStableFunc(rows, forecast.CompareForecasts)
-	if si.table, err = forecast.Table(rows); err != nil {
+	slices.SortStableFunc(rows, scoring.CompareForecasts)
+	if si.table, err = scoring.Table(rows); err != nil {
 		return err
 	}
 	si.src = "store"
-	si.names, err = (&forecast.Service{Store: db}).Names(ctx)
+	si.names, err = (&rounds.Service{Store: db}).Names(ctx)
 	return err
 }
 
@@ -184,7 +185,7 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report leaderboard", "[--in FILE | --db URL --track T] [--bootstrap 999] [--seed S] [--columns all] [--format table|json|csv|svg]")
 	cf := addConfigFlags(fs, false)
 	si := addScoreInput(fs, cf, "table, json, csv or svg (cumulative-alpha trajectories)")
-	def := forecast.DefaultMethod()
+	def := scoring.DefaultMethod()
 	boot := fs.Int("bootstrap", def.Bootstrap, "bootstrap replicates of the intervals and rank shares (0: skip); another than the default changes the method's digest")
 	seed := fs.Uint64("seed", def.Seed, "bootstrap seed; another than the default changes the method's digest")
 	columns := fs.String("columns", "", "the table's columns: the short view (default) or all")
@@ -213,14 +214,14 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	if *adjusted {
 		return adjustedLeaderboard(env, si, m, *estimation)
 	}
-	scored, err := forecast.AnalyzeTable(si.table, m, newLogger(env, "warn"))
+	scored, err := scoring.AnalyzeTable(si.table, m, newLogger(env, "warn"))
 	if err != nil {
 		return arena.Errorf(arena.EINVALID, "%s: %w", si.src, err)
 	}
 	if *si.format == "svg" {
 		return writeAlphaTrajectories(env.Stdout, scored.Results)
 	}
-	b := forecast.BoardOf(scored, m, forecast.ProfilesOf(si.names))
+	b := scoring.BoardOf(scored, m, scoring.ProfilesOf(si.names))
 	b.ScoredRounds = si.table.Rounds.Len()
 	switch *si.format {
 	case "json":
@@ -236,7 +237,7 @@ var boardColumns = []string{"rank", "agent", "name", "preliminary", "score", "sc
 	"brier_index", "bss", "peer_score", "peer_n", "adjusted", "adjusted_ci_lo", "adjusted_ci_hi", "alpha", "alpha_se", "alpha_ci_lo", "alpha_ci_hi",
 	"t", "p", "beat_pct", "provisional", "p_rank1", "p_top5", "tie_group", "rounds_to_significance"}
 
-func boardRecord(r forecast.Row) []string {
+func boardRecord(r scoring.Row) []string {
 	f := func(p *float64) string {
 		if p == nil {
 			return ""
@@ -252,7 +253,7 @@ func boardRecord(r forecast.Row) []string {
 // writeBoard prints a forecast board as the dashboard shows it: rank,
 // agent, score with its interval and forecasts, and with all every
 // other column; then the method that computed it.
-func writeBoard(w io.Writer, b forecast.Board, all bool) error {
+func writeBoard(w io.Writer, b scoring.Board, all bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	f := func(p *float64, format string) string {
 		if p == nil {
@@ -308,7 +309,7 @@ func writeBoard(w io.Writer, b forecast.Board, all bool) error {
 
 // adjustedLeaderboard prints the difficulty-adjusted leaderboard of the
 // score-file rows, the dashboard's (forecast.Adjusted) with method m.
-func adjustedLeaderboard(env *Env, si *scoreInput, m forecast.Method, estimation string) error {
+func adjustedLeaderboard(env *Env, si *scoreInput, m scoring.Method, estimation string) error {
 	src, t, format := si.src, si.table, *si.format
 	if format == "svg" {
 		return arena.Errorf(arena.EINVALID, "--adjusted has no svg format")
@@ -324,7 +325,7 @@ func adjustedLeaderboard(env *Env, si *scoreInput, m forecast.Method, estimation
 			est = append(est, strings.TrimSpace(e))
 		}
 	}
-	res, _, err := forecast.Adjusted(t, results, m, est)
+	res, _, err := scoring.Adjusted(t, results, m, est)
 	if err != nil {
 		return arena.Errorf(arena.EINVALID, "%s: %w", src, err)
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/score"
 )
@@ -241,13 +241,13 @@ func TestReportFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var board forecast.Board
+	var board scoring.Board
 	if err := json.Unmarshal([]byte(out), &board); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	lb := board.Rows
 	if len(lb) != 4 || lb[0].Agent != "sharp" || lb[0].Rank != 1 || lb[0].ScoreCILo == nil || lb[0].AlphaCILo == nil ||
-		board.Methodology.Version != forecast.MethodVersion || board.Methodology.Digest == forecast.DefaultMethod().Digest() {
+		board.Methodology.Version != scoring.MethodVersion || board.Methodology.Digest == scoring.DefaultMethod().Digest() {
 		t.Fatalf("leaderboard %+v", board)
 	}
 	for i := 1; i < len(lb); i++ {

@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/internal/rounds"
 )
 
 func init() {
@@ -107,9 +108,9 @@ func roundIDArg(fs *flag.FlagSet, args []string) (uint64, error) {
 func roundCreate(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "round create", "[--db URL] [--markets ID,…] [--k N] [--rules FILE] [--commit-in D | --commit-deadline T] [--reveal-delay D] [--reveal-window D] [--grace D] [--format table|json]")
 	cf := addConfigFlags(fs, false)
-	def := forecast.DefaultJobsConfig()
+	def := rounds.DefaultJobsConfig()
 	markets := fs.String("markets", "", "comma-separated market ids (default: select by the rules)")
-	k := fs.Int("k", forecast.DefaultK, "markets per round when selecting by the rules")
+	k := fs.Int("k", rounds.DefaultK, "markets per round when selecting by the rules")
 	rulesFile := fs.String("rules", "", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)")
 	commitIn := fs.Duration("commit-in", def.CommitIn, "commit phase: the commit deadline is this long from now")
 	commitAt := fs.String("commit-deadline", "", "commit deadline, RFC 3339 (instead of --commit-in)")
@@ -123,7 +124,7 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
 	}
-	var req forecast.CreateRoundRequest
+	var req rounds.CreateRoundRequest
 	if *markets != "" {
 		for _, s := range strings.Split(*markets, ",") {
 			id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
@@ -137,7 +138,7 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("--grace %s: must be positive", *grace)
 	}
 	now := time.Now().UTC()
-	cfg := forecast.JobsConfig{CommitIn: *commitIn, RevealDelay: *revealDelay, RevealWindow: *revealWindow}
+	cfg := rounds.JobsConfig{CommitIn: *commitIn, RevealDelay: *revealDelay, RevealWindow: *revealWindow}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -251,7 +252,7 @@ type roundDetail struct {
 	Scores []forecast.ScoreJSON `json:"scores"`
 }
 
-func printRound(ctx context.Context, env *Env, svc *forecast.Service, r *arena.Round, format string) error {
+func printRound(ctx context.Context, env *Env, svc *rounds.Service, r *arena.Round, format string) error {
 	v, err := svc.View(ctx, r)
 	if err != nil {
 		return err

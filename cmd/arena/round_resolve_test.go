@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -63,7 +63,7 @@ func TestRoundResolveFromSim(t *testing.T) {
 			}
 			svc := a.Forecast
 			mk := func(ids []int64, revealEnds time.Time) uint64 {
-				r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids,
+				r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids,
 					CommitDeadline: past.Add(time.Hour), RevealStart: past.Add(2 * time.Hour), RevealDeadline: revealEnds})
 				if err != nil {
 					t.Fatal(err)
@@ -145,8 +145,8 @@ func TestRoundResolveFromSim(t *testing.T) {
 			plain := storetest.URL(t, engine)
 			id := fcMarkets(t, plain, 1)
 			pdb := openStore(t, plain)
-			psvc := &forecast.Service{Store: pdb, Now: func() time.Time { return past }, Logger: slog.New(slog.DiscardHandler)}
-			r, err := psvc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: id, CommitDeadline: past.Add(time.Hour), RevealStart: past.Add(2 * time.Hour), RevealDeadline: past.Add(3 * time.Hour)})
+			psvc := &rounds.Service{Store: pdb, Now: func() time.Time { return past }, Logger: slog.New(slog.DiscardHandler)}
+			r, err := psvc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: id, CommitDeadline: past.Add(time.Hour), RevealStart: past.Add(2 * time.Hour), RevealDeadline: past.Add(3 * time.Hour)})
 			if err != nil {
 				t.Fatal(err)
 			}

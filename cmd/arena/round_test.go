@@ -24,6 +24,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/polymarket/polymarkettest"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -99,8 +100,8 @@ func TestRoundCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	past := time.Now().Add(-10 * time.Hour)
-	svc := &forecast.Service{Store: db, Now: func() time.Time { return past }, Logger: slog.New(slog.DiscardHandler)}
-	old, err := svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: ids[2:4],
+	svc := &rounds.Service{Store: db, Now: func() time.Time { return past }, Logger: slog.New(slog.DiscardHandler)}
+	old, err := svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: ids[2:4],
 		CommitDeadline: past.Add(time.Hour), RevealStart: past.Add(2 * time.Hour), RevealDeadline: past.Add(3 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -166,8 +167,8 @@ func TestRoundCreateOnSimWorld(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(r.Markets) != forecast.DefaultK {
-		t.Fatalf("round of %d markets, want %d", len(r.Markets), forecast.DefaultK)
+	if len(r.Markets) != rounds.DefaultK {
+		t.Fatalf("round of %d markets, want %d", len(r.Markets), rounds.DefaultK)
 	}
 	db, err := store.Open(context.Background(), dbURL)
 	if err != nil {
@@ -468,17 +469,17 @@ func TestServeSchedulesRounds(t *testing.T) {
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
 	p := startServeArgs(t, "serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--gamma-url", fake.GammaURL, "--clob-url", fake.CLOBURL,
 		"--sync-every", "1h", "--round-k", "3", "--round-rules", rules, "--round-retry-every", "100ms", "--commit-in", "90m")
-	var rounds []forecast.RoundJSON
+	var listed []forecast.RoundJSON
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		p.api(t, "GET", "/api/v1/rounds?status=open", nil, "", &rounds)
-		if len(rounds) > 0 {
+		p.api(t, "GET", "/api/v1/rounds?status=open", nil, "", &listed)
+		if len(listed) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no round after 20 s; logs:\n%s", p.logs)
 		}
 	}
-	r := rounds[0]
+	r := listed[0]
 	if len(r.Markets) != 3 || r.CommitDeadline.Before(time.Now().Add(80*time.Minute)) || !r.RevealStart.Equal(r.CommitDeadline.Add(time.Hour)) ||
 		!r.RevealDeadline.Equal(r.CommitDeadline.Add(2*time.Hour)) || r.Markets[0].Price == nil {
 		t.Fatalf("scheduled round %+v", r)
@@ -490,7 +491,7 @@ func TestServeSchedulesRounds(t *testing.T) {
 		t.Fatalf("serve did not stop cleanly: %v\n%s", err, p.logs)
 	}
 	db := openStore(t, dbURL)
-	runs, err := db.JobRuns(context.Background(), forecast.JobCreateRound)
+	runs, err := db.JobRuns(context.Background(), rounds.JobCreateRound)
 	if err != nil || len(runs) != 1 || runs[0].Error != "" {
 		t.Fatalf("round creation runs %+v, %v", runs, err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
 )
@@ -47,7 +48,7 @@ func newLiveArena(t *testing.T) *liveArena {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &liveArena{src: export.Source{Forecast: &forecast.Service{Store: db, Domain: dom}, Log: &tlog.Log{Store: db, Key: key}}}
+	a := &liveArena{src: export.Source{Forecast: &rounds.Service{Store: db, Domain: dom}, Log: &tlog.Log{Store: db, Key: key}}}
 	// The demo published its checkpoints under its own origin: the store
 	// keeps the latest, and a publisher under another origin would be
 	// refused.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/store"
 )
 
@@ -44,6 +44,6 @@ func runVersion(_ context.Context, env *Env, args []string) error {
 			commit = rev + dirty
 		}
 	}
-	fmt.Fprintf(env.Stdout, "arena %s\ncommit %s\nschema %s\nscoring method %s\n", version, commit, store.SchemaVersion(), forecast.MethodVersion)
+	fmt.Fprintf(env.Stdout, "arena %s\ncommit %s\nschema %s\nscoring method %s\n", version, commit, store.SchemaVersion(), scoring.MethodVersion)
 	return nil
 }

@@ -23,12 +23,14 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/redact"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
@@ -51,7 +53,7 @@ type Deps struct {
 	Now func() time.Time
 	// Rules are the market selection rules of round creation (nil: the
 	// configured rules file, else the built-in rules).
-	Rules *forecast.Rules
+	Rules *rounds.Rules
 	// Lineup is the trading track's lineup; given, the track is served.
 	// Nil: the LLM agents of the configured registry (ARENA_AGENTS) whose
 	// keys are set.
@@ -79,7 +81,7 @@ type App struct {
 	Logger   *slog.Logger
 	Metrics  *metrics.Metrics
 	Log      *tlog.Log // nil until OpenLog
-	Forecast *forecast.Service
+	Forecast *rounds.Service
 	Trading  *trading.Engine
 	// Deciders are the trading agents of each cohort's frozen lineup.
 	Deciders trading.DecidersFunc
@@ -143,18 +145,18 @@ func (a *App) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var rules forecast.Rules
+	var rules rounds.Rules
 	if d.Rules != nil {
 		rules = *d.Rules
 	} else if rules, err = SelectionRules(ctx, db, o.RoundRules, "--round-rules"); err != nil {
 		return err
 	}
-	a.Forecast = &forecast.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace,
+	a.Forecast = &rounds.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace,
 		Method: ScoringMethod(o),
-		Admission: forecast.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
+		Admission: rounds.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
 			ProfileUpdatesPerDay: o.ProfileUpdatesPerDay}}
 	if !o.NoSync {
-		a.Forecast.Lookup = forecast.TokenLookup(Polymarket(o, a.Logger).BenchmarkAt)
+		a.Forecast.Lookup = rounds.TokenLookup(Polymarket(o, a.Logger).BenchmarkAt)
 	}
 	if err := a.buildTrading(ctx); err != nil {
 		return err
@@ -167,9 +169,13 @@ func (a *App) build(ctx context.Context) error {
 // chain connection, then the store.
 func (a *App) Close() error {
 	// What runs in the background stops before the store closes under it:
-	// the analyses being computed and the rate limiter's settlements.
+	// the analyses and boards being computed and the rate limiter's
+	// settlements.
 	if a.Forecast != nil {
 		a.Forecast.Stop()
+	}
+	if a.Trading != nil {
+		a.Trading.Stop()
 	}
 	if a.web != nil {
 		a.web.Wait()
@@ -193,8 +199,8 @@ func (a *App) now() time.Time {
 // resolution the oracle applies, every arbiter's decision and every
 // dispute goes to the forecast track's tamper-evident log (when fsvc has
 // one).
-func WireOracle(svc *oracle.Service, fsvc *forecast.Service) *oracle.Service {
-	svc.Tracks = []arena.ResolutionHook{forecast.Rescore, trading.Resettle}
+func WireOracle(svc *oracle.Service, fsvc *rounds.Service) *oracle.Service {
+	svc.Tracks = []arena.ResolutionHook{rounds.Rescore, trading.Resettle}
 	if fsvc != nil {
 		svc.Applied, svc.Disputed = fsvc.OracleDecided, fsvc.OracleDisputed
 	}
@@ -207,8 +213,8 @@ func oraclePolicy(o config.Options) arena.OraclePolicy {
 
 // ScoringMethod is the leaderboard's scoring method with the configured
 // entry rules.
-func ScoringMethod(o config.Options) forecast.Method {
-	m := forecast.DefaultMethod()
+func ScoringMethod(o config.Options) scoring.Method {
+	m := scoring.DefaultMethod()
 	m.MinForecasts, m.MaxPerOrganisation = o.LeaderboardMinForecasts, o.LeaderboardMaxPerOrganisation
 	return m
 }

@@ -9,21 +9,22 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
 // The configuration's defaults are the tracks' own: a config that says
 // nothing runs serve as the tracks' packages define it.
 func TestDefaultsAreTheTracks(t *testing.T) {
-	o, def := config.Defaults(), forecast.DefaultJobsConfig()
+	o, def := config.Defaults(), rounds.DefaultJobsConfig()
 	if o.RoundEvery != def.RoundEvery || o.RoundCommitIn != def.CommitIn || o.RoundRevealDelay != def.RevealDelay ||
-		o.RoundRevealWin != def.RevealWindow || o.RoundRetryEvery != def.RetryEvery || o.RoundK != forecast.DefaultK {
-		t.Errorf("round settings %+v, the forecast track's %+v (k %d)", o, def, forecast.DefaultK)
+		o.RoundRevealWin != def.RevealWindow || o.RoundRetryEvery != def.RetryEvery || o.RoundK != rounds.DefaultK {
+		t.Errorf("round settings %+v, the forecast track's %+v (k %d)", o, def, rounds.DefaultK)
 	}
-	if ScoringMethod(o) != forecast.DefaultMethod() {
-		t.Errorf("scoring method %+v, the default %+v", ScoringMethod(o), forecast.DefaultMethod())
+	if ScoringMethod(o) != scoring.DefaultMethod() {
+		t.Errorf("scoring method %+v, the default %+v", ScoringMethod(o), scoring.DefaultMethod())
 	}
 	if oraclePolicy(o) != arena.DefaultOraclePolicy {
 		t.Errorf("oracle policy %+v, the default %+v", oraclePolicy(o), arena.DefaultOraclePolicy)

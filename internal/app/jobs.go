@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/strategy"
@@ -56,14 +56,12 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 		return nil, err
 	}
 	js = append(js, sj...)
-	fjs, err := forecast.Jobs(a.Forecast, forecast.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
+	fjs, err := rounds.Jobs(a.Forecast, rounds.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
 		RevealDelay: o.RoundRevealDelay, RevealWindow: o.RoundRevealWin, RetryEvery: o.RoundRetryEvery, RetryFor: cmp.Or(o.RoundRetryFor, -1)})
 	if err != nil {
 		return nil, err
 	}
-	for _, j := range fjs {
-		js = append(js, jobs.Periodic(j.Name, j.Every, j.Run))
-	}
+	js = append(js, fjs...)
 	cj, err := a.relayJobs(ctx)
 	if err != nil {
 		return nil, err
@@ -203,30 +201,30 @@ const maxRulesBytes = 1 << 20
 // complete rules in file (named by flag in errors), or else the built-in
 // ones, which take simulated markets too when the database holds a
 // simulated world, so that 'arena sync --source sim' is enough for rounds.
-func SelectionRules(ctx context.Context, db *store.DB, file, flag string) (forecast.Rules, error) {
+func SelectionRules(ctx context.Context, db *store.DB, file, flag string) (rounds.Rules, error) {
 	if file == "" {
-		rules := forecast.DefaultRules()
+		rules := rounds.DefaultRules()
 		_, simWorld, err := sim.Recorded(ctx, db)
 		if err != nil {
-			return forecast.Rules{}, err
+			return rounds.Rules{}, err
 		}
 		if simWorld {
 			rules.Sources = append(rules.Sources, arena.SourceSim)
 		}
 		return rules, nil
 	}
-	var rules forecast.Rules // the file holds the complete rules
+	var rules rounds.Rules // the file holds the complete rules
 	b, err := ReadSmallFile(file, maxRulesBytes)
 	if err != nil {
-		return forecast.Rules{}, fmt.Errorf("%s: %w", flag, err)
+		return rounds.Rules{}, fmt.Errorf("%s: %w", flag, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rules); err != nil {
-		return forecast.Rules{}, arena.Errorf(arena.EINVALID, "%s %s: %v", flag, file, err)
+		return rounds.Rules{}, arena.Errorf(arena.EINVALID, "%s %s: %v", flag, file, err)
 	}
 	if err := rules.Validate(); err != nil {
-		return forecast.Rules{}, fmt.Errorf("%s %s: %w", flag, file, err)
+		return rounds.Rules{}, fmt.Errorf("%s %s: %w", flag, file, err)
 	}
 	return rules, nil
 }

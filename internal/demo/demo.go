@@ -24,11 +24,13 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/strategy"
@@ -75,7 +77,7 @@ type Result struct {
 	DBURL       string
 	Rounds      int
 	Scored      int
-	Leaderboard forecast.Board
+	Leaderboard scoring.Board
 	// Cohorts is how many weekly trading cohorts ran; Trading is the
 	// trading track's leaderboard across them, by mean return.
 	Cohorts int
@@ -91,7 +93,7 @@ type Result struct {
 	Oracle OracleSummary
 	// Log is the demo's tamper-evident log; Forecast its forecast service.
 	Log      *tlog.Log
-	Forecast *forecast.Service
+	Forecast *rounds.Service
 }
 
 // Close releases the store.
@@ -211,7 +213,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	start := world.Config().Start
 	clk.Set(start)
 	db.Now = clk.Now // stored timestamps follow the simulated clock too
-	rules := forecast.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
+	rules := rounds.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
 		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
 	// The demo's deployment identifier follows from its seed, so that the
 	// same seed signs, logs and prints the same; later commands on its
@@ -274,7 +276,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		c.Strategy = strat
 		// Named as its trader in the cohorts, through the check every
 		// profile passes.
-		if err := forecast.RegisterAgent(ctx, db, arena.AgentInfo{Address: key.Address().Hex(), Name: agent.SimName(name), Kind: agent.KindSim}); err != nil {
+		if err := rounds.RegisterAgent(ctx, db, arena.AgentInfo{Address: key.Address().Hex(), Name: agent.SimName(name), Kind: agent.KindSim}); err != nil {
 			return fmt.Errorf("demo: agent %s: %w", name, err)
 		}
 		clients = append(clients, c)
@@ -355,7 +357,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	// steps run the jobs that score, value and settle.
 	sched.Jobs = slices.DeleteFunc(js, func(j jobs.Job) bool {
 		switch j.Name {
-		case forecast.JobCreateRound, trading.JobCohortStart, trading.JobDecisionRun:
+		case rounds.JobCreateRound, trading.JobCohortStart, trading.JobDecisionRun:
 			return true
 		}
 		return false
@@ -391,7 +393,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if err := tally(ctx, db, res); err != nil {
 		return err
 	}
-	lb, _, err := svc.Leaderboard(ctx, forecast.Filter{})
+	lb, _, err := svc.Leaderboard(ctx, rounds.Filter{})
 	if err != nil {
 		return err
 	}

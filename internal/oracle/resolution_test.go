@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -49,7 +50,7 @@ func panel(t *testing.T, srv *llmtest.Server, decision arena.OracleDecision) *or
 // applied resolutions counted where the command logs them.
 func service(db *store.DB, p *oracle.Panel, applied *[]*arena.OracleResolution) *oracle.Service {
 	return &oracle.Service{Store: db, Panel: p, Policy: arena.DefaultOraclePolicy, Logger: quiet, Now: func() time.Time { return t0.Add(72 * time.Hour) },
-		Tracks:  []arena.ResolutionHook{forecast.Rescore, trading.Resettle},
+		Tracks:  []arena.ResolutionHook{rounds.Rescore, trading.Resettle},
 		Applied: func(_ context.Context, r *arena.OracleResolution) { *applied = append(*applied, r) }}
 }
 
@@ -173,8 +174,8 @@ func newFixture(t *testing.T, db *store.DB) fixture {
 	rd, _ := db.Round(ctx, r.ID)
 	mk, _ := db.Market(ctx, m)
 	subs, _ := db.Submissions(ctx, r.ID)
-	frozen := []int8{forecast.OutcomeYes}
-	scores, rows, err := forecast.ScoreFrozen(rd, frozen, []*arena.Market{mk}, subs)
+	frozen := []int8{scoring.OutcomeYes}
+	scores, rows, err := scoring.ScoreFrozen(rd, frozen, []*arena.Market{mk}, subs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +352,7 @@ func crashChild(t *testing.T, v string) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	svc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{forecast.Rescore, kill}}
+	svc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{rounds.Rescore, kill}}
 	_, err = svc.Decide(context.Background(), arena.OracleDecisionInput{MarketID: market, Decision: arena.OracleNo, Arbiter: "bob", Reason: "rules"})
 	t.Fatalf("survived the kill: %v", err)
 }

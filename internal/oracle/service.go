@@ -28,7 +28,7 @@ type Service struct {
 	Logger *slog.Logger
 	// Metrics counts recorded runs by status, escalations included (may be nil).
 	Metrics *metrics.Metrics
-	// Tracks are the tracks' hooks (forecast.Rescore, trading.Resettle),
+	// Tracks are the tracks' hooks (rounds.Rescore, trading.Resettle),
 	// wired by the command: a resolution that changes a market's earlier
 	// one (a re-resolution, a decided dispute) runs them in the
 	// transaction that records it, so the re-scores and re-settlements

@@ -33,6 +33,7 @@ import (
 	"github.com/forecast-arena/arena/chain"
 	"github.com/forecast-arena/arena/chain/bindings"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 )
 
 // Kinds of mirrored items, in the order a round needs them.
@@ -913,11 +914,11 @@ func payout(o *int8) []*big.Int {
 		return nil
 	}
 	switch *o {
-	case forecast.OutcomeYes:
+	case scoring.OutcomeYes:
 		return []*big.Int{big.NewInt(1), big.NewInt(0)}
-	case forecast.OutcomeNo:
+	case scoring.OutcomeNo:
 		return []*big.Int{big.NewInt(0), big.NewInt(1)}
-	case forecast.OutcomeExcluded:
+	case scoring.OutcomeExcluded:
 		return []*big.Int{big.NewInt(1), big.NewInt(1)}
 	}
 	return nil

@@ -24,6 +24,7 @@ import (
 	"github.com/forecast-arena/arena/chain/chaintest"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/relay"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/tlog"
@@ -41,7 +42,7 @@ type env struct {
 	key    *ecdsa.PrivateKey
 	addrs  chain.Addresses
 	db     *store.DB
-	svc    *forecast.Service
+	svc    *rounds.Service
 	log    *tlog.Log
 	now    time.Time // the service's and relayer's clock: the chain head's time
 	deploy uint64    // the relayer account's transactions before relaying
@@ -65,7 +66,7 @@ func newEnv(t testing.TB, db *store.DB) *env {
 	e.deploy = 3
 	e.syncClock()
 	e.log = &tlog.Log{Store: db, Key: ed25519.NewKeyFromSeed(crypto.Keccak256([]byte("relay test log"))), Now: e.clock, Logger: quiet}
-	e.svc = &forecast.Service{Store: db, Now: e.clock, Logger: quiet, Grace: time.Hour, Log: e.log,
+	e.svc = &rounds.Service{Store: db, Now: e.clock, Logger: quiet, Grace: time.Hour, Log: e.log,
 		Domain: forecast.Domain{ChainID: 1337, Contract: e.addrs.PredictionArena}}
 	return e
 }
@@ -182,7 +183,7 @@ func (e *env) newRound(prefix string, n int) (*arena.Round, []*arena.Market) {
 	for i, m := range ms {
 		ids[i] = m.ID
 	}
-	r, err := e.svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids,
+	r, err := e.svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids,
 		CommitDeadline: now.Add(time.Hour), RevealStart: now.Add(time.Hour + time.Minute), RevealDeadline: now.Add(2 * time.Hour)})
 	if err != nil {
 		e.t.Fatal(err)

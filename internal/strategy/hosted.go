@@ -16,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/llm"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/participant"
 )
 
@@ -68,7 +69,7 @@ type HostedConfig struct {
 	LeadTime time.Duration
 	Store    interface {
 		arena.TraceStore
-		forecast.ProfileStore
+		rounds.ProfileStore
 	}
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -106,7 +107,7 @@ func NewHosted(ctx context.Context, cfg HostedConfig) (*Hosted, []llm.Skipped, e
 		if spec.IsEnsemble() {
 			p.Kind, p.Description = llm.KindEnsemble, ensembleDescription(spec)
 		}
-		if err := forecast.RegisterAgent(ctx, cfg.Store, p); err != nil {
+		if err := rounds.RegisterAgent(ctx, cfg.Store, p); err != nil {
 			if kind := arena.ErrorKind(err); kind != arena.EINVALID && kind != arena.ECONFLICT {
 				return nil, nil, fmt.Errorf("strategy: register agent %s: %w", spec.ID, err)
 			}

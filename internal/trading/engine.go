@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/cache"
 )
 
 // Store is what the engine needs: markets and the trading records.
@@ -94,7 +95,7 @@ type Engine struct {
 
 	mu     sync.Mutex
 	sems   map[string]chan struct{} // per provider, shared by concurrent runs
-	boards boardCache
+	boards *cache.Cache[time.Duration, []LeaderRow]
 }
 
 // semaphore returns the provider's concurrency bound, shared by every run

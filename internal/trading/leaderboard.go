@@ -9,11 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/forecast-arena/arena/internal/cache"
 )
 
 // BetOutcome is one resolved bet: the implied confidence of the bet, the side-correct market price it executed at and whether its side
@@ -220,13 +219,6 @@ var Sorts = []string{"return", "brier"}
 // least recently read is dropped beyond it.
 const maxCachedLeaderboards = 8
 
-// board is a leaderboard as Aggregate orders it, and the version of the
-// data it was computed from.
-type board struct {
-	version string
-	rows    []LeaderRow
-}
-
 // Leaderboard is the trading track's leaderboard across the cohorts whose
 // week started at most window ago (every cohort for 0), ordered by sortBy
 // ("" for the first of Sorts): by mean return, then agent id (Aggregate),
@@ -266,16 +258,16 @@ func (e *Engine) Leaderboard(ctx context.Context, window time.Duration, sortBy s
 			key = strconv.AppendInt(append(key, ' '), c.ID, 10)
 		}
 	}
-	b, ok := e.boards.get(window)
-	if !ok || b.version != string(key) {
+	rows, err := e.boardCache().Get(ctx, window, string(key), func(ctx context.Context) ([]LeaderRow, error) {
 		rs, err := e.results(ctx, in)
 		if err != nil {
-			return LeaderboardJSON{}, err
+			return nil, err
 		}
-		b = board{version: string(key), rows: Aggregate(rs)}
-		e.boards.add(window, b)
+		return Aggregate(rs), nil
+	})
+	if err != nil {
+		return LeaderboardJSON{}, err
 	}
-	rows := b.rows
 	if sortBy == "brier" {
 		rows = slices.Clone(rows)
 		SortByBrier(rows)
@@ -287,30 +279,20 @@ func (e *Engine) Leaderboard(ctx context.Context, window time.Duration, sortBy s
 	return out, nil
 }
 
-// boardCache keeps the leaderboards last computed, by window, for the
-// maxCachedLeaderboards windows read last.
-type boardCache struct {
-	mu  sync.Mutex
-	lru *simplelru.LRU[time.Duration, board]
+// boardCache keeps the leaderboards last computed (as Aggregate orders
+// them), by window, for the maxCachedLeaderboards windows read last.
+func (e *Engine) boardCache() *cache.Cache[time.Duration, []LeaderRow] {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.boards == nil {
+		e.boards = &cache.Cache[time.Duration, []LeaderRow]{Max: maxCachedLeaderboards}
+	}
+	return e.boards
 }
 
-func (c *boardCache) get(window time.Duration) (board, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lru == nil {
-		return board{}, false
-	}
-	return c.lru.Get(window)
-}
-
-func (c *boardCache) add(window time.Duration, b board) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lru == nil {
-		c.lru, _ = simplelru.NewLRU[time.Duration, board](maxCachedLeaderboards, nil) // fails only for a size below 1
-	}
-	c.lru.Add(window, b)
-}
+// Stop cancels the leaderboards being computed and returns once none is,
+// so the store can be closed after it.
+func (e *Engine) Stop() { e.boardCache().Close() }
 
 // cohortTrades returns a cohort's trades by portfolio, in one query.
 func cohortTrades(ctx context.Context, st arena.CohortStore, cohortID int64) (map[int64][]*arena.Trade, error) {

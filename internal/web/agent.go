@@ -9,6 +9,8 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -37,7 +39,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, rows, a, err := s.forecastBoard(r.Context(), forecast.Filter{})
+	_, rows, a, err := s.forecastBoard(r.Context(), rounds.Filter{})
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +122,7 @@ func history(rs []score.RoundScore) []AgentRoundJSON {
 
 // questions lists an agent's scored questions, best edge first (lowest
 // Brier first where no benchmark gives an edge).
-func (s *Server) questions(ctx context.Context, a *forecast.Analysis, agent string) ([]QuestionJSON, error) {
+func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent string) ([]QuestionJSON, error) {
 	var qs []QuestionJSON
 	var ids []int64
 	for _, i := range a.ByAgent[agent] {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -42,10 +43,10 @@ import (
 const benchAgents = 256
 
 // benchServer starts the API on db (with limits, when any are set) and
-// creates rounds rounds of k markets, open for a day.
-func benchServer(b *testing.B, db *store.DB, rounds, k int, limits web.RateLimits) (url string, ids []uint64, stop func()) {
+// creates nRounds rounds of k markets, open for a day.
+func benchServer(b *testing.B, db *store.DB, nRounds, k int, limits web.RateLimits) (url string, ids []uint64, stop func()) {
 	b.Helper()
-	svc := &forecast.Service{Store: db, Logger: quiet}
+	svc := &rounds.Service{Store: db, Logger: quiet}
 	srv := web.New(db, db, adminToken, quiet)
 	srv.RegisterForecast(svc)
 	if limits.PerIP.Burst > 0 || limits.PerAgent.Burst > 0 {
@@ -60,8 +61,8 @@ func benchServer(b *testing.B, db *store.DB, rounds, k int, limits web.RateLimit
 	go func() { done <- web.Serve(ctx, ln, srv.Handler()) }()
 	ms := seedMarkets(b, db, k, time.Now().Add(30*24*time.Hour))
 	now := time.Now()
-	for i := 0; i < rounds; i++ {
-		r, err := svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: marketIDs(ms),
+	for i := 0; i < nRounds; i++ {
+		r, err := svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: marketIDs(ms),
 			CommitDeadline: now.Add(24 * time.Hour), RevealStart: now.Add(25 * time.Hour), RevealDeadline: now.Add(26 * time.Hour)})
 		if err != nil {
 			b.Fatal(err)

@@ -12,7 +12,9 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/chart"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -220,7 +222,7 @@ func (s *Server) compareView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	ctx := r.Context()
-	_, rows, a, err := s.forecastBoard(ctx, forecast.Filter{})
+	_, rows, a, err := s.forecastBoard(ctx, rounds.Filter{})
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +287,7 @@ func (s *Server) compareView(r *http.Request) (any, error) {
 
 // compareAgents resolves a comma-separated list of agents, each by its
 // address (in any letter case) or its display name, among the scored ones.
-func compareAgents(list string, a *forecast.Analysis, names map[string]string) ([]*score.AgentResult, error) {
+func compareAgents(list string, a *scoring.Analysis, names map[string]string) ([]*score.AgentResult, error) {
 	items := strings.Split(list, ",")
 	if len(items) < compareMin || len(items) > compareMax {
 		return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agents: want %d to %d agents, comma-separated addresses or names (got %d)",
@@ -327,7 +329,7 @@ func compareAgents(list string, a *forecast.Analysis, names map[string]string) (
 
 // roundTime is a scored round's commit deadline, by the round's name in
 // an analysis (its id).
-func roundTime(a *forecast.Analysis, round string) time.Time {
+func roundTime(a *scoring.Analysis, round string) time.Time {
 	id, _ := strconv.ParseUint(round, 10, 64)
 	return a.Deadlines[id].UTC()
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
 )
 
@@ -90,7 +92,7 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 			}
 		}
 		slices.SortFunc(v.Open, func(a, b RoundSummaryJSON) int { return cmp.Compare(a.ID, b.ID) })
-		b, rows, _, err := s.forecastBoard(ctx, forecast.Filter{})
+		b, rows, _, err := s.forecastBoard(ctx, rounds.Filter{})
 		if err != nil {
 			return nil, err
 		}
@@ -175,16 +177,16 @@ const HomeTop = 5
 
 // forecastBoard is the forecast leaderboard of the forecasts f select and
 // its rows with what each agent's model calls cost, drawn on one scale.
-func (s *Server) forecastBoard(ctx context.Context, f forecast.Filter) (forecast.Board, []ForecastRowJSON, *forecast.Analysis, error) {
+func (s *Server) forecastBoard(ctx context.Context, f rounds.Filter) (scoring.Board, []ForecastRowJSON, *scoring.Analysis, error) {
 	b, a, err := s.Forecast.Leaderboard(ctx, f)
 	if err != nil {
-		return forecast.Board{}, nil, nil, err
+		return scoring.Board{}, nil, nil, err
 	}
 	costs := map[string]arena.AgentCost{}
 	if s.forecasters != nil {
 		cs, err := s.forecasters.TraceCosts(ctx)
 		if err != nil {
-			return forecast.Board{}, nil, nil, err
+			return scoring.Board{}, nil, nil, err
 		}
 		for _, c := range cs {
 			costs[strings.ToLower(c.Agent)] = c
@@ -237,14 +239,14 @@ var leaderboardWindows = map[string]time.Duration{"all": 0, "7d": 7 * 24 * time.
 var windowNames = []string{"7d", "30d", "90d", "all"}
 
 // leaderboardFilter reads the window and category query parameters.
-func leaderboardFilter(r *http.Request) (string, forecast.Filter, error) {
+func leaderboardFilter(r *http.Request) (string, rounds.Filter, error) {
 	q := r.URL.Query()
 	w := cmp.Or(q.Get("window"), "all")
 	d, ok := leaderboardWindows[w]
 	if !ok {
-		return "", forecast.Filter{}, arena.Errorf(arena.EINVALID, "window %q: want %s", w, oneOf(windowNames))
+		return "", rounds.Filter{}, arena.Errorf(arena.EINVALID, "window %q: want %s", w, oneOf(windowNames))
 	}
-	return w, forecast.Filter{Window: d, Category: strings.TrimSpace(q.Get("category"))}, nil
+	return w, rounds.Filter{Window: d, Category: strings.TrimSpace(q.Get("category"))}, nil
 }
 
 func nameOf(names map[string]string, agent string) string {
@@ -574,7 +576,7 @@ func baselinePredictions(agent string, rd *arena.Round) []*float64 {
 			}
 		}
 	case forecast.RandomAgent:
-		for i, p := range forecast.RandomPredictions(rd.ID, rd.CommitDeadline, len(rd.Markets)) {
+		for i, p := range scoring.RandomPredictions(rd.ID, rd.CommitDeadline, len(rd.Markets)) {
 			f := float64(p) / forecast.MaxBps
 			out[i] = &f
 		}
@@ -588,7 +590,7 @@ func baselinePredictions(agent string, rd *arena.Round) []*float64 {
 // rounds they come from and how many agents revealed one. Only scored
 // rounds have scored forecasts, so nothing of a round whose outcomes are
 // not yet triggered can appear here.
-func marketForecasts(a *forecast.Analysis, id int64, names map[string]string) ([]MarketForecastJSON, []uint64, int) {
+func marketForecasts(a *scoring.Analysis, id int64, names map[string]string) ([]MarketForecastJSON, []uint64, int) {
 	out, rounds, agents := []MarketForecastJSON{}, []uint64{}, map[string]bool{}
 	brier := func(p float64, o int8) float64 { return (p - float64(o)) * (p - float64(o)) }
 	for _, i := range a.ByMarket[id] {
@@ -704,7 +706,7 @@ func (s *Server) methodologyView(r *http.Request) (any, error) {
 	var v MethodologyJSON
 	if f := s.Forecast; f != nil {
 		pw := f.ScoringMethod().Power
-		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, forecast.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
+		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, rounds.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
 			BenchmarkTolerance: arena.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: f.ScoringMethod().ShrinkN,
 			Bootstrap: f.ScoringMethod().Bootstrap, Seed: f.ScoringMethod().Seed, ChainID: f.Domain.ChainID,
 			Method: f.ScoringMethod(), Methodology: f.ScoringMethod().Stamp(),

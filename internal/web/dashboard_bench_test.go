@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
@@ -37,7 +37,7 @@ import (
 //
 // ARENA_BENCH_AGENTS, ARENA_BENCH_ROUNDS and ARENA_BENCH_COHORTS change the size.
 func BenchmarkDashboard(b *testing.B) {
-	agents, rounds := envInt("ARENA_BENCH_AGENTS", 100), envInt("ARENA_BENCH_ROUNDS", 500)
+	agents, nRounds := envInt("ARENA_BENCH_AGENTS", 100), envInt("ARENA_BENCH_ROUNDS", 500)
 	ctx := context.Background()
 	db, err := store.Open(ctx, "sqlite:"+b.TempDir()+"/bench.db")
 	if err != nil {
@@ -45,12 +45,12 @@ func BenchmarkDashboard(b *testing.B) {
 	}
 	defer db.Close()
 	start := time.Now()
-	top := generate(b, db, agents, rounds, 7)
-	b.Logf("generated %d agents × %d rounds in %s", agents, rounds, time.Since(start).Round(time.Millisecond))
+	top := generate(b, db, agents, nRounds, 7)
+	b.Logf("generated %d agents × %d nRounds in %s", agents, nRounds, time.Since(start).Round(time.Millisecond))
 	start = time.Now()
 	eng, cohort := generateCohorts(b, db, envInt("ARENA_BENCH_COHORTS", 20), 10)
 	b.Logf("generated %d cohorts in %s", envInt("ARENA_BENCH_COHORTS", 20), time.Since(start).Round(time.Millisecond))
-	svc := &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
+	svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
 	srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db})
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
@@ -61,11 +61,11 @@ func BenchmarkDashboard(b *testing.B) {
 	// Another round is scored: the first reader after it gets the previous
 	// analysis at once while the new one is computed (the cold one was
 	// slow), instead of waiting for the bootstrap.
-	generateRound(b, db, rounds, agents, 7)
+	generateRound(b, db, nRounds, agents, 7)
 	t0 = time.Now()
 	fetch(b, hs.URL+"/leaderboard")
 	afterScoring := time.Since(t0)
-	for a, err := svc.Analysis(context.Background()); err != nil || a.ScoredRounds != rounds+1; a, err = svc.Analysis(context.Background()) {
+	for a, err := svc.Analysis(context.Background()); err != nil || a.ScoredRounds != nRounds+1; a, err = svc.Analysis(context.Background()) {
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func BenchmarkDashboard(b *testing.B) {
 	}
 	fetch(b, hs.URL+"/leaderboard?window=90d&category=sports") // computes that view once
 	base := latencies(b, hs.URL+"/healthz", 200)
-	mid := strconv.Itoa(rounds / 2)
+	mid := strconv.Itoa(nRounds / 2)
 	cid := strconv.FormatInt(cohort, 10)
 	for _, c := range []struct{ name, path string }{
 		{"leaderboard", "/leaderboard"}, {"leaderboard_json", "/api/v1/pages/leaderboard"}, {"leaderboard_api", "/api/v1/leaderboard"},
@@ -81,8 +81,8 @@ func BenchmarkDashboard(b *testing.B) {
 		{"agent", "/agents/" + top}, {"agent_json", "/api/v1/pages/agents/" + top},
 		{"round", "/rounds/" + mid}, {"round_json", "/api/v1/pages/rounds/" + mid},
 		{"cohort", "/cohorts/" + cid}, {"cohort_json", "/api/v1/pages/cohorts/" + cid},
-		{"markets", "/markets"}, {"markets_filtered_json", "/api/v1/pages/markets?category=sports&status=open&cursor=" + strconv.Itoa(rounds*7/2)},
-		{"market", "/markets/" + strconv.Itoa(rounds*7/2)}, {"compare", "/compare?agents=" + benchAgent(0) + "," + benchAgent(1)},
+		{"markets", "/markets"}, {"markets_filtered_json", "/api/v1/pages/markets?category=sports&status=open&cursor=" + strconv.Itoa(nRounds*7/2)},
+		{"market", "/markets/" + strconv.Itoa(nRounds*7/2)}, {"compare", "/compare?agents=" + benchAgent(0) + "," + benchAgent(1)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ds := latencies(b, hs.URL+c.path, b.N)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/store"
@@ -111,7 +112,7 @@ func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 			for i, p := range en.Predictions {
 				want := v.Markets[i].Benchmark
 				if en.Agent == forecast.RandomAgent {
-					f := float64(forecast.RandomPredictions(r.ID, r.CommitDeadline, len(v.Markets))[i]) / forecast.MaxBps
+					f := float64(scoring.RandomPredictions(r.ID, r.CommitDeadline, len(v.Markets))[i]) / forecast.MaxBps
 					want = &f
 				}
 				if (p == nil) != (want == nil) || p != nil && math.Abs(*p-*want) > 0.5/forecast.MaxBps {

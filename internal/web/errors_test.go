@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -66,7 +66,7 @@ func TestStoreFailureOnReadEndpoints(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		var logs syncBuffer
 		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-		svc := &forecast.Service{Store: db, Logger: logger}
+		svc := &rounds.Service{Store: db, Logger: logger}
 		eng := &trading.Engine{Store: db, Logger: logger}
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: logger, Forecast: svc, Trading: eng})
 		hs := httptest.NewServer(srv.Handler())
@@ -158,7 +158,7 @@ func TestBadPathIDs(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "admin",
-			Forecast: &forecast.Service{Store: db, Logger: quiet}, Trading: &trading.Engine{Store: db, Logger: quiet},
+			Forecast: &rounds.Service{Store: db, Logger: quiet}, Trading: &trading.Engine{Store: db, Logger: quiet},
 			Oracle: &oracle.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
@@ -203,7 +203,7 @@ func TestBadPathIDs(t *testing.T) {
 func TestInvalidTextRefused(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		for _, u := range []string{"/api/v1/markets?source=%00", "/api/v1/markets?source=%ff%fe", "/api/v1/markets?source=abc%00def",

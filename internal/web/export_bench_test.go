@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/export"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -31,7 +31,7 @@ import (
 //
 // ARENA_BENCH_AGENTS and ARENA_BENCH_ROUNDS change the size.
 func BenchmarkExportPerCheckpoint(b *testing.B) {
-	agents, rounds := envInt("ARENA_BENCH_AGENTS", 100), envInt("ARENA_BENCH_ROUNDS", 500)
+	agents, nRounds := envInt("ARENA_BENCH_AGENTS", 100), envInt("ARENA_BENCH_ROUNDS", 500)
 	ctx := context.Background()
 	db, err := store.Open(ctx, "sqlite:"+b.TempDir()+"/bench.db", store.Unsynced())
 	if err != nil {
@@ -39,7 +39,7 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 	}
 	defer db.Close()
 	start := time.Now()
-	generate(b, db, agents, rounds, 7)
+	generate(b, db, agents, nRounds, 7)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	appendEntries := func(n, round int) {
 		for a := range n {
@@ -49,13 +49,13 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 			}
 		}
 	}
-	for r := range rounds {
+	for r := range nRounds {
 		appendEntries(3*agents, r+1)
 	}
-	b.Logf("generated %d agents × %d rounds, %d log entries in %s", agents, rounds, 3*agents*rounds, time.Since(start).Round(time.Millisecond))
+	b.Logf("generated %d agents × %d rounds, %d log entries in %s", agents, nRounds, 3*agents*nRounds, time.Since(start).Round(time.Millisecond))
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	lg := &tlog.Log{Store: db, Key: key}
-	svc := &forecast.Service{Store: db, Logger: quiet, Log: lg, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
+	svc := &rounds.Service{Store: db, Logger: quiet, Log: lg, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
 	src := export.Source{Forecast: svc, Log: lg}
 	pub, err := tlog.NewPublisher(lg, "bench.example/log", &tlog.MemCheckpoints{})
 	if err != nil {
@@ -73,7 +73,7 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 	}
 	// The leaderboard's analysis is computed once, as serve keeps it, so
 	// that neither measure includes it.
-	if _, _, err := svc.Leaderboard(ctx, forecast.Filter{}); err != nil {
+	if _, _, err := svc.Leaderboard(ctx, rounds.Filter{}); err != nil {
 		b.Fatal(err)
 	}
 	// The baseline: the whole export written as files.
@@ -104,7 +104,7 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		appendEntries(agents, rounds+1+i)
+		appendEntries(agents, nRounds+1+i)
 		n := checkpoint()
 		b.StartTimer()
 		t0 := time.Now()

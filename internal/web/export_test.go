@@ -18,6 +18,7 @@ import (
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -42,7 +43,7 @@ func TestExportSealsUntriggeredRound(t *testing.T) {
 			t.Fatal(err)
 		}
 		lg := &tlog.Log{Store: db, Key: key}
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Log: lg}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Log: lg}
 		srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: quiet, Forecast: svc})
 		srv.RegisterLog(lg)
 		hs := httptest.NewServer(srv.Handler())

@@ -6,10 +6,11 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/rounds"
 )
 
 // RegisterForecast mounts the forecast track's API.
-func (s *Server) RegisterForecast(svc *forecast.Service) {
+func (s *Server) RegisterForecast(svc *rounds.Service) {
 	s.Forecast = svc
 	s.handle("GET /api/v1/domain", s.domain)
 	s.handle("GET /api/v1/rounds", s.listRounds)
@@ -100,7 +101,7 @@ func (s *Server) getReasoning(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createRound(w http.ResponseWriter, r *http.Request) error {
-	var req forecast.CreateRoundRequest
+	var req rounds.CreateRoundRequest
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}

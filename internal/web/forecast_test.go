@@ -20,7 +20,9 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -38,7 +40,7 @@ var quiet = slog.New(slog.DiscardHandler)
 type env struct {
 	t      testing.TB
 	db     *store.DB
-	svc    *forecast.Service
+	svc    *rounds.Service
 	url    string
 	domain forecast.Domain
 	now    func() time.Time
@@ -52,7 +54,7 @@ func startServer(t testing.TB, db *store.DB, now func() time.Time, domain foreca
 	if now == nil {
 		now = time.Now
 	}
-	svc := &forecast.Service{Store: db, Now: now, Domain: domain, Logger: quiet}
+	svc := &rounds.Service{Store: db, Now: now, Domain: domain, Logger: quiet}
 	srv := web.New(db, db, adminToken, quiet)
 	srv.RegisterForecast(svc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -282,11 +284,11 @@ func (e *env) stored(addr common.Address) string {
 			fmt.Fprintf(&b, " registered=%+v", a)
 		}
 	}
-	rounds, err := e.db.Rounds(ctx, arena.RoundFilter{})
+	all, err := e.db.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	for _, r := range rounds {
+	for _, r := range all {
 		subs, err := e.db.Submissions(ctx, r.ID)
 		if err != nil {
 			e.t.Fatal(err)
@@ -839,7 +841,7 @@ func TestEndToEndRealTime(t *testing.T) {
 			}
 			want[a.key.Address().Hex()], names[a.key.Address().Hex()] = byHand(p, bench, outcomes), a.name
 		}
-		rnd := forecast.RandomPredictions(id, rj.CommitDeadline, 4) // public and recomputable
+		rnd := scoring.RandomPredictions(id, rj.CommitDeadline, 4) // public and recomputable
 		rp := make([]int64, 4)
 		for i, v := range rnd {
 			rp[i] = int64(v)
@@ -1219,25 +1221,25 @@ func TestConcurrentSameNonce(t *testing.T) {
 		e := startServer(t, db, clk.Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 2, t0.Add(10*24*time.Hour))
 		const n = 12
-		var rounds []uint64
+		var ids []uint64
 		for i := 0; i < n; i++ {
-			rounds = append(rounds, e.createRound(ms, t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)).ID)
+			ids = append(ids, e.createRound(ms, t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)).ID)
 		}
 		k := newKey("racer")
 		reqs := make([]forecast.CommitRequest, n)
-		for i, id := range rounds {
+		for i, id := range ids {
 			reqs[i] = e.commitReq(k, id, []uint16{5000, 5000}, saltOf(fmt.Sprint(i)), common.Hash{}, 0)
 		}
 		statuses := make([]int, n)
 		bodies := make([][]byte, n)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
-		for i := range rounds {
+		for i := range ids {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
-				statuses[i], bodies[i] = e.call("POST", fmt.Sprintf("/api/v1/rounds/%d/commits", rounds[i]), reqs[i], "")
+				statuses[i], bodies[i] = e.call("POST", fmt.Sprintf("/api/v1/rounds/%d/commits", ids[i]), reqs[i], "")
 			}()
 		}
 		close(start)
@@ -1253,7 +1255,7 @@ func TestConcurrentSameNonce(t *testing.T) {
 			}
 		}
 		rows := 0
-		for _, id := range rounds {
+		for _, id := range ids {
 			rows += len(e.submissions(id))
 		}
 		if accepted != 1 || rows != 1 || e.nonce(k.Address().Hex()) != 1 {
@@ -1274,12 +1276,12 @@ func FuzzSubmissionBodies(f *testing.F) {
 	defer db.Close()
 	t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	clk := clock.New(t0)
-	svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+	svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
 	srv := web.New(db, db, adminToken, quiet)
 	srv.RegisterForecast(svc)
 	h := srv.Handler()
 	ms := seedMarkets(f, db, 3, t0.Add(10*24*time.Hour))
-	r, err := svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: marketIDs(ms),
+	r, err := svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: marketIDs(ms),
 		CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
 	if err != nil {
 		f.Fatal(err)

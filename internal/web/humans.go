@@ -84,7 +84,7 @@ func (s *Server) humansView(r *http.Request) (any, error) {
 	}
 	// The minute is part of the version: the board is rebuilt at least once
 	// a minute however the stored sets change.
-	return s.humanBoards.get(ctx, fmt.Sprint(v, sets, time.Now().Unix()/60), s.humanBoardPage)
+	return s.humanBoards.Get(ctx, struct{}{}, fmt.Sprint(v, sets, time.Now().Unix()/60), s.humanBoardPage)
 }
 
 func (s *Server) humanBoardPage(ctx context.Context) (HumanBoardPageJSON, error) {

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -29,9 +30,9 @@ func TestLeaderboardFilters(t *testing.T) {
 		ctx := context.Background()
 		generate(t, db, 5, 12, 4) // rounds daily from 2026-01-01, markets' categories cycle over 4
 		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
-		method := forecast.DefaultMethod()
+		method := scoring.DefaultMethod()
 		method.MinForecasts = 10 // 48 forecasts each, 28 in the last week
-		svc := &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method}
+		svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method}
 		top := fmt.Sprintf("0x%040x", 1)
 		// Round 1's provider reported what two of its three calls cost
 		// (as OpenRouter does); round 2's reported nothing.
@@ -131,7 +132,7 @@ func TestLeaderboardUnknownCategory(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 3, 2, 4)
-		svc := &forecast.Service{Store: db, Logger: quiet}
+		svc := &rounds.Service{Store: db, Logger: quiet}
 		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
 		get := func(path string) *httptest.ResponseRecorder {
 			rec := httptest.NewRecorder()
@@ -167,7 +168,7 @@ func TestLeaderboardPaging(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 5, 3, 4)
 		eng, _ := generateCohorts(t, db, 1, 3)
-		svc := &forecast.Service{Store: db, Logger: quiet}
+		svc := &rounds.Service{Store: db, Logger: quiet}
 		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db}).Handler()
 		get := func(path string) *httptest.ResponseRecorder {
 			rec := httptest.NewRecorder()
@@ -265,18 +266,18 @@ func TestBacktestLeaderboardCached(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := &countingBacktests{DB: db}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}, Forecasters: st})
-		board := func() forecast.Board {
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}, Forecasters: st})
+		board := func() scoring.Board {
 			t.Helper()
 			rec := httptest.NewRecorder()
 			srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/leaderboard?track=backtest", nil))
-			var b struct{ forecast.Board }
+			var b struct{ scoring.Board }
 			if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &b) != nil {
 				t.Fatalf("backtest leaderboard: %d %s", rec.Code, rec.Body)
 			}
 			return b.Board
 		}
-		agentA := func(b forecast.Board) forecast.Row {
+		agentA := func(b scoring.Board) scoring.Row {
 			t.Helper()
 			for _, r := range b.Rows {
 				if r.Agent == "a" {
@@ -284,7 +285,7 @@ func TestBacktestLeaderboardCached(t *testing.T) {
 				}
 			}
 			t.Fatalf("agent a is not on the board %+v", b.Rows)
-			return forecast.Row{}
+			return scoring.Row{}
 		}
 		first := agentA(board())
 		board()

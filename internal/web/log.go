@@ -105,7 +105,7 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 }
 
 // sealedEntry reports whether an entry's leaf must wait for its round's
-// trigger (forecast.Service.Sealed); without the forecast track, it does.
+// trigger (rounds.Service.Sealed); without the forecast track, it does.
 func (s *Server) sealedEntry(ctx context.Context, kind string, leaf []byte, sealed map[uint64]bool) (bool, error) {
 	if s.Forecast == nil {
 		_, sealable, _ := forecast.SealedUntilTrigger(kind, leaf)

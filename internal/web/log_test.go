@@ -13,6 +13,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -140,7 +141,7 @@ func TestLogSealsSubmissionsUntilTrigger(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &forecast.Service{Store: db, Logger: quiet}})
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
 		srv.RegisterLog(lg)
 		get := func() ([]web.LogEntryJSON, string) {
 			t.Helper()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
 )
 
@@ -207,7 +208,7 @@ var apiOps = []apiOp{
 		Response: map[string]any{}, Fails: []int{404}},
 	{Method: "POST", Path: "/api/v1/admin/rounds", ID: "createRound", Tag: tagAdmin, Summary: "Create a round",
 		Desc: "Create a forecast round over the given markets and schedule (or the arena's pick); 400 for an invalid schedule or markets.",
-		Body: forecast.CreateRoundRequest{}, Response: forecast.RoundJSON{}, Status: 201, Admin: true},
+		Body: rounds.CreateRoundRequest{}, Response: forecast.RoundJSON{}, Status: 201, Admin: true},
 	{Method: "POST", Path: "/api/v1/admin/rounds/{id}/trigger", ID: "triggerRound", Tag: tagAdmin, Summary: "Trigger a round",
 		Desc:     "Freeze a round's outcomes and score it; 404 for an unknown round, 409 before its reveal deadline, when already triggered or with no resolved market.",
 		Response: []forecast.ScoreJSON{}, Admin: true, Fails: []int{404, 409}},

@@ -20,8 +20,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -42,7 +42,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}{{"all", true, true, true}, {"forecast", true, false, false}, {"trading", false, true, false}, {"none", false, false, false}} {
 			p := web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t"}
 			if c.forecast {
-				p.Forecast = &forecast.Service{Store: db, Logger: quiet}
+				p.Forecast = &rounds.Service{Store: db, Logger: quiet}
 			}
 			if c.trading {
 				p.Trading = &trading.Engine{Store: db, Logger: quiet}
@@ -236,7 +236,7 @@ func TestQueryParametersFollowDocument(t *testing.T) {
 		}
 		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
 		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t", Forecasters: db, Oracle: &oracle.Service{Store: db, Logger: quiet},
-			Forecast: &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng})
+			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng})
 		srv.RegisterLog(lg)
 		h := srv.Handler()
 		call := func(method, path string, q url.Values) (int, string) {
@@ -361,7 +361,7 @@ func TestErrorResponsesDocumented(t *testing.T) {
 	now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
 	build := func(db *store.DB, token string, limits web.RateLimits) http.Handler {
 		p := web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: token, Forecasters: db, Oracle: &oracle.Service{Store: db, Logger: quiet},
-			Forecast: &forecast.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Rates: db, Limits: limits}
+			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Rates: db, Limits: limits}
 		if db != p.Markets {
 			p.Trading = &trading.Engine{Store: db, Logger: quiet}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -264,7 +265,7 @@ func TestAdminTokenRotation(t *testing.T) {
 		{"next only", "", "new-token-4567", []string{"new-token-4567"}, []string{"", "old-token-0123"}},
 	} {
 		srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: c.current, AdminTokenNext: c.next, Logger: quiet,
-			Forecast: &forecast.Service{Store: db, Logger: quiet}})
+			Forecast: &rounds.Service{Store: db, Logger: quiet}})
 		h := srv.Handler()
 		try := func(tok string) (int, string) {
 			req := httptest.NewRequest("POST", "/api/v1/admin/rounds", strings.NewReader(`{}`))
@@ -299,7 +300,7 @@ func TestServiceLogsCarryRequestID(t *testing.T) {
 	var buf syncBuffer
 	logger := slog.New(web.LogHandler(slog.NewJSONHandler(&buf, nil)))
 	h := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger,
-		Forecast: &forecast.Service{Store: db, Logger: logger}}).Handler()
+		Forecast: &rounds.Service{Store: db, Logger: logger}}).Handler()
 	ms := seedMarkets(t, db, 2, time.Now().Add(30*24*time.Hour))
 	now := time.Now()
 	body, _ := json.Marshal(map[string]any{"market_ids": marketIDs(ms), "commit_deadline": now.Add(time.Hour),

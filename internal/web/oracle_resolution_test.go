@@ -16,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -32,8 +33,8 @@ func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsvc := &forecast.Service{Store: db, Logger: quiet, Log: &tlog.Log{Store: db, Key: key, Logger: quiet}}
-	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{forecast.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided, Disputed: fsvc.OracleDisputed}
+	fsvc := &rounds.Service{Store: db, Logger: quiet, Log: &tlog.Log{Store: db, Key: key, Logger: quiet}}
+	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{rounds.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided, Disputed: fsvc.OracleDisputed}
 	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)

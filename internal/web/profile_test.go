@@ -16,7 +16,9 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -166,7 +168,7 @@ func TestProfileAPI(t *testing.T) {
 func TestRateLimitProfile(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		h, e, rounds := agentLimited(t, db)
+		h, e, ids := agentLimited(t, db)
 		k := newKey("agent")
 		path := profilePath(k)
 		first := jsonBody(t, e.profileReq(k, forecast.ProfileFields{Name: "Limited"}, 1))
@@ -178,8 +180,8 @@ func TestRateLimitProfile(t *testing.T) {
 				t.Fatalf("replay %d: %d %v %s", i, rec.Code, rec.Header(), rec.Body)
 			}
 		}
-		body := jsonBody(t, e.commitReq(k, rounds[0], threePreds, saltOf("a"), common.Hash{}, 0))
-		if rec := send(h, "POST", fmt.Sprintf("/api/v1/rounds/%d/commits", rounds[0]), "192.0.2.2", body); rec.Code != 201 {
+		body := jsonBody(t, e.commitReq(k, ids[0], threePreds, saltOf("a"), common.Hash{}, 0))
+		if rec := send(h, "POST", fmt.Sprintf("/api/v1/rounds/%d/commits", ids[0]), "192.0.2.2", body); rec.Code != 201 {
 			t.Fatalf("commit: %d %s", rec.Code, rec.Body)
 		}
 		second := jsonBody(t, e.profileReq(k, forecast.ProfileFields{Name: "Limited 2"}, 2))
@@ -200,7 +202,7 @@ func TestProfileUpdateCapAPI(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clk := clock.New(time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
-		svc := &forecast.Service{Store: db, Logger: quiet, Now: clk.Now, Admission: forecast.Admission{ProfileUpdatesPerDay: 2}}
+		svc := &rounds.Service{Store: db, Logger: quiet, Now: clk.Now, Admission: rounds.Admission{ProfileUpdatesPerDay: 2}}
 		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
 		e := &env{t: t, db: db, svc: svc, now: svc.Now}
 		k := newKey("renamer")
@@ -346,7 +348,7 @@ func TestHostileProfileEscaped(t *testing.T) {
 		if html := e.page("/agents/" + linked.Address().Hex()); strings.Contains(html, `href="javascript:`) || !strings.Contains(html, "#ZgotmplZ") {
 			t.Errorf("a javascript: homepage is a link:\n%s", main(t, html))
 		}
-		var lb forecast.Board
+		var lb scoring.Board
 		e.ok(200, "GET", "/api/v1/leaderboard", nil, "", &lb)
 		names := map[string]string{}
 		for _, row := range lb.Rows {

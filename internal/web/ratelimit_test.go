@@ -17,6 +17,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
@@ -26,7 +27,7 @@ import (
 func limited(db *store.DB, l web.RateLimits, now time.Time) http.Handler {
 	l.Now = func() time.Time { return now }
 	return web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Limits: l,
-		Forecast: &forecast.Service{Store: db, Logger: quiet}}).Handler()
+		Forecast: &rounds.Service{Store: db, Logger: quiet}}).Handler()
 }
 
 func send(h http.Handler, method, path, ip, body string) *httptest.ResponseRecorder {
@@ -114,22 +115,22 @@ func TestRateLimitIPv6Prefix(t *testing.T) {
 
 // agentLimited serves db with a per-agent limit of 3 on a fixed clock
 // and two open rounds of three markets.
-func agentLimited(t *testing.T, db *store.DB) (h http.Handler, e *env, rounds []uint64) {
+func agentLimited(t *testing.T, db *store.DB) (h http.Handler, e *env, ids []uint64) {
 	t.Helper()
 	t0 := time.Now().UTC().Truncate(time.Second)
-	svc := &forecast.Service{Store: db, Logger: quiet, K: 3, Now: func() time.Time { return t0 }}
+	svc := &rounds.Service{Store: db, Logger: quiet, K: 3, Now: func() time.Time { return t0 }}
 	h = web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Forecast: svc,
 		Limits: web.RateLimits{PerAgent: arena.RateLimit{Burst: 3, PerSecond: 0.001}, Now: svc.Now}}).Handler()
 	ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
 	for range 2 {
-		rd, err := svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
+		rd, err := svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
 			RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rounds = append(rounds, rd.ID)
+		ids = append(ids, rd.ID)
 	}
-	return h, &env{t: t, db: db, svc: svc, now: svc.Now}, rounds
+	return h, &env{t: t, db: db, svc: svc, now: svc.Now}, ids
 }
 
 func jsonBody(t *testing.T, v any) string {
@@ -149,17 +150,17 @@ var threePreds = []uint16{5000, 5000, 5000}
 func TestRateLimitPerAgent(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		h, e, rounds := agentLimited(t, db)
+		h, e, ids := agentLimited(t, db)
 		k := newKey("agent")
-		for i, r := range rounds {
+		for i, r := range ids {
 			// 201: past the limiter the handler read the whole body.
 			body := jsonBody(t, e.commitReq(k, r, threePreds, saltOf("a"), common.Hash{}, uint64(i)))
 			if rec := send(h, "POST", fmt.Sprintf("/api/v1/rounds/%d/commits", r), fmt.Sprint("192.0.2.", i), body); rec.Code != 201 {
 				t.Fatalf("commit %d: %d %s", i, rec.Code, rec.Body)
 			}
 		}
-		early := jsonBody(t, e.revealReq(k, rounds[0], threePreds, saltOf("a"), 2))
-		reveals := fmt.Sprintf("/api/v1/rounds/%d/reveals", rounds[0])
+		early := jsonBody(t, e.revealReq(k, ids[0], threePreds, saltOf("a"), 2))
+		reveals := fmt.Sprintf("/api/v1/rounds/%d/reveals", ids[0])
 		if rec := send(h, "POST", reveals, "192.0.2.3", early); rec.Code != 409 {
 			t.Fatalf("third signed request (an early reveal): %d %s", rec.Code, rec.Body)
 		}
@@ -176,23 +177,23 @@ func TestRateLimitPerAgent(t *testing.T) {
 func TestRateLimitAgentLockout(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		h, e, rounds := agentLimited(t, db)
+		h, e, ids := agentLimited(t, db)
 		victim, attacker := newKey("victim"), newKey("attacker")
 		commits := func(r uint64) string { return fmt.Sprintf("/api/v1/rounds/%d/commits", r) }
-		used := jsonBody(t, e.commitReq(victim, rounds[0], threePreds, saltOf("a"), common.Hash{}, 0))
-		if rec := send(h, "POST", commits(rounds[0]), "192.0.2.1", used); rec.Code != 201 {
+		used := jsonBody(t, e.commitReq(victim, ids[0], threePreds, saltOf("a"), common.Hash{}, 0))
+		if rec := send(h, "POST", commits(ids[0]), "192.0.2.1", used); rec.Code != 201 {
 			t.Fatalf("the agent's first commit: %d %s", rec.Code, rec.Body)
 		}
-		forged := e.commitReq(attacker, rounds[1], threePreds, saltOf("b"), common.Hash{}, 1)
+		forged := e.commitReq(attacker, ids[1], threePreds, saltOf("b"), common.Hash{}, 1)
 		forged.Agent = victim.Address().Hex()
 		for i := range 610 {
 			b := []string{`{"agent":"` + victim.Address().Hex() + `"}`, jsonBody(t, forged), used}[i%3]
-			if rec := send(h, "POST", commits(rounds[i%2]), fmt.Sprintf("198.51.100.%d", i%250), b); rec.Code == 429 {
+			if rec := send(h, "POST", commits(ids[i%2]), fmt.Sprintf("198.51.100.%d", i%250), b); rec.Code == 429 {
 				t.Fatalf("flood request %d spent the agent's bucket: %s", i, rec.Body)
 			}
 		}
-		valid := jsonBody(t, e.commitReq(victim, rounds[1], threePreds, saltOf("b"), common.Hash{}, 1))
-		if rec := send(h, "POST", commits(rounds[1]), "192.0.2.2", valid); rec.Code != 201 {
+		valid := jsonBody(t, e.commitReq(victim, ids[1], threePreds, saltOf("b"), common.Hash{}, 1))
+		if rec := send(h, "POST", commits(ids[1]), "192.0.2.2", valid); rec.Code != 201 {
 			t.Fatalf("the agent's commit after the flood: %d %s", rec.Code, rec.Body)
 		}
 	})
@@ -249,13 +250,13 @@ func TestAdmissionCapsHTTP(t *testing.T) {
 		ctx := context.Background()
 		t0 := time.Now().UTC().Truncate(time.Second)
 		db.Now = func() time.Time { return t0 }
-		svc := &forecast.Service{Store: db, Logger: quiet, K: 3, Now: db.Now,
-			Admission: forecast.Admission{Store: db, MaxAgentsPerRound: 1, MaxNewAgentsHour: 2}}
+		svc := &rounds.Service{Store: db, Logger: quiet, K: 3, Now: db.Now,
+			Admission: rounds.Admission{Store: db, MaxAgentsPerRound: 1, MaxNewAgentsHour: 2}}
 		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
 		e := &env{t: t, db: db, svc: svc, now: svc.Now}
 		ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
 		newRound := func() uint64 {
-			rd, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
+			rd, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
 				RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
 			if err != nil {
 				t.Fatal(err)

@@ -1,15 +1,19 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/agent"
+	"github.com/forecast-arena/arena/internal/rounds"
 )
 
 // ForecasterStore is what the LLM forecasters' routes read.
@@ -29,8 +33,11 @@ type ForecasterStore interface {
 func (s *Server) RegisterForecasters(st ForecasterStore) {
 	s.forecasters = st
 	if s.Forecast != nil { // the backtest is scored as the forecast track is
-		s.backtest.Method = s.Forecast.ScoringMethod()
+		s.backtestMethod = s.Forecast.ScoringMethod()
 	}
+	// A large backtest's analysis takes seconds: once it has, readers get
+	// the previous board while the new one is computed.
+	s.backtestBoards.Slow = rounds.SlowAnalysis
 	s.handle("GET /api/v1/rounds/{id}/markets/{index}", s.roundMarket)
 	s.handle("GET /api/v1/rounds/{id}/traces/{agent}", s.trace)
 	if h, ok := st.(humanStore); ok {
@@ -149,19 +156,23 @@ func BacktestScored(rows []arena.BacktestForecast) []arena.ScoredForecast {
 // backtestBoard is the backtest track's leaderboard, analysed once per
 // set of backtest forecasts: while the store's version of the rows is the
 // one it was computed from, the rows are not read again.
-func (s *Server) backtestBoard(ctx context.Context) (forecast.Board, error) {
+func (s *Server) backtestBoard(ctx context.Context) (scoring.Board, error) {
 	v, err := s.forecasters.BacktestVersion(ctx)
 	if err != nil {
-		return forecast.Board{}, err
+		return scoring.Board{}, err
 	}
-	return s.backtestBoards.get(ctx, v, func(ctx context.Context) (forecast.Board, error) {
+	return s.backtestBoards.Get(ctx, struct{}{}, v, func(ctx context.Context) (scoring.Board, error) {
 		rows, err := s.forecasters.BacktestForecasts(ctx)
 		if err != nil {
-			return forecast.Board{}, err
+			return scoring.Board{}, err
 		}
-		a, err := s.backtest.Of(ctx, "backtest", BacktestScored(rows))
+		m := s.backtestMethod
+		if m == (scoring.Method{}) {
+			m = scoring.DefaultMethod()
+		}
+		a, err := scoring.AnalyzeForecasts(BacktestScored(rows), m, cmp.Or(s.Logger, slog.Default()))
 		if err != nil {
-			return forecast.Board{}, err
+			return scoring.Board{}, err
 		}
 		return a.Board(nil), nil
 	})

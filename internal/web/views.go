@@ -3,9 +3,12 @@ package web
 import (
 	"time"
 
+	"github.com/forecast-arena/arena/internal/rounds"
+
 	"github.com/forecast-arena/arena"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/score"
 )
@@ -29,7 +32,7 @@ type RoundSummaryJSON struct {
 // ForecastRowJSON is one row of the forecast leaderboard (forecast.Row,
 // the model every rendering shares) with what its model calls cost.
 type ForecastRowJSON struct {
-	forecast.Row
+	scoring.Row
 	// Cost is what the agent's model calls cost over the rounds with a
 	// trace (null for agents without traces: external and simulated).
 	Cost       *arena.Dollars `json:"cost_usd"`
@@ -51,7 +54,7 @@ type BarJSON struct{ Left, Width, Point float64 }
 // tracks: the track's board, its rows paged.
 type BoardJSON struct {
 	Track string `json:"track"`
-	forecast.Board
+	scoring.Board
 }
 
 // HomeJSON is the home page.
@@ -62,7 +65,7 @@ type HomeJSON struct {
 	// LastUpdated is when the latest round was scored; Methodology names
 	// the scoring method of Forecast, its top rows.
 	LastUpdated *time.Time              `json:"last_updated"`
-	Methodology forecast.MethodStamp    `json:"methodology"`
+	Methodology scoring.MethodStamp     `json:"methodology"`
 	Forecast    []ForecastRowJSON       `json:"forecast_top"`
 	Trading     []trading.LeaderRowJSON `json:"trading_top"`
 	HasTrading  bool                    `json:"has_trading"`
@@ -105,7 +108,7 @@ type LeaderboardPageJSON struct {
 	Categories []string `json:"categories"`
 	// The forecast board's method, coverage and entry rules (Forecast are
 	// its rows, sorted and filtered).
-	Methodology  forecast.MethodStamp     `json:"methodology"`
+	Methodology  scoring.MethodStamp      `json:"methodology"`
 	ScoredRounds int                      `json:"scored_rounds"`
 	LastUpdated  *time.Time               `json:"last_updated"`
 	Hidden       int                      `json:"hidden_by_organisation_limit"`
@@ -115,7 +118,7 @@ type LeaderboardPageJSON struct {
 	Forecast     []ForecastRowJSON        `json:"forecast"`
 	Trading      *trading.LeaderboardJSON `json:"trading"`
 	// Backtest is the backtest track's board; null when not served.
-	Backtest *forecast.Board `json:"backtest"`
+	Backtest *scoring.Board `json:"backtest"`
 }
 
 // PhaseJSON is one step of a round's timeline.
@@ -347,23 +350,23 @@ type VerifyJSON struct {
 // ForecastMethodJSON describes the forecast track as configured.
 type ForecastMethodJSON struct {
 	MarketsPerRound    int            `json:"markets_per_round"`
-	Rules              forecast.Rules `json:"selection_rules"`
+	Rules              rounds.Rules   `json:"selection_rules"`
 	Grace              arena.Duration `json:"grace"`
 	BenchmarkTolerance arena.Duration `json:"benchmark_tolerance"`
 	ProvisionalBelow   int            `json:"provisional_below_predictions"`
 	Bootstrap          int            `json:"bootstrap_replicates"`
 	Seed               uint64         `json:"bootstrap_seed"`
 	// Method is the scoring method in full, with its version and digest.
-	Method                forecast.Method      `json:"scoring_method"`
-	Methodology           forecast.MethodStamp `json:"methodology"`
-	ChainID               uint64               `json:"chain_id"`
-	VerifyingContract     string               `json:"verifying_contract"`
-	DomainName            string               `json:"domain_name"`
-	DomainVersion         string               `json:"domain_version"`
-	SignificanceKappa     float64              `json:"significance_kappa"`
-	SignificancePower     float64              `json:"significance_power"`
-	AssumedBoldness       float64              `json:"assumed_boldness"`
-	AssumedMarketsInPower int                  `json:"assumed_markets_per_round_in_power"`
+	Method                scoring.Method      `json:"scoring_method"`
+	Methodology           scoring.MethodStamp `json:"methodology"`
+	ChainID               uint64              `json:"chain_id"`
+	VerifyingContract     string              `json:"verifying_contract"`
+	DomainName            string              `json:"domain_name"`
+	DomainVersion         string              `json:"domain_version"`
+	SignificanceKappa     float64             `json:"significance_kappa"`
+	SignificancePower     float64             `json:"significance_power"`
+	AssumedBoldness       float64             `json:"assumed_boldness"`
+	AssumedMarketsInPower int                 `json:"assumed_markets_per_round_in_power"`
 }
 
 // TradingMethodJSON describes the trading track as configured.

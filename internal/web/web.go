@@ -20,11 +20,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/cache"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/redact"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -46,7 +48,7 @@ type Parts struct {
 	// AdminTokenNext is a second accepted admin token, for rotation.
 	AdminTokenNext string
 	Logger         *slog.Logger
-	Forecast       *forecast.Service
+	Forecast       *rounds.Service
 	Trading        *trading.Engine
 	// Forecasters serves traces, round market context and the backtest track.
 	Forecasters ForecasterStore
@@ -99,17 +101,17 @@ type Server struct {
 	Logger         *slog.Logger
 	Mux            *http.ServeMux
 	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
-	Forecast *forecast.Service
+	Forecast *rounds.Service
 	Trading  *trading.Engine
-	// forecasters is set by RegisterForecasters; backtest caches the
-	// backtest track's analysis.
-	forecasters ForecasterStore
-	backtest    forecast.Analyses
+	// forecasters is set by RegisterForecasters; backtestMethod is the
+	// backtest track's scoring method (zero: the default).
+	forecasters    ForecasterStore
+	backtestMethod scoring.Method
 	// The backtest leaderboard and the human board, by the store's
 	// version of the rows they were computed from.
-	backtestBoards versioned[forecast.Board]
+	backtestBoards cache.Cache[struct{}, scoring.Board]
 	humans         humanStore
-	humanBoards    versioned[HumanBoardPageJSON]
+	humanBoards    cache.Cache[struct{}, HumanBoardPageJSON]
 	// oracle is set by RegisterOracle.
 	oracle *oracle.Service
 	// Log is set by RegisterLog. LogVKey, when set, is the note verifier
@@ -198,13 +200,16 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeErr(w, r, err)
 }
 
-// Wait returns when no rate-limit settlement a handler of s started is
-// still writing to the store: after the HTTP server has shut down and
+// Wait returns when nothing a handler of s started is still reading or
+// writing the store: no rate-limit settlement, no board being computed
+// (Wait cancels those). Call it after the HTTP server has shut down and
 // before the store closes.
 func (s *Server) Wait() {
 	for _, l := range s.limiters {
 		l.Wait()
 	}
+	s.backtestBoards.Close()
+	s.humanBoards.Close()
 }
 
 // InternalErrors is how many requests failed with an internal error.

@@ -1,4 +1,4 @@
-package forecast
+package rounds
 
 import (
 	"fmt"
@@ -7,73 +7,54 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forecast-arena/arena/forecast"
+
 	"github.com/forecast-arena/arena"
 )
 
 // DefaultK is the number of markets in a round.
 const DefaultK = 7
 
-// Schedule is a round's deadlines. Commits are accepted while
-// now ≤ CommitDeadline; reveals while RevealStart ≤ now ≤ RevealDeadline.
-type Schedule struct {
-	CommitDeadline time.Time `json:"commit_deadline"`
-	RevealStart    time.Time `json:"reveal_start"`
-	RevealDeadline time.Time `json:"reveal_deadline"`
-}
-
-// Validate checks commit_deadline < reveal_start ≤ reveal_deadline.
-func (s Schedule) Validate() error {
-	switch {
-	case s.CommitDeadline.IsZero() || s.RevealStart.IsZero() || s.RevealDeadline.IsZero():
-		return reject(CodeScheduleInvalid, "schedule: every deadline must be set")
-	case !s.CommitDeadline.Before(s.RevealStart):
-		return reject(CodeScheduleInvalid, "schedule: commit deadline %s is not before reveal start %s", fmtTime(s.CommitDeadline), fmtTime(s.RevealStart))
-	case s.RevealDeadline.Before(s.RevealStart):
-		return reject(CodeScheduleInvalid, "schedule: reveal deadline %s is before reveal start %s", fmtTime(s.RevealDeadline), fmtTime(s.RevealStart))
-	}
-	return nil
-}
-
 // ValidateRound checks a round definition: a valid schedule and
 // exactly k distinct open binary markets, at most one per event, every one
 // closing strictly after the reveal deadline, so that no agent can see an
 // outcome before deciding whether to reveal.
-func ValidateRound(s Schedule, k int, markets []*arena.Market) error {
+func ValidateRound(s forecast.Schedule, k int, markets []*arena.Market) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
 	if k < 1 {
-		return reject(CodeRoundMarketsInvalid, "round: k = %d, need at least one market", k)
+		return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: k = %d, need at least one market", k)
 	}
 	if len(markets) != k {
-		return reject(CodeRoundMarketsInvalid, "round: %d markets, k = %d", len(markets), k)
+		return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: %d markets, k = %d", len(markets), k)
 	}
 	seen := make(map[string]bool, k)
 	events := make(map[string]bool, k)
 	for i, m := range markets {
 		if m == nil {
-			return reject(CodeRoundMarketsInvalid, "round: market %d is missing", i)
+			return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: market %d is missing", i)
 		}
 		switch {
 		case !m.IsBinary():
-			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) is not binary", i, m)
+			return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: market %d (%s) is not binary", i, m)
 		case m.Status != arena.StatusOpen || m.Resolution != "":
-			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", i, m, m.Status)
+			return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", i, m, m.Status)
 		case m.CloseTime.IsZero():
-			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) has no close time", i, m)
+			return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: market %d (%s) has no close time", i, m)
 		case !m.CloseTime.After(s.RevealDeadline):
-			return reject(CodeRoundMarketsInvalid, "round: market %d (%s) closes at %s, not after the reveal deadline %s",
+			return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: market %d (%s) closes at %s, not after the reveal deadline %s",
 				i, m, fmtTime(m.CloseTime), fmtTime(s.RevealDeadline))
 		}
 		if key := marketKey(m); seen[key] {
-			return reject(CodeRoundMarketsInvalid, "round: market %s appears twice", m)
+			return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: market %s appears twice", m)
 		} else {
 			seen[key] = true
 		}
 		if m.EventID != "" {
 			key := m.Source + "\x00" + m.EventID
 			if events[key] {
-				return reject(CodeRoundMarketsInvalid, "round: two markets on event %s/%s", m.Source, m.EventID)
+				return forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: two markets on event %s/%s", m.Source, m.EventID)
 			}
 			events[key] = true
 		}
@@ -126,7 +107,7 @@ func DefaultRules() Rules {
 // Validate checks that the rules are in range.
 func (r Rules) Validate() error {
 	bad := func(format string, args ...any) error {
-		return reject(CodeRulesInvalid, "rules: "+format, args...)
+		return forecast.Reject(forecast.CodeRulesInvalid, "rules: "+format, args...)
 	}
 	switch {
 	case !(r.MinVolume >= 0) || math.IsInf(r.MinVolume, 0):
@@ -193,7 +174,7 @@ func (r Rules) Eligible(m *arena.Market, revealDeadline time.Time) (bool, string
 // index within the round.
 func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadline time.Time) ([]*arena.Market, error) {
 	if k < 1 {
-		return nil, reject(CodeRulesInvalid, "select: k = %d", k)
+		return nil, forecast.Reject(forecast.CodeRulesInvalid, "select: k = %d", k)
 	}
 	if err := rules.Validate(); err != nil {
 		return nil, err
@@ -247,7 +228,7 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 		if rules.MaxPerCategory > 0 {
 			limits += fmt.Sprintf(", at most %d per category", rules.MaxPerCategory)
 		}
-		return nil, reject(CodeNotEnoughMarkets, "select: %d eligible markets (%s) among %d candidates, need %d%s",
+		return nil, forecast.Reject(forecast.CodeNotEnoughMarkets, "select: %d eligible markets (%s) among %d candidates, need %d%s",
 			len(out), limits, len(candidates), k, refusals(refused))
 	}
 	return out, nil

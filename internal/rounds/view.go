@@ -1,19 +1,20 @@
-package forecast
+package rounds
 
 import (
 	"context"
-	"fmt"
+
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
 )
 
 // View renders a round for the API: benchmarks appear once captured after
 // the commit deadline, outcomes once triggered.
-func (s *Service) View(ctx context.Context, r *arena.Round) (RoundJSON, error) {
+func (s *Service) View(ctx context.Context, r *arena.Round) (forecast.RoundJSON, error) {
 	now := s.now()
-	out := RoundJSON{ID: r.ID, Status: r.Status(now), CommitDeadline: r.CommitDeadline, RevealStart: r.RevealStart,
-		RevealDeadline: r.RevealDeadline, Markets: make([]RoundMarketJSON, len(r.Markets))}
+	out := forecast.RoundJSON{ID: r.ID, Status: r.Status(now), CommitDeadline: r.CommitDeadline, RevealStart: r.RevealStart,
+		RevealDeadline: r.RevealDeadline, Markets: make([]forecast.RoundMarketJSON, len(r.Markets))}
 	ids := make([]int64, len(r.Markets))
 	for i, rm := range r.Markets {
 		ids[i] = rm.MarketID
@@ -24,7 +25,7 @@ func (s *Service) View(ctx context.Context, r *arena.Round) (RoundJSON, error) {
 	}
 	for i, rm := range r.Markets {
 		m := ms[rm.MarketID]
-		mj := RoundMarketJSON{Index: i, MarketID: m.ID, Question: m.Question, Category: m.Category, CloseTime: m.CloseTime}
+		mj := forecast.RoundMarketJSON{Index: i, MarketID: m.ID, Question: m.Question, Category: m.Category, CloseTime: m.CloseTime}
 		// Until the commit deadline agents see the latest price; after it,
 		// the benchmark is the reference and outcomes may be near.
 		if p, ok := m.YesPrice(); ok && now.Before(r.CommitDeadline) {
@@ -46,11 +47,11 @@ func (s *Service) View(ctx context.Context, r *arena.Round) (RoundJSON, error) {
 			}
 			var o string
 			switch *rm.Outcome {
-			case OutcomeYes:
+			case scoring.OutcomeYes:
 				o = "YES"
-			case OutcomeNo:
+			case scoring.OutcomeNo:
 				o = "NO"
-			case OutcomeExcluded:
+			case scoring.OutcomeExcluded:
 				o = "VOID"
 			default:
 				continue // unresolved when the round was triggered: null (also excluded from scoring)
@@ -62,54 +63,51 @@ func (s *Service) View(ctx context.Context, r *arena.Round) (RoundJSON, error) {
 }
 
 // Scores returns a scored round's per-agent scores.
-func (s *Service) Scores(ctx context.Context, roundID uint64) ([]ScoreJSON, error) {
+func (s *Service) Scores(ctx context.Context, roundID uint64) ([]forecast.ScoreJSON, error) {
 	r, err := s.Store.Round(ctx, roundID)
 	if err != nil {
 		return nil, err
 	}
 	if r.TriggeredAt.IsZero() {
-		return []ScoreJSON{}, nil
+		return []forecast.ScoreJSON{}, nil
 	}
 	scs, err := s.Store.RoundScores(ctx, roundID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ScoreJSON, 0, len(scs))
+	out := make([]forecast.ScoreJSON, 0, len(scs))
 	for _, sc := range scs {
-		out = append(out, ScoreJSON{Agent: sc.Agent, Brier: sc.Brier, Alpha: sc.Alpha, BrierBps2: sc.BrierBps2,
+		out = append(out, forecast.ScoreJSON{Agent: sc.Agent, Brier: sc.Brier, Alpha: sc.Alpha, BrierBps2: sc.BrierBps2,
 			AlphaBps2: sc.AlphaBps2, ScoredMarkets: sc.Scored, Forfeit: sc.Forfeit})
 	}
 	return out, nil
 }
 
-// Table loads every frozen forecast into a scoring table (score-file rows): the
-// single source for the leaderboard and the reports.
-func Table(fs []arena.ScoredForecast) (*score.Table, error) {
-	t := score.NewTable(len(fs))
-	for i, f := range fs {
-		r := score.Row{Agent: f.Agent, Round: fmt.Sprint(f.RoundID), Market: fmt.Sprint(f.MarketID), Category: f.Category,
-			Event: f.Event, Forecast: f.Forecast, Outcome: float64(f.Outcome)}
-		if f.Benchmark != nil {
-			r.Benchmark, r.HasBenchmark = *f.Benchmark, true
-		}
-		if err := t.Add(r, i+1); err != nil {
-			return nil, fmt.Errorf("forecast: scored forecast %d: %w", i, err)
-		}
-	}
-	return t, nil
-}
-
 // Leaderboard is the forecast track's leaderboard over the forecasts f
 // selects, and the analysis it comes from (cached until another round is
 // scored).
-func (s *Service) Leaderboard(ctx context.Context, f Filter) (Board, *Analysis, error) {
+func (s *Service) Leaderboard(ctx context.Context, f Filter) (scoring.Board, *scoring.Analysis, error) {
 	a, err := s.AnalysisOf(ctx, f)
 	if err != nil {
-		return Board{}, nil, err
+		return scoring.Board{}, nil, err
 	}
 	p, err := s.Profiles(ctx)
 	if err != nil {
-		return Board{}, nil, err
+		return scoring.Board{}, nil, err
 	}
 	return a.Board(p), a, nil
 }
+
+// Board is the leaderboard over every scored round: what the export
+// writes (see export.Forecasts).
+func (s *Service) Board(ctx context.Context) (scoring.Board, error) {
+	b, _, err := s.Leaderboard(ctx, Filter{})
+	return b, err
+}
+
+// ForecastStore is the service's store (see export.Forecasts).
+func (s *Service) ForecastStore() arena.ForecastStore { return s.Store }
+
+// SigningDomain is the EIP-712 domain the service verifies submissions
+// under (see export.Forecasts).
+func (s *Service) SigningDomain() forecast.Domain { return s.Domain }

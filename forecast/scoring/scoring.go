@@ -1,6 +1,11 @@
-package forecast
+package scoring
 
 import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/forecast-arena/arena/forecast"
+
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
 )
@@ -17,7 +22,7 @@ const (
 const NoBenchmark int32 = -1
 
 // Bps2 is one in squared basis points: a Brier score of 1.
-const Bps2 = MaxBps * MaxBps
+const Bps2 = forecast.MaxBps * forecast.MaxBps
 
 // Entry is one agent's part in a round: its revealed predictions, or a
 // forfeit (committed, never revealed).
@@ -67,7 +72,7 @@ func (m MarketOutcome) BenchmarkPrice() *float64 {
 	if m.Benchmark == NoBenchmark {
 		return nil
 	}
-	b := float64(m.Benchmark) / MaxBps
+	b := float64(m.Benchmark) / forecast.MaxBps
 	return &b
 }
 
@@ -124,7 +129,7 @@ func ScoreRound(markets []MarketOutcome, entries []Entry) (RoundResult, error) {
 		if x := m.Outcome; x != OutcomeNo && x != OutcomeYes && x != OutcomeExcluded {
 			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: market %d has outcome %d", i, x)
 		}
-		if b := m.Benchmark; b != NoBenchmark && (b < 0 || b > MaxBps) {
+		if b := m.Benchmark; b != NoBenchmark && (b < 0 || b > forecast.MaxBps) {
 			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: market %d has benchmark %d bps", i, b)
 		}
 		if !m.Scored() {
@@ -146,7 +151,7 @@ func ScoreRound(markets []MarketOutcome, entries []Entry) (RoundResult, error) {
 		xs[j] = float64(markets[i].Outcome)
 	}
 	for j, i := range alphaSet {
-		xa[j], ba[j] = float64(markets[i].Outcome), float64(markets[i].Benchmark)/MaxBps
+		xa[j], ba[j] = float64(markets[i].Outcome), float64(markets[i].Benchmark)/forecast.MaxBps
 	}
 	ps, pa := make([]float64, rs.N), make([]float64, rs.AlphaN)
 
@@ -156,20 +161,20 @@ func ScoreRound(markets []MarketOutcome, entries []Entry) (RoundResult, error) {
 			if e.Predictions != nil {
 				return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: entry %d is a forfeit with predictions", a)
 			}
-		} else if err := CheckPredictions(e.Predictions, k); err != nil {
+		} else if err := forecast.CheckPredictions(e.Predictions, k); err != nil {
 			return RoundResult{}, arena.Errorf(arena.EINVALID, "score round: entry %d: %w", a, err)
 		}
 		var brierSum, alphaSum int64
 		for j, i := range scored {
 			p := e.scoredBps(i, markets[i].Outcome)
 			brierSum += sqErr(p, markets[i].Outcome)
-			ps[j] = float64(p) / MaxBps
+			ps[j] = float64(p) / forecast.MaxBps
 		}
 		for j, i := range alphaSet {
 			m := markets[i]
 			p := e.scoredBps(i, m.Outcome)
 			alphaSum += sqErr(int64(m.Benchmark), m.Outcome) - sqErr(p, m.Outcome)
-			pa[j] = float64(p) / MaxBps
+			pa[j] = float64(p) / forecast.MaxBps
 		}
 		s := AgentScore{Forfeit: e.Forfeit}
 		if rs.N > 0 {
@@ -192,7 +197,7 @@ func ScoreRound(markets []MarketOutcome, entries []Entry) (RoundResult, error) {
 // outcome is x: a forfeit is the opposite of the outcome.
 func (e Entry) scoredBps(i int, x int8) int64 {
 	if e.Forfeit {
-		return int64(1-x) * MaxBps
+		return int64(1-x) * forecast.MaxBps
 	}
 	return int64(e.Predictions[i])
 }
@@ -200,10 +205,91 @@ func (e Entry) scoredBps(i int, x int8) int64 {
 // Forecast is the entry's probability on market i as scored, whose outcome
 // is x (YES or NO): a forfeit forecasts the opposite of the outcome, a
 // Brier of 1.
-func (e Entry) Forecast(i int, x int8) float64 { return float64(e.scoredBps(i, x)) / MaxBps }
+func (e Entry) Forecast(i int, x int8) float64 { return float64(e.scoredBps(i, x)) / forecast.MaxBps }
 
 // sqErr is (p − 10000·x)² for p in bps.
 func sqErr(p int64, x int8) int64 {
-	d := p - int64(x)*MaxBps
+	d := p - int64(x)*forecast.MaxBps
 	return d * d
+}
+
+// OutcomeUnresolved is the frozen outcome of a market that had not
+// resolved when the round was triggered; like a void market
+// (OutcomeExcluded) it is excluded from scoring, but the API shows it as
+// unresolved (null), not as VOID.
+const OutcomeUnresolved int8 = -2
+
+// ScoreFrozen scores a round from its frozen outcomes (as stored: YES 1,
+// NO 0, void and unresolved excluded), its benchmarks and its submissions
+// (an unrevealed commit is a forfeit), plus the random baseline, and the
+// market baseline when some market has a benchmark: the scores and scored
+// forecasts the trigger saves; markets (aligned with r.Markets) give the
+// scored forecasts' categories and events. A re-resolution re-scores with
+// it too (see Rescore). With no market scored YES or NO there are no
+// scores.
+func ScoreFrozen(r *arena.Round, frozen []int8, markets []*arena.Market, subs []*arena.Submission) ([]arena.RoundScore, []arena.ScoredForecast, error) {
+	if len(markets) != len(r.Markets) {
+		return nil, nil, arena.Errorf(arena.EINVALID, "score round %d: %d markets for %d round markets", r.ID, len(markets), len(r.Markets))
+	}
+	outcomes, err := RoundOutcomes(r, frozen)
+	if err != nil {
+		return nil, nil, err
+	}
+	agents := make([]string, 0, len(subs)+1)
+	entries := make([]Entry, 0, len(subs)+1)
+	for _, sub := range subs {
+		agents = append(agents, sub.Agent)
+		if sub.Revealed() {
+			entries = append(entries, Entry{Predictions: sub.Predictions})
+		} else {
+			entries = append(entries, Entry{Forfeit: true})
+		}
+	}
+	agents = append(agents, forecast.RandomAgent)
+	entries = append(entries, Entry{Predictions: RandomPredictions(r.ID, r.CommitDeadline, len(r.Markets))})
+	res, err := ScoreRound(outcomes, entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.N == 0 {
+		return nil, nil, nil
+	}
+	var scores []arena.RoundScore
+	var rows []arena.ScoredForecast
+	for a, as := range res.Agents {
+		sc := arena.RoundScore{RoundID: r.ID, Agent: agents[a], Brier: as.Brier, BrierBps2: as.BrierBps2,
+			Scored: res.N, Benchmarked: res.AlphaN, Forfeit: as.Forfeit}
+		if res.AlphaN > 0 {
+			alpha, abps := as.Alpha, as.AlphaBps2
+			sc.Alpha, sc.AlphaBps2 = &alpha, &abps
+		}
+		scores = append(scores, sc)
+		for i, mo := range outcomes {
+			if !mo.Scored() {
+				continue
+			}
+			rows = append(rows, arena.ScoredForecast{RoundID: r.ID, Agent: agents[a], MarketID: mo.MarketID, Category: markets[i].Category,
+				Event: markets[i].EventID, Outcome: mo.Outcome, Benchmark: mo.BenchmarkPrice(), Forfeit: as.Forfeit,
+				Forecast: entries[a].Forecast(i, mo.Outcome)})
+		}
+	}
+	if res.AlphaN > 0 {
+		zero, zeroBps := 0.0, int64(0)
+		scores = append(scores, arena.RoundScore{RoundID: r.ID, Agent: forecast.MarketAgent, Brier: res.BaseBrier, BrierBps2: res.BaseBrierBps2,
+			Alpha: &zero, AlphaBps2: &zeroBps, Scored: res.AlphaN, Benchmarked: res.AlphaN})
+	}
+	return scores, rows, nil
+}
+
+// RandomPredictions is the random baseline of a round: uniform in
+// [0, 10000], seeded by the round id and commit deadline (public, fixed
+// before anyone commits) so anyone can recompute it, and two arenas'
+// round 1 differ.
+func RandomPredictions(roundID uint64, commitDeadline time.Time, k int) []uint16 {
+	rng := rand.New(rand.NewPCG(roundID, uint64(commitDeadline.Unix())))
+	out := make([]uint16, k)
+	for i := range out {
+		out[i] = uint16(rng.IntN(forecast.MaxBps + 1))
+	}
+	return out
 }

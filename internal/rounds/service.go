@@ -1,4 +1,4 @@
-package forecast
+package rounds
 
 import (
 	"context"
@@ -8,48 +8,29 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"time"
+
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
 )
 
 // Store is what the service needs of storage.
-type Store interface {
-	arena.MarketStore
-	arena.RoundStore
-}
+type Store = arena.ForecastStore
 
 // PriceLookup finds a market's Yes price near t from a source other than
 // the local price history (e.g. Polymarket's CLOB prices-history).
 type PriceLookup func(ctx context.Context, m *arena.Market, t time.Time) (price float64, at time.Time, ok bool, err error)
-
-// OutcomeUnresolved is the frozen outcome of a market that had not
-// resolved when the round was triggered; like a void market
-// (OutcomeExcluded) it is excluded from scoring, but the API shows it as
-// unresolved (null), not as VOID.
-const OutcomeUnresolved int8 = -2
-
-// BenchmarkTolerance is how far from the commit deadline a price point may
-// lie and still serve as the benchmark.
-const BenchmarkTolerance = 300 * time.Second
-
-// Baseline agents scored in every round. The market baseline is the one
-// the scoring package adds to every analysis, under the same name.
-const (
-	RandomAgent = "random"
-	MarketAgent = score.MarketAgent
-)
 
 // Service runs the forecast track: rounds, submissions, benchmarks,
 // triggering and scoring. Every method takes the clock from Now, so the
 // demo can run it on an accelerated clock.
 type Service struct {
 	Store  Store
-	Domain Domain
+	Domain forecast.Domain
 	Now    func() time.Time
 	// Lookup is consulted when the local price history has no benchmark.
 	Lookup PriceLookup
@@ -64,7 +45,7 @@ type Service struct {
 	Admission Admission
 
 	// Method is the scoring method of the leaderboard (zero: DefaultMethod).
-	Method Method
+	Method scoring.Method
 
 	// Round creation by rule.
 	K     int
@@ -91,13 +72,13 @@ type CreateRoundRequest struct {
 // CreateRound creates a round from explicit markets or, when none are
 // given, from the stored rules.
 func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*arena.Round, error) {
-	sched := Schedule{CommitDeadline: req.CommitDeadline.UTC(), RevealStart: req.RevealStart.UTC(), RevealDeadline: req.RevealDeadline.UTC()}
+	sched := forecast.Schedule{CommitDeadline: req.CommitDeadline.UTC(), RevealStart: req.RevealStart.UTC(), RevealDeadline: req.RevealDeadline.UTC()}
 	if err := sched.Validate(); err != nil {
 		return nil, err
 	}
 	now := s.now()
 	if !sched.CommitDeadline.After(now) {
-		return nil, reject(CodeScheduleInvalid, "schedule: commit deadline %s is not in the future", fmtTime(sched.CommitDeadline))
+		return nil, forecast.Reject(forecast.CodeScheduleInvalid, "schedule: commit deadline %s is not in the future", fmtTime(sched.CommitDeadline))
 	}
 	var markets []*arena.Market
 	var rules []byte
@@ -126,7 +107,7 @@ func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*are
 	}
 	for _, m := range markets {
 		if m.Status != arena.StatusOpen {
-			return nil, reject(CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", m.ID, m, m.Status)
+			return nil, forecast.Reject(forecast.CodeRoundMarketsInvalid, "round: market %d (%s) is %s, not open", m.ID, m, m.Status)
 		}
 	}
 	if err := ValidateRound(sched, len(markets), markets); err != nil {
@@ -148,16 +129,16 @@ func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*are
 	return r, nil
 }
 
-func roundState(r *arena.Round) *RoundState {
+func roundState(r *arena.Round) *forecast.RoundState {
 	if r == nil {
 		return nil
 	}
-	return &RoundState{ID: r.ID, K: len(r.Markets), Invalidated: r.Invalidated, Triggered: !r.TriggeredAt.IsZero(),
-		Schedule: Schedule{CommitDeadline: r.CommitDeadline, RevealStart: r.RevealStart, RevealDeadline: r.RevealDeadline}}
+	return &forecast.RoundState{ID: r.ID, K: len(r.Markets), Invalidated: r.Invalidated, Triggered: !r.TriggeredAt.IsZero(),
+		Schedule: forecast.Schedule{CommitDeadline: r.CommitDeadline, RevealStart: r.RevealStart, RevealDeadline: r.RevealDeadline}}
 }
 
-func state(st arena.SubmissionState) State {
-	out := State{Round: roundState(st.Round), Nonce: st.Nonce}
+func state(st arena.SubmissionState) forecast.State {
+	out := forecast.State{Round: roundState(st.Round), Nonce: st.Nonce}
 	if sub := st.Submission; sub != nil {
 		out.Committed = true
 		out.CommitHash = common.HexToHash(sub.CommitHash)
@@ -170,140 +151,132 @@ func state(st arena.SubmissionState) State {
 	return out
 }
 
-// ParseAddress accepts a 0x-prefixed address in any case.
-func ParseAddress(s string) (common.Address, error) {
-	if !common.IsHexAddress(s) || len(s) != 42 {
-		return common.Address{}, reject(CodeAddressInvalid, "agent %q is not a 0x-prefixed 20-byte hex address", s)
-	}
-	return common.HexToAddress(s), nil
-}
-
 func parseHash(field, s string) (common.Hash, error) {
 	if len(s) != 66 || s[:2] != "0x" {
-		return common.Hash{}, reject(CodeHashInvalid, "%s %q is not a 0x-prefixed 32-byte hex value", field, s)
+		return common.Hash{}, forecast.Reject(forecast.CodeHashInvalid, "%s %q is not a 0x-prefixed 32-byte hex value", field, s)
 	}
 	b, err := hex.DecodeString(s[2:])
 	if err != nil {
-		return common.Hash{}, reject(CodeHashInvalid, "%s %q is not hex", field, s)
+		return common.Hash{}, forecast.Reject(forecast.CodeHashInvalid, "%s %q is not hex", field, s)
 	}
 	return common.BytesToHash(b), nil
 }
 
 // Commit verifies and records a signed commit.
-func (s *Service) Commit(ctx context.Context, roundID uint64, req CommitRequest) (SubmissionJSON, error) {
-	agent, err := ParseAddress(req.Agent)
+func (s *Service) Commit(ctx context.Context, roundID uint64, req forecast.CommitRequest) (forecast.SubmissionJSON, error) {
+	agent, err := forecast.ParseAddress(req.Agent)
 	if err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	ch, err := parseHash("commit_hash", req.CommitHash)
 	if err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	var rh common.Hash
 	if req.ReasoningHash != "" {
 		if rh, err = parseHash("reasoning_hash", req.ReasoningHash); err != nil {
-			return SubmissionJSON{}, err
+			return forecast.SubmissionJSON{}, err
 		}
 	}
 	if err := s.Domain.CheckRequest(req.ChainID, req.VerifyingContract); err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
-	sig, err := DecodeSignature(req.Signature)
+	sig, err := forecast.DecodeSignature(req.Signature)
 	if err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
-	msg := Commit{RoundID: roundID, CommitHash: ch, ReasoningHash: rh, Agent: agent, Nonce: req.Nonce, Deadline: req.Deadline}
+	msg := forecast.Commit{RoundID: roundID, CommitHash: ch, ReasoningHash: rh, Agent: agent, Nonce: req.Nonce, Deadline: req.Deadline}
 	if err := s.Domain.VerifyCommit(msg, sig); err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	now := s.now()
 	if err := s.Admission.admit(ctx, roundID, agent.Hex(), now); err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
-	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), CommitHash: ch.Hex(), CommitNonce: req.Nonce, CommitSig: EncodeSignature(sig),
+	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), CommitHash: ch.Hex(), CommitNonce: req.Nonce, CommitSig: forecast.EncodeSignature(sig),
 		CommitSigDeadline: req.Deadline}
 	if rh != (common.Hash{}) {
 		sub.ReasoningHash = rh.Hex()
 	}
 	// Deadlines are checked against the arrival time: a request that came
 	// in time is not refused because it waited in the group commit.
-	entry := CommitEntry{RoundID: roundID, Agent: sub.Agent, CommitHash: sub.CommitHash, ReasoningHash: sub.ReasoningHash,
+	entry := forecast.CommitEntry{RoundID: roundID, Agent: sub.Agent, CommitHash: sub.CommitHash, ReasoningHash: sub.ReasoningHash,
 		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.CommitSig}
 	if sub.Log, err = s.leafInTx(logCommit, entry); err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	err = s.Store.Submit(ctx, arena.SubmitCommit, sub, now, func(st arena.SubmissionState) error {
-		return ValidateCommit(state(st), msg, now)
+		return forecast.ValidateCommit(state(st), msg, now)
 	})
 	if err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	if sub.Log == nil {
 		s.record(ctx, logCommit, entry)
 	}
-	return SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
+	return forecast.SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
 }
 
 // Reveal verifies and records a signed reveal.
-func (s *Service) Reveal(ctx context.Context, roundID uint64, req RevealRequest) (SubmissionJSON, error) {
-	agent, err := ParseAddress(req.Agent)
+func (s *Service) Reveal(ctx context.Context, roundID uint64, req forecast.RevealRequest) (forecast.SubmissionJSON, error) {
+	agent, err := forecast.ParseAddress(req.Agent)
 	if err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	salt, err := parseHash("salt", req.Salt)
 	if err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	if req.Predictions == nil {
-		return SubmissionJSON{}, reject(CodePredictionCount, "predictions missing")
+		return forecast.SubmissionJSON{}, forecast.Reject(forecast.CodePredictionCount, "predictions missing")
 	}
 	if err := s.Domain.CheckRequest(req.ChainID, req.VerifyingContract); err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
-	sig, err := DecodeSignature(req.Signature)
+	sig, err := forecast.DecodeSignature(req.Signature)
 	if err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
-	msg := Reveal{RoundID: roundID, Predictions: req.Predictions, Salt: salt, Agent: agent, Nonce: req.Nonce, Deadline: req.Deadline}
+	msg := forecast.Reveal{RoundID: roundID, Predictions: req.Predictions, Salt: salt, Agent: agent, Nonce: req.Nonce, Deadline: req.Deadline}
 	if err := s.Domain.VerifyReveal(msg, sig); err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	now := s.now()
 	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex(), Predictions: req.Predictions, Salt: salt.Hex(),
-		RevealNonce: req.Nonce, RevealSig: EncodeSignature(sig), RevealSigDeadline: req.Deadline}
+		RevealNonce: req.Nonce, RevealSig: forecast.EncodeSignature(sig), RevealSigDeadline: req.Deadline}
 	// As for commits, deadlines use the arrival time. What must never
 	// happen, a reveal counted after the round was scored, is excluded in
 	// the transaction: the check refuses a triggered round, and the trigger
 	// re-scores if a reveal landed while it was scoring.
-	entry := RevealEntry{RoundID: roundID, Agent: sub.Agent, Predictions: sub.Predictions, Salt: sub.Salt,
+	entry := forecast.RevealEntry{RoundID: roundID, Agent: sub.Agent, Predictions: sub.Predictions, Salt: sub.Salt,
 		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.RevealSig}
 	if sub.Log, err = s.leafInTx(logReveal, entry); err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	err = s.Store.Submit(ctx, arena.SubmitReveal, sub, now, func(st arena.SubmissionState) error {
-		return ValidateReveal(state(st), msg, now)
+		return forecast.ValidateReveal(state(st), msg, now)
 	})
 	if err != nil {
-		return SubmissionJSON{}, err
+		return forecast.SubmissionJSON{}, err
 	}
 	if sub.Log == nil {
 		s.record(ctx, logReveal, entry)
 	}
-	return SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
+	return forecast.SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
 }
 
 // UploadReasoning records reasoning that hashes to the committed value.
-func (s *Service) UploadReasoning(ctx context.Context, roundID uint64, req ReasoningRequest) error {
-	agent, err := ParseAddress(req.Agent)
+func (s *Service) UploadReasoning(ctx context.Context, roundID uint64, req forecast.ReasoningRequest) error {
+	agent, err := forecast.ParseAddress(req.Agent)
 	if err != nil {
 		return err
 	}
-	if len(req.Content) > 4*MaxReasoningBytes {
-		return reject(CodeReasoningTooLarge, "reasoning upload of %d bytes exceeds the limit", len(req.Content))
+	if len(req.Content) > 4*forecast.MaxReasoningBytes {
+		return forecast.Reject(forecast.CodeReasoningTooLarge, "reasoning upload of %d bytes exceeds the limit", len(req.Content))
 	}
 	sub := &arena.Submission{RoundID: roundID, Agent: agent.Hex()}
 	return s.Store.Submit(ctx, arena.SubmitReasoning, sub, s.now(), func(st arena.SubmissionState) error {
-		_, canon, err := ValidateReasoning(state(st), []byte(req.Content))
+		_, canon, err := forecast.ValidateReasoning(state(st), []byte(req.Content))
 		sub.Reasoning = string(canon)
 		return err
 	})
@@ -312,7 +285,7 @@ func (s *Service) UploadReasoning(ctx context.Context, roundID uint64, req Reaso
 // Reasoning returns an agent's reasoning, published only after outcomes
 // are triggered.
 func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) ([]string, error) {
-	addr, err := ParseAddress(agent)
+	addr, err := forecast.ParseAddress(agent)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +294,7 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 		return nil, err
 	}
 	if r.TriggeredAt.IsZero() {
-		return nil, reject(CodeReasoningUnpublished, "round %d: reasoning is published after outcomes are triggered", roundID)
+		return nil, forecast.Reject(forecast.CodeReasoningUnpublished, "round %d: reasoning is published after outcomes are triggered", roundID)
 	}
 	subs, err := s.Store.Submissions(ctx, roundID)
 	if err != nil {
@@ -336,7 +309,7 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 			return out, nil
 		}
 	}
-	return nil, reject(CodeReasoningNotFound, "round %d: no reasoning from %s", roundID, addr.Hex())
+	return nil, forecast.Reject(forecast.CodeReasoningNotFound, "round %d: no reasoning from %s", roundID, addr.Hex())
 }
 
 // BenchmarkRetryFor bounds how long after a round's commit deadline a
@@ -371,7 +344,7 @@ func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution 
 		}
 		for _, rm := range r.Markets {
 			if rm.MarketID == marketID {
-				return reject(CodeMarketInOpenRound, "market %d is in round %d, whose reveals close at %s; resolve it after that",
+				return forecast.Reject(forecast.CodeMarketInOpenRound, "market %d is in round %d, whose reveals close at %s; resolve it after that",
 					marketID, r.ID, fmtTime(r.RevealDeadline))
 			}
 		}
@@ -379,7 +352,7 @@ func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution 
 	if err := s.Store.ResolveMarket(ctx, marketID, resolution, now); err != nil {
 		return err
 	}
-	s.record(ctx, logResolution, ResolutionEntry{MarketID: marketID, Resolution: resolution})
+	s.record(ctx, logResolution, forecast.ResolutionEntry{MarketID: marketID, Resolution: resolution})
 	return nil
 }
 
@@ -418,12 +391,12 @@ func (s *Service) CaptureBenchmarks(ctx context.Context) (int, error) {
 // available now instead of waiting for the window to close.
 func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) (bool, error) {
 	now := s.now()
-	if now.Before(r.CommitDeadline.Add(BenchmarkTolerance)) {
+	if now.Before(r.CommitDeadline.Add(forecast.BenchmarkTolerance)) {
 		if !early {
 			return false, nil
 		}
 		s.log().WarnContext(ctx, "capturing benchmarks before the tolerance window closed (operator trigger)", "round", r.ID,
-			"window_closes", fmtTime(r.CommitDeadline.Add(BenchmarkTolerance)))
+			"window_closes", fmtTime(r.CommitDeadline.Add(forecast.BenchmarkTolerance)))
 	}
 	giveUp := !now.Before(r.CommitDeadline.Add(BenchmarkRetryFor))
 	ms := make([]arena.RoundMarket, len(r.Markets))
@@ -446,7 +419,7 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 			ok = false
 		}
 		if ok {
-			ms[i].Benchmark, ms[i].BenchmarkBps, ms[i].BenchmarkTime, ms[i].BenchmarkSource = &p, int32(math.Round(p*MaxBps)), at, src
+			ms[i].Benchmark, ms[i].BenchmarkBps, ms[i].BenchmarkTime, ms[i].BenchmarkSource = &p, int32(math.Round(p*forecast.MaxBps)), at, src
 		}
 	}
 	if len(errs) > 0 {
@@ -458,9 +431,9 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 		}
 		return false, err
 	}
-	be := BenchmarkEntry{RoundID: r.ID}
+	be := forecast.BenchmarkEntry{RoundID: r.ID}
 	for _, rm := range ms {
-		b := NoBenchmark
+		b := scoring.NoBenchmark
 		if rm.Benchmark != nil {
 			b = rm.BenchmarkBps
 		}
@@ -471,7 +444,7 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 }
 
 func (s *Service) benchmark(ctx context.Context, m *arena.Market, t time.Time) (float64, time.Time, arena.PriceSource, bool, error) {
-	pts, err := s.Store.PriceHistory(ctx, m.ID, arena.Yes, t.Add(-BenchmarkTolerance), t.Add(BenchmarkTolerance))
+	pts, err := s.Store.PriceHistory(ctx, m.ID, arena.Yes, t.Add(-forecast.BenchmarkTolerance), t.Add(forecast.BenchmarkTolerance))
 	if err != nil {
 		return 0, time.Time{}, "", false, err
 	}
@@ -538,21 +511,21 @@ func (s *Service) Trigger(ctx context.Context, roundID uint64) error {
 		return err
 	}
 	if st := r.Status(s.now()); st != arena.RoundScoring {
-		return reject(CodeTriggerNotAllowed, "round %d is %s; outcomes are triggered after the reveal deadline, once", roundID, st)
+		return forecast.Reject(forecast.CodeTriggerNotAllowed, "round %d is %s; outcomes are triggered after the reveal deadline, once", roundID, st)
 	}
 	ok, err := s.trigger(ctx, r, true)
 	if errors.Is(err, errTriggeredElsewhere) {
-		return reject(CodeTriggerNotAllowed, "round %d: outcomes were already triggered (by another run)", roundID)
+		return forecast.Reject(forecast.CodeTriggerNotAllowed, "round %d: outcomes were already triggered (by another run)", roundID)
 	}
 	if errors.Is(err, errNoBenchmarks) {
-		return reject(CodeTriggerNotAllowed, "round %d: benchmarks are not captured yet (a lookup is retried until %s)",
+		return forecast.Reject(forecast.CodeTriggerNotAllowed, "round %d: benchmarks are not captured yet (a lookup is retried until %s)",
 			roundID, fmtTime(r.CommitDeadline.Add(BenchmarkRetryFor)))
 	}
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return reject(CodeNoResolvedMarkets, "round %d: no market has resolved to YES or NO yet", roundID)
+		return forecast.Reject(forecast.CodeNoResolvedMarkets, "round %d: no market has resolved to YES or NO yet", roundID)
 	}
 	return nil
 }
@@ -570,18 +543,18 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			return false, err
 		}
 		markets[i] = m
-		frozen[i] = OutcomeUnresolved
+		frozen[i] = scoring.OutcomeUnresolved
 		// An ambiguous market (resolved upstream, winner unknown) waits for
 		// the oracle: it is not resolved yet.
 		if m.Status == arena.StatusResolved && !m.Ambiguous {
 			resolved++
 			switch m.Resolution {
 			case arena.Yes:
-				frozen[i], scoreable = OutcomeYes, scoreable+1
+				frozen[i], scoreable = scoring.OutcomeYes, scoreable+1
 			case arena.No:
-				frozen[i], scoreable = OutcomeNo, scoreable+1
+				frozen[i], scoreable = scoring.OutcomeNo, scoreable+1
 			default:
-				frozen[i] = OutcomeExcluded
+				frozen[i] = scoring.OutcomeExcluded
 			}
 		}
 	}
@@ -600,7 +573,7 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 			}
 			return false, err
 		}
-		s.record(ctx, logOutcome, OutcomeEntry{RoundID: r.ID, Outcomes: frozen})
+		s.record(ctx, logOutcome, forecast.OutcomeEntry{RoundID: r.ID, Outcomes: frozen})
 		s.log().InfoContext(ctx, "round closed without scoreable markets", "round", r.ID, "void", len(r.Markets))
 		return true, nil
 	}
@@ -648,14 +621,14 @@ const maxRescores = 5
 var errTriggeredElsewhere = errors.New("forecast: outcomes already triggered by another run")
 
 // errNoBenchmarks: the round is due but its benchmarks are not recorded.
-var errNoBenchmarks = reject(CodeTriggerNotAllowed, "benchmarks are not captured yet")
+var errNoBenchmarks = forecast.Reject(forecast.CodeTriggerNotAllowed, "benchmarks are not captured yet")
 
 func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, frozen []int8, markets []*arena.Market, now time.Time) error {
 	subs, err := s.Store.Submissions(ctx, r.ID)
 	if err != nil {
 		return err
 	}
-	scores, rows, err := ScoreFrozen(r, frozen, markets, subs)
+	scores, rows, err := scoring.ScoreFrozen(r, frozen, markets, subs)
 	if err != nil {
 		return err
 	}
@@ -669,86 +642,11 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, frozen []int
 
 // recordScores logs a round's frozen outcomes and its scores.
 func (s *Service) recordScores(ctx context.Context, roundID uint64, frozen []int8, scores []arena.RoundScore) {
-	s.record(ctx, logOutcome, OutcomeEntry{RoundID: roundID, Outcomes: frozen})
+	s.record(ctx, logOutcome, forecast.OutcomeEntry{RoundID: roundID, Outcomes: frozen})
 	for _, sc := range scores {
-		s.record(ctx, logScore, ScoreEntry{RoundID: roundID, Agent: sc.Agent, BrierBps2: sc.BrierBps2, AlphaBps2: sc.AlphaBps2,
+		s.record(ctx, logScore, forecast.ScoreEntry{RoundID: roundID, Agent: sc.Agent, BrierBps2: sc.BrierBps2, AlphaBps2: sc.AlphaBps2,
 			Scored: sc.Scored, Benchmarked: sc.Benchmarked, Forfeit: sc.Forfeit})
 	}
-}
-
-// ScoreFrozen scores a round from its frozen outcomes (as stored: YES 1,
-// NO 0, void and unresolved excluded), its benchmarks and its submissions
-// (an unrevealed commit is a forfeit), plus the random baseline, and the
-// market baseline when some market has a benchmark: the scores and scored
-// forecasts the trigger saves; markets (aligned with r.Markets) give the
-// scored forecasts' categories and events. A re-resolution re-scores with
-// it too (see Rescore). With no market scored YES or NO there are no
-// scores.
-func ScoreFrozen(r *arena.Round, frozen []int8, markets []*arena.Market, subs []*arena.Submission) ([]arena.RoundScore, []arena.ScoredForecast, error) {
-	if len(markets) != len(r.Markets) {
-		return nil, nil, arena.Errorf(arena.EINVALID, "score round %d: %d markets for %d round markets", r.ID, len(markets), len(r.Markets))
-	}
-	outcomes, err := RoundOutcomes(r, frozen)
-	if err != nil {
-		return nil, nil, err
-	}
-	agents := make([]string, 0, len(subs)+1)
-	entries := make([]Entry, 0, len(subs)+1)
-	for _, sub := range subs {
-		agents = append(agents, sub.Agent)
-		if sub.Revealed() {
-			entries = append(entries, Entry{Predictions: sub.Predictions})
-		} else {
-			entries = append(entries, Entry{Forfeit: true})
-		}
-	}
-	agents = append(agents, RandomAgent)
-	entries = append(entries, Entry{Predictions: RandomPredictions(r.ID, r.CommitDeadline, len(r.Markets))})
-	res, err := ScoreRound(outcomes, entries)
-	if err != nil {
-		return nil, nil, err
-	}
-	if res.N == 0 {
-		return nil, nil, nil
-	}
-	var scores []arena.RoundScore
-	var rows []arena.ScoredForecast
-	for a, as := range res.Agents {
-		sc := arena.RoundScore{RoundID: r.ID, Agent: agents[a], Brier: as.Brier, BrierBps2: as.BrierBps2,
-			Scored: res.N, Benchmarked: res.AlphaN, Forfeit: as.Forfeit}
-		if res.AlphaN > 0 {
-			alpha, abps := as.Alpha, as.AlphaBps2
-			sc.Alpha, sc.AlphaBps2 = &alpha, &abps
-		}
-		scores = append(scores, sc)
-		for i, mo := range outcomes {
-			if !mo.Scored() {
-				continue
-			}
-			rows = append(rows, arena.ScoredForecast{RoundID: r.ID, Agent: agents[a], MarketID: mo.MarketID, Category: markets[i].Category,
-				Event: markets[i].EventID, Outcome: mo.Outcome, Benchmark: mo.BenchmarkPrice(), Forfeit: as.Forfeit,
-				Forecast: entries[a].Forecast(i, mo.Outcome)})
-		}
-	}
-	if res.AlphaN > 0 {
-		zero, zeroBps := 0.0, int64(0)
-		scores = append(scores, arena.RoundScore{RoundID: r.ID, Agent: MarketAgent, Brier: res.BaseBrier, BrierBps2: res.BaseBrierBps2,
-			Alpha: &zero, AlphaBps2: &zeroBps, Scored: res.AlphaN, Benchmarked: res.AlphaN})
-	}
-	return scores, rows, nil
-}
-
-// RandomPredictions is the random baseline of a round: uniform in
-// [0, 10000], seeded by the round id and commit deadline (public, fixed
-// before anyone commits) so anyone can recompute it, and two arenas'
-// round 1 differ.
-func RandomPredictions(roundID uint64, commitDeadline time.Time, k int) []uint16 {
-	rng := rand.New(rand.NewPCG(roundID, uint64(commitDeadline.Unix())))
-	out := make([]uint16, k)
-	for i := range out {
-		out[i] = uint16(rng.IntN(MaxBps + 1))
-	}
-	return out
 }
 
 // Clock is the service's current time (UTC).

@@ -1,4 +1,4 @@
-package forecast
+package scoring
 
 import (
 	"crypto/sha256"

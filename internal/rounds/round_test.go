@@ -1,4 +1,4 @@
-package forecast
+package rounds
 
 import (
 	"encoding/json"
@@ -9,7 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena/forecast"
+
 	"github.com/forecast-arena/arena"
+)
+
+var (
+	t0    = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC) // commit deadline
+	sched = forecast.Schedule{CommitDeadline: t0, RevealStart: t0.Add(time.Hour), RevealDeadline: t0.Add(3 * time.Hour)}
 )
 
 func mkt(id, event, cat string, vol float64, closeAt time.Time) *arena.Market {
@@ -18,25 +25,6 @@ func mkt(id, event, cat string, vol float64, closeAt time.Time) *arena.Market {
 		EventID: event, Category: cat, Type: arena.Binary, Outcomes: []string{arena.Yes, arena.No},
 		Prices: map[string]float64{arena.Yes: 0.4, arena.No: 0.6}, Volume: vol, Liquidity: 5000,
 		CloseTime: closeAt, Status: arena.StatusOpen,
-	}
-}
-
-func TestScheduleValidate(t *testing.T) {
-	for name, tc := range map[string]struct {
-		s  Schedule
-		ok bool
-	}{
-		"ok":                        {sched, true},
-		"reveal starts at deadline": {Schedule{t0, t0.Add(time.Second), t0.Add(time.Second)}, true},
-		"commit = reveal start":     {Schedule{t0, t0, t0.Add(time.Hour)}, false},
-		"commit after reveal start": {Schedule{t0.Add(time.Minute), t0, t0.Add(time.Hour)}, false},
-		"reveal ends before start":  {Schedule{t0, t0.Add(time.Hour), t0.Add(time.Minute)}, false},
-		"zero":                      {Schedule{}, false},
-	} {
-		err := tc.s.Validate()
-		if (err == nil) != tc.ok || (err != nil && arena.ErrorCode(err) != CodeScheduleInvalid) {
-			t.Errorf("%s: %v", name, err)
-		}
 	}
 }
 
@@ -63,14 +51,14 @@ func TestValidateRound(t *testing.T) {
 		"same market":      func(ms []*arena.Market) []*arena.Market { ms[2] = ms[0]; return ms },
 		"same event":       func(ms []*arena.Market) []*arena.Market { ms[1].EventID = "e1"; return ms },
 	} {
-		if err := ValidateRound(sched, 3, edit(good())); arena.ErrorCode(err) != CodeRoundMarketsInvalid {
+		if err := ValidateRound(sched, 3, edit(good())); arena.ErrorCode(err) != forecast.CodeRoundMarketsInvalid {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if err := ValidateRound(Schedule{}, 3, good()); arena.ErrorCode(err) != CodeScheduleInvalid {
+	if err := ValidateRound(forecast.Schedule{}, 3, good()); arena.ErrorCode(err) != forecast.CodeScheduleInvalid {
 		t.Errorf("bad schedule: %v", err)
 	}
-	if err := ValidateRound(sched, 0, nil); arena.ErrorCode(err) != CodeRoundMarketsInvalid {
+	if err := ValidateRound(sched, 0, nil); arena.ErrorCode(err) != forecast.CodeRoundMarketsInvalid {
 		t.Errorf("k = 0: %v", err)
 	}
 }
@@ -119,7 +107,7 @@ func TestRulesValidate(t *testing.T) {
 	} {
 		r := DefaultRules()
 		edit(&r)
-		if err := r.Validate(); arena.ErrorCode(err) != CodeRulesInvalid {
+		if err := r.Validate(); arena.ErrorCode(err) != forecast.CodeRulesInvalid {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -234,8 +222,8 @@ func TestSelectMarkets(t *testing.T) {
 	}
 
 	// One per event: 11 eligible markets on 9 events give at most 9.
-	if _, err := SelectMarkets(world(), 10, DefaultRules(), sched.RevealDeadline); arena.ErrorCode(err) != CodeNotEnoughMarkets {
-		t.Errorf("k = 10: %v, want %s", err, CodeNotEnoughMarkets)
+	if _, err := SelectMarkets(world(), 10, DefaultRules(), sched.RevealDeadline); arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets {
+		t.Errorf("k = 10: %v, want %s", err, forecast.CodeNotEnoughMarkets)
 	}
 
 	// A category cap of 1 leaves 4 markets.
@@ -244,17 +232,17 @@ func TestSelectMarkets(t *testing.T) {
 	if got, err := SelectMarkets(world(), 4, capped, sched.RevealDeadline); err != nil || !slices.Equal(ids(got), []string{"p1a", "s1", "c1", "e1"}) {
 		t.Errorf("cap 1: %v %v", ids(got), err)
 	}
-	if _, err := SelectMarkets(world(), 5, capped, sched.RevealDeadline); arena.ErrorCode(err) != CodeNotEnoughMarkets {
+	if _, err := SelectMarkets(world(), 5, capped, sched.RevealDeadline); arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets {
 		t.Errorf("cap 1, k = 5: %v", err)
 	}
 
 	// Bad k and bad rules.
-	if _, err := SelectMarkets(world(), 0, DefaultRules(), sched.RevealDeadline); arena.ErrorCode(err) != CodeRulesInvalid {
+	if _, err := SelectMarkets(world(), 0, DefaultRules(), sched.RevealDeadline); arena.ErrorCode(err) != forecast.CodeRulesInvalid {
 		t.Errorf("k = 0: %v", err)
 	}
 	bad := DefaultRules()
 	bad.MinVolume = -1
-	if _, err := SelectMarkets(world(), 3, bad, sched.RevealDeadline); arena.ErrorCode(err) != CodeRulesInvalid {
+	if _, err := SelectMarkets(world(), 3, bad, sched.RevealDeadline); arena.ErrorCode(err) != forecast.CodeRulesInvalid {
 		t.Errorf("bad rules: %v", err)
 	}
 	// Candidates are not reordered or modified.

@@ -1,4 +1,4 @@
-package forecast
+package scoring
 
 import (
 	"cmp"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/forecast-arena/arena/forecast"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
@@ -207,7 +209,7 @@ func BoardOf(s *Scored, m Method, profiles map[string]arena.AgentInfo) Board {
 func newRow(res *score.AgentResult, adj map[string]score.FEAgent, peer score.Peer, p arena.AgentInfo, m Method) Row {
 	inf := res.Inference
 	r := Row{Agent: res.Agent, Name: cmp.Or(p.Name, res.Agent), Organisation: p.Organisation, Model: p.Model,
-		Baseline: res.Agent == RandomAgent || res.Agent == MarketAgent, Preliminary: res.N < m.MinForecasts,
+		Baseline: res.Agent == forecast.RandomAgent || res.Agent == forecast.MarketAgent, Preliminary: res.N < m.MinForecasts,
 		N: res.N, Rounds: res.Rounds, Brier: res.Brier, BrierSE: res.BrierSE.Ptr(),
 		BrierIndex: score.BrierIndex(res.Brier), BSS: score.BrierSkill(res.Brier), Peer: peer.Score.Ptr(), PeerN: peer.N,
 		Alpha: res.Alpha.Ptr(), AlphaSE: res.AlphaSE.Ptr(), AlphaCILo: inf.CI.Lo.Ptr(), AlphaCIHi: inf.CI.Hi.Ptr(),

@@ -1,9 +1,11 @@
-package forecast
+package rounds
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/forecast-arena/arena/forecast"
 
 	"github.com/forecast-arena/arena"
 )
@@ -13,7 +15,7 @@ import (
 
 // Rounds lists rounds with the given status ("" for any), newest first, at
 // most limit of them (0: no limit), as the API shows them.
-func (s *Service) Rounds(ctx context.Context, status string, limit int) ([]RoundJSON, error) {
+func (s *Service) Rounds(ctx context.Context, status string, limit int) ([]forecast.RoundJSON, error) {
 	if err := checkStatus(status); err != nil {
 		return nil, err
 	}
@@ -21,7 +23,7 @@ func (s *Service) Rounds(ctx context.Context, status string, limit int) ([]Round
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RoundJSON, 0, len(rounds))
+	out := make([]forecast.RoundJSON, 0, len(rounds))
 	for _, rd := range rounds {
 		v, err := s.View(ctx, rd)
 		if err != nil {
@@ -33,10 +35,10 @@ func (s *Service) Rounds(ctx context.Context, status string, limit int) ([]Round
 }
 
 // Round returns one round as the API shows it (ENOTFOUND when absent).
-func (s *Service) Round(ctx context.Context, id uint64) (RoundJSON, error) {
+func (s *Service) Round(ctx context.Context, id uint64) (forecast.RoundJSON, error) {
 	rd, err := s.Store.Round(ctx, id)
 	if err != nil {
-		return RoundJSON{}, err
+		return forecast.RoundJSON{}, err
 	}
 	return s.View(ctx, rd)
 }
@@ -58,7 +60,7 @@ func (s *Service) Triggered(ctx context.Context, id uint64) (bool, error) {
 // seen caches rounds already looked up (round id → still sealed) across
 // the entries of one read.
 func (s *Service) Sealed(ctx context.Context, kind string, leaf []byte, seen map[uint64]bool) (bool, error) {
-	round, sealable, ok := SealedUntilTrigger(kind, leaf)
+	round, sealable, ok := forecast.SealedUntilTrigger(kind, leaf)
 	if !sealable {
 		return false, nil
 	}
@@ -91,7 +93,7 @@ func (s *Service) SealedAny(ctx context.Context, es []arena.LogEntry) (bool, err
 
 // Nonce returns the next nonce an agent must sign with.
 func (s *Service) Nonce(ctx context.Context, agent string) (uint64, error) {
-	a, err := ParseAddress(agent)
+	a, err := forecast.ParseAddress(agent)
 	if err != nil {
 		return 0, err
 	}
@@ -121,13 +123,13 @@ type RoundEntry struct {
 // RoundDetail is a round with its submissions' public part.
 type RoundDetail struct {
 	Round   *arena.Round
-	View    RoundJSON
+	View    forecast.RoundJSON
 	Markets map[int64]*arena.Market
 	// Commits counts the commits so far; Entries are filled after the
 	// trigger only (before it, who committed what stays private).
 	Commits int
 	Entries []RoundEntry
-	Scores  []ScoreJSON
+	Scores  []forecast.ScoreJSON
 }
 
 // RoundDetail loads everything the round page shows.
@@ -152,14 +154,14 @@ func (s *Service) RoundDetail(ctx context.Context, id uint64) (*RoundDetail, err
 	if err != nil {
 		return nil, err
 	}
-	d := &RoundDetail{Round: rd, View: v, Markets: ms, Commits: len(subs), Entries: []RoundEntry{}, Scores: []ScoreJSON{}}
+	d := &RoundDetail{Round: rd, View: v, Markets: ms, Commits: len(subs), Entries: []RoundEntry{}, Scores: []forecast.ScoreJSON{}}
 	if rd.TriggeredAt.IsZero() {
 		return d, nil
 	}
 	for _, sub := range subs {
 		e := RoundEntry{Agent: sub.Agent, Committed: true, Revealed: sub.Revealed()}
 		for _, p := range sub.Predictions {
-			e.Predictions = append(e.Predictions, float64(p)/MaxBps)
+			e.Predictions = append(e.Predictions, float64(p)/forecast.MaxBps)
 		}
 		if sub.Reasoning != "" {
 			if err := json.Unmarshal([]byte(sub.Reasoning), &e.Reasoning); err != nil {
@@ -181,7 +183,7 @@ func (s *Service) ScoredRoundList(ctx context.Context, n int) ([]*arena.Round, e
 
 // RoundPage lists rounds like Rounds, starting below the round id before
 // (0: from the newest): cursor pagination over ids, newest first.
-func (s *Service) RoundPage(ctx context.Context, status string, before uint64, limit int) ([]RoundJSON, error) {
+func (s *Service) RoundPage(ctx context.Context, status string, before uint64, limit int) ([]forecast.RoundJSON, error) {
 	if before == 0 {
 		return s.Rounds(ctx, status, limit)
 	}
@@ -192,7 +194,7 @@ func (s *Service) RoundPage(ctx context.Context, status string, before uint64, l
 	if err != nil {
 		return nil, err
 	}
-	out := []RoundJSON{}
+	out := []forecast.RoundJSON{}
 	for _, rd := range rounds {
 		if rd.ID >= before {
 			continue

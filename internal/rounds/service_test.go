@@ -1,4 +1,4 @@
-package forecast_test
+package rounds_test
 
 import (
 	"context"
@@ -19,9 +19,11 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/polymarket"
 	"github.com/forecast-arena/arena/internal/polymarket/polymarkettest"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -71,8 +73,8 @@ func saveMarkets(t *testing.T, db *store.DB, specs []spec) map[string]*arena.Mar
 	return out
 }
 
-func testRules() forecast.Rules {
-	return forecast.Rules{MinVolume: 10_000, MinLiquidity: 1_000, MinPrice: 0.03, MaxPrice: 0.97,
+func testRules() rounds.Rules {
+	return rounds.Rules{MinVolume: 10_000, MinLiquidity: 1_000, MinPrice: 0.03, MaxPrice: 0.97,
 		MinCloseAfter: arena.Duration(time.Hour), MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{"test"}}
 }
 
@@ -83,7 +85,7 @@ func TestCreateRoundByRules(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := clock.New(t0)
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Rules: testRules()}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Rules: testRules()}
 		cd, rs, rd := t0.Add(time.Hour), t0.Add(2*time.Hour), t0.Add(3*time.Hour)
 		d3 := 3 * 24 * time.Hour
 		ms := saveMarkets(t, db, []spec{
@@ -105,7 +107,7 @@ func TestCreateRoundByRules(t *testing.T) {
 			{id: "P", event: "ev15", category: "crypto", volume: 300_000, closeIn: d3, price: 0.5},
 			{id: "Q", event: "ev16", category: "weather", volume: 200_000, closeIn: d3}, // no price
 		})
-		r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd})
+		r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +118,7 @@ func TestCreateRoundByRules(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("round markets %v, want %v", got, want)
 		}
-		if len(r.Markets) != forecast.DefaultK {
+		if len(r.Markets) != rounds.DefaultK {
 			t.Fatalf("k = %d", len(r.Markets))
 		}
 		stored, err := db.Round(ctx, r.ID)
@@ -134,15 +136,15 @@ func TestCreateRoundByRules(t *testing.T) {
 			t.Fatalf("reveal deadline %s not before the earliest close %s (grace %s)", stored.RevealDeadline, earliest, stored.Grace)
 		}
 		var rules struct {
-			K     int            `json:"k"`
-			Rules forecast.Rules `json:"rules"`
+			K     int          `json:"k"`
+			Rules rounds.Rules `json:"rules"`
 		}
 		if err := json.Unmarshal(stored.Rules, &rules); err != nil || rules.K != 7 || rules.Rules.MinVolume != 10_000 ||
 			rules.Rules.MaxCloseAfter != arena.Duration(7*24*time.Hour) || !slices.Equal(rules.Rules.Sources, []string{"test"}) {
 			t.Fatalf("stored rules %s (%v)", stored.Rules, err)
 		}
 		// Same candidates, same rules: the same round.
-		r2, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd})
+		r2, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd})
 		if err != nil || !slices.Equal(sourceIDs(t, db, r2), want) {
 			t.Fatalf("second round %v (%v)", sourceIDs(t, db, r2), err)
 		}
@@ -158,17 +160,17 @@ func TestCreateRoundByRules(t *testing.T) {
 		before := count()
 		svc.K = 9
 		for name, c := range map[string]struct {
-			req  forecast.CreateRoundRequest
+			req  rounds.CreateRoundRequest
 			code string
 		}{
-			"too few eligible markets": {forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeNotEnoughMarkets},
-			"commit deadline passed":   {forecast.CreateRoundRequest{CommitDeadline: t0, RevealStart: rs, RevealDeadline: rd}, forecast.CodeScheduleInvalid},
-			"reveal before commit":     {forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd, RevealDeadline: rd}, forecast.CodeScheduleInvalid},
-			"closed market":            {forecast.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, ms["M"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeRoundMarketsInvalid},
-			"market closes too early":  {forecast.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, ms["I"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeRoundMarketsInvalid},
-			"two on one event":         {forecast.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, ms["B"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeRoundMarketsInvalid},
-			"not binary":               {forecast.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, ms["K"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeRoundMarketsInvalid},
-			"unknown market":           {forecast.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, 9999}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, arena.ENOTFOUND},
+			"too few eligible markets": {rounds.CreateRoundRequest{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeNotEnoughMarkets},
+			"commit deadline passed":   {rounds.CreateRoundRequest{CommitDeadline: t0, RevealStart: rs, RevealDeadline: rd}, forecast.CodeScheduleInvalid},
+			"reveal before commit":     {rounds.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd, RevealDeadline: rd}, forecast.CodeScheduleInvalid},
+			"closed market":            {rounds.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, ms["M"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeRoundMarketsInvalid},
+			"market closes too early":  {rounds.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, ms["I"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeRoundMarketsInvalid},
+			"two on one event":         {rounds.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, ms["B"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeRoundMarketsInvalid},
+			"not binary":               {rounds.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, ms["K"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, forecast.CodeRoundMarketsInvalid},
+			"unknown market":           {rounds.CreateRoundRequest{MarketIDs: []int64{ms["A"].ID, 9999}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd}, arena.ENOTFOUND},
 		} {
 			_, err := svc.CreateRound(ctx, c.req)
 			if arena.ErrorCode(err) != c.code {
@@ -180,7 +182,7 @@ func TestCreateRoundByRules(t *testing.T) {
 		}
 		// Manual selection: any k, in the given order, rules recorded as manual.
 		svc.K = 0
-		r3, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: []int64{ms["Q"].ID, ms["A"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd})
+		r3, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: []int64{ms["Q"].ID, ms["A"].ID}, CommitDeadline: cd, RevealStart: rs, RevealDeadline: rd})
 		if err != nil || !slices.Equal(sourceIDs(t, db, r3), []string{"Q", "A"}) {
 			t.Fatalf("manual round %v (%v)", r3, err)
 		}
@@ -205,7 +207,7 @@ func sourceIDs(t *testing.T, db *store.DB, r *arena.Round) []string {
 
 // newRound stores n plain markets and a round over them, commit deadline
 // at t0+1h, reveals t0+2h..t0+3h.
-func newRound(t *testing.T, db *store.DB, svc *forecast.Service, prefix string, n int) (*arena.Round, []*arena.Market) {
+func newRound(t *testing.T, db *store.DB, svc *rounds.Service, prefix string, n int) (*arena.Round, []*arena.Market) {
 	t.Helper()
 	var specs []spec
 	for i := 0; i < n; i++ {
@@ -218,7 +220,7 @@ func newRound(t *testing.T, db *store.DB, svc *forecast.Service, prefix string, 
 	for i, s := range specs {
 		ms[i], ids[i] = byID[s.id], byID[s.id].ID
 	}
-	r, err := svc.CreateRound(context.Background(), forecast.CreateRoundRequest{MarketIDs: ids,
+	r, err := svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: ids,
 		CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +251,7 @@ func TestCaptureBenchmarks(t *testing.T) {
 		var asked []string
 		lookupErr := errors.New("CLOB down")
 		failing := true
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
 		svc.Lookup = func(ctx context.Context, m *arena.Market, at time.Time) (float64, time.Time, bool, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -349,7 +351,7 @@ func agentKey(name string) *forecast.Key {
 
 // commitAndReveal sends a signed commit now and, when reveal is set,
 // the matching reveal at the reveal start.
-func commit(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16) common.Hash {
+func commit(t *testing.T, svc *rounds.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16) common.Hash {
 	t.Helper()
 	ctx := context.Background()
 	salt := crypto.Keccak256Hash([]byte("salt"), k.Address().Bytes(), fmt.Append(nil, r.ID))
@@ -370,7 +372,7 @@ func commit(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.
 	return salt
 }
 
-func reveal(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) {
+func reveal(t *testing.T, svc *rounds.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) {
 	t.Helper()
 	if _, err := svc.Reveal(context.Background(), r.ID, signedReveal(t, svc, clk, k, r, preds, salt)); err != nil {
 		t.Fatal(err)
@@ -380,7 +382,7 @@ func reveal(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.
 // playScoredRound runs a two-market round for k from creation to score:
 // commit preds, benchmarks captured at bench, reveal, markets resolved to
 // outcomes, trigger after the reveal deadline.
-func playScoredRound(t *testing.T, db *store.DB, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, prefix string, preds []uint16, bench []float64, outcomes []string) *arena.Round {
+func playScoredRound(t *testing.T, db *store.DB, svc *rounds.Service, clk *clock.Manual, k *forecast.Key, prefix string, preds []uint16, bench []float64, outcomes []string) *arena.Round {
 	t.Helper()
 	ctx := context.Background()
 	clk.Set(t0)
@@ -442,7 +444,7 @@ func TestTriggerAndScoring(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := clock.New(t0)
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: 6 * time.Hour}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: 6 * time.Hour}
 		r, ms := newRound(t, db, svc, "s", 4)
 		cd, rd := r.CommitDeadline, r.RevealDeadline
 		alice, bob := agentKey("alice"), agentKey("bob")
@@ -494,7 +496,7 @@ func TestTriggerAndScoring(t *testing.T) {
 		if s := scores[bob.Address().Hex()]; s.Brier != 1 || s.BrierBps2 != 100_000_000 {
 			t.Errorf("forfeit: %+v, want Brier 1 exactly", s)
 		}
-		rnd := forecast.RandomPredictions(r.ID, r.CommitDeadline, 4)
+		rnd := scoring.RandomPredictions(r.ID, r.CommitDeadline, 4)
 		check(forecast.RandomAgent, []float64{float64(rnd[0]) / 1e4, float64(rnd[1]) / 1e4, float64(rnd[2]) / 1e4, float64(rnd[3]) / 1e4}, false)
 		if m := scores[forecast.MarketAgent]; *m.Alpha != 0 || *m.AlphaBps2 != 0 || math.Abs(m.Brier-(0.16+0.0625)/2) > 1e-12 || m.BrierBps2 != (4000*4000+2500*2500)/2 {
 			t.Errorf("market baseline %+v: want alpha exactly 0 and Brier of the benchmarks", m)
@@ -519,7 +521,7 @@ func TestTriggerAndScoring(t *testing.T) {
 		for _, m := range got.Markets {
 			outs = append(outs, *m.Outcome)
 		}
-		if !slices.Equal(outs, []int8{1, 0, forecast.OutcomeUnresolved, forecast.OutcomeExcluded}) {
+		if !slices.Equal(outs, []int8{1, 0, scoring.OutcomeUnresolved, scoring.OutcomeExcluded}) {
 			t.Fatalf("frozen outcomes %v", outs)
 		}
 		v, err := svc.View(ctx, got)
@@ -619,7 +621,7 @@ func TestLeaderboardAcrossRounds(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := &clock.Manual{}
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
 		k := agentKey("dana")
 		if err := db.SetAgent(ctx, arena.AgentInfo{Address: k.Address().Hex(), Name: "Dana", Kind: "external"}); err != nil {
 			t.Fatal(err)
@@ -641,12 +643,12 @@ func TestLeaderboardAcrossRounds(t *testing.T) {
 			b, a, _ := handBrier(p, bench, x)
 			briers, alphas = append(briers, b), append(alphas, a)
 		}
-		board, _, err := svc.Leaderboard(ctx, forecast.Filter{})
+		board, _, err := svc.Leaderboard(ctx, rounds.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		lb := board.Rows
-		var row *forecast.Row
+		var row *scoring.Row
 		for i := range lb {
 			if lb[i].Agent == k.Address().Hex() {
 				row = &lb[i]
@@ -702,12 +704,12 @@ func TestPolymarketRoundOffline(t *testing.T) {
 		}
 		now := time.Date(2026, 6, 20, 12, 0, 0, 0, time.UTC) // the fixtures close on 2026-06-30
 		clk := clock.New(now)
-		rules := forecast.DefaultRules()
+		rules := rounds.DefaultRules()
 		rules.MaxCloseAfter = arena.Duration(30 * 24 * time.Hour)
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules,
-			Lookup: forecast.TokenLookup(client.BenchmarkAt)}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules,
+			Lookup: rounds.TokenLookup(client.BenchmarkAt)}
 		cd := now.Add(time.Hour)
-		r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd.Add(time.Hour), RevealDeadline: cd.Add(2 * time.Hour)})
+		r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd.Add(time.Hour), RevealDeadline: cd.Add(2 * time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -772,7 +774,7 @@ func TestPolymarketRoundOffline(t *testing.T) {
 		// An upstream outage fails the capture (retried by the next run);
 		// nothing is recorded as "no benchmark".
 		clk.Set(now)
-		r2, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd.Add(time.Hour), RevealDeadline: cd.Add(2 * time.Hour)})
+		r2, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{CommitDeadline: cd, RevealStart: cd.Add(time.Hour), RevealDeadline: cd.Add(2 * time.Hour)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -799,7 +801,7 @@ func TestTriggerAfterItsOwnCapture(t *testing.T) {
 		clk := clock.New(t0)
 		var ticks atomic.Int64 // every reading of the clock is a microsecond later
 		now := func() time.Time { return clk.Now().Add(time.Duration(ticks.Add(1)) * time.Microsecond) }
-		svc := &forecast.Service{Store: db, Now: now, Logger: quiet, Grace: time.Hour}
+		svc := &rounds.Service{Store: db, Now: now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "own-capture", 2)
 		for _, m := range ms {
 			addPoints(t, db, m, arena.PricePoint{Time: r.CommitDeadline, Price: 0.4, Source: arena.PriceCLOBMid})

@@ -1,8 +1,10 @@
-package forecast
+package rounds
 
 import (
 	"context"
 	"time"
+
+	"github.com/forecast-arena/arena/forecast"
 
 	"github.com/forecast-arena/arena"
 )
@@ -48,7 +50,7 @@ func (a Admission) spendProfileUpdate(agent string, spent, now time.Time) (time.
 		if wait < over {
 			wait += time.Second // whole seconds, as Retry-After counts them, never early
 		}
-		return spent, &RetryLater{Err: reject(CodeTooManyProfileUpdates, "agent %s has made the profile updates a day allows (%d at once, then one every %s); try again in %s",
+		return spent, &forecast.RetryLater{Err: forecast.Reject(forecast.CodeTooManyProfileUpdates, "agent %s has made the profile updates a day allows (%d at once, then one every %s); try again in %s",
 			agent, a.ProfileUpdatesPerDay, share, wait), After: wait}
 	}
 	return next, nil
@@ -65,7 +67,7 @@ func (a Admission) admit(ctx context.Context, roundID uint64, agent string, now 
 		}
 		if n >= a.MaxAgentsPerRound {
 			// Final for this round: agents never leave it.
-			return reject(CodeRoundFull, "round %d already has %d agents, the most a round admits; commit to a later round", roundID, n)
+			return forecast.Reject(forecast.CodeRoundFull, "round %d already has %d agents, the most a round admits; commit to a later round", roundID, n)
 		}
 	}
 	return a.admitNew(ctx, agent, now)
@@ -90,7 +92,7 @@ func (a Admission) admitNew(ctx context.Context, agent string, now time.Time) er
 		if err != nil {
 			return err
 		}
-		return &RetryLater{Err: reject(CodeTooManyNewAgents, "%d new agents joined in the last hour, the most an hour admits; try again in %s", n, wait), After: wait}
+		return &forecast.RetryLater{Err: forecast.Reject(forecast.CodeTooManyNewAgents, "%d new agents joined in the last hour, the most an hour admits; try again in %s", n, wait), After: wait}
 	}
 	return nil
 }

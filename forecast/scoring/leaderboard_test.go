@@ -1,4 +1,4 @@
-package forecast_test
+package scoring_test
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 )
 
 // methodGolden pins, per method version, the digest of the default
@@ -51,7 +51,7 @@ func fixtureForecasts() []arena.ScoredForecast {
 
 // boardText is a board's figures, rounded so that the last bits of
 // floating point cannot change them.
-func boardText(b forecast.Board) string {
+func boardText(b scoring.Board) string {
 	var s strings.Builder
 	f := func(p *float64) string {
 		if p == nil {
@@ -75,25 +75,25 @@ func boardText(b forecast.Board) string {
 // digest and the leaderboard it computes on a fixed data set are pinned
 // to MethodVersion, and docs/methodology.md has a changelog entry for it.
 func TestMethodVersioned(t *testing.T) {
-	m := forecast.DefaultMethod()
-	a, err := forecast.AnalyzeForecasts(fixtureForecasts(), m, slog.New(slog.DiscardHandler))
+	m := scoring.DefaultMethod()
+	a, err := scoring.AnalyzeForecasts(fixtureForecasts(), m, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(boardText(a.Board(nil))))
 	got := struct{ config, figures string }{m.Digest(), hex.EncodeToString(sum[:])}
-	want, ok := methodGolden[forecast.MethodVersion]
+	want, ok := methodGolden[scoring.MethodVersion]
 	if !ok || got != want {
 		t.Errorf("the scoring method changed (config digest %s, figures digest %s) but forecast.MethodVersion is still %q:\n"+
 			"bump MethodVersion, add a changelog entry for the new version to docs/methodology.md, and pin the new digests in methodGolden",
-			got.config, got.figures, forecast.MethodVersion)
+			got.config, got.figures, scoring.MethodVersion)
 	}
-	doc, err := os.ReadFile("../docs/methodology.md")
+	doc, err := os.ReadFile("../../docs/methodology.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^### ` + regexp.QuoteMeta(forecast.MethodVersion) + `\b`).Match(doc) {
-		t.Errorf("docs/methodology.md has no changelog entry \"### %s\"", forecast.MethodVersion)
+	if !regexp.MustCompile(`(?m)^### ` + regexp.QuoteMeta(scoring.MethodVersion) + `\b`).Match(doc) {
+		t.Errorf("docs/methodology.md has no changelog entry \"### %s\"", scoring.MethodVersion)
 	}
 }
 
@@ -101,9 +101,9 @@ func TestMethodVersioned(t *testing.T) {
 // listed after the ranked ones without a rank; beyond the limit per
 // organisation an agent is left out and counted; ranks stay 1…k.
 func TestBoardEntryRules(t *testing.T) {
-	m := forecast.DefaultMethod()
+	m := scoring.DefaultMethod()
 	m.MinForecasts, m.MaxPerOrganisation = 40, 1
-	a, err := forecast.AnalyzeForecasts(fixtureForecasts(), m, slog.New(slog.DiscardHandler))
+	a, err := scoring.AnalyzeForecasts(fixtureForecasts(), m, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,8 @@ func TestBoardEntryRules(t *testing.T) {
 	if err := m.Validate(); err != nil {
 		t.Error(err)
 	}
-	for _, bad := range []forecast.Method{{MinForecasts: -1}, {MaxPerOrganisation: -1}} {
-		d := forecast.DefaultMethod()
+	for _, bad := range []scoring.Method{{MinForecasts: -1}, {MaxPerOrganisation: -1}} {
+		d := scoring.DefaultMethod()
 		d.MinForecasts, d.MaxPerOrganisation = bad.MinForecasts, bad.MaxPerOrganisation
 		if err := d.Validate(); arena.ErrorKind(err) != arena.EINVALID {
 			t.Errorf("%+v: %v, want EINVALID", bad, err)

@@ -1,4 +1,4 @@
-package forecast
+package rounds
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast/scoring"
 )
 
 // Rescore is the forecast track's part of applying a market's resolution
@@ -32,7 +33,7 @@ func rescore(ctx context.Context, tx arena.RescoreTx, c *arena.ResolutionChange)
 			return err
 		}
 		for idx, rm := range r.Markets {
-			if rm.MarketID != marketID || rm.Outcome == nil || *rm.Outcome == OutcomeUnresolved || *rm.Outcome == outcome {
+			if rm.MarketID != marketID || rm.Outcome == nil || *rm.Outcome == scoring.OutcomeUnresolved || *rm.Outcome == outcome {
 				continue
 			}
 			rs, err := rescoreRound(ctx, tx, c, r, idx, outcome)
@@ -51,11 +52,11 @@ func rescore(ctx context.Context, tx arena.RescoreTx, c *arena.ResolutionChange)
 func frozenOutcome(res string) int8 {
 	switch res {
 	case arena.Yes:
-		return OutcomeYes
+		return scoring.OutcomeYes
 	case arena.No:
-		return OutcomeNo
+		return scoring.OutcomeNo
 	}
-	return OutcomeExcluded
+	return scoring.OutcomeExcluded
 }
 
 // rescoreRound scores round r again with the frozen outcome of its market
@@ -86,7 +87,7 @@ func rescoreRound(ctx context.Context, tx arena.RescoreTx, c *arena.ResolutionCh
 	if rs.Previous, err = tx.RoundScores(ctx, r.ID); err != nil {
 		return nil, err
 	}
-	scores, rows, err := ScoreFrozen(r, rs.Outcomes, markets, subs)
+	scores, rows, err := scoring.ScoreFrozen(r, rs.Outcomes, markets, subs)
 	if err != nil {
 		return nil, fmt.Errorf("forecast: re-score round %d: %w", r.ID, err)
 	}

@@ -1,4 +1,4 @@
-package forecast_test
+package rounds_test
 
 import (
 	"context"
@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -75,7 +76,7 @@ func testRescore(t *testing.T, db *store.DB) {
 			ms = append(ms, byID[rm.MarketID])
 		}
 		subs, _ := db.Submissions(ctx, r.ID)
-		scores, rows, err := forecast.ScoreFrozen(rd, frozen, ms, subs)
+		scores, rows, err := scoring.ScoreFrozen(rd, frozen, ms, subs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func testRescore(t *testing.T, db *store.DB) {
 	if err := db.ResolveMarket(ctx, m2, arena.No, t0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	trigger(r2, []int8{forecast.OutcomeUnresolved, forecast.OutcomeNo})
+	trigger(r2, []int8{scoring.OutcomeUnresolved, scoring.OutcomeNo})
 	if err := db.ResolveMarket(ctx, m0, arena.Yes, t0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func testRescore(t *testing.T, db *store.DB) {
 	unchanged("no hooks", arena.Yes)
 	boom := errors.New("scorer failed")
 	failing := func(context.Context, arena.ResolutionTx, *arena.ResolutionChange) error { return boom }
-	if _, err := db.DecideOracle(ctx, in, forecast.Rescore, failing); !errors.Is(err, boom) {
+	if _, err := db.DecideOracle(ctx, in, rounds.Rescore, failing); !errors.Is(err, boom) {
 		t.Fatalf("failing hook: %v", err)
 	}
 	unchanged("failing hook", arena.Yes)
@@ -156,7 +157,7 @@ func testRescore(t *testing.T, db *store.DB) {
 	// Re-resolved NO: round 1 only. Alice ⌊(2000² + 3000² + 6000²)/3⌋ =
 	// 16333333, Alpha ((5000² − 2000²) + (4000² − 3000²))/2 = 14000000;
 	// base (5000² + 4000²)/2 = 20500000.
-	rr, err := db.DecideOracle(ctx, in, forecast.Rescore)
+	rr, err := db.DecideOracle(ctx, in, rounds.Rescore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func testRescore(t *testing.T, db *store.DB) {
 	// (2000² + 6000²)/2 = 20000000, Alpha over r0 alone 5000² − 2000² =
 	// 21000000, base 25000000.
 	in.Decision, in.Reason, in.At = arena.OracleVoid, "the market was annulled", t0.Add(6*time.Hour)
-	rv, err := db.DecideOracle(ctx, in, forecast.Rescore)
+	rv, err := db.DecideOracle(ctx, in, rounds.Rescore)
 	if err != nil || len(rv.Rescored) != 1 || rv.Rescored[0].PrevOutcome != 0 || rv.Rescored[0].Outcome != -1 || !reflect.DeepEqual(rv.Rescored[0].Previous, after1) {
 		t.Fatalf("void %+v %v", rv, err)
 	}
@@ -218,7 +219,7 @@ func testRescore(t *testing.T, db *store.DB) {
 	}
 	// Same outcome again: nothing to re-score, nothing recorded.
 	in.Decision, in.Reason = arena.OracleVoid, "confirmed"
-	if again, err := db.DecideOracle(ctx, in, forecast.Rescore); err != nil || again.ID != rv.ID || len(again.Rescored) != 0 {
+	if again, err := db.DecideOracle(ctx, in, rounds.Rescore); err != nil || again.ID != rv.ID || len(again.Rescored) != 0 {
 		t.Fatalf("same outcome: %+v %v", again, err)
 	}
 	if hist, _ := db.OracleResolutions(ctx, m1); len(hist) != 3 {

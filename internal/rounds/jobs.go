@@ -1,4 +1,4 @@
-package forecast
+package rounds
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/jobs"
 
 	"github.com/forecast-arena/arena"
 )
@@ -90,11 +93,11 @@ func (c JobsConfig) Validate() error {
 
 // ScheduleAt is the schedule of a round created at now: deadlines on whole
 // seconds (signature deadlines are Unix seconds).
-func (c JobsConfig) ScheduleAt(now time.Time) Schedule {
+func (c JobsConfig) ScheduleAt(now time.Time) forecast.Schedule {
 	c = c.withDefaults()
 	cd := now.Add(c.CommitIn).UTC().Truncate(time.Second)
 	rs := cd.Add(c.RevealDelay)
-	return Schedule{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rs.Add(c.RevealWindow)}
+	return forecast.Schedule{CommitDeadline: cd, RevealStart: rs, RevealDeadline: rs.Add(c.RevealWindow)}
 }
 
 // Job names, as recorded in job_runs.
@@ -104,36 +107,29 @@ const (
 	JobTrigger     = "forecast-trigger"
 )
 
-// Job is a periodic task of the track: Run is called once per period of
-// length Every, periods aligned to the Unix epoch. The server's scheduler
-// runs each (job, period) once across replicas.
-type Job struct {
-	Name  string
-	Every time.Duration
-	Run   func(ctx context.Context, period time.Time) error
-}
-
 // Jobs returns the forecast track's scheduled jobs for svc: round creation
-// by the service's rules, benchmark capture and triggering with scoring.
-func Jobs(svc *Service, cfg JobsConfig) ([]Job, error) {
+// by the service's rules, benchmark capture and triggering with scoring,
+// each run once per period of its length (aligned to the Unix epoch) by
+// the server's scheduler, once across replicas.
+func Jobs(svc *Service, cfg JobsConfig) ([]jobs.Job, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	var out []Job
+	var out []jobs.Job
 	if !cfg.NoRounds {
-		out = append(out, Job{Name: JobCreateRound, Every: cfg.RoundEvery,
-			Run: func(ctx context.Context, _ time.Time) error { return createScheduledRound(ctx, svc, cfg) }})
+		out = append(out, jobs.Periodic(JobCreateRound, cfg.RoundEvery,
+			func(ctx context.Context, _ time.Time) error { return createScheduledRound(ctx, svc, cfg) }))
 	}
 	out = append(out,
-		Job{Name: JobBenchmarks, Every: cfg.BenchmarkEvery, Run: func(ctx context.Context, _ time.Time) error {
+		jobs.Periodic(JobBenchmarks, cfg.BenchmarkEvery, func(ctx context.Context, _ time.Time) error {
 			n, err := svc.CaptureBenchmarks(ctx)
 			if n > 0 {
 				svc.log().Info("benchmarks captured", "rounds", n)
 			}
 			return err
-		}},
-		Job{Name: JobTrigger, Every: cfg.TriggerEvery, Run: func(ctx context.Context, _ time.Time) error {
+		}),
+		jobs.Periodic(JobTrigger, cfg.TriggerEvery, func(ctx context.Context, _ time.Time) error {
 			n, err := svc.TriggerDue(ctx) // logs each round it scores
 			if n > 0 && err == nil {
 				// Recompute the leaderboard analysis now, so that readers of
@@ -143,7 +139,7 @@ func Jobs(svc *Service, cfg JobsConfig) ([]Job, error) {
 				}
 			}
 			return err
-		}},
+		}),
 	)
 	return out, nil
 }
@@ -159,7 +155,7 @@ func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) err
 		if err == nil {
 			return nil // CreateRound logs the new round
 		}
-		if arena.ErrorCode(err) != CodeNotEnoughMarkets || cfg.RetryFor < 0 || time.Since(start)+cfg.RetryEvery > cfg.RetryFor {
+		if arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets || cfg.RetryFor < 0 || time.Since(start)+cfg.RetryEvery > cfg.RetryFor {
 			return fmt.Errorf("forecast: scheduled round: %w", err)
 		}
 		// Warn once per scheduled round; the retries say the same thing.

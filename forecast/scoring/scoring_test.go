@@ -1,4 +1,4 @@
-package forecast
+package scoring
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/forecast-arena/arena/forecast"
 
 	"github.com/forecast-arena/arena"
 )
@@ -176,7 +178,7 @@ func TestScoreRoundMatchesExactRationals(t *testing.T) {
 		if rng.IntN(5) == 0 {
 			return []uint16{0, 1, 5000, 9999, 10000}[rng.IntN(5)]
 		}
-		return uint16(rng.IntN(MaxBps + 1))
+		return uint16(rng.IntN(forecast.MaxBps + 1))
 	}
 	for round := 0; round < 2000; round++ {
 		k := 1 + rng.IntN(12)
@@ -213,13 +215,13 @@ func TestScoreRoundMatchesExactRationals(t *testing.T) {
 				}
 				p := big.NewRat(1, 1) // forfeit: |p − x| = 1
 				if !e.Forfeit {
-					p = new(big.Rat).Sub(big.NewRat(int64(e.Predictions[i]), MaxBps), big.NewRat(int64(x), 1))
+					p = new(big.Rat).Sub(big.NewRat(int64(e.Predictions[i]), forecast.MaxBps), big.NewRat(int64(x), 1))
 				}
 				sq := new(big.Rat).Mul(p, p)
 				brier.Add(&brier, sq)
 				n++
 				if bench[i] != NoBenchmark {
-					b := new(big.Rat).Sub(big.NewRat(int64(bench[i]), MaxBps), big.NewRat(int64(x), 1))
+					b := new(big.Rat).Sub(big.NewRat(int64(bench[i]), forecast.MaxBps), big.NewRat(int64(x), 1))
 					alpha.Add(&alpha, new(big.Rat).Sub(new(big.Rat).Mul(b, b), sq))
 					nb++
 				}
@@ -268,7 +270,7 @@ func TestRandomForecasterBrierIsOneThird(t *testing.T) {
 		for i := range out {
 			out[i] = int8(rng.IntN(2))
 			bench[i] = 5000
-			preds[i] = uint16(rng.IntN(MaxBps + 1))
+			preds[i] = uint16(rng.IntN(forecast.MaxBps + 1))
 		}
 		rs, err := ScoreRound(zip(out, bench), []Entry{{Predictions: preds}})
 		if err != nil {

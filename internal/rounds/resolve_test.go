@@ -1,4 +1,4 @@
-package forecast_test
+package rounds_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -18,7 +19,7 @@ func TestResolveRefusedWhileRoundRevealable(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := clock.New(t0)
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
 		r, ms := newRound(t, db, svc, "rv", 2)
 		for _, at := range []time.Time{t0, r.CommitDeadline, r.RevealStart, r.RevealDeadline} {
 			clk.Set(at)

@@ -1,4 +1,4 @@
-package forecast_test
+package rounds_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -24,7 +25,7 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := clock.New(t0)
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		cd := t0.Add(time.Hour)
 		mkRound := func(prefix string, n int) (*arena.Round, []*arena.Market) {
 			var specs []spec
@@ -38,7 +39,7 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 			for i, s := range specs {
 				ms[i], ids[i] = byID[s.id], byID[s.id].ID
 			}
-			r, err := svc.CreateRound(ctx, forecast.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd,
+			r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd,
 				RevealStart: cd.Add(10 * time.Minute), RevealDeadline: cd.Add(30 * time.Minute)})
 			if err != nil {
 				t.Fatal(err)
@@ -85,7 +86,7 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 			t.Fatalf("admin trigger before the benchmarks: %v", err)
 		}
 
-		clk.Set(cd.Add(forecast.BenchmarkRetryFor))
+		clk.Set(cd.Add(rounds.BenchmarkRetryFor))
 		if n, err := svc.TriggerDue(ctx); n != 1 || err != nil {
 			t.Fatalf("trigger past the retry bound: %d, %v", n, err)
 		}
@@ -109,7 +110,7 @@ func TestCaptureBenchmarksConflictIsDone(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := clock.New(t0)
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
 		r, _ := newRound(t, db, svc, "c", 2)
 		clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance))
 		stale, err := db.Rounds(ctx, arena.RoundFilter{}) // listed before the other replica wrote
@@ -119,7 +120,7 @@ func TestCaptureBenchmarksConflictIsDone(t *testing.T) {
 		if n, err := svc.CaptureBenchmarks(ctx); n != 1 || err != nil {
 			t.Fatalf("first replica: %d, %v", n, err)
 		}
-		other := &forecast.Service{Store: staleRounds{db, stale}, Now: clk.Now, Logger: quiet}
+		other := &rounds.Service{Store: staleRounds{db, stale}, Now: clk.Now, Logger: quiet}
 		if n, err := other.CaptureBenchmarks(ctx); n != 1 || err != nil {
 			t.Fatalf("second replica: %d, %v; want the round counted as done", n, err)
 		}
@@ -142,7 +143,7 @@ func TestLeaderboardAlphaMatchesRoundScores(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := &clock.Manual{}
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
 		k := agentKey("erin")
 		preds := [][]uint16{{7000, 2000}, {5000, 9000}, {9900, 100}}
 		outcomes := [][]string{{arena.Yes, arena.No}, {arena.No, arena.Yes}, {arena.Yes, arena.No}}
@@ -163,7 +164,7 @@ func TestLeaderboardAlphaMatchesRoundScores(t *testing.T) {
 				}
 			}
 		}
-		board, _, err := svc.Leaderboard(ctx, forecast.Filter{})
+		board, _, err := svc.Leaderboard(ctx, rounds.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package forecast_test
+package rounds_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -58,13 +59,13 @@ func TestRevealQueuedPastTriggerRejected(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := clock.New(t0)
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "x", 2)
 		alice := agentKey("alice")
 		preds := []uint16{9000, 1000}
 		salt := commit(t, svc, clk, alice, r, preds)
 		hs := &hookStore{DB: db}
-		queued := &forecast.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
+		queued := &rounds.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		hs.beforeReveal = func() {
 			clk.Set(r.RevealDeadline.Add(time.Second))
 			for i, res := range []string{arena.Yes, arena.No} {
@@ -99,7 +100,7 @@ func TestTriggerRescoresRevealLandingMidScoring(t *testing.T) {
 		ctx := context.Background()
 		clk := clock.New(t0)
 		hs := &hookStore{DB: db}
-		svc := &forecast.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
+		svc := &rounds.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "z", 2)
 		alice := agentKey("alice")
 		preds := []uint16{9000, 1000}
@@ -138,7 +139,7 @@ func TestTriggerRaceLoserIsToldAlreadyTriggered(t *testing.T) {
 		ctx := context.Background()
 		clk := clock.New(t0)
 		hs := &hookStore{DB: db}
-		svc := &forecast.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
+		svc := &rounds.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "race", 2)
 		for i, res := range []string{arena.Yes, arena.No} {
 			if err := db.ResolveMarket(ctx, ms[i].ID, res, t0); err != nil {
@@ -146,7 +147,7 @@ func TestTriggerRaceLoserIsToldAlreadyTriggered(t *testing.T) {
 			}
 		}
 		clk.Set(r.RevealDeadline.Add(time.Second))
-		other := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
+		other := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		hs.afterSubmissions = func() { // the other run wins while this one scores
 			if err := other.Trigger(ctx, r.ID); err != nil {
 				t.Errorf("winner: %v", err)
@@ -163,7 +164,7 @@ func TestTriggerRaceLoserIsToldAlreadyTriggered(t *testing.T) {
 	})
 }
 
-func signedReveal(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) forecast.RevealRequest {
+func signedReveal(t *testing.T, svc *rounds.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round, preds []uint16, salt common.Hash) forecast.RevealRequest {
 	t.Helper()
 	n, err := svc.Store.Nonce(context.Background(), k.Address().Hex())
 	if err != nil {

@@ -1,4 +1,4 @@
-package forecast_test
+package rounds_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -26,7 +27,7 @@ func TestOracleForecastFlow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		clk := clock.New(t0)
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: 6 * time.Hour}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: 6 * time.Hour}
 		r, ms := newRound(t, db, svc, "o", 3)
 		alice := agentKey("alice")
 		preds := []uint16{8000, 3000, 6000}
@@ -112,7 +113,7 @@ func TestOracleForecastFlow(t *testing.T) {
 		}
 		// Re-resolved YES after scoring: the round is re-scored with the
 		// trigger's scorer. Brier by hand: (0.2² + 0.7² + 0.4²)/3 = 0.23.
-		osvc.Tracks, osvc.Applied = []arena.ResolutionHook{forecast.Rescore}, svc.OracleDecided
+		osvc.Tracks, osvc.Applied = []arena.ResolutionHook{rounds.Rescore}, svc.OracleDecided
 		rr, err := osvc.Decide(ctx, arena.OracleDecisionInput{MarketID: ms[1].ID, Decision: arena.OracleYes, Arbiter: "bob", Reason: "changed", ReResolve: true})
 		if err != nil || len(rr.Rescored) != 1 || rr.Rescored[0].RoundID != r.ID {
 			t.Fatalf("re-resolution after scoring: %+v %v", rr, err)

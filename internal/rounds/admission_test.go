@@ -1,4 +1,4 @@
-package forecast_test
+package rounds_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
 // tryCommit signs and sends a commit for k in r and returns its error.
-func tryCommit(t *testing.T, svc *forecast.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round) error {
+func tryCommit(t *testing.T, svc *rounds.Service, clk *clock.Manual, k *forecast.Key, r *arena.Round) error {
 	t.Helper()
 	ctx := context.Background()
 	n, err := svc.Store.Nonce(ctx, k.Address().Hex())
@@ -45,8 +46,8 @@ func TestAdmissionCaps(t *testing.T) {
 		ctx := context.Background()
 		clk := clock.New(t0.Add(-90 * time.Minute)) // rounds close at t0+1h
 		db.Now = clk.Now
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet,
-			Admission: forecast.Admission{Store: db, MaxAgentsPerRound: 3, MaxNewAgentsHour: 4}}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet,
+			Admission: rounds.Admission{Store: db, MaxAgentsPerRound: 3, MaxNewAgentsHour: 4}}
 		r1, _ := newRound(t, db, svc, "a", 2)
 		r2, _ := newRound(t, db, svc, "b", 2)
 		key := func(i int) *forecast.Key { return agentKey(fmt.Sprint("sybil", i)) }

@@ -1,4 +1,4 @@
-package forecast_test
+package rounds_test
 
 import (
 	"context"
@@ -10,18 +10,19 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
 
 func TestJobsConfig(t *testing.T) {
-	d := forecast.DefaultJobsConfig()
+	d := rounds.DefaultJobsConfig()
 	if d.RoundEvery != 24*time.Hour || d.CommitIn != time.Hour || d.RevealDelay != time.Hour || d.RevealWindow != time.Hour ||
 		d.BenchmarkEvery != time.Minute || d.TriggerEvery != 5*time.Minute {
 		t.Fatalf("defaults %+v", d)
 	}
 	now := time.Date(2026, 5, 4, 10, 17, 42, 987654321, time.UTC)
-	s := forecast.JobsConfig{}.ScheduleAt(now)
+	s := rounds.JobsConfig{}.ScheduleAt(now)
 	want := forecast.Schedule{CommitDeadline: time.Date(2026, 5, 4, 11, 17, 42, 0, time.UTC),
 		RevealStart: time.Date(2026, 5, 4, 12, 17, 42, 0, time.UTC), RevealDeadline: time.Date(2026, 5, 4, 13, 17, 42, 0, time.UTC)}
 	if s != want {
@@ -30,24 +31,24 @@ func TestJobsConfig(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []forecast.JobsConfig{{CommitIn: -time.Hour}, {RevealWindow: -1}, {CommitIn: time.Millisecond}, {RetryEvery: -1}, {TriggerEvery: -time.Second}} {
+	for _, bad := range []rounds.JobsConfig{{CommitIn: -time.Hour}, {RevealWindow: -1}, {CommitIn: time.Millisecond}, {RetryEvery: -1}, {TriggerEvery: -time.Second}} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v validated", bad)
 		}
-		if _, err := forecast.Jobs(&forecast.Service{}, bad); err == nil {
+		if _, err := rounds.Jobs(&rounds.Service{}, bad); err == nil {
 			t.Errorf("Jobs(%+v) accepted", bad)
 		}
 	}
-	js, err := forecast.Jobs(&forecast.Service{}, forecast.JobsConfig{})
-	if err != nil || len(js) != 3 || js[0].Name != forecast.JobCreateRound || js[1].Name != forecast.JobBenchmarks || js[2].Name != forecast.JobTrigger {
+	js, err := rounds.Jobs(&rounds.Service{}, rounds.JobsConfig{})
+	if err != nil || len(js) != 3 || js[0].Name != rounds.JobCreateRound || js[1].Name != rounds.JobBenchmarks || js[2].Name != rounds.JobTrigger {
 		t.Fatalf("jobs %+v, %v", js, err)
 	}
 	for i, every := range []time.Duration{24 * time.Hour, time.Minute, 5 * time.Minute} {
-		if js[i].Every != every {
-			t.Errorf("%s: every %s, want %s", js[i].Name, js[i].Every, every)
+		if js[i].Schedule != jobs.Every(every) {
+			t.Errorf("%s: every %v, want %s", js[i].Name, js[i].Schedule, every)
 		}
 	}
-	if js, _ := forecast.Jobs(&forecast.Service{}, forecast.JobsConfig{NoRounds: true}); len(js) != 2 || js[0].Name != forecast.JobBenchmarks {
+	if js, _ := rounds.Jobs(&rounds.Service{}, rounds.JobsConfig{NoRounds: true}); len(js) != 2 || js[0].Name != rounds.JobBenchmarks {
 		t.Fatalf("NoRounds jobs %+v", js)
 	}
 }
@@ -67,14 +68,10 @@ func TestJobsUnderScheduler(t *testing.T) {
 		}
 		saveMarkets(t, db, specs)
 		rules := testRules()
-		svc := &forecast.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules}
-		fjs, err := forecast.Jobs(svc, forecast.JobsConfig{})
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, K: 3, Rules: rules}
+		js, err := rounds.Jobs(svc, rounds.JobsConfig{})
 		if err != nil {
 			t.Fatal(err)
-		}
-		var js []jobs.Job
-		for _, j := range fjs {
-			js = append(js, jobs.Periodic(j.Name, j.Every, j.Run))
 		}
 		sched := &jobs.Scheduler{Store: db, Jobs: js, Tick: 5 * time.Millisecond, Now: clk.Now, Logger: quiet, Owner: "test"}
 		done := make(chan error, 1)
@@ -97,7 +94,7 @@ func TestJobsUnderScheduler(t *testing.T) {
 			r = rs[0]
 			return true
 		})
-		want := forecast.DefaultJobsConfig().ScheduleAt(clk.Now())
+		want := rounds.DefaultJobsConfig().ScheduleAt(clk.Now())
 		if !r.CommitDeadline.Equal(want.CommitDeadline) || !r.RevealStart.Equal(want.RevealStart) || !r.RevealDeadline.Equal(want.RevealDeadline) || len(r.Markets) != 3 {
 			t.Fatalf("scheduled round %+v, want schedule %+v", r, want)
 		}
@@ -131,7 +128,7 @@ func TestJobsUnderScheduler(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		runs, err := db.JobRuns(context.Background(), forecast.JobCreateRound)
+		runs, err := db.JobRuns(context.Background(), rounds.JobCreateRound)
 		if err != nil || len(runs) != 1 || runs[0].Error != "" {
 			t.Fatalf("create-round runs %+v, %v", runs, err)
 		}
@@ -144,12 +141,12 @@ func TestCreateRoundJobRetries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now().UTC()
-		svc := &forecast.Service{Store: db, Logger: quiet, K: 2, Rules: forecast.Rules{Sources: []string{"late"}}}
-		js, _ := forecast.Jobs(svc, forecast.JobsConfig{RetryFor: -1})
+		svc := &rounds.Service{Store: db, Logger: quiet, K: 2, Rules: rounds.Rules{Sources: []string{"late"}}}
+		js, _ := rounds.Jobs(svc, rounds.JobsConfig{RetryFor: -1})
 		if err := js[0].Run(ctx, now); arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets {
 			t.Fatalf("without markets and retries: %v", err)
 		}
-		js, _ = forecast.Jobs(svc, forecast.JobsConfig{RetryFor: 5 * time.Second, RetryEvery: 20 * time.Millisecond})
+		js, _ = rounds.Jobs(svc, rounds.JobsConfig{RetryFor: 5 * time.Second, RetryEvery: 20 * time.Millisecond})
 		go func() {
 			time.Sleep(60 * time.Millisecond)
 			var ms []*arena.Market
@@ -173,8 +170,8 @@ func TestCreateRoundJobRetries(t *testing.T) {
 			t.Fatalf("%d rounds", len(rs))
 		}
 		// A cancelled context ends the retries.
-		js, _ = forecast.Jobs(&forecast.Service{Store: db, Logger: quiet, K: 5, Rules: forecast.Rules{Sources: []string{"none"}}},
-			forecast.JobsConfig{RetryFor: time.Hour, RetryEvery: 10 * time.Millisecond})
+		js, _ = rounds.Jobs(&rounds.Service{Store: db, Logger: quiet, K: 5, Rules: rounds.Rules{Sources: []string{"none"}}},
+			rounds.JobsConfig{RetryFor: time.Hour, RetryEvery: 10 * time.Millisecond})
 		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()
 		if err := js[0].Run(cctx, now); err == nil {

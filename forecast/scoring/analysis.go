@@ -1,0 +1,183 @@
+package scoring
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena/forecast"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/score"
+)
+
+// Analysis is the scored state of the forecast track: every agent's
+// cumulative figures, Murphy and CORP decompositions, inference and
+// difficulty-adjusted score, computed once per set of scored rounds.
+type Analysis struct {
+	// Results are in leaderboard order (see Order).
+	Results []score.AgentResult
+	// Adjusted is the difficulty-adjusted leaderboard (nil with no
+	// questions to estimate difficulty from).
+	Adjusted *score.FEResult
+	// Forecasts are the frozen scored forecasts, by round then agent;
+	// ByAgent and ByMarket index them.
+	Forecasts []arena.ScoredForecast
+	ByAgent   map[string][]int
+	ByMarket  map[int64][]int
+	// ScoredRounds and LastScored identify the rounds analysed.
+	ScoredRounds int
+	LastScored   time.Time
+	// Method is the scoring method the figures come from; Peers the
+	// agents' peer scores.
+	Method Method
+	Peers  map[string]score.Peer
+	// Deadlines are the commit deadlines of the scored rounds (of every
+	// scored round, also in a filtered analysis); Categories the market
+	// categories among all scored forecasts.
+	Deadlines  map[uint64]time.Time
+	Categories []string
+}
+
+// AnalysisBootstrap and AnalysisSeed are the default method's bootstrap
+// (see DefaultMethod): fixed, so the same rounds always give the same figures.
+const (
+	AnalysisBootstrap        = 999
+	AnalysisSeed      uint64 = 1
+)
+
+// AnalyzeForecasts is the analysis of frozen scored forecasts with
+// method m: what the dashboard shows and an export's verifier recomputes.
+// The bootstraps resample in the order the forecasts come in, so they are
+// taken by round, agent and market (byte order) whatever order the
+// caller's store returned. logger receives a failure of the
+// difficulty-adjusted fit, which leaves Adjusted nil.
+func AnalyzeForecasts(fs []arena.ScoredForecast, m Method, logger *slog.Logger) (*Analysis, error) {
+	if !slices.IsSortedFunc(fs, CompareForecasts) {
+		fs = slices.Clone(fs)
+		slices.SortStableFunc(fs, CompareForecasts)
+	}
+	a := &Analysis{Forecasts: fs, Method: m, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{}}
+	for i, f := range fs {
+		a.ByAgent[f.Agent] = append(a.ByAgent[f.Agent], i)
+		a.ByMarket[f.MarketID] = append(a.ByMarket[f.MarketID], i)
+	}
+	if len(fs) == 0 {
+		return a, nil
+	}
+	t, err := Table(fs)
+	if err != nil {
+		return nil, err
+	}
+	s, err := AnalyzeTable(t, m, logger)
+	if err != nil {
+		return nil, err
+	}
+	a.Results, a.Adjusted, a.Peers = s.Results, s.Adjusted, s.Peers
+	return a, nil
+}
+
+// Scored is what AnalyzeTable computes from a scoring table.
+type Scored struct {
+	// Results are in leaderboard order (see Order).
+	Results []score.AgentResult
+	// Adjusted is the difficulty-adjusted fit; nil when it failed.
+	Adjusted *score.FEResult
+	// Peers are the agents' peer scores by agent.
+	Peers map[string]score.Peer
+}
+
+// AnalyzeTable scores every agent of t with method m: cumulative figures,
+// the difficulty-adjusted fit with its bootstrap (a question is a round
+// and market, resampled within its round; every agent estimates
+// difficulty, the market baseline joins beside them) and peer scores,
+// with results in leaderboard order. The agents with at least
+// m.MinForecasts forecasts compete for the bootstrap's places; the paired
+// tests are the best one's against every other (all pairs would grow with
+// the square of the agents).
+func AnalyzeTable(t *score.Table, m Method, logger *slog.Logger) (*Scored, error) {
+	res, err := score.Analyze(t, m.options())
+	if err != nil {
+		return nil, fmt.Errorf("forecast: analyze: %w", err)
+	}
+	out := &Scored{Results: res, Peers: map[string]score.Peer{}}
+	adj, obs, err := Adjusted(t, res, m, nil)
+	if err == nil {
+		out.Adjusted = adj
+	} else {
+		logger.Warn("forecast: adjusted leaderboard", "err", err)
+	}
+	for _, p := range score.PeerScores(obs) {
+		out.Peers[p.Agent] = p
+	}
+	Order(out.Results, out.Adjusted, m)
+	return out, nil
+}
+
+// Adjusted is the difficulty-adjusted leaderboard of t, the one the
+// dashboard, `arena report leaderboard --adjusted` and the export
+// verifier show: a question is a (round, market), its bootstrap stratum
+// the round, b_ij the agent's squared error on it; the market baseline
+// joins beside the agents when benchmarks are present. The estimation
+// set is est, or by default every agent of t (none without benchmarks,
+// when the fit needs no anchor). The agents of res with at least
+// m.MinForecasts forecasts compete for the bootstrap's places; the paired
+// tests are the best one's against every other. It also returns the
+// observations it fitted (peer scores use them).
+func Adjusted(t *score.Table, res []score.AgentResult, m Method, est []string) (*score.FEResult, []score.FEObs, error) {
+	obs := make([]score.FEObs, 0, t.Len())
+	seen := map[string]bool{}
+	for i := range t.Len() {
+		r := t.Row(i)
+		q := r.Round + "\x00" + r.Market // ids may hold any character but NUL
+		d := r.Forecast - r.Outcome
+		obs = append(obs, score.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: d * d})
+		if r.HasBenchmark && !seen[q] {
+			seen[q] = true
+			b := r.Benchmark - r.Outcome
+			obs = append(obs, score.FEObs{Agent: forecast.MarketAgent, Question: q, Stratum: r.Round, Brier: b * b})
+		}
+	}
+	if est == nil && len(seen) > 0 {
+		est = slices.Clone(t.Agents.Names)
+	}
+	contenders := []string{}
+	for _, x := range res {
+		if x.N >= m.MinForecasts {
+			contenders = append(contenders, x.Agent)
+		}
+	}
+	boot := m.Bootstrap
+	if boot == 0 {
+		boot = -1 // FEOptions: negative skips the bootstrap
+	}
+	adj, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: est, Bootstrap: boot, Seed: m.Seed, Level: m.Level,
+		Contenders: contenders, TopShare: m.TopShare, PairsWithBest: true})
+	return adj, obs, err
+}
+
+// CompareForecasts orders scored forecasts by round, agent and market:
+// the order an analysis takes them in.
+func CompareForecasts(a, b arena.ScoredForecast) int {
+	return cmp.Or(cmp.Compare(a.RoundID, b.RoundID), strings.Compare(a.Agent, b.Agent), cmp.Compare(a.MarketID, b.MarketID))
+}
+
+// Table loads every frozen forecast into a scoring table (score-file rows): the
+// single source for the leaderboard and the reports.
+func Table(fs []arena.ScoredForecast) (*score.Table, error) {
+	t := score.NewTable(len(fs))
+	for i, f := range fs {
+		r := score.Row{Agent: f.Agent, Round: fmt.Sprint(f.RoundID), Market: fmt.Sprint(f.MarketID), Category: f.Category,
+			Event: f.Event, Forecast: f.Forecast, Outcome: float64(f.Outcome)}
+		if f.Benchmark != nil {
+			r.Benchmark, r.HasBenchmark = *f.Benchmark, true
+		}
+		if err := t.Add(r, i+1); err != nil {
+			return nil, fmt.Errorf("forecast: scored forecast %d: %w", i, err)
+		}
+	}
+	return t, nil
+}

@@ -1,0 +1,236 @@
+package rounds
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/cache"
+)
+
+// SlowAnalysis is how long an analysis may take and still be waited for.
+// Once the last computation of a view took longer (a large database), a
+// reader whose figures are out of date (another round was scored) gets the
+// previous analysis at once while the new one is computed in the
+// background, instead of waiting for its bootstrap; a quick one (every
+// test database) is always waited for, so a read after a trigger is fresh.
+const SlowAnalysis = time.Second
+
+// Filter selects the scored forecasts an analysis covers.
+type Filter struct {
+	// Window keeps the rounds whose commit deadline is at most this long
+	// before now; 0 keeps every round.
+	Window time.Duration
+	// Category keeps the markets of one category; "" keeps all.
+	Category string
+}
+
+func (f Filter) name() string { return fmt.Sprint(int64(f.Window), "|", f.Category) }
+
+// MaxCachedAnalyses bounds the views (filters) whose analysis is kept:
+// the least recently read is dropped beyond it, so that however many
+// filters clients ask for, the cache holds at most this many analyses.
+const MaxCachedAnalyses = 32
+
+// newAnalysisCache is a cache of analyses by view (filter name): the
+// MaxCachedAnalyses read last, each recomputed in the background once its
+// last computation was slower than SlowAnalysis.
+func newAnalysisCache() *cache.Cache[string, *view] {
+	return &cache.Cache[string, *view]{Max: MaxCachedAnalyses, Slow: SlowAnalysis}
+}
+
+// Stop cancels the analyses being computed in the background and returns
+// once none is running, so the store can be closed after it. Later reads
+// compute nothing and fail (cache.ErrClosed, context.Canceled).
+func (s *Service) Stop() { s.cache().Close() }
+
+// caches holds the analysis cache of each *Service: a field would make the
+// Service uncopyable, and callers copy it to vary the clock.
+var caches sync.Map
+
+func (s *Service) cache() *cache.Cache[string, *view] {
+	if c, ok := caches.Load(s); ok {
+		return c.(*cache.Cache[string, *view])
+	}
+	c, _ := caches.LoadOrStore(s, newAnalysisCache())
+	return c.(*cache.Cache[string, *view])
+}
+
+// CachedAnalyses is how many views' analyses are cached (at most
+// MaxCachedAnalyses).
+func (s *Service) CachedAnalyses() int { return s.cache().Len() }
+
+// view is an analysis as the cache keeps it, with the version of the
+// scored rounds it was computed from.
+type view struct {
+	*scoring.Analysis
+	version string
+}
+
+// Analysis returns the track's analysis over every scored round,
+// recomputed only when the set of scored rounds has changed (see
+// SlowAnalysis for what a reader gets meanwhile).
+func (s *Service) Analysis(ctx context.Context) (*scoring.Analysis, error) {
+	v, err := s.analysisView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return v.Analysis, nil
+}
+
+func (s *Service) analysisView(ctx context.Context) (*view, error) {
+	n, last, err := s.scoredVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	version := fmt.Sprintf("%d/%d/%s", n, last.UnixNano(), s.ScoringMethod().Digest())
+	return s.cache().Get(ctx, Filter{}.name(), version, func(ctx context.Context) (*view, error) {
+		a, err := s.analyze(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.ScoredRounds, a.LastScored = n, last
+		return &view{a, version}, nil
+	})
+}
+
+// AnalysisOf returns the analysis of the forecasts f selects: the same
+// figures as Analysis over fewer rounds or one category. It is cached per
+// filter until the selected rounds change. A category no scored forecast
+// has is refused: it would select nothing, and its own cache entry would
+// let clients fill the cache with made-up names.
+func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, error) {
+	all, err := s.analysisView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f == (Filter{}) {
+		return all.Analysis, nil
+	}
+	if f.Category != "" && !slices.Contains(all.Categories, f.Category) {
+		name := f.Category
+		if len(name) > 64 { // a client's text, echoed only in part
+			name = strings.ToValidUTF8(name[:64], "") + "…"
+		}
+		return nil, arena.Errorf(arena.EINVALID, "category %q: no scored forecast has it (categories: %s)", name, strings.Join(all.Categories, ", "))
+	}
+	since := time.Time{}
+	if f.Window > 0 {
+		since = s.now().Add(-f.Window)
+	}
+	keep := map[uint64]bool{}
+	h := fnv.New64a()
+	for _, id := range slices.Sorted(maps.Keys(all.Deadlines)) {
+		if since.IsZero() || !all.Deadlines[id].Before(since) {
+			keep[id] = true
+			fmt.Fprint(h, id, ",")
+		}
+	}
+	version := fmt.Sprintf("%s|%x|%d", all.version, h.Sum64(), len(keep))
+	v, err := s.cache().Get(ctx, f.name(), version, func(context.Context) (*view, error) {
+		var fs []arena.ScoredForecast
+		seen := map[uint64]bool{}
+		for _, x := range all.Forecasts {
+			if keep[x.RoundID] && (f.Category == "" || x.Category == f.Category) {
+				fs = append(fs, x)
+				seen[x.RoundID] = true
+			}
+		}
+		a, err := s.analyzeForecasts(fs)
+		if err != nil {
+			return nil, err
+		}
+		a.Deadlines, a.Categories = all.Deadlines, all.Categories
+		a.LastScored, a.ScoredRounds = all.LastScored, len(seen)
+		return &view{a, version}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.Analysis, nil
+}
+
+func (s *Service) analyze(ctx context.Context) (*scoring.Analysis, error) {
+	fs, err := s.Store.ScoredForecasts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	scored, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now()})
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.analyzeForecasts(fs)
+	if err != nil {
+		return nil, err
+	}
+	a.Deadlines = make(map[uint64]time.Time, len(scored))
+	for _, r := range scored {
+		a.Deadlines[r.ID] = r.CommitDeadline
+	}
+	cats := map[string]bool{}
+	for _, f := range fs {
+		if f.Category != "" && !cats[f.Category] {
+			cats[f.Category] = true
+			a.Categories = append(a.Categories, f.Category)
+		}
+	}
+	slices.Sort(a.Categories)
+	return a, nil
+}
+
+func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*scoring.Analysis, error) {
+	return scoring.AnalyzeForecasts(fs, s.ScoringMethod(), s.log())
+}
+
+// ScoringMethod is the service's scoring method: Method, or DefaultMethod when unset.
+func (s *Service) ScoringMethod() scoring.Method {
+	if s.Method == (scoring.Method{}) {
+		return scoring.DefaultMethod()
+	}
+	return s.Method
+}
+
+// Names maps agent ids to display names, baselines included: the names
+// of Profiles, for callers that need no more.
+func (s *Service) Names(ctx context.Context) (map[string]string, error) {
+	ps, err := s.Profiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]string, len(ps))
+	for id, a := range ps {
+		if a.Name != "" {
+			names[id] = a.Name
+		}
+	}
+	return names, nil
+}
+
+// scoredVersion identifies the set of scored rounds: their count and the
+// latest trigger. A store that can say it in one query (ScoredVersion)
+// spares loading every round.
+func (s *Service) scoredVersion(ctx context.Context) (int, time.Time, error) {
+	if v, ok := s.Store.(interface {
+		ScoredVersion(context.Context) (int, time.Time, error)
+	}); ok {
+		return v.ScoredVersion(ctx)
+	}
+	scored, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now()})
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	var last time.Time
+	for _, r := range scored {
+		if r.TriggeredAt.After(last) {
+			last = r.TriggeredAt
+		}
+	}
+	return len(scored), last, nil
+}
