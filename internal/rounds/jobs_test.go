@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -73,27 +74,20 @@ func TestJobsUnderScheduler(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sched := &jobs.Scheduler{Store: db, Jobs: js, Tick: 5 * time.Millisecond, Now: clk.Now, Logger: quiet, Owner: "test"}
-		done := make(chan error, 1)
-		go func() { done <- sched.Run(ctx) }()
-		waitFor := func(what string, ok func() bool) {
+		sched := &jobs.Scheduler{Store: db, Jobs: js, Now: clk.Now, Logger: quiet, Owner: "test"}
+		step := func(at time.Time) {
 			t.Helper()
-			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-				if ok() {
-					return
-				}
+			clk.Set(at)
+			if err := sched.RunDue(ctx); err != nil {
+				t.Fatalf("at %s: %v", at.Format(time.RFC3339), err)
 			}
-			t.Fatalf("timed out waiting for %s", what)
 		}
-		var r *arena.Round
-		waitFor("the scheduled round", func() bool {
-			rs, err := db.Rounds(ctx, arena.RoundFilter{})
-			if err != nil || len(rs) == 0 {
-				return false
-			}
-			r = rs[0]
-			return true
-		})
+		step(clk.Now())
+		rs, err := db.Rounds(ctx, arena.RoundFilter{})
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("scheduled rounds %d, %v: want one at start-up", len(rs), err)
+		}
+		r := rs[0]
 		want := rounds.DefaultJobsConfig().ScheduleAt(clk.Now())
 		if !r.CommitDeadline.Equal(want.CommitDeadline) || !r.RevealStart.Equal(want.RevealStart) || !r.RevealDeadline.Equal(want.RevealDeadline) || len(r.Markets) != 3 {
 			t.Fatalf("scheduled round %+v, want schedule %+v", r, want)
@@ -102,31 +96,25 @@ func TestJobsUnderScheduler(t *testing.T) {
 		for _, m := range ms {
 			addPoints(t, db, m, arena.PricePoint{Time: r.CommitDeadline.Add(-time.Minute), Price: 0.45, Source: arena.PriceCLOBMid})
 		}
-		clk.Set(r.CommitDeadline.Add(forecast.BenchmarkTolerance + time.Minute))
-		waitFor("benchmarks", func() bool {
-			got, err := db.Round(ctx, r.ID)
-			return err == nil && !got.BenchmarkAt.IsZero()
-		})
+		step(r.CommitDeadline.Add(forecast.BenchmarkTolerance + time.Minute))
+		if got, err := db.Round(ctx, r.ID); err != nil || got.BenchmarkAt.IsZero() {
+			t.Fatalf("no benchmarks after the commit deadline: %v", err)
+		}
 		for _, m := range ms {
 			if err := db.ResolveMarket(ctx, m.ID, arena.No, clk.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		clk.Set(r.RevealDeadline.Add(5 * time.Minute))
-		waitFor("the trigger", func() bool {
-			got, err := db.Round(ctx, r.ID)
-			return err == nil && !got.TriggeredAt.IsZero()
-		})
+		step(r.RevealDeadline.Add(5 * time.Minute))
+		if got, err := db.Round(ctx, r.ID); err != nil || got.TriggeredAt.IsZero() {
+			t.Fatalf("not triggered after the reveal deadline: %v", err)
+		}
 		if sc := scoreMap(t, db, r.ID); len(sc) != 2 || *sc[forecast.MarketAgent].Alpha != 0 {
 			t.Fatalf("scores %+v: want the random and market baselines", sc)
 		}
 		// Still one round: the creation period was claimed once.
 		if rs, _ := db.Rounds(ctx, arena.RoundFilter{}); len(rs) != 1 {
 			t.Fatalf("%d rounds", len(rs))
-		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
 		}
 		runs, err := db.JobRuns(context.Background(), rounds.JobCreateRound)
 		if err != nil || len(runs) != 1 || runs[0].Error != "" {
@@ -137,45 +125,55 @@ func TestJobsUnderScheduler(t *testing.T) {
 
 // Round creation retries while too few markets are eligible (start-up
 // before the first sync), then succeeds; with no retry budget it fails.
+// The retries wait on the bubble's clock (testing/synctest): the markets
+// arrive at 50 ms, the fourth try (0, 20, 40, 60 ms) finds them.
 func TestCreateRoundJobRetries(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		now := time.Now().UTC()
-		svc := &rounds.Service{Store: db, Logger: quiet, K: 2, Rules: rounds.Rules{Sources: []string{"late"}}}
-		js, _ := rounds.Jobs(svc, rounds.JobsConfig{RetryFor: -1})
-		if err := js[0].Run(ctx, now); arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets {
-			t.Fatalf("without markets and retries: %v", err)
+	// The whole test runs in the bubble, the database's connections too: a
+	// connection's timers may not cross it.
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { createRoundRetries(t, storetest.Open(t, engine)) })
+		})
+	}
+}
+
+func createRoundRetries(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	svc := &rounds.Service{Store: db, Logger: quiet, K: 2, Rules: rounds.Rules{Sources: []string{"late"}}}
+	js, _ := rounds.Jobs(svc, rounds.JobsConfig{RetryFor: -1})
+	if err := js[0].Run(ctx, now); arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets {
+		t.Fatalf("without markets and retries: %v", err)
+	}
+	js, _ = rounds.Jobs(svc, rounds.JobsConfig{RetryFor: 5 * time.Second, RetryEvery: 20 * time.Millisecond})
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		var ms []*arena.Market
+		for i := 0; i < 2; i++ {
+			ms = append(ms, &arena.Market{Source: "late", SourceID: fmt.Sprint(i), Kind: arena.KindMarket, Question: "late?",
+				EventID: fmt.Sprint(i), Type: arena.Binary, Outcomes: []string{arena.Yes, arena.No}, CloseTime: now.Add(30 * 24 * time.Hour),
+				Status: arena.StatusOpen})
 		}
-		js, _ = rounds.Jobs(svc, rounds.JobsConfig{RetryFor: 5 * time.Second, RetryEvery: 20 * time.Millisecond})
-		go func() {
-			time.Sleep(60 * time.Millisecond)
-			var ms []*arena.Market
-			for i := 0; i < 2; i++ {
-				ms = append(ms, &arena.Market{Source: "late", SourceID: fmt.Sprint(i), Kind: arena.KindMarket, Question: "late?",
-					EventID: fmt.Sprint(i), Type: arena.Binary, Outcomes: []string{arena.Yes, arena.No}, CloseTime: now.Add(30 * 24 * time.Hour),
-					Status: arena.StatusOpen})
-			}
-			if _, err := db.SaveMarkets(ctx, ms); err != nil {
-				t.Error(err)
-			}
-		}()
-		start := time.Now()
-		if err := js[0].Run(ctx, now); err != nil {
-			t.Fatalf("with retries: %v", err)
+		if _, err := db.SaveMarkets(ctx, ms); err != nil {
+			t.Error(err)
 		}
-		if time.Since(start) < 50*time.Millisecond {
-			t.Fatal("succeeded before the markets existed")
-		}
-		if rs, _ := db.Rounds(ctx, arena.RoundFilter{}); len(rs) != 1 {
-			t.Fatalf("%d rounds", len(rs))
-		}
-		// A cancelled context ends the retries.
-		js, _ = rounds.Jobs(&rounds.Service{Store: db, Logger: quiet, K: 5, Rules: rounds.Rules{Sources: []string{"none"}}},
-			rounds.JobsConfig{RetryFor: time.Hour, RetryEvery: 10 * time.Millisecond})
-		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		defer cancel()
-		if err := js[0].Run(cctx, now); err == nil {
-			t.Fatal("no error after cancellation")
-		}
-	})
+	}()
+	start := time.Now()
+	if err := js[0].Run(ctx, now); err != nil {
+		t.Fatalf("with retries: %v", err)
+	}
+	if took := time.Since(start); took != 60*time.Millisecond {
+		t.Fatalf("succeeded after %s, want the try at 60 ms", took)
+	}
+	if rs, _ := db.Rounds(ctx, arena.RoundFilter{}); len(rs) != 1 {
+		t.Fatalf("%d rounds", len(rs))
+	}
+	// A cancelled context ends the retries.
+	js, _ = rounds.Jobs(&rounds.Service{Store: db, Logger: quiet, K: 5, Rules: rounds.Rules{Sources: []string{"none"}}},
+		rounds.JobsConfig{RetryFor: time.Hour, RetryEvery: 10 * time.Millisecond})
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := js[0].Run(cctx, now); err == nil {
+		t.Fatal("no error after cancellation")
+	}
 }
