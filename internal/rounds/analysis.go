@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -51,16 +50,9 @@ func newAnalysisCache() *cache.Cache[string, *view] {
 // compute nothing and fail (cache.ErrClosed, context.Canceled).
 func (s *Service) Stop() { s.cache().Close() }
 
-// caches holds the analysis cache of each *Service: a field would make the
-// Service uncopyable, and callers copy it to vary the clock.
-var caches sync.Map
-
 func (s *Service) cache() *cache.Cache[string, *view] {
-	if c, ok := caches.Load(s); ok {
-		return c.(*cache.Cache[string, *view])
-	}
-	c, _ := caches.LoadOrStore(s, newAnalysisCache())
-	return c.(*cache.Cache[string, *view])
+	s.analysesOnce.Do(func() { s.analyses = newAnalysisCache() })
+	return s.analyses
 }
 
 // CachedAnalyses is how many views' analyses are cached (at most

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/cache"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -51,6 +53,11 @@ type Service struct {
 	K     int
 	Rules Rules
 	Grace time.Duration
+
+	// analyses are the leaderboard's analyses by view, made on first use
+	// (a Service is used by pointer; vet's copylocks check keeps it so).
+	analysesOnce sync.Once
+	analyses     *cache.Cache[string, *view]
 }
 
 func (s *Service) now() time.Time {
