@@ -1,6 +1,6 @@
 // Package cache keeps values computed from the store's data, each under
-// a key and the version of the data it was computed from: a reader of
-// that version gets the value at once; readers of a new version share
+// a key and the version of the data it was computed from (the last two
+// versions of a key): a reader of such a version gets the value at once; readers of a new version share
 // one computation (no lock is held while it runs), and a reader whose
 // request ends stops waiting while the computation goes on for the
 // others. The cache owns its computations: Close cancels them and
@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,10 @@ type Cache[K comparable, V any] struct {
 	// reader of a new version gets the key's previous value at once while
 	// the new one is computed. Zero always waits.
 	Slow time.Duration
+	// OnError, when set, is told of every computation that failed (but not
+	// of one Close cancelled): a reader served the previous value while it
+	// ran never sees its error.
+	OnError func(key K, err error)
 
 	mu      sync.Mutex
 	entries *simplelru.LRU[K, *entry[V]]
@@ -42,14 +47,27 @@ type Cache[K comparable, V any] struct {
 }
 
 type entry[V any] struct {
-	version string // of value
-	value   V
-	ok      bool
-	took    time.Duration // the last computation
-	run     *run[V]
+	// kept are the values of the last two versions computed, the latest
+	// last: a reader that read the data's version just before it changed
+	// finds its value beside the new one, instead of replacing it.
+	kept []kept[V]
+	// runs are the computations under way, by version: a reader of a
+	// version being computed waits for that computation, whatever other
+	// versions are asked for meanwhile.
+	runs map[string]*run[V]
 }
 
-// run is one computation: its version, and its result once done is closed.
+type kept[V any] struct {
+	version string
+	value   V
+	took    time.Duration // its computation
+}
+
+// keptVersions is how many versions of a key are kept.
+const keptVersions = 2
+
+// run is one computation: its version, and its result once done is
+// closed.
 type run[V any] struct {
 	version string
 	done    chan struct{}
@@ -85,26 +103,32 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, version string, compute fu
 		e = &entry[V]{}
 		c.entries.Add(key, e)
 	}
-	if e.ok && e.version == version {
-		defer c.mu.Unlock()
-		return e.value, nil
+	for _, k := range e.kept {
+		if k.version == version {
+			c.mu.Unlock()
+			return k.value, nil
+		}
 	}
 	if err := c.base.Err(); err != nil {
 		c.mu.Unlock()
 		return zero, fmt.Errorf("%w: %w", ErrClosed, err)
 	}
-	r := e.run
-	if r == nil || r.version != version {
+	r := e.runs[version]
+	if r == nil {
 		r = &run[V]{version: version, done: make(chan struct{})}
-		e.run = r
+		if e.runs == nil {
+			e.runs = map[string]*run[V]{}
+		}
+		e.runs[version] = r
 		c.running.Add(1)
-		go c.compute(ctx, e, r, compute)
+		go c.compute(ctx, key, e, r, compute)
 	}
-	stale, prev := e.ok && c.Slow > 0 && e.took > c.Slow, e.value
-	c.mu.Unlock()
-	if stale {
+	if n := len(e.kept); n > 0 && c.Slow > 0 && e.kept[n-1].took > c.Slow {
+		prev := e.kept[n-1].value
+		c.mu.Unlock()
 		return prev, nil
 	}
+	c.mu.Unlock()
 	select {
 	case <-r.done:
 		return r.value, r.err
@@ -113,9 +137,9 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K, version string, compute fu
 	}
 }
 
-// compute runs r for e and keeps its value unless a computation of
-// another version was started for e meanwhile (or it failed).
-func (c *Cache[K, V]) compute(ctx context.Context, e *entry[V], r *run[V], compute func(context.Context) (V, error)) {
+// compute runs r for e and keeps its value, the latest of e's, unless it
+// failed.
+func (c *Cache[K, V]) compute(ctx context.Context, key K, e *entry[V], r *run[V], compute func(context.Context) (V, error)) {
 	defer c.running.Done()
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer context.AfterFunc(c.base, cancel)()
@@ -123,14 +147,19 @@ func (c *Cache[K, V]) compute(ctx context.Context, e *entry[V], r *run[V], compu
 	start := time.Now()
 	r.value, r.err = compute(cctx)
 	c.mu.Lock()
-	if e.run == r {
-		if r.err == nil {
-			e.value, e.version, e.ok, e.took = r.value, r.version, true, time.Since(start)
+	if r.err == nil {
+		e.kept = append(slices.DeleteFunc(e.kept, func(k kept[V]) bool { return k.version == r.version }), kept[V]{r.version, r.value, time.Since(start)})
+		if len(e.kept) > keptVersions {
+			e.kept = slices.Delete(e.kept, 0, len(e.kept)-keptVersions)
 		}
-		e.run = nil
 	}
+	delete(e.runs, r.version)
+	closed := c.base.Err() != nil
 	c.mu.Unlock()
 	close(r.done)
+	if r.err != nil && c.OnError != nil && !closed {
+		c.OnError(key, r.err)
+	}
 }
 
 // Len is how many keys the cache holds (at most Max).

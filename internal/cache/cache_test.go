@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -46,7 +47,9 @@ func TestGet(t *testing.T) {
 		{"a new version is computed again", 0, []read{
 			{"k", "v1", 1, nil, 1, true},
 			{"k", "v2", 2, nil, 2, true},
-			{"k", "v1", 3, nil, 3, true}, // only the last version is kept
+			{"k", "v1", 3, nil, 1, false}, // the last two versions are kept
+			{"k", "v3", 4, nil, 4, true},
+			{"k", "v1", 5, nil, 5, true}, // now gone
 		}},
 		{"a failure is not kept", 0, []read{
 			{"k", "v1", 0, boom, 0, true},
@@ -141,38 +144,98 @@ func TestGetConcurrent(t *testing.T) {
 // With Slow set, a quick recomputation is waited for (a read after new
 // data is fresh); once one was slow, a reader of a new version gets the
 // previous value at once while the new one is computed.
+// Timings on the bubble's clock (testing/synctest): exact, whatever the
+// machine's load.
 func TestSlow(t *testing.T) {
-	c := &Cache[string, int]{Slow: 50 * time.Millisecond}
-	defer c.Close()
-	ctx := context.Background()
-	get := func(version string, v int, d time.Duration) int {
-		t.Helper()
-		compute, _ := counted(v, d)
-		got, err := c.Get(ctx, "k", version, compute)
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		c := &Cache[string, int]{Slow: 50 * time.Millisecond}
+		defer c.Close()
+		ctx := context.Background()
+		get := func(version string, v int, d time.Duration) int {
+			t.Helper()
+			compute, _ := counted(v, d)
+			got, err := c.Get(ctx, "k", version, compute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
 		}
-		return got
-	}
-	if get("v1", 1, 0) != 1 || get("v2", 2, 0) != 2 {
-		t.Fatal("a quick computation was not waited for")
-	}
-	if get("v3", 3, 100*time.Millisecond) != 3 {
-		t.Fatal("a slow computation after a quick one was not waited for")
-	}
-	start := time.Now()
-	if n := get("v4", 4, 300*time.Millisecond); n != 3 || time.Since(start) > 200*time.Millisecond {
-		t.Fatalf("after a slow computation: %d after %s, want the previous value at once", n, time.Since(start))
-	}
-	time.Sleep(400 * time.Millisecond)
-	if n := get("v4", 99, 0); n != 4 {
-		t.Fatalf("after the computation in the background: %d, want 4", n)
-	}
+		if get("v1", 1, 0) != 1 || get("v2", 2, 0) != 2 {
+			t.Fatal("a quick computation was not waited for")
+		}
+		start := time.Now()
+		if get("v3", 3, 100*time.Millisecond) != 3 || time.Since(start) != 100*time.Millisecond {
+			t.Fatal("a slow computation after a quick one was not waited for")
+		}
+		start = time.Now()
+		if n := get("v4", 4, 300*time.Millisecond); n != 3 || time.Since(start) != 0 {
+			t.Fatalf("after a slow computation: %d after %s, want the previous value at once", n, time.Since(start))
+		}
+		time.Sleep(300 * time.Millisecond)
+		synctest.Wait()
+		if n := get("v4", 99, 0); n != 4 {
+			t.Fatalf("after the computation in the background: %d, want 4", n)
+		}
+	})
 }
 
-// Close cancels a computation whose reader went away and returns only
-// once it has ended; nothing is computed after it, but kept values are
-// still read.
+// A reader of another version, arriving while a version is computed,
+// neither throws that computation's result away nor makes its readers
+// compute again.
+func TestOtherVersionKeepsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &Cache[string, int]{}
+		defer c.Close()
+		ctx := context.Background()
+		v2, runs2 := counted(2, 100*time.Millisecond)
+		v1, runs1 := counted(1, 10*time.Millisecond)
+		var wg sync.WaitGroup
+		wg.Go(func() { c.Get(ctx, "k", "v2", v2) })
+		synctest.Wait()
+		if n, err := c.Get(ctx, "k", "v1", v1); n != 1 || err != nil {
+			t.Fatalf("v1: %d, %v", n, err)
+		}
+		if n, err := c.Get(ctx, "k", "v2", v2); n != 2 || err != nil {
+			t.Fatalf("v2 while its computation runs: %d, %v", n, err)
+		}
+		wg.Wait()
+		if runs1.Load() != 1 || runs2.Load() != 1 {
+			t.Fatalf("computations: v1 %d, v2 %d; want one each", runs1.Load(), runs2.Load())
+		}
+		if n, err := c.Get(ctx, "k", "v2", v2); n != 2 || err != nil || runs2.Load() != 1 {
+			t.Fatalf("v2 once computed: %d, %v, %d computations", n, err, runs2.Load())
+		}
+	})
+}
+
+// A failed computation whose reader got the previous value (it was slow)
+// is told to OnError; one Close cancelled is not.
+func TestOnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var errs []error
+		c := &Cache[string, int]{Slow: time.Millisecond, OnError: func(_ string, err error) { errs = append(errs, err) }}
+		ctx := context.Background()
+		slow, _ := counted(1, 10*time.Millisecond)
+		if n, err := c.Get(ctx, "k", "v1", slow); n != 1 || err != nil {
+			t.Fatal(n, err)
+		}
+		boom := errors.New("boom")
+		if n, err := c.Get(ctx, "k", "v2", func(context.Context) (int, error) { return 0, boom }); n != 1 || err != nil {
+			t.Fatalf("the previous value at once: %d, %v", n, err)
+		}
+		synctest.Wait()
+		if len(errs) != 1 || !errors.Is(errs[0], boom) {
+			t.Fatalf("errors told: %v", errs)
+		}
+		hang, _ := counted(3, time.Hour)
+		c.Get(ctx, "k", "v3", hang)
+		c.Close()
+		if len(errs) != 1 {
+			t.Fatalf("a cancelled computation was told as an error: %v", errs)
+		}
+	})
+}
+
 func TestClose(t *testing.T) {
 	var c Cache[string, int]
 	if v, err := c.Get(context.Background(), "kept", "v1", func(context.Context) (int, error) { return 5, nil }); v != 5 || err != nil {

@@ -78,7 +78,8 @@ type Scheduler struct {
 // lease (store.JobLease) expires.
 const RetryClaim = time.Minute
 
-// Run blocks until ctx is cancelled, then waits for running jobs to finish.
+// Run blocks until ctx is cancelled, then waits for running jobs to finish
+// (not to be called beside RunDue on the same scheduler).
 // Every tick it claims the due periods (see RunDue) and runs each claimed
 // job in its own goroutine, so a slow job delays none of the others.
 func (s *Scheduler) Run(ctx context.Context) error {
@@ -95,7 +96,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if busy {
 				continue // a slow run keeps its job busy; it never overlaps itself
 			}
-			period, ok := s.claimDue(ctx, j)
+			period, ok, err := s.claimDue(ctx, j)
+			if err != nil {
+				s.Logger.Error("claim job", "job", j.Name, "period", period, "err", err)
+			}
 			if !ok {
 				continue
 			}
@@ -122,21 +126,26 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 // RunDue runs, one after another in the order of Jobs, every job whose
 // period at Now is due and not yet handled by this scheduler, claimed as
-// Run claims it, and returns when they have finished: the runs' errors
-// joined (each is also recorded and logged as Run does). A program that
-// moves its own clock (the demo, tests) calls it after each move instead
-// of running Run on the wall clock's ticks.
+// Run claims it, and returns when they have finished: the claims' and
+// runs' errors joined (each run's is also recorded and logged as Run
+// does). A program that moves its own clock (the demo, tests) calls it
+// after each move instead of running Run on the wall clock's ticks. A
+// scheduler runs either Run or RunDue, one call at a time.
 func (s *Scheduler) RunDue(ctx context.Context) error {
 	s.init()
 	var errs []error
 	for _, j := range s.Jobs {
-		if period, ok := s.claimDue(ctx, j); ok {
+		period, ok, err := s.claimDue(ctx, j)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("claim job %s, period %s: %w", j.Name, period.Format(time.RFC3339), err))
+		}
+		if ok {
 			if err := s.execute(ctx, j, period); err != nil {
 				errs = append(errs, fmt.Errorf("job %s, period %s: %w", j.Name, period.Format(time.RFC3339), err))
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return errors.Join(append(errs, err)...)
 		}
 	}
 	return errors.Join(errs...)
@@ -162,35 +171,35 @@ func (s *Scheduler) init() {
 }
 
 // claimDue reports the period of j due now that this replica has claimed;
-// false when none is due, this replica handled it already, or another
+// false when none is due, this replica handled it already, another
 // replica holds it (asked again after RetryClaim, or at once for the next
-// period).
-func (s *Scheduler) claimDue(ctx context.Context, j Job) (time.Time, bool) {
+// period), or the claim failed (the error; claimed again next time).
+func (s *Scheduler) claimDue(ctx context.Context, j Job) (time.Time, bool, error) {
 	now := s.Now()
 	period, due := j.Schedule.Period(now)
 	if !due || s.done[j.Name].Equal(period) || (now.Before(s.nextTry[j.Name]) && s.held[j.Name].Equal(period)) {
-		return time.Time{}, false
+		return period, false, nil
 	}
 	s.done[j.Name] = period
 	ok, takeover, err := s.claim(ctx, j.Name, period)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.Logger.Error("claim job", "job", j.Name, "period", period, "err", err)
-			delete(s.done, j.Name) // retry the claim next tick
+		if ctx.Err() != nil {
+			return period, false, nil // shutting down
 		}
-		return time.Time{}, false
+		delete(s.done, j.Name) // claim again next time
+		return period, false, err
 	}
 	if !ok {
 		s.Logger.Debug("job claimed elsewhere", "job", j.Name, "period", period)
 		delete(s.done, j.Name)
 		s.nextTry[j.Name], s.held[j.Name] = now.Add(RetryClaim), period
-		return time.Time{}, false
+		return period, false, nil
 	}
 	if takeover {
 		s.Logger.Warn("job period taken over from an expired claim", "job", j.Name, "period", period)
 		s.Metrics.JobTakeover(j.Name)
 	}
-	return period, true
+	return period, true, nil
 }
 
 // execute runs a claimed period and records its outcome, even when

@@ -2,6 +2,9 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -147,14 +150,16 @@ func TestNextPeriodClaimedAtOnce(t *testing.T) {
 }
 
 // Run, on the wall clock's ticks, runs jobs side by side: a slow job
-// delays no other, never overlaps itself, and Run returns once the
+// delays no other and never overlaps itself, and Run returns once the
 // running jobs have seen the cancellation.
 func TestRunRunsJobsSideBySide(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
-	clk := clock.New(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
-	slowStarted, fastRan := make(chan struct{}), make(chan struct{})
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	clk := clock.New(start)
+	slowStarted := make(chan struct{})
 	var slowRuns atomic.Int32
-	s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: clk.Now, Jobs: []jobs.Job{
+	fastRan := make(chan time.Time, 2)
+	s := &jobs.Scheduler{Store: db, Tick: time.Millisecond, Now: clk.Now, Logger: slog.New(slog.DiscardHandler), Jobs: []jobs.Job{
 		{Name: "slow", Schedule: jobs.Every(time.Second), Run: func(ctx context.Context, _ time.Time) error {
 			if slowRuns.Add(1) == 1 {
 				close(slowStarted)
@@ -162,14 +167,20 @@ func TestRunRunsJobsSideBySide(t *testing.T) {
 			<-ctx.Done() // holds its job until shutdown
 			return ctx.Err()
 		}},
-		{Name: "fast", Schedule: jobs.Every(time.Second), Run: func(context.Context, time.Time) error { close(fastRan); return nil }},
+		{Name: "fast", Schedule: jobs.Every(time.Second), Run: func(_ context.Context, p time.Time) error { fastRan <- p; return nil }},
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	<-slowStarted
-	<-fastRan
-	clk.Set(clk.Now().Add(time.Second)) // slow's next period: it is still running, so it waits
+	if p := <-fastRan; !p.Equal(start) {
+		t.Fatalf("fast ran for %s", p)
+	}
+	// The next period: fast runs again while slow, still running, waits.
+	clk.Set(start.Add(time.Second))
+	if p := <-fastRan; !p.Equal(start.Add(time.Second)) {
+		t.Fatalf("fast ran for %s", p)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -180,5 +191,26 @@ func TestRunRunsJobsSideBySide(t *testing.T) {
 	runs, err := db.JobRuns(context.Background(), "slow")
 	if err != nil || len(runs) != 1 || !runs[0].Finished {
 		t.Fatalf("the slow job's run is not recorded as finished at shutdown: %+v, %v", runs, err)
+	}
+}
+
+// failingClaims is a job store whose claims fail.
+type failingClaims struct{ arena.JobStore }
+
+func (failingClaims) ClaimJob(context.Context, string, time.Time, string) (bool, error) {
+	return false, errors.New("database unreachable")
+}
+
+// A claim that fails is RunDue's error, runs nothing, and is asked again
+// at the next call.
+func TestRunDueReportsClaimErrors(t *testing.T) {
+	db := storetest.Open(t, "sqlite")
+	runs := 0
+	s := &jobs.Scheduler{Store: failingClaims{db}, Logger: slog.New(slog.DiscardHandler), Now: clock.New(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)).Now,
+		Jobs: []jobs.Job{{Name: "sync", Schedule: jobs.Every(time.Minute), Run: func(context.Context, time.Time) error { runs++; return nil }}}}
+	for range 2 {
+		if err := s.RunDue(context.Background()); err == nil || !strings.Contains(err.Error(), "database unreachable") || runs != 0 {
+			t.Fatalf("RunDue: %v, %d runs; want the claim's error and none", err, runs)
+		}
 	}
 }

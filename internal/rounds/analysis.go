@@ -40,9 +40,11 @@ const MaxCachedAnalyses = 32
 
 // newAnalysisCache is a cache of analyses by view (filter name): the
 // MaxCachedAnalyses read last, each recomputed in the background once its
-// last computation was slower than SlowAnalysis.
-func newAnalysisCache() *cache.Cache[string, *view] {
-	return &cache.Cache[string, *view]{Max: MaxCachedAnalyses, Slow: SlowAnalysis}
+// last computation was slower than SlowAnalysis (a failure there, which
+// no reader sees, is logged).
+func (s *Service) newAnalysisCache() *cache.Cache[string, *view] {
+	return &cache.Cache[string, *view]{Max: MaxCachedAnalyses, Slow: SlowAnalysis,
+		OnError: func(view string, err error) { s.log().Warn("forecast: leaderboard analysis failed", "view", view, "err", err) }}
 }
 
 // Stop cancels the analyses being computed in the background and returns
@@ -51,7 +53,7 @@ func newAnalysisCache() *cache.Cache[string, *view] {
 func (s *Service) Stop() { s.cache().Close() }
 
 func (s *Service) cache() *cache.Cache[string, *view] {
-	s.analysesOnce.Do(func() { s.analyses = newAnalysisCache() })
+	s.analysesOnce.Do(func() { s.analyses = s.newAnalysisCache() })
 	return s.analyses
 }
 
