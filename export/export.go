@@ -456,6 +456,14 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 			o.Progress(i+1, len(specs))
 		}
 	}
+	// The tables were read after the checkpoint was checked: an entry
+	// appended meanwhile (a round triggered, a resolution) may show in
+	// them though the checkpoint does not cover it.
+	if now, err := src.Log.Size(ctx); err != nil {
+		return nil, nil, fmt.Errorf("export: %w", err)
+	} else if now != size {
+		return nil, nil, arena.Errorf(arena.ECONFLICT, "export: the log grew from %d to %d entries while the tables were read: %w", size, now, ErrLogGrew)
+	}
 	d := src.Forecast.SigningDomain()
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),
 		LogPublicKey: src.Log.PublicKeyHex()}

@@ -36,14 +36,17 @@ func NewTree(leaves [][]byte) (*Tree, error) {
 	return t, nil
 }
 
-// Append adds leaves, given by their leaf hashes, to the right of the tree.
+// Append adds leaves, given by their leaf hashes, to the right of the
+// tree: all of them, or none when one is not a hash.
 func (t *Tree) Append(leaves ...[]byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, leaf := range leaves {
+	for i, leaf := range leaves {
 		if len(leaf) != sumdb.HashSize {
-			return fmt.Errorf("tlog: leaf hash %d has %d bytes", t.size, len(leaf))
+			return fmt.Errorf("tlog: leaf hash %d has %d bytes", t.size+int64(i), len(leaf))
 		}
+	}
+	for _, leaf := range leaves {
 		hs, err := sumdb.StoredHashesForRecordHash(t.size, sumdb.Hash(leaf), sumdb.HashReaderFunc(t.read))
 		if err != nil {
 			return fmt.Errorf("tlog: hash leaf %d: %w", t.size, err)

@@ -162,8 +162,9 @@ func TestTreeRange(t *testing.T) {
 			t.Errorf("%s: %v, want ErrRange", name, err)
 		}
 	}
-	if err := tree.Append(make([]byte, 31)); err == nil {
-		t.Fatal("a leaf hash of 31 bytes was taken")
+	before := tree.Size()
+	if err := tree.Append(make([]byte, 32), make([]byte, 31)); err == nil || tree.Size() != before {
+		t.Fatalf("a leaf hash of 31 bytes after a good one: %v, size %d → %d; want an error and nothing appended", err, before, tree.Size())
 	}
 	if _, err := tlog.NewTree([][]byte{make([]byte, 33)}); err == nil {
 		t.Fatal("a leaf hash of 33 bytes was taken")

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"time"
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/redact"
+	"github.com/forecast-arena/arena/internal/retry"
 )
 
 func init() {
@@ -17,8 +19,12 @@ func init() {
 }
 
 // maxExportAttempts bounds the exports tried while the log grows past
-// each new checkpoint before its export starts.
-const maxExportAttempts = 5
+// each new checkpoint before its export is read; they are spread by a
+// backoff from exportRetryBase, so that a burst of appends can end.
+const (
+	maxExportAttempts = 5
+	exportRetryBase   = 500 * time.Millisecond
+)
 
 func runExport(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--with-prompts] [--log-key PATH]")
@@ -57,6 +63,13 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		counts, err = a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
 		if !errors.Is(err, export.ErrLogGrew) || attempt == maxExportAttempts {
 			break
+		}
+		wait := time.NewTimer(retry.Backoff(attempt, exportRetryBase, 8*exportRetryBase, rand.Int64N))
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return ctx.Err()
+		case <-wait.C:
 		}
 	}
 	bar.Finish()

@@ -50,6 +50,9 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
+	if a.OracleErr != nil {
+		return a.OracleErr
+	}
 	if _, err := a.OpenLog(ctx); err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func TestMethodVersioned(t *testing.T) {
 	got := struct{ config, figures string }{m.Digest(), hex.EncodeToString(sum[:])}
 	want, ok := methodGolden[scoring.MethodVersion]
 	if !ok || got != want {
-		t.Errorf("the scoring method changed (config digest %s, figures digest %s) but forecast.MethodVersion is still %q:\n"+
+		t.Errorf("the scoring method changed (config digest %s, figures digest %s) but scoring.MethodVersion is still %q:\n"+
 			"bump MethodVersion, add a changelog entry for the new version to docs/methodology.md, and pin the new digests in methodGolden",
 			got.config, got.figures, scoring.MethodVersion)
 	}

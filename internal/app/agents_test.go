@@ -21,8 +21,8 @@ import (
 func TestNewBuildsTheTradingTrack(t *testing.T) {
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "agents.json")
-	os.WriteFile(reg, []byte(`{"agents":[{"id":"k","name":"Keyed","provider":"local","model":"k-1","base_url":"http://127.0.0.1:1/v1","api_key_env":"K_KEY","input_usd_per_mtok":0,"output_usd_per_mtok":0},
-		{"id":"u","name":"Unkeyed","provider":"local","model":"u-1","base_url":"http://127.0.0.1:1/v1","api_key_env":"U_KEY","timeout":"300s","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`), 0o600)
+	writeFile(t, reg, `{"agents":[{"id":"k","name":"Keyed","provider":"local","model":"k-1","base_url":"http://127.0.0.1:1/v1","api_key_env":"K_KEY","input_usd_per_mtok":0,"output_usd_per_mtok":0},
+		{"id":"u","name":"Unkeyed","provider":"local","model":"u-1","base_url":"http://127.0.0.1:1/v1","api_key_env":"U_KEY","timeout":"300s","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`)
 	o := config.Defaults()
 	o.DB, o.AgentsFile, o.NoSync = "sqlite:"+filepath.Join(dir, "a.db"), reg, true
 	ctx := context.Background()
@@ -52,15 +52,46 @@ func TestNewBuildsTheTradingTrack(t *testing.T) {
 	if _, err := a.DB.CreateCohort(ctx, &arena.Cohort{WeekStart: arena.WeekStart(time.Now()), Status: arena.CohortActive, InitialCash: 1, Lineup: c.Lineup}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(ctx, o, Deps{DB: a.DB, Environ: []string{"K_KEY=secret"}})
+	b, err := New(ctx, o, Deps{Environ: []string{"K_KEY=secret"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer b.Close()
 	if b.Trading.ModelTimeout != 300*time.Second {
 		t.Fatalf("timeout %s with U's cohort active, want 300s", b.Trading.ModelTimeout)
 	}
 	c.Lineup = append(c.Lineup, arena.LineupEntry{AgentID: "s", Name: "Sim", Kind: agent.KindSim, Spec: json.RawMessage(`{}`)})
 	if _, err := a.Deciders(ctx, c); err == nil || !strings.Contains(err.Error(), "simulated agent s") {
 		t.Fatalf("a simulated agent without a decider: %v", err)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A resolver panel whose key is missing fails only what runs the oracle:
+// New gives every other command its services, with the reason in
+// OracleErr, and serve's jobs refuse to start on it.
+func TestNewWithoutTheOraclesKey(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "oracle.json")
+	writeFile(t, reg, `{"agents":[{"id":"r1","name":"R1","provider":"local","model":"r","base_url":"http://127.0.0.1:1/v1","api_key_env":"R1_KEY","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`)
+	o := config.Defaults()
+	o.DB, o.OracleAgents, o.NoSync = "sqlite:"+filepath.Join(dir, "a.db"), reg, true
+	ctx := context.Background()
+	a, err := New(ctx, o, Deps{})
+	if err != nil {
+		t.Fatalf("New without the oracle's key: %v", err)
+	}
+	defer a.Close()
+	if a.OracleErr == nil || !strings.Contains(a.OracleErr.Error(), "R1_KEY") || a.Oracle.Panel != nil {
+		t.Fatalf("OracleErr %v, panel %v", a.OracleErr, a.Oracle.Panel)
+	}
+	if _, err := a.Jobs(ctx, "http://127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "R1_KEY") {
+		t.Fatalf("serve's jobs without the oracle's key: %v", err)
 	}
 }

@@ -89,6 +89,11 @@ type App struct {
 	// trading lineup, with the reason (a missing API key).
 	SkippedAgents []llm.Skipped
 	Oracle        *oracle.Service
+	// OracleErr is why the configured resolver panel (ARENA_ORACLE_AGENTS)
+	// could not be built, a missing API key say: only the oracle's runs
+	// need it, so New leaves the oracle without a panel and the commands
+	// that run it (serve, 'arena oracle resolve') report this.
+	OracleErr error
 
 	deps    Deps
 	closers []func() error
@@ -162,7 +167,13 @@ func (a *App) build(ctx context.Context) error {
 		return err
 	}
 	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics}, a.Forecast)
-	return a.buildPanel()
+	if err := a.buildPanel(); err != nil {
+		if d.Panel != nil {
+			return err // the program's own panel: a bug
+		}
+		a.OracleErr = fmt.Errorf("ARENA_ORACLE_AGENTS %s: %w", o.OracleAgents, err)
+	}
+	return nil
 }
 
 // Close releases what the app holds, in the reverse order of opening: its

@@ -82,6 +82,9 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 		js = append(js, hj)
 	}
 	if o.OracleAgents != "" {
+		if a.OracleErr != nil {
+			return nil, a.OracleErr
+		}
 		js = append(js, a.oracleJob())
 	}
 	if a.Log != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -196,10 +197,15 @@ func (a *App) catchUpExports(ctx context.Context) {
 	tick := time.NewTicker(cmp.Or(a.pub.Interval, tlog.DefaultInterval))
 	defer tick.Stop()
 	var last string
+	var grew []byte // the latest checkpoint, when the log grew past it mid-export
 	for {
 		n, err := a.DB.LatestCheckpoint(ctx)
-		if err == nil && n != nil {
-			err = a.publishExport(ctx, n)
+		if err == nil && n != nil && !bytes.Equal(n, grew) {
+			// A checkpoint the log grew past can never be exported: wait for
+			// the publisher's next one.
+			if err = a.publishExport(ctx, n); errors.Is(err, export.ErrLogGrew) {
+				grew = n
+			}
 		}
 		switch {
 		case ctx.Err() != nil:

@@ -125,6 +125,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	wc := world.Config()
+	// serve's round job creates one round a UTC day, at the day's first
+	// step: a start later in the day would see two days in one round's
+	// steps.
+	if !wc.Start.Equal(wc.Start.Truncate(roundEvery)) {
+		return nil, arena.Errorf(arena.EINVALID, "demo: the start %s must be at 00:00 UTC (a round is created each UTC day)", wc.Start.Format(time.RFC3339))
+	}
 	if max := int(wc.Horizon / roundEvery); cfg.Rounds > max {
 		return nil, arena.Errorf(arena.EINVALID, "demo: at most %d rounds fit the simulator's %s horizon", max, wc.Horizon)
 	}

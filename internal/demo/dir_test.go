@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/demo"
@@ -31,6 +32,20 @@ func TestDemoRefusesAUsedDir(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(db); string(b) != "earlier run" {
 		t.Fatalf("the earlier database changed: %q", b)
+	}
+}
+
+// A start later than 00:00 UTC is refused before anything is made: a
+// round is created each UTC day, at the day's first step.
+func TestDemoRefusesAStartWithinTheDay(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "d")
+	_, err := demo.Run(context.Background(), demo.Config{Seed: 1, Rounds: 2, Dir: dir, Start: time.Date(2026, 1, 5, 22, 0, 0, 0, time.UTC)})
+	if arena.ErrorKind(err) != arena.EINVALID || !strings.Contains(err.Error(), "00:00 UTC") {
+		t.Fatalf("a start at 22:00: %v", err)
+	}
+	if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
+		t.Fatal("the refused demo made its directory")
 	}
 }
 

@@ -206,7 +206,7 @@ func (s DirStore) Put(_ context.Context, key string, value []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	// Atomic where the system allows (renameio's maybe writes in place on
-	// Windows): a reader never sees half an entry.
+	// Atomic where the system allows, so that a reader never sees half an
+	// entry (on Windows renameio's maybe writes in place).
 	return maybe.WriteFile(p, value, 0o600)
 }

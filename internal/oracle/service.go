@@ -109,6 +109,9 @@ func (s *Service) Resolve(ctx context.Context, marketID int64) (*arena.OracleRes
 	if disputed && len(s.Tracks) == 0 {
 		return nil, errNoTracks
 	}
+	if s.Panel == nil {
+		return nil, arena.Errorf(arena.EINVALID, "oracle: no resolver panel (set ARENA_ORACLE_AGENTS)")
+	}
 	if _, err := ParseArch(s.Policy.Architecture, s.Panel.Agents()); err != nil {
 		return nil, arena.Errorf(arena.EINVALID, "oracle policy: %v", err)
 	}
