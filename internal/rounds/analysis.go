@@ -44,7 +44,9 @@ const MaxCachedAnalyses = 32
 // no reader sees, is logged).
 func (s *Service) newAnalysisCache() *cache.Cache[string, *view] {
 	return &cache.Cache[string, *view]{Max: MaxCachedAnalyses, Slow: SlowAnalysis,
-		OnError: func(view string, err error) { s.log().Warn("forecast: leaderboard analysis failed", "view", view, "err", err) }}
+		OnError: func(view string, err error) {
+			s.log().Warn("forecast: leaderboard analysis failed", "view", view, "err", err)
+		}}
 }
 
 // Stop cancels the analyses being computed in the background and returns
