@@ -2,6 +2,7 @@ package rounds
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -81,13 +82,35 @@ func (s *Service) Analysis(ctx context.Context) (*scoring.Analysis, error) {
 	return v.Analysis, nil
 }
 
+// Refresh starts computing the analysis of the scored rounds as they now
+// stand, if it is not cached, and returns without waiting for it: the
+// cache computes it in the background (Stop ends it) and logs a failure,
+// so that the next reader need not wait.
+func (s *Service) Refresh(ctx context.Context) error {
+	_, err := s.analysisAt(ctx, false)
+	return err
+}
+
 func (s *Service) analysisView(ctx context.Context) (*view, error) {
+	return s.analysisAt(ctx, true)
+}
+
+// analysisAt reads the version of the scored rounds on ctx and gets their
+// analysis, waiting for its computation unless wait is false (then a nil
+// view when it is not ready).
+func (s *Service) analysisAt(ctx context.Context, wait bool) (*view, error) {
 	n, last, err := s.scoredVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
+	get := ctx
+	if !wait {
+		var cancel context.CancelFunc
+		get, cancel = context.WithCancel(ctx)
+		cancel() // Get starts the computation, which does not inherit this cancellation, then returns
+	}
 	version := fmt.Sprintf("%d/%d/%s", n, last.UnixNano(), s.ScoringMethod().Digest())
-	return s.cache().Get(ctx, Filter{}.name(), version, func(ctx context.Context) (*view, error) {
+	v, err := s.cache().Get(get, Filter{}.name(), version, func(ctx context.Context) (*view, error) {
 		a, err := s.analyze(ctx)
 		if err != nil {
 			return nil, err
@@ -95,6 +118,10 @@ func (s *Service) analysisView(ctx context.Context) (*view, error) {
 		a.ScoredRounds, a.LastScored = n, last
 		return &view{a, version}, nil
 	})
+	if !wait && errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		return nil, nil
+	}
+	return v, err
 }
 
 // AnalysisOf returns the analysis of the forecasts f selects: the same

@@ -132,9 +132,9 @@ func Jobs(svc *Service, cfg JobsConfig) ([]jobs.Job, error) {
 		jobs.Periodic(JobTrigger, cfg.TriggerEvery, func(ctx context.Context, _ time.Time) error {
 			n, err := svc.TriggerDue(ctx) // logs each round it scores
 			if n > 0 && err == nil {
-				// Recompute the leaderboard analysis now, so that readers of
-				// this process do not wait for its bootstrap.
-				if _, aerr := svc.Analysis(ctx); aerr != nil {
+				// Start the leaderboard's analysis now, in the background, so
+				// that readers of this process do not wait for its bootstrap.
+				if aerr := svc.Refresh(ctx); aerr != nil {
 					svc.log().Warn("forecast: analysis after scoring", "err", aerr)
 				}
 			}
