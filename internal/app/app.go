@@ -29,6 +29,7 @@ import (
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/polymarket"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
@@ -95,9 +96,10 @@ type App struct {
 	// that run it (serve, 'arena oracle resolve') report this.
 	OracleErr error
 
-	deps    Deps
-	closers []func() error
-	pub     *tlog.Publisher // the log's checkpoint publisher, once built
+	deps       Deps
+	closers    []func() error
+	polymarket *polymarket.Client // the benchmarks' and the sync's (nil with ARENA_NO_SYNC)
+	pub        *tlog.Publisher    // the log's checkpoint publisher, once built
 	// exports publishes an export of each new checkpoint into the
 	// database, once serve sets exportFollow.
 	exports      export.Publisher
@@ -161,7 +163,8 @@ func (a *App) build(ctx context.Context) error {
 		Admission: rounds.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
 			ProfileUpdatesPerDay: o.ProfileUpdatesPerDay}}
 	if !o.NoSync {
-		a.Forecast.Lookup = rounds.TokenLookup(Polymarket(o, a.Logger).BenchmarkAt)
+		a.polymarket = Polymarket(o, a.Logger)
+		a.Forecast.Lookup = rounds.TokenLookup(a.polymarket.BenchmarkAt)
 	}
 	if err := a.buildTrading(ctx); err != nil {
 		return err

@@ -40,7 +40,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	o := a.Config
 	js := []jobs.Job{a.pruneJob()}
 	if !o.NoSync {
-		pc := Polymarket(o, a.Logger)
+		pc := a.polymarket
 		js = append(js, jobs.Job{Name: "polymarket-sync", Schedule: jobs.Every(o.SyncEvery),
 			Run: func(ctx context.Context, _ time.Time) error {
 				rep, err := polymarket.Sync(ctx, a.DB, pc, o.SyncLimit)
