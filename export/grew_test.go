@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/tlog"
+	"github.com/forecast-arena/arena/tlog/tlogtest"
 )
 
 // appendingForecasts appends an entry to the log when the export first
@@ -42,25 +43,10 @@ func TestWriteRefusesALogThatGrewMidExport(t *testing.T) {
 	if err := lg.Append(ctx, "test", map[string]int{"n": 0}); err != nil {
 		t.Fatal(err)
 	}
-	pub, err := tlog.NewPublisher(lg, "arena.test/grew", &tlog.MemCheckpoints{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkpoint := func() []byte {
-		t.Helper()
-		if _, err := pub.Publish(ctx); err != nil {
-			t.Fatal(err)
-		}
-		n, err := pub.Checkpoint(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	svc := &rounds.Service{Store: db, Log: lg}
 	dir := filepath.Join(t.TempDir(), "export")
 	src := &appendingForecasts{Service: svc, log: lg}
-	_, err = export.Write(ctx, export.Source{Forecast: src, Log: lg}, dir, export.Options{Checkpoint: checkpoint()})
+	_, err := export.Write(ctx, export.Source{Forecast: src, Log: lg}, dir, export.Options{Checkpoint: tlogtest.Checkpoint(t, lg)})
 	if src.err != nil {
 		t.Fatal(src.err)
 	}
@@ -70,7 +56,7 @@ func TestWriteRefusesALogThatGrewMidExport(t *testing.T) {
 	if _, serr := os.Stat(filepath.Join(dir, export.IndexFile)); !os.IsNotExist(serr) {
 		t.Fatal("the refused export has an index")
 	}
-	if _, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg}, dir, export.Options{Checkpoint: checkpoint()}); err != nil {
+	if _, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg}, dir, export.Options{Checkpoint: tlogtest.Checkpoint(t, lg)}); err != nil {
 		t.Fatalf("the export of the checkpoint of the grown log: %v", err)
 	}
 }

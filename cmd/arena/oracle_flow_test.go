@@ -30,6 +30,7 @@ import (
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
+	"github.com/forecast-arena/arena/tlog/tlogtest"
 )
 
 // An ambiguous market in the trading track: the panel resolves one market
@@ -483,7 +484,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 	// The export verifies: the log holds the new outcomes and scores after
 	// the old ones, and the verifier recomputes the re-scored round.
 	dir := t.TempDir()
-	if _, err := export.Write(ctx, export.Source{Forecast: fsvc, Log: lg}, dir, export.Options{Format: export.JSONL, Checkpoint: checkpointOf(t, lg)}); err != nil {
+	if _, err := export.Write(ctx, export.Source{Forecast: fsvc, Log: lg}, dir, export.Options{Format: export.JSONL, Checkpoint: tlogtest.Checkpoint(t, lg)}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := export.Verify(dir, export.VerifyOptions{LogKey: lg.PublicKey()})
@@ -606,23 +607,4 @@ func TestOracleFlagFlow(t *testing.T) {
 			t.Fatalf("cash %d realized %d, want 9600 and −400 dollars", ps[0].Cash, ps[0].Realized)
 		}
 	})
-}
-
-// checkpointOf publishes a checkpoint of lg as it stands, kept in memory,
-// and returns its note: what an export carries as its signed head.
-func checkpointOf(t *testing.T, lg *tlog.Log) []byte {
-	t.Helper()
-	ctx := context.Background()
-	pub, err := tlog.NewPublisher(lg, "arena.test/log", &tlog.MemCheckpoints{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pub.Publish(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n, err := pub.Checkpoint(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/relay"
 	"github.com/forecast-arena/arena/internal/store/storetest"
-	"github.com/forecast-arena/arena/tlog"
+	"github.com/forecast-arena/arena/tlog/tlogtest"
 )
 
 // verifyExport compares the export in dir with the chain, as arena verify
@@ -96,7 +96,7 @@ func TestVerifyExportAgainstChain(t *testing.T) {
 	e.passes(3, nil)
 
 	dir := t.TempDir()
-	if _, err := export.Write(ctx, export.Source{Forecast: e.svc, Log: e.log}, dir, export.Options{Format: export.CSV, Checkpoint: checkpointOf(t, e.log)}); err != nil {
+	if _, err := export.Write(ctx, export.Source{Forecast: e.svc, Log: e.log}, dir, export.Options{Format: export.CSV, Checkpoint: tlogtest.Checkpoint(t, e.log)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := export.Verify(dir, export.VerifyOptions{}); err != nil {
@@ -171,23 +171,4 @@ func copyDir(t *testing.T, from, to string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// checkpointOf publishes a checkpoint of lg as it stands, kept in memory,
-// and returns its note: what an export carries as its signed head.
-func checkpointOf(t *testing.T, lg *tlog.Log) []byte {
-	t.Helper()
-	ctx := context.Background()
-	pub, err := tlog.NewPublisher(lg, "arena.test/log", &tlog.MemCheckpoints{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pub.Publish(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n, err := pub.Checkpoint(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

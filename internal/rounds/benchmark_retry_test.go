@@ -27,27 +27,9 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 		clk := clock.New(t0)
 		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		cd := t0.Add(time.Hour)
-		mkRound := func(prefix string, n int) (*arena.Round, []*arena.Market) {
-			var specs []spec
-			for i := 0; i < n; i++ {
-				specs = append(specs, spec{id: fmt.Sprintf("%s%d", prefix, i), event: fmt.Sprintf("%s-ev%d", prefix, i), category: "c",
-					volume: 100_000, closeIn: 5 * 24 * time.Hour, price: 0.5})
-			}
-			byID := saveMarkets(t, db, specs)
-			ms := make([]*arena.Market, n)
-			ids := make([]int64, n)
-			for i, s := range specs {
-				ms[i], ids[i] = byID[s.id], byID[s.id].ID
-			}
-			r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids, CommitDeadline: cd,
-				RevealStart: cd.Add(10 * time.Minute), RevealDeadline: cd.Add(30 * time.Minute)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r, ms
-		}
-		other, oms := mkRound("ok", 2) // older: listed after a
-		a, ams := mkRound("fail", 3)   // newer: captured first
+		sched := forecast.Schedule{CommitDeadline: cd, RevealStart: cd.Add(10 * time.Minute), RevealDeadline: cd.Add(30 * time.Minute)}
+		other, oms := newRoundAt(t, db, svc, "ok", 2, sched) // older: listed after a
+		a, ams := newRoundAt(t, db, svc, "fail", 3, sched)   // newer: captured first
 		delisted := errors.New("CLOB 404 for a delisted token")
 		svc.Lookup = func(ctx context.Context, m *arena.Market, at time.Time) (float64, time.Time, bool, error) {
 			return 0, time.Time{}, false, delisted

@@ -209,6 +209,12 @@ func sourceIDs(t *testing.T, db *store.DB, r *arena.Round) []string {
 // at t0+1h, reveals t0+2h..t0+3h.
 func newRound(t *testing.T, db *store.DB, svc *rounds.Service, prefix string, n int) (*arena.Round, []*arena.Market) {
 	t.Helper()
+	return newRoundAt(t, db, svc, prefix, n, forecast.Schedule{CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
+}
+
+// newRoundAt stores n plain markets and a round over them on schedule s.
+func newRoundAt(t *testing.T, db *store.DB, svc *rounds.Service, prefix string, n int, s forecast.Schedule) (*arena.Round, []*arena.Market) {
+	t.Helper()
 	var specs []spec
 	for i := 0; i < n; i++ {
 		specs = append(specs, spec{id: fmt.Sprintf("%s%d", prefix, i), event: fmt.Sprintf("%s-ev%d", prefix, i), category: "c",
@@ -217,11 +223,11 @@ func newRound(t *testing.T, db *store.DB, svc *rounds.Service, prefix string, n 
 	byID := saveMarkets(t, db, specs)
 	ms := make([]*arena.Market, n)
 	ids := make([]int64, n)
-	for i, s := range specs {
-		ms[i], ids[i] = byID[s.id], byID[s.id].ID
+	for i, sp := range specs {
+		ms[i], ids[i] = byID[sp.id], byID[sp.id].ID
 	}
 	r, err := svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: ids,
-		CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})
+		CommitDeadline: s.CommitDeadline, RevealStart: s.RevealStart, RevealDeadline: s.RevealDeadline})
 	if err != nil {
 		t.Fatal(err)
 	}

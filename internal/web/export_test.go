@@ -23,6 +23,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
 	"github.com/forecast-arena/arena/tlog"
+	"github.com/forecast-arena/arena/tlog/tlogtest"
 )
 
 // The export routes stream the tables `arena export` writes. Mid-round —
@@ -192,7 +193,7 @@ func TestExportSealsUntriggeredRound(t *testing.T) {
 		// The directory export (what `arena export` writes) holds the same
 		// rows, no secret, and verifies with the sealed entries.
 		dir := t.TempDir()
-		if _, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg}, dir, export.Options{Format: export.CSV, Checkpoint: checkpointOf(t, lg)}); err != nil {
+		if _, err := export.Write(ctx, export.Source{Forecast: svc, Log: lg}, dir, export.Options{Format: export.CSV, Checkpoint: tlogtest.Checkpoint(t, lg)}); err != nil {
 			t.Fatal(err)
 		}
 		for _, sp := range export.Specs {
@@ -230,23 +231,4 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// checkpointOf publishes a checkpoint of lg as it stands, kept in memory,
-// and returns its note: what an export carries as its signed head.
-func checkpointOf(t *testing.T, lg *tlog.Log) []byte {
-	t.Helper()
-	ctx := context.Background()
-	pub, err := tlog.NewPublisher(lg, "arena.test/log", &tlog.MemCheckpoints{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pub.Publish(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n, err := pub.Checkpoint(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
