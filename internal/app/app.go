@@ -174,7 +174,7 @@ func (a *App) build(ctx context.Context) error {
 		if d.Panel != nil {
 			return err // the program's own panel: a bug
 		}
-		a.OracleErr = fmt.Errorf("ARENA_ORACLE_AGENTS %s: %w", o.OracleAgents, err)
+		a.OracleErr = fmt.Errorf("resolver panel %s: %w", o.OracleAgents, err)
 	}
 	return nil
 }
