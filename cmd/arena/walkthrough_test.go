@@ -41,7 +41,7 @@ func TestOfflineServeWalkthrough(t *testing.T) {
 
 	const token = "walkthrough-admin-token-012345678"
 	cmd := exec.Command(os.Args[0], "serve", "--db", db, "--addr", "127.0.0.1:0", "--no-sync",
-		"--round-every", "1h", "--commit-in", "3s", "--reveal-delay", "1s", "--reveal-window", "3s", "--grace", "1s")
+		"--commit-in", "3s", "--reveal-delay", "1s", "--reveal-window", "3s", "--grace", "1s")
 	cmd.Env = append(os.Environ(), "ARENA_TEST_EXEC=1", "ARENA_ADMIN_TOKEN="+token)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
