@@ -43,7 +43,7 @@ func TestWriteRefusesALogThatGrewMidExport(t *testing.T) {
 	if err := lg.Append(ctx, "test", map[string]int{"n": 0}); err != nil {
 		t.Fatal(err)
 	}
-	svc := &rounds.Service{Store: db, Log: lg}
+	svc := &rounds.Service{Store: db}
 	dir := filepath.Join(t.TempDir(), "export")
 	src := &appendingForecasts{Service: svc, log: lg}
 	_, err := export.Write(ctx, export.Source{Forecast: src, Log: lg}, dir, export.Options{Checkpoint: tlogtest.Checkpoint(t, lg)})

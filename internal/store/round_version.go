@@ -13,7 +13,7 @@ import (
 func (d *DB) ScoredVersion(ctx context.Context) (int, time.Time, error) {
 	var n int
 	var last sql.NullInt64
-	err := d.db.QueryRowContext(ctx, `SELECT COUNT(*), MAX(triggered_at) FROM rounds WHERE triggered_at IS NOT NULL AND NOT invalidated`).Scan(&n, &last)
+	err := d.r().QueryRowContext(ctx, `SELECT COUNT(*), MAX(triggered_at) FROM rounds WHERE triggered_at IS NOT NULL AND NOT invalidated`).Scan(&n, &last)
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("store: scored version: %w", err)
 	}

@@ -273,6 +273,7 @@ func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setP
 // reasoning, each kind in multi-row statements. A row that another writer
 // changed since planSet read it fails the set (errReplay).
 func (d *DB) writeSet(ctx context.Context, tx *sql.Tx, p *setPlan) error {
+	d.touch(tx, arena.DomainRounds)
 	commits, reveals, reasons, ins, upd := p.commits, p.reveals, p.reasons, p.newAgents, p.movedNonces
 	err := d.chunked(ctx, tx, ins, func(n int) string {
 		return `INSERT INTO agents (address, nonce, created_at) VALUES ` + paramRows(n, 3)
@@ -482,6 +483,7 @@ func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool
 	default:
 		return false, fmt.Errorf("store: unknown submission kind %d", r.kind)
 	}
+	d.touch(tx, arena.DomainRounds)
 	if sub.Log != nil && r.kind != arena.SubmitReasoning {
 		if _, err := d.appendLogIn(ctx, tx, []timedLeaf{{sub.Log, r.at}}); err != nil {
 			return true, fmt.Errorf("store: append the %s to the log: %w", sub.Log.Kind, err)

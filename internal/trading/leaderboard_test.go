@@ -108,7 +108,7 @@ func TestLeaderboardCache(t *testing.T) {
 		pos := mustPortfolio(t, db, c.ID, "a").Positions[0]
 		act("a", trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: pos.ID, Percentage: 100}}}, next)
 		check("a sold", 0, true)
-		if err := db.ResolveMarket(ctx, m1.ID, arena.Yes, next); err != nil {
+		if _, err := db.ResolveMarket(ctx, m1.ID, arena.Yes, next); err != nil {
 			t.Fatal(err)
 		}
 		if lb := check("the sold bet's market resolved", 0, true); lb.Rows[0].ResolvedBets != 1 || lb.Rows[0].Brier == nil {

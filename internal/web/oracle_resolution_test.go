@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -29,12 +28,9 @@ import (
 // tamper-evident log.
 func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
 	t.Helper()
-	key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsvc := &rounds.Service{Store: db, Logger: quiet, Log: &tlog.Log{Store: db, Key: key, Logger: quiet}}
-	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{rounds.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided, Disputed: fsvc.OracleDisputed}
+	fsvc := &rounds.Service{Store: db, Logger: quiet}
+	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{rounds.Rescore, trading.Resettle, rounds.LogResolution},
+		DisputeHooks: []arena.DisputeHook{rounds.LogDispute}}
 	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
@@ -166,7 +162,7 @@ func TestOracleDisputeAPI(t *testing.T) {
 		ctx := context.Background()
 		srv, hs := oracleAPI(t, db)
 		up, open := storetest.SaveMarket(t, db, "up"), storetest.SaveMarket(t, db, "open")
-		if err := db.ResolveMarket(ctx, up, arena.Yes, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)); err != nil {
+		if _, err := db.ResolveMarket(ctx, up, arena.Yes, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)); err != nil {
 			t.Fatal(err)
 		}
 		dispute := func(m int64) string { return fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/dispute", hs.URL, m) }
@@ -250,7 +246,7 @@ func TestOracleAuditLog(t *testing.T) {
 		_, hs := oracleAPI(t, db)
 		up := storetest.SaveMarket(t, db, "up")
 		sourceAt := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		if err := db.ResolveMarket(ctx, up, arena.Yes, sourceAt); err != nil {
+		if _, err := db.ResolveMarket(ctx, up, arena.Yes, sourceAt); err != nil {
 			t.Fatal(err)
 		}
 		size := func() uint64 {
