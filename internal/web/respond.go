@@ -69,7 +69,6 @@ func submitChange[ID, Req, Out any](param func(*http.Request) (ID, error), statu
 // headerUnchanged marks the answer to a write that changed nothing.
 const headerUnchanged = "Arena-Unchanged"
 
-
 // pathID parses the positive integer id in the path's wildcard; what names
 // the resource in the error.
 func pathID(r *http.Request, wildcard, what string) (int64, error) {
