@@ -217,6 +217,7 @@ type RoundFilter struct {
 type ForecastStore interface {
 	MarketStore
 	RoundStore
+	VersionStore
 }
 
 // RoundStore persists the forecast track.

@@ -70,3 +70,20 @@ type VersionStore interface {
 	// Versions returns every domain's version as committed now.
 	Versions(ctx context.Context) (Versions, error)
 }
+
+// StoreSnapshot is the stored data as of one moment: every read through
+// it, the log's size and entries and the domains' versions included, sees
+// the same commits, whatever is written meanwhile. It does not write.
+type StoreSnapshot interface {
+	ForecastStore
+	LogStore
+	TraceStore
+	VersionStore
+}
+
+// Snapshotter is a store that reads one state of itself.
+type Snapshotter interface {
+	// Snapshot calls fn with the store as of one moment; the snapshot is
+	// valid only while fn runs.
+	Snapshot(ctx context.Context, fn func(StoreSnapshot) error) error
+}

@@ -342,11 +342,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 		g.Go(func() error { a.catchUpExports(gctx); return nil })
 	}
 	// Compute the leaderboard analysis now, not on the first reader's
-	// request (on a large database it takes seconds).
+	// request (on a large database it takes seconds), and again whenever
+	// a write, by any process, moves what it reads.
 	g.Go(func() error {
 		if _, err := a.Forecast.Analysis(gctx); err != nil && gctx.Err() == nil {
 			a.Logger.Warn("forecast: analysis at start-up", "err", err)
 		}
+		a.Forecast.Follow(gctx, rounds.FollowEvery)
 		return nil
 	})
 	err = g.Wait()

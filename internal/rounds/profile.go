@@ -137,11 +137,15 @@ func RegisterAgent(ctx context.Context, st ProfileStore, a arena.AgentInfo) erro
 // builtin, their fixed display names): the one source of what the
 // leaderboards, pages, exports and tables call an agent.
 func (s *Service) Profiles(ctx context.Context) (map[string]arena.AgentInfo, error) {
+	return profiles(ctx, s.Store)
+}
+
+func profiles(ctx context.Context, st arena.RoundStore) (map[string]arena.AgentInfo, error) {
 	out := map[string]arena.AgentInfo{}
 	for id, name := range forecast.BaselineNames() {
 		out[id] = arena.AgentInfo{Address: id, Name: name, Kind: "builtin"}
 	}
-	agents, err := s.Store.Agents(ctx)
+	agents, err := st.Agents(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -559,40 +557,6 @@ func (d *DB) DecisionCosts(ctx context.Context, cohortID int64) ([]arena.Decisio
 		return nil, fmt.Errorf("store: decision costs of cohort %d: %w", cohortID, err)
 	}
 	return out, nil
-}
-
-// TradingVersion implements arena.CohortStore. Every ledger write bumps
-// its portfolio's version, so their sum counts them; a claim bumps a
-// decision's attempts and a finish leaves the claimed status, so those
-// count decisions' writes. A position's mark is not read: it changes
-// only when its market has a usable price, and is used only when not.
-func (d *DB) TradingVersion(ctx context.Context) (string, error) {
-	var cohorts, completed, ledger, decisions, attempts, finished, cost int64
-	err := d.r().QueryRowContext(ctx, d.rebind(`SELECT (SELECT COUNT(*) FROM cohorts), (SELECT COUNT(*) FROM cohorts WHERE status = ?),
-		(SELECT COALESCE(SUM(version), 0) FROM portfolios), (SELECT COUNT(*) FROM decisions),
-		(SELECT COALESCE(SUM(attempts), 0) FROM decisions), (SELECT COUNT(*) FROM decisions WHERE status <> ?),
-		(SELECT COALESCE(SUM(cost), 0) FROM decisions)`), string(arena.CohortCompleted), string(arena.DecisionClaimed)).
-		Scan(&cohorts, &completed, &ledger, &decisions, &attempts, &finished, &cost)
-	if err != nil {
-		return "", fmt.Errorf("store: trading version: %w", err)
-	}
-	h := sha256.New()
-	fmt.Fprintln(h, cohorts, completed, ledger, decisions, attempts, finished, cost)
-	digests, err := queryAll(ctx, d.r(), d.rebind(`SELECT id, digest FROM markets WHERE id IN
-		(SELECT market_id FROM positions WHERE status = ? UNION SELECT market_id FROM trades WHERE kind = ?) ORDER BY id`),
-		[]any{string(arena.PositionOpen), string(arena.TradeBet)}, func(sc scanner) (string, error) {
-			var id int64
-			var digest string
-			err := sc.Scan(&id, &digest)
-			return fmt.Sprintf("%d %s", id, digest), err
-		})
-	if err != nil {
-		return "", fmt.Errorf("store: trading version: %w", err)
-	}
-	for _, x := range digests {
-		fmt.Fprintln(h, x)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // OpenPositionMarkets implements arena.CohortStore.

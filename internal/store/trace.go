@@ -123,19 +123,6 @@ func (d *DB) SaveBacktest(ctx context.Context, rows []arena.BacktestForecast) er
 	})
 }
 
-// BacktestVersion implements arena.BacktestStore: the rows' count, the
-// latest save (every save stamps its rows), and sums that an in-place
-// replacement changes.
-func (d *DB) BacktestVersion(ctx context.Context) (string, error) {
-	var n, latest, forecasts, outcomes int64
-	err := d.r().QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(created_at), 0), COALESCE(SUM(forecast_bps), 0), COALESCE(SUM(outcome), 0)
-		FROM backtest_forecasts`).Scan(&n, &latest, &forecasts, &outcomes)
-	if err != nil {
-		return "", fmt.Errorf("store: backtest version: %w", err)
-	}
-	return fmt.Sprintf("%d/%d/%d/%d", n, latest, forecasts, outcomes), nil
-}
-
 // BacktestForecasts implements arena.BacktestStore.
 func (d *DB) BacktestForecasts(ctx context.Context) ([]arena.BacktestForecast, error) {
 	rows, err := d.r().QueryContext(ctx, `SELECT agent, market_id, round_key, source_id, category, event, forecast_bps, benchmark, outcome, created_at

@@ -10,7 +10,11 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-var _ arena.VersionStore = (*DB)(nil)
+var (
+	_ arena.VersionStore  = (*DB)(nil)
+	_ arena.Snapshotter   = (*DB)(nil)
+	_ arena.StoreSnapshot = (*DB)(nil)
+)
 
 // Versions implements arena.VersionStore.
 func (d *DB) Versions(ctx context.Context) (arena.Versions, error) {
@@ -128,7 +132,7 @@ var errSnapshotWrite = errors.New("store: a read snapshot cannot write")
 // and the domains' versions included, sees the same commits, whatever is
 // written meanwhile. The view does not write (errSnapshotWrite); it is
 // valid only while fn runs.
-func (d *DB) Snapshot(ctx context.Context, fn func(*DB) error) error {
+func (d *DB) Snapshot(ctx context.Context, fn func(arena.StoreSnapshot) error) error {
 	return d.readTx(ctx, func(tx *sql.Tx) error {
 		return fn(&DB{dialect: d.dialect, Now: d.Now, path: d.path, snap: tx})
 	})
