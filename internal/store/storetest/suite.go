@@ -43,6 +43,7 @@ var suite = []struct {
 	{"LogCheckpoints", testLogCheckpoints},
 	{"HumanForecasts", testHumanForecasts},
 	{"ExportStore", testExportStore},
+	{"Versions", testVersions},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
