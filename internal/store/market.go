@@ -498,6 +498,10 @@ func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at 
 	changed := false
 	err := d.tx(ctx, func(tx *sql.Tx) error {
 		changed = false
+		// The market first: a flag committing meanwhile is then seen.
+		if _, err := d.lockMarket(ctx, tx, id); err != nil {
+			return err
+		}
 		var flagged, resolved int
 		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*), COALESCE(MAX(CASE WHEN m.resolution <> '' THEN 1 ELSE 0 END), 0)
 			FROM oracle_flags f JOIN markets m ON m.id = f.market_id WHERE f.market_id = ?`), id).Scan(&flagged, &resolved); err != nil {
@@ -520,12 +524,11 @@ func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at 
 // resolution the market has already is not written again. Unless replace
 // is set, a market already resolved otherwise is a conflict.
 func (d *DB) setResolution(ctx context.Context, tx *sql.Tx, id int64, resolution string, at time.Time, replace bool, by string) (bool, error) {
-	m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id))
-	if isNoRows(err) {
-		return false, arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
-	}
+	// Locked, so that of two resolutions racing on PostgreSQL the second
+	// reads the first's once it commits, and finds it in force.
+	m, err := d.lockMarket(ctx, tx, id)
 	if err != nil {
-		return false, fmt.Errorf("store: resolve market %d: %w", id, err)
+		return false, err
 	}
 	name, ok := m.ResolutionName(resolution)
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -337,6 +338,66 @@ func TestOracleAuditLog(t *testing.T) {
 		}
 		if dec.MarketID != up || dec.Arbiter != "bob" || dec.Reason != "the rules say no" || dec.Decision != "NO" || dec.Seq != 1 || dec.AtMicros < d.AtMicros {
 			t.Errorf("decision entry %+v", dec)
+		}
+	})
+}
+
+// Identical admin writes sent at once, on both engines: 24 resolutions of
+// one market, then 24 disputes of it by one admin for one reason, then 24
+// arbiters deciding it alike. Each time one request changes the market and
+// logs it, and the 23 others answer 200 with Arena-Unchanged, adding
+// nothing to the log.
+func TestIdenticalAdminWritesOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		srv, hs := oracleAPI(t, db)
+		m := storetest.SaveMarket(t, db, "identical")
+		size := func() uint64 {
+			t.Helper()
+			n, err := db.LogSize(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		all := func(what, url, body string, logged uint64) {
+			t.Helper()
+			before := size()
+			var changed, unchanged atomic.Int32
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for range 24 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					code, ecode, same := adminWrite(t, url, "tok", body)
+					switch {
+					case code != 200:
+						t.Errorf("%s: %d %s", what, code, ecode)
+					case same:
+						unchanged.Add(1)
+					default:
+						changed.Add(1)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if changed.Load() != 1 || unchanged.Load() != 23 || size() != before+logged || srv.InternalErrors() != 0 {
+				t.Fatalf("24 identical %s: %d changed, %d unchanged, the log grew by %d (want %d), %d internal errors", what,
+					changed.Load(), unchanged.Load(), size()-before, logged, srv.InternalErrors())
+			}
+		}
+		all("resolutions", fmt.Sprintf("%s/api/v1/admin/markets/%d/resolve", hs.URL, m), `{"outcome":"YES"}`, 1)
+		all("disputes", fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/dispute", hs.URL, m), `{"admin":"ann","reason":"the source misread its rules"}`, 1)
+		all("decisions", fmt.Sprintf("%s/api/v1/admin/oracle/queue/%d", hs.URL, m), `{"decision":"NO","arbiter":"bob","reason":"the rules say no"}`, 2)
+		if mk, _ := db.Market(ctx, m); mk.Resolution != arena.No {
+			t.Fatalf("after the decision: %+v", mk)
+		}
+		if h, _ := db.OracleResolutions(ctx, m); len(h) != 1 {
+			t.Fatalf("%d resolutions recorded, want 1", len(h))
 		}
 	})
 }
