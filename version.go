@@ -21,9 +21,14 @@ type Domain string
 const (
 	// DomainMarkets: markets, their prices and resolutions.
 	DomainMarkets Domain = "markets"
-	// DomainRounds: forecast rounds, their markets and benchmarks,
-	// submissions, agents and their profiles.
+	// DomainRounds: forecast rounds, their markets and benchmarks.
 	DomainRounds Domain = "rounds"
+	// DomainSubmissions: the agents' commits, reveals and reasoning, and
+	// their nonces.
+	DomainSubmissions Domain = "submissions"
+	// DomainAgents: the forecast track's agents and their profiles (an
+	// agent's first commit registers it).
+	DomainAgents Domain = "agents"
 	// DomainScores: what a scored round froze, the outcomes, scores and
 	// scored forecasts the forecast leaderboard is computed from (a
 	// trigger, a re-score).
@@ -44,7 +49,8 @@ const (
 )
 
 // Domains lists every domain, in the order versions are written.
-var Domains = []Domain{DomainBacktest, DomainChain, DomainHumans, DomainMarkets, DomainOracle, DomainRounds, DomainScores, DomainTraces, DomainTrading}
+var Domains = []Domain{DomainAgents, DomainBacktest, DomainChain, DomainHumans, DomainMarkets, DomainOracle, DomainRounds, DomainScores, DomainSubmissions,
+	DomainTraces, DomainTrading}
 
 // Versions are the domains' data versions: each starts at 0 and grows by
 // one with every committed transaction that changed the domain.

@@ -135,7 +135,7 @@ func (d *DB) writeProfile(ctx context.Context, tx *sql.Tx, a arena.AgentInfo, re
 		return false, fmt.Errorf("store: write the profile of %s: %w", a.Address, err)
 	}
 	if n == 1 {
-		d.touch(tx, arena.DomainRounds)
+		d.touch(tx, arena.DomainAgents)
 	}
 	return n == 1, nil
 }

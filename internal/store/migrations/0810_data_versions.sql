@@ -6,4 +6,4 @@ CREATE TABLE data_versions (
 	domain  TEXT PRIMARY KEY,
 	version BIGINT NOT NULL
 );
-INSERT INTO data_versions (domain, version) VALUES ('backtest', 0), ('chain', 0), ('humans', 0), ('markets', 0), ('oracle', 0), ('rounds', 0), ('scores', 0), ('traces', 0), ('trading', 0);
+INSERT INTO data_versions (domain, version) VALUES ('agents', 0), ('backtest', 0), ('chain', 0), ('humans', 0), ('markets', 0), ('oracle', 0), ('rounds', 0), ('scores', 0), ('submissions', 0), ('traces', 0), ('trading', 0);

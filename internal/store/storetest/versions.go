@@ -81,12 +81,20 @@ func views(t *testing.T, db *store.DB) map[arena.Domain]string {
 	rounds, err := db.Rounds(ctx, arena.RoundFilter{})
 	add(arena.DomainRounds, rounds, err)
 	agents, err := db.Agents(ctx)
-	add(arena.DomainRounds, agents, err)
+	var nonces []string // the submissions' (commits and reveals move them)
+	for i, a := range agents {
+		if a.Nonce > 0 {
+			nonces = append(nonces, fmt.Sprint(a.Address, a.Nonce))
+		}
+		agents[i].Nonce = 0
+	}
+	add(arena.DomainAgents, agents, err)
+	add(arena.DomainSubmissions, nonces, err)
 	sf, err := db.ScoredForecasts(ctx)
 	add(arena.DomainScores, sf, err)
 	for _, r := range rounds {
 		subs, err := db.Submissions(ctx, r.ID)
-		add(arena.DomainRounds, subs, err)
+		add(arena.DomainSubmissions, subs, err)
 		sc, err := db.RoundScores(ctx, r.ID)
 		add(arena.DomainScores, sc, err)
 		tr, err := db.RoundTraces(ctx, r.ID)
