@@ -62,10 +62,12 @@ type CheckpointStore interface {
 // ExportStore keeps the exports the arena publishes: content-addressed
 // parts, each stored once and shared by the exports that contain it, and
 // per checkpoint size a manifest naming an export's files and their parts.
-// Parts and manifests are never changed or deleted.
+// A part or a manifest never changes; exports a retention policy no
+// longer keeps are deleted, and then the parts no export names.
 type ExportStore interface {
 	// SaveExportPart stores data under hash (its SHA-256 in lowercase
-	// hex); storing a hash already stored does nothing.
+	// hex); storing a hash already stored keeps its data and stamps it
+	// stored now (see ExportPartsBefore).
 	SaveExportPart(ctx context.Context, hash string, data []byte) error
 	// ExportPartHashes returns the hash of every stored part.
 	ExportPartHashes(ctx context.Context) ([]string, error)
@@ -78,4 +80,19 @@ type ExportStore interface {
 	// ExportManifest returns the manifest stored for size, or the largest
 	// size's when latest; ENOTFOUND without one.
 	ExportManifest(ctx context.Context, size uint64, latest bool) (uint64, []byte, error)
+	// ExportManifests lists the exports stored, by size.
+	ExportManifests(ctx context.Context) ([]StoredExport, error)
+	// DeleteExportManifests deletes the manifests of the given sizes.
+	DeleteExportManifests(ctx context.Context, sizes []uint64) error
+	// ExportPartsBefore lists the parts last stored before t.
+	ExportPartsBefore(ctx context.Context, t time.Time) ([]string, error)
+	// DeleteExportParts deletes the given parts.
+	DeleteExportParts(ctx context.Context, hashes []string) error
+}
+
+// StoredExport is one export stored: its checkpoint's size and when it
+// was stored.
+type StoredExport struct {
+	Size      uint64
+	CreatedAt time.Time
 }

@@ -86,13 +86,14 @@ type Options struct {
 	// text; required with WithPrompts, since a prompt or an error may
 	// carry one.
 	Redact func(string) string
-	// Checkpoint is the log's latest C2SP checkpoint note with the
+	// Sign gives the checkpoint of the log as the export reads it (see
+	// Signer), written as the file checkpoint: the export's signed head.
+	// Without it, Checkpoint is that head: a C2SP checkpoint note with the
 	// witness cosignatures collected for it (tlog.Publisher.Checkpoint),
-	// written as the file checkpoint: the export's signed head, required.
-	// It must be signed by the log's key and be of the log as it stands
-	// when Write starts: the export's log is the checkpoint's entries,
-	// and its tables are read after, so a log that grew past it is
-	// refused (ECONFLICT wrapping ErrLogGrew).
+	// signed by the log's key, of the log as it stands when the export
+	// reads it (a log that grew past it is refused: ECONFLICT wrapping
+	// ErrLogGrew). One of them is required.
+	Sign       Signer
 	Checkpoint []byte
 	// Progress, when set, is told after each table file how many of the
 	// export's tables are written.
@@ -165,6 +166,10 @@ type scope struct {
 	limitLog bool
 	logSize  uint64
 	redact   func(string) string // of the traces' text
+	// logFrom is the first log entry written (0: all); sealed, when set,
+	// is told of each entry written sealed, with its round.
+	logFrom uint64
+	sealed  func(round, index uint64)
 }
 
 // Stream writes the table called name to w in format, one row at a time,
@@ -228,6 +233,9 @@ func stream(ctx context.Context, w io.Writer, rd state, name, format string, sc 
 // entries keep their leaf hash, so inclusion still checks).
 func rows(ctx context.Context, rd state, name string, sc scope, emit func([]string) error) error {
 	st := rd.st
+	if name == "log_entries" {
+		return logRows(ctx, st, sc, emit)
+	}
 	all, err := st.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {
 		return err
@@ -365,34 +373,65 @@ func rows(ctx context.Context, rd state, name string, sc scope, emit func([]stri
 				return err
 			}
 		}
-	case "log_entries":
-		triggered := map[uint64]bool{}
-		for _, r := range all {
-			triggered[r.ID] = !r.TriggeredAt.IsZero()
-		}
-		size := sc.logSize
-		if !sc.limitLog {
-			if size, err = st.LogSize(ctx); err != nil {
-				return err
-			}
-		}
-		for from := uint64(0); from < size; from += 5000 {
-			es, err := st.LogEntries(ctx, from, min(size, from+5000))
-			if err != nil {
-				return err
-			}
-			for _, e := range es {
-				leaf, sealed := string(e.Data), false
-				if round, sealable, ok := forecast.SealedUntilTrigger(e.Kind, e.Data); sealable && (!ok || !triggered[round]) {
-					leaf, sealed = "", true
-				}
-				if err := emit([]string{u64(e.Index), e.Kind, leaf, hex.EncodeToString(e.LeafHash), tm(e.CreatedAt), bl(sealed)}); err != nil {
-					return err
-				}
-			}
-		}
 	default:
 		return arena.Errorf(arena.ENOTFOUND, "export: no table %q", name)
+	}
+	return nil
+}
+
+// logRows produces the log_entries table: the entries from sc.logFrom to
+// the log's size (sc.logSize, unless !sc.limitLog: the store's). The
+// leaves of a round's commits and reveals are sealed (left out, their
+// hash kept) until the round is triggered.
+func logRows(ctx context.Context, st arena.StoreSnapshot, sc scope, emit func([]string) error) error {
+	size := sc.logSize
+	if !sc.limitLog {
+		var err error
+		if size, err = st.LogSize(ctx); err != nil {
+			return err
+		}
+	}
+	triggered := map[uint64]bool{} // of the rounds sealable entries name, read once each
+	isTriggered := func(id uint64) (bool, error) {
+		t, ok := triggered[id]
+		if !ok {
+			r, err := st.Round(ctx, id)
+			switch {
+			case arena.ErrorKind(err) == arena.ENOTFOUND:
+			case err != nil:
+				return false, err
+			default:
+				t = !r.TriggeredAt.IsZero()
+			}
+			triggered[id] = t
+		}
+		return t, nil
+	}
+	for from := sc.logFrom; from < size; from += 5000 {
+		es, err := st.LogEntries(ctx, from, min(size, from+5000))
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			leaf, sealed := string(e.Data), false
+			if round, sealable, ok := forecast.SealedUntilTrigger(e.Kind, e.Data); sealable {
+				open := false
+				if ok {
+					if open, err = isTriggered(round); err != nil {
+						return err
+					}
+				}
+				if !open {
+					leaf, sealed = "", true
+					if sc.sealed != nil && ok {
+						sc.sealed(round, e.Index)
+					}
+				}
+			}
+			if err := emit([]string{u64(e.Index), e.Kind, leaf, hex.EncodeToString(e.LeafHash), tm(e.CreatedAt), bl(sealed)}); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -455,12 +494,14 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 	if o.Format != CSV && o.Format != JSONL {
 		return nil, nil, arena.Errorf(arena.EINVALID, "export: format %q: want csv or jsonl", o.Format)
 	}
-	size, err := checkCheckpoint(ctx, src.Log, o.Checkpoint)
-	if err != nil {
-		return nil, nil, err
+	sign := o.Sign
+	if sign == nil {
+		if o.Checkpoint == nil {
+			return nil, nil, arena.Errorf(arena.EINVALID, "export: no checkpoint: an export carries the log's checkpoint, its signed head (publish one first)")
+		}
+		sign = Note(o.Checkpoint)
 	}
 	counts := Counts{}
-	sc := scope{since: o.Since, limitLog: true, logSize: size, redact: o.Redact}
 	specs := Specs
 	if o.WithPrompts {
 		if src.Traces == nil || o.Redact == nil {
@@ -473,12 +514,16 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 	// stored in the transaction that logs it, so the tables hold what
 	// those entries record and nothing logged after.
 	var tables []IndexEntry
-	err = src.Forecast.Snapshot(ctx, func(st arena.StoreSnapshot, board func(context.Context) (scoring.Board, error)) error {
-		if now, err := st.LogSize(ctx); err != nil {
+	var note []byte
+	err := src.Forecast.Snapshot(ctx, func(st arena.StoreSnapshot, board func(context.Context) (scoring.Board, error)) error {
+		size, err := st.LogSize(ctx)
+		if err != nil {
 			return fmt.Errorf("export: %w", err)
-		} else if now != size {
-			return arena.Errorf(arena.ECONFLICT, "export: the log grew from %d to %d entries before the tables were read: %w", size, now, ErrLogGrew)
 		}
+		if note, err = signed(ctx, src.Log, sign, size); err != nil {
+			return err
+		}
+		sc := scope{since: o.Since, limitLog: true, logSize: size, redact: o.Redact}
 		rd := state{st, board, src.Traces}
 		for i, sp := range specs {
 			e, err := sink(sp.Name+"."+o.Format, func(w io.Writer) error {
@@ -499,29 +544,38 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 	if err != nil {
 		return nil, nil, err
 	}
-	d := src.Forecast.SigningDomain()
-	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),
-		LogPublicKey: src.Log.PublicKeyHex()}
-	m := src.Forecast.ScoringMethod()
-	meta.Bootstrap, meta.Seed, meta.MinForecasts, meta.MaxPerOrganisation = m.Bootstrap, m.Seed, m.MinForecasts, m.MaxPerOrganisation
-	meta.MethodVersion, meta.MethodDigest = scoring.MethodVersion, m.Digest()
-	if !o.Since.IsZero() {
-		s := o.Since.UTC()
-		meta.Since = &s
-	}
-	b, err := json.MarshalIndent(meta, "", "  ")
+	b, err := metaFile(src, o.Format, o.Since)
 	if err != nil {
 		return nil, nil, err
 	}
-	me, err := sink("meta.json", func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err })
+	me, err := sink("meta.json", func(w io.Writer) error { _, err := w.Write(b); return err })
 	if err != nil {
 		return nil, nil, err
 	}
-	ce, err := sink(CheckpointFile, func(w io.Writer) error { _, err := w.Write(o.Checkpoint); return err })
+	ce, err := sink(CheckpointFile, func(w io.Writer) error { _, err := w.Write(note); return err })
 	if err != nil {
 		return nil, nil, err
 	}
 	return counts, append(append([]IndexEntry{me}, tables...), ce), nil
+}
+
+// metaFile is meta.json of an export of src in format.
+func metaFile(src Source, format string, since time.Time) ([]byte, error) {
+	d := src.Forecast.SigningDomain()
+	meta := Meta{ExportedAt: time.Now().UTC(), Format: format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),
+		LogPublicKey: src.Log.PublicKeyHex()}
+	m := src.Forecast.ScoringMethod()
+	meta.Bootstrap, meta.Seed, meta.MinForecasts, meta.MaxPerOrganisation = m.Bootstrap, m.Seed, m.MinForecasts, m.MaxPerOrganisation
+	meta.MethodVersion, meta.MethodDigest = scoring.MethodVersion, m.Digest()
+	if !since.IsZero() {
+		s := since.UTC()
+		meta.Since = &s
+	}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // ErrLogGrew is wrapped by Write's refusal (ECONFLICT) of a checkpoint
@@ -530,43 +584,53 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 // as it stands and exporting again is the remedy.
 var ErrLogGrew = errors.New("the log grew past the checkpoint: publish a checkpoint of the log as it stands, then export")
 
-// checkCheckpoint checks that note is a checkpoint signed by l's key of
-// the log as it stands, and returns its size: an export never carries a
-// checkpoint its own leaves contradict, nor tables its checkpoint does not
-// cover.
-func checkCheckpoint(ctx context.Context, l *tlog.Log, note []byte) (uint64, error) {
+// signed is sign's checkpoint of the log's first size entries, checked:
+// signed by the log's key, of exactly those entries of this log.
+func signed(ctx context.Context, l *tlog.Log, sign Signer, size uint64) ([]byte, error) {
+	note, err := sign(ctx, size)
+	if err != nil {
+		return nil, err
+	}
+	if _, c, err := checkNote(ctx, l, note); err != nil {
+		return nil, err
+	} else if c != size {
+		return nil, arena.Errorf(arena.ECONFLICT, "export: the checkpoint covers %d entries, but the log has %d: %w", c, size, ErrLogGrew)
+	}
+	return note, nil
+}
+
+// checkNote checks that note is a checkpoint signed by l's key of a
+// prefix of the log, and returns the log's size and the checkpoint's.
+func checkNote(ctx context.Context, l *tlog.Log, note []byte) (logSize, size uint64, err error) {
 	if note == nil {
-		return 0, arena.Errorf(arena.EINVALID, "export: no checkpoint: an export carries the log's checkpoint, its signed head (publish one first)")
+		return 0, 0, arena.Errorf(arena.EINVALID, "export: no checkpoint: an export carries the log's checkpoint, its signed head (publish one first)")
 	}
 	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(note)))
 	if err != nil {
-		return 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+		return 0, 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
 	}
 	vkey, err := tlog.VerifierKey(c.Origin, l.PublicKey())
 	if err != nil {
-		return 0, fmt.Errorf("export: checkpoint: %w", err)
+		return 0, 0, fmt.Errorf("export: checkpoint: %w", err)
 	}
 	if _, err := tlog.OpenCheckpoint(note, vkey); err != nil {
-		return 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+		return 0, 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
 	}
-	size, err := l.Size(ctx)
+	logSize, err = l.Size(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("export: %w", err)
+		return 0, 0, fmt.Errorf("export: %w", err)
 	}
-	if c.Size > size {
-		return 0, arena.Errorf(arena.EINVALID, "export: the checkpoint covers %d entries, but the log has %d: it is not this log's", c.Size, size)
+	if c.Size > logSize {
+		return 0, 0, arena.Errorf(arena.EINVALID, "export: the checkpoint covers %d entries, but the log has %d: it is not this log's", c.Size, logSize)
 	}
 	root, err := l.RootAt(ctx, c.Size)
 	if err != nil {
-		return 0, fmt.Errorf("export: checkpoint: %w", err)
+		return 0, 0, fmt.Errorf("export: checkpoint: %w", err)
 	}
 	if !tlog.Equal(root, c.Hash) {
-		return 0, arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
+		return 0, 0, arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
 	}
-	if c.Size < size {
-		return 0, arena.Errorf(arena.ECONFLICT, "export: the checkpoint covers %d entries, but the log has %d: %w", c.Size, size, ErrLogGrew)
-	}
-	return c.Size, nil
+	return logSize, c.Size, nil
 }
 
 // WriteTable writes t as CSV (header row first; cells that a spreadsheet

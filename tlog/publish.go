@@ -142,6 +142,45 @@ func (p *Publisher) logger() *slog.Logger {
 // Witnesses that fail are reported in the error, with the checkpoint
 // published all the same.
 func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
+	return p.publish(ctx, 0)
+}
+
+// PublishAt returns the checkpoint note of the log's first size entries,
+// with its cosignatures: the latest one when it is of that size, else one
+// signed, cosigned and saved as Publish does. A larger checkpoint saved
+// already (another server published further) is ECONFLICT wrapping
+// ErrPublishedPast: none of a smaller tree is signed after it.
+func (p *Publisher) PublishAt(ctx context.Context, size uint64) ([]byte, error) {
+	if size == 0 {
+		return nil, arena.Errorf(arena.EINVALID, "tlog: no checkpoint of an empty log")
+	}
+	// A witness that failed leaves the checkpoint saved (Run reports it).
+	_, perr := p.publish(ctx, size)
+	n, err := p.Checkpoint(ctx)
+	if err != nil {
+		return nil, errors.Join(perr, err)
+	}
+	c, err := ParseCheckpoint([]byte(NoteText(n)))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Size == size:
+		return n, nil
+	case c.Size > size:
+		return nil, arena.Errorf(arena.ECONFLICT, "tlog: a checkpoint of %d entries is published, not of %d: %w", c.Size, size, ErrPublishedPast)
+	case perr != nil:
+		return nil, perr
+	}
+	return nil, fmt.Errorf("tlog: the checkpoint of %d entries was not saved", size)
+}
+
+// ErrPublishedPast is wrapped by PublishAt's refusal to sign a checkpoint
+// of fewer entries than one published already.
+var ErrPublishedPast = errors.New("a larger checkpoint is published")
+
+// publish is Publish of the log's first at entries (0: all of them).
+func (p *Publisher) publish(ctx context.Context, at uint64) (Checkpoint, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The checkpoint first, the size second: another server may append
@@ -154,6 +193,12 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 	size, err := p.Log.sync(ctx)
 	if err != nil {
 		return Checkpoint{}, err
+	}
+	if at != 0 {
+		if at > size {
+			return Checkpoint{}, arena.Errorf(arena.EINVALID, "tlog: no checkpoint of %d entries: the log has %d", at, size)
+		}
+		size = at
 	}
 	var prev Checkpoint
 	if latest != nil {

@@ -2,29 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"time"
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/redact"
-	"github.com/forecast-arena/arena/internal/retry"
 )
 
 func init() {
 	register("export", "export rounds, submissions, scores and the tamper-evident log for verification", runExport)
 }
-
-// maxExportAttempts bounds the exports tried while the log grows past
-// each new checkpoint before its export is read; they are spread by a
-// backoff from exportRetryBase, so that a burst of appends can end.
-const (
-	maxExportAttempts = 5
-	exportRetryBase   = 500 * time.Millisecond
-)
 
 func runExport(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--with-prompts] [--log-key PATH]")
@@ -55,23 +44,10 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	}
 	defer a.Close()
 	bar := progress.New(env.Stderr, 0, "tables")
-	var counts export.Counts
-	// A live arena appends while the checkpoint is signed and cosigned:
-	// an export whose checkpoint the log grew past is made again with the
-	// next checkpoint, a few times.
-	for attempt := 1; ; attempt++ {
-		counts, err = a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
-		if !errors.Is(err, export.ErrLogGrew) || attempt == maxExportAttempts {
-			break
-		}
-		wait := time.NewTimer(retry.Backoff(attempt, exportRetryBase, 8*exportRetryBase, rand.Int64N))
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			return ctx.Err()
-		case <-wait.C:
-		}
-	}
+	// The export is of one state of the database, with the checkpoint of
+	// exactly that state's log (signed if none is published yet): a live
+	// arena appending meanwhile changes neither.
+	counts, err := a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
 	bar.Finish()
 	if err != nil {
 		return err

@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -100,10 +99,9 @@ type App struct {
 	closers    []func() error
 	polymarket *polymarket.Client // the benchmarks' and the sync's (nil with ARENA_NO_SYNC)
 	pub        *tlog.Publisher    // the log's checkpoint publisher, once built
-	// exports publishes an export of each new checkpoint into the
-	// database, once serve sets exportFollow.
-	exports      export.Publisher
-	exportFollow atomic.Bool
+	// exports publishes the exports of the log's checkpoints into the
+	// database (followExports).
+	exports export.Publisher
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -337,9 +335,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 	// Every replica publishes: the checkpoint store refuses a checkpoint
 	// that contradicts the saved one, so replicas agree on one per size.
 	if a.pub != nil {
-		a.exportFollow.Store(true)
 		g.Go(func() error { a.pub.Run(gctx); return nil })
-		g.Go(func() error { a.catchUpExports(gctx); return nil })
+		g.Go(func() error { a.followExports(gctx); return nil })
 	}
 	// Compute the leaderboard analysis now, not on the first reader's
 	// request (on a large database it takes seconds), and again whenever

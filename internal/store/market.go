@@ -249,7 +249,7 @@ func (d *DB) insertMarkets(ctx context.Context, tx *sql.Tx, rows [][]any, ms []*
 		var args []any
 		var vals []string
 		for _, r := range rows[lo:hi] {
-			vals = append(vals, "("+strings.TrimSuffix(strings.Repeat("?,", len(r)), ",")+")")
+			vals = append(vals, "("+placeholderList(len(r))+")")
 			args = append(args, r...)
 		}
 		q := `INSERT INTO markets (` + marketInsertColumns + `) VALUES ` + strings.Join(vals, ",") + ` RETURNING id, source, source_id`
@@ -340,7 +340,7 @@ func (d *DB) marketsByID(ctx context.Context, q queryer, ids []int64) (map[int64
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	ph := placeholderList(len(ids))
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id

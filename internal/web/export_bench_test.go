@@ -93,7 +93,7 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 	// The first publication stores every part.
 	p := &export.Publisher{Store: db}
 	t0 = time.Now()
-	first, err := p.Publish(ctx, src, checkpoint())
+	first, err := p.Publish(ctx, src, export.Note(checkpoint()))
 	if err != nil || !first.Stored {
 		b.Fatalf("first publication: %+v %v", first, err)
 	}
@@ -108,7 +108,7 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 		n := checkpoint()
 		b.StartTimer()
 		t0 := time.Now()
-		st, err := p.Publish(ctx, src, n)
+		st, err := p.Publish(ctx, src, export.Note(n))
 		if err != nil || !st.Stored {
 			b.Fatalf("publication %d: %+v %v", i, st, err)
 		}

@@ -27,12 +27,13 @@ var (
 		"MarketList", "Markets", "MarketsByID", "NewAgentsSince", "Nonce", "OpenPositionMarkets", "OpenPositionsIn", "OracleDispute",
 		"OracleDisputes", "OracleFlags", "OracleQueue", "OracleResolutions", "Ping", "Portfolio", "Portfolios", "PositionsOf",
 		"PriceHistory", "RecentOracleResolutions", "Round", "RoundAgents", "RoundScores", "RoundTraces", "Rounds", "Schema",
-		"ScoredForecasts", "Setting", "Settlements", "Snapshot", "Snapshots", "Submissions", "Trace", "TraceCosts", "Trades", "Versions"}
+		"ScoredForecasts", "Setting", "Settlements", "Snapshot", "Snapshots", "Submissions", "Trace", "TraceCosts", "Trades", "Versions",
+		"ExportManifests", "ExportPartsBefore"}
 	// operationalMethods write what no view is computed from: job
 	// claims, settings, rate limits, the log (whose version is its size),
 	// its checkpoints and the exports published of them.
 	operationalMethods = []string{"AppendLog", "ClaimJob", "ClaimJobRun", "ClaimServer", "FinishJob", "InitSetting", "PutSetting",
-		"PruneRateBuckets", "SaveCheckpoint", "SaveExportManifest", "SaveExportPart", "SettleTokens"}
+		"PruneRateBuckets", "SaveCheckpoint", "SaveExportManifest", "SaveExportPart", "SettleTokens", "DeleteExportManifests", "DeleteExportParts"}
 )
 
 // views digests what every domain's views read, through the store's
