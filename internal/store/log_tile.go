@@ -18,7 +18,10 @@ const logTileBytes = arena.LogTileWidth * 32
 // kept, and the others, computed from the same entries, are the same.
 func (d *DB) SaveLogTiles(ctx context.Context, tiles []arena.LogTile) error {
 	for _, t := range tiles {
-		if len(t.Hashes) != logTileBytes || t.Level < 0 || t.Level > 63 || t.N > 1<<63-1 {
+		switch {
+		case t.Level < 0 || t.Level > 63 || t.N > 1<<63-1:
+			return arena.Errorf(arena.EINVALID, "store: no log tile %d of level %d", t.N, t.Level)
+		case len(t.Hashes) != logTileBytes:
 			return arena.Errorf(arena.EINVALID, "store: log tile %d of level %d: %d bytes, want %d", t.N, t.Level, len(t.Hashes), logTileBytes)
 		}
 	}
