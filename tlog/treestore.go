@@ -274,3 +274,27 @@ func (c *tileCache) add(key [2]int64, t *hashTile) {
 		delete(c.byKey, e.Value.(*cachedTile).key)
 	}
 }
+
+// tileMemory bounds the memory of one tile kept by a Log: at most 512
+// hashes (511 for a full tile, fewer at the edge, allocated in powers of
+// two) and its bookkeeping (the tile, its cache entry and key).
+const tileMemory = 512*hashSize + 256
+
+// fixedMemory bounds what a Log keeps besides its tiles, whatever its
+// size: its own fields and the statements and buffers of the store's
+// connection its reads use (about 0.2 to 0.3 MiB measured by
+// BenchmarkLogAtScale, allocator slack included).
+const fixedMemory = 512 << 10
+
+// memoryBound is the most memory a Log of n entries keeps for its tree,
+// with a cache of up to cache full tiles: its edge, one tile per level
+// (⌈log₂₅₆(n+1)⌉ of them), the cached tiles, and fixedMemory.
+func memoryBound(cache int, n uint64) int64 {
+	if cache <= 0 {
+		cache = DefaultTileCache
+	}
+	levels := 0
+	for ; levels < 8 && n>>(tileHeight*levels) > 0; levels++ {
+	}
+	return int64(cache+levels)*tileMemory + fixedMemory
+}
