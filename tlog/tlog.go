@@ -11,12 +11,33 @@
 // signatures contradicting each other.
 //
 // One Merkle tree, Tree, answers every root, proof and tile, on the
-// server and in the export verifier alike. It keeps the hash of every
-// complete subtree in memory: about 64 bytes per entry (two 32-byte
-// hashes), 64 MiB for a million entries. The log is read from the store
-// once per process, each entry hashed once; proofs are read from the
-// stored hashes. Proofs are checked with transparency-dev's verifier,
-// code independent of the Tree.
+// server and in the export verifier alike: x/mod's algorithms over the
+// hashes of its C2SP hash tiles. It keeps its right edge in memory (the
+// tile of each level still being filled) and reads its full tiles from a
+// tile source: the export verifier keeps them all in memory (about 64
+// bytes per entry, for an export that holds every entry anyway); a Log
+// stores them in the database (arena.LogTileStore), shared by every
+// server, and keeps the most recently used in a cache.
+//
+// A Log of n entries keeps at most
+//
+//	(TileCache + ⌈log₂₅₆(n+1)⌉) × 16.25 KiB + 512 KiB
+//
+// of memory for its tree, whatever n: with the default cache of 256
+// tiles, 4.6 MiB up to 16.7 million entries (3 levels), against 64 bytes
+// per entry (640 MiB at 10 million) when it kept every hash. Each tile is
+// at most 512 hashes of 32 bytes with 256 bytes of bookkeeping; the 512
+// KiB cover the rest (BenchmarkLogAtScale measures it). For a moment, a
+// sync also holds the entries it reads (at most 10,000 at a time) and a
+// process's first sync up to 255 stored tiles of a level (2 MiB).
+//
+// A full tile is stored when the entries that fill it are read by a
+// sync, computed from their leaf hashes, so a stored tile is the hashes
+// of its entries; a process that stopped in between leaves the tile to
+// the next sync, which starts from the largest size whose tiles are all
+// stored, and a tile missing among the others is computed again when it
+// is read. Proofs are checked with transparency-dev's verifier, code
+// independent of the Tree.
 package tlog
 
 import (
