@@ -102,15 +102,23 @@ type Options struct {
 // Forecasts is the forecast track as an export reads it (the arena's round
 // service is one).
 type Forecasts interface {
-	// ForecastStore holds the track's markets, rounds, submissions and scores.
-	ForecastStore() arena.ForecastStore
 	// SigningDomain is the EIP-712 domain the track's submissions are signed under.
 	SigningDomain() forecast.Domain
 	// ScoringMethod is the method the track's leaderboard is computed with.
 	ScoringMethod() scoring.Method
-	// Board is the track's leaderboard over every scored round, as it
-	// serves it.
-	Board(ctx context.Context) (scoring.Board, error)
+	// Snapshot calls fn with the track's store as of one moment (its
+	// markets, rounds, submissions, scores and log) and board, the
+	// leaderboard over every round scored in that state: every table of
+	// an export is read from one state, its leaderboard included.
+	Snapshot(ctx context.Context, fn func(st arena.StoreSnapshot, board func(context.Context) (scoring.Board, error)) error) error
+}
+
+// state is what the tables of one export are read from: one state of the
+// store, its leaderboard, and the traces.
+type state struct {
+	st     arena.StoreSnapshot
+	board  func(context.Context) (scoring.Board, error)
+	traces arena.TraceStore
 }
 
 func i64(v int64) string   { return strconv.FormatInt(v, 10) }
@@ -161,28 +169,50 @@ type scope struct {
 
 // Stream writes the table called name to w in format, one row at a time,
 // with the rounds whose commit deadline is at or after since (zero: all)
-// and the log as it stands. It returns an ENOTFOUND error for an unknown
-// table and EINVALID for an unknown format before writing anything.
+// and the log as it stands, read from one state of the store. It returns
+// an ENOTFOUND error for an unknown table and EINVALID for an unknown
+// format before writing anything.
 func Stream(ctx context.Context, w io.Writer, src Source, name, format string, since time.Time) (int, error) {
-	return stream(ctx, w, src, name, format, scope{since: since})
+	// Refused before the store is read.
+	if _, err := tableSpec(name, format, scope{}, false); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := src.Forecast.Snapshot(ctx, func(st arena.StoreSnapshot, board func(context.Context) (scoring.Board, error)) (err error) {
+		n, err = stream(ctx, w, state{st, board, src.Traces}, name, format, scope{since: since})
+		return err
+	})
+	return n, err
 }
 
-func stream(ctx context.Context, w io.Writer, src Source, name, format string, sc scope) (int, error) {
+// tableSpec is the table called name, checked with the format: traces
+// are a table only with a trace store and a redaction (an export with
+// prompts); the HTTP exports have none.
+func tableSpec(name, format string, sc scope, traces bool) (Spec, error) {
 	sp, ok := SpecOf(name)
-	// Traces are a table only for a source given a trace store (an export
-	// with prompts, which redacts them); the HTTP exports have none.
-	if name == TracesSpec.Name && src.Traces != nil && sc.redact != nil {
+	if name == TracesSpec.Name && traces && sc.redact != nil {
 		sp, ok = TracesSpec, true
 	}
 	if !ok {
-		return 0, arena.Errorf(arena.ENOTFOUND, "export: no table %q", name)
+		return sp, arena.Errorf(arena.ENOTFOUND, "export: no table %q", name)
+	}
+	if format != CSV && format != JSONL {
+		return sp, arena.Errorf(arena.EINVALID, "export: format %q: want csv or jsonl", format)
+	}
+	return sp, nil
+}
+
+func stream(ctx context.Context, w io.Writer, rd state, name, format string, sc scope) (int, error) {
+	sp, err := tableSpec(name, format, sc, rd.traces != nil)
+	if err != nil {
+		return 0, err
 	}
 	rw, err := NewRowWriter(w, format, sp.Columns)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	if err := rows(ctx, src, name, sc, func(r []string) error {
+	if err := rows(ctx, rd, name, sc, func(r []string) error {
 		n++
 		return rw.Write(r)
 	}); err != nil {
@@ -196,8 +226,8 @@ func stream(ctx context.Context, w io.Writer, src Source, name, format string, s
 // triggered: before that they would show predictions, salts and
 // signatures that every page and API keeps private (the sealed log
 // entries keep their leaf hash, so inclusion still checks).
-func rows(ctx context.Context, src Source, name string, sc scope, emit func([]string) error) error {
-	st := src.Forecast.ForecastStore()
+func rows(ctx context.Context, rd state, name string, sc scope, emit func([]string) error) error {
+	st := rd.st
 	all, err := st.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {
 		return err
@@ -288,7 +318,7 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 			if r.TriggeredAt.IsZero() {
 				continue
 			}
-			ts, err := src.Traces.RoundTraces(ctx, r.ID)
+			ts, err := rd.traces.RoundTraces(ctx, r.ID)
 			if err != nil {
 				return err
 			}
@@ -326,7 +356,7 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 		// The analysis the dashboard shows: its figures, seeded ones
 		// included, reproduce from the exported scores (meta.json names the
 		// bootstrap).
-		b, err := src.Forecast.Board(ctx)
+		b, err := rd.board(ctx)
 		if err != nil {
 			return err
 		}
@@ -336,21 +366,18 @@ func rows(ctx context.Context, src Source, name string, sc scope, emit func([]st
 			}
 		}
 	case "log_entries":
-		if src.Log == nil {
-			return arena.Errorf(arena.ENOTFOUND, "export: no tamper-evident log is configured")
-		}
 		triggered := map[uint64]bool{}
 		for _, r := range all {
 			triggered[r.ID] = !r.TriggeredAt.IsZero()
 		}
 		size := sc.logSize
 		if !sc.limitLog {
-			if size, err = src.Log.Store.LogSize(ctx); err != nil {
+			if size, err = st.LogSize(ctx); err != nil {
 				return err
 			}
 		}
 		for from := uint64(0); from < size; from += 5000 {
-			es, err := src.Log.Entries(ctx, from, min(size, from+5000))
+			es, err := st.LogEntries(ctx, from, min(size, from+5000))
 			if err != nil {
 				return err
 			}
@@ -441,28 +468,36 @@ func write(ctx context.Context, src Source, o Options, sink sink) (Counts, []Ind
 		}
 		specs = append(slices.Clip(specs), TracesSpec)
 	}
+	// Every table is read from one state of the store, the one whose log
+	// holds exactly the checkpoint's entries: every logged item is
+	// stored in the transaction that logs it, so the tables hold what
+	// those entries record and nothing logged after.
 	var tables []IndexEntry
-	for i, sp := range specs {
-		e, err := sink(sp.Name+"."+o.Format, func(w io.Writer) error {
-			n, err := stream(ctx, w, src, sp.Name, o.Format, sc)
-			counts[sp.Name] = n
-			return err
-		})
-		if err != nil {
-			return nil, nil, err
+	err = src.Forecast.Snapshot(ctx, func(st arena.StoreSnapshot, board func(context.Context) (scoring.Board, error)) error {
+		if now, err := st.LogSize(ctx); err != nil {
+			return fmt.Errorf("export: %w", err)
+		} else if now != size {
+			return arena.Errorf(arena.ECONFLICT, "export: the log grew from %d to %d entries before the tables were read: %w", size, now, ErrLogGrew)
 		}
-		tables = append(tables, e)
-		if o.Progress != nil {
-			o.Progress(i+1, len(specs))
+		rd := state{st, board, src.Traces}
+		for i, sp := range specs {
+			e, err := sink(sp.Name+"."+o.Format, func(w io.Writer) error {
+				n, err := stream(ctx, w, rd, sp.Name, o.Format, sc)
+				counts[sp.Name] = n
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			tables = append(tables, e)
+			if o.Progress != nil {
+				o.Progress(i+1, len(specs))
+			}
 		}
-	}
-	// The tables were read after the checkpoint was checked: an entry
-	// appended meanwhile (a round triggered, a resolution) may show in
-	// them though the checkpoint does not cover it.
-	if now, err := src.Log.Size(ctx); err != nil {
-		return nil, nil, fmt.Errorf("export: %w", err)
-	} else if now != size {
-		return nil, nil, arena.Errorf(arena.ECONFLICT, "export: the log grew from %d to %d entries while the tables were read: %w", size, now, ErrLogGrew)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	d := src.Forecast.SigningDomain()
 	meta := Meta{ExportedAt: time.Now().UTC(), Format: o.Format, ChainID: d.ChainID, VerifyingContract: d.Contract.Hex(),

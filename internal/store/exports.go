@@ -22,7 +22,7 @@ func (d *DB) SaveExportPart(ctx context.Context, hash string, data []byte) error
 
 // ExportPartHashes implements arena.ExportStore.
 func (d *DB) ExportPartHashes(ctx context.Context) ([]string, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT hash FROM export_parts`)
+	rows, err := d.r().QueryContext(ctx, `SELECT hash FROM export_parts`)
 	if err != nil {
 		return nil, fmt.Errorf("store: export parts: %w", err)
 	}
@@ -44,7 +44,7 @@ func (d *DB) ExportPartHashes(ctx context.Context) ([]string, error) {
 // ExportPart implements arena.ExportStore.
 func (d *DB) ExportPart(ctx context.Context, hash string) ([]byte, error) {
 	var data []byte
-	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT data FROM export_parts WHERE hash = ?`), hash).Scan(&data)
+	err := d.r().QueryRowContext(ctx, d.rebind(`SELECT data FROM export_parts WHERE hash = ?`), hash).Scan(&data)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, arena.Errorf(arena.ENOTFOUND, "store: no export part %s", hash)
@@ -81,9 +81,9 @@ func (d *DB) ExportManifest(ctx context.Context, size uint64, latest bool) (uint
 		err error
 	)
 	if latest {
-		err = d.db.QueryRowContext(ctx, `SELECT tree_size, manifest FROM export_manifests ORDER BY tree_size DESC LIMIT 1`).Scan(&got, &m)
+		err = d.r().QueryRowContext(ctx, `SELECT tree_size, manifest FROM export_manifests ORDER BY tree_size DESC LIMIT 1`).Scan(&got, &m)
 	} else if size <= 1<<63-1 {
-		err = d.db.QueryRowContext(ctx, d.rebind(`SELECT tree_size, manifest FROM export_manifests WHERE tree_size = ?`), int64(size)).Scan(&got, &m)
+		err = d.r().QueryRowContext(ctx, d.rebind(`SELECT tree_size, manifest FROM export_manifests WHERE tree_size = ?`), int64(size)).Scan(&got, &m)
 	} else {
 		err = sql.ErrNoRows
 	}

@@ -47,7 +47,7 @@ func (d *DB) SaveLogTiles(ctx context.Context, tiles []arena.LogTile) error {
 // LogTiles implements arena.LogTileStore.
 func (d *DB) LogTiles(ctx context.Context, level int, from, to uint64) ([]arena.LogTile, error) {
 	from, to = min(from, 1<<63-1), min(to, 1<<63-1)
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT n, hashes FROM log_tiles WHERE level = ? AND n >= ? AND n < ? ORDER BY n`),
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT n, hashes FROM log_tiles WHERE level = ? AND n >= ? AND n < ? ORDER BY n`),
 		[]any{level, int64(from), int64(to)}, func(sc scanner) (arena.LogTile, error) {
 			t := arena.LogTile{Level: level}
 			var n int64

@@ -55,7 +55,7 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 	b.Logf("generated %d agents × %d rounds, %d log entries in %s", agents, nRounds, 3*agents*nRounds, time.Since(start).Round(time.Millisecond))
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	lg := &tlog.Log{Store: db, Key: key}
-	svc := &rounds.Service{Store: db, Logger: quiet, Log: lg, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
+	svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
 	src := export.Source{Forecast: svc, Log: lg}
 	pub, err := tlog.NewPublisher(lg, "bench.example/log", &tlog.MemCheckpoints{})
 	if err != nil {

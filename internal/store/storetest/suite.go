@@ -44,6 +44,7 @@ var suite = []struct {
 	{"LogTiles", testLogTiles},
 	{"HumanForecasts", testHumanForecasts},
 	{"ExportStore", testExportStore},
+	{"Versions", testVersions},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
