@@ -35,6 +35,33 @@ type LogStore interface {
 	LogSize(ctx context.Context) (uint64, error)
 }
 
+// LogTileWidth is the number of hashes in a full tile of the log's tree.
+const LogTileWidth = 256
+
+// LogTile is a full hash tile of the log's Merkle tree (C2SP tlog-tiles,
+// height 8): hashes N·256 … N·256+255 of level 8·Level of the tree, each
+// the hash of a complete subtree of 256^Level entries, 32 bytes each in
+// order (8 KiB).
+type LogTile struct {
+	Level  int
+	N      uint64
+	Hashes []byte
+}
+
+// LogTileStore keeps the full hash tiles of the log's tree, so that a
+// server keeps only the tree's right edge in memory and reads the rest
+// from the tiles, which every server of the arena shares. A tile is a
+// function of the log's entries: any server may store it, and storing
+// one that is stored already keeps the stored one.
+type LogTileStore interface {
+	// SaveLogTiles stores tiles, all of them or none; a tile already
+	// stored is left as it is. A tile that is not 256 hashes is EINVALID.
+	SaveLogTiles(ctx context.Context, tiles []LogTile) error
+	// LogTiles returns the stored tiles of level with from ≤ N < to, in
+	// order of N; the tiles not stored are left out.
+	LogTiles(ctx context.Context, level int, from, to uint64) ([]LogTile, error)
+}
+
 // SignedCheckpoint is a checkpoint of the log as published, the log's
 // only signed statement of its tree: its tree
 // size, its signed text (the C2SP checkpoint body), and the whole signed

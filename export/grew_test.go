@@ -75,6 +75,6 @@ func TestWriteReadsOneState(t *testing.T) {
 }
 
 // oneEntry is a log store that shows only its first entry.
-type oneEntry struct{ arena.LogStore }
+type oneEntry struct{ tlog.Store }
 
 func (oneEntry) LogSize(context.Context) (uint64, error) { return 1, nil }

@@ -190,7 +190,7 @@ func (p *Publisher) publish(ctx context.Context, at uint64) (Checkpoint, error) 
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("tlog: latest checkpoint: %w", err)
 	}
-	size, err := p.Log.sync(ctx)
+	tree, size, err := p.Log.sync(ctx)
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -208,7 +208,7 @@ func (p *Publisher) publish(ctx context.Context, at uint64) (Checkpoint, error) 
 		if prev.Size > size {
 			return Checkpoint{}, arena.Errorf(arena.ECONFLICT, "tlog: checkpoint %d was published, but the log has %d entries: refusing to sign a smaller tree", prev.Size, size)
 		}
-		root, err := p.Log.tree.Root(prev.Size)
+		root, err := tree.root(ctx, prev.Size)
 		if err != nil {
 			return Checkpoint{}, err
 		}
@@ -216,10 +216,10 @@ func (p *Publisher) publish(ctx context.Context, at uint64) (Checkpoint, error) 
 			return Checkpoint{}, arena.Errorf(arena.ECONFLICT, "tlog: the log's first %d entries hash to %x, but the published checkpoint says %x: refusing to sign a fork", prev.Size, root, prev.Hash)
 		}
 		if prev.Size == size {
-			return prev, p.cosignAgain(ctx, latest, prev)
+			return prev, p.cosignAgain(ctx, tree, latest, prev)
 		}
 	}
-	root, err := p.Log.tree.Root(size)
+	root, err := tree.root(ctx, size)
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -231,7 +231,7 @@ func (p *Publisher) publish(ctx context.Context, at uint64) (Checkpoint, error) 
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("tlog: sign checkpoint: %w", err)
 	}
-	signed, cosignErr := p.cosign(ctx, signed, c)
+	signed, cosignErr := p.cosign(ctx, tree, signed, c)
 	if err := p.Store.SaveCheckpoint(ctx, arena.SignedCheckpoint{Size: c.Size, Text: NoteText(signed), Note: signed}); err != nil {
 		if arena.ErrorKind(err) == arena.ECONFLICT {
 			// Another server published a larger checkpoint meanwhile.
@@ -243,14 +243,14 @@ func (p *Publisher) publish(ctx context.Context, at uint64) (Checkpoint, error) 
 }
 
 // cosign collects cosignatures on signed, for half the interval at most.
-func (p *Publisher) cosign(ctx context.Context, signed []byte, c Checkpoint) ([]byte, error) {
+func (p *Publisher) cosign(ctx context.Context, tree *Tree, signed []byte, c Checkpoint) ([]byte, error) {
 	if p.Cosigner == nil {
 		return signed, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.interval()/2)
 	defer cancel()
 	prove := func(old uint64) ([][]byte, error) {
-		return p.Log.tree.ConsistencyProof(old, c.Size)
+		return tree.consistencyProof(ctx, old, c.Size)
 	}
 	out, err := p.Cosigner.Cosign(ctx, signed, c, prove)
 	if out == nil {
@@ -261,8 +261,8 @@ func (p *Publisher) cosign(ctx context.Context, signed []byte, c Checkpoint) ([]
 
 // cosignAgain asks the witnesses missing from the latest checkpoint
 // (down or unreachable when it was signed) and saves what they add.
-func (p *Publisher) cosignAgain(ctx context.Context, latest []byte, c Checkpoint) error {
-	out, err := p.cosign(ctx, latest, c)
+func (p *Publisher) cosignAgain(ctx context.Context, tree *Tree, latest []byte, c Checkpoint) error {
+	out, err := p.cosign(ctx, tree, latest, c)
 	if !bytes.Equal(out, latest) {
 		if serr := p.Store.SaveCheckpoint(ctx, arena.SignedCheckpoint{Size: c.Size, Text: NoteText(out), Note: out}); serr != nil && arena.ErrorKind(serr) != arena.ECONFLICT {
 			return errors.Join(err, fmt.Errorf("tlog: save checkpoint %d: %w", c.Size, serr))

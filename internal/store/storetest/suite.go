@@ -41,6 +41,7 @@ var suite = []struct {
 	{"RateBuckets", testRateBuckets},
 	{"AgentProfiles", testAgentProfiles},
 	{"LogCheckpoints", testLogCheckpoints},
+	{"LogTiles", testLogTiles},
 	{"HumanForecasts", testHumanForecasts},
 	{"ExportStore", testExportStore},
 	{"Versions", testVersions},

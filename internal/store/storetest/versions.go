@@ -23,7 +23,7 @@ var (
 	readMethods = []string{"Agent", "AgentKnown", "AgentSubmissions", "Agents", "AllOracleResolutions", "BacktestForecasts",
 		"ChainRoundsOpen", "ChainRoundsToStart", "ChainTxs", "Close", "Cohort", "CohortByWeek", "CohortTrades", "Cohorts", "Collector",
 		"Decision", "DecisionCosts", "Decisions", "Engine", "ExportManifest", "ExportPart", "ExportPartHashes", "HumanForecasts",
-		"HumanSets", "JobHealth", "JobRuns", "LatestCheckpoint", "LogEntries", "LogSize", "Market", "MarketBySource", "MarketFacets",
+		"HumanSets", "JobHealth", "JobRuns", "LatestCheckpoint", "LogEntries", "LogSize", "LogTiles", "Market", "MarketBySource", "MarketFacets",
 		"MarketList", "Markets", "MarketsByID", "NewAgentsSince", "Nonce", "OpenPositionMarkets", "OpenPositionsIn", "OracleDispute",
 		"OracleDisputes", "OracleFlags", "OracleQueue", "OracleResolutions", "Ping", "Portfolio", "Portfolios", "PositionsOf",
 		"PriceHistory", "RecentOracleResolutions", "Round", "RoundAgents", "RoundScores", "RoundTraces", "Rounds", "Schema",
@@ -33,7 +33,8 @@ var (
 	// claims, settings, rate limits, the log (whose version is its size),
 	// its checkpoints and the exports published of them.
 	operationalMethods = []string{"AppendLog", "ClaimJob", "ClaimJobRun", "ClaimServer", "FinishJob", "InitSetting", "PutSetting",
-		"PruneRateBuckets", "SaveCheckpoint", "SaveExportManifest", "SaveExportPart", "SettleTokens", "DeleteExportManifests", "DeleteExportParts"}
+		"PruneRateBuckets", "SaveCheckpoint", "SaveExportManifest", "SaveExportPart", "SaveLogTiles", "SettleTokens", "DeleteExportManifests",
+		"DeleteExportParts"}
 )
 
 // views digests what every domain's views read, through the store's
