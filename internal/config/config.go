@@ -299,9 +299,11 @@ var fields = []field{
 	str("ARENA_WITNESS_POLICY", "C2SP witness policy file: the witnesses serve asks to cosign each checkpoint", func(o *Options) *string { return &o.WitnessPolicy }).
 		flagged("witness-policy"),
 	str("ARENA_EXPORT_DIR", "where serve writes a file copy of the latest published export (default: DATA_DIR/exports); the exports are served from the database at /exports/", func(o *Options) *string { return &o.ExportDir }),
-	duration("ARENA_EXPORT_EVERY", "how often serve copies the latest published export into ARENA_EXPORT_DIR (0: never); every checkpoint's export is published in the database whatever it is", func(o *Options) *time.Duration { return &o.ExportEvery }),
-	integer("ARENA_EXPORT_KEEP", "the latest published exports serve keeps; older ones go unless ARENA_EXPORT_KEEP_DAYS keeps them (pruned hourly, and by 'arena export prune')", func(o *Options) *int { return &o.ExportKeep }),
-	integer("ARENA_EXPORT_KEEP_DAYS", "the last published export of each UTC day is kept this many days (0: none)", func(o *Options) *int { return &o.ExportKeepDays }),
+	duration("ARENA_EXPORT_EVERY", "how often serve copies the latest published export into ARENA_EXPORT_DIR (0: never); the exports are published in the database whatever it is", func(o *Options) *time.Duration { return &o.ExportEvery }),
+	integer("ARENA_EXPORT_KEEP", "the latest published exports serve keeps; older ones go unless ARENA_EXPORT_KEEP_DAYS keeps them (pruned hourly, and by 'arena export prune')", func(o *Options) *int { return &o.ExportKeep }).
+		flagged("keep"),
+	integer("ARENA_EXPORT_KEEP_DAYS", "the last published export of each UTC day is kept this many days (0: none)", func(o *Options) *int { return &o.ExportKeepDays }).
+		flagged("keep-days"),
 }
 
 // withAlias names the environment variable read when key is not set.
