@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -29,18 +28,13 @@ const followBound = 10 * time.Second
 // returns the status.
 func tryJSON(t *testing.T, url string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == 200 && v != nil {
+	code, b := get(t, url)
+	if code == 200 && v != nil {
 		if err := json.Unmarshal(b, v); err != nil {
 			t.Fatalf("GET %s: %v\n%s", url, err, b)
 		}
 	}
-	return resp.StatusCode
+	return code
 }
 
 // servedVKey is the log's verifier key as the arena at base serves it.
