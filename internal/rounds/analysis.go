@@ -46,7 +46,7 @@ const MaxCachedAnalyses = 32
 func (s *Service) newAnalysisCache() *cache.Cache[string, *view] {
 	return &cache.Cache[string, *view]{Max: MaxCachedAnalyses, Slow: SlowAnalysis,
 		OnError: func(view string, err error) {
-			s.log().Warn("forecast: leaderboard analysis failed", "view", view, "err", err)
+			s.log().Warn("rounds: leaderboard analysis failed", "view", view, "err", err)
 		}}
 }
 
