@@ -9,6 +9,7 @@ import (
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/retry"
 
 	"github.com/forecast-arena/arena"
 )
@@ -164,12 +165,8 @@ func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) err
 			level = slog.LevelDebug
 		}
 		svc.log().Log(ctx, level, "scheduled round: too few eligible markets; retrying", "err", err, "retry_in", cfg.RetryEvery, "until", start.Add(cfg.RetryFor).UTC().Format(time.RFC3339))
-		t := time.NewTimer(cfg.RetryEvery)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(fmt.Errorf("rounds: scheduled round: %w", err), ctx.Err())
-		case <-t.C:
+		if serr := retry.Sleep(ctx, cfg.RetryEvery); serr != nil {
+			return errors.Join(fmt.Errorf("rounds: scheduled round: %w", err), serr)
 		}
 	}
 }
