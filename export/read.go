@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // Bounds of an export's files, which verifiers read from others: far
@@ -233,37 +235,12 @@ func checkUniqueKeys(b []byte) error {
 
 // openRegular opens the file of an export at path for reading, refusing
 // anything but a regular file (a symbolic link to one is followed): a
-// FIFO would block the read for ever, a device would never end. The open
-// itself does not block on a FIFO (openNonBlocking), and the check is
-// made on the file opened, so that the path cannot change in between.
+// FIFO would block the read for ever, a device would never end
+// (safefile.OpenRegular).
 func openRegular(path string) (*os.File, error) {
-	f, err := openNonBlocking(path)
-	if err != nil {
-		return nil, err
+	f, err := safefile.OpenRegular(path)
+	if nr := (*safefile.NotRegularError)(nil); errors.As(err, &nr) {
+		return nil, fmt.Errorf("%s is not a regular file (%s): refused, since reading it may never end", filepath.Base(path), nr.Kind)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file (%s): refused, since reading it may never end", filepath.Base(path), fileKind(fi.Mode()))
-	}
-	return f, nil
-}
-
-// fileKind names the type of a file that is not a regular one.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return m.Type().String()
+	return f, err
 }
