@@ -59,13 +59,13 @@ func TestStateFile(t *testing.T) {
 		}
 	}
 	for name, text := range map[string]string{
-		"empty":        "",
-		"no header":    "5\n" + strings.Repeat("00", 32) + "\n",
-		"size zero":    "forecast-arena signed tree v1\n0\n" + strings.Repeat("00", 32) + "\n",
-		"short root":   "forecast-arena signed tree v1\n5\n00\n",
-		"extra line":   "forecast-arena signed tree v1\n5\n" + strings.Repeat("00", 32) + "\nx\n",
-		"huge":         strings.Repeat("x", 5000),
-		"sign in size": "forecast-arena signed tree v1\n+5\n" + strings.Repeat("00", 32) + "\n",
+		"empty":            "",
+		"no header":        "5\n" + strings.Repeat("00", 32) + "\n",
+		"size zero":        "forecast-arena signed tree v1\n0\n" + strings.Repeat("00", 32) + "\n",
+		"short root":       "forecast-arena signed tree v1\n5\n00\n",
+		"extra line":       "forecast-arena signed tree v1\n5\n" + strings.Repeat("00", 32) + "\nx\n",
+		"huge":             strings.Repeat("x", 5000),
+		"sign in size":     "forecast-arena signed tree v1\n+5\n" + strings.Repeat("00", 32) + "\n",
 		"zero-padded size": "forecast-arena signed tree v1\n05\n" + strings.Repeat("00", 32) + "\n",
 		"size zero with a root other than the empty tree's": "forecast-arena signed tree v1\n0\n" + strings.Repeat("ab", 32) + "\n",
 	} {
