@@ -67,7 +67,7 @@ func ParseIndex(b []byte) (*Index, error) {
 	if len(b) > maxIndexBytes {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrIndex, maxIndexBytes)
 	}
-	if err := checkUniqueKeys(b); err != nil {
+	if err := arena.CheckUniqueKeys(b); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrIndex, err)
 	}
 	var idx Index

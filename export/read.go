@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/safefile"
 )
 
@@ -182,56 +183,8 @@ func readFileBounded(path string, limit int64) ([]byte, error) {
 
 // ErrDuplicateKey is wrapped by the errors about a JSON object that names
 // a key twice: encoding/json would keep the last value silently, so two
-// readers of one file could see different values.
-var ErrDuplicateKey = errors.New("a JSON object names a key twice")
-
-// checkUniqueKeys walks the JSON value b, token by token, and fails on the
-// first object that names a key twice, at any depth. It does not check
-// anything else of b: the caller decodes it afterwards.
-func checkUniqueKeys(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var walk func() error
-	walk = func() error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := k.(string)
-				if seen[key] {
-					return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
-				}
-				seen[key] = true
-				if err := walk(); err != nil {
-					return err
-				}
-			}
-			_, err = dec.Token()
-			return err
-		case json.Delim('['):
-			for dec.More() {
-				if err := walk(); err != nil {
-					return err
-				}
-			}
-			_, err = dec.Token()
-			return err
-		}
-		return nil
-	}
-	if err := walk(); errors.Is(err, ErrDuplicateKey) {
-		return err
-	}
-	return nil // malformed JSON: the decoder that follows reports it
-}
+// readers of one file could see different values (arena.ErrDuplicateKey).
+var ErrDuplicateKey = arena.ErrDuplicateKey
 
 // openRegular opens the file of an export at path for reading, refusing
 // anything but a regular file (a symbolic link to one is followed): a
