@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/google/renameio/v2"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/forecast-arena/arena"
@@ -18,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/relay"
+	"github.com/forecast-arena/arena/safefile"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
 )
@@ -299,7 +299,7 @@ func verifyLive(ctx context.Context, env *Env, rep *export.Report, live *liveChe
 		fmt.Fprintf(env.Stdout, "since: the arena's current checkpoint extends the one kept in %s (%d entries)\n", since, old.Size)
 	}
 	if save != "" {
-		if err := renameio.WriteFile(save, msg, 0o644); err != nil {
+		if err := safefile.WriteFile(save, msg, 0o644); err != nil {
 			return fmt.Errorf("--save-checkpoint: %w", err)
 		}
 		fmt.Fprintf(env.Stdout, "saved the current checkpoint to %s: pass it as --since next time\n", save)
