@@ -26,6 +26,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // ErrNotRegular is matched (errors.Is) by the errors refusing a path that
@@ -142,4 +143,35 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // at all: when write fails, path is left as it was.
 func Replace(path string, perm fs.FileMode, write func(io.Writer) error) error {
 	return replace(path, perm, write)
+}
+
+// renameReplace is Replace where renameio is not (Windows): a temporary
+// file beside path, written, flushed and closed, then renamed over path
+// with os.Rename; on any failure the temporary file is removed and path
+// left as it was. It builds everywhere, so the tests run it on Unix too.
+func renameReplace(path string, perm fs.FileMode, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, perm); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
