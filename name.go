@@ -106,35 +106,38 @@ func Skeleton(s string) string {
 // bracket they are drawn like at the sizes names are shown in:
 //   - the Latin small capitals the data leaves unmapped, and kra ("ĸ",
 //     drawn as a small capital K, the data's prototype for Greek kappa
-//     and Cyrillic ka), as their letters;
+//     and Cyrillic ka) and turned w ("ʍ", its prototype for small capital
+//     M), as their letters; dotless j as j;
 //   - parenthesis-like brackets (flattened, ornament, tortoise shell
 //     and white parentheses) as parentheses.
 var extraConfusables = map[rune]string{
-	'ĸ': "k",  // ĸ LATIN SMALL LETTER KRA
-	'ᴀ': "a",  // ᴀ
-	'ʙ': "b",  // ʙ
-	'ᴅ': "d",  // ᴅ
-	'ᴇ': "e",  // ᴇ
-	'ꜰ': "f",  // ꜰ
-	'ɢ': "g",  // ɢ
-	'ʜ': "h",  // ʜ
-	'ᴊ': "j",  // ᴊ
-	'ʟ': "l",  // ʟ
-	'ɴ': "n",  // ɴ
-	'ᴘ': "p",  // ᴘ
-	'ꞯ': "q",  // ꞯ
-	'ʀ': "r",  // ʀ
-	'ᴛ': "t",  // ᴛ
-	'⟮': "(",  // ⟮ MATHEMATICAL LEFT FLATTENED PARENTHESIS
-	'⟯': ")",  // ⟯ MATHEMATICAL RIGHT FLATTENED PARENTHESIS
-	'❪': "(",  // ❪ MEDIUM FLATTENED LEFT PARENTHESIS ORNAMENT
-	'❫': ")",  // ❫
-	'⟬': "(",  // ⟬ MATHEMATICAL LEFT WHITE TORTOISE SHELL BRACKET
-	'⟭': ")",  // ⟭
-	'⦗': "(",  // ⦗ LEFT BLACK TORTOISE SHELL BRACKET
-	'⦘': ")",  // ⦘
-	'⦅': "((", // ⦅ LEFT WHITE PARENTHESIS, as the data maps ⸨
-	'⦆': "))", // ⦆
+	'\u0138': "k",  // ĸ LATIN SMALL LETTER KRA
+	'\u1D00': "a",  // ᴀ
+	'\u0299': "b",  // ʙ
+	'\u1D05': "d",  // ᴅ
+	'\u1D07': "e",  // ᴇ
+	'\uA730': "f",  // ꜰ
+	'\u0262': "g",  // ɢ
+	'\u029C': "h",  // ʜ
+	'\u1D0A': "j",  // ᴊ
+	'\u029F': "l",  // ʟ
+	'\u0274': "n",  // ɴ
+	'\u1D18': "p",  // ᴘ
+	'\uA7AF': "q",  // ꞯ
+	'\u0280': "r",  // ʀ
+	'\u1D1B': "t",  // ᴛ
+	'\u028D': "rn", // ʍ, the data's prototype for small capital M (ᴍ) and Cyrillic м: as m, whose skeleton is "rn"
+	'\u0237': "j",  // ȷ dotless j, as the data maps dotless i to i
+	'\u27EE': "(",  // ⟮ MATHEMATICAL LEFT FLATTENED PARENTHESIS
+	'\u27EF': ")",  // ⟯ MATHEMATICAL RIGHT FLATTENED PARENTHESIS
+	'\u276A': "(",  // ❪ MEDIUM FLATTENED LEFT PARENTHESIS ORNAMENT
+	'\u276B': ")",  // ❫
+	'\u27EC': "(",  // ⟬ MATHEMATICAL LEFT WHITE TORTOISE SHELL BRACKET
+	'\u27ED': ")",  // ⟭
+	'\u2997': "(",  // ⦗ LEFT BLACK TORTOISE SHELL BRACKET
+	'\u2998': ")",  // ⦘
+	'\u2985': "((", // ⦅ LEFT WHITE PARENTHESIS, as the data maps ⸨
+	'\u2986': "))", // ⦆
 }
 
 // SameName reports whether a and b are one name (see NameKeys).

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mtibben/confusables"
 	"golang.org/x/text/secure/precis"
 	"golang.org/x/text/unicode/norm"
 
@@ -55,6 +56,9 @@ func TestSameName(t *testing.T) {
 		{"white tortoise shell brackets", "Market (benchmark)", "Market \u27ECbenchmark\u27ED", true},
 		{"white parentheses for double ones", "Market ((benchmark))", "Market \u2985benchmark\u2986", true},
 		{"digit 1 and capital I for l, folded", "Lily", "1I1y", true},
+		{"small capital M for m (through turned w)", "market", "\u1D0Darket", true},
+		{"Cyrillic em for m (through turned w)", "Random", "Rando\u043C", true},
+		{"dotless j for j", "Jojo", "Jo\u0237o", true},
 		{"another name", "Ada", "Bob", false},
 		{"a digit 0 where no o is", "Bob", "B0", false},
 		{"an accent", "Ada", "Adà", false},
@@ -265,6 +269,20 @@ func TestUTS39Confusables(t *testing.T) {
 		t.Errorf("only %d mappings between characters a name may hold", named)
 	}
 	t.Logf("%d mappings checked as names", named)
+}
+
+// The look-alikes mapped beyond UTS #39 map to its prototypes: each
+// target is its own skeleton, so the exact key, taken once, is as final
+// as the folded one, and none is a character UTS #39 already maps.
+func TestExtraConfusables(t *testing.T) {
+	for r, to := range arena.ExtraConfusables() {
+		if got := confusables.Skeleton(to); got != to {
+			t.Errorf("%U maps to %q, whose skeleton is %q", r, to, got)
+		}
+		if got := confusables.Skeleton(string(r)); got != string(r) {
+			t.Errorf("%U: UTS #39 maps it to %q already", r, got)
+		}
+	}
 }
 
 type confusablePair struct {

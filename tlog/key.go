@@ -38,6 +38,11 @@ func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 func LoadKey(path string) (ed25519.PrivateKey, error) {
 	b, err := readKeyFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// Not "no key": a key would be written through the link.
+			target, _ := os.Readlink(path)
+			return nil, fmt.Errorf("tlog: key %s is a symbolic link to %s, which does not exist", path, target)
+		}
 		return nil, err
 	}
 	if err != nil {

@@ -192,8 +192,22 @@ func checkRecord(ctx context.Context, o config.Options, lg *tlog.Log, record tlo
 	if err != nil {
 		return nil, fmt.Errorf("log key %s: this database's latest checkpoint: %w", path, err)
 	}
-	return &tlog.SignedTree{Size: c.Size, Root: c.Hash}, nil
+	t := tlog.SignedTree{Size: c.Size, Root: c.Hash}
+	// The record is made from the database's word: its log must hold the
+	// tree of its own latest checkpoint.
+	held := &tlog.Log{Store: lg.Store, Signed: fixedRecord{t}}
+	if err := held.CheckSigned(ctx); err != nil {
+		return nil, fmt.Errorf("--new-log-record: this database's log does not hold its own latest checkpoint, so no record is made from it: %w. %s", err, docsRestore)
+	}
+	return &t, nil
 }
+
+// fixedRecord is a tlog.SignedState holding one tree, for checking a log
+// against a tree before it is recorded.
+type fixedRecord struct{ t tlog.SignedTree }
+
+func (r fixedRecord) LastSigned() (tlog.SignedTree, error) { return r.t, nil }
+func (r fixedRecord) RecordSigned(tlog.SignedTree) error   { return nil }
 
 // logState says what a log holds that a record should cover.
 func logState(size uint64, checkpoint []byte, bound string) string {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -159,5 +160,93 @@ func mustDo(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The log key's own path holding what is not a key file: refused at once
+// (a FIFO there would have blocked the start), writing nothing: no key
+// written through a dangling link, no record, no key bound.
+func TestLogKeyNotAFile(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	cases := []struct {
+		name string
+		make func(t *testing.T, key string)
+		want string
+	}{
+		{"a FIFO", func(t *testing.T, k string) { mustDo(t, syscall.Mkfifo(k, 0o600)) }, "is a named pipe, not a regular file"},
+		{"a directory", func(t *testing.T, k string) { mustDo(t, os.Mkdir(k, 0o700)) }, "is a directory, not a regular file"},
+		{"a dangling symbolic link", func(t *testing.T, k string) { mustDo(t, os.Symlink(k+".elsewhere", k)) }, "is a symbolic link to " + "%s.elsewhere, which does not exist"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			o := config.Options{DB: "sqlite:" + filepath.Join(dir, "arena.db"), LogKey: filepath.Join(dir, "k")}
+			db := openStore(t, o.DB)
+			c.make(t, o.LogKey)
+			before := snapshot(t, dir)
+			done := make(chan error, 1)
+			go func() { _, err := openLog(ctx, o, db, quiet); done <- err }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("opening the log blocked")
+			}
+			want := strings.ReplaceAll(c.want, "%s", o.LogKey)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v, want %q", err, want)
+			}
+			if after := snapshot(t, dir); after != before {
+				t.Errorf("the refused start changed the directory:\n%s\nwas\n%s", after, before)
+			}
+			if v, _, _ := db.Setting(ctx, tlog.KeySetting); v != "" {
+				t.Errorf("the refused start bound key %s", v)
+			}
+		})
+	}
+}
+
+// --new-log-record takes the database's word for what was signed only
+// when its log holds its own latest checkpoint: a database whose log
+// lost entries behind its checkpoint gets no record.
+func TestNewLogRecordChecksTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	dir := t.TempDir()
+	o := config.Options{DB: "sqlite:" + filepath.Join(dir, "arena.db"), LogKey: filepath.Join(dir, "k")}
+	db := openStore(t, o.DB)
+	lg, err := openLog(ctx, o, db, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mustDo(t, lg.Append(ctx, "note", map[string]int{"n": i}))
+	}
+	publish(t, lg, db)
+	mustDo(t, os.Remove(tlog.StatePath(o.LogKey)))
+	// A checkpoint of another tree, signed by the key, saved as this
+	// database's latest: its word no longer matches its log.
+	other := openStore(t, "sqlite:"+filepath.Join(dir, "other.db"))
+	forged := &tlog.Log{Store: other, Key: lg.Key, Logger: quiet}
+	for i := range 4 {
+		mustDo(t, forged.Append(ctx, "note", map[string]int{"other": i}))
+	}
+	publish(t, forged, other)
+	note, err := other.LatestCheckpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(note)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, db.SaveCheckpoint(ctx, arena.SignedCheckpoint{Size: c.Size, Note: note}))
+	o.NewLogRecord = true
+	if _, err := openLog(ctx, o, db, quiet); err == nil || !strings.Contains(err.Error(), "--new-log-record: this database's log does not hold its own latest checkpoint") {
+		t.Fatalf("--new-log-record on a database whose log contradicts its checkpoint: %v", err)
+	}
+	if _, err := os.Lstat(tlog.StatePath(o.LogKey)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a record was made: %v", err)
 	}
 }

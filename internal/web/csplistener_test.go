@@ -61,6 +61,27 @@ func TestContentSecurityPolicyOnServerErrors(t *testing.T) {
 			t.Errorf("%s: Content-Security-Policy %q", c.name, got)
 		}
 	}
+	// A bad request pipelined after a good one on one connection: the
+	// server's 400 comes after the handler's answer, in a write of its own.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET /%zz HTTP/1.1\r\nHost: a\r\n\r\n")
+	br := bufio.NewReader(c)
+	for i, want := range []int{200, 400} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("pipelined answer %d: %v", i+1, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if got := resp.Header.Values("Content-Security-Policy"); resp.StatusCode != want || len(got) != 1 || got[0] != ContentSecurityPolicy {
+			t.Errorf("pipelined answer %d: %d, Content-Security-Policy %q", i+1, resp.StatusCode, got)
+		}
+	}
 	for _, path := range []string{"/file", "/big"} {
 		resp, body := rawRequest(t, addr, "GET "+path+" HTTP/1.1\r\nHost: a\r\n\r\n")
 		if resp.StatusCode != 200 || !strings.Contains(body, lookalike) || strings.Count(body, "Content-Security-Policy") != 0 {
