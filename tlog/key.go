@@ -66,15 +66,20 @@ func GenerateKey() (ed25519.PrivateKey, error) {
 }
 
 // CreateKey writes key to a new file at path (mode 0600, its directory
-// made if missing); a file already there is an error, never replaced.
+// made if missing); a file already there is an error wrapping
+// fs.ErrExist, never replaced. The file appears whole: written and synced
+// under a temporary name, then linked into place, so a reader (another
+// start) never sees it half written.
 func CreateKey(path string, key ed25519.PrivateKey) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("tlog: key directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("tlog: create key %s: %w", path, err)
 	}
+	tmp := f.Name() // made with mode 0600
+	defer os.Remove(tmp)
 	_, werr := f.WriteString(hex.EncodeToString(key.Seed()) + "\n")
 	if werr == nil {
 		werr = f.Sync()
@@ -83,8 +88,10 @@ func CreateKey(path string, key ed25519.PrivateKey) error {
 		werr = cerr
 	}
 	if werr != nil {
-		os.Remove(path)
 		return fmt.Errorf("tlog: write key %s: %w", path, werr)
+	}
+	if err := os.Link(tmp, path); err != nil {
+		return fmt.Errorf("tlog: create key %s: %w", path, err)
 	}
 	return nil
 }

@@ -70,6 +70,21 @@ func logKeyPath(o config.Options) (path, legacy string, err error) {
 // anything is written, so a refused start leaves no key file, no record
 // and no key bound to the database.
 func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
+	// Replicas started at once on one host: another may make the key, then
+	// the record, after this start looked; each is made once, so a third
+	// look finds both.
+	lg, err := openLogOnce(ctx, o, db, logger)
+	for i := 0; i < 2 && errors.Is(err, errRaced); i++ {
+		lg, err = openLogOnce(ctx, o, db, logger)
+	}
+	return lg, err
+}
+
+// errRaced is wrapped by openLogOnce's error when another start made the
+// key or its record between its checks and its writes.
+var errRaced = errors.New("made meanwhile by another start")
+
+func openLogOnce(ctx context.Context, o config.Options, db *store.DB, logger *slog.Logger) (*tlog.Log, error) {
 	path, legacy, err := logKeyPath(o)
 	if err != nil {
 		return nil, err
@@ -114,22 +129,30 @@ func openLog(ctx context.Context, o config.Options, db *store.DB, logger *slog.L
 	if err != nil {
 		return nil, err
 	}
-	// Everything is checked: write the new key, bind it, make the record.
+	// Everything is checked: write the new key, make the record, bind.
 	if newKey {
-		if err := tlog.CreateKey(path, key); err != nil {
+		if err := tlog.CreateKey(path, key); errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%w: %w", errRaced, err)
+		} else if err != nil {
 			return nil, err
 		}
 	}
-	if err := tlog.BindKey(ctx, db, lg.PublicKey()); err != nil {
-		return nil, fmt.Errorf("log key %s: %w", path, err)
-	}
 	if create != nil {
-		if err := record.Create(*create); err != nil {
+		err := record.Create(*create)
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%w: %w", errRaced, err)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("log key %s: %w (the key's directory must be writable by the arena)", path, err)
 		}
 		if create.Size > 0 {
 			logger.Warn("tamper-evident log: made the log key's record of the trees it signed from this database's latest checkpoint (--new-log-record)", "key", path, "record", record.Path, "size", create.Size)
 		}
+	}
+	// Bound last: a database bound to a key whose record is missing is
+	// refused, so a replica starting meanwhile must find the record first.
+	if err := tlog.BindKey(ctx, db, lg.PublicKey()); err != nil {
+		return nil, fmt.Errorf("log key %s: %w", path, err)
 	}
 	logger.Info("tamper-evident log", "key", path, "public_key", lg.PublicKeyHex())
 	return lg, nil

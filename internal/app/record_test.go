@@ -16,6 +16,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -248,5 +249,47 @@ func TestNewLogRecordChecksTheDatabase(t *testing.T) {
 	}
 	if _, err := os.Lstat(tlog.StatePath(o.LogKey)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a record was made: %v", err)
+	}
+}
+
+// Replicas of one new database started at once on one host, sharing the
+// key directory: every start opens the log with the one key made, and
+// its one record, whichever made them (both engines).
+func TestLogFirstStartsAtOnce(t *testing.T) {
+	ctx := context.Background()
+	quiet := slog.New(slog.DiscardHandler)
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			o := config.Options{DB: storetest.URL(t, engine), LogKey: filepath.Join(t.TempDir(), "log.key")}
+			db := openStore(t, o.DB)
+			const n = 8
+			keys := make(chan string, n)
+			errs := make(chan error, n)
+			for range n {
+				go func() {
+					lg, err := openLog(ctx, o, db, quiet)
+					if err != nil {
+						errs <- err
+						return
+					}
+					keys <- lg.PublicKeyHex()
+				}()
+			}
+			seen := map[string]bool{}
+			for range n {
+				select {
+				case k := <-keys:
+					seen[k] = true
+				case err := <-errs:
+					t.Errorf("a start: %v", err)
+				}
+			}
+			if len(seen) > 1 {
+				t.Errorf("%d keys for one log", len(seen))
+			}
+			if st, err := (tlog.StateFile{Path: tlog.StatePath(o.LogKey)}).LastSigned(); err != nil || st.Size != 0 {
+				t.Errorf("the record: %+v, %v", st, err)
+			}
+		})
 	}
 }
