@@ -16,6 +16,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/config"
+	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -28,7 +29,6 @@ import (
 // dangling link let it sign a second root for a published size.
 func TestLogRecordAtStart(t *testing.T) {
 	ctx := context.Background()
-	quiet := slog.New(slog.DiscardHandler)
 	cases := []struct {
 		name  string
 		spoil func(t *testing.T, record string)
@@ -65,26 +65,11 @@ func TestLogRecordAtStart(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			o := config.Options{DB: "sqlite:" + filepath.Join(dir, "arena.db"), LogKey: filepath.Join(dir, "arena.db.log.key")}
-			db := openStore(t, o.DB)
-			lg, err := openLog(ctx, o, db, quiet)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range 3 {
-				mustDo(t, lg.Append(ctx, "note", map[string]int{"n": i}))
-			}
-			publish(t, lg, db)
+			o, db, lg := publishedArena(t, dir)
 			record := tlog.StatePath(o.LogKey)
 			c.spoil(t, record)
 			before := snapshot(t, dir)
-			done := make(chan error, 1)
-			go func() { _, err := openLog(ctx, o, db, quiet); done <- err }()
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("opening the log blocked")
-			}
+			err := openLogWithin(t, o, db)
 			for _, w := range c.want {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("%v\nwant a refusal with %q", err, w)
@@ -124,6 +109,39 @@ func TestLogRecordMadeOnce(t *testing.T) {
 	}
 	if _, err := os.Lstat(tlog.StatePath(o.LogKey)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the refused start made a record: %v", err)
+	}
+}
+
+// publishedArena opens a new SQLite arena in dir, with its log key there,
+// and publishes a checkpoint of 3 entries.
+func publishedArena(t *testing.T, dir string) (config.Options, *store.DB, *tlog.Log) {
+	t.Helper()
+	ctx := context.Background()
+	o := config.Options{DB: "sqlite:" + filepath.Join(dir, "arena.db"), LogKey: filepath.Join(dir, "arena.db.log.key")}
+	db := openStore(t, o.DB)
+	lg, err := openLog(ctx, o, db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mustDo(t, lg.Append(ctx, "note", map[string]int{"n": i}))
+	}
+	publish(t, lg, db)
+	return o, db, lg
+}
+
+// openLogWithin opens the log as a start does, failing the test if that
+// blocks (a FIFO opened for reading waits for a writer).
+func openLogWithin(t *testing.T, o config.Options, db *store.DB) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { _, err := openLog(context.Background(), o, db, slog.New(slog.DiscardHandler)); done <- err }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("opening the log blocked")
+		return nil
 	}
 }
 
@@ -169,7 +187,6 @@ func mustDo(t *testing.T, err error) {
 // written through a dangling link, no record, no key bound.
 func TestLogKeyNotAFile(t *testing.T) {
 	ctx := context.Background()
-	quiet := slog.New(slog.DiscardHandler)
 	cases := []struct {
 		name string
 		make func(t *testing.T, key string)
@@ -186,14 +203,7 @@ func TestLogKeyNotAFile(t *testing.T) {
 			db := openStore(t, o.DB)
 			c.make(t, o.LogKey)
 			before := snapshot(t, dir)
-			done := make(chan error, 1)
-			go func() { _, err := openLog(ctx, o, db, quiet); done <- err }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("opening the log blocked")
-			}
+			err := openLogWithin(t, o, db)
 			want := strings.ReplaceAll(c.want, "%s", o.LogKey)
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%v, want %q", err, want)
@@ -209,22 +219,13 @@ func TestLogKeyNotAFile(t *testing.T) {
 }
 
 // --new-log-record takes the database's word for what was signed only
-// when its log holds its own latest checkpoint: a database whose log
-// lost entries behind its checkpoint gets no record.
+// when its log holds its own latest checkpoint: a database whose latest
+// checkpoint is of another tree gets no record.
 func TestNewLogRecordChecksTheDatabase(t *testing.T) {
 	ctx := context.Background()
 	quiet := slog.New(slog.DiscardHandler)
 	dir := t.TempDir()
-	o := config.Options{DB: "sqlite:" + filepath.Join(dir, "arena.db"), LogKey: filepath.Join(dir, "k")}
-	db := openStore(t, o.DB)
-	lg, err := openLog(ctx, o, db, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 {
-		mustDo(t, lg.Append(ctx, "note", map[string]int{"n": i}))
-	}
-	publish(t, lg, db)
+	o, db, lg := publishedArena(t, dir)
 	mustDo(t, os.Remove(tlog.StatePath(o.LogKey)))
 	// A checkpoint of another tree, signed by the key, saved as this
 	// database's latest: its word no longer matches its log.
