@@ -163,6 +163,10 @@ func (in OracleDecisionInput) Step(prev *OracleResolution, disputed, resolved bo
 			return OracleDecideEscalated, nil
 		case prev == nil && disputed:
 			return OracleSettleDispute, nil
+		case prev != nil && prev.Status == OracleDecided && prev.Final == in.Decision:
+			// Another arbiter decided the same meanwhile (two racing
+			// decisions of one market): the decision stands, once.
+			return OracleUnchanged, nil
 		case prev != nil:
 			return 0, Errorf(ECONFLICT, "market %d is already resolved by the oracle (%s); re-resolve it instead", in.MarketID, prev.Final)
 		}
@@ -175,6 +179,11 @@ func (in OracleDecisionInput) Step(prev *OracleResolution, disputed, resolved bo
 		}
 		return 0, Errorf(ECONFLICT, "market %d has no oracle resolution to revise (%s)", in.MarketID, hint)
 	}
+	if prev.Final == in.Decision {
+		// The decision in force, whether or not another re-resolution
+		// came first: nothing to revise.
+		return OracleUnchanged, nil
+	}
 	if in.Revises != 0 && prev.Seq != in.Revises {
 		by := prev.Arbiter
 		if by == "" {
@@ -182,9 +191,6 @@ func (in OracleDecisionInput) Step(prev *OracleResolution, disputed, resolved bo
 		}
 		return 0, Rejectf(ECONFLICT, CodeResolutionChanged, "market %d: resolution %d is no longer the latest: resolution %d (%s by %s) was recorded since; review it and retry",
 			in.MarketID, in.Revises, prev.Seq, prev.Final, by)
-	}
-	if prev.Final == in.Decision {
-		return OracleUnchanged, nil
 	}
 	return OracleRevise, nil
 }
@@ -268,9 +274,10 @@ type OracleStore interface {
 	// otherwise); with ReResolve it appends a new resolution to a market
 	// the oracle resolved (EINVALID without a reason; ECONFLICT with
 	// CodeResolutionChanged when in.Revises is set and no longer the
-	// latest). A re-resolution to the decision in force changes nothing
-	// and returns the resolution in force.
-	DecideOracle(ctx context.Context, in OracleDecisionInput, hooks ...ResolutionHook) (*OracleResolution, error)
+	// latest). A decision already in force (a re-resolution to it, or an
+	// arbiter deciding as another just did) changes nothing: it returns
+	// the resolution in force and false, and runs no hook.
+	DecideOracle(ctx context.Context, in OracleDecisionInput, hooks ...ResolutionHook) (*OracleResolution, bool, error)
 	// FlagOracle marks an unresolved binary market ambiguous (EINVALID
 	// without a reason or for a market that is not Yes/No, ENOTFOUND for
 	// an unknown market, ECONFLICT when it is resolved, already flagged or
@@ -281,11 +288,14 @@ type OracleStore interface {
 	// DisputeOracle records an admin's dispute of a binary market's
 	// resolution by its source (EINVALID without the admin's name or a
 	// reason, or for a market that is not Yes/No; ENOTFOUND for an unknown
-	// market; ECONFLICT when it is unresolved, already disputed, or went
-	// through the oracle). The market keeps its resolution until the
-	// oracle or an arbiter decides, and from then on only they change it.
-	// Resolution is filled in.
-	DisputeOracle(ctx context.Context, d *OracleDispute) error
+	// market; ECONFLICT when it is unresolved, already disputed otherwise,
+	// or went through the oracle). The market keeps its resolution until
+	// the oracle or an arbiter decides, and from then on only they change
+	// it. Resolution is filled in. The hooks run in the transaction that
+	// records it. The dispute recorded already (the same admin and reason)
+	// changes nothing: it reports false, runs no hook and fills d in
+	// from the record.
+	DisputeOracle(ctx context.Context, d *OracleDispute, hooks ...DisputeHook) (bool, error)
 	// OracleDispute returns a market's dispute (ENOTFOUND when none).
 	OracleDispute(ctx context.Context, marketID int64) (*OracleDispute, error)
 	// OracleDisputes lists the disputed markets, oldest first.
@@ -351,9 +361,10 @@ type ResolutionChange struct {
 	At      time.Time
 }
 
-// ResolutionHook is one track's part of applying a resolution to a market
-// that had one already (a re-resolution, a decided dispute): it corrects
-// what the track settled or scored on the previous one. It runs inside the
+// ResolutionHook is one track's part of applying a resolution to a
+// market: on a market that had one already (a re-resolution, a decided
+// dispute) it corrects what the track settled or scored on the previous
+// one; on every one, it may log what was applied. It runs inside the
 // store's transaction tx; an error rolls everything back, the resolution
 // included.
 type ResolutionHook func(ctx context.Context, tx ResolutionTx, c *ResolutionChange) error
@@ -363,7 +374,18 @@ type ResolutionHook func(ctx context.Context, tx ResolutionTx, c *ResolutionChan
 type ResolutionTx interface {
 	RescoreTx
 	ResettleTx
+	LogTx
 }
+
+// LogTx is a store transaction that appends to the tamper-evident log:
+// the entries and the write they record are stored both or neither.
+type LogTx interface {
+	AppendLeaves(ctx context.Context, leaves ...*LogLeaf) error
+}
+
+// DisputeHook is a track's part of recording a dispute, run inside the
+// store's transaction that records it (the forecast track logs it).
+type DisputeHook func(ctx context.Context, tx LogTx, d *OracleDispute) error
 
 // RescoreTx is what the forecast track needs to re-score the rounds that
 // froze a market's outcome.

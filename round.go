@@ -217,6 +217,7 @@ type RoundFilter struct {
 type ForecastStore interface {
 	MarketStore
 	RoundStore
+	VersionStore
 }
 
 // RoundStore persists the forecast track.
@@ -224,15 +225,18 @@ type RoundStore interface {
 	CreateRound(ctx context.Context, r *Round) error
 	Round(ctx context.Context, id uint64) (*Round, error)
 	Rounds(ctx context.Context, f RoundFilter) ([]*Round, error)
-	SetBenchmarks(ctx context.Context, roundID uint64, ms []RoundMarket, at time.Time) error
+	// SetBenchmarks records a round's benchmarks, once (ECONFLICT after),
+	// and appends leaves to the log in the same transaction.
+	SetBenchmarks(ctx context.Context, roundID uint64, ms []RoundMarket, at time.Time, leaves ...*LogLeaf) error
 	// Submit loads the agent's state in one transaction, runs check on it
 	// and, when check passes, records sub (per kind) and, for commits and
 	// reveals, advances the agent's nonce. A rejected request stores nothing.
 	Submit(ctx context.Context, kind SubmissionKind, sub *Submission, at time.Time, check func(SubmissionState) error) error
 	Nonce(ctx context.Context, agent string) (uint64, error)
 	Submissions(ctx context.Context, roundID uint64) ([]*Submission, error)
-	// SaveRoundResult freezes outcomes, scores and scored forecasts at once.
-	SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int8, scores []RoundScore, rows []ScoredForecast, at time.Time) error
+	// SaveRoundResult freezes outcomes, scores and scored forecasts at
+	// once, and appends leaves to the log in the same transaction.
+	SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int8, scores []RoundScore, rows []ScoredForecast, at time.Time, leaves ...*LogLeaf) error
 	RoundScores(ctx context.Context, roundID uint64) ([]RoundScore, error)
 	ScoredForecasts(ctx context.Context) ([]ScoredForecast, error)
 	// SetAgent registers an agent, or overwrites its kind and profile

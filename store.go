@@ -26,8 +26,11 @@ type MarketStore interface {
 	MarketFacets(ctx context.Context) (MarketFacets, error)
 	// PriceHistory returns a market's stored prices in [from, to] ordered by time.
 	PriceHistory(ctx context.Context, marketID int64, outcome string, from, to time.Time) ([]PricePoint, error)
-	// ResolveMarket records a resolution (an outcome name or Void).
-	ResolveMarket(ctx context.Context, id int64, resolution string, at time.Time) error
+	// ResolveMarket records a resolution (an outcome name or Void) and
+	// appends leaves to the log in the same transaction, and reports
+	// whether it changed the market: the resolution the market has already
+	// is neither written nor logged again.
+	ResolveMarket(ctx context.Context, id int64, resolution string, at time.Time, leaves ...*LogLeaf) (bool, error)
 }
 
 // JobStore claims scheduled job runs so that any number of replicas run

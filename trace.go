@@ -77,7 +77,6 @@ type BacktestStore interface {
 	SaveBacktest(ctx context.Context, rows []BacktestForecast) error
 	// BacktestForecasts lists every row by agent, round, market.
 	BacktestForecasts(ctx context.Context) ([]BacktestForecast, error)
-	// BacktestVersion changes whenever a row is added or replaced: a
-	// cheap check that a leaderboard computed from the rows is current.
-	BacktestVersion(ctx context.Context) (string, error)
+	// Every save moves DomainBacktest.
+	VersionStore
 }

@@ -306,10 +306,7 @@ type CohortStore interface {
 	SaveSnapshots(ctx context.Context, snaps []ValuationSnapshot, marks map[int64]PPM) (int, error)
 	Snapshots(ctx context.Context, portfolioID int64) ([]ValuationSnapshot, error)
 
-	// TradingVersion fingerprints what the trading results are computed
-	// from: the cohorts and their statuses, every ledger write, every
-	// decision claimed and finished, and the stored fields (prices,
-	// resolution) of every market held or bet on. It changes whenever
-	// they do, so readers can cache what they derive from them.
-	TradingVersion(ctx context.Context) (string, error)
+	// The trading track's data moves DomainTrading, the markets' prices
+	// and resolutions DomainMarkets: what its results are computed from.
+	VersionStore
 }

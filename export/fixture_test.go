@@ -268,7 +268,7 @@ func (f *fixture) scoredRound(ctx context.Context) error {
 	}
 	clk.Set(r.RevealDeadline.Add(time.Hour))
 	for i, res := range []string{arena.Yes, arena.No, arena.Void} {
-		if err := svc.ResolveMarket(ctx, ids[i], res); err != nil {
+		if _, err := svc.ResolveMarket(ctx, ids[i], res); err != nil {
 			return err
 		}
 	}

@@ -160,7 +160,7 @@ func TestLLMAgentsLiveRound(t *testing.T) {
 			run(t, clients[id], participant.Report{Revealed: 1, ReasoningSent: 1})
 		}
 		for i, res := range []string{arena.Yes, arena.No, arena.Yes} {
-			if err := db.ResolveMarket(ctx, s.ms[i].ID, res, s.clk.Now()); err != nil {
+			if _, err := db.ResolveMarket(ctx, s.ms[i].ID, res, s.clk.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

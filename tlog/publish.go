@@ -142,6 +142,43 @@ func (p *Publisher) logger() *slog.Logger {
 // Witnesses that fail are reported in the error, with the checkpoint
 // published all the same.
 func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
+	return p.publish(ctx, 0, false)
+}
+
+// PublishAt returns the checkpoint note of the log's first size entries,
+// with its cosignatures: the latest one when it is of that size, else one
+// signed, cosigned and saved as Publish does. A larger checkpoint saved
+// already (another server published further) is ECONFLICT wrapping
+// ErrPublishedPast: none of a smaller tree is signed after it.
+func (p *Publisher) PublishAt(ctx context.Context, size uint64) ([]byte, error) {
+	// A witness that failed leaves the checkpoint saved (Run reports it).
+	_, perr := p.publish(ctx, size, true)
+	n, err := p.Checkpoint(ctx)
+	if err != nil {
+		return nil, errors.Join(perr, err)
+	}
+	c, err := ParseCheckpoint([]byte(NoteText(n)))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Size == size:
+		return n, nil
+	case c.Size > size:
+		return nil, arena.Errorf(arena.ECONFLICT, "tlog: a checkpoint of %d entries is published, not of %d: %w", c.Size, size, ErrPublishedPast)
+	case perr != nil:
+		return nil, perr
+	}
+	return nil, fmt.Errorf("tlog: the checkpoint of %d entries was not saved", size)
+}
+
+// ErrPublishedPast is wrapped by PublishAt's refusal to sign a checkpoint
+// of fewer entries than one published already.
+var ErrPublishedPast = errors.New("a larger checkpoint is published")
+
+// publish is Publish of the log's first at entries (with exact; all of
+// them without).
+func (p *Publisher) publish(ctx context.Context, at uint64, exact bool) (Checkpoint, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The checkpoint first, the size second: another server may append
@@ -151,9 +188,15 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("tlog: latest checkpoint: %w", err)
 	}
-	size, err := p.Log.sync(ctx)
+	tree, size, err := p.Log.sync(ctx)
 	if err != nil {
 		return Checkpoint{}, err
+	}
+	if exact {
+		if at > size {
+			return Checkpoint{}, arena.Errorf(arena.EINVALID, "tlog: no checkpoint of %d entries: the log has %d", at, size)
+		}
+		size = at
 	}
 	var prev Checkpoint
 	if latest != nil {
@@ -163,7 +206,7 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 		if prev.Size > size {
 			return Checkpoint{}, arena.Errorf(arena.ECONFLICT, "tlog: checkpoint %d was published, but the log has %d entries: refusing to sign a smaller tree", prev.Size, size)
 		}
-		root, err := p.Log.tree.Root(prev.Size)
+		root, err := tree.root(ctx, prev.Size)
 		if err != nil {
 			return Checkpoint{}, err
 		}
@@ -171,10 +214,10 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 			return Checkpoint{}, arena.Errorf(arena.ECONFLICT, "tlog: the log's first %d entries hash to %x, but the published checkpoint says %x: refusing to sign a fork", prev.Size, root, prev.Hash)
 		}
 		if prev.Size == size {
-			return prev, p.cosignAgain(ctx, latest, prev)
+			return prev, p.cosignAgain(ctx, tree, latest, prev)
 		}
 	}
-	root, err := p.Log.tree.Root(size)
+	root, err := tree.root(ctx, size)
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -186,7 +229,7 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("tlog: sign checkpoint: %w", err)
 	}
-	signed, cosignErr := p.cosign(ctx, signed, c)
+	signed, cosignErr := p.cosign(ctx, tree, signed, c)
 	if err := p.Store.SaveCheckpoint(ctx, arena.SignedCheckpoint{Size: c.Size, Text: NoteText(signed), Note: signed}); err != nil {
 		if arena.ErrorKind(err) == arena.ECONFLICT {
 			// Another server published a larger checkpoint meanwhile.
@@ -198,14 +241,14 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 }
 
 // cosign collects cosignatures on signed, for half the interval at most.
-func (p *Publisher) cosign(ctx context.Context, signed []byte, c Checkpoint) ([]byte, error) {
+func (p *Publisher) cosign(ctx context.Context, tree *Tree, signed []byte, c Checkpoint) ([]byte, error) {
 	if p.Cosigner == nil {
 		return signed, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.interval()/2)
 	defer cancel()
 	prove := func(old uint64) ([][]byte, error) {
-		return p.Log.tree.ConsistencyProof(old, c.Size)
+		return tree.consistencyProof(ctx, old, c.Size)
 	}
 	out, err := p.Cosigner.Cosign(ctx, signed, c, prove)
 	if out == nil {
@@ -216,8 +259,8 @@ func (p *Publisher) cosign(ctx context.Context, signed []byte, c Checkpoint) ([]
 
 // cosignAgain asks the witnesses missing from the latest checkpoint
 // (down or unreachable when it was signed) and saves what they add.
-func (p *Publisher) cosignAgain(ctx context.Context, latest []byte, c Checkpoint) error {
-	out, err := p.cosign(ctx, latest, c)
+func (p *Publisher) cosignAgain(ctx context.Context, tree *Tree, latest []byte, c Checkpoint) error {
+	out, err := p.cosign(ctx, tree, latest, c)
 	if !bytes.Equal(out, latest) {
 		if serr := p.Store.SaveCheckpoint(ctx, arena.SignedCheckpoint{Size: c.Size, Text: NoteText(out), Note: out}); serr != nil && arena.ErrorKind(serr) != arena.ECONFLICT {
 			return errors.Join(err, fmt.Errorf("tlog: save checkpoint %d: %w", c.Size, serr))

@@ -66,14 +66,14 @@ func (l *Log) CheckSigned(ctx context.Context) error {
 // consistentWith reports whether the log holds tree t, which the log key
 // (or a witness of it) signed according to by.
 func (l *Log) consistentWith(ctx context.Context, t SignedTree, by string) error {
-	n, err := l.sync(ctx)
+	tree, n, err := l.sync(ctx)
 	if err != nil {
 		return err
 	}
 	if n < t.Size {
 		return arena.Errorf(arena.ECONFLICT, "tlog: %s a tree of %d entries (root %x), but this database's log has only %d: %w (an older backup restored, or another database given this key?)", by, t.Size, t.Root, n, ErrFork)
 	}
-	root, err := l.tree.Root(t.Size)
+	root, err := tree.root(ctx, t.Size)
 	if err != nil {
 		return err
 	}

@@ -28,17 +28,17 @@ func TestStateFileNotAFile(t *testing.T) {
 		lock bool                            // at the lock file's path instead
 		want string
 	}{
-		{"a dangling symbolic link", func(t *testing.T, p string) { must(t, os.Symlink(filepath.Join(filepath.Dir(p), "nosuch"), p)) }, false, "a symbolic link"},
+		{"a dangling symbolic link", func(t *testing.T, p string) { noErr(t, os.Symlink(filepath.Join(filepath.Dir(p), "nosuch"), p)) }, false, "a symbolic link"},
 		{"a symbolic link to a good record", func(t *testing.T, p string) {
-			must(t, os.WriteFile(p+".real", []byte(good), 0o600))
-			must(t, os.Symlink(p+".real", p))
+			noErr(t, os.WriteFile(p+".real", []byte(good), 0o600))
+			noErr(t, os.Symlink(p+".real", p))
 		}, false, "a symbolic link"},
-		{"a FIFO", func(t *testing.T, p string) { must(t, syscall.Mkfifo(p, 0o600)) }, false, "a named pipe"},
+		{"a FIFO", func(t *testing.T, p string) { noErr(t, syscall.Mkfifo(p, 0o600)) }, false, "a named pipe"},
 		{"a device", func(t *testing.T, p string) { mknodNull(t, p) }, false, "a device"},
-		{"a directory", func(t *testing.T, p string) { must(t, os.Mkdir(p, 0o700)) }, false, "a directory"},
-		{"a FIFO at the lock", func(t *testing.T, p string) { must(t, syscall.Mkfifo(p, 0o600)) }, true, "a named pipe"},
-		{"a directory at the lock", func(t *testing.T, p string) { must(t, os.Mkdir(p, 0o700)) }, true, "a directory"},
-		{"a dangling symbolic link at the lock", func(t *testing.T, p string) { must(t, os.Symlink(p+".elsewhere", p)) }, true, "a symbolic link"},
+		{"a directory", func(t *testing.T, p string) { noErr(t, os.Mkdir(p, 0o700)) }, false, "a directory"},
+		{"a FIFO at the lock", func(t *testing.T, p string) { noErr(t, syscall.Mkfifo(p, 0o600)) }, true, "a named pipe"},
+		{"a directory at the lock", func(t *testing.T, p string) { noErr(t, os.Mkdir(p, 0o700)) }, true, "a directory"},
+		{"a dangling symbolic link at the lock", func(t *testing.T, p string) { noErr(t, os.Symlink(p+".elsewhere", p)) }, true, "a symbolic link"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestStateFileNotAFile(t *testing.T) {
 			s := tlog.StateFile{Path: filepath.Join(dir, "log.key.signed")}
 			at := s.Path
 			if c.lock {
-				must(t, os.WriteFile(s.Path, []byte(good), 0o600))
+				noErr(t, os.WriteFile(s.Path, []byte(good), 0o600))
 				at = s.Path + ".lock"
 			}
 			c.make(t, at)
@@ -104,7 +104,7 @@ func mknodNull(t *testing.T, path string) {
 	}
 }
 
-func must(t *testing.T, err error) {
+func noErr(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

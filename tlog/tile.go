@@ -54,7 +54,7 @@ func (l *Log) Tile(ctx context.Context, path string, sealed func(context.Context
 	if err != nil {
 		return nil, false, arena.Errorf(arena.EINVALID, "tlog: %v", err)
 	}
-	n, err := l.sync(ctx)
+	tree, n, err := l.sync(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -67,18 +67,18 @@ func (l *Log) Tile(ctx context.Context, path string, sealed func(context.Context
 	}
 	full = t.W == 1<<tileHeight
 	if t.L >= 0 {
-		data, err := sumdb.ReadTileData(t, &l.tree)
+		data, err := sumdb.ReadTileData(t, tree.reader(ctx))
 		if err != nil {
 			return nil, false, fmt.Errorf("tlog: %s: %w", path, err)
 		}
 		return data, full, nil
 	}
-	data, err = l.bundle(ctx, t, sealed)
+	data, err = l.bundle(ctx, tree, t, sealed)
 	return data, full, err
 }
 
 // bundle is the entry bundle of tile t: each leaf prefixed by its length.
-func (l *Log) bundle(ctx context.Context, t sumdb.Tile, sealed func(context.Context, []arena.LogEntry) (bool, error)) ([]byte, error) {
+func (l *Log) bundle(ctx context.Context, tree *Tree, t sumdb.Tile, sealed func(context.Context, []arena.LogEntry) (bool, error)) ([]byte, error) {
 	start := uint64(t.N) << tileHeight
 	es, err := l.Entries(ctx, start, start+uint64(t.W))
 	if err != nil {
@@ -96,7 +96,7 @@ func (l *Log) bundle(ctx context.Context, t sumdb.Tile, sealed func(context.Cont
 			return nil, arena.Errorf(arena.ENOTFOUND, "tlog: entries %d to %d are published by their hashes only for now", start, start+uint64(t.W)-1)
 		}
 	}
-	hashes, err := l.tree.ReadHashes(levelZero(start, t.W))
+	hashes, err := tree.reader(ctx).ReadHashes(levelZero(start, t.W))
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,33 @@
 // signatures contradicting each other.
 //
 // One Merkle tree, Tree, answers every root, proof and tile, on the
-// server and in the export verifier alike. It keeps the hash of every
-// complete subtree in memory: about 64 bytes per entry (two 32-byte
-// hashes), 64 MiB for a million entries. The log is read from the store
-// once per process, each entry hashed once; proofs are read from the
-// stored hashes. Proofs are checked with transparency-dev's verifier,
-// code independent of the Tree.
+// server and in the export verifier alike: x/mod's algorithms over the
+// hashes of its C2SP hash tiles. It keeps its right edge in memory (the
+// tile of each level still being filled) and reads its full tiles from a
+// tile source: the export verifier keeps them all in memory (about 64
+// bytes per entry, for an export that holds every entry anyway); a Log
+// stores them in the database (arena.LogTileStore), shared by every
+// server, and keeps the most recently used in a cache.
+//
+// A Log of n entries keeps at most
+//
+//	(TileCache + ⌈log₂₅₆(n+1)⌉) × 16.25 KiB + 512 KiB
+//
+// of memory for its tree, whatever n: with the default cache of 256
+// tiles, 4.6 MiB up to 16.7 million entries (3 levels), against 64 bytes
+// per entry (640 MiB at 10 million) when it kept every hash. Each tile is
+// at most 512 hashes of 32 bytes with 256 bytes of bookkeeping; the 512
+// KiB cover the rest (BenchmarkLogAtScale measures it). For a moment, a
+// sync also holds the entries it reads (at most 10,000 at a time) and a
+// process's first sync up to 255 stored tiles of a level (2 MiB).
+//
+// A full tile is stored when the entries that fill it are read by a
+// sync, computed from their leaf hashes, so a stored tile is the hashes
+// of its entries; a process that stopped in between leaves the tile to
+// the next sync, which starts from the largest size whose tiles are all
+// stored, and a tile missing among the others is computed again when it
+// is read. Proofs are checked with transparency-dev's verifier, code
+// independent of the Tree.
 package tlog
 
 import (
@@ -63,16 +84,20 @@ func LeafHash(leaf []byte) []byte { return hasher.HashLeaf(leaf) }
 
 // Log appends to and proves from a log kept in a store.
 type Log struct {
-	Store  arena.LogStore
+	Store  Store
 	Key    ed25519.PrivateKey
 	Now    func() time.Time
 	Logger *slog.Logger
 	// Signed, when set, keeps the largest tree the key signed outside
 	// the store: nothing is signed that contradicts it (CheckSigned).
 	Signed SignedState
+	// TileCache is how many full tiles of the tree the log keeps in
+	// memory besides its right edge, 16 KiB each (DefaultTileCache when
+	// zero).
+	TileCache int
 
 	mu   sync.Mutex // one sync at a time
-	tree Tree       // the stored hashes of the entries read so far
+	tree *Tree      // the tree of the entries read so far; nil before the first sync
 }
 
 func (l *Log) now() time.Time {
@@ -105,33 +130,50 @@ func Encode(kind string, v any) (*arena.LogLeaf, error) {
 	return &arena.LogLeaf{Kind: kind, Data: leaf, Hash: LeafHash(leaf)}, nil
 }
 
+// syncBatch is how many entries a sync reads at a time.
+const syncBatch = 10000
+
 // sync brings the tree up to the log's current size, reading the entries
-// appended since the last call, and returns that size.
-func (l *Log) sync(ctx context.Context) (uint64, error) {
+// appended since the last call and storing the tiles they fill, and
+// returns the tree and that size. The first call opens the tree from the
+// stored tiles.
+func (l *Log) sync(ctx context.Context) (*Tree, uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	size, err := l.Store.LogSize(ctx)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
+	}
+	if l.tree == nil {
+		tree, err := openStoredTree(ctx, l.Store, size, l.TileCache)
+		if err != nil {
+			return nil, 0, err
+		}
+		if behind := size - tree.Size(); behind >= 100*syncBatch {
+			arena.Logger(l.Logger).InfoContext(ctx, "tamper-evident log: storing the hash tiles of entries appended without them", "entries", behind, "from", tree.Size())
+		}
+		l.tree = tree
 	}
 	for have := l.tree.Size(); have < size; have = l.tree.Size() {
-		es, err := l.Store.LogEntries(ctx, have, min(size, have+10000))
+		es, err := l.Store.LogEntries(ctx, have, min(size, have+syncBatch))
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		if len(es) == 0 {
-			return 0, fmt.Errorf("tlog: log has %d entries but none from %d", size, have)
+			return nil, 0, fmt.Errorf("tlog: log has %d entries but none from %d", size, have)
 		}
+		hashes := make([][]byte, len(es))
 		for i, e := range es {
 			if e.Index != have+uint64(i) {
-				return 0, fmt.Errorf("tlog: entry %d where %d was expected", e.Index, have+uint64(i))
+				return nil, 0, fmt.Errorf("tlog: entry %d where %d was expected", e.Index, have+uint64(i))
 			}
-			if err := l.tree.Append(e.LeafHash); err != nil {
-				return 0, err
-			}
+			hashes[i] = e.LeafHash
+		}
+		if err := l.tree.append(ctx, hashes); err != nil {
+			return nil, 0, err
 		}
 	}
-	return size, nil
+	return l.tree, size, nil
 }
 
 // PublicKey is the log's public key.
@@ -164,32 +206,38 @@ func (l *Log) CheckKey(checkpoint []byte) error {
 var ErrRange = arena.Rejectf(arena.EINVALID, "log_range", "index or tree size out of range")
 
 // Size is the number of entries in the log.
-func (l *Log) Size(ctx context.Context) (uint64, error) { return l.sync(ctx) }
+func (l *Log) Size(ctx context.Context) (uint64, error) {
+	_, size, err := l.sync(ctx)
+	return size, err
+}
 
 // RootAt is the root hash of the log's first size entries: ErrRange
 // beyond the log.
 func (l *Log) RootAt(ctx context.Context, size uint64) ([]byte, error) {
-	if _, err := l.sync(ctx); err != nil {
+	tree, _, err := l.sync(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return l.tree.Root(size)
+	return tree.root(ctx, size)
 }
 
 // Inclusion returns the proof that entry index is in the tree of the given size.
 func (l *Log) Inclusion(ctx context.Context, index, size uint64) ([][]byte, error) {
-	if _, err := l.sync(ctx); err != nil {
+	tree, _, err := l.sync(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return l.tree.InclusionProof(index, size)
+	return tree.inclusionProof(ctx, index, size)
 }
 
 // Consistency returns the proof that the tree of size1 is a prefix of the
 // tree of size2.
 func (l *Log) Consistency(ctx context.Context, size1, size2 uint64) ([][]byte, error) {
-	if _, err := l.sync(ctx); err != nil {
+	tree, _, err := l.sync(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return l.tree.ConsistencyProof(size1, size2)
+	return tree.consistencyProof(ctx, size1, size2)
 }
 
 // Entries returns entries [from, to) of the log.

@@ -2,31 +2,23 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"time"
 
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/redact"
-	"github.com/forecast-arena/arena/internal/retry"
 )
 
 func init() {
-	register("export", "export rounds, submissions, scores and the tamper-evident log for verification", runExport)
+	register("export", "export rounds, submissions, scores and the tamper-evident log for verification; 'export prune' deletes the published exports the retention no longer keeps", runExport)
 }
 
-// maxExportAttempts bounds the exports tried while the log grows past
-// each new checkpoint before its export is read; they are spread by a
-// backoff from exportRetryBase, so that a burst of appends can end.
-const (
-	maxExportAttempts = 5
-	exportRetryBase   = 500 * time.Millisecond
-)
-
 func runExport(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "prune" {
+		return exportPrune(ctx, env, args[1:])
+	}
 	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--with-prompts] [--log-key PATH]")
 	cf := addConfigFlags(fs, false, "ARENA_LOG_KEY")
 	out := fs.String("out", "", "directory to write the export to (created if needed)")
@@ -55,23 +47,10 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 	}
 	defer a.Close()
 	bar := progress.New(env.Stderr, 0, "tables")
-	var counts export.Counts
-	// A live arena appends while the checkpoint is signed and cosigned:
-	// an export whose checkpoint the log grew past is made again with the
-	// next checkpoint, a few times.
-	for attempt := 1; ; attempt++ {
-		counts, err = a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
-		if !errors.Is(err, export.ErrLogGrew) || attempt == maxExportAttempts {
-			break
-		}
-		wait := time.NewTimer(retry.Backoff(attempt, exportRetryBase, 8*exportRetryBase, rand.Int64N))
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			return ctx.Err()
-		case <-wait.C:
-		}
-	}
+	// The export is of one state of the database, with the checkpoint of
+	// exactly that state's log (signed if none is published yet): a live
+	// arena appending meanwhile changes neither.
+	counts, err := a.Export(ctx, *out, export.Options{Format: *format, Since: t, WithPrompts: *withPrompts, Redact: redact.String, Progress: bar.Set})
 	bar.Finish()
 	if err != nil {
 		return err
@@ -89,5 +68,27 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "%-14s %d rows\n", n, counts[n])
 	}
 	fmt.Fprintf(env.Stdout, "exported to %s with the log's checkpoint\nlog verifier key: %s\nverify with: arena verify --export %s --vkey %s\n", *out, pub.VerifierKey(), *out, pub.VerifierKey())
+	return nil
+}
+
+// exportPrune deletes the published exports the retention no longer keeps
+// and the parts no export names, as serve does every hour.
+func exportPrune(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "export prune", "[--keep N] [--keep-days D] [--db URL]")
+	cf := addConfigFlags(fs, false, "ARENA_EXPORT_KEEP", "ARENA_EXPORT_KEEP_DAYS")
+	if err := parseAll(fs, args); err != nil {
+		return err
+	}
+	a, err := roundApp(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	st, err := a.PruneExports(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%d published exports: %d deleted, %d kept (the latest %d, the last of each day for %d days, and every one younger than %s); %d parts no export names deleted\n",
+		st.Exports, st.ExportsDeleted, st.Exports-st.ExportsDeleted, a.Config.ExportKeep, a.Config.ExportKeepDays, export.Grace, st.PartsDeleted)
 	return nil
 }

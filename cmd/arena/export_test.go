@@ -45,7 +45,7 @@ func TestExportMidRound(t *testing.T) {
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	clock := now
-	svc := &rounds.Service{Store: db, Domain: dom, Log: lg, Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return clock }}
+	svc := &rounds.Service{Store: db, Domain: dom, Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return clock }}
 	r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids, CommitDeadline: now.Add(time.Hour), RevealStart: now.Add(2 * time.Hour),
 		RevealDeadline: now.Add(3 * time.Hour)})
 	if err != nil {

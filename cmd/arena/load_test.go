@@ -298,7 +298,7 @@ func TestLoad10000AgentsTriggerAndLeaderboard(t *testing.T) {
 			})
 			clk.Set(cd.Add(time.Hour + time.Second))
 			for i, id := range ids {
-				if err := svc.ResolveMarket(ctx, id, []string{"YES", "NO", "YES"}[i]); err != nil {
+				if _, err := svc.ResolveMarket(ctx, id, []string{"YES", "NO", "YES"}[i]); err != nil {
 					t.Fatal(err)
 				}
 			}

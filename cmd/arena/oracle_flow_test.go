@@ -96,7 +96,7 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 	}
 	resolvers := scriptedPanel(t, srv, answers)
 	svc := app.WireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
-		Now: func() time.Time { return run.Add(time.Hour) }}, nil)
+		Now: func() time.Time { return run.Add(time.Hour) }})
 	n, err := svc.RunPending(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("oracle run: %d %v", n, err)
@@ -263,7 +263,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		t.Fatal(err)
 	}
 	lg := &tlog.Log{Store: db, Key: key, Logger: quiet}
-	fsvc := &rounds.Service{Store: db, Now: clock, Logger: quiet, Log: lg, Grace: 6 * time.Hour}
+	fsvc := &rounds.Service{Store: db, Now: clock, Logger: quiet, Grace: 6 * time.Hour}
 	var ms []*arena.Market
 	for _, id := range []string{"fr0", "fr1", "fr2"} {
 		ms = append(ms, &arena.Market{Source: "test", SourceID: id, Kind: arena.KindMarket, Question: "Will " + id + " happen?", Category: "politics",
@@ -320,7 +320,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 	}
 	now = r.RevealDeadline.Add(time.Minute)
 	// fr0 resolves YES upstream; fr1 and fr2 resolve with no winner.
-	if err := fsvc.ResolveMarket(ctx, ms[0].ID, arena.Yes); err != nil {
+	if _, err := fsvc.ResolveMarket(ctx, ms[0].ID, arena.Yes); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range ms[1:] {
@@ -337,7 +337,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		"gamma": {"fr1": `{"decision":"YES","confidence":0.85,"reasoning":"reported"}`, "fr2": `{"decision":"NO","confidence":0.7,"reasoning":"unclear"}`},
 	}
 	resolvers := scriptedPanel(t, srv, answers)
-	osvc := app.WireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet, Now: clock}, fsvc)
+	osvc := app.WireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet, Now: clock})
 	if n, err := osvc.RunPending(ctx); err != nil || n != 2 {
 		t.Fatalf("oracle run: %d %v", n, err)
 	}
@@ -539,7 +539,7 @@ func TestOracleFlagFlow(t *testing.T) {
 		no := `{"decision":"NO","confidence":0.95,"reasoning":"the official record says no"}`
 		resolvers := scriptedPanel(t, srv, map[string]map[string]string{"alpha": {"flagme": no}, "beta": {"flagme": no}, "gamma": {"flagme": no}})
 		svc := app.WireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
-			Now: func() time.Time { return run.Add(time.Hour) }}, nil)
+			Now: func() time.Time { return run.Add(time.Hour) }})
 		api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: svc}).Handler())
 		defer api.Close()
 		flag := func(market int64, token, body string) int {

@@ -184,9 +184,13 @@ func oracleDecide(ctx context.Context, env *Env, args []string) error {
 	if _, err := a.OpenLog(ctx); err != nil {
 		return err
 	}
-	res, err := a.Oracle.Decide(ctx, in)
+	res, changed, err := a.Oracle.Decide(ctx, in)
 	if err != nil {
 		return err
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "market %d: %s is already in force (resolution %d by %s); nothing recorded\n", res.MarketID, res.Final, res.Seq, cmp.Or(res.Arbiter, "the panel"))
+		return nil
 	}
 	fmt.Fprintf(env.Stdout, "market %d: %s by %s (resolution %d)\n", res.MarketID, res.Final, res.Arbiter, res.Seq)
 	for _, rs := range res.Rescored {
@@ -236,9 +240,13 @@ func oracleDispute(ctx context.Context, env *Env, args []string) error {
 	if _, err := a.OpenLog(ctx); err != nil {
 		return err
 	}
-	d, err := a.Oracle.Dispute(ctx, *market, *admin, *reason)
+	d, recorded, err := a.Oracle.Dispute(ctx, *market, *admin, *reason)
 	if err != nil {
 		return err
+	}
+	if !recorded {
+		fmt.Fprintf(env.Stdout, "market %d: this dispute by %s is recorded already (%s); nothing recorded\n", d.MarketID, d.Admin, d.CreatedAt.Format(time.RFC3339))
+		return nil
 	}
 	fmt.Fprintf(env.Stdout, "market %d: resolution %s disputed by %s: %s\n", d.MarketID, d.Resolution, d.Admin, d.Reason)
 	fmt.Fprintln(env.Stdout, "the oracle (arena oracle resolve, or the serve job) or an arbiter (arena oracle decide) now decides it")

@@ -65,7 +65,7 @@ func TestOracleResolveCommand(t *testing.T) {
 			}
 
 			// The source resolves "upstream" YES; disputed, the panel's NO replaces it.
-			if err := db.ResolveMarket(ctx, ids[2], arena.Yes, now); err != nil {
+			if _, err := db.ResolveMarket(ctx, ids[2], arena.Yes, now); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[1]), "--admin", "ann", "--reason", "wrong", "--log-key", logKey); arena.ErrorKind(err) != arena.ECONFLICT {
@@ -89,7 +89,7 @@ func TestOracleResolveCommand(t *testing.T) {
 				t.Fatalf("resolve of the disputed market: want a summary starting %q, got %v\n%s", want, err, out)
 			}
 			// --format json prints the full record.
-			if err := db.ResolveMarket(ctx, ids[3], arena.Yes, now); err != nil {
+			if _, err := db.ResolveMarket(ctx, ids[3], arena.Yes, now); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := run("oracle", "dispute", "--market", fmt.Sprint(ids[3]), "--admin", "ann", "--reason", "wrong", "--log-key", logKey); err != nil {

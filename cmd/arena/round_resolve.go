@@ -118,7 +118,7 @@ func roundResolve(ctx context.Context, env *Env, args []string) error {
 			if res, note = outcome[m.SourceID], ""; res == "" {
 				return fmt.Errorf("market %d: the recorded world has no market %s", id, m.SourceID)
 			}
-			if err := svc.ResolveMarket(ctx, id, res); err != nil {
+			if _, err := svc.ResolveMarket(ctx, id, res); err != nil {
 				return err
 			}
 			a.Logger.Info("market resolved from the simulator before its close", "market", id, "round", r.ID, "resolution", res, "closes", m.CloseTime)

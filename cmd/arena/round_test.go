@@ -106,7 +106,7 @@ func TestRoundCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(context.Background(), ids[2], arena.Yes, time.Now()); err != nil {
+	if _, err := db.ResolveMarket(context.Background(), ids[2], arena.Yes, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

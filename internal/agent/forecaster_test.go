@@ -48,7 +48,7 @@ func roundData(t *testing.T) (RoundTask, *store.DB) {
 	if _, err := db.SaveMarkets(ctx, ms); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, ms[0].ID, arena.Yes, ft0.Add(2*time.Hour)); err != nil {
+	if _, err := db.ResolveMarket(ctx, ms[0].ID, arena.Yes, ft0.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	task := RoundTask{Round: "1", Data: &StoreData{Store: db, Markets: ms, AsOf: ft0}}

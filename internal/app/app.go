@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -100,10 +99,9 @@ type App struct {
 	closers    []func() error
 	polymarket *polymarket.Client // the benchmarks' and the sync's (nil with ARENA_NO_SYNC)
 	pub        *tlog.Publisher    // the log's checkpoint publisher, once built
-	// exports publishes an export of each new checkpoint into the
-	// database, once serve sets exportFollow.
-	exports      export.Publisher
-	exportFollow atomic.Bool
+	// exports publishes the exports of the log's checkpoints into the
+	// database (followExports).
+	exports export.Publisher
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -169,7 +167,7 @@ func (a *App) build(ctx context.Context) error {
 	if err := a.buildTrading(ctx); err != nil {
 		return err
 	}
-	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics}, a.Forecast)
+	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics})
 	if err := a.buildPanel(); err != nil {
 		if d.Panel != nil {
 			return err // the program's own panel: a bug
@@ -209,15 +207,12 @@ func (a *App) now() time.Time {
 
 // WireOracle connects the oracle to both tracks: a change of a market's
 // resolution re-scores the forecast rounds and re-settles the trading
-// positions it touches, in the transaction that records it, and every
-// resolution the oracle applies, every arbiter's decision and every
-// dispute goes to the forecast track's tamper-evident log (when fsvc has
-// one).
-func WireOracle(svc *oracle.Service, fsvc *rounds.Service) *oracle.Service {
-	svc.Tracks = []arena.ResolutionHook{rounds.Rescore, trading.Resettle}
-	if fsvc != nil {
-		svc.Applied, svc.Disputed = fsvc.OracleDecided, fsvc.OracleDisputed
-	}
+// positions it touches, and every resolution the oracle applies, every
+// arbiter's decision and every dispute goes to the tamper-evident log,
+// all in the transaction that records it.
+func WireOracle(svc *oracle.Service) *oracle.Service {
+	svc.Tracks = []arena.ResolutionHook{rounds.Rescore, trading.Resettle, rounds.LogResolution}
+	svc.DisputeHooks = []arena.DisputeHook{rounds.LogDispute}
 	return svc
 }
 
@@ -340,16 +335,17 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 	// Every replica publishes: the checkpoint store refuses a checkpoint
 	// that contradicts the saved one, so replicas agree on one per size.
 	if a.pub != nil {
-		a.exportFollow.Store(true)
 		g.Go(func() error { a.pub.Run(gctx); return nil })
-		g.Go(func() error { a.catchUpExports(gctx); return nil })
+		g.Go(func() error { a.followExports(gctx); return nil })
 	}
 	// Compute the leaderboard analysis now, not on the first reader's
-	// request (on a large database it takes seconds).
+	// request (on a large database it takes seconds), and again whenever
+	// a write, by any process, moves what it reads.
 	g.Go(func() error {
 		if _, err := a.Forecast.Analysis(gctx); err != nil && gctx.Err() == nil {
 			a.Logger.Warn("forecast: analysis at start-up", "err", err)
 		}
+		a.Forecast.Follow(gctx, rounds.FollowEvery)
 		return nil
 	})
 	err = g.Wait()

@@ -25,7 +25,7 @@ func (a *App) OpenLog(ctx context.Context) (*tlog.Log, error) {
 		return nil, err
 	}
 	lg.Now = a.deps.Now
-	a.Log, a.Forecast.Log = lg, lg
+	a.Log = lg
 	if a.pub, err = a.newPublisher(ctx); err != nil {
 		return nil, err
 	}

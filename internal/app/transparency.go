@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -38,8 +37,8 @@ func (a *App) newPublisher(ctx context.Context) (*tlog.Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.exports.Store = a.DB
-	pub, err := tlog.NewPublisher(a.Log, origin, exportingCheckpoints{a.DB, a})
+	a.exports.Store, a.exports.Now = a.DB, a.deps.Now
+	pub, err := tlog.NewPublisher(a.Log, origin, a.DB)
 	if err != nil {
 		return nil, err
 	}
@@ -115,103 +114,52 @@ func (a *App) logOrigin(ctx context.Context) (string, error) {
 	return "forecast-arena/" + strings.ToLower(a.Forecast.Domain.Contract.Hex()[2:]) + "/log", nil
 }
 
-// Checkpoint publishes a checkpoint of the log as it stands, if it grew
-// since the last one, and returns the latest checkpoint note: what an
-// export carries so that verify can check it against the published log.
-func (a *App) Checkpoint(ctx context.Context) ([]byte, error) {
-	pub, err := a.Publisher()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := pub.Publish(ctx); err != nil {
-		return nil, err
-	}
-	return pub.Checkpoint(ctx)
-}
-
-// exportingCheckpoints is the checkpoint store of serve's publisher: once
-// a new checkpoint is saved, the export of it is published into the
-// database before the publisher signs another, so that every checkpoint
-// serve publishes has its export (see export.Publisher).
-type exportingCheckpoints struct {
-	arena.CheckpointStore
-	a *App
-}
-
-func (s exportingCheckpoints) SaveCheckpoint(ctx context.Context, c arena.SignedCheckpoint) error {
-	if err := s.CheckpointStore.SaveCheckpoint(ctx, c); err != nil {
-		return err
-	}
-	if s.a.exportFollow.Load() {
-		// The checkpoint is saved: an export that fails is logged and
-		// retried by catchUpExports, not reported as the checkpoint's.
-		if err := s.a.publishExport(ctx, c.Note); err != nil && ctx.Err() == nil {
-			s.a.exportFailed(ctx, "exporting the new checkpoint", c.Size, err)
-		}
-	}
-	return nil
-}
-
-// exportFailed logs a published export that failed. A log that grew past
-// the checkpoint (entries appended while it was signed and cosigned) is
-// no failure: an export holds exactly its checkpoint's entries, so that
-// checkpoint has none, and the publisher's next checkpoint, of the grown
-// log, gets one once appends pause.
-func (a *App) exportFailed(ctx context.Context, what string, size uint64, err error) {
-	if errors.Is(err, export.ErrLogGrew) {
-		a.Logger.DebugContext(ctx, "published exports: the log grew past the checkpoint; the next checkpoint's export is made", "size", size)
+// exportFailed logs a published export that failed. Another server that
+// published a larger checkpoint meanwhile is no failure: the next export,
+// of the log as it then stands, follows it.
+func (a *App) exportFailed(ctx context.Context, what string, err error) {
+	if errors.Is(err, export.ErrLogGrew) || errors.Is(err, tlog.ErrPublishedPast) {
+		a.Logger.DebugContext(ctx, "published exports: a larger checkpoint was published meanwhile; the next export follows it", "err", err)
 		return
 	}
-	a.Logger.ErrorContext(ctx, "published exports: "+what, "size", size, "err", err)
+	a.Logger.ErrorContext(ctx, "published exports: "+what, "err", err)
 }
 
-// publishExport publishes the export of the checkpoint note into the
-// database, unless it is there already.
-func (a *App) publishExport(ctx context.Context, note []byte) error {
+// PublishExport publishes into the database the export of the log as it
+// stands, and its checkpoint (signed and cosigned if none of that size is
+// published yet), as serve does every checkpoint interval.
+func (a *App) PublishExport(ctx context.Context) error {
+	pub, err := a.Publisher()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	st, err := a.exports.Publish(ctx, export.Source{Forecast: a.Forecast, Log: a.Log}, note)
+	st, err := a.exports.Publish(ctx, export.Source{Forecast: a.Forecast, Log: a.Log}, pub.PublishAt)
 	if err != nil {
 		return err
 	}
 	if st.Stored {
-		a.Logger.InfoContext(ctx, "export published", "bytes", st.Bytes, "parts", st.Parts, "new_bytes", st.NewBytes, "new_parts", st.NewParts, "took", time.Since(start).Round(time.Millisecond))
+		a.Logger.InfoContext(ctx, "export published", "size", st.Size, "bytes", st.Bytes, "parts", st.Parts, "tables_read", st.Read,
+			"new_bytes", st.NewBytes, "new_parts", st.NewParts, "manifest_bytes", st.Manifest, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }
 
-// PublishExport publishes a checkpoint of the log as it stands, if it
-// grew, and the export of the latest checkpoint into the database, as
-// serve does after each checkpoint.
-func (a *App) PublishExport(ctx context.Context) error {
-	n, err := a.Checkpoint(ctx)
-	if err != nil {
-		return err
-	}
-	return a.publishExport(ctx, n)
-}
-
-// catchUpExports publishes, until ctx ends, the export of the latest
-// checkpoint when it has none: one signed by a command other than serve,
-// or whose export failed.
-func (a *App) catchUpExports(ctx context.Context) {
+// followExports publishes, until ctx ends, the export of the log as it
+// stands every checkpoint interval when the log grew: whoever appended
+// (this server, another replica, a command), each export is of one state
+// of the database and carries the checkpoint of exactly that state.
+func (a *App) followExports(ctx context.Context) {
 	tick := time.NewTicker(cmp.Or(a.pub.Interval, tlog.DefaultInterval))
 	defer tick.Stop()
 	var last string
-	var grew []byte // the latest checkpoint, when the log grew past it mid-export
 	for {
-		n, err := a.DB.LatestCheckpoint(ctx)
-		if err == nil && n != nil && !bytes.Equal(n, grew) {
-			// A checkpoint the log grew past can never be exported: wait for
-			// the publisher's next one.
-			if err = a.publishExport(ctx, n); errors.Is(err, export.ErrLogGrew) {
-				grew = n
-			}
-		}
+		err := a.PublishExport(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return
 		case err != nil && err.Error() != last:
-			a.exportFailed(ctx, "exporting the latest checkpoint", 0, err)
+			a.exportFailed(ctx, "exporting the log as it stands", err)
 		}
 		last = ""
 		if err != nil {
@@ -238,14 +186,15 @@ func (a *App) exportDir() (string, error) {
 	return filepath.Join(dir, "exports"), nil
 }
 
-// Export writes an export of the arena to dir, carrying the latest
-// checkpoint (published first if the log grew), in the given format.
+// Export writes an export of the arena to dir, in the given format, of
+// the log as it stands and carrying its checkpoint (signed and published
+// first if none of that size is).
 func (a *App) Export(ctx context.Context, dir string, opt export.Options) (export.Counts, error) {
-	cp, err := a.Checkpoint(ctx)
+	pub, err := a.Publisher()
 	if err != nil {
 		return nil, err
 	}
-	opt.Checkpoint = cp
+	opt.Sign = pub.PublishAt
 	return export.Write(ctx, export.Source{Forecast: a.Forecast, Log: a.Log, Traces: a.DB}, dir, opt)
 }
 
@@ -297,18 +246,39 @@ func (a *App) MirrorExport(ctx context.Context) error {
 // directory every ARENA_EXPORT_EVERY (none when 0, and none, with a
 // warning, without a directory to write them to).
 func (a *App) exportJob() ([]jobs.Job, error) {
+	js := []jobs.Job{jobs.Periodic("export-prune", PruneExportsEvery, func(ctx context.Context, _ time.Time) error {
+		_, err := a.PruneExports(ctx)
+		return err
+	})}
 	if a.Config.ExportEvery == 0 {
-		return nil, nil
+		return js, nil
 	}
 	if _, err := a.exportDir(); err != nil {
 		a.Logger.Warn("no file copy of the published exports", "reason", err.Error())
-		return nil, nil
+		return js, nil
 	}
-	return []jobs.Job{jobs.Periodic("export-mirror", a.Config.ExportEvery, func(ctx context.Context, _ time.Time) error {
+	return append(js, jobs.Periodic("export-mirror", a.Config.ExportEvery, func(ctx context.Context, _ time.Time) error {
 		err := a.MirrorExport(ctx)
 		if arena.ErrorKind(err) == arena.ENOTFOUND {
 			return nil // none published yet
 		}
 		return err
-	})}, nil
+	})), nil
+}
+
+// PruneExportsEvery is how often serve prunes the published exports.
+const PruneExportsEvery = time.Hour
+
+// PruneExports deletes the published exports the configured retention no
+// longer keeps (ARENA_EXPORT_KEEP, ARENA_EXPORT_KEEP_DAYS), then the
+// parts no export names.
+func (a *App) PruneExports(ctx context.Context) (export.PruneStats, error) {
+	st, err := export.Prune(ctx, a.DB, export.Retention{Latest: a.Config.ExportKeep, Days: a.Config.ExportKeepDays}, a.now())
+	if err != nil {
+		return st, fmt.Errorf("prune exports: %w", err)
+	}
+	if st.ExportsDeleted > 0 || st.PartsDeleted > 0 {
+		a.Logger.Info("published exports pruned", "exports", st.Exports, "deleted", st.ExportsDeleted, "parts_deleted", st.PartsDeleted)
+	}
+	return st, nil
 }

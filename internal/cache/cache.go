@@ -162,6 +162,27 @@ func (c *Cache[K, V]) compute(ctx context.Context, key K, e *entry[V], r *run[V]
 	}
 }
 
+// Peek returns key's value kept at version, if there is one, and computes
+// nothing: for a reader that must have exactly that version's value.
+func (c *Cache[K, V]) Peek(key K, version string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var zero V
+	if c.entries == nil {
+		return zero, false
+	}
+	e, ok := c.entries.Peek(key)
+	if !ok {
+		return zero, false
+	}
+	for _, k := range e.kept {
+		if k.version == version {
+			return k.value, true
+		}
+	}
+	return zero, false
+}
+
 // Len is how many keys the cache holds (at most Max).
 func (c *Cache[K, V]) Len() int {
 	c.mu.Lock()

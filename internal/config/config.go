@@ -103,6 +103,11 @@ type Options struct {
 	WitnessPolicy      string
 	ExportDir          string
 	ExportEvery        time.Duration
+	// ExportKeep and ExportKeepDays are the retention of the published
+	// exports: the latest kept, and the last of each day for this many
+	// days (see export.Retention).
+	ExportKeep     int
+	ExportKeepDays int
 
 	// ExaAPIKey is the key of the Exa web-search API, the "exa" evidence
 	// and search provider.
@@ -144,6 +149,8 @@ func Defaults() Options {
 		ChainConfirmations:   1,
 
 		CheckpointInterval: 10 * time.Second,
+		ExportKeep:         100,
+		ExportKeepDays:     365,
 
 		LeaderboardMinForecasts: 50,
 	}
@@ -297,7 +304,11 @@ var fields = []field{
 	str("ARENA_WITNESS_POLICY", "C2SP witness policy file: the witnesses serve asks to cosign each checkpoint", func(o *Options) *string { return &o.WitnessPolicy }).
 		flagged("witness-policy"),
 	str("ARENA_EXPORT_DIR", "where serve writes a file copy of the latest published export (default: DATA_DIR/exports); the exports are served from the database at /exports/", func(o *Options) *string { return &o.ExportDir }),
-	duration("ARENA_EXPORT_EVERY", "how often serve copies the latest published export into ARENA_EXPORT_DIR (0: never); every checkpoint's export is published in the database whatever it is", func(o *Options) *time.Duration { return &o.ExportEvery }),
+	duration("ARENA_EXPORT_EVERY", "how often serve copies the latest published export into ARENA_EXPORT_DIR (0: never); the exports are published in the database whatever it is", func(o *Options) *time.Duration { return &o.ExportEvery }),
+	integer("ARENA_EXPORT_KEEP", "the latest published exports serve keeps; older ones go unless ARENA_EXPORT_KEEP_DAYS keeps them (pruned hourly, and by 'arena export prune')", func(o *Options) *int { return &o.ExportKeep }).
+		flagged("keep"),
+	integer("ARENA_EXPORT_KEEP_DAYS", "the last published export of each UTC day is kept this many days (0: none)", func(o *Options) *int { return &o.ExportKeepDays }).
+		flagged("keep-days"),
 }
 
 // withAlias names the environment variable read when key is not set.
@@ -610,6 +621,12 @@ func (o *Options) Validate() error {
 	}
 	if o.CheckpointInterval < time.Second {
 		errs = append(errs, fmt.Errorf("checkpoint interval %s: must be at least 1s", o.CheckpointInterval))
+	}
+	if o.ExportKeep < 1 {
+		errs = append(errs, fmt.Errorf("ARENA_EXPORT_KEEP %d: want at least 1 (the latest export is always kept)", o.ExportKeep))
+	}
+	if o.ExportKeepDays < 0 {
+		errs = append(errs, fmt.Errorf("ARENA_EXPORT_KEEP_DAYS %d: want 0 or more", o.ExportKeepDays))
 	}
 	if o.ExportEvery < 0 || o.ExportEvery > 0 && o.ExportEvery < time.Minute {
 		errs = append(errs, fmt.Errorf("export interval %s: want 0 (never) or at least 1m", o.ExportEvery))

@@ -112,7 +112,7 @@ func (o *demoOracle) step(ctx context.Context, synced []*arena.Market, now time.
 		if !ok {
 			continue
 		}
-		if _, err := o.svc.Decide(ctx, arena.OracleDecisionInput{MarketID: r.MarketID, Decision: d, Arbiter: arbiter,
+		if _, _, err := o.svc.Decide(ctx, arena.OracleDecisionInput{MarketID: r.MarketID, Decision: d, Arbiter: arbiter,
 			Reason: "read the simulator's outcome"}); err != nil {
 			return fmt.Errorf("demo: arbiter on market %d: %w", r.MarketID, err)
 		}

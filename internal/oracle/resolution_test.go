@@ -46,12 +46,16 @@ func panel(t *testing.T, srv *llmtest.Server, decision arena.OracleDecision) *or
 	return &oracle.Panel{Resolvers: rs, Workers: 3}
 }
 
-// service is the oracle as the command wires it: both tracks' hooks, and
-// applied resolutions counted where the command logs them.
+// service is the oracle as the composition root wires it: both tracks'
+// hooks, and applied resolutions counted where the forecast track logs
+// them (after the re-scores).
 func service(db *store.DB, p *oracle.Panel, applied *[]*arena.OracleResolution) *oracle.Service {
 	return &oracle.Service{Store: db, Panel: p, Policy: arena.DefaultOraclePolicy, Logger: quiet, Now: func() time.Time { return t0.Add(72 * time.Hour) },
-		Tracks:  []arena.ResolutionHook{rounds.Rescore, trading.Resettle},
-		Applied: func(_ context.Context, r *arena.OracleResolution) { *applied = append(*applied, r) }}
+		Tracks: []arena.ResolutionHook{rounds.Rescore, trading.Resettle, rounds.LogResolution,
+			func(_ context.Context, _ arena.ResolutionTx, c *arena.ResolutionChange) error {
+				*applied = append(*applied, c.Resolution)
+				return nil
+			}}}
 }
 
 // The oracle resolves only closed markets that are ambiguous, flagged or
@@ -76,7 +80,7 @@ func TestResolveEligibility(t *testing.T) {
 		if _, err := db.SaveMarkets(ctx, []*arena.Market{open, flaggedOpen, upstream, closed, control}); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.ResolveMarket(ctx, upstream.ID, arena.Yes, t0); err != nil {
+		if _, err := db.ResolveMarket(ctx, upstream.ID, arena.Yes, t0); err != nil {
 			t.Fatal(err)
 		}
 		srv := llmtest.New(t)
@@ -168,7 +172,7 @@ func newFixture(t *testing.T, db *store.DB) fixture {
 		t0.Add(2*time.Hour), ok); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, m, arena.Yes, t0.Add(3*time.Hour)); err != nil {
+	if _, err := db.ResolveMarket(ctx, m, arena.Yes, t0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	rd, _ := db.Round(ctx, r.ID)
@@ -251,7 +255,7 @@ func TestDisputeReResolvesBothTracks(t *testing.T) {
 		srv := llmtest.New(t)
 		var applied []*arena.OracleResolution
 		svc := service(db, panel(t, srv, arena.OracleNo), &applied)
-		d, err := svc.Dispute(ctx, f.market, "ann", "the source misread its own rules")
+		d, _, err := svc.Dispute(ctx, f.market, "ann", "the source misread its own rules")
 		if err != nil || d.Resolution != arena.Yes || d.Admin != "ann" {
 			t.Fatalf("dispute %+v %v", d, err)
 		}
@@ -265,7 +269,7 @@ func TestDisputeReResolvesBothTracks(t *testing.T) {
 		if got := f.state(t, db); got != no {
 			t.Fatalf("after the panel's NO: %+v, want %+v", got, no)
 		}
-		rr, err := svc.Decide(ctx, arena.OracleDecisionInput{MarketID: f.market, Decision: arena.OracleYes, Arbiter: "bob", Reason: "the panel was wrong", ReResolve: true, Revises: 1})
+		rr, _, err := svc.Decide(ctx, arena.OracleDecisionInput{MarketID: f.market, Decision: arena.OracleYes, Arbiter: "bob", Reason: "the panel was wrong", ReResolve: true, Revises: 1})
 		if err != nil || rr.Seq != 2 || len(applied) != 2 {
 			t.Fatalf("re-resolution: %+v %v", rr, err)
 		}
@@ -273,14 +277,14 @@ func TestDisputeReResolvesBothTracks(t *testing.T) {
 		if got := f.state(t, db); got != yes {
 			t.Fatalf("after the re-resolution to YES: %+v, want %+v", got, yes)
 		}
-		same, err := svc.Decide(ctx, arena.OracleDecisionInput{MarketID: f.market, Decision: arena.OracleYes, Arbiter: "carol", Reason: "confirming", ReResolve: true})
-		if err != nil || same.ID != rr.ID || len(applied) != 2 {
+		same, changed, err := svc.Decide(ctx, arena.OracleDecisionInput{MarketID: f.market, Decision: arena.OracleYes, Arbiter: "carol", Reason: "confirming", ReResolve: true})
+		if err != nil || changed || same.ID != rr.ID || len(applied) != 2 {
 			t.Fatalf("same decision: %+v %v, %d applied", same, err, len(applied))
 		}
 		if got := f.state(t, db); got != yes {
 			t.Fatalf("after the same decision: %+v", got)
 		}
-		if _, err := svc.Dispute(ctx, f.market, "ann", "again"); arena.ErrorKind(err) != arena.ECONFLICT {
+		if _, _, err := svc.Dispute(ctx, f.market, "ann", "again"); arena.ErrorKind(err) != arena.ECONFLICT {
 			t.Fatalf("dispute of an oracle resolution: %v", err)
 		}
 	})
@@ -307,7 +311,7 @@ func TestReResolutionCrash(t *testing.T) {
 			}
 			defer db.Close()
 			f := newFixture(t, db)
-			if _, err := (&oracle.Service{Store: db, Logger: quiet}).Dispute(context.Background(), f.market, "ann", "wrong"); err != nil {
+			if _, _, err := (&oracle.Service{Store: db, Logger: quiet}).Dispute(context.Background(), f.market, "ann", "wrong"); err != nil {
 				t.Fatal(err)
 			}
 			before := f.state(t, db)
@@ -322,7 +326,7 @@ func TestReResolutionCrash(t *testing.T) {
 			}
 			var applied []*arena.OracleResolution
 			svc := service(db, nil, &applied)
-			if _, err := svc.Decide(context.Background(), arena.OracleDecisionInput{MarketID: f.market, Decision: arena.OracleNo, Arbiter: "bob", Reason: "rules"}); err != nil {
+			if _, _, err := svc.Decide(context.Background(), arena.OracleDecisionInput{MarketID: f.market, Decision: arena.OracleNo, Arbiter: "bob", Reason: "rules"}); err != nil {
 				t.Fatal(err)
 			}
 			want := state{resolution: arena.No, cash: 9000 * arena.Dollar, realized: -1000 * arena.Dollar, trades: 3, aliceBrier: 64_000_000, outcome: 0, resolutions: 1}
@@ -353,6 +357,6 @@ func crashChild(t *testing.T, v string) {
 		select {}
 	}
 	svc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{rounds.Rescore, kill}}
-	_, err = svc.Decide(context.Background(), arena.OracleDecisionInput{MarketID: market, Decision: arena.OracleNo, Arbiter: "bob", Reason: "rules"})
+	_, _, err = svc.Decide(context.Background(), arena.OracleDecisionInput{MarketID: market, Decision: arena.OracleNo, Arbiter: "bob", Reason: "rules"})
 	t.Fatalf("survived the kill: %v", err)
 }

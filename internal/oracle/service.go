@@ -28,19 +28,17 @@ type Service struct {
 	Logger *slog.Logger
 	// Metrics counts recorded runs by status, escalations included (may be nil).
 	Metrics *metrics.Metrics
-	// Tracks are the tracks' hooks (rounds.Rescore, trading.Resettle),
-	// wired by the command: a resolution that changes a market's earlier
-	// one (a re-resolution, a decided dispute) runs them in the
-	// transaction that records it, so the re-scores and re-settlements
-	// commit with it or not at all. Without them such a change is refused.
+	// Tracks are the tracks' hooks (rounds.Rescore, trading.Resettle,
+	// rounds.LogResolution), wired by the composition root: every
+	// resolution applied to a market runs them in the transaction that
+	// records it, so that the re-scores and re-settlements of a changed
+	// resolution (a re-resolution, a decided dispute) and the log's
+	// entries commit with it or not at all. Without them a change of a
+	// resolution is refused.
 	Tracks []arena.ResolutionHook
-	// Applied, when set, is told of every resolution applied to a market
-	// once it is committed (the forecast track logs it in the
-	// tamper-evident log, with any re-scored rounds).
-	Applied func(ctx context.Context, r *arena.OracleResolution)
-	// Disputed, when set, is told of every dispute once it is committed
-	// (the forecast track logs who disputed what, why and when).
-	Disputed func(ctx context.Context, d *arena.OracleDispute)
+	// DisputeHooks run in the transaction that records a dispute (the
+	// forecast track logs who disputed what, why and when).
+	DisputeHooks []arena.DisputeHook
 }
 
 // errNoTracks: the service was built without the tracks' hooks, so a
@@ -136,60 +134,54 @@ func (s *Service) Resolve(ctx context.Context, marketID int64) (*arena.OracleRes
 		return nil, err
 	}
 	s.Metrics.OracleRun(rec.Status)
-	if rec.Status == arena.OracleAuto {
-		s.applied(ctx, rec)
-	}
 	s.logger().Info("oracle", "market", m.ID, "status", rec.Status, "decision", v.Decision, "rule", v.Rule,
 		"composite", v.Composite, "reasons", v.Reasons)
 	return rec, nil
 }
 
 // Decide records an arbiter's decision on an escalated or disputed
-// market, or a re-resolution of one the oracle resolved. A re-resolution
-// applies only to the resolution it revises (in.Revises, or the latest
-// when the request is read): when another was recorded since, it is
-// refused with CodeResolutionChanged. One to the decision in force is a
-// no-op: it returns that resolution and records and logs nothing.
-func (s *Service) Decide(ctx context.Context, in arena.OracleDecisionInput) (*arena.OracleResolution, error) {
+// market, or a re-resolution of one the oracle resolved, and reports
+// whether it changed anything. A re-resolution applies only to the
+// resolution it revises (in.Revises, or the latest when the request is
+// read): when another was recorded since, it is refused with
+// CodeResolutionChanged. A decision already in force (a re-resolution to
+// it, or the decision another arbiter just made) is a no-op: it returns
+// that resolution and records and logs nothing.
+func (s *Service) Decide(ctx context.Context, in arena.OracleDecisionInput) (*arena.OracleResolution, bool, error) {
 	if err := in.Validate(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if in.At.IsZero() {
 		in.At = s.now()
 	}
-	var before *arena.OracleResolution
-	if in.ReResolve {
+	if in.ReResolve && in.Revises == 0 {
 		hist, err := s.Store.OracleResolutions(ctx, in.MarketID)
 		if err != nil && arena.ErrorKind(err) != arena.ENOTFOUND {
-			return nil, err
+			return nil, false, err
 		}
 		if len(hist) > 0 {
-			before = &hist[len(hist)-1]
-			if in.Revises == 0 {
-				in.Revises = before.Seq
-			}
+			in.Revises = hist[len(hist)-1].Seq
 		}
 	}
 	if len(s.Tracks) == 0 {
 		disputed, err := s.disputed(ctx, in.MarketID)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if in.ReResolve || disputed {
-			return nil, errNoTracks
+			return nil, false, errNoTracks
 		}
 	}
-	r, err := s.Store.DecideOracle(ctx, in, s.Tracks...)
+	r, changed, err := s.Store.DecideOracle(ctx, in, s.Tracks...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if before != nil && r.ID == before.ID {
-		s.logger().Info("oracle re-resolution changes nothing", "market", r.MarketID, "decision", r.Final, "seq", r.Seq, "arbiter", in.Arbiter)
-		return r, nil
+	if !changed {
+		s.logger().Info("oracle decision already in force; nothing recorded", "market", r.MarketID, "decision", r.Final, "seq", r.Seq, "arbiter", in.Arbiter)
+		return r, false, nil
 	}
-	s.applied(ctx, r)
 	s.logger().Info("oracle decision", "market", r.MarketID, "decision", r.Final, "arbiter", r.Arbiter, "seq", r.Seq, "rescored_rounds", len(r.Rescored))
-	return r, nil
+	return r, true, nil
 }
 
 // Flag marks an unresolved market ambiguous or disputed: it is resolved
@@ -208,22 +200,24 @@ func (s *Service) Flag(ctx context.Context, marketID int64, reason string) (aren
 }
 
 // Dispute records an admin's dispute of a market's resolution by its
-// source (who, when, why): the market becomes eligible for the oracle
-// (Pending picks it up) and for an arbiter, whose decision is applied as
-// a re-resolution, re-scoring and re-settling what it changes.
-func (s *Service) Dispute(ctx context.Context, marketID int64, admin, reason string) (*arena.OracleDispute, error) {
+// source (who, when, why), and reports whether it recorded it: the market
+// becomes eligible for the oracle (Pending picks it up) and for an
+// arbiter, whose decision is applied as a re-resolution, re-scoring and
+// re-settling what it changes. The same dispute again (the same admin and
+// reason) records nothing and returns the recorded one.
+func (s *Service) Dispute(ctx context.Context, marketID int64, admin, reason string) (*arena.OracleDispute, bool, error) {
 	d := &arena.OracleDispute{MarketID: marketID, Admin: admin, Reason: reason, CreatedAt: s.now()}
 	if err := d.Validate(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := s.Store.DisputeOracle(ctx, d); err != nil {
-		return nil, err
+	recorded, err := s.Store.DisputeOracle(ctx, d, s.DisputeHooks...)
+	if err != nil {
+		return nil, false, err
 	}
-	if s.Disputed != nil {
-		s.Disputed(ctx, d)
+	if recorded {
+		s.logger().Info("market resolution disputed", "market", marketID, "resolution", d.Resolution, "admin", d.Admin, "reason", d.Reason)
 	}
-	s.logger().Info("market resolution disputed", "market", marketID, "resolution", d.Resolution, "admin", d.Admin, "reason", d.Reason)
-	return d, nil
+	return d, recorded, nil
 }
 
 // Disputes lists the disputed markets, oldest first.
@@ -266,12 +260,6 @@ func (s *Service) Recent(ctx context.Context, n int) ([]arena.OracleResolution, 
 // Resolutions returns a market's oracle history, oldest first.
 func (s *Service) Resolutions(ctx context.Context, marketID int64) ([]arena.OracleResolution, error) {
 	return s.Store.OracleResolutions(ctx, marketID)
-}
-
-func (s *Service) applied(ctx context.Context, r *arena.OracleResolution) {
-	if s.Applied != nil {
-		s.Applied(ctx, r)
-	}
 }
 
 // Pending lists the markets waiting for the oracle: those it may resolve

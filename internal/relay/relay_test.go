@@ -66,7 +66,7 @@ func newEnv(t testing.TB, db *store.DB) *env {
 	e.deploy = 3
 	e.syncClock()
 	e.log = &tlog.Log{Store: db, Key: ed25519.NewKeyFromSeed(crypto.Keccak256([]byte("relay test log"))), Now: e.clock, Logger: quiet}
-	e.svc = &rounds.Service{Store: db, Now: e.clock, Logger: quiet, Grace: time.Hour, Log: e.log,
+	e.svc = &rounds.Service{Store: db, Now: e.clock, Logger: quiet, Grace: time.Hour,
 		Domain: forecast.Domain{ChainID: 1337, Contract: e.addrs.PredictionArena}}
 	return e
 }
@@ -224,7 +224,7 @@ func (e *env) scenario(relayPasses func()) (*arena.Round, []*forecast.Key) {
 	}
 	relayPasses()
 	for i, res := range []string{arena.Yes, arena.No, arena.Void, arena.Yes} {
-		if err := e.db.ResolveMarket(ctx, ms[i].ID, res, e.now); err != nil {
+		if _, err := e.db.ResolveMarket(ctx, ms[i].ID, res, e.now); err != nil {
 			e.t.Fatal(err)
 		}
 	}

@@ -65,10 +65,18 @@ func (s *Service) cache() *cache.Cache[string, *view] {
 func (s *Service) CachedAnalyses() int { return s.cache().Len() }
 
 // view is an analysis as the cache keeps it, with the version of the
-// scored rounds it was computed from.
+// data it was computed from (see analysisVersion), read in the same
+// snapshot as the data: exactly the state the figures are of.
 type view struct {
 	*scoring.Analysis
 	version string
+}
+
+// analysisVersion is the version of what an analysis reads: the scored
+// rounds' data (their outcomes, scores and scored forecasts, which every
+// trigger and re-score moves) and the scoring method.
+func (s *Service) analysisVersion(vs arena.Versions) string {
+	return vs.Key(arena.DomainScores) + "/" + s.ScoringMethod().Digest()
 }
 
 // Analysis returns the track's analysis over every scored round,
@@ -97,9 +105,11 @@ func (s *Service) analysisView(ctx context.Context) (*view, error) {
 
 // analysisAt reads the version of the scored rounds on ctx and gets their
 // analysis, waiting for its computation unless wait is false (then a nil
-// view when it is not ready).
+// view when it is not ready). The computation reads the data in a
+// snapshot taken after the version was read: its figures are of that
+// version or a later one, never an earlier one.
 func (s *Service) analysisAt(ctx context.Context, wait bool) (*view, error) {
-	n, last, err := s.scoredVersion(ctx)
+	vs, err := s.Store.Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +119,17 @@ func (s *Service) analysisAt(ctx context.Context, wait bool) (*view, error) {
 		get, cancel = context.WithCancel(ctx)
 		cancel() // Get starts the computation, which does not inherit this cancellation, then returns
 	}
-	version := fmt.Sprintf("%d/%d/%s", n, last.UnixNano(), s.ScoringMethod().Digest())
-	v, err := s.cache().Get(get, Filter{}.name(), version, func(ctx context.Context) (*view, error) {
-		a, err := s.analyze(ctx)
-		if err != nil {
-			return nil, err
+	v, err := s.cache().Get(get, Filter{}.name(), s.analysisVersion(vs), func(ctx context.Context) (*view, error) {
+		sn, ok := s.Store.(arena.Snapshotter)
+		if !ok {
+			return s.analyze(ctx, s.Store)
 		}
-		a.ScoredRounds, a.LastScored = n, last
-		return &view{a, version}, nil
+		var v *view
+		err := sn.Snapshot(ctx, func(st arena.StoreSnapshot) (err error) {
+			v, err = s.analyze(ctx, st)
+			return err
+		})
+		return v, err
 	})
 	if !wait && errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return nil, nil
@@ -180,12 +193,20 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 	return v.Analysis, nil
 }
 
-func (s *Service) analyze(ctx context.Context) (*scoring.Analysis, error) {
-	fs, err := s.Store.ScoredForecasts(ctx)
+// analyze computes the analysis of every scored round as st holds them,
+// with the version st's data is at: st is read first for its versions,
+// so a store written meanwhile (not a snapshot) gives figures of a later
+// state than the version, never of an earlier one.
+func (s *Service) analyze(ctx context.Context, st arena.ForecastStore) (*view, error) {
+	vs, err := st.Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	scored, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now()})
+	fs, err := st.ScoredForecasts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	scored, err := st.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now()})
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +217,11 @@ func (s *Service) analyze(ctx context.Context) (*scoring.Analysis, error) {
 	a.Deadlines = make(map[uint64]time.Time, len(scored))
 	for _, r := range scored {
 		a.Deadlines[r.ID] = r.CommitDeadline
+		if r.TriggeredAt.After(a.LastScored) {
+			a.LastScored = r.TriggeredAt
+		}
 	}
+	a.ScoredRounds = len(scored)
 	cats := map[string]bool{}
 	for _, f := range fs {
 		if f.Category != "" && !cats[f.Category] {
@@ -205,7 +230,29 @@ func (s *Service) analyze(ctx context.Context) (*scoring.Analysis, error) {
 		}
 	}
 	slices.Sort(a.Categories)
-	return a, nil
+	return &view{a, s.analysisVersion(vs)}, nil
+}
+
+// boardAt is the leaderboard of the scored rounds as st, a snapshot,
+// holds them: the cached analysis when it was computed at exactly st's
+// version, else one computed from st now. Never another state's, so an
+// export's leaderboard is of its own tables.
+func (s *Service) boardAt(ctx context.Context, st arena.StoreSnapshot) (scoring.Board, error) {
+	vs, err := st.Versions(ctx)
+	if err != nil {
+		return scoring.Board{}, err
+	}
+	v, ok := s.cache().Peek(Filter{}.name(), s.analysisVersion(vs))
+	if !ok || v.version != s.analysisVersion(vs) {
+		if v, err = s.analyze(ctx, st); err != nil {
+			return scoring.Board{}, err
+		}
+	}
+	p, err := profiles(ctx, st)
+	if err != nil {
+		return scoring.Board{}, err
+	}
+	return v.Board(p), nil
 }
 
 func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*scoring.Analysis, error) {
@@ -236,24 +283,31 @@ func (s *Service) Names(ctx context.Context) (map[string]string, error) {
 	return names, nil
 }
 
-// scoredVersion identifies the set of scored rounds: their count and the
-// latest trigger. A store that can say it in one query (ScoredVersion)
-// spares loading every round.
-func (s *Service) scoredVersion(ctx context.Context) (int, time.Time, error) {
-	if v, ok := s.Store.(interface {
-		ScoredVersion(context.Context) (int, time.Time, error)
-	}); ok {
-		return v.ScoredVersion(ctx)
-	}
-	scored, err := s.Store.Rounds(ctx, arena.RoundFilter{Status: arena.RoundScored, Now: s.now()})
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	var last time.Time
-	for _, r := range scored {
-		if r.TriggeredAt.After(last) {
-			last = r.TriggeredAt
+// FollowEvery is how often Follow reads the data versions.
+const FollowEvery = 2 * time.Second
+
+// Follow starts the analysis of the scored rounds, in the cache's
+// background, whenever their version moves, whoever wrote (this process,
+// a command, another replica on the same database), until ctx ends: it
+// reads the versions every FollowEvery, so a served leaderboard whose
+// analysis is slow (see SlowAnalysis) is recomputed within that time of
+// a correction, not when a reader first asks.
+func (s *Service) Follow(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	last := ""
+	for {
+		if vs, err := s.Store.Versions(ctx); err == nil {
+			if v := s.analysisVersion(vs); v != last {
+				if err := s.Refresh(ctx); err == nil {
+					last = v
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
-	return len(scored), last, nil
 }

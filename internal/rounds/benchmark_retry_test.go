@@ -56,7 +56,7 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 		clk.Set(a.RevealStart)
 		reveal(t, svc, clk, alice, a, preds, salt)
 		for i, res := range []string{arena.Yes, arena.No, arena.Yes} {
-			if err := db.ResolveMarket(ctx, ams[i].ID, res, clk.Now()); err != nil {
+			if _, err := db.ResolveMarket(ctx, ams[i].ID, res, clk.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -101,7 +101,7 @@ func TestJobsUnderScheduler(t *testing.T) {
 			t.Fatalf("no benchmarks after the commit deadline: %v", err)
 		}
 		for _, m := range ms {
-			if err := db.ResolveMarket(ctx, m.ID, arena.No, clk.Now()); err != nil {
+			if _, err := db.ResolveMarket(ctx, m.ID, arena.No, clk.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

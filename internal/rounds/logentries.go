@@ -8,35 +8,29 @@ import (
 	"github.com/forecast-arena/arena/tlog"
 )
 
-// Appender records accepted items in the tamper-evident log (tlog.Log).
-type Appender interface {
-	Append(ctx context.Context, kind string, v any) error
+// leaf is the tamper-evident log's entry of an accepted item, which the
+// store appends in the transaction that records the item: the item and
+// its entry are stored both or neither, whatever crashes when, and an
+// export of the log's first n entries reads exactly the items they record.
+func leaf(kind string, v any) (*arena.LogLeaf, error) { return tlog.Encode(kind, v) }
+
+// leaves are the entries of several items, in order.
+func leaves(items ...entry) ([]*arena.LogLeaf, error) {
+	out := make([]*arena.LogLeaf, len(items))
+	for i, it := range items {
+		l, err := leaf(it.kind, it.v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = l
+	}
+	return out, nil
 }
 
-// record appends an accepted item to the log, when there is one. The item
-// is already stored; a failing append is logged, not returned, because the
-// request was accepted (the verifier then reports the item as missing from
-// the log, which is what happened).
-func (s *Service) record(ctx context.Context, kind string, v any) {
-	if s.Log == nil {
-		return
-	}
-	if err := s.Log.Append(ctx, kind, v); err != nil {
-		s.log().ErrorContext(ctx, "tamper-evident log: append failed; the item is stored but not logged", "kind", kind, "err", err)
-	}
-}
-
-// leafInTx is the log entry of an accepted commit, reveal or profile, for
-// the store to append in the transaction that records it, when the log
-// lives in the service's own store (as in `arena serve`): the item and its
-// entry are then stored both or neither, whatever crashes when. Otherwise
-// nil, and the entry is appended after the item is stored (record).
-func (s *Service) leafInTx(kind string, v any) (*arena.LogLeaf, error) {
-	l, ok := s.Log.(*tlog.Log)
-	if !ok || l == nil || any(l.Store) != any(s.Store) {
-		return nil, nil
-	}
-	return tlog.Encode(kind, v)
+// entry is one item to log: its kind and its entry.
+type entry struct {
+	kind string
+	v    any
 }
 
 // Kinds of log entries the service writes.
@@ -52,32 +46,51 @@ const (
 	logDecision   = tlog.KindDecision
 )
 
-// OracleDisputed records in the log an admin's dispute of a market's
-// resolution by its source.
-func (s *Service) OracleDisputed(ctx context.Context, d *arena.OracleDispute) {
-	s.record(ctx, logDispute, forecast.DisputeEntry{MarketID: d.MarketID, Resolution: d.Resolution, Admin: d.Admin, Reason: d.Reason,
-		AtMicros: d.CreatedAt.UnixMicro()})
+// scoreEntries are the entries of a round's frozen outcomes and its
+// scores, in the order they are logged.
+func scoreEntries(roundID uint64, frozen []int8, scores []arena.RoundScore) []entry {
+	out := []entry{{logOutcome, forecast.OutcomeEntry{RoundID: roundID, Outcomes: frozen}}}
+	for _, sc := range scores {
+		out = append(out, entry{logScore, forecast.ScoreEntry{RoundID: roundID, Agent: sc.Agent, BrierBps2: sc.BrierBps2, AlphaBps2: sc.AlphaBps2,
+			Scored: sc.Scored, Benchmarked: sc.Benchmarked, Forfeit: sc.Forfeit}})
+	}
+	return out
 }
 
-// OracleDecided records in the log a resolution the oracle applied: an
-// arbiter's decision (who, why, when) when a human decided it, the
-// market's resolution and, for each round a re-resolution re-scored, the
-// round's outcomes as now frozen and its new scores. They follow the
-// round's earlier entries, so the log keeps both and a verifier checks the
-// latest against the export.
-func (s *Service) OracleDecided(ctx context.Context, r *arena.OracleResolution) {
-	res, ok := r.Final.MarketResolution()
-	if !ok {
-		return // escalated: nothing applied
+// LogDispute is the forecast track's part of recording an admin's dispute
+// of a market's resolution by its source (an arena.DisputeHook, run in
+// the transaction that records it): the log entry of who disputed what,
+// why and when.
+func LogDispute(ctx context.Context, tx arena.LogTx, d *arena.OracleDispute) error {
+	l, err := leaf(logDispute, forecast.DisputeEntry{MarketID: d.MarketID, Resolution: d.Resolution, Admin: d.Admin, Reason: d.Reason,
+		AtMicros: d.CreatedAt.UnixMicro()})
+	if err != nil {
+		return err
 	}
+	return tx.AppendLeaves(ctx, l)
+}
+
+// LogResolution is the forecast track's part of applying a resolution to
+// a market (an arena.ResolutionHook, run after Rescore in the transaction
+// that records it): the log entries of an arbiter's decision (who, why,
+// when) when a human decided it, the market's resolution and, for each
+// round a re-resolution re-scored, the round's outcomes as now frozen and
+// its new scores. They follow the round's earlier entries, so the log
+// keeps both and a verifier checks the latest against the export.
+func LogResolution(ctx context.Context, tx arena.ResolutionTx, c *arena.ResolutionChange) error {
+	r := c.Resolution
+	var items []entry
 	if r.Status == arena.OracleDecided {
-		s.record(ctx, logDecision, forecast.DecisionEntry{MarketID: r.MarketID, Seq: r.Seq, Decision: string(r.Final), Arbiter: r.Arbiter,
-			Reason: r.Reason, AtMicros: r.DecidedAt.UnixMicro()})
+		items = append(items, entry{logDecision, forecast.DecisionEntry{MarketID: r.MarketID, Seq: r.Seq, Decision: string(r.Final), Arbiter: r.Arbiter,
+			Reason: r.Reason, AtMicros: r.DecidedAt.UnixMicro()}})
 	}
-	s.record(ctx, logResolution, forecast.ResolutionEntry{MarketID: r.MarketID, Resolution: res})
+	items = append(items, entry{logResolution, forecast.ResolutionEntry{MarketID: r.MarketID, Resolution: c.Outcome}})
 	for _, rs := range r.Rescored {
-		s.recordScores(ctx, rs.RoundID, rs.Outcomes, rs.Scores)
-		s.log().InfoContext(ctx, "round re-scored after a re-resolution", "round", rs.RoundID, "market", rs.MarketID,
-			"outcome_before", rs.PrevOutcome, "outcome", rs.Outcome, "reason", r.Reason)
+		items = append(items, scoreEntries(rs.RoundID, rs.Outcomes, rs.Scores)...)
 	}
+	ls, err := leaves(items...)
+	if err != nil {
+		return err
+	}
+	return tx.AppendLeaves(ctx, ls...)
 }

@@ -43,7 +43,7 @@ func TestOracleForecastFlow(t *testing.T) {
 		reveal(t, svc, clk, alice, r, preds, salt)
 		clk.Set(r.RevealDeadline.Add(time.Second))
 		// o0 resolves YES upstream; o1 and o2 resolve with no winner.
-		if err := db.ResolveMarket(ctx, ms[0].ID, arena.Yes, clk.Now()); err != nil {
+		if _, err := db.ResolveMarket(ctx, ms[0].ID, arena.Yes, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range ms[1:] {
@@ -99,7 +99,7 @@ func TestOracleForecastFlow(t *testing.T) {
 		if n, err := svc.TriggerDue(ctx); err != nil || n != 0 {
 			t.Fatalf("trigger while escalated: %d %v", n, err)
 		}
-		if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: ms[1].ID, Decision: arena.OracleNo, Arbiter: "ann", Reason: "official"}); err != nil {
+		if _, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: ms[1].ID, Decision: arena.OracleNo, Arbiter: "ann", Reason: "official"}); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := svc.TriggerDue(ctx); err != nil || n != 1 {
@@ -113,8 +113,8 @@ func TestOracleForecastFlow(t *testing.T) {
 		}
 		// Re-resolved YES after scoring: the round is re-scored with the
 		// trigger's scorer. Brier by hand: (0.2² + 0.7² + 0.4²)/3 = 0.23.
-		osvc.Tracks, osvc.Applied = []arena.ResolutionHook{rounds.Rescore}, svc.OracleDecided
-		rr, err := osvc.Decide(ctx, arena.OracleDecisionInput{MarketID: ms[1].ID, Decision: arena.OracleYes, Arbiter: "bob", Reason: "changed", ReResolve: true})
+		osvc.Tracks = []arena.ResolutionHook{rounds.Rescore, rounds.LogResolution}
+		rr, _, err := osvc.Decide(ctx, arena.OracleDecisionInput{MarketID: ms[1].ID, Decision: arena.OracleYes, Arbiter: "bob", Reason: "changed", ReResolve: true})
 		if err != nil || len(rr.Rescored) != 1 || rr.Rescored[0].RoundID != r.ID {
 			t.Fatalf("re-resolution after scoring: %+v %v", rr, err)
 		}

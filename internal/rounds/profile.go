@@ -69,13 +69,13 @@ func (s *Service) SetProfile(ctx context.Context, agent string, req forecast.Pro
 	f := req.ProfileFields
 	entry := forecast.ProfileEntry{Agent: addr.Hex(), Name: f.Name, Organisation: f.Organisation, Model: f.Model, Homepage: f.Homepage,
 		Description: f.Description, Version: req.Version, Deadline: req.Deadline, Signature: forecast.EncodeSignature(sig)}
-	leaf, err := s.leafInTx(logProfile, entry)
+	l, err := leaf(logProfile, entry)
 	if err != nil {
 		return forecast.ProfileJSON{}, err
 	}
 	a := arena.AgentInfo{Address: addr.Hex(), Name: f.Name, Organisation: f.Organisation, Model: f.Model, Homepage: f.Homepage,
 		Description: f.Description, ProfileVersion: req.Version}
-	err = s.Store.SetProfile(ctx, a, leaf, func(cur, next *arena.AgentInfo) error {
+	err = s.Store.SetProfile(ctx, a, l, func(cur, next *arena.AgentInfo) error {
 		var stored uint64
 		var spent time.Time
 		if cur != nil {
@@ -91,9 +91,6 @@ func (s *Service) SetProfile(ctx context.Context, agent string, req forecast.Pro
 	})
 	if err != nil {
 		return forecast.ProfileJSON{}, err
-	}
-	if leaf == nil {
-		s.record(ctx, logProfile, entry)
 	}
 	s.log().InfoContext(ctx, "agent profile updated", "agent", addr.Hex(), "version", req.Version)
 	if a.Kind == "" {
@@ -140,11 +137,15 @@ func RegisterAgent(ctx context.Context, st ProfileStore, a arena.AgentInfo) erro
 // builtin, their fixed display names): the one source of what the
 // leaderboards, pages, exports and tables call an agent.
 func (s *Service) Profiles(ctx context.Context) (map[string]arena.AgentInfo, error) {
+	return profiles(ctx, s.Store)
+}
+
+func profiles(ctx context.Context, st arena.RoundStore) (map[string]arena.AgentInfo, error) {
 	out := map[string]arena.AgentInfo{}
 	for id, name := range forecast.BaselineNames() {
 		out[id] = arena.AgentInfo{Address: id, Name: name, Kind: "builtin"}
 	}
-	agents, err := s.Store.Agents(ctx)
+	agents, err := st.Agents(ctx)
 	if err != nil {
 		return nil, err
 	}

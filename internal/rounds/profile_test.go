@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,12 +25,8 @@ type profileEnv struct {
 }
 
 func newProfileEnv(t *testing.T, db *store.DB) *profileEnv {
-	key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := clock.New(t0)
-	svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Log: &tlog.Log{Store: db, Key: key, Logger: quiet}}
+	svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
 	return &profileEnv{db: db, svc: svc, clk: clk}
 }
 

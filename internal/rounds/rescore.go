@@ -22,6 +22,9 @@ func Rescore(ctx context.Context, tx arena.ResolutionTx, c *arena.ResolutionChan
 }
 
 func rescore(ctx context.Context, tx arena.RescoreTx, c *arena.ResolutionChange) error {
+	if c.Market.Resolution == "" {
+		return nil // a first resolution: no round froze another
+	}
 	marketID, outcome := c.Resolution.MarketID, frozenOutcome(c.Outcome)
 	ids, err := tx.ScoredRounds(ctx, marketID)
 	if err != nil {

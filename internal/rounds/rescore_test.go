@@ -93,11 +93,11 @@ func testRescore(t *testing.T, db *store.DB) {
 	if err := db.SetBenchmarks(ctx, r1.ID, []arena.RoundMarket{bench(5000), bench(4000), bench(-1)}, t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, m2, arena.No, t0.Add(3*time.Hour)); err != nil {
+	if _, err := db.ResolveMarket(ctx, m2, arena.No, t0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	trigger(r2, []int8{scoring.OutcomeUnresolved, scoring.OutcomeNo})
-	if err := db.ResolveMarket(ctx, m0, arena.Yes, t0.Add(3*time.Hour)); err != nil {
+	if _, err := db.ResolveMarket(ctx, m0, arena.Yes, t0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	res := &arena.OracleResolution{MarketID: m1, Verdict: arena.OracleVerdict{Architecture: "majority", Decision: arena.OracleYes, Rule: "majority", Unanimous: true, Composite: 1.9},
@@ -143,13 +143,13 @@ func testRescore(t *testing.T, db *store.DB) {
 	// Without the tracks' hooks, or with a failing one: refused, nothing
 	// changes.
 	in := arena.OracleDecisionInput{MarketID: m1, Decision: arena.OracleNo, Arbiter: "bob", Reason: "the source corrected it", ReResolve: true, At: t0.Add(5 * time.Hour)}
-	if _, err := (&oracle.Service{Store: db, Logger: quiet}).Decide(ctx, in); err == nil {
+	if _, _, err := (&oracle.Service{Store: db, Logger: quiet}).Decide(ctx, in); err == nil {
 		t.Fatal("re-resolution without the tracks' hooks accepted")
 	}
 	unchanged("no hooks", arena.Yes)
 	boom := errors.New("scorer failed")
 	failing := func(context.Context, arena.ResolutionTx, *arena.ResolutionChange) error { return boom }
-	if _, err := db.DecideOracle(ctx, in, rounds.Rescore, failing); !errors.Is(err, boom) {
+	if _, _, err := db.DecideOracle(ctx, in, rounds.Rescore, failing); !errors.Is(err, boom) {
 		t.Fatalf("failing hook: %v", err)
 	}
 	unchanged("failing hook", arena.Yes)
@@ -157,7 +157,7 @@ func testRescore(t *testing.T, db *store.DB) {
 	// Re-resolved NO: round 1 only. Alice ⌊(2000² + 3000² + 6000²)/3⌋ =
 	// 16333333, Alpha ((5000² − 2000²) + (4000² − 3000²))/2 = 14000000;
 	// base (5000² + 4000²)/2 = 20500000.
-	rr, err := db.DecideOracle(ctx, in, rounds.Rescore)
+	rr, _, err := db.DecideOracle(ctx, in, rounds.Rescore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func testRescore(t *testing.T, db *store.DB) {
 	// (2000² + 6000²)/2 = 20000000, Alpha over r0 alone 5000² − 2000² =
 	// 21000000, base 25000000.
 	in.Decision, in.Reason, in.At = arena.OracleVoid, "the market was annulled", t0.Add(6*time.Hour)
-	rv, err := db.DecideOracle(ctx, in, rounds.Rescore)
+	rv, _, err := db.DecideOracle(ctx, in, rounds.Rescore)
 	if err != nil || len(rv.Rescored) != 1 || rv.Rescored[0].PrevOutcome != 0 || rv.Rescored[0].Outcome != -1 || !reflect.DeepEqual(rv.Rescored[0].Previous, after1) {
 		t.Fatalf("void %+v %v", rv, err)
 	}
@@ -219,7 +219,7 @@ func testRescore(t *testing.T, db *store.DB) {
 	}
 	// Same outcome again: nothing to re-score, nothing recorded.
 	in.Decision, in.Reason = arena.OracleVoid, "confirmed"
-	if again, err := db.DecideOracle(ctx, in, rounds.Rescore); err != nil || again.ID != rv.ID || len(again.Rescored) != 0 {
+	if again, _, err := db.DecideOracle(ctx, in, rounds.Rescore); err != nil || again.ID != rv.ID || len(again.Rescored) != 0 {
 		t.Fatalf("same outcome: %+v %v", again, err)
 	}
 	if hist, _ := db.OracleResolutions(ctx, m1); len(hist) != 3 {

@@ -23,7 +23,7 @@ func TestResolveRefusedWhileRoundRevealable(t *testing.T) {
 		r, ms := newRound(t, db, svc, "rv", 2)
 		for _, at := range []time.Time{t0, r.CommitDeadline, r.RevealStart, r.RevealDeadline} {
 			clk.Set(at)
-			if err := svc.ResolveMarket(ctx, ms[0].ID, arena.Yes); arena.ErrorCode(err) != forecast.CodeMarketInOpenRound {
+			if _, err := svc.ResolveMarket(ctx, ms[0].ID, arena.Yes); arena.ErrorCode(err) != forecast.CodeMarketInOpenRound {
 				t.Fatalf("resolve at %s: %v, want %s", at, err, forecast.CodeMarketInOpenRound)
 			}
 		}
@@ -31,7 +31,7 @@ func TestResolveRefusedWhileRoundRevealable(t *testing.T) {
 			t.Fatal("refused resolution was stored")
 		}
 		clk.Set(r.RevealDeadline.Add(time.Second))
-		if err := svc.ResolveMarket(ctx, ms[0].ID, arena.Yes); err != nil {
+		if _, err := svc.ResolveMarket(ctx, ms[0].ID, arena.Yes); err != nil {
 			t.Fatal(err)
 		}
 		if m, _ := db.Market(ctx, ms[0].ID); m.Status != arena.StatusResolved || m.Resolution != arena.Yes {

@@ -28,8 +28,11 @@ type Store = arena.ForecastStore
 type PriceLookup func(ctx context.Context, m *arena.Market, t time.Time) (price float64, at time.Time, ok bool, err error)
 
 // Service runs the forecast track: rounds, submissions, benchmarks,
-// triggering and scoring. Every method takes the clock from Now, so the
-// demo can run it on an accelerated clock.
+// triggering and scoring. Every accepted commit, reveal, profile,
+// benchmark, resolution, outcome and score is appended to the
+// tamper-evident log kept in Store, in the transaction that records it.
+// Every method takes the clock from Now, so the demo can run it on an
+// accelerated clock.
 type Service struct {
 	Store  Store
 	Domain forecast.Domain
@@ -37,11 +40,6 @@ type Service struct {
 	// Lookup is consulted when the local price history has no benchmark.
 	Lookup PriceLookup
 	Logger *slog.Logger
-	// Log, when set, receives every accepted commit, reveal, benchmark,
-	// resolution, outcome and score (the tamper-evident log). A tlog.Log
-	// on the service's own store gets commits and reveals in the very
-	// transaction that records them; other items are appended just after.
-	Log Appender
 
 	// Admission caps the agents a round and an hour admit (zero: none).
 	Admission Admission
@@ -209,7 +207,7 @@ func (s *Service) Commit(ctx context.Context, roundID uint64, req forecast.Commi
 	// in time is not refused because it waited in the group commit.
 	entry := forecast.CommitEntry{RoundID: roundID, Agent: sub.Agent, CommitHash: sub.CommitHash, ReasoningHash: sub.ReasoningHash,
 		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.CommitSig}
-	if sub.Log, err = s.leafInTx(logCommit, entry); err != nil {
+	if sub.Log, err = leaf(logCommit, entry); err != nil {
 		return forecast.SubmissionJSON{}, err
 	}
 	err = s.Store.Submit(ctx, arena.SubmitCommit, sub, now, func(st arena.SubmissionState) error {
@@ -217,9 +215,6 @@ func (s *Service) Commit(ctx context.Context, roundID uint64, req forecast.Commi
 	})
 	if err != nil {
 		return forecast.SubmissionJSON{}, err
-	}
-	if sub.Log == nil {
-		s.record(ctx, logCommit, entry)
 	}
 	return forecast.SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
 }
@@ -257,7 +252,7 @@ func (s *Service) Reveal(ctx context.Context, roundID uint64, req forecast.Revea
 	// re-scores if a reveal landed while it was scoring.
 	entry := forecast.RevealEntry{RoundID: roundID, Agent: sub.Agent, Predictions: sub.Predictions, Salt: sub.Salt,
 		Nonce: req.Nonce, Deadline: req.Deadline, Signature: sub.RevealSig}
-	if sub.Log, err = s.leafInTx(logReveal, entry); err != nil {
+	if sub.Log, err = leaf(logReveal, entry); err != nil {
 		return forecast.SubmissionJSON{}, err
 	}
 	err = s.Store.Submit(ctx, arena.SubmitReveal, sub, now, func(st arena.SubmissionState) error {
@@ -265,9 +260,6 @@ func (s *Service) Reveal(ctx context.Context, roundID uint64, req forecast.Revea
 	})
 	if err != nil {
 		return forecast.SubmissionJSON{}, err
-	}
-	if sub.Log == nil {
-		s.record(ctx, logReveal, entry)
 	}
 	return forecast.SubmissionJSON{RoundID: roundID, Agent: agent.Hex(), Nonce: req.Nonce}, nil
 }
@@ -325,25 +317,29 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 // theirs.
 const BenchmarkRetryFor = time.Hour
 
-// ResolveMarket publishes the operator's resolution of a market; the
-// resolution the market already has is a no-op. It is refused while a
-// round containing the market, not yet scored, is before its reveal
-// deadline: agents still able to reveal would see the outcome.
-func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution string) error {
-	// The resolution in force again (such as the source's own, repeated
-	// by an admin) changes nothing: no write, no new log entry.
+// ResolveMarket publishes the operator's resolution of a market and
+// reports whether it changed the market: the resolution the market
+// already has (such as the source's own, repeated by an admin, or sent by
+// two admins at once) changes nothing and logs nothing. It is refused
+// while a round containing the market, not yet scored, is before its
+// reveal deadline: agents still able to reveal would see the outcome.
+func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution string) (bool, error) {
 	m, err := s.Store.Market(ctx, marketID)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if name, ok := m.ResolutionName(resolution); ok && m.Resolution == name {
+	name, ok := m.ResolutionName(resolution)
+	if !ok {
+		return false, arena.Errorf(arena.EINVALID, "market %d: %q is not an outcome (want one of %v or %s)", marketID, resolution, m.Outcomes, arena.Void)
+	}
+	if m.Resolution == name {
 		s.log().InfoContext(ctx, "market already resolved so; nothing recorded", "market", marketID, "resolution", name)
-		return nil
+		return false, nil
 	}
 	now := s.now()
 	rounds, err := s.Store.Rounds(ctx, arena.RoundFilter{})
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, r := range rounds {
 		if !r.TriggeredAt.IsZero() || r.Invalidated || now.After(r.RevealDeadline) {
@@ -351,16 +347,20 @@ func (s *Service) ResolveMarket(ctx context.Context, marketID int64, resolution 
 		}
 		for _, rm := range r.Markets {
 			if rm.MarketID == marketID {
-				return forecast.Reject(forecast.CodeMarketInOpenRound, "market %d is in round %d, whose reveals close at %s; resolve it after that",
+				return false, forecast.Reject(forecast.CodeMarketInOpenRound, "market %d is in round %d, whose reveals close at %s; resolve it after that",
 					marketID, r.ID, fmtTime(r.RevealDeadline))
 			}
 		}
 	}
-	if err := s.Store.ResolveMarket(ctx, marketID, resolution, now); err != nil {
-		return err
+	l, err := leaf(logResolution, forecast.ResolutionEntry{MarketID: marketID, Resolution: name})
+	if err != nil {
+		return false, err
 	}
-	s.record(ctx, logResolution, forecast.ResolutionEntry{MarketID: marketID, Resolution: resolution})
-	return nil
+	changed, err := s.Store.ResolveMarket(ctx, marketID, name, now, l)
+	if err == nil && !changed {
+		s.log().InfoContext(ctx, "market already resolved so; nothing recorded", "market", marketID, "resolution", name)
+	}
+	return changed, err
 }
 
 // CaptureBenchmarks records the benchmark price of every market of each
@@ -432,12 +432,6 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 	if len(errs) > 0 {
 		return false, errors.Join(errs...) // retried on a later pass
 	}
-	if err := s.Store.SetBenchmarks(ctx, r.ID, ms, now); err != nil {
-		if arena.ErrorKind(err) == arena.ECONFLICT {
-			return true, nil // another replica recorded them first
-		}
-		return false, err
-	}
 	be := forecast.BenchmarkEntry{RoundID: r.ID}
 	for _, rm := range ms {
 		b := scoring.NoBenchmark
@@ -446,7 +440,16 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 		}
 		be.MarketIDs, be.Benchmarks = append(be.MarketIDs, rm.MarketID), append(be.Benchmarks, b)
 	}
-	s.record(ctx, logBenchmark, be)
+	l, err := leaf(logBenchmark, be)
+	if err != nil {
+		return false, err
+	}
+	if err := s.Store.SetBenchmarks(ctx, r.ID, ms, now, l); err != nil {
+		if arena.ErrorKind(err) == arena.ECONFLICT {
+			return true, nil // another replica recorded them first
+		}
+		return false, err
+	}
 	return true, nil
 }
 
@@ -574,13 +577,16 @@ func (s *Service) trigger(ctx context.Context, r *arena.Round, force bool) (bool
 		// Every market resolved and every one void: nothing to score, but
 		// the round is over; freeze it with no scores rather than leave it
 		// in "scoring" for ever.
-		if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, nil, nil, now); err != nil {
+		ls, err := leaves(scoreEntries(r.ID, frozen, nil)...)
+		if err != nil {
+			return false, err
+		}
+		if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, nil, nil, now, ls...); err != nil {
 			if arena.ErrorCode(err) == arena.CodeAlreadyTriggered {
 				return false, errTriggeredElsewhere
 			}
 			return false, err
 		}
-		s.record(ctx, logOutcome, forecast.OutcomeEntry{RoundID: r.ID, Outcomes: frozen})
 		s.log().InfoContext(ctx, "round closed without scoreable markets", "round", r.ID, "void", len(r.Markets))
 		return true, nil
 	}
@@ -639,21 +645,15 @@ func (s *Service) scoreAndSave(ctx context.Context, r *arena.Round, frozen []int
 	if err != nil {
 		return err
 	}
-	if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, scores, rows, now); err != nil {
+	ls, err := leaves(scoreEntries(r.ID, frozen, scores)...)
+	if err != nil {
 		return err
 	}
-	s.recordScores(ctx, r.ID, frozen, scores)
+	if err := s.Store.SaveRoundResult(ctx, r.ID, frozen, scores, rows, now, ls...); err != nil {
+		return err
+	}
 	s.log().InfoContext(ctx, "round scored", "round", r.ID, "scored_forecasts", len(rows), "agents", len(subs)+1)
 	return nil
-}
-
-// recordScores logs a round's frozen outcomes and its scores.
-func (s *Service) recordScores(ctx context.Context, roundID uint64, frozen []int8, scores []arena.RoundScore) {
-	s.record(ctx, logOutcome, forecast.OutcomeEntry{RoundID: roundID, Outcomes: frozen})
-	for _, sc := range scores {
-		s.record(ctx, logScore, forecast.ScoreEntry{RoundID: roundID, Agent: sc.Agent, BrierBps2: sc.BrierBps2, AlphaBps2: sc.AlphaBps2,
-			Scored: sc.Scored, Benchmarked: sc.Benchmarked, Forfeit: sc.Forfeit})
-	}
 }
 
 // Clock is the service's current time (UTC).

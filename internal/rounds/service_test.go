@@ -404,7 +404,7 @@ func playScoredRound(t *testing.T, db *store.DB, svc *rounds.Service, clk *clock
 	clk.Set(r.RevealStart)
 	reveal(t, svc, clk, k, r, preds, salt)
 	for j, m := range ms {
-		if err := db.ResolveMarket(ctx, m.ID, outcomes[j], clk.Now()); err != nil {
+		if _, err := db.ResolveMarket(ctx, m.ID, outcomes[j], clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -468,7 +468,7 @@ func TestTriggerAndScoring(t *testing.T) {
 		reveal(t, svc, clk, alice, r, ap, saltA)
 		// m0 YES, m1 NO, m3 VOID; m2 unresolved.
 		for i, res := range map[int]string{0: arena.Yes, 1: arena.No, 3: arena.Void} {
-			if err := db.ResolveMarket(ctx, ms[i].ID, res, clk.Now()); err != nil {
+			if _, err := db.ResolveMarket(ctx, ms[i].ID, res, clk.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -508,7 +508,7 @@ func TestTriggerAndScoring(t *testing.T) {
 			t.Errorf("market baseline %+v: want alpha exactly 0 and Brier of the benchmarks", m)
 		}
 		// Frozen: a market resolving later changes nothing.
-		if err := db.ResolveMarket(ctx, ms[2].ID, arena.Yes, clk.Now()); err != nil {
+		if _, err := db.ResolveMarket(ctx, ms[2].ID, arena.Yes, clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 		clk.Set(rd.Add(48 * time.Hour))
@@ -811,7 +811,7 @@ func TestTriggerAfterItsOwnCapture(t *testing.T) {
 		r, ms := newRound(t, db, svc, "own-capture", 2)
 		for _, m := range ms {
 			addPoints(t, db, m, arena.PricePoint{Time: r.CommitDeadline, Price: 0.4, Source: arena.PriceCLOBMid})
-			if err := db.ResolveMarket(ctx, m.ID, arena.Yes, r.RevealDeadline); err != nil {
+			if _, err := db.ResolveMarket(ctx, m.ID, arena.Yes, r.RevealDeadline); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -69,7 +69,7 @@ func TestRevealQueuedPastTriggerRejected(t *testing.T) {
 		hs.beforeReveal = func() {
 			clk.Set(r.RevealDeadline.Add(time.Second))
 			for i, res := range []string{arena.Yes, arena.No} {
-				if err := db.ResolveMarket(ctx, ms[i].ID, res, clk.Now()); err != nil {
+				if _, err := db.ResolveMarket(ctx, ms[i].ID, res, clk.Now()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -106,7 +106,7 @@ func TestTriggerRescoresRevealLandingMidScoring(t *testing.T) {
 		preds := []uint16{9000, 1000}
 		salt := commit(t, svc, clk, alice, r, preds)
 		for i, res := range []string{arena.Yes, arena.No} {
-			if err := db.ResolveMarket(ctx, ms[i].ID, res, t0); err != nil {
+			if _, err := db.ResolveMarket(ctx, ms[i].ID, res, t0); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -142,7 +142,7 @@ func TestTriggerRaceLoserIsToldAlreadyTriggered(t *testing.T) {
 		svc := &rounds.Service{Store: hs, Now: clk.Now, Logger: quiet, Grace: time.Hour}
 		r, ms := newRound(t, db, svc, "race", 2)
 		for i, res := range []string{arena.Yes, arena.No} {
-			if err := db.ResolveMarket(ctx, ms[i].ID, res, t0); err != nil {
+			if _, err := db.ResolveMarket(ctx, ms[i].ID, res, t0); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -2,6 +2,7 @@ package rounds
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
@@ -111,3 +112,16 @@ func (s *Service) ForecastStore() arena.ForecastStore { return s.Store }
 // SigningDomain is the EIP-712 domain the service verifies submissions
 // under (see export.Forecasts).
 func (s *Service) SigningDomain() forecast.Domain { return s.Domain }
+
+// Snapshot calls fn with the service's store as of one moment and the
+// leaderboard of that state (see export.Forecasts): what an export of one
+// state reads.
+func (s *Service) Snapshot(ctx context.Context, fn func(arena.StoreSnapshot, func(context.Context) (scoring.Board, error)) error) error {
+	sn, ok := s.Store.(arena.Snapshotter)
+	if !ok {
+		return fmt.Errorf("forecast: the store cannot read one state of itself")
+	}
+	return sn.Snapshot(ctx, func(st arena.StoreSnapshot) error {
+		return fn(st, func(ctx context.Context) (scoring.Board, error) { return s.boardAt(ctx, st) })
+	})
+}

@@ -22,7 +22,7 @@ func scanAgent(sc scanner) (arena.AgentInfo, error) {
 
 // Agent implements arena.RoundStore.
 func (d *DB) Agent(ctx context.Context, address string) (*arena.AgentInfo, error) {
-	return d.agentIn(ctx, d.db, address)
+	return d.agentIn(ctx, d.r(), address)
 }
 
 func (d *DB) agentIn(ctx context.Context, q queryer, address string) (*arena.AgentInfo, error) {
@@ -35,7 +35,7 @@ func (d *DB) agentIn(ctx context.Context, q queryer, address string) (*arena.Age
 
 // Agents implements arena.RoundStore, ordered by address.
 func (d *DB) Agents(ctx context.Context) ([]arena.AgentInfo, error) {
-	out, err := queryAll(ctx, d.db, `SELECT `+agentColumns+` FROM agents ORDER BY address`, nil, scanAgent)
+	out, err := queryAll(ctx, d.r(), `SELECT `+agentColumns+` FROM agents ORDER BY address`, nil, scanAgent)
 	if err != nil {
 		return nil, fmt.Errorf("store: agents: %w", err)
 	}
@@ -134,6 +134,9 @@ func (d *DB) writeProfile(ctx context.Context, tx *sql.Tx, a arena.AgentInfo, re
 	if err != nil {
 		return false, fmt.Errorf("store: write the profile of %s: %w", a.Address, err)
 	}
+	if n == 1 {
+		d.touch(tx, arena.DomainAgents)
+	}
 	return n == 1, nil
 }
 
@@ -146,7 +149,7 @@ func nameTaken(name, holder string) error {
 
 // AgentSubmissions implements arena.RoundStore.
 func (d *DB) AgentSubmissions(ctx context.Context, agent string) ([]arena.AgentSubmission, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT round_id, revealed_at FROM submissions WHERE agent = ? ORDER BY round_id`),
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT round_id, revealed_at FROM submissions WHERE agent = ? ORDER BY round_id`),
 		[]any{agent}, func(sc scanner) (arena.AgentSubmission, error) {
 			var id int64
 			var revealed sql.NullInt64

@@ -38,6 +38,7 @@ func (d *DB) InsertChainTx(ctx context.Context, t *arena.ChainTx) (bool, error) 
 			return err
 		}
 		inserted = true
+		d.touch(tx, arena.DomainChain)
 		switch t.Kind {
 		case "round":
 			_, err = tx.ExecContext(ctx, d.rebind(`INSERT INTO chain_open_rounds (round_id) VALUES (?) ON CONFLICT (round_id) DO NOTHING`), int64(t.RoundID))
@@ -55,8 +56,8 @@ func (d *DB) InsertChainTx(ctx context.Context, t *arena.ChainTx) (bool, error) 
 // UpdateChainTx implements arena.ChainTxStore.
 func (d *DB) UpdateChainTx(ctx context.Context, t *arena.ChainTx) error {
 	t.UpdatedAt = d.Now()
-	res, err := d.db.ExecContext(ctx, d.rebind(`UPDATE chain_txs SET nonce = ?, tx_hash = ?, tx_nonce = ?, raw_tx = ?, status = ?, block = ?, error = ?, attempts = ?, updated_at = ?,
-		signed_at = ?, replaced = ? WHERE kind = ? AND round_id = ? AND item = ?`),
+	res, err := d.exec(ctx, []arena.Domain{arena.DomainChain}, `UPDATE chain_txs SET nonce = ?, tx_hash = ?, tx_nonce = ?, raw_tx = ?, status = ?, block = ?, error = ?, attempts = ?, updated_at = ?,
+		signed_at = ?, replaced = ? WHERE kind = ? AND round_id = ? AND item = ?`,
 		int64(t.Nonce), t.TxHash, int64(t.TxNonce), t.RawTx, t.Status, int64(t.Block), t.Error, t.Attempts, t.UpdatedAt.UnixMicro(),
 		unix(t.SignedAt), strings.Join(t.Replaced, " "), t.Kind, int64(t.RoundID), t.Item)
 	if err != nil {
@@ -79,7 +80,7 @@ func (d *DB) ChainTxs(ctx context.Context, roundID uint64, status string) ([]are
 	if status != "" {
 		q, args = q+` AND status = ?`, append(args, status)
 	}
-	out, err := queryAll(ctx, d.db, d.rebind(q+` ORDER BY round_id, kind, item`), args, func(sc scanner) (arena.ChainTx, error) {
+	out, err := queryAll(ctx, d.r(), d.rebind(q+` ORDER BY round_id, kind, item`), args, func(sc scanner) (arena.ChainTx, error) {
 		var t arena.ChainTx
 		var rid, nonce, txNonce, block, created, updated, signed int64
 		var replaced string
@@ -101,7 +102,7 @@ func (d *DB) ChainTxs(ctx context.Context, roundID uint64, status string) ([]are
 
 // ChainRoundsOpen implements arena.ChainTxStore.
 func (d *DB) ChainRoundsOpen(ctx context.Context) ([]uint64, error) {
-	out, err := queryAll(ctx, d.db, `SELECT round_id FROM chain_open_rounds ORDER BY round_id`, nil, scanRoundID)
+	out, err := queryAll(ctx, d.r(), `SELECT round_id FROM chain_open_rounds ORDER BY round_id`, nil, scanRoundID)
 	if err != nil {
 		return nil, fmt.Errorf("store: rounds being mirrored: %w", err)
 	}
@@ -112,7 +113,7 @@ func (d *DB) ChainRoundsOpen(ctx context.Context) ([]uint64, error) {
 // commit deadlines, only rounds still open for commits are read. (Sorted
 // here: with ORDER BY id, SQLite scans every round in id order instead.)
 func (d *DB) ChainRoundsToStart(ctx context.Context, now time.Time) ([]uint64, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT r.id FROM rounds r WHERE r.commit_deadline >= ? AND r.triggered_at IS NULL AND NOT r.invalidated
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT r.id FROM rounds r WHERE r.commit_deadline >= ? AND r.triggered_at IS NULL AND NOT r.invalidated
 		AND NOT EXISTS (SELECT 1 FROM chain_txs c WHERE c.kind = 'round' AND c.round_id = r.id)`), []any{now.UnixMicro()}, scanRoundID)
 	if err != nil {
 		return nil, fmt.Errorf("store: rounds to mirror: %w", err)

@@ -14,7 +14,7 @@ var _ arena.CheckpointStore = (*DB)(nil)
 // LatestCheckpoint implements arena.CheckpointStore.
 func (d *DB) LatestCheckpoint(ctx context.Context) ([]byte, error) {
 	var note string
-	err := d.db.QueryRowContext(ctx, `SELECT note FROM log_checkpoints WHERE id = 1`).Scan(&note)
+	err := d.r().QueryRowContext(ctx, `SELECT note FROM log_checkpoints WHERE id = 1`).Scan(&note)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
@@ -46,7 +46,7 @@ func (d *DB) SaveCheckpoint(ctx context.Context, c arena.SignedCheckpoint) error
 		return nil
 	}
 	var saved int64
-	if err := d.db.QueryRowContext(ctx, `SELECT tree_size FROM log_checkpoints WHERE id = 1`).Scan(&saved); err != nil {
+	if err := d.r().QueryRowContext(ctx, `SELECT tree_size FROM log_checkpoints WHERE id = 1`).Scan(&saved); err != nil {
 		return fmt.Errorf("store: save checkpoint %d: %w", size, err)
 	}
 	if uint64(saved) == size {

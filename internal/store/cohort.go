@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,6 +12,9 @@ import (
 )
 
 var _ arena.CohortStore = (*DB)(nil)
+
+// trading is the domain of every cohort write.
+var trading = []arena.Domain{arena.DomainTrading}
 
 // CreateCohort implements arena.CohortStore.
 func (d *DB) CreateCohort(ctx context.Context, c *arena.Cohort) (bool, error) {
@@ -58,6 +59,7 @@ func (d *DB) CreateCohort(ctx context.Context, c *arena.Cohort) (bool, error) {
 			}
 		}
 		created, c.ID, c.CreatedAt = true, id, time.UnixMicro(now.UnixMicro()).UTC()
+		d.touch(tx, arena.DomainTrading)
 		return nil
 	})
 	if err != nil || created {
@@ -91,12 +93,12 @@ func scanCohort(sc scanner) (*arena.Cohort, error) {
 
 // Cohort implements arena.CohortStore.
 func (d *DB) Cohort(ctx context.Context, id int64) (*arena.Cohort, error) {
-	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE id = ?`), id), scanCohort, fmt.Sprintf("cohort %d", id))
+	return lookup(d.r().QueryRowContext(ctx, d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE id = ?`), id), scanCohort, fmt.Sprintf("cohort %d", id))
 }
 
 // CohortByWeek implements arena.CohortStore.
 func (d *DB) CohortByWeek(ctx context.Context, weekStart time.Time) (*arena.Cohort, error) {
-	c, err := scanCohort(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE week_start = ?`), weekStart.UnixMicro()))
+	c, err := scanCohort(d.r().QueryRowContext(ctx, d.rebind(`SELECT `+cohortColumns+` FROM cohorts WHERE week_start = ?`), weekStart.UnixMicro()))
 	if isNoRows(err) {
 		return nil, arena.Errorf(arena.ENOTFOUND, "no cohort for the week of %s", weekStart.UTC().Format("2006-01-02"))
 	}
@@ -112,7 +114,7 @@ func (d *DB) Cohorts(ctx context.Context, status arena.CohortStatus) ([]*arena.C
 	if status != "" {
 		q, args = q+` WHERE status = ?`, append(args, string(status))
 	}
-	out, err := queryAll(ctx, d.db, d.rebind(q+` ORDER BY week_start DESC`), args, scanCohort)
+	out, err := queryAll(ctx, d.r(), d.rebind(q+` ORDER BY week_start DESC`), args, scanCohort)
 	if err != nil {
 		return nil, fmt.Errorf("store: list cohorts: %w", err)
 	}
@@ -121,10 +123,10 @@ func (d *DB) Cohorts(ctx context.Context, status arena.CohortStatus) ([]*arena.C
 
 // CompleteCohorts implements arena.CohortStore.
 func (d *DB) CompleteCohorts(ctx context.Context, weekStartBefore, at time.Time) (int, error) {
-	r, err := d.db.ExecContext(ctx, d.rebind(`UPDATE cohorts SET status = ?, completed_at = ?
+	r, err := d.exec(ctx, trading, `UPDATE cohorts SET status = ?, completed_at = ?
 		WHERE status = ? AND week_start < ? AND NOT EXISTS (
 			SELECT 1 FROM positions p JOIN portfolios f ON p.portfolio_id = f.id
-			WHERE f.cohort_id = cohorts.id AND p.status = ?)`),
+			WHERE f.cohort_id = cohorts.id AND p.status = ?)`,
 		string(arena.CohortCompleted), at.UnixMicro(), string(arena.CohortActive), weekStartBefore.UnixMicro(), string(arena.PositionOpen))
 	if err != nil {
 		return 0, fmt.Errorf("store: complete cohorts: %w", err)
@@ -175,6 +177,9 @@ var portfolioReadHook func()
 // Reads that span several statements use it so a concurrent write between
 // them cannot tear the result.
 func (d *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if d.snap != nil {
+		return fn(d.snap) // a snapshot reads one state already
+	}
 	opts := &sql.TxOptions{ReadOnly: true}
 	if d.dialect == postgres {
 		opts.Isolation = sql.LevelRepeatableRead
@@ -250,12 +255,12 @@ func (d *DB) Portfolio(ctx context.Context, id int64) (*arena.Portfolio, error) 
 
 // PositionsOf implements arena.CohortStore.
 func (d *DB) PositionsOf(ctx context.Context, portfolioID int64) ([]*arena.Position, error) {
-	return d.positions(ctx, d.db, `portfolio_id = ?`, portfolioID)
+	return d.positions(ctx, d.r(), `portfolio_id = ?`, portfolioID)
 }
 
 // Trades implements arena.CohortStore.
 func (d *DB) Trades(ctx context.Context, portfolioID int64) ([]*arena.Trade, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+tradeColumns+` FROM trades WHERE portfolio_id = ? ORDER BY id`), []any{portfolioID}, scanTrade)
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT `+tradeColumns+` FROM trades WHERE portfolio_id = ? ORDER BY id`), []any{portfolioID}, scanTrade)
 	if err != nil {
 		return nil, fmt.Errorf("store: trades of portfolio %d: %w", portfolioID, err)
 	}
@@ -264,7 +269,7 @@ func (d *DB) Trades(ctx context.Context, portfolioID int64) ([]*arena.Trade, err
 
 // CohortTrades implements arena.CohortStore.
 func (d *DB) CohortTrades(ctx context.Context, cohortID int64) ([]*arena.Trade, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+tradeColumns+` FROM trades
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT `+tradeColumns+` FROM trades
 		WHERE portfolio_id IN (SELECT id FROM portfolios WHERE cohort_id = ?) ORDER BY portfolio_id, id`), []any{cohortID}, scanTrade)
 	if err != nil {
 		return nil, fmt.Errorf("store: trades of cohort %d: %w", cohortID, err)
@@ -296,6 +301,7 @@ func (d *DB) ApplyChange(ctx context.Context, ch *arena.PortfolioChange) error {
 // position closed and reopened on the same side never trips the one-open
 // index), then the trades with provisional position ids mapped to real ones.
 func (d *DB) applyChange(ctx context.Context, tx *sql.Tx, ch *arena.PortfolioChange, decisionID int64) error {
+	d.touch(tx, arena.DomainTrading)
 	r, err := tx.ExecContext(ctx, d.rebind(`UPDATE portfolios SET cash = ?, realized = ?, bankrupt = ?, version = version + 1
 		WHERE id = ? AND version = ?`), int64(ch.Cash), int64(ch.Realized), ch.Bankrupt, ch.PortfolioID, ch.ExpectVersion)
 	if err != nil {
@@ -375,12 +381,12 @@ func isUniqueViolation(err error) bool {
 
 // SaveFrame implements arena.CohortStore.
 func (d *DB) SaveFrame(ctx context.Context, cohortID int64, week time.Time, frame []byte) ([]byte, error) {
-	if _, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO trading_frames (cohort_id, week, frame, created_at) VALUES (?,?,?,?)
-		ON CONFLICT (cohort_id, week) DO NOTHING`), cohortID, week.UnixMicro(), string(frame), d.Now().UnixMicro()); err != nil {
+	if _, err := d.exec(ctx, trading, `INSERT INTO trading_frames (cohort_id, week, frame, created_at) VALUES (?,?,?,?)
+		ON CONFLICT (cohort_id, week) DO NOTHING`, cohortID, week.UnixMicro(), string(frame), d.Now().UnixMicro()); err != nil {
 		return nil, fmt.Errorf("store: save frame of cohort %d: %w", cohortID, err)
 	}
 	var stored string
-	if err := d.db.QueryRowContext(ctx, d.rebind(`SELECT frame FROM trading_frames WHERE cohort_id = ? AND week = ?`),
+	if err := d.r().QueryRowContext(ctx, d.rebind(`SELECT frame FROM trading_frames WHERE cohort_id = ? AND week = ?`),
 		cohortID, week.UnixMicro()).Scan(&stored); err != nil {
 		return nil, fmt.Errorf("store: load frame of cohort %d: %w", cohortID, err)
 	}
@@ -433,8 +439,8 @@ func (d *DB) ClaimDecision(ctx context.Context, r arena.ClaimRequest) (*arena.De
 		return nil, false, arena.Errorf(arena.EINVALID, "claim: missing owner")
 	}
 	week, now := r.Week.UnixMicro(), r.Now.UnixMicro()
-	res, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO decisions (cohort_id, agent_id, week, status, owner, claimed_at, attempts)
-		VALUES (?,?,?,?,?,?,1) ON CONFLICT (cohort_id, agent_id, week) DO NOTHING`),
+	res, err := d.exec(ctx, trading, `INSERT INTO decisions (cohort_id, agent_id, week, status, owner, claimed_at, attempts)
+		VALUES (?,?,?,?,?,?,1) ON CONFLICT (cohort_id, agent_id, week) DO NOTHING`,
 		r.CohortID, r.AgentID, week, string(arena.DecisionClaimed), r.Owner, now)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: claim decision of %s in cohort %d: %w", r.AgentID, r.CohortID, err)
@@ -454,8 +460,8 @@ func (d *DB) ClaimDecision(ctx context.Context, r arena.ClaimRequest) (*arena.De
 		if !retry && !stale {
 			return cur, false, nil
 		}
-		res, err := d.db.ExecContext(ctx, d.rebind(`UPDATE decisions SET status = ?, owner = ?, claimed_at = ?, attempts = attempts + 1
-			WHERE id = ? AND status = ? AND owner = ? AND claimed_at = ?`),
+		res, err := d.exec(ctx, trading, `UPDATE decisions SET status = ?, owner = ?, claimed_at = ?, attempts = attempts + 1
+			WHERE id = ? AND status = ? AND owner = ? AND claimed_at = ?`,
 			string(arena.DecisionClaimed), r.Owner, now, cur.ID, string(cur.Status), cur.Owner, cur.ClaimedAt.UnixMicro())
 		if err != nil {
 			return nil, false, fmt.Errorf("store: take over decision %d: %w", cur.ID, err)
@@ -508,6 +514,7 @@ func (d *DB) finish(ctx context.Context, tx *sql.Tx, dc *arena.Decision, status 
 		return arena.Rejectf(arena.ECONFLICT, arena.CodeClaimLost, "decision %d of %s is no longer claimed by %s", dc.ID, dc.AgentID, dc.Owner)
 	}
 	dc.Status, dc.FinishedAt = status, time.UnixMicro(finished.UnixMicro()).UTC()
+	d.touch(tx, arena.DomainTrading)
 	return nil
 }
 
@@ -531,7 +538,7 @@ func (d *DB) FailDecision(ctx context.Context, dc *arena.Decision) error {
 
 // Decisions implements arena.CohortStore.
 func (d *DB) Decisions(ctx context.Context, cohortID int64) ([]*arena.Decision, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+decisionColumns+` FROM decisions WHERE cohort_id = ? ORDER BY week, agent_id`),
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT `+decisionColumns+` FROM decisions WHERE cohort_id = ? ORDER BY week, agent_id`),
 		[]any{cohortID}, scanDecision)
 	if err != nil {
 		return nil, fmt.Errorf("store: decisions of cohort %d: %w", cohortID, err)
@@ -541,7 +548,7 @@ func (d *DB) Decisions(ctx context.Context, cohortID int64) ([]*arena.Decision, 
 
 // DecisionCosts implements arena.CohortStore.
 func (d *DB) DecisionCosts(ctx context.Context, cohortID int64) ([]arena.DecisionCost, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT agent_id, COUNT(*), COALESCE(SUM(cost), 0) FROM decisions
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT agent_id, COUNT(*), COALESCE(SUM(cost), 0) FROM decisions
 		WHERE cohort_id = ? GROUP BY agent_id ORDER BY agent_id`), []any{cohortID},
 		func(sc scanner) (c arena.DecisionCost, err error) {
 			return c, sc.Scan(&c.AgentID, &c.Decisions, &c.Cost)
@@ -552,43 +559,9 @@ func (d *DB) DecisionCosts(ctx context.Context, cohortID int64) ([]arena.Decisio
 	return out, nil
 }
 
-// TradingVersion implements arena.CohortStore. Every ledger write bumps
-// its portfolio's version, so their sum counts them; a claim bumps a
-// decision's attempts and a finish leaves the claimed status, so those
-// count decisions' writes. A position's mark is not read: it changes
-// only when its market has a usable price, and is used only when not.
-func (d *DB) TradingVersion(ctx context.Context) (string, error) {
-	var cohorts, completed, ledger, decisions, attempts, finished, cost int64
-	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT (SELECT COUNT(*) FROM cohorts), (SELECT COUNT(*) FROM cohorts WHERE status = ?),
-		(SELECT COALESCE(SUM(version), 0) FROM portfolios), (SELECT COUNT(*) FROM decisions),
-		(SELECT COALESCE(SUM(attempts), 0) FROM decisions), (SELECT COUNT(*) FROM decisions WHERE status <> ?),
-		(SELECT COALESCE(SUM(cost), 0) FROM decisions)`), string(arena.CohortCompleted), string(arena.DecisionClaimed)).
-		Scan(&cohorts, &completed, &ledger, &decisions, &attempts, &finished, &cost)
-	if err != nil {
-		return "", fmt.Errorf("store: trading version: %w", err)
-	}
-	h := sha256.New()
-	fmt.Fprintln(h, cohorts, completed, ledger, decisions, attempts, finished, cost)
-	digests, err := queryAll(ctx, d.db, d.rebind(`SELECT id, digest FROM markets WHERE id IN
-		(SELECT market_id FROM positions WHERE status = ? UNION SELECT market_id FROM trades WHERE kind = ?) ORDER BY id`),
-		[]any{string(arena.PositionOpen), string(arena.TradeBet)}, func(sc scanner) (string, error) {
-			var id int64
-			var digest string
-			err := sc.Scan(&id, &digest)
-			return fmt.Sprintf("%d %s", id, digest), err
-		})
-	if err != nil {
-		return "", fmt.Errorf("store: trading version: %w", err)
-	}
-	for _, x := range digests {
-		fmt.Fprintln(h, x)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // OpenPositionMarkets implements arena.CohortStore.
 func (d *DB) OpenPositionMarkets(ctx context.Context) ([]int64, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT DISTINCT market_id FROM positions WHERE status = ? ORDER BY market_id`), []any{string(arena.PositionOpen)},
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT DISTINCT market_id FROM positions WHERE status = ? ORDER BY market_id`), []any{string(arena.PositionOpen)},
 		func(sc scanner) (id int64, err error) { return id, sc.Scan(&id) })
 	if err != nil {
 		return nil, fmt.Errorf("store: markets with open positions: %w", err)
@@ -598,7 +571,7 @@ func (d *DB) OpenPositionMarkets(ctx context.Context) ([]int64, error) {
 
 // OpenPositionsIn implements arena.CohortStore.
 func (d *DB) OpenPositionsIn(ctx context.Context, marketID int64) ([]*arena.Position, error) {
-	return d.positions(ctx, d.db, `market_id = ? AND status = ?`, marketID, string(arena.PositionOpen))
+	return d.positions(ctx, d.r(), `market_id = ? AND status = ?`, marketID, string(arena.PositionOpen))
 }
 
 // SettleMarket implements arena.CohortStore. The settlement row is written
@@ -624,13 +597,14 @@ func (d *DB) SettleMarket(ctx context.Context, s arena.Settlement, changes []*ar
 		if err != nil {
 			return fmt.Errorf("store: record settlement of market %d: %w", s.MarketID, err)
 		}
+		d.touch(tx, arena.DomainTrading)
 		return nil
 	})
 }
 
 // Settlements implements arena.CohortStore.
 func (d *DB) Settlements(ctx context.Context) ([]arena.Settlement, error) {
-	out, err := queryAll(ctx, d.db, `SELECT market_id, resolution, policy, positions, settled_at FROM market_settlements ORDER BY market_id`, nil,
+	out, err := queryAll(ctx, d.r(), `SELECT market_id, resolution, policy, positions, settled_at FROM market_settlements ORDER BY market_id`, nil,
 		func(sc scanner) (arena.Settlement, error) {
 			var s arena.Settlement
 			var at int64
@@ -663,9 +637,16 @@ func (d *DB) SaveSnapshots(ctx context.Context, snaps []arena.ValuationSnapshot,
 			k, _ := r.RowsAffected()
 			n += int(k)
 		}
+		if n > 0 {
+			d.touch(tx, arena.DomainTrading)
+		}
 		for id, mark := range marks {
-			if _, err := tx.ExecContext(ctx, d.rebind(`UPDATE positions SET mark = ? WHERE id = ? AND status = ?`),
-				int64(mark), id, string(arena.PositionOpen)); err != nil {
+			r, err := tx.ExecContext(ctx, d.rebind(`UPDATE positions SET mark = ? WHERE id = ? AND status = ? AND mark <> ?`),
+				int64(mark), id, string(arena.PositionOpen), int64(mark))
+			if err != nil {
+				return fmt.Errorf("store: mark position %d: %w", id, err)
+			}
+			if err := d.touchIf(tx, r, arena.DomainTrading); err != nil {
 				return fmt.Errorf("store: mark position %d: %w", id, err)
 			}
 		}
@@ -676,7 +657,7 @@ func (d *DB) SaveSnapshots(ctx context.Context, snaps []arena.ValuationSnapshot,
 
 // Snapshots implements arena.CohortStore.
 func (d *DB) Snapshots(ctx context.Context, portfolioID int64) ([]arena.ValuationSnapshot, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT portfolio_id, at, cash, positions_value, total, pnl, pnl_pct, brier, resolved_bets
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT portfolio_id, at, cash, positions_value, total, pnl, pnl_pct, brier, resolved_bets
 		FROM portfolio_snapshots WHERE portfolio_id = ? ORDER BY at`), []any{portfolioID},
 		func(sc scanner) (arena.ValuationSnapshot, error) {
 			var s arena.ValuationSnapshot

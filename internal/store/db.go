@@ -48,6 +48,12 @@ type DB struct {
 	submits submitGroup
 	stmts   sync.Map
 
+	// changes are the domains the open write transactions changed (see
+	// touch); snap, in a view made by Snapshot, is the read-only
+	// transaction every read goes through.
+	changes changes
+	snap    *sql.Tx
+
 	// path is a SQLite database's file; openLock and serveLock are the
 	// locks held on it (see lock.go).
 	path                string
@@ -204,13 +210,22 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// tx runs fn in a transaction, committing on success.
+// tx runs fn in a transaction, committing on success, and moves the
+// versions of the domains fn changed (touch) in it.
 func (d *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if d.snap != nil {
+		return errSnapshotWrite
+	}
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	if err == nil {
+		err = d.moveVersions(ctx, tx)
+	}
+	if err != nil {
+		d.forget(tx)
 		tx.Rollback()
 		return err
 	}

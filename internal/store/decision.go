@@ -9,5 +9,5 @@ import (
 
 // Decision implements arena.CohortStore.
 func (d *DB) Decision(ctx context.Context, id int64) (*arena.Decision, error) {
-	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+decisionColumns+` FROM decisions WHERE id = ?`), id), scanDecision, fmt.Sprintf("decision %d", id))
+	return lookup(d.r().QueryRowContext(ctx, d.rebind(`SELECT `+decisionColumns+` FROM decisions WHERE id = ?`), id), scanDecision, fmt.Sprintf("decision %d", id))
 }

@@ -65,7 +65,7 @@ func schemaOf(ctx context.Context, db *sql.DB) (arena.SchemaHealth, error) {
 // without error, the last that failed, and whether a run is claimed and
 // unfinished now.
 func (d *DB) JobHealth(ctx context.Context) ([]arena.JobHealth, error) {
-	out, err := queryAll(ctx, d.db, `SELECT job,
+	out, err := queryAll(ctx, d.r(), `SELECT job,
 		MAX(CASE WHEN finished_at IS NOT NULL AND error IS NULL THEN finished_at END),
 		MAX(CASE WHEN error IS NOT NULL THEN finished_at END),
 		SUM(CASE WHEN finished_at IS NULL THEN 1 ELSE 0 END)

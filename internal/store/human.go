@@ -46,6 +46,7 @@ func (d *DB) ReplaceHumanForecasts(ctx context.Context, due time.Time, group str
 	// PostgreSQL refuses NUL in text; the texts are shown, never matched.
 	clean := func(s string) string { return strings.ReplaceAll(s, "\x00", "") }
 	return d.tx(ctx, func(tx *sql.Tx) error {
+		d.touch(tx, arena.DomainHumans)
 		if _, err := tx.ExecContext(ctx, d.rebind(`DELETE FROM human_forecasts WHERE due_date = ? AND grp = ?`), dueS, group); err != nil {
 			return fmt.Errorf("store: replace human forecasts %s/%s: %w", dueS, group, err)
 		}
@@ -71,7 +72,7 @@ func (d *DB) ReplaceHumanForecasts(ctx context.Context, due time.Time, group str
 // HumanForecasts implements arena.HumanStore.
 func (d *DB) HumanForecasts(ctx context.Context, due time.Time) ([]arena.HumanForecast, error) {
 	dueS := dateText(due)
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT grp, source, question_id, resolution_date, user_id, forecast, reasoning, searches, consulted_urls
+	rows, err := d.r().QueryContext(ctx, d.rebind(`SELECT grp, source, question_id, resolution_date, user_id, forecast, reasoning, searches, consulted_urls
 		FROM human_forecasts WHERE due_date = ? ORDER BY grp, source, question_id, resolution_date, user_id`), dueS)
 	if err != nil {
 		return nil, fmt.Errorf("store: human forecasts %s: %w", dueS, err)
@@ -97,7 +98,7 @@ func (d *DB) HumanForecasts(ctx context.Context, due time.Time) ([]arena.HumanFo
 
 // HumanSets implements arena.HumanStore.
 func (d *DB) HumanSets(ctx context.Context) ([]arena.HumanSet, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT due_date, grp, COUNT(*), COUNT(DISTINCT user_id) FROM human_forecasts GROUP BY due_date, grp ORDER BY due_date, grp`)
+	rows, err := d.r().QueryContext(ctx, `SELECT due_date, grp, COUNT(*), COUNT(DISTINCT user_id) FROM human_forecasts GROUP BY due_date, grp ORDER BY due_date, grp`)
 	if err != nil {
 		return nil, fmt.Errorf("store: human sets: %w", err)
 	}

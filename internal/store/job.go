@@ -66,7 +66,7 @@ type JobRun struct {
 
 // JobRuns lists the recorded runs of a job, oldest first.
 func (d *DB) JobRuns(ctx context.Context, name string) ([]JobRun, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT job, period, owner, finished_at IS NOT NULL, COALESCE(error, '') FROM job_runs WHERE job = ? ORDER BY period`), []any{name},
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT job, period, owner, finished_at IS NOT NULL, COALESCE(error, '') FROM job_runs WHERE job = ? ORDER BY period`), []any{name},
 		func(sc scanner) (JobRun, error) {
 			var r JobRun
 			var p int64

@@ -187,6 +187,9 @@ func (d *DB) SaveMarkets(ctx context.Context, markets []*arena.Market) (arena.Sa
 			return err
 		}
 		res.Prices = n
+		if res.Inserted+res.Updated+res.Prices > 0 {
+			d.touch(tx, arena.DomainMarkets)
+		}
 		return nil
 	})
 	if err != nil {
@@ -246,7 +249,7 @@ func (d *DB) insertMarkets(ctx context.Context, tx *sql.Tx, rows [][]any, ms []*
 		var args []any
 		var vals []string
 		for _, r := range rows[lo:hi] {
-			vals = append(vals, "("+strings.TrimSuffix(strings.Repeat("?,", len(r)), ",")+")")
+			vals = append(vals, "("+placeholderList(len(r))+")")
 			args = append(args, r...)
 		}
 		q := `INSERT INTO markets (` + marketInsertColumns + `) VALUES ` + strings.Join(vals, ",") + ` RETURNING id, source, source_id`
@@ -329,7 +332,7 @@ func (d *DB) Market(ctx context.Context, id int64) (*arena.Market, error) {
 
 // MarketsByID implements arena.MarketStore.
 func (d *DB) MarketsByID(ctx context.Context, ids []int64) (map[int64]*arena.Market, error) {
-	return d.marketsByID(ctx, d.db, ids)
+	return d.marketsByID(ctx, d.r(), ids)
 }
 
 func (d *DB) marketsByID(ctx context.Context, q queryer, ids []int64) (map[int64]*arena.Market, error) {
@@ -337,7 +340,7 @@ func (d *DB) marketsByID(ctx context.Context, q queryer, ids []int64) (map[int64
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	ph := placeholderList(len(ids))
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
@@ -359,7 +362,7 @@ func (d *DB) marketsByID(ctx context.Context, q queryer, ids []int64) (map[int64
 
 // MarketBySource implements arena.MarketStore.
 func (d *DB) MarketBySource(ctx context.Context, source, sourceID string) (*arena.Market, error) {
-	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE source = ? AND source_id = ?`), source, sourceID),
+	return lookup(d.r().QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE source = ? AND source_id = ?`), source, sourceID),
 		scanMarket, fmt.Sprintf("market %s/%s", source, sourceID))
 }
 
@@ -391,7 +394,7 @@ func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
 	}
-	out, err := queryAll(ctx, d.db, d.rebind(q), args, scanMarket)
+	out, err := queryAll(ctx, d.r(), d.rebind(q), args, scanMarket)
 	if err != nil {
 		return nil, fmt.Errorf("store: list markets: %w", err)
 	}
@@ -420,7 +423,7 @@ func (d *DB) MarketList(ctx context.Context, f arena.MarketListFilter) ([]arena.
 		return ` WHERE ` + strings.Join(where, " AND ")
 	}
 	var total int
-	if err := d.db.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM markets`+cond()), args...).Scan(&total); err != nil {
+	if err := d.r().QueryRowContext(ctx, d.rebind(`SELECT COUNT(*) FROM markets`+cond()), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: count markets: %w", err)
 	}
 	if f.Before > 0 {
@@ -430,7 +433,7 @@ func (d *DB) MarketList(ctx context.Context, f arena.MarketListFilter) ([]arena.
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
 	}
-	ms, err := queryAll(ctx, d.db, d.rebind(q), args, scanMarket)
+	ms, err := queryAll(ctx, d.r(), d.rebind(q), args, scanMarket)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list markets: %w", err)
 	}
@@ -445,7 +448,7 @@ func (d *DB) MarketList(ctx context.Context, f arena.MarketListFilter) ([]arena.
 	}
 	// A scored forecast exists only once its round is triggered; the join
 	// with the revealed submissions leaves out the baselines and forfeits.
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT f.market_id, COUNT(DISTINCT f.agent) FROM scored_forecasts f
+	rows, err := d.r().QueryContext(ctx, d.rebind(`SELECT f.market_id, COUNT(DISTINCT f.agent) FROM scored_forecasts f
 		JOIN submissions s ON s.round_id = f.round_id AND s.agent = f.agent
 		WHERE s.predictions IS NOT NULL AND f.market_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`)
 		GROUP BY f.market_id`), ids...)
@@ -474,7 +477,7 @@ func (d *DB) MarketFacets(ctx context.Context) (arena.MarketFacets, error) {
 		col  string
 		into *[]string
 	}{{"source", &out.Sources}, {"category", &out.Categories}} {
-		vs, err := queryAll(ctx, d.db, `SELECT DISTINCT `+c.col+` FROM markets WHERE `+c.col+` <> ''`, nil,
+		vs, err := queryAll(ctx, d.r(), `SELECT DISTINCT `+c.col+` FROM markets WHERE `+c.col+` <> ''`, nil,
 			func(sc scanner) (string, error) {
 				var v string
 				return v, sc.Scan(&v)
@@ -491,8 +494,14 @@ func (d *DB) MarketFacets(ctx context.Context) (arena.MarketFacets, error) {
 // ResolveMarket implements arena.MarketStore.
 // A market flagged for the oracle and not yet resolved is a conflict: the
 // oracle resolves it.
-func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at time.Time) error {
-	return d.tx(ctx, func(tx *sql.Tx) error {
+func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at time.Time, leaves ...*arena.LogLeaf) (bool, error) {
+	changed := false
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		changed = false
+		// The market first: a flag committing meanwhile is then seen.
+		if _, err := d.lockMarket(ctx, tx, id); err != nil {
+			return err
+		}
 		var flagged, resolved int
 		if err := tx.QueryRowContext(ctx, d.rebind(`SELECT COUNT(*), COALESCE(MAX(CASE WHEN m.resolution <> '' THEN 1 ELSE 0 END), 0)
 			FROM oracle_flags f JOIN markets m ON m.id = f.market_id WHERE f.market_id = ?`), id).Scan(&flagged, &resolved); err != nil {
@@ -501,38 +510,47 @@ func (d *DB) ResolveMarket(ctx context.Context, id int64, resolution string, at 
 		if flagged > 0 && resolved == 0 {
 			return arena.Errorf(arena.ECONFLICT, "market %d is flagged for the oracle; decide it there", id)
 		}
-		return d.setResolution(ctx, tx, id, resolution, at, false, arena.ResolvedByOperator)
+		var err error
+		if changed, err = d.setResolution(ctx, tx, id, resolution, at, false, arena.ResolvedByOperator); err != nil || !changed {
+			return err
+		}
+		return d.appendLeaves(ctx, tx, at, leaves)
 	})
+	return changed, err
 }
 
 // setResolution resolves a market inside tx, recording who resolved it
-// (see arena.Market.ResolvedBy). Unless replace is set, a market already
-// resolved otherwise is a conflict.
-func (d *DB) setResolution(ctx context.Context, tx *sql.Tx, id int64, resolution string, at time.Time, replace bool, by string) error {
-	m, err := scanMarket(tx.QueryRowContext(ctx, d.rebind(`SELECT `+marketColumns+` FROM markets WHERE id = ?`), id))
-	if isNoRows(err) {
-		return arena.Errorf(arena.ENOTFOUND, "market %d not found", id)
-	}
+// (see arena.Market.ResolvedBy), and reports whether it changed: the
+// resolution the market has already is not written again. Unless replace
+// is set, a market already resolved otherwise is a conflict.
+func (d *DB) setResolution(ctx context.Context, tx *sql.Tx, id int64, resolution string, at time.Time, replace bool, by string) (bool, error) {
+	// Locked, so that of two resolutions racing on PostgreSQL the second
+	// reads the first's once it commits, and finds it in force.
+	m, err := d.lockMarket(ctx, tx, id)
 	if err != nil {
-		return fmt.Errorf("store: resolve market %d: %w", id, err)
+		return false, err
 	}
 	name, ok := m.ResolutionName(resolution)
 	if !ok {
-		return arena.Errorf(arena.EINVALID, "market %d: %q is not an outcome (want one of %v or %s)", id, resolution, m.Outcomes, arena.Void)
+		return false, arena.Errorf(arena.EINVALID, "market %d: %q is not an outcome (want one of %v or %s)", id, resolution, m.Outcomes, arena.Void)
 	}
 	resolution = name
-	if !replace && m.Resolution != "" && m.Resolution != resolution {
-		return arena.Errorf(arena.ECONFLICT, "market %d already resolved to %s (to correct it, dispute it through the oracle)", id, m.Resolution)
+	if m.Resolution == resolution {
+		return false, nil
+	}
+	if !replace && m.Resolution != "" {
+		return false, arena.Errorf(arena.ECONFLICT, "market %d already resolved to %s (to correct it, dispute it through the oracle)", id, m.Resolution)
 	}
 	m.Status, m.Resolution, m.ResolvedAt, m.Ambiguous = arena.StatusResolved, resolution, at.UTC(), false
 	r, err := encodeMarket(m)
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = tx.ExecContext(ctx, d.rebind(`UPDATE markets SET status = ?, resolution = ?, resolved_at = ?, ambiguous = ?, digest = ?, updated_at = ?, resolved_by = ? WHERE id = ?`),
 		string(m.Status), m.Resolution, micros(m.ResolvedAt), false, r.digest, d.Now().UnixMicro(), by, id)
 	if err != nil {
-		return fmt.Errorf("store: resolve market %d: %w", id, err)
+		return false, fmt.Errorf("store: resolve market %d: %w", id, err)
 	}
-	return nil
+	d.touch(tx, arena.DomainMarkets)
+	return true, nil
 }

@@ -47,6 +47,7 @@ func (d *DB) latestOracle(ctx context.Context, q queryer, marketID int64) (*aren
 }
 
 func (d *DB) insertOracle(ctx context.Context, tx *sql.Tx, r *arena.OracleResolution) error {
+	d.touch(tx, arena.DomainOracle)
 	ev, err := json.Marshal(r.Evidence)
 	if err != nil {
 		return err
@@ -106,21 +107,18 @@ func (d *DB) disputed(ctx context.Context, q queryer, id int64) (bool, error) {
 }
 
 // applyResolution makes r's final decision the market's resolution inside
-// tx. When the market had a resolution already (a re-resolution, a decided
-// dispute), which the tracks may have settled or scored, it runs the
-// tracks' hooks in tx too; replace allows that change. A resolution that
-// stays the same is not written again.
+// tx, and runs the tracks' hooks in tx too: when the market had a
+// resolution already (a re-resolution, a decided dispute), which the
+// tracks may have settled or scored, they correct it (replace allows that
+// change); on every resolution they may log it. A resolution that stays
+// the same is not written again.
 func (d *DB) applyResolution(ctx context.Context, tx *sql.Tx, m *arena.Market, r *arena.OracleResolution, at time.Time, replace bool, hooks []arena.ResolutionHook) error {
 	res, _ := r.Final.MarketResolution()
 	c := &arena.ResolutionChange{Market: m, Resolution: r, Outcome: res, At: at}
-	if m.Resolution != res {
-		if err := d.setResolution(ctx, tx, m.ID, res, at, replace, ""); err != nil {
-			return err
-		}
+	if _, err := d.setResolution(ctx, tx, m.ID, res, at, replace, ""); err != nil {
+		return err
 	}
-	if m.Resolution == "" {
-		return nil // a first resolution: nothing was settled or scored on another
-	}
+	d.touch(tx, arena.DomainOracle)
 	for _, h := range hooks {
 		if err := h(ctx, resolutionTx{d, tx}, c); err != nil {
 			return err
@@ -172,7 +170,7 @@ func (d *DB) SaveOracleResolution(ctx context.Context, r *arena.OracleResolution
 
 // OracleResolutions implements arena.OracleStore.
 func (d *DB) OracleResolutions(ctx context.Context, marketID int64) ([]arena.OracleResolution, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE market_id = ? ORDER BY seq`), marketID)
+	rows, err := d.r().QueryContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE market_id = ? ORDER BY seq`), marketID)
 	if err != nil {
 		return nil, fmt.Errorf("store: oracle resolutions of market %d: %w", marketID, err)
 	}
@@ -199,7 +197,7 @@ func (d *DB) OracleResolutions(ctx context.Context, marketID int64) ([]arena.Ora
 
 // loadRescores attaches to each resolution the rounds it re-scored.
 func (d *DB) loadRescores(ctx context.Context, marketID int64, rs []arena.OracleResolution) error {
-	list, err := queryAll(ctx, d.db, d.rebind(`SELECT round_id, market_id, resolution_id, idx, prev_outcome, outcome, outcomes, previous, scores, created_at
+	list, err := queryAll(ctx, d.r(), d.rebind(`SELECT round_id, market_id, resolution_id, idx, prev_outcome, outcome, outcomes, previous, scores, created_at
 		FROM round_rescores WHERE market_id = ? ORDER BY id`), []any{marketID}, func(sc scanner) (arena.RoundRescore, error) {
 		var x arena.RoundRescore
 		var round, at int64
@@ -233,7 +231,7 @@ func (d *DB) loadRescores(ctx context.Context, marketID int64, rs []arena.Oracle
 
 // AllOracleResolutions implements arena.OracleStore.
 func (d *DB) AllOracleResolutions(ctx context.Context) ([]arena.OracleResolution, error) {
-	out, err := queryAll(ctx, d.db, `SELECT `+oracleColumns+` FROM oracle_resolutions ORDER BY market_id, seq`, nil, scanOracle)
+	out, err := queryAll(ctx, d.r(), `SELECT `+oracleColumns+` FROM oracle_resolutions ORDER BY market_id, seq`, nil, scanOracle)
 	if err != nil {
 		return nil, fmt.Errorf("store: oracle resolutions: %w", err)
 	}
@@ -242,7 +240,7 @@ func (d *DB) AllOracleResolutions(ctx context.Context) ([]arena.OracleResolution
 
 // RecentOracleResolutions implements arena.OracleStore.
 func (d *DB) RecentOracleResolutions(ctx context.Context, n int) ([]arena.OracleResolution, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions ORDER BY created_at DESC, id DESC LIMIT ?`), []any{n}, scanOracle)
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions ORDER BY created_at DESC, id DESC LIMIT ?`), []any{n}, scanOracle)
 	if err != nil {
 		return nil, fmt.Errorf("store: recent oracle resolutions: %w", err)
 	}
@@ -251,7 +249,7 @@ func (d *DB) RecentOracleResolutions(ctx context.Context, n int) ([]arena.Oracle
 
 // OracleQueue implements arena.OracleStore.
 func (d *DB) OracleQueue(ctx context.Context) ([]arena.OracleResolution, error) {
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE status = ? ORDER BY created_at, id`), arena.OracleEscalated)
+	rows, err := d.r().QueryContext(ctx, d.rebind(`SELECT `+oracleColumns+` FROM oracle_resolutions WHERE status = ? ORDER BY created_at, id`), arena.OracleEscalated)
 	if err != nil {
 		return nil, fmt.Errorf("store: oracle queue: %w", err)
 	}
@@ -268,9 +266,9 @@ func (d *DB) OracleQueue(ctx context.Context) ([]arena.OracleResolution, error) 
 }
 
 // DecideOracle implements arena.OracleStore.
-func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hooks ...arena.ResolutionHook) (*arena.OracleResolution, error) {
+func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hooks ...arena.ResolutionHook) (*arena.OracleResolution, bool, error) {
 	if err := in.Validate(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	at := in.At
 	if at.IsZero() {
@@ -278,7 +276,9 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hoo
 	}
 	at = at.UTC()
 	var out *arena.OracleResolution
+	changed := false
 	err := d.tx(ctx, func(tx *sql.Tx) error {
+		changed = false
 		m, err := d.lockMarket(ctx, tx, in.MarketID)
 		if err != nil {
 			return err
@@ -299,6 +299,9 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hoo
 		case arena.OracleUnchanged:
 			out = prev
 			return nil
+		}
+		changed = true
+		switch step {
 		case arena.OracleDecideEscalated:
 			_, err := tx.ExecContext(ctx, d.rebind(`UPDATE oracle_resolutions SET status = ?, final = ?, arbiter = ?, reason = ?, decided_at = ? WHERE id = ? AND status = ?`),
 				arena.OracleDecided, string(in.Decision), in.Arbiter, in.Reason, at.UnixMicro(), prev.ID, arena.OracleEscalated)
@@ -327,9 +330,9 @@ func (d *DB) DecideOracle(ctx context.Context, in arena.OracleDecisionInput, hoo
 		return d.applyResolution(ctx, tx, m, out, at, true, hooks)
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return out, nil
+	return out, changed, nil
 }
 
 // resolutionTx is the transaction applying a resolution, as the tracks'
@@ -341,6 +344,11 @@ type resolutionTx struct {
 }
 
 var _ arena.ResolutionTx = resolutionTx{}
+
+// AppendLeaves implements arena.LogTx.
+func (x resolutionTx) AppendLeaves(ctx context.Context, leaves ...*arena.LogLeaf) error {
+	return x.d.appendLeaves(ctx, x.tx, x.d.Now(), leaves)
+}
 
 // ScoredRounds implements arena.RescoreTx.
 func (x resolutionTx) ScoredRounds(ctx context.Context, marketID int64) ([]uint64, error) {
@@ -397,6 +405,7 @@ func (x resolutionTx) SaveRescore(ctx context.Context, rs *arena.RoundRescore, r
 	if err := d.insertRoundScores(ctx, tx, rs.RoundID, rs.Scores, rows); err != nil {
 		return err
 	}
+	d.touch(tx, arena.DomainRounds, arena.DomainScores)
 	outs, _ := json.Marshal(rs.Outcomes)
 	prev, _ := json.Marshal(rs.Previous)
 	next, _ := json.Marshal(rs.Scores)
@@ -468,6 +477,7 @@ func (x resolutionTx) Resettled(ctx context.Context, marketID int64, resolution 
 	if _, err := x.tx.ExecContext(ctx, x.d.rebind(`UPDATE market_settlements SET resolution = ?, policy = ? WHERE market_id = ?`), resolution, "re-resolved", marketID); err != nil {
 		return fmt.Errorf("store: re-settle market %d: %w", marketID, err)
 	}
+	x.d.touch(x.tx, arena.DomainTrading)
 	return nil
 }
 
@@ -525,6 +535,7 @@ func (d *DB) FlagOracle(ctx context.Context, f arena.OracleFlag) error {
 			true, r.digest, d.Now().UnixMicro(), f.MarketID); err != nil {
 			return fmt.Errorf("store: flag market %d: %w", f.MarketID, err)
 		}
+		d.touch(tx, arena.DomainOracle, arena.DomainMarkets)
 		return nil
 	})
 }
@@ -532,14 +543,16 @@ func (d *DB) FlagOracle(ctx context.Context, f arena.OracleFlag) error {
 // DisputeOracle implements arena.OracleStore. The market's row is not
 // touched: it keeps the source's resolution, and the dispute keeps syncs
 // from changing it (see SaveMarkets).
-func (d *DB) DisputeOracle(ctx context.Context, dp *arena.OracleDispute) error {
+func (d *DB) DisputeOracle(ctx context.Context, dp *arena.OracleDispute, hooks ...arena.DisputeHook) (bool, error) {
 	if err := dp.Validate(); err != nil {
-		return err
+		return false, err
 	}
 	if dp.CreatedAt.IsZero() {
 		dp.CreatedAt = d.Now()
 	}
-	return d.tx(ctx, func(tx *sql.Tx) error {
+	recorded := false
+	err := d.tx(ctx, func(tx *sql.Tx) error {
+		recorded = false
 		m, err := d.lockMarket(ctx, tx, dp.MarketID)
 		if err != nil {
 			return err
@@ -559,6 +572,19 @@ func (d *DB) DisputeOracle(ctx context.Context, dp *arena.OracleDispute) error {
 		case m.Resolution == "":
 			return arena.Errorf(arena.ECONFLICT, "market %d is not resolved; flag it for the oracle instead", dp.MarketID)
 		}
+		// The dispute recorded already, sent again (two admins' requests
+		// racing, a retry): nothing changes. Read after the market's lock,
+		// it sees a dispute that committed while this one waited.
+		if was, err := lookup(tx.QueryRowContext(ctx, d.rebind(`SELECT `+disputeColumns+` FROM oracle_disputes WHERE market_id = ?`), dp.MarketID),
+			scanDispute, "dispute"); err == nil {
+			if was.Admin != dp.Admin || was.Reason != dp.Reason {
+				return arena.Errorf(arena.ECONFLICT, "market %d is already disputed (by %s)", dp.MarketID, was.Admin)
+			}
+			*dp = *was
+			return nil
+		} else if arena.ErrorKind(err) != arena.ENOTFOUND {
+			return err
+		}
 		dp.Resolution = m.Resolution
 		if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO oracle_disputes (market_id, resolution, admin, reason, created_at) VALUES (?, ?, ?, ?, ?)`),
 			dp.MarketID, m.Resolution, dp.Admin, dp.Reason, dp.CreatedAt.UnixMicro()); err != nil {
@@ -567,8 +593,16 @@ func (d *DB) DisputeOracle(ctx context.Context, dp *arena.OracleDispute) error {
 			}
 			return fmt.Errorf("store: dispute market %d: %w", dp.MarketID, err)
 		}
+		d.touch(tx, arena.DomainOracle)
+		for _, h := range hooks {
+			if err := h(ctx, resolutionTx{d, tx}, dp); err != nil {
+				return err
+			}
+		}
+		recorded = true
 		return nil
 	})
+	return recorded, err
 }
 
 const disputeColumns = `market_id, resolution, admin, reason, created_at`
@@ -583,13 +617,13 @@ func scanDispute(sc scanner) (*arena.OracleDispute, error) {
 
 // OracleDispute implements arena.OracleStore.
 func (d *DB) OracleDispute(ctx context.Context, marketID int64) (*arena.OracleDispute, error) {
-	return lookup(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+disputeColumns+` FROM oracle_disputes WHERE market_id = ?`), marketID),
+	return lookup(d.r().QueryRowContext(ctx, d.rebind(`SELECT `+disputeColumns+` FROM oracle_disputes WHERE market_id = ?`), marketID),
 		scanDispute, fmt.Sprintf("dispute of market %d", marketID))
 }
 
 // OracleDisputes implements arena.OracleStore.
 func (d *DB) OracleDisputes(ctx context.Context) ([]arena.OracleDispute, error) {
-	out, err := queryAll(ctx, d.db, `SELECT `+disputeColumns+` FROM oracle_disputes ORDER BY created_at, market_id`, nil,
+	out, err := queryAll(ctx, d.r(), `SELECT `+disputeColumns+` FROM oracle_disputes ORDER BY created_at, market_id`, nil,
 		func(sc scanner) (arena.OracleDispute, error) {
 			x, err := scanDispute(sc)
 			return *x, err
@@ -605,7 +639,7 @@ func (d *DB) OracleDisputes(ctx context.Context) ([]arena.OracleDispute, error) 
 
 // OracleFlags implements arena.OracleStore.
 func (d *DB) OracleFlags(ctx context.Context) ([]arena.OracleFlag, error) {
-	out, err := queryAll(ctx, d.db, `SELECT market_id, reason, created_at FROM oracle_flags ORDER BY created_at, market_id`, nil,
+	out, err := queryAll(ctx, d.r(), `SELECT market_id, reason, created_at FROM oracle_flags ORDER BY created_at, market_id`, nil,
 		func(sc scanner) (arena.OracleFlag, error) {
 			var f arena.OracleFlag
 			var at int64

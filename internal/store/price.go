@@ -58,7 +58,7 @@ func (d *DB) addPrices(ctx context.Context, tx *sql.Tx, pts []arena.PricePoint) 
 
 // PriceHistory implements arena.MarketStore.
 func (d *DB) PriceHistory(ctx context.Context, marketID int64, outcome string, from, to time.Time) ([]arena.PricePoint, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT outcome, at, source, price, fetched_at, flagged FROM price_points
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT outcome, at, source, price, fetched_at, flagged FROM price_points
 		WHERE market_id = ? AND outcome = ? AND at >= ? AND at <= ? ORDER BY at, source`),
 		[]any{marketID, outcome, from.UnixMicro(), to.UnixMicro()}, func(sc scanner) (arena.PricePoint, error) {
 			var p arena.PricePoint

@@ -38,6 +38,7 @@ func (d *DB) CreateRound(ctx context.Context, r *arena.Round) error {
 			r.Markets[i].Index = i
 		}
 		r.ID = uint64(id)
+		d.touch(tx, arena.DomainRounds)
 		return nil
 	})
 }
@@ -100,7 +101,7 @@ func (d *DB) loadRoundMarkets(ctx context.Context, q queryer, rounds map[uint64]
 
 // Round implements arena.RoundStore.
 func (d *DB) Round(ctx context.Context, id uint64) (*arena.Round, error) {
-	return d.round(ctx, d.db, id)
+	return d.round(ctx, d.r(), id)
 }
 
 func (d *DB) round(ctx context.Context, q queryer, id uint64) (*arena.Round, error) {
@@ -119,7 +120,7 @@ func (d *DB) round(ctx context.Context, q queryer, id uint64) (*arena.Round, err
 
 // Rounds implements arena.RoundStore: newest first.
 func (d *DB) Rounds(ctx context.Context, f arena.RoundFilter) ([]*arena.Round, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT `+roundColumns+` FROM rounds ORDER BY id DESC`)
+	rows, err := d.r().QueryContext(ctx, `SELECT `+roundColumns+` FROM rounds ORDER BY id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list rounds: %w", err)
 	}
@@ -143,11 +144,11 @@ func (d *DB) Rounds(ctx context.Context, f arena.RoundFilter) ([]*arena.Round, e
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
-	return out, d.loadRoundMarkets(ctx, d.db, byID)
+	return out, d.loadRoundMarkets(ctx, d.r(), byID)
 }
 
 // SetBenchmarks implements arena.RoundStore. Benchmarks are recorded once.
-func (d *DB) SetBenchmarks(ctx context.Context, roundID uint64, ms []arena.RoundMarket, at time.Time) error {
+func (d *DB) SetBenchmarks(ctx context.Context, roundID uint64, ms []arena.RoundMarket, at time.Time, leaves ...*arena.LogLeaf) error {
 	return d.tx(ctx, func(tx *sql.Tx) error {
 		// Claim the round row first, as SaveRoundResult does: one lock order
 		// (rounds, then round_markets) cannot deadlock, and the conditional
@@ -183,7 +184,8 @@ func (d *DB) SetBenchmarks(ctx context.Context, roundID uint64, ms []arena.Round
 				return fmt.Errorf("store: set benchmark %d of round %d: %w", i, roundID, err)
 			}
 		}
-		return nil
+		d.touch(tx, arena.DomainRounds)
+		return d.appendLeaves(ctx, tx, at, leaves)
 	})
 }
 
@@ -216,7 +218,7 @@ func scanSubmission(sc scanner) (*arena.Submission, error) {
 // Nonce implements arena.RoundStore: 0 for an agent never seen.
 func (d *DB) Nonce(ctx context.Context, agent string) (uint64, error) {
 	var n int64
-	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT nonce FROM agents WHERE address = ?`), agent).Scan(&n)
+	err := d.r().QueryRowContext(ctx, d.rebind(`SELECT nonce FROM agents WHERE address = ?`), agent).Scan(&n)
 	if isNoRows(err) {
 		return 0, nil
 	}
@@ -228,7 +230,7 @@ func (d *DB) Nonce(ctx context.Context, agent string) (uint64, error) {
 
 // Submissions implements arena.RoundStore, ordered by agent.
 func (d *DB) Submissions(ctx context.Context, roundID uint64) ([]*arena.Submission, error) {
-	return d.submissions(ctx, d.db, roundID)
+	return d.submissions(ctx, d.r(), roundID)
 }
 
 func (d *DB) submissions(ctx context.Context, q queryer, roundID uint64) ([]*arena.Submission, error) {
@@ -241,7 +243,7 @@ func (d *DB) submissions(ctx context.Context, q queryer, roundID uint64) ([]*are
 }
 
 // SaveRoundResult implements arena.RoundStore. A round is scored once.
-func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int8, scores []arena.RoundScore, rows []arena.ScoredForecast, at time.Time) error {
+func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int8, scores []arena.RoundScore, rows []arena.ScoredForecast, at time.Time, leaves ...*arena.LogLeaf) error {
 	return d.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, d.rebind(`UPDATE rounds SET triggered_at = ? WHERE id = ? AND triggered_at IS NULL`), at.UnixMicro(), int64(roundID))
 		if err != nil {
@@ -250,6 +252,7 @@ func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int
 		if k, _ := res.RowsAffected(); k != 1 {
 			return arena.Rejectf(arena.ECONFLICT, arena.CodeAlreadyTriggered, "round %d: outcomes already triggered", roundID)
 		}
+		d.touch(tx, arena.DomainRounds, arena.DomainScores)
 		// The caller scored submissions it read before this transaction; a
 		// reveal may have committed since. Now that triggered_at is set
 		// (and, on PostgreSQL, the round row is locked, which waits for
@@ -266,7 +269,10 @@ func (d *DB) SaveRoundResult(ctx context.Context, roundID uint64, outcomes []int
 				return fmt.Errorf("store: outcome %d of round %d: %w", i, roundID, err)
 			}
 		}
-		return d.insertRoundScores(ctx, tx, roundID, scores, rows)
+		if err := d.insertRoundScores(ctx, tx, roundID, scores, rows); err != nil {
+			return err
+		}
+		return d.appendLeaves(ctx, tx, at, leaves)
 	})
 }
 
@@ -323,7 +329,7 @@ func (d *DB) checkScoredSet(ctx context.Context, tx *sql.Tx, roundID uint64, sco
 
 // RoundScores implements arena.RoundStore, ordered by agent.
 func (d *DB) RoundScores(ctx context.Context, roundID uint64) ([]arena.RoundScore, error) {
-	return d.roundScores(ctx, d.db, roundID)
+	return d.roundScores(ctx, d.r(), roundID)
 }
 
 func (d *DB) roundScores(ctx context.Context, q queryer, roundID uint64) ([]arena.RoundScore, error) {
@@ -350,7 +356,7 @@ func (d *DB) roundScores(ctx context.Context, q queryer, roundID uint64) ([]aren
 // ScoredForecasts implements arena.RoundStore: every frozen forecast, by
 // round, agent and market.
 func (d *DB) ScoredForecasts(ctx context.Context) ([]arena.ScoredForecast, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT round_id, agent, market_id, category, event, forecast, benchmark, outcome, forfeit
+	rows, err := d.r().QueryContext(ctx, `SELECT round_id, agent, market_id, category, event, forecast, benchmark, outcome, forfeit
 		FROM scored_forecasts ORDER BY round_id, agent, market_id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: scored forecasts: %w", err)

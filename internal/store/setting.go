@@ -14,7 +14,7 @@ var _ arena.SettingStore = (*DB)(nil)
 // Setting implements arena.SettingStore.
 func (d *DB) Setting(ctx context.Context, key string) (string, bool, error) {
 	var v string
-	err := d.db.QueryRowContext(ctx, d.rebind(`SELECT value FROM settings WHERE key = ?`), key).Scan(&v)
+	err := d.r().QueryRowContext(ctx, d.rebind(`SELECT value FROM settings WHERE key = ?`), key).Scan(&v)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", false, nil

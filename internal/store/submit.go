@@ -273,6 +273,10 @@ func (d *DB) planSet(ctx context.Context, tx *sql.Tx, batch []*submitReq) (*setP
 // reasoning, each kind in multi-row statements. A row that another writer
 // changed since planSet read it fails the set (errReplay).
 func (d *DB) writeSet(ctx context.Context, tx *sql.Tx, p *setPlan) error {
+	d.touch(tx, arena.DomainSubmissions)
+	if len(p.newAgents) > 0 {
+		d.touch(tx, arena.DomainAgents)
+	}
 	commits, reveals, reasons, ins, upd := p.commits, p.reveals, p.reasons, p.newAgents, p.movedNonces
 	err := d.chunked(ctx, tx, ins, func(n int) string {
 		return `INSERT INTO agents (address, nonce, created_at) VALUES ` + paramRows(n, 3)
@@ -416,7 +420,7 @@ func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool
 			return false, err
 		}
 	}
-	st, err := d.submissionState(ctx, tx, sub.RoundID, sub.Agent)
+	st, known, err := d.submissionState(ctx, tx, sub.RoundID, sub.Agent)
 	if err != nil {
 		return false, err
 	}
@@ -482,6 +486,10 @@ func (d *DB) submitIn(ctx context.Context, tx *sql.Tx, r *submitReq) (wrote bool
 	default:
 		return false, fmt.Errorf("store: unknown submission kind %d", r.kind)
 	}
+	d.touch(tx, arena.DomainSubmissions)
+	if !known {
+		d.touch(tx, arena.DomainAgents) // registered by its first commit
+	}
 	if sub.Log != nil && r.kind != arena.SubmitReasoning {
 		if _, err := d.appendLogIn(ctx, tx, []timedLeaf{{sub.Log, r.at}}); err != nil {
 			return true, fmt.Errorf("store: append the %s to the log: %w", sub.Log.Kind, err)
@@ -535,16 +543,18 @@ const (
 	submissionStateQuery = `SELECT ` + stateColumns + ` FROM (SELECT CAST(? AS BIGINT) AS i, CAST(? AS BIGINT) AS rid, CAST(? AS TEXT) AS addr) q` + stateJoins
 )
 
-func (d *DB) submissionState(ctx context.Context, tx *sql.Tx, roundID uint64, agent string) (arena.SubmissionState, error) {
+// submissionState loads the state of the agent's submission in the
+// round, and whether the agent has a row in agents.
+func (d *DB) submissionState(ctx context.Context, tx *sql.Tx, roundID uint64, agent string) (arena.SubmissionState, bool, error) {
 	stmt, err := d.prepared(ctx, tx, submissionStateQuery)
 	if err != nil {
-		return arena.SubmissionState{}, err
+		return arena.SubmissionState{}, false, err
 	}
-	_, st, _, err := scanState(stmt.QueryRowContext(ctx, 0, int64(roundID), agent), roundID, agent)
+	_, st, known, err := scanState(stmt.QueryRowContext(ctx, 0, int64(roundID), agent), roundID, agent)
 	if err != nil {
-		return st, fmt.Errorf("store: load submission state of %s in round %d: %w", agent, roundID, err)
+		return st, false, fmt.Errorf("store: load submission state of %s in round %d: %w", agent, roundID, err)
 	}
-	return st, nil
+	return st, known, nil
 }
 
 // submissionStates loads the states of keys (in power-of-two chunks of

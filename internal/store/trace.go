@@ -17,11 +17,11 @@ func (d *DB) SaveTrace(ctx context.Context, t *arena.ForecastTrace) error {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	_, err := d.db.ExecContext(ctx, d.rebind(`INSERT INTO forecast_traces (round_id, agent, agent_id, submitted, failure, calls, cached_calls,
+	_, err := d.exec(ctx, []arena.Domain{arena.DomainTraces}, `INSERT INTO forecast_traces (round_id, agent, agent_id, submitted, failure, calls, cached_calls,
 		input_tokens, output_tokens, cost_micros, billed_micros, billed_calls, latency_ms, trace, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (round_id, agent) DO UPDATE SET agent_id = excluded.agent_id, submitted = excluded.submitted, failure = excluded.failure,
 		calls = excluded.calls, cached_calls = excluded.cached_calls, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-		cost_micros = excluded.cost_micros, billed_micros = excluded.billed_micros, billed_calls = excluded.billed_calls, latency_ms = excluded.latency_ms, trace = excluded.trace, created_at = excluded.created_at`),
+		cost_micros = excluded.cost_micros, billed_micros = excluded.billed_micros, billed_calls = excluded.billed_calls, latency_ms = excluded.latency_ms, trace = excluded.trace, created_at = excluded.created_at`,
 		t.RoundID, t.Agent, t.AgentID, t.Submitted, t.Failure, t.Calls, t.CachedCalls, t.InputTokens, t.OutputTokens, int64(t.Cost),
 		int64(t.Billed), t.BilledCalls, t.LatencyMS, string(t.Trace), created.UnixMicro())
 	if err != nil {
@@ -45,7 +45,7 @@ func scanTrace(sc scanner) (arena.ForecastTrace, error) {
 
 // Trace implements arena.TraceStore.
 func (d *DB) Trace(ctx context.Context, roundID uint64, agent string) (*arena.ForecastTrace, error) {
-	t, err := scanTrace(d.db.QueryRowContext(ctx, d.rebind(`SELECT `+traceColumns+` FROM forecast_traces WHERE round_id = ? AND agent = ?`), roundID, agent))
+	t, err := scanTrace(d.r().QueryRowContext(ctx, d.rebind(`SELECT `+traceColumns+` FROM forecast_traces WHERE round_id = ? AND agent = ?`), roundID, agent))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, arena.Errorf(arena.ENOTFOUND, "no trace of %s in round %d", agent, roundID)
 	}
@@ -57,7 +57,7 @@ func (d *DB) Trace(ctx context.Context, roundID uint64, agent string) (*arena.Fo
 
 // RoundTraces implements arena.TraceStore.
 func (d *DB) RoundTraces(ctx context.Context, roundID uint64) ([]arena.ForecastTrace, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT `+traceColumns+` FROM forecast_traces WHERE round_id = ? ORDER BY agent`), []any{roundID}, scanTrace)
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT `+traceColumns+` FROM forecast_traces WHERE round_id = ? ORDER BY agent`), []any{roundID}, scanTrace)
 	if err != nil {
 		return nil, fmt.Errorf("store: traces of round %d: %w", roundID, err)
 	}
@@ -66,7 +66,7 @@ func (d *DB) RoundTraces(ctx context.Context, roundID uint64) ([]arena.ForecastT
 
 // TraceCosts implements arena.TraceStore.
 func (d *DB) TraceCosts(ctx context.Context) ([]arena.AgentCost, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT agent, COUNT(*), SUM(calls), SUM(cached_calls), SUM(cost_micros), SUM(billed_micros), SUM(billed_calls) FROM forecast_traces GROUP BY agent ORDER BY agent`)
+	rows, err := d.r().QueryContext(ctx, `SELECT agent, COUNT(*), SUM(calls), SUM(cached_calls), SUM(cost_micros), SUM(billed_micros), SUM(billed_calls) FROM forecast_traces GROUP BY agent ORDER BY agent`)
 	if err != nil {
 		return nil, fmt.Errorf("store: trace costs: %w", err)
 	}
@@ -92,58 +92,40 @@ func (d *DB) SaveBacktest(ctx context.Context, rows []arena.BacktestForecast) er
 	if len(rows) == 0 {
 		return nil
 	}
-	tx, err := d.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: save backtest: %w", err)
-	}
-	defer tx.Rollback()
-	const chunk = 500
-	for lo := 0; lo < len(rows); lo += chunk {
-		hi := min(lo+chunk, len(rows))
-		vals := make([]string, 0, hi-lo)
-		args := make([]any, 0, 10*(hi-lo))
-		for _, r := range rows[lo:hi] {
-			if r.Outcome != 0 && r.Outcome != 1 || r.Forecast > 10000 {
-				return arena.Errorf(arena.EINVALID, "store: backtest row %s/%d: forecast %d outcome %d", r.Agent, r.MarketID, r.Forecast, r.Outcome)
+	return d.tx(ctx, func(tx *sql.Tx) error {
+		d.touch(tx, arena.DomainBacktest)
+		const chunk = 500
+		for lo := 0; lo < len(rows); lo += chunk {
+			hi := min(lo+chunk, len(rows))
+			vals := make([]string, 0, hi-lo)
+			args := make([]any, 0, 10*(hi-lo))
+			for _, r := range rows[lo:hi] {
+				if r.Outcome != 0 && r.Outcome != 1 || r.Forecast > 10000 {
+					return arena.Errorf(arena.EINVALID, "store: backtest row %s/%d: forecast %d outcome %d", r.Agent, r.MarketID, r.Forecast, r.Outcome)
+				}
+				created := r.CreatedAt
+				if created.IsZero() {
+					created = time.Now()
+				}
+				vals = append(vals, "(?,?,?,?,?,?,?,?,?,?)")
+				args = append(args, r.Agent, r.MarketID, r.Round, r.SourceID, r.Category, r.Event, int(r.Forecast), r.Benchmark, int(r.Outcome), created.UnixMicro())
 			}
-			created := r.CreatedAt
-			if created.IsZero() {
-				created = time.Now()
+			_, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO backtest_forecasts (agent, market_id, round_key, source_id, category, event,
+				forecast_bps, benchmark, outcome, created_at) VALUES `+strings.Join(vals, ",")+`
+				ON CONFLICT (agent, market_id) DO UPDATE SET round_key = excluded.round_key, source_id = excluded.source_id,
+				category = excluded.category, event = excluded.event, forecast_bps = excluded.forecast_bps, benchmark = excluded.benchmark,
+				outcome = excluded.outcome, created_at = excluded.created_at`), args...)
+			if err != nil {
+				return fmt.Errorf("store: save backtest: %w", err)
 			}
-			vals = append(vals, "(?,?,?,?,?,?,?,?,?,?)")
-			args = append(args, r.Agent, r.MarketID, r.Round, r.SourceID, r.Category, r.Event, int(r.Forecast), r.Benchmark, int(r.Outcome), created.UnixMicro())
 		}
-		_, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO backtest_forecasts (agent, market_id, round_key, source_id, category, event,
-			forecast_bps, benchmark, outcome, created_at) VALUES `+strings.Join(vals, ",")+`
-			ON CONFLICT (agent, market_id) DO UPDATE SET round_key = excluded.round_key, source_id = excluded.source_id,
-			category = excluded.category, event = excluded.event, forecast_bps = excluded.forecast_bps, benchmark = excluded.benchmark,
-			outcome = excluded.outcome, created_at = excluded.created_at`), args...)
-		if err != nil {
-			return fmt.Errorf("store: save backtest: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: save backtest: %w", err)
-	}
-	return nil
-}
-
-// BacktestVersion implements arena.BacktestStore: the rows' count, the
-// latest save (every save stamps its rows), and sums that an in-place
-// replacement changes.
-func (d *DB) BacktestVersion(ctx context.Context) (string, error) {
-	var n, latest, forecasts, outcomes int64
-	err := d.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(created_at), 0), COALESCE(SUM(forecast_bps), 0), COALESCE(SUM(outcome), 0)
-		FROM backtest_forecasts`).Scan(&n, &latest, &forecasts, &outcomes)
-	if err != nil {
-		return "", fmt.Errorf("store: backtest version: %w", err)
-	}
-	return fmt.Sprintf("%d/%d/%d/%d", n, latest, forecasts, outcomes), nil
+		return nil
+	})
 }
 
 // BacktestForecasts implements arena.BacktestStore.
 func (d *DB) BacktestForecasts(ctx context.Context) ([]arena.BacktestForecast, error) {
-	rows, err := d.db.QueryContext(ctx, `SELECT agent, market_id, round_key, source_id, category, event, forecast_bps, benchmark, outcome, created_at
+	rows, err := d.r().QueryContext(ctx, `SELECT agent, market_id, round_key, source_id, category, event, forecast_bps, benchmark, outcome, created_at
 		FROM backtest_forecasts ORDER BY agent, round_key, source_id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: backtest forecasts: %w", err)

@@ -54,9 +54,25 @@ func (d *DB) appendLogIn(ctx context.Context, tx *sql.Tx, leaves []timedLeaf) (u
 	return uint64(idx), nil
 }
 
+// appendLeaves appends leaves, stamped at, in tx (nothing when there are
+// none).
+func (d *DB) appendLeaves(ctx context.Context, tx *sql.Tx, at time.Time, leaves []*arena.LogLeaf) error {
+	if len(leaves) == 0 {
+		return nil
+	}
+	ls := make([]timedLeaf, len(leaves))
+	for i, l := range leaves {
+		ls[i] = timedLeaf{l, at}
+	}
+	if _, err := d.appendLogIn(ctx, tx, ls); err != nil {
+		return fmt.Errorf("store: append %d entries to the log: %w", len(ls), err)
+	}
+	return nil
+}
+
 // LogEntries implements arena.LogStore.
 func (d *DB) LogEntries(ctx context.Context, from, to uint64) ([]arena.LogEntry, error) {
-	out, err := queryAll(ctx, d.db, d.rebind(`SELECT idx, kind, data, leaf_hash, created_at FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx`),
+	out, err := queryAll(ctx, d.r(), d.rebind(`SELECT idx, kind, data, leaf_hash, created_at FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx`),
 		[]any{int64(from), int64(to)}, func(sc scanner) (arena.LogEntry, error) {
 			var e arena.LogEntry
 			var idx, at int64
@@ -77,10 +93,13 @@ func (d *DB) LogEntries(ctx context.Context, from, to uint64) ([]arena.LogEntry,
 	return out, nil
 }
 
-// LogSize implements arena.LogStore.
+// LogSize implements arena.LogStore. Entries have consecutive indices from
+// 0, so the size is the largest index plus one: a read of the primary key
+// index, where COUNT(*) would read every entry (each of the log's proofs
+// and tiles asks for the size).
 func (d *DB) LogSize(ctx context.Context) (uint64, error) {
 	var n int64
-	if err := d.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM log_entries`).Scan(&n); err != nil {
+	if err := d.r().QueryRowContext(ctx, `SELECT COALESCE(MAX(idx) + 1, 0) FROM log_entries`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: log size: %w", err)
 	}
 	return uint64(n), nil

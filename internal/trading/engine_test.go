@@ -159,13 +159,13 @@ func TestWeekScenario(t *testing.T) {
 		m1.Prices = yesNo(0.60)
 		m2.Status, m2.Prices = arena.StatusClosed, nil
 		save(t, db, m1, m2)
-		if err := db.ResolveMarket(ctx, m3.ID, arena.Void, week.Add(72*time.Hour)); err != nil {
+		if _, err := db.ResolveMarket(ctx, m3.ID, arena.Void, week.Add(72*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		check(week.Add(72*time.Hour), want{10_716_666_666, 7.16666666, 0, 0, "closed without price, void"})
 
 		// Thursday: M1 resolves YES; settlement refunds M3 and pays M1 (2500 shares).
-		if err := db.ResolveMarket(ctx, m1.ID, arena.Yes, week.Add(96*time.Hour)); err != nil {
+		if _, err := db.ResolveMarket(ctx, m1.ID, arena.Yes, week.Add(96*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		sr, err := e.Settle(ctx, week.Add(96*time.Hour), trading.PolicyRefund)

@@ -127,7 +127,7 @@ func TestJobsDriveAWeek(t *testing.T) {
 		if s, _ := db.Snapshots(ctx, pa.ID); len(s) != 3 {
 			t.Fatalf("%d snapshots by 00:25, want 3 (00:00, 00:10, 00:20)", len(s))
 		}
-		if err := db.ResolveMarket(ctx, m1.ID, arena.Yes, week.Add(50*time.Minute)); err != nil {
+		if _, err := db.ResolveMarket(ctx, m1.ID, arena.Yes, week.Add(50*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		step(time.Hour)

@@ -223,8 +223,8 @@ const maxCachedLeaderboards = 8
 // week started at most window ago (every cohort for 0), ordered by sortBy
 // ("" for the first of Sorts): by mean return, then agent id (Aggregate),
 // or by Brier score (SortByBrier). It is computed again only when the
-// data it reads has changed (see arena.CohortStore.TradingVersion) or
-// another cohort enters or leaves the window.
+// data it reads has changed (the trading track's and the markets' data
+// versions) or another cohort enters or leaves the window.
 func (e *Engine) Leaderboard(ctx context.Context, window time.Duration, sortBy string) (LeaderboardJSON, error) {
 	sortBy = cmp.Or(sortBy, Sorts[0])
 	if !slices.Contains(Sorts, sortBy) {
@@ -232,10 +232,11 @@ func (e *Engine) Leaderboard(ctx context.Context, window time.Duration, sortBy s
 	}
 	// The version is read first: data written meanwhile is then computed
 	// under the older version, and the next reader sees a newer one.
-	version, err := e.Store.TradingVersion(ctx)
+	vs, err := e.Store.Versions(ctx)
 	if err != nil {
 		return LeaderboardJSON{}, fmt.Errorf("trading: leaderboard: %w", err)
 	}
+	version := vs.Key(arena.DomainTrading, arena.DomainMarkets)
 	cohorts, err := e.Store.Cohorts(ctx, "")
 	if err != nil {
 		return LeaderboardJSON{}, fmt.Errorf("trading: leaderboard: %w", err)

@@ -92,7 +92,7 @@ func TestLeaderboardCache(t *testing.T) {
 		if _, err := e.Snapshot(ctx, run); err != nil {
 			t.Fatal(err)
 		}
-		check("a snapshot", 0, false)
+		check("a snapshot (the trading data's version moves)", 0, true)
 
 		m1.Prices = yesNo(0.60)
 		save(t, db, m1)
@@ -101,14 +101,15 @@ func TestLeaderboardCache(t *testing.T) {
 		}
 		m3.Prices = yesNo(0.10)
 		save(t, db, m3)
-		check("a market nobody holds moved", 0, false)
+		check("a market nobody holds moved (the markets' version moves)", 0, true)
+		check("nothing changed since", 0, false)
 
 		next := run.AddDate(0, 0, 7)
 		clk.Set(next)
 		pos := mustPortfolio(t, db, c.ID, "a").Positions[0]
 		act("a", trading.Action{Kind: trading.ActionSell, Sells: []trading.Sell{{PositionID: pos.ID, Percentage: 100}}}, next)
 		check("a sold", 0, true)
-		if err := db.ResolveMarket(ctx, m1.ID, arena.Yes, next); err != nil {
+		if _, err := db.ResolveMarket(ctx, m1.ID, arena.Yes, next); err != nil {
 			t.Fatal(err)
 		}
 		if lb := check("the sold bet's market resolved", 0, true); lb.Rows[0].ResolvedBets != 1 || lb.Rows[0].Brier == nil {

@@ -19,6 +19,9 @@ func Resettle(ctx context.Context, tx arena.ResolutionTx, c *arena.ResolutionCha
 }
 
 func resettle(ctx context.Context, tx arena.ResettleTx, c *arena.ResolutionChange) error {
+	if c.Market.Resolution == "" {
+		return nil // a first resolution: nothing was settled on another
+	}
 	id := c.Market.ID
 	s, ok, err := tx.Settlement(ctx, id)
 	if err != nil || !ok {

@@ -81,7 +81,7 @@ func TestMarketBrowser(t *testing.T) {
 		if _, err := db.SaveMarkets(context.Background(), []*arena.Market{multi}); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.ResolveMarket(context.Background(), ms[2].ID, "NO", t0); err != nil {
+		if _, err := db.ResolveMarket(context.Background(), ms[2].ID, "NO", t0); err != nil {
 			t.Fatal(err)
 		}
 

@@ -44,7 +44,7 @@ func TestExportSealsUntriggeredRound(t *testing.T) {
 			t.Fatal(err)
 		}
 		lg := &tlog.Log{Store: db, Key: key}
-		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Log: lg}
+		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
 		srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: quiet, Forecast: svc})
 		srv.RegisterLog(lg)
 		hs := httptest.NewServer(srv.Handler())

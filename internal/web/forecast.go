@@ -143,18 +143,16 @@ func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	before, err := s.Markets.Market(r.Context(), id)
+	// The store accepts the market's own outcome names and VOID, in any
+	// case. The resolution the market already has (such as its source's,
+	// sent again, or by two admins at once) is recorded and logged
+	// nowhere: the answer says so.
+	changed, err := s.Forecast.ResolveMarket(r.Context(), id, req.Outcome)
 	if err != nil {
 		return err
 	}
-	// The store accepts the market's own outcome names and VOID, in any case.
-	if err := s.Forecast.ResolveMarket(r.Context(), id, req.Outcome); err != nil {
-		return err
-	}
-	// The resolution the market already had (such as its source's, sent
-	// again) is recorded and logged nowhere: the answer says so.
-	if name, ok := before.ResolutionName(req.Outcome); ok && before.Resolution == name {
-		w.Header().Set("Arena-Unchanged", "true")
+	if !changed {
+		w.Header().Set(headerUnchanged, "true")
 	}
 	m, err := s.Markets.Market(r.Context(), id)
 	if err != nil {

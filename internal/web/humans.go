@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -67,24 +66,18 @@ func (s *Server) humanRound(ctx context.Context) ([]forecastbench.HumanAggregate
 	return forecastbench.Aggregate(fs), bySID, nil
 }
 
-// humansView builds the board at most once a minute while the stored
-// backtest forecasts and human sets stay as they were: a board takes a
-// bootstrap of the whole fit (about half a second on a round of 600
-// items), too much to redo on every request. A re-import that changes
-// resolutions but no count shows within the minute.
+// humansView builds the board once per version of what it reads (the
+// human forecasts, the backtest forecasts and the imported questions'
+// markets): a board takes a bootstrap of the whole fit (about half a
+// second on a round of 600 items), too much to redo on every request,
+// and any import that changes them moves their versions.
 func (s *Server) humansView(r *http.Request) (any, error) {
 	ctx := r.Context()
-	v, err := s.forecasters.BacktestVersion(ctx)
+	vs, err := s.forecasters.Versions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sets, err := s.humans.HumanSets(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// The minute is part of the version: the board is rebuilt at least once
-	// a minute however the stored sets change.
-	return s.humanBoards.Get(ctx, struct{}{}, fmt.Sprint(v, sets, time.Now().Unix()/60), s.humanBoardPage)
+	return s.humanBoards.Get(ctx, struct{}{}, vs.Key(arena.DomainHumans, arena.DomainBacktest, arena.DomainMarkets), s.humanBoardPage)
 }
 
 func (s *Server) humanBoardPage(ctx context.Context) (HumanBoardPageJSON, error) {

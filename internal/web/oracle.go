@@ -16,9 +16,9 @@ func (s *Server) RegisterOracle(svc *oracle.Service) {
 	s.handle("GET /api/v1/oracle/resolutions/{market}", read(s, marketParam, s.oracleResolutions))
 	s.handle("GET /api/v1/oracle/accuracy", s.oracleAccuracy)
 	s.registerOraclePages()
-	s.handle("POST /api/v1/admin/oracle/queue/{market}", s.admin(submit(marketParam, http.StatusOK, s.oracleDecide)))
+	s.handle("POST /api/v1/admin/oracle/queue/{market}", s.admin(submitChange(marketParam, http.StatusOK, s.oracleDecide)))
 	s.handle("POST /api/v1/admin/oracle/markets/{market}/flag", s.admin(submit(marketParam, http.StatusOK, s.oracleFlag)))
-	s.handle("POST /api/v1/admin/oracle/markets/{market}/dispute", s.admin(submit(marketParam, http.StatusOK, s.oracleDispute)))
+	s.handle("POST /api/v1/admin/oracle/markets/{market}/dispute", s.admin(submitChange(marketParam, http.StatusOK, s.oracleDispute)))
 	s.handle("GET /api/v1/oracle/disputes", s.oracleDisputes)
 }
 
@@ -44,7 +44,7 @@ type OracleDisputeRequest struct {
 
 // oracleDispute hands a market resolved by its source to the oracle and
 // the arbiters.
-func (s *Server) oracleDispute(ctx context.Context, id int64, req OracleDisputeRequest) (*arena.OracleDispute, error) {
+func (s *Server) oracleDispute(ctx context.Context, id int64, req OracleDisputeRequest) (*arena.OracleDispute, bool, error) {
 	return s.oracle.Dispute(ctx, id, req.Admin, req.Reason)
 }
 
@@ -93,9 +93,9 @@ type OracleDecideRequest struct {
 // oracleDecide records an arbiter's decision on an escalated or disputed
 // market, or with "re_resolve" a revised decision on a resolved one
 // (reason required).
-func (s *Server) oracleDecide(ctx context.Context, id int64, req OracleDecideRequest) (*arena.OracleResolution, error) {
+func (s *Server) oracleDecide(ctx context.Context, id int64, req OracleDecideRequest) (*arena.OracleResolution, bool, error) {
 	if req.ReResolve && req.Revises <= 0 {
-		return nil, arena.Rejectf(arena.EINVALID, "revises_required", "a re-resolution names the resolution it corrects: revises, its seq (GET /api/v1/oracle/resolutions/%d lists them)", id)
+		return nil, false, arena.Rejectf(arena.EINVALID, "revises_required", "a re-resolution names the resolution it corrects: revises, its seq (GET /api/v1/oracle/resolutions/%d lists them)", id)
 	}
 	return s.oracle.Decide(ctx, arena.OracleDecisionInput{MarketID: id, Decision: req.Decision, Arbiter: req.Arbiter,
 		Reason: req.Reason, ReResolve: req.ReResolve, Revises: req.Revises})

@@ -7,9 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,12 +29,9 @@ import (
 // tamper-evident log.
 func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
 	t.Helper()
-	key, err := tlog.LoadOrCreateKey(filepath.Join(t.TempDir(), "log.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsvc := &rounds.Service{Store: db, Logger: quiet, Log: &tlog.Log{Store: db, Key: key, Logger: quiet}}
-	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{rounds.Rescore, trading.Resettle}, Applied: fsvc.OracleDecided, Disputed: fsvc.OracleDisputed}
+	fsvc := &rounds.Service{Store: db, Logger: quiet}
+	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{rounds.Rescore, trading.Resettle, rounds.LogResolution},
+		DisputeHooks: []arena.DisputeHook{rounds.LogDispute}}
 	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
@@ -45,6 +42,14 @@ func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
 // ("" on success).
 func adminPost(t *testing.T, url, token, body string) (int, string) {
 	t.Helper()
+	code, ecode, _ := adminWrite(t, url, token, body)
+	return code, ecode
+}
+
+// adminWrite is adminPost that also reports whether the answer says the
+// write changed nothing (Arena-Unchanged).
+func adminWrite(t *testing.T, url, token, body string) (int, string, bool) {
+	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -52,7 +57,7 @@ func adminPost(t *testing.T, url, token, body string) (int, string) {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Error(err)
-		return 0, ""
+		return 0, "", false
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -60,13 +65,15 @@ func adminPost(t *testing.T, url, token, body string) (int, string) {
 		Error struct{ Code string } `json:"error"`
 	}
 	json.Unmarshal(b, &e)
-	return resp.StatusCode, e.Error.Code
+	return resp.StatusCode, e.Error.Code, resp.Header.Get("Arena-Unchanged") == "true"
 }
 
 // Arbiters re-resolving one market at once over HTTP: on both engines
-// exactly one re-resolution applies and every other answers 409
-// resolution_changed through the one error path, never 500 (PostgreSQL
-// answered 500 on a duplicate key; SQLite applied them all). Without
+// exactly one re-resolution applies; every other one asking the same
+// decision answers 200 Arena-Unchanged (it is in force) and every one
+// asking another answers 409 resolution_changed through the one error
+// path, never 500 (PostgreSQL answered 500 on a duplicate key; SQLite
+// applied them all). Without
 // "revises", each request revises the resolution in force when it is read:
 // still no 500, and the history and the log grow by exactly the changes
 // applied. A re-resolution to the decision in force adds nothing to either.
@@ -99,7 +106,7 @@ func TestOracleReResolveRaceHTTP(t *testing.T) {
 			return h
 		}
 		// race sends n re-resolutions at once, alternately YES and NO, and
-		// counts the answers by status.
+		// counts the answers by status (-200: 200 Arena-Unchanged).
 		race := func(n int, revises string) map[int]int {
 			codes := map[int]int{}
 			var mu sync.Mutex
@@ -111,9 +118,12 @@ func TestOracleReResolveRaceHTTP(t *testing.T) {
 					defer wg.Done()
 					<-start
 					body := fmt.Sprintf(`{"decision":%q,"arbiter":"arbiter %d","reason":"corrected","re_resolve":true%s}`, []string{"YES", "NO"}[i%2], i, revises)
-					code, ecode := adminPost(t, url, "tok", body)
+					code, ecode, unchanged := adminWrite(t, url, "tok", body)
 					if code == 409 && ecode != arena.CodeResolutionChanged {
 						t.Errorf("409 with code %q", ecode)
+					}
+					if unchanged {
+						code = -code
 					}
 					mu.Lock()
 					codes[code]++
@@ -127,8 +137,8 @@ func TestOracleReResolveRaceHTTP(t *testing.T) {
 
 		size := logSize()
 		codes := race(24, `,"revises":1`)
-		if codes[200] != 1 || codes[409] != 23 || len(codes) != 2 || srv.InternalErrors() != 0 {
-			t.Fatalf("answers %v, %d internal errors; want one 200 and 23 × 409", codes, srv.InternalErrors())
+		if codes[200] != 1 || codes[-200] != 11 || codes[409] != 12 || len(codes) != 3 || srv.InternalErrors() != 0 {
+			t.Fatalf("answers %v, %d internal errors; want one 200, 11 × 200 unchanged and 12 × 409", codes, srv.InternalErrors())
 		}
 		h := history()
 		if len(h) != 2 || logSize() != size+2 {
@@ -148,8 +158,8 @@ func TestOracleReResolveRaceHTTP(t *testing.T) {
 		last := h2[len(h2)-1]
 		size = logSize()
 		body := fmt.Sprintf(`{"decision":%q,"arbiter":"carol","reason":"confirming","re_resolve":true,"revises":%d}`, last.Final, last.Seq)
-		if code, _ := adminPost(t, url, "tok", body); code != 200 || len(history()) != len(h2) || logSize() != size {
-			t.Fatalf("same decision: %d, history %d (had %d), log grew by %d", code, len(history()), len(h2), logSize()-size)
+		if code, _, unchanged := adminWrite(t, url, "tok", body); code != 200 || !unchanged || len(history()) != len(h2) || logSize() != size {
+			t.Fatalf("same decision: %d (unchanged %v), history %d (had %d), log grew by %d", code, unchanged, len(history()), len(h2), logSize()-size)
 		}
 	})
 }
@@ -166,7 +176,7 @@ func TestOracleDisputeAPI(t *testing.T) {
 		ctx := context.Background()
 		srv, hs := oracleAPI(t, db)
 		up, open := storetest.SaveMarket(t, db, "up"), storetest.SaveMarket(t, db, "open")
-		if err := db.ResolveMarket(ctx, up, arena.Yes, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)); err != nil {
+		if _, err := db.ResolveMarket(ctx, up, arena.Yes, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)); err != nil {
 			t.Fatal(err)
 		}
 		dispute := func(m int64) string { return fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/dispute", hs.URL, m) }
@@ -250,7 +260,7 @@ func TestOracleAuditLog(t *testing.T) {
 		_, hs := oracleAPI(t, db)
 		up := storetest.SaveMarket(t, db, "up")
 		sourceAt := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		if err := db.ResolveMarket(ctx, up, arena.Yes, sourceAt); err != nil {
+		if _, err := db.ResolveMarket(ctx, up, arena.Yes, sourceAt); err != nil {
 			t.Fatal(err)
 		}
 		size := func() uint64 {
@@ -328,6 +338,66 @@ func TestOracleAuditLog(t *testing.T) {
 		}
 		if dec.MarketID != up || dec.Arbiter != "bob" || dec.Reason != "the rules say no" || dec.Decision != "NO" || dec.Seq != 1 || dec.AtMicros < d.AtMicros {
 			t.Errorf("decision entry %+v", dec)
+		}
+	})
+}
+
+// Identical admin writes sent at once, on both engines: 24 resolutions of
+// one market, then 24 disputes of it by one admin for one reason, then 24
+// arbiters deciding it alike. Each time one request changes the market and
+// logs it, and the 23 others answer 200 with Arena-Unchanged, adding
+// nothing to the log.
+func TestIdenticalAdminWritesOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		srv, hs := oracleAPI(t, db)
+		m := storetest.SaveMarket(t, db, "identical")
+		size := func() uint64 {
+			t.Helper()
+			n, err := db.LogSize(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		all := func(what, url, body string, logged uint64) {
+			t.Helper()
+			before := size()
+			var changed, unchanged atomic.Int32
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for range 24 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					code, ecode, same := adminWrite(t, url, "tok", body)
+					switch {
+					case code != 200:
+						t.Errorf("%s: %d %s", what, code, ecode)
+					case same:
+						unchanged.Add(1)
+					default:
+						changed.Add(1)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if changed.Load() != 1 || unchanged.Load() != 23 || size() != before+logged || srv.InternalErrors() != 0 {
+				t.Fatalf("24 identical %s: %d changed, %d unchanged, the log grew by %d (want %d), %d internal errors", what,
+					changed.Load(), unchanged.Load(), size()-before, logged, srv.InternalErrors())
+			}
+		}
+		all("resolutions", fmt.Sprintf("%s/api/v1/admin/markets/%d/resolve", hs.URL, m), `{"outcome":"YES"}`, 1)
+		all("disputes", fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/dispute", hs.URL, m), `{"admin":"ann","reason":"the source misread its rules"}`, 1)
+		all("decisions", fmt.Sprintf("%s/api/v1/admin/oracle/queue/%d", hs.URL, m), `{"decision":"NO","arbiter":"bob","reason":"the rules say no"}`, 2)
+		if mk, _ := db.Market(ctx, m); mk.Resolution != arena.No {
+			t.Fatalf("after the decision: %+v", mk)
+		}
+		if h, _ := db.OracleResolutions(ctx, m); len(h) != 1 {
+			t.Fatalf("%d resolutions recorded, want 1", len(h))
 		}
 	})
 }

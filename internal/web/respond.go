@@ -35,6 +35,16 @@ func read[ID, T any](s *Server, param func(*http.Request) (ID, error), get func(
 // submit serves a JSON body Req sent to the resource the path names
 // (param parses its id): do's answer with the given status.
 func submit[ID, Req, Out any](param func(*http.Request) (ID, error), status int, do func(context.Context, ID, Req) (Out, error)) HandlerFunc {
+	return submitChange(param, status, func(ctx context.Context, id ID, req Req) (Out, bool, error) {
+		out, err := do(ctx, id, req)
+		return out, true, err
+	})
+}
+
+// submitChange is submit for a write that may find what it asks for in
+// force already (do reports false): that answer carries the header
+// Arena-Unchanged: true, and nothing was recorded or logged.
+func submitChange[ID, Req, Out any](param func(*http.Request) (ID, error), status int, do func(context.Context, ID, Req) (Out, bool, error)) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := param(r)
 		if err != nil {
@@ -44,14 +54,20 @@ func submit[ID, Req, Out any](param func(*http.Request) (ID, error), status int,
 		if err := DecodeJSON(r, &req); err != nil {
 			return err
 		}
-		out, err := do(r.Context(), id, req)
+		out, changed, err := do(r.Context(), id, req)
 		if err != nil {
 			return err
+		}
+		if !changed {
+			w.Header().Set(headerUnchanged, "true")
 		}
 		WriteJSON(w, status, out)
 		return nil
 	}
 }
+
+// headerUnchanged marks the answer to a write that changed nothing.
+const headerUnchanged = "Arena-Unchanged"
 
 // pathID parses the positive integer id in the path's wildcard; what names
 // the resource in the error.

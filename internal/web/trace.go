@@ -157,11 +157,11 @@ func BacktestScored(rows []arena.BacktestForecast) []arena.ScoredForecast {
 // set of backtest forecasts: while the store's version of the rows is the
 // one it was computed from, the rows are not read again.
 func (s *Server) backtestBoard(ctx context.Context) (scoring.Board, error) {
-	v, err := s.forecasters.BacktestVersion(ctx)
+	vs, err := s.forecasters.Versions(ctx)
 	if err != nil {
 		return scoring.Board{}, err
 	}
-	return s.backtestBoards.Get(ctx, struct{}{}, v, func(ctx context.Context) (scoring.Board, error) {
+	return s.backtestBoards.Get(ctx, struct{}{}, vs.Key(arena.DomainBacktest), func(ctx context.Context) (scoring.Board, error) {
 		rows, err := s.forecasters.BacktestForecasts(ctx)
 		if err != nil {
 			return scoring.Board{}, err

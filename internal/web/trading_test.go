@@ -69,7 +69,7 @@ func trSetup(t *testing.T, db *store.DB) *trEnv {
 	if _, err := eng.Snapshot(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, m1.ID, arena.Yes, trWeek.AddDate(0, 0, 3)); err != nil {
+	if _, err := db.ResolveMarket(ctx, m1.ID, arena.Yes, trWeek.AddDate(0, 0, 3)); err != nil {
 		t.Fatal(err)
 	}
 	later := trWeek.AddDate(0, 0, 3).Add(time.Hour)

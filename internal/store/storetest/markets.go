@@ -115,20 +115,20 @@ func testResolveMarket(t *testing.T, db *store.DB) {
 	if _, err := db.SaveMarkets(ctx, []*arena.Market{m}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, m.ID, "Maybe", t0); arena.ErrorKind(err) != arena.EINVALID {
+	if _, err := db.ResolveMarket(ctx, m.ID, "Maybe", t0); arena.ErrorKind(err) != arena.EINVALID {
 		t.Fatalf("bad outcome: %v", err)
 	}
-	if err := db.ResolveMarket(ctx, 9999, arena.Yes, t0); arena.ErrorKind(err) != arena.ENOTFOUND {
+	if _, err := db.ResolveMarket(ctx, 9999, arena.Yes, t0); arena.ErrorKind(err) != arena.ENOTFOUND {
 		t.Fatalf("unknown market: %v", err)
 	}
 	// The market's own outcome names, in any letter case.
-	if err := db.ResolveMarket(ctx, m.ID, "yES", t0); err != nil {
+	if _, err := db.ResolveMarket(ctx, m.ID, "yES", t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, m.ID, arena.Yes, t0); err != nil {
+	if _, err := db.ResolveMarket(ctx, m.ID, arena.Yes, t0); err != nil {
 		t.Fatalf("same resolution twice should be a no-op: %v", err)
 	}
-	if err := db.ResolveMarket(ctx, m.ID, arena.No, t0); arena.ErrorKind(err) != arena.ECONFLICT {
+	if _, err := db.ResolveMarket(ctx, m.ID, arena.No, t0); arena.ErrorKind(err) != arena.ECONFLICT {
 		t.Fatalf("conflicting resolution: %v", err)
 	}
 	// A later sync that does not report the resolution keeps it.

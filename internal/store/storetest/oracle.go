@@ -72,26 +72,26 @@ func testOracleResolutions(t *testing.T, db *store.DB) {
 			{MarketID: auto, Decision: arena.OracleNo, Arbiter: "ann", ReResolve: true, Reason: "  "},
 			{MarketID: esc, Decision: arena.OracleNo, Arbiter: "ann", ReResolve: true, Reason: "x"},
 		} {
-			if _, err := db.DecideOracle(ctx, in); err == nil {
+			if _, _, err := db.DecideOracle(ctx, in); err == nil {
 				t.Errorf("%+v accepted", in)
 			}
 		}
-		if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: other, Decision: arena.OracleYes, Arbiter: "ann"}); arena.ErrorKind(err) != arena.ECONFLICT {
+		if _, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: other, Decision: arena.OracleYes, Arbiter: "ann"}); arena.ErrorKind(err) != arena.ECONFLICT {
 			t.Errorf("not escalated: %v", err)
 		}
 		for _, re := range []bool{false, true} {
 			in := arena.OracleDecisionInput{MarketID: 1 << 40, Decision: arena.OracleYes, Arbiter: "ann", Reason: "r", ReResolve: re}
-			if _, err := db.DecideOracle(ctx, in); arena.ErrorKind(err) != arena.ENOTFOUND {
+			if _, _, err := db.DecideOracle(ctx, in); arena.ErrorKind(err) != arena.ENOTFOUND {
 				t.Errorf("unknown market (re-resolve %v): %v, want not found", re, err)
 			}
 		}
-		if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: auto, Decision: arena.OracleNo, Arbiter: "ann", ReResolve: true}); arena.ErrorKind(err) != arena.EINVALID {
+		if _, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: auto, Decision: arena.OracleNo, Arbiter: "ann", ReResolve: true}); arena.ErrorKind(err) != arena.EINVALID {
 			t.Errorf("re-resolution without reason: %v", err)
 		}
 
 		// The arbiter decides: resolved, out of the queue.
 		at := t0.Add(time.Hour)
-		d, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: esc, Decision: arena.OracleVoid, Arbiter: "ann", Reason: "criteria unclear", At: at})
+		d, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: esc, Decision: arena.OracleVoid, Arbiter: "ann", Reason: "criteria unclear", At: at})
 		if err != nil || d.Status != arena.OracleDecided || d.Final != arena.OracleVoid || !d.DecidedAt.Equal(at) || d.Arbiter != "ann" {
 			t.Fatalf("decide %+v %v", d, err)
 		}
@@ -103,7 +103,7 @@ func testOracleResolutions(t *testing.T, db *store.DB) {
 		}
 
 		// Re-resolution with a reason appends and changes the market.
-		rr, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: auto, Decision: arena.OracleNo, Arbiter: "bob", Reason: "source corrected", ReResolve: true, At: at})
+		rr, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: auto, Decision: arena.OracleNo, Arbiter: "bob", Reason: "source corrected", ReResolve: true, At: at})
 		if err != nil || rr.Seq != 2 || rr.Final != arena.OracleNo || rr.Reason != "source corrected" {
 			t.Fatalf("re-resolve %+v %v", rr, err)
 		}

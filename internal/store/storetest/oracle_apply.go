@@ -44,11 +44,11 @@ func testOracleApplyAtomic(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	c := NewCohort(t, db, "a")
 	m := SaveMarket(t, db, "applied")
-	if err := db.ResolveMarket(ctx, m, arena.Yes, t0); err != nil {
+	if _, err := db.ResolveMarket(ctx, m, arena.Yes, t0); err != nil {
 		t.Fatal(err)
 	}
 	p := settledBet(t, db, c, m)
-	if err := db.DisputeOracle(ctx, &arena.OracleDispute{MarketID: m, Admin: "ann", Reason: "the source misread the rules"}); err != nil {
+	if _, err := db.DisputeOracle(ctx, &arena.OracleDispute{MarketID: m, Admin: "ann", Reason: "the source misread the rules"}); err != nil {
 		t.Fatal(err)
 	}
 	// takeBack is what a trading hook does for NO: the $2000 payout is
@@ -83,7 +83,7 @@ func testOracleApplyAtomic(t *testing.T, db *store.DB) {
 	fail := func(context.Context, arena.ResolutionTx, *arena.ResolutionChange) error { return boom }
 	at := t0.Add(time.Hour)
 	in := arena.OracleDecisionInput{MarketID: m, Decision: arena.OracleNo, Arbiter: "bob", Reason: "the rules say no", At: at}
-	if _, err := db.DecideOracle(ctx, in, takeBack, fail); !errors.Is(err, boom) {
+	if _, _, err := db.DecideOracle(ctx, in, takeBack, fail); !errors.Is(err, boom) {
 		t.Fatalf("failing hook: %v", err)
 	}
 	if seen == nil || seen.Market.Resolution != arena.Yes || seen.Outcome != arena.No || !seen.At.Equal(at) || seen.Resolution.ID == 0 {
@@ -102,7 +102,7 @@ func testOracleApplyAtomic(t *testing.T, db *store.DB) {
 	}
 	unchanged("a hook failed")
 
-	if _, err := db.DecideOracle(ctx, in, takeBack); err != nil {
+	if _, _, err := db.DecideOracle(ctx, in, takeBack); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := db.Portfolio(ctx, p.ID)
@@ -116,13 +116,20 @@ func testOracleApplyAtomic(t *testing.T, db *store.DB) {
 		t.Fatalf("applied: market %+v, portfolio %+v, trades %d, settlements %+v, history %+v", mk, got, len(trades), sts, hist)
 	}
 
-	// A first resolution (an escalated market decided) runs no hook.
+	// A first resolution (an escalated market decided) runs the hooks too
+	// (the forecast track logs it there): a failing one rolls it back.
 	esc := SaveMarket(t, db, "first")
 	if err := db.SaveOracleResolution(ctx, &arena.OracleResolution{MarketID: esc, Verdict: oracleVerdict(true, arena.OracleNo), Policy: arena.DefaultOraclePolicy}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: esc, Decision: arena.OracleNo, Arbiter: "ann"}, fail); err != nil {
-		t.Fatalf("first resolution ran a hook: %v", err)
+	if _, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: esc, Decision: arena.OracleNo, Arbiter: "ann"}, fail); !errors.Is(err, boom) {
+		t.Fatalf("first resolution with a failing hook: %v", err)
+	}
+	if mk, _ := db.Market(ctx, esc); mk.Resolution != "" {
+		t.Fatalf("a failing hook left the first resolution %+v", mk)
+	}
+	if _, changed, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: esc, Decision: arena.OracleNo, Arbiter: "ann"}); err != nil || !changed {
+		t.Fatalf("first resolution: %v %v", changed, err)
 	}
 }
 
@@ -136,10 +143,10 @@ func testOracleDispute(t *testing.T, db *store.DB) {
 	if _, err := db.SaveMarkets(ctx, []*arena.Market{up, open, multi}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, up.ID, arena.Yes, t0); err != nil {
+	if _, err := db.ResolveMarket(ctx, up.ID, arena.Yes, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, multi.ID, "A", t0); err != nil {
+	if _, err := db.ResolveMarket(ctx, multi.ID, "A", t0); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -153,7 +160,7 @@ func testOracleDispute(t *testing.T, db *store.DB) {
 		{arena.OracleDispute{MarketID: open.ID, Admin: "ann", Reason: "wrong"}, arena.ECONFLICT, "flag it for the oracle instead"},
 		{arena.OracleDispute{MarketID: multi.ID, Admin: "ann", Reason: "wrong"}, arena.EINVALID, "binary markets only"},
 	} {
-		if err := db.DisputeOracle(ctx, &c.d); arena.ErrorKind(err) != c.kind || !strings.Contains(err.Error(), c.msg) {
+		if _, err := db.DisputeOracle(ctx, &c.d); arena.ErrorKind(err) != c.kind || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("dispute %+v: %v, want %s (%s)", c.d, err, c.kind, c.msg)
 		}
 	}
@@ -165,18 +172,18 @@ func testOracleDispute(t *testing.T, db *store.DB) {
 		t.Errorf("flag of a market its source resolved: %v", err)
 	}
 	rr := arena.OracleDecisionInput{MarketID: up.ID, Decision: arena.OracleNo, Arbiter: "bob", Reason: "wrong", ReResolve: true}
-	if _, err := db.DecideOracle(ctx, rr); arena.ErrorKind(err) != arena.ECONFLICT || !strings.Contains(err.Error(), "dispute it first") {
+	if _, _, err := db.DecideOracle(ctx, rr); arena.ErrorKind(err) != arena.ECONFLICT || !strings.Contains(err.Error(), "dispute it first") {
 		t.Errorf("re-resolution of a market its source resolved: %v", err)
 	}
-	if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: up.ID, Decision: arena.OracleNo, Arbiter: "bob"}); arena.ErrorKind(err) != arena.ECONFLICT {
+	if _, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: up.ID, Decision: arena.OracleNo, Arbiter: "bob"}); arena.ErrorKind(err) != arena.ECONFLICT {
 		t.Errorf("arbiter decision on an undisputed market: %v", err)
 	}
 
 	d := &arena.OracleDispute{MarketID: up.ID, Admin: " ann ", Reason: "the source misread its own rules", CreatedAt: t0.Add(time.Hour)}
-	if err := db.DisputeOracle(ctx, d); err != nil {
+	if _, err := db.DisputeOracle(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DisputeOracle(ctx, &arena.OracleDispute{MarketID: up.ID, Admin: "bob", Reason: "again"}); arena.ErrorKind(err) != arena.ECONFLICT {
+	if _, err := db.DisputeOracle(ctx, &arena.OracleDispute{MarketID: up.ID, Admin: "bob", Reason: "again"}); arena.ErrorKind(err) != arena.ECONFLICT {
 		t.Fatalf("second dispute: %v", err)
 	}
 	ds, err := db.OracleDisputes(ctx)
@@ -198,7 +205,7 @@ func testOracleDispute(t *testing.T, db *store.DB) {
 	if m, _ := db.Market(ctx, up.ID); m.Resolution != arena.Yes || m.Ambiguous {
 		t.Fatalf("disputed market after a sync: %+v", m)
 	}
-	if err := db.ResolveMarket(ctx, up.ID, arena.No, t0); arena.ErrorKind(err) != arena.ECONFLICT {
+	if _, err := db.ResolveMarket(ctx, up.ID, arena.No, t0); arena.ErrorKind(err) != arena.ECONFLICT {
 		t.Fatalf("hand resolution of a disputed market: %v", err)
 	}
 	// The panel runs on it (escalated: the source's resolution stays), then
@@ -209,7 +216,7 @@ func testOracleDispute(t *testing.T, db *store.DB) {
 	if m, _ := db.Market(ctx, up.ID); m.Resolution != arena.Yes {
 		t.Fatalf("escalated dispute changed the market: %+v", m)
 	}
-	if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: up.ID, Decision: arena.OracleNo, Arbiter: "bob", Reason: "rules"}); err != nil {
+	if _, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: up.ID, Decision: arena.OracleNo, Arbiter: "bob", Reason: "rules"}); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := db.Market(ctx, up.ID); m.Resolution != arena.No {
@@ -221,7 +228,7 @@ func testOracleDispute(t *testing.T, db *store.DB) {
 	if m, _ := db.Market(ctx, up.ID); m.Resolution != arena.No {
 		t.Fatalf("decided dispute after a sync: %+v", m)
 	}
-	if err := db.DisputeOracle(ctx, &arena.OracleDispute{MarketID: up.ID, Admin: "ann", Reason: "again"}); arena.ErrorKind(err) != arena.ECONFLICT ||
+	if _, err := db.DisputeOracle(ctx, &arena.OracleDispute{MarketID: up.ID, Admin: "ann", Reason: "again"}); arena.ErrorKind(err) != arena.ECONFLICT ||
 		!strings.Contains(err.Error(), "re-resolve it instead") {
 		t.Fatalf("dispute of an oracle resolution: %v", err)
 	}
@@ -237,24 +244,24 @@ func testOracleReResolveRace(t *testing.T, db *store.DB) {
 	if err := db.SaveOracleResolution(ctx, &arena.OracleResolution{MarketID: m, Verdict: oracleVerdict(true, arena.OracleNo), Policy: arena.DefaultOraclePolicy}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: m, Decision: arena.OracleVoid, Arbiter: "ann", Reason: "unclear"}); err != nil {
+	if _, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: m, Decision: arena.OracleVoid, Arbiter: "ann", Reason: "unclear"}); err != nil {
 		t.Fatal(err)
 	}
 	won := race(t, 24, func(i int) (bool, error) {
 		in := arena.OracleDecisionInput{MarketID: m, Decision: []arena.OracleDecision{arena.OracleYes, arena.OracleNo}[i%2], Arbiter: "arbiter",
 			Reason: "corrected", ReResolve: true, Revises: 1}
-		_, err := db.DecideOracle(ctx, in)
+		_, changed, err := db.DecideOracle(ctx, in)
 		if arena.ErrorCode(err) == arena.CodeResolutionChanged {
 			return false, nil // lost to the one applied
 		}
-		return err == nil, err
+		return changed, err // the winner's decision again: unchanged
 	})
 	hist, _ := db.OracleResolutions(ctx, m)
 	if won != 1 || len(hist) != 2 || hist[1].Seq != 2 {
 		t.Fatalf("%d re-resolutions applied, history %d long; want exactly one", won, len(hist))
 	}
 	// The same decision again, naming the resolution in force: nothing new.
-	same, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: m, Decision: hist[1].Final, Arbiter: "carol", Reason: "confirming", ReResolve: true, Revises: 2})
+	same, _, err := db.DecideOracle(ctx, arena.OracleDecisionInput{MarketID: m, Decision: hist[1].Final, Arbiter: "carol", Reason: "confirming", ReResolve: true, Revises: 2})
 	if again, _ := db.OracleResolutions(ctx, m); err != nil || same.ID != hist[1].ID || len(again) != 2 {
 		t.Fatalf("same decision: %+v %v, history %d long", same, err, len(again))
 	}
@@ -267,7 +274,7 @@ func testOracleReResolveRace(t *testing.T, db *store.DB) {
 func testOracleInputText(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	open, up, esc := SaveMarket(t, db, "open"), SaveMarket(t, db, "up"), SaveMarket(t, db, "esc")
-	if err := db.ResolveMarket(ctx, up, arena.Yes, t0); err != nil {
+	if _, err := db.ResolveMarket(ctx, up, arena.Yes, t0); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.SaveOracleResolution(ctx, &arena.OracleResolution{MarketID: esc, Verdict: oracleVerdict(true, arena.OracleNo), Policy: arena.DefaultOraclePolicy}); err != nil {
@@ -277,8 +284,8 @@ func testOracleInputText(t *testing.T, db *store.DB) {
 	for _, bad := range []string{"a\x00b", "\x00", "bell\x07", "cr\rlf", "esc\x1b[31m", "del\x7f", "c1\u0085c1", "\xff\xfe", long} {
 		for what, err := range map[string]error{
 			"flag reason":      db.FlagOracle(ctx, arena.OracleFlag{MarketID: open, Reason: bad}),
-			"dispute admin":    db.DisputeOracle(ctx, &arena.OracleDispute{MarketID: up, Admin: bad, Reason: "r"}),
-			"dispute reason":   db.DisputeOracle(ctx, &arena.OracleDispute{MarketID: up, Admin: "ann", Reason: bad}),
+			"dispute admin":    disputeErr(db, arena.OracleDispute{MarketID: up, Admin: bad, Reason: "r"}),
+			"dispute reason":   disputeErr(db, arena.OracleDispute{MarketID: up, Admin: "ann", Reason: bad}),
 			"decision arbiter": decideErr(db, arena.OracleDecisionInput{MarketID: esc, Decision: arena.OracleNo, Arbiter: bad}),
 			"decision reason":  decideErr(db, arena.OracleDecisionInput{MarketID: esc, Decision: arena.OracleNo, Arbiter: "ann", Reason: bad}),
 		} {
@@ -306,6 +313,11 @@ func testOracleInputText(t *testing.T, db *store.DB) {
 }
 
 func decideErr(db *store.DB, in arena.OracleDecisionInput) error {
-	_, err := db.DecideOracle(context.Background(), in)
+	_, _, err := db.DecideOracle(context.Background(), in)
+	return err
+}
+
+func disputeErr(db *store.DB, d arena.OracleDispute) error {
+	_, err := db.DisputeOracle(context.Background(), &d)
 	return err
 }

@@ -20,7 +20,7 @@ func testOracleFlag(t *testing.T, db *store.DB) {
 	if _, err := db.SaveMarkets(ctx, []*arena.Market{m, done}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ResolveMarket(ctx, done.ID, arena.Yes, t0); err != nil {
+	if _, err := db.ResolveMarket(ctx, done.ID, arena.Yes, t0); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -60,7 +60,7 @@ func testOracleFlag(t *testing.T, db *store.DB) {
 	if got, _ := db.Market(ctx, m.ID); !got.Ambiguous || got.Resolution != "" || got.Status != arena.StatusResolved {
 		t.Fatalf("flagged market after a sync: %+v", got)
 	}
-	if err := db.ResolveMarket(ctx, m.ID, arena.Yes, t0); arena.ErrorKind(err) != arena.ECONFLICT {
+	if _, err := db.ResolveMarket(ctx, m.ID, arena.Yes, t0); arena.ErrorKind(err) != arena.ECONFLICT {
 		t.Fatalf("hand resolution of a flagged market: %v", err)
 	}
 	// The oracle resolves it NO; a sync still saying YES changes nothing.

@@ -41,8 +41,10 @@ var suite = []struct {
 	{"RateBuckets", testRateBuckets},
 	{"AgentProfiles", testAgentProfiles},
 	{"LogCheckpoints", testLogCheckpoints},
+	{"LogTiles", testLogTiles},
 	{"HumanForecasts", testHumanForecasts},
 	{"ExportStore", testExportStore},
+	{"Versions", testVersions},
 }
 
 // Suite runs the store's conformance suite on databases from open, in the
