@@ -258,7 +258,7 @@ func (v *verifier) readMeta(dir string) bool {
 		v.add(m, "", "", "%v", err)
 		return false
 	}
-	if err := checkUniqueKeys(b); err != nil {
+	if err := arena.CheckUniqueKeys(b); err != nil {
 		v.add(m, "", "", "%v", err)
 		return false
 	}
@@ -433,7 +433,7 @@ func (v *verifier) checkLog(dir string) {
 			v.add(lt, r.key, "leaf_hash", "%s, but the leaf hashes to %x, which the signed root covers", r.s("leaf_hash"), own[i])
 		case !tlog.Equal(own[i], exported[i]):
 			v.add(lt, r.key, "leaf", "hashes to %x, not to its leaf_hash %s", own[i], r.s("leaf_hash"))
-		case checkUniqueKeys([]byte(r.s("leaf"))) != nil || json.Unmarshal([]byte(r.s("leaf")), &leaves[i]) != nil:
+		case arena.CheckUniqueKeys([]byte(r.s("leaf"))) != nil || json.Unmarshal([]byte(r.s("leaf")), &leaves[i]) != nil:
 			v.add(lt, r.key, "leaf", "not a JSON leaf with each key once")
 			leaves[i] = tlog.Leaf{}
 		case leaves[i].Kind != r.s("kind"):
@@ -1439,7 +1439,7 @@ func readTables(dir string) (Meta, map[string]*table, error) {
 	if err != nil {
 		return meta, nil, fmt.Errorf("export: %w", err)
 	}
-	if err := checkUniqueKeys(b); err != nil {
+	if err := arena.CheckUniqueKeys(b); err != nil {
 		return meta, nil, fmt.Errorf("export: meta.json: %w", err)
 	}
 	if err := json.Unmarshal(b, &meta); err != nil {

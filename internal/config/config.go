@@ -49,6 +49,9 @@ type Options struct {
 	ForecastLeadTime time.Duration
 	DataDir          string
 	LogKey           string
+	// NewLogRecord lets a start make the log key's missing record of the
+	// trees it signed (see the setting's usage).
+	NewLogRecord bool
 
 	// The forecast track's scheduled rounds.
 	NoRounds         bool
@@ -226,6 +229,8 @@ var fields = []field{
 		func(o *Options) *string { return &o.DataDir }),
 	str("ARENA_LOG_KEY", "ed25519 key file of the tamper-evident log, created on first start and bound to the database (default: in the data directory, named after a SQLite database as DB.log.key, log.key for PostgreSQL; without a data directory in the user configuration directory)",
 		func(o *Options) *string { return &o.LogKey }).flagged("log-key"),
+	boolean("ARENA_NEW_LOG_RECORD", "make the log key's missing record of the trees it signed (KEY.signed) from this database's latest checkpoint, once, knowingly: only when the key never signed beyond it (refused while a record exists)",
+		func(o *Options) *bool { return &o.NewLogRecord }).flagged("new-log-record"),
 
 	str("ARENA_GAMMA_URL", "Polymarket Gamma API base URL", func(o *Options) *string { return &o.GammaURL }).flagged("gamma-url"),
 	str("ARENA_CLOB_URL", "Polymarket CLOB API base URL", func(o *Options) *string { return &o.CLOBURL }).flagged("clob-url"),
