@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,12 @@ import (
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/tlog"
+)
+
+var (
+	exportBenchOnce sync.Once
+	exportBenchDir  string
+	exportBenchErr  error
 )
 
 // The export serve publishes with each checkpoint, on a generated
@@ -34,13 +41,19 @@ import (
 func BenchmarkExportPerCheckpoint(b *testing.B) {
 	agents, nRounds := envInt("ARENA_BENCH_AGENTS", 100), envInt("ARENA_BENCH_ROUNDS", 500)
 	ctx := context.Background()
-	db, err := store.Open(ctx, "sqlite:"+b.TempDir()+"/bench.db", store.Unsynced())
+	// Generated once per process: the framework runs the benchmark more
+	// than once, and 5,000 rounds take minutes to generate.
+	exportBenchOnce.Do(func() { exportBenchDir, exportBenchErr = os.MkdirTemp("", "arena-export-bench-") })
+	if exportBenchErr != nil {
+		b.Fatal(exportBenchErr)
+	}
+	path := filepath.Join(exportBenchDir, "bench.db")
+	_, statErr := os.Stat(path)
+	db, err := store.Open(ctx, "sqlite:"+path, store.Unsynced())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	start := time.Now()
-	generate(b, db, agents, nRounds, 7)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	appendEntries := func(n, round int) {
 		for a := range n {
@@ -50,10 +63,14 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 			}
 		}
 	}
-	for r := range nRounds {
-		appendEntries(3*agents, r+1)
+	if os.IsNotExist(statErr) {
+		start := time.Now()
+		generate(b, db, agents, nRounds, 7)
+		for r := range nRounds {
+			appendEntries(3*agents, r+1)
+		}
+		b.Logf("generated %d agents × %d rounds, %d log entries in %s", agents, nRounds, 3*agents*nRounds, time.Since(start).Round(time.Millisecond))
 	}
-	b.Logf("generated %d agents × %d rounds, %d log entries in %s", agents, nRounds, 3*agents*nRounds, time.Since(start).Round(time.Millisecond))
 	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	lg := &tlog.Log{Store: db, Key: key}
 	svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
@@ -131,4 +148,13 @@ func BenchmarkExportPerCheckpoint(b *testing.B) {
 	b.ReportMetric(float64(bytes)/float64(b.N)/(1<<20), "export_MiB")
 	b.ReportMetric(float64(per)/float64(full), "time_x_full")
 	b.ReportMetric(float64(stored)/float64(bytes), "bytes_x_full")
+}
+
+// TestMain removes the database BenchmarkExportPerCheckpoint generated.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if exportBenchDir != "" {
+		os.RemoveAll(exportBenchDir)
+	}
+	os.Exit(code)
 }
