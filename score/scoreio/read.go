@@ -1,28 +1,24 @@
 // Package scoreio reads the scores file that 'arena score' and the
 // reports take: CSV with a header, or JSON lines, with the columns
 // agent, round, market, category, forecast, benchmark, outcome[, event].
-// It is the I/O side of package score, which does none. The CSV reader is
-// hand-written for speed (one pass, interned names, parallel chunks on
-// large files); its results equal encoding/csv's on every input.
+// It is the I/O side of package score, which does none. The reader is
+// hand-written for speed: it streams the input in pieces of whole lines,
+// parsed in parallel with interned names and joined in input order; its
+// results equal encoding/csv's on every input.
 package scoreio
 
 import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"math/bits"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
-	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -51,113 +47,24 @@ var (
 	MaxLineBytes       = 1 << 20
 )
 
-// ReadFile reads a scores file: JSONL when the name ends in .jsonl/.ndjson
-// or the first non-blank byte is '{', CSV with a header otherwise.
-func ReadFile(path string) (*score.Table, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read scores: %w", err)
-	}
-	defer f.Close()
-	return Read(f, path)
-}
-
-// Read reads a scores file from r; name (its path) names it in errors and,
-// by its extension, may say it is JSONL. A file larger than MaxFileBytes
-// or with a line longer than MaxLineBytes is refused as soon as the read
-// gets there.
-func Read(r io.Reader, name string) (*score.Table, error) {
-	data, err := readBounded(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	t, err := Parse(data, isJSONL(name, data))
-	if err != nil {
-		return nil, arena.Errorf(arena.EINVALID, "%s: %w", name, err)
-	}
-	return t, nil
-}
-
-// readBounded reads r to the end within MaxFileBytes and MaxLineBytes.
-func readBounded(r io.Reader) ([]byte, error) {
-	data := make([]byte, 0, 64<<10)
-	line, lineStart := 1, 0 // the line being read and where it starts
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)] // grow as append does
-		}
-		n, err := r.Read(data[len(data):cap(data)])
-		k := len(data)
-		data = data[:k+n]
-		for {
-			j := bytes.IndexByte(data[k:], '\n')
-			if j < 0 || k+j-lineStart > MaxLineBytes {
-				break
-			}
-			k, line, lineStart = k+j+1, line+1, k+j+1
-		}
-		switch {
-		case len(data)-lineStart > MaxLineBytes:
-			return nil, arena.Errorf(arena.EINVALID, "line %d is longer than %s, the limit of a line", line, arena.SizeText(int64(MaxLineBytes)))
-		case int64(len(data)) > MaxFileBytes:
-			return nil, arena.Errorf(arena.EINVALID, "larger than %s, the limit of a scores file", arena.SizeText(MaxFileBytes))
-		case err == io.EOF:
-			return data, nil
-		case err != nil:
-			return nil, err
-		}
-	}
-}
-
-func isJSONL(path string, data []byte) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".jsonl", ".ndjson", ".json":
-		return true
-	case ".csv":
-		return false
-	}
-	d := bytes.TrimLeft(bytes.TrimPrefix(data, bom), " \t\r\n")
-	return len(d) > 0 && d[0] == '{'
-}
-
-var bom = []byte("\xef\xbb\xbf")
-
-// Parse parses a whole input, CSV or (jsonl) JSON lines. Every malformed row is collected
-// (up to score.MaxProblems with a total) and the parse fails: nothing is
-// silently dropped.
-func Parse(data []byte, jsonl bool) (*score.Table, error) {
-	data = bytes.TrimPrefix(data, bom)
-	p := &rowParser{t: score.NewTable(bytes.Count(data, []byte{'\n'}) + 1), bad: &score.InputError{}}
-	var err error
-	if jsonl {
-		err = p.jsonl(data)
-	} else {
-		err = p.csv(data)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if p.bad.Total > 0 {
-		return nil, p.bad
-	}
-	if p.t.Len() == 0 {
-		return nil, fmt.Errorf("no data rows")
-	}
-	return p.t, nil
-}
-
 type rowParser struct {
 	t   *score.Table
 	bad *score.InputError
-	// Per string column, a small direct-mapped cache in front of the
-	// dictionary's map: ids repeat heavily (agents, rounds, categories),
-	// and a byte compare beats hashing into a large map.
-	cache [nCols][256]cacheSlot
+	// cache is a small direct-mapped cache per string column in front of
+	// the dictionary's map: ids repeat heavily (agents, rounds,
+	// categories), and a byte compare beats hashing into a large map. A
+	// worker's parsers share one; a slot counts only for the parser whose
+	// generation it holds.
+	cache *internCache
+	gen   uint32
 }
+
+type internCache [nCols][256]cacheSlot
 
 type cacheSlot struct {
 	key []byte
 	id  int32
+	gen uint32
 }
 
 func (p *rowParser) intern(col int, d *score.Dict, b []byte) int32 {
@@ -170,137 +77,12 @@ func (p *rowParser) intern(col int, d *score.Dict, b []byte) int32 {
 		}
 	}
 	s := &p.cache[col][h&255]
-	if s.key != nil && bytes.Equal(s.key, b) {
+	if s.gen == p.gen && bytes.Equal(s.key, b) {
 		return s.id
 	}
 	id := d.IDBytes(b)
-	s.key, s.id = append(s.key[:0], b...), id
-	if s.key == nil {
-		s.key = []byte{} // non-nil marks the slot used, even for ""
-	}
+	s.key, s.id, s.gen = append(s.key[:0], b...), id, p.gen
 	return id
-}
-
-func (p *rowParser) csv(data []byte) error {
-	line := 1
-	pos := 0
-	var fields [][]byte
-	var scratch []byte
-	// Header.
-	for pos < len(data) && len(bytes.TrimSpace(lineAt(data, pos))) == 0 {
-		pos = nextLine(data, pos)
-		line++
-	}
-	if pos >= len(data) {
-		return fmt.Errorf("empty file: want a CSV header %s", strings.Join(scoreColumns[:nCols-1], ",")+"[,event] or JSONL rows")
-	}
-	hline := line
-	fields, _, pos, n, err := splitRecord(data, pos, fields[:0], scratch[:0])
-	if err != nil {
-		return fmt.Errorf("line %d: %v", hline, err)
-	}
-	line += n
-	idx, err := headerIndex(fields)
-	if err != nil {
-		return fmt.Errorf("line %d: %v", hline, err)
-	}
-	ncol := len(fields)
-
-	// Large unquoted inputs are parsed in parallel chunks split at line
-	// boundaries (a quote could hide a newline inside a field, so any quote
-	// means one sequential pass), then merged in order.
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || len(data)-pos < parallelMin || bytes.IndexByte(data[pos:], '"') >= 0 {
-		p.body(data, pos, line, idx, ncol)
-		return nil
-	}
-	bounds := []int{pos}
-	for k := 1; k < workers; k++ {
-		cut := pos + (len(data)-pos)*k/workers
-		if i := bytes.IndexByte(data[cut:], '\n'); i >= 0 && cut+i+1 > bounds[len(bounds)-1] {
-			bounds = append(bounds, cut+i+1)
-		}
-	}
-	bounds = append(bounds, len(data))
-	parts := make([]*rowParser, len(bounds)-1)
-	var wg sync.WaitGroup
-	startLine := line
-	for k := range parts {
-		pk := p
-		if k > 0 {
-			startLine += bytes.Count(data[bounds[k-1]:bounds[k]], []byte{'\n'})
-			pk = &rowParser{t: score.NewTable((bounds[k+1] - bounds[k]) / 32), bad: &score.InputError{}}
-			parts[k] = pk
-		}
-		wg.Add(1)
-		go func(pk *rowParser, lo, hi, line int) {
-			defer wg.Done()
-			pk.body(data[:hi], lo, line, idx, ncol)
-		}(pk, bounds[k], bounds[k+1], startLine)
-	}
-	wg.Wait()
-	for _, pk := range parts[1:] {
-		p.merge(pk)
-	}
-	return nil
-}
-
-// parallelMin is the input size from which the CSV body is parsed in parallel.
-var parallelMin = 4 << 20 // a var so tests can force either path
-
-// body parses CSV records from pos to the end of data; line is pos's line.
-func (p *rowParser) body(data []byte, pos, line int, idx [nCols]int, ncol int) {
-	var fields [][]byte
-	var scratch []byte
-	var n int
-	var err error
-	for pos < len(data) {
-		start := line
-		if data[pos] == '\n' || (data[pos] == '\r' && (pos+1 == len(data) || data[pos+1] == '\n')) {
-			pos = nextLine(data, pos)
-			line++
-			continue
-		}
-		fields, scratch, pos, n, err = splitRecord(data, pos, fields[:0], scratch[:0])
-		line += n
-		if err != nil {
-			p.bad.Add("line %d: %v", start, err)
-			continue
-		}
-		if len(fields) != ncol {
-			p.bad.Add("line %d: %d fields, want %d as in the header", start, len(fields), ncol)
-			continue
-		}
-		var f [nCols][]byte
-		for c := range nCols {
-			if idx[c] >= 0 {
-				f[c] = fields[idx[c]]
-			}
-		}
-		p.add(f, start)
-	}
-}
-
-// merge appends q's rows and problems after p's, re-interning q's ids.
-func (p *rowParser) merge(q *rowParser) {
-	for _, msg := range q.bad.Problems {
-		p.bad.Add("%s", msg)
-	}
-	p.bad.Total += q.bad.Total - len(q.bad.Problems)
-	remap := func(into, from *score.Dict) []int32 {
-		ids := make([]int32, from.Len())
-		for i, name := range from.Names {
-			ids[i] = into.ID(name)
-		}
-		return ids
-	}
-	t, u := p.t, q.t
-	ag, rd, mk, ct, ev := remap(t.Agents, u.Agents), remap(t.Rounds, u.Rounds), remap(t.Markets, u.Markets),
-		remap(t.Categories, u.Categories), remap(t.Events, u.Events)
-	for i := range u.Len() {
-		t.Append(ag[u.Agent[i]], rd[u.Round[i]], mk[u.Market[i]], ct[u.Category[i]], ev[u.Event[i]],
-			u.P[i], u.B[i], u.HasB(i), u.X[i], int(u.Line[i]))
-	}
 }
 
 // headerIndex maps the score file's columns to header positions; unknown, duplicate or
@@ -493,7 +275,7 @@ func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byt
 			i++
 			for {
 				if i >= len(data) {
-					return fields, scratch, len(data), lines, fmt.Errorf("unterminated quoted field")
+					return fields, scratch, len(data), lines, errUnterminated
 				}
 				c := data[i]
 				if c == '"' {
@@ -545,6 +327,10 @@ func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byt
 		i++ // the comma
 	}
 }
+
+// errUnterminated is a quoted field still open at the end of the data:
+// in a stream, more input may close it.
+var errUnterminated = errors.New("unterminated quoted field")
 
 const (
 	ones  = 0x0101010101010101
@@ -609,8 +395,9 @@ func (m *jsonMaybe) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (p *rowParser) jsonl(data []byte) error {
-	line := 0
+// jsonl parses JSON lines from data, whose first line is line first.
+func (p *rowParser) jsonl(data []byte, first int) {
+	line := first - 1
 	for pos := 0; pos < len(data); {
 		l := lineAt(data, pos)
 		pos = nextLine(data, pos)
@@ -657,7 +444,6 @@ func (p *rowParser) jsonl(data []byte) error {
 			p.bad.Add("line %d: %v", line, err)
 		}
 	}
-	return nil
 }
 
 // strconvParse is strconv.ParseFloat on a string (the reference the fast
