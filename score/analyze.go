@@ -1,6 +1,8 @@
 package score
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -113,8 +115,9 @@ func (e *InputError) Add(format string, args ...any) {
 // benchmark, the market baseline as agent "market". Rows must agree on the
 // outcome and benchmark of a (round, market), and an agent may forecast a
 // market once per round; violations fail with their line numbers.
-// Agents are returned by name, the market baseline last.
-func Analyze(t *Table, opt Options) ([]AgentResult, error) {
+// Agents are returned by name, the market baseline last. It stops with
+// ctx, returning ctx's error.
+func Analyze(ctx context.Context, t *Table, opt Options) ([]AgentResult, error) {
 	n := t.Len()
 	if n == 0 {
 		return nil, fmt.Errorf("no rows to score")
@@ -200,6 +203,9 @@ func Analyze(t *Table, opt Options) ([]AgentResult, error) {
 	if bad.Total > 0 {
 		return nil, bad
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("score: analyze: %w", err)
+	}
 
 	// Agents are independent: score them on all cores, each worker with its
 	// own scratch. Results do not depend on the schedule.
@@ -215,22 +221,29 @@ func Analyze(t *Table, opt Options) ([]AgentResult, error) {
 	}
 	close(next)
 	var wg sync.WaitGroup
-	for range workers {
+	errs := make([]error, workers)
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := newGrouper(t)
+			g := newGrouper(t, newMeter(ctx))
 			for j := range next {
+				if errs[w] != nil {
+					continue
+				}
 				if j == len(spans) {
-					out[j] = g.agent(MarketAgent, marketRows, true, opt)
+					out[j], errs[w] = g.agent(MarketAgent, marketRows, true, opt)
 					continue
 				}
 				s := spans[j]
-				out[j] = g.agent(t.Agents.Names[s.agent], order[s.lo:s.hi], false, opt)
+				out[j], errs[w] = g.agent(t.Agents.Names[s.agent], order[s.lo:s.hi], false, opt)
 			}
 		}()
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("score: analyze: %w", err)
+	}
 	slices.SortFunc(out[:len(spans)], func(a, b AgentResult) int { return strings.Compare(a.Agent, b.Agent) })
 	return out, nil
 }
@@ -275,6 +288,7 @@ func groupOrder(t *Table) (byAgent, byRound []int32) {
 // grouper holds scratch space reused across agents.
 type grouper struct {
 	t          *Table
+	m          *meter
 	emptyEvent int32
 	evStamp    []int32 // per event id: agent pass that last saw it
 	evID       []int32
@@ -283,8 +297,8 @@ type grouper struct {
 	pass       int32
 }
 
-func newGrouper(t *Table) *grouper {
-	g := &grouper{t: t, emptyEvent: -1}
+func newGrouper(t *Table, m *meter) *grouper {
+	g := &grouper{t: t, m: m, emptyEvent: -1}
 	if id, ok := t.Events.ids[""]; ok {
 		g.emptyEvent = id
 	}
@@ -300,8 +314,12 @@ func newGrouper(t *Table) *grouper {
 }
 
 // agent computes one AgentResult from rows idx (grouped by round). With
-// echo set the forecasts are the benchmarks (the market baseline).
-func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentResult {
+// echo set the forecasts are the benchmarks (the market baseline). It
+// fails only when g's meter finds its context ended.
+func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) (AgentResult, error) {
+	if err := g.m.add(len(idx)); err != nil {
+		return AgentResult{}, err
+	}
 	t := g.t
 	n := len(idx)
 	p := make([]float64, n)
@@ -434,7 +452,10 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 		inf.Clusters = int(nClusters)
 		inf.ClusterSE = ClusterSE(dv, w, cl, int(nClusters))
 		if opt.Bootstrap > 0 {
-			inf.CI = ClusterBootstrapCI(dv, w, cl, int(nClusters), opt.Bootstrap, opt.Seed, opt.Level)
+			var err error
+			if inf.CI, err = clusterBootstrapCI(g.m, dv, w, cl, int(nClusters), opt.Bootstrap, opt.Seed, opt.Level); err != nil {
+				return AgentResult{}, err
+			}
 		}
 		inf.AlphaParts = DecomposeAlpha(pb, bb, xb, opt.Bins)
 	}
@@ -444,7 +465,7 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 	res.CORP = DecomposeCORP(p, x)
 	res.ECE = res.Murphy.ECE()
 	res.LogScore = LogScore(p, x)
-	return res
+	return res, nil
 }
 
 func mean(v []float64) float64 {

@@ -82,7 +82,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := analyzeTable(path, t, score.Options{}); err != nil {
+		if _, err := analyzeTable(ctx, path, t, score.Options{}); err != nil {
 			return err
 		}
 		scored = min(scored, time.Since(start))

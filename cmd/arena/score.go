@@ -47,7 +47,7 @@ func runScore(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := analyzeTable(*in, t, score.Options{Bins: *bins, Bootstrap: *boot, Seed: *seed})
+	res, err := analyzeTable(ctx, *in, t, score.Options{Bins: *bins, Bootstrap: *boot, Seed: *seed})
 	if err != nil {
 		return err
 	}
@@ -70,10 +70,13 @@ func checkFormat(f string, allowed ...string) error {
 }
 
 // analyzeTable runs score.Analyze and turns input problems into a user error
-// naming the file.
-func analyzeTable(path string, t *score.Table, opt score.Options) ([]score.AgentResult, error) {
-	res, err := score.Analyze(t, opt)
-	if err != nil {
+// naming the file; it stops with ctx.
+func analyzeTable(ctx context.Context, path string, t *score.Table, opt score.Options) ([]score.AgentResult, error) {
+	res, err := score.Analyze(ctx, t, opt)
+	switch {
+	case ctx.Err() != nil:
+		return nil, context.Cause(ctx)
+	case err != nil:
 		return nil, arena.Errorf(arena.EINVALID, "%s: %w", path, err)
 	}
 	return res, nil

@@ -2,6 +2,7 @@ package scoreio
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,7 +67,7 @@ func FuzzScoreInput(f *testing.F) {
 				t.Fatalf("accepted invalid row %+v: %v", r, err)
 			}
 		}
-		if _, err := score.Analyze(tab, score.Options{Bootstrap: 10}); err != nil {
+		if _, err := score.Analyze(context.Background(), tab, score.Options{Bootstrap: 10}); err != nil {
 			var ie *score.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("analyze: %v", err)
