@@ -157,7 +157,7 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 		}
 	}
 	version := fmt.Sprintf("%s|%x|%d", all.version, h.Sum64(), len(keep))
-	v, err := s.cache().Get(ctx, f.name(), version, func(context.Context) (*view, error) {
+	v, err := s.cache().Get(ctx, f.name(), version, func(ctx context.Context) (*view, error) {
 		var fs []arena.ScoredForecast
 		seen := map[uint64]bool{}
 		for _, x := range all.Forecasts {
@@ -166,7 +166,7 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 				seen[x.RoundID] = true
 			}
 		}
-		a, err := s.analyzeForecasts(fs)
+		a, err := s.analyzeForecasts(ctx, fs)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +189,7 @@ func (s *Service) analyze(ctx context.Context) (*scoring.Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.analyzeForecasts(fs)
+	a, err := s.analyzeForecasts(ctx, fs)
 	if err != nil {
 		return nil, err
 	}
@@ -208,8 +208,8 @@ func (s *Service) analyze(ctx context.Context) (*scoring.Analysis, error) {
 	return a, nil
 }
 
-func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*scoring.Analysis, error) {
-	return scoring.AnalyzeForecasts(fs, s.ScoringMethod(), s.log())
+func (s *Service) analyzeForecasts(ctx context.Context, fs []arena.ScoredForecast) (*scoring.Analysis, error) {
+	return scoring.AnalyzeForecasts(ctx, fs, s.ScoringMethod(), s.log())
 }
 
 // ScoringMethod is the service's scoring method: Method, or DefaultMethod when unset.
