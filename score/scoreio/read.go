@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/forecast-arena/arena/score"
@@ -47,27 +48,28 @@ var (
 	MaxLineBytes       = 1 << 20
 )
 
+// rowParser parses rows into a part: its table's id columns hold the
+// pools' provisional ids, its dictionaries are unused.
 type rowParser struct {
-	t   *score.Table
-	bad *score.InputError
+	t     *score.Table
+	bad   *score.InputError
+	pools *[nCols]*pool // for the string columns
 	// cache is a small direct-mapped cache per string column in front of
-	// the dictionary's map: ids repeat heavily (agents, rounds,
-	// categories), and a byte compare beats hashing into a large map. A
-	// worker's parsers share one; a slot counts only for the parser whose
-	// generation it holds.
+	// the pools: ids repeat heavily (agents, rounds, categories), and a
+	// byte compare beats hashing and locking. A worker's parsers share
+	// one (the pools' ids hold for every part).
 	cache *internCache
-	gen   uint32
 }
 
 type internCache [nCols][256]cacheSlot
 
 type cacheSlot struct {
-	key []byte
-	id  int32
-	gen uint32
+	key  []byte
+	id   int32
+	used bool
 }
 
-func (p *rowParser) intern(col int, d *score.Dict, b []byte) int32 {
+func (p *rowParser) intern(col int, b []byte) int32 {
 	h := uint(len(b))
 	if n := len(b); n > 0 {
 		h = h*31 + uint(b[0])
@@ -77,11 +79,11 @@ func (p *rowParser) intern(col int, d *score.Dict, b []byte) int32 {
 		}
 	}
 	s := &p.cache[col][h&255]
-	if s.gen == p.gen && bytes.Equal(s.key, b) {
+	if s.used && bytes.Equal(s.key, b) {
 		return s.id
 	}
-	id := d.IDBytes(b)
-	s.key, s.id, s.gen = append(s.key[:0], b...), id, p.gen
+	id := p.pools[col].id(b)
+	s.key, s.id, s.used = append(s.key[:0], b...), id, true
 	return id
 }
 
@@ -140,7 +142,7 @@ func (p *rowParser) add(f [nCols][]byte, line int) {
 		return
 	}
 	var bv float64
-	hasB := len(bytes.TrimSpace(f[colBenchmark])) > 0
+	hasB := len(trimSpace(f[colBenchmark])) > 0
 	if hasB {
 		if bv, err = parseProb(f[colBenchmark]); err != nil {
 			p.bad.Add("line %d: benchmark %v", line, err)
@@ -153,21 +155,29 @@ func (p *rowParser) add(f [nCols][]byte, line int) {
 	case len(o) == 1 && o[0] == '1':
 		x = 1
 	default:
-		v, err := parseFloat(bytes.TrimSpace(o))
+		v, err := parseFloat(trimSpace(o))
 		if err != nil || (v != 0 && v != 1) {
 			p.bad.Add("line %d: outcome %q is not 0 or 1", line, o)
 			return
 		}
 		x = v
 	}
-	t := p.t
-	t.Append(p.intern(colAgent, t.Agents, f[colAgent]), p.intern(colRound, t.Rounds, f[colRound]),
-		p.intern(colMarket, t.Markets, f[colMarket]), p.intern(colCategory, t.Categories, f[colCategory]),
-		p.intern(colEvent, t.Events, f[colEvent]), pv+0, bv+0, hasB, x, line)
+	p.t.Append(p.intern(colAgent, f[colAgent]), p.intern(colRound, f[colRound]), p.intern(colMarket, f[colMarket]),
+		p.intern(colCategory, f[colCategory]), p.intern(colEvent, f[colEvent]), pv+0, bv+0, hasB, x, line)
+}
+
+// trimSpace is bytes.TrimSpace, at once when b starts and ends with a
+// printable ASCII byte (neither an ASCII space nor part of a Unicode
+// one), as numbers do.
+func trimSpace(b []byte) []byte {
+	if n := len(b); n > 0 && b[0] > ' ' && b[0] < utf8.RuneSelf && b[n-1] > ' ' && b[n-1] < utf8.RuneSelf {
+		return b
+	}
+	return bytes.TrimSpace(b)
 }
 
 func parseProb(b []byte) (float64, error) {
-	v, err := parseFloat(bytes.TrimSpace(b))
+	v, err := parseFloat(trimSpace(b))
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a number", b)
 	}
@@ -230,31 +240,39 @@ func nextLine(data []byte, pos int) int {
 // cutFields splits the record at pos when it has no quote: it appends to
 // cuts the position of each comma and then of the newline (or the end of
 // data) that ends the record. It returns false at a quote, which needs
-// splitRecord's state machine. Eight bytes at a time (SWAR): a word
-// without ',', '\n' or '"' is skipped whole.
+// splitRecord's state machine. Eight bytes at a time (SWAR): each word
+// gives the marks of its commas, newlines and quotes at once, and its
+// commas before the first newline are taken from the marks.
 func cutFields(data []byte, pos int, cuts []int) ([]int, bool) {
 	i := pos
-	for {
-		for i+8 <= len(data) {
-			w := binary.LittleEndian.Uint64(data[i:])
-			if m := specialBytes(w); m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
-			}
-			i += 8
+	for ; i+8 <= len(data); i += 8 {
+		w := binary.LittleEndian.Uint64(data[i:])
+		commas, nl, quotes := bytesEqual(w, ','), bytesEqual(w, '\n'), bytesEqual(w, '"')
+		if nl != 0 {
+			before := nl&-nl - 1 // the marks below the first newline's
+			commas, quotes = commas&before, quotes&before
 		}
-		for i < len(data) && data[i] != ',' && data[i] != '\n' && data[i] != '"' {
-			i++
-		}
-		if i < len(data) && data[i] == '"' {
+		if quotes != 0 {
 			return cuts, false
 		}
-		cuts = append(cuts, i)
-		if i == len(data) || data[i] == '\n' {
-			return cuts, true
+		for ; commas != 0; commas &= commas - 1 {
+			cuts = append(cuts, i+bits.TrailingZeros64(commas)/8)
 		}
-		i++
+		if nl != 0 {
+			return append(cuts, i+bits.TrailingZeros64(nl)/8), true
+		}
 	}
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			return cuts, false
+		case ',':
+			cuts = append(cuts, i)
+		case '\n':
+			return append(cuts, i), true
+		}
+	}
+	return append(cuts, i), true
 }
 
 // field is field k of the record at pos that cutFields split at cuts; the
@@ -351,14 +369,15 @@ var errUnterminated = errors.New("unterminated quoted field")
 
 const (
 	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
+	lows7 = 0x7f7f7f7f7f7f7f7f
 )
 
-// specialBytes marks (in each byte's high bit) the bytes of w equal to ',',
-// '\n' or '"'. The lowest mark is exact, which is all the scanner uses.
-func specialBytes(w uint64) uint64 {
-	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
-	return zero(w^(','*ones)) | zero(w^('\n'*ones)) | zero(w^('"'*ones))
+// bytesEqual marks, in its high bit, each byte of w equal to c: exactly,
+// every byte (a byte is 0 after the xor iff its low seven bits carry
+// nothing into the high bit and the high bit is clear).
+func bytesEqual(w uint64, c byte) uint64 {
+	v := w ^ (uint64(c) * ones)
+	return ^((v&lows7 + lows7) | v | lows7)
 }
 
 // jsonRow is one JSONL row: the score file's keys; round and ids may be numbers.
@@ -457,9 +476,13 @@ func (p *rowParser) jsonl(data []byte, first int) {
 		if r.Benchmark != nil && r.Benchmark.ok {
 			row.Benchmark, row.HasBenchmark = r.Benchmark.v, true
 		}
-		if err := p.t.Add(row, line); err != nil {
+		if err := row.Validate(); err != nil {
 			p.bad.Add("line %d: %v", line, err)
+			continue
 		}
+		p.t.Append(p.pools[colAgent].id([]byte(row.Agent)), p.pools[colRound].id([]byte(row.Round)), p.pools[colMarket].id([]byte(row.Market)),
+			p.pools[colCategory].id([]byte(row.Category)), p.pools[colEvent].id([]byte(row.Event)),
+			row.Forecast+0, row.Benchmark+0, row.HasBenchmark, row.Outcome, line)
 	}
 }
 

@@ -3,6 +3,7 @@ package scoreio
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -208,5 +209,32 @@ func TestReadBounds(t *testing.T) {
 	in := string(hdr) + strings.Repeat(string(row), 1000)
 	if tab, err := Read(strings.NewReader(in), "in.csv"); err != nil || tab.Len() != 1000 {
 		t.Fatalf("%v", err)
+	}
+}
+
+// bytesEqual marks exactly the bytes equal to c, every one of a word.
+func TestBytesEqual(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	alphabet := []byte{',', '\n', '"', 0, 0x80, 0xff, 0x7f, 0x2c ^ 0x80, 'a', 1}
+	for range 100_000 {
+		var b [8]byte
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+			if r.IntN(4) == 0 {
+				b[i] = byte(r.Uint32())
+			}
+		}
+		w := binary.LittleEndian.Uint64(b[:])
+		for _, c := range []byte{',', '\n', '"'} {
+			var want uint64
+			for i, x := range b {
+				if x == c {
+					want |= 0x80 << (8 * i)
+				}
+			}
+			if got := bytesEqual(w, c); got != want {
+				t.Fatalf("bytesEqual(% x, %q) = %x, want %x", b, c, got, want)
+			}
+		}
 	}
 }

@@ -242,6 +242,9 @@ func parse(src *source, jsonl func(first []byte) bool) (*score.Table, error) {
 	buf = bytes.TrimPrefix(buf, bom)
 	workers := runtime.GOMAXPROCS(0)
 	d := &driver{st: newStream(src, buf, 2*workers+2), jobs: make(chan *job, workers)}
+	for _, c := range stringCols {
+		d.j.pools[c] = newPool()
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -263,7 +266,7 @@ func parse(src *source, jsonl func(first []byte) bool) (*score.Table, error) {
 	if d.csvHeader != nil && d.csvHeader.err != nil {
 		return nil, d.csvHeader.err
 	}
-	t, bad := assemble(d.parts, workers)
+	t, bad := d.j.table(workers)
 	if bad.Total > 0 {
 		return nil, bad
 	}
@@ -275,12 +278,12 @@ func parse(src *source, jsonl func(first []byte) bool) (*score.Table, error) {
 
 var errEmpty = fmt.Errorf("empty file: want a CSV header %s or JSONL rows", strings.Join(scoreColumns[:nCols-1], ",")+"[,event]")
 
-// driver hands the pieces to the workers and keeps their parts in input
-// order.
+// driver hands the pieces to the workers and their parts, in input
+// order, to the joiner.
 type driver struct {
 	st        *stream
 	jobs      chan *job
-	parts     []*rowParser
+	j         joiner
 	csvHeader *header
 }
 
@@ -295,11 +298,9 @@ type job struct {
 // work parses the jobs it receives into their parts.
 func (d *driver) work(jsonl bool) {
 	cache := new(internCache)
-	gen := uint32(0)
 	for j := range d.jobs {
-		gen++
 		p := j.part
-		p.cache, p.gen = cache, gen
+		p.cache = cache
 		if jsonl {
 			p.jsonl(j.data[j.pos:], j.line)
 		} else {
@@ -312,9 +313,7 @@ func (d *driver) work(jsonl bool) {
 
 // submit queues a piece for the workers, its part next in order.
 func (d *driver) submit(data []byte, pos, line int, hdr *header) {
-	rows := bytes.Count(data[pos:], []byte{'\n'}) + 1
-	p := &rowParser{t: score.NewTable(rows), bad: &score.InputError{}}
-	d.parts = append(d.parts, p)
+	p := d.j.add(bytes.Count(data[pos:], []byte{'\n'}) + 1)
 	d.jobs <- &job{data: data, pos: pos, line: line, hdr: hdr, part: p}
 }
 
@@ -380,8 +379,8 @@ func (d *driver) csv() error {
 // sequential parses the rest of the input in one pass: from data[pos:],
 // on line, then every following piece.
 func (d *driver) sequential(data []byte, pos, line int, last bool, h *header) error {
-	p := &rowParser{t: score.NewTable(bytes.Count(data[pos:], []byte{'\n'}) + 1), bad: &score.InputError{}, cache: new(internCache), gen: 1}
-	d.parts = append(d.parts, p)
+	p := d.j.add(bytes.Count(data[pos:], []byte{'\n'}) + 1)
+	p.cache = new(internCache)
 	buf := append(make([]byte, 0, len(data)-pos+minBuffer), data[pos:]...)
 	d.st.done(data)
 	pos = 0
@@ -528,85 +527,102 @@ func (p *rowParser) body(data []byte, pos, line int, h *header, last bool) (int,
 	return pos, line
 }
 
-// assemble joins the parts in input order: their dictionaries merged in
-// order (so every id is the one a single pass would give), their rows
-// copied into columns allocated once, in parallel, and their problems
-// listed in order.
-func assemble(parts []*rowParser, workers int) (*score.Table, *score.InputError) {
+// joiner joins the parts in input order: it renumbers the pools'
+// provisional ids in order of first appearance in the input (the ids a
+// single pass gives) while it copies the rows into columns allocated
+// once, and lists the parts' problems in order.
+type joiner struct {
+	pools [nCols]*pool
+	parts []*rowParser
+}
+
+// add returns a new part, next in order, with room for about rows rows.
+func (j *joiner) add(rows int) *rowParser {
+	t := &score.Table{Agent: make([]int32, 0, rows), Round: make([]int32, 0, rows), Market: make([]int32, 0, rows),
+		Category: make([]int32, 0, rows), Event: make([]int32, 0, rows), P: make([]float64, 0, rows), B: make([]float64, 0, rows),
+		X: make([]float64, 0, rows), Line: make([]int32, 0, rows)}
+	p := &rowParser{t: t, bad: &score.InputError{}, pools: &j.pools}
+	j.parts = append(j.parts, p)
+	return p
+}
+
+// table joins every part into one table: each string column renumbered by
+// one pass over the parts in order (the columns side by side), the
+// numbers copied part by part.
+func (j *joiner) table(workers int) (*score.Table, *score.InputError) {
 	bad := &score.InputError{}
-	for _, q := range parts {
-		for _, msg := range q.bad.Problems {
-			bad.Add("%s", msg)
-		}
-		bad.Total += q.bad.Total - len(q.bad.Problems)
+	at := make([]int, len(j.parts)+1) // each part's first row
+	for i, q := range j.parts {
+		bad.Merge(q.bad)
+		at[i+1] = at[i] + q.t.Len()
 	}
-	if len(parts) == 1 {
-		return parts[0].t, bad
+	rows := at[len(j.parts)]
+	t := &score.Table{}
+	if len(j.parts) == 1 { // renumbered in place
+		t = j.parts[0].t
+	} else {
+		t.Agent, t.Round, t.Market = make([]int32, rows), make([]int32, rows), make([]int32, rows)
+		t.Category, t.Event, t.Line = make([]int32, rows), make([]int32, rows), make([]int32, rows)
+		t.P, t.B, t.X = make([]float64, rows), make([]float64, rows), make([]float64, rows)
 	}
-	var rows int
-	var sizes [5]int
-	for _, q := range parts {
-		rows += q.t.Len()
-		for k, dict := range dicts(q.t) {
-			sizes[k] += dict.Len()
-		}
-	}
-	t := &score.Table{Agents: score.NewDictSize(sizes[0]), Rounds: score.NewDictSize(sizes[1]), Markets: score.NewDictSize(sizes[2]),
-		Categories: score.NewDictSize(sizes[3]), Events: score.NewDictSize(sizes[4])}
-	into := dicts(t)
-	remaps := make([][5][]int32, len(parts))
-	for i, q := range parts {
-		for k, dict := range dicts(q.t) {
-			ids := make([]int32, dict.Len())
-			for j, name := range dict.Names {
-				ids[j] = into[k].ID(name)
-			}
-			remaps[i][k] = ids
-		}
-	}
-	t.Agent, t.Round, t.Market = make([]int32, rows), make([]int32, rows), make([]int32, rows)
-	t.Category, t.Event, t.Line = make([]int32, rows), make([]int32, rows), make([]int32, rows)
-	t.P, t.B, t.X = make([]float64, rows), make([]float64, rows), make([]float64, rows)
+	var dicts [nStrings]*score.Dict
 	var wg sync.WaitGroup
-	next := make(chan int, len(parts))
-	at := make([]int, len(parts))
-	for i := range parts {
-		next <- i
-		if i > 0 {
-			at[i] = at[i-1] + parts[i-1].t.Len()
-		}
-	}
-	close(next)
-	for range min(workers, len(parts)) {
+	for k, c := range stringCols {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				u, o, r := parts[i].t, at[i], remaps[i]
-				n := u.Len()
-				for k, col := range [5][]int32{u.Agent, u.Round, u.Market, u.Category, u.Event} {
-					dst, ids := columns(t)[k][o:o+n], r[k]
-					for j, id := range col {
-						dst[j] = ids[id]
-					}
-				}
-				copy(t.P[o:], u.P)
-				copy(t.B[o:], u.B)
-				copy(t.X[o:], u.X)
-				copy(t.Line[o:], u.Line)
+			pl := j.pools[c]
+			renum := make([]int32, pl.span())
+			for i := range renum {
+				renum[i] = -1
 			}
+			var names []string
+			dst := columns(t)[k]
+			for i, q := range j.parts {
+				for r, id := range columns(q.t)[k] {
+					n := renum[id]
+					if n < 0 {
+						n = int32(len(names))
+						renum[id] = n
+						names = append(names, pl.name(id))
+					}
+					dst[at[i]+r] = n
+				}
+			}
+			dicts[k] = score.DictOf(names)
 		}()
 	}
+	if len(j.parts) > 1 {
+		next := make(chan int, len(j.parts))
+		for i := range j.parts {
+			next <- i
+		}
+		close(next)
+		for range min(workers, len(j.parts)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					u, o := j.parts[i].t, at[i]
+					copy(t.P[o:], u.P)
+					copy(t.B[o:], u.B)
+					copy(t.X[o:], u.X)
+					copy(t.Line[o:], u.Line)
+				}
+			}()
+		}
+	}
 	wg.Wait()
+	t.Agents, t.Rounds, t.Markets, t.Categories, t.Events = dicts[0], dicts[1], dicts[2], dicts[3], dicts[4]
 	return t, bad
 }
 
 // dicts and columns list a table's dictionaries and their id columns, in
 // one order.
-func dicts(t *score.Table) [5]*score.Dict {
-	return [5]*score.Dict{t.Agents, t.Rounds, t.Markets, t.Categories, t.Events}
+func dicts(t *score.Table) [nStrings]*score.Dict {
+	return [nStrings]*score.Dict{t.Agents, t.Rounds, t.Markets, t.Categories, t.Events}
 }
 
-func columns(t *score.Table) [5][]int32 {
-	return [5][]int32{t.Agent, t.Round, t.Market, t.Category, t.Event}
+func columns(t *score.Table) [nStrings][]int32 {
+	return [nStrings][]int32{t.Agent, t.Round, t.Market, t.Category, t.Event}
 }
