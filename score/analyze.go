@@ -368,6 +368,7 @@ type grouper struct {
 	roundOfB   []int32
 	cl         []int32
 	keys, sort []uint64 // CORP's
+	logs       *logMemo
 	emptyEvent int32
 	evStamp    []int32 // per event id: agent pass that last saw it
 	evID       []int32
@@ -423,7 +424,10 @@ func (g *grouper) decompose(idx []int32, echo bool, opt Options) (decompositions
 		return decompositions{}, err
 	}
 	p, _, x := g.gather(idx, echo)
-	d := decompositions{murphy: Decompose(p, x, opt.Bins), corp: decomposeCORP(p, x, &g.keys, &g.sort), logScore: LogScore(p, x)}
+	if g.logs == nil {
+		g.logs = new(logMemo)
+	}
+	d := decompositions{murphy: Decompose(p, x, opt.Bins), corp: decomposeCORP(p, x, &g.keys, &g.sort), logScore: logScore(p, x, g.logs)}
 	d.ece = d.murphy.ECE()
 	return d, nil
 }

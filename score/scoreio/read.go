@@ -79,12 +79,26 @@ func (p *rowParser) intern(col int, b []byte) int32 {
 		}
 	}
 	s := &p.cache[col][h&255]
-	if s.used && bytes.Equal(s.key, b) {
+	if s.used && shortEqual(s.key, b) {
 		return s.id
 	}
 	id := p.pools[col].id(b)
 	s.key, s.id, s.used = append(s.key[:0], b...), id, true
 	return id
+}
+
+// shortEqual is bytes.Equal, inline for up to 16 bytes (ids mostly are):
+// two 8-byte words that overlap in the middle cover them.
+func shortEqual(a, b []byte) bool {
+	n := len(a)
+	switch {
+	case n != len(b):
+		return false
+	case n >= 8 && n <= 16:
+		return binary.LittleEndian.Uint64(a) == binary.LittleEndian.Uint64(b) &&
+			binary.LittleEndian.Uint64(a[n-8:]) == binary.LittleEndian.Uint64(b[n-8:])
+	}
+	return bytes.Equal(a, b)
 }
 
 // headerIndex maps the score file's columns to header positions; unknown, duplicate or
@@ -129,7 +143,7 @@ func headerIndex(fields [][]byte) ([nCols]int, error) {
 }
 
 // add validates one row's fields and appends it, or records why not.
-func (p *rowParser) add(f [nCols][]byte, line int) {
+func (p *rowParser) add(f *[nCols][]byte, line int) {
 	for _, c := range []int{colAgent, colRound, colMarket} {
 		if len(f[c]) == 0 {
 			p.bad.Add("line %d: empty %s", line, scoreColumns[c])

@@ -498,7 +498,7 @@ func (p *rowParser) body(data []byte, pos, line int, h *header, last bool) (int,
 						f[c] = field(data, pos, cuts, k)
 					}
 				}
-				p.add(f, start)
+				p.add(&f, start)
 			}
 			pos, line = min(end+1, len(data)), line+1
 			continue
@@ -522,7 +522,7 @@ func (p *rowParser) body(data []byte, pos, line int, h *header, last bool) (int,
 				f[c] = fields[k]
 			}
 		}
-		p.add(f, start)
+		p.add(&f, start)
 	}
 	return pos, line
 }
