@@ -320,6 +320,9 @@ func (d *feData) counts(w []float64) (n []int, raw []float64) {
 	return n, raw
 }
 
+// countSpan is the fewest agents a goroutine counts a replicate of.
+const countSpan = 4096
+
 // booted is what the bootstrap gives: the paired tests, the replicates
 // run and, when kept, their adjusted scores.
 type booted struct {
@@ -370,30 +373,48 @@ func (d *feData) bootstrap(ctx context.Context, agents []FEAgent, gamma []float6
 	ge, valid := make([]int32, len(firsts)*na), make([]int32, len(firsts)*na)
 	var out booted
 	var spent int64
+	// count adds a replicate's scores of agents [lo, hi) to their tails
+	// and paired tests.
+	count := func(adj []float64, lo, hi int) {
+		for i, v := range adj[lo:hi] {
+			tl.add(lo+i, v)
+		}
+		for f, i := range firsts {
+			if math.IsNaN(adj[i]) {
+				continue
+			}
+			row := f * na
+			for j := lo; j < hi; j++ {
+				if v := adj[j]; j != i && !math.IsNaN(v) {
+					valid[row+j]++
+					if adj[i] >= v {
+						ge[row+j]++
+					}
+				}
+			}
+		}
+	}
 	take := func(rp *replicate) bool { // whether the bootstrap goes on
-		for i, v := range rp.adj {
-			tl.add(i, v)
+		// Many agents are counted on every core, each its own range (the
+		// workers still fitting wait their turn for a core).
+		if parts := min(runtime.GOMAXPROCS(0), na/countSpan); parts > 1 {
+			var wg sync.WaitGroup
+			for k := range parts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					count(rp.adj, k*na/parts, (k+1)*na/parts)
+				}()
+			}
+			wg.Wait()
+		} else {
+			count(rp.adj, 0, na)
 		}
 		for _, s := range rp.first {
 			rank1[s.i] += s.share
 		}
 		for _, s := range rp.top {
 			top[s.i] += s.share
-		}
-		for f, i := range firsts {
-			if math.IsNaN(rp.adj[i]) {
-				continue
-			}
-			row := f * na
-			for j, v := range rp.adj {
-				if j == i || math.IsNaN(v) {
-					continue
-				}
-				valid[row+j]++
-				if rp.adj[i] >= v {
-					ge[row+j]++
-				}
-			}
 		}
 		if opt.KeepReplicates {
 			out.reps = append(out.reps, rp.adj)

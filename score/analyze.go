@@ -369,6 +369,7 @@ type grouper struct {
 	cl         []int32
 	keys, sort []uint64 // CORP's
 	logs       *logMemo
+	drawn      draws
 	emptyEvent int32
 	evStamp    []int32 // per event id: agent pass that last saw it
 	evID       []int32
@@ -564,7 +565,7 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) (Agent
 		inf.ClusterSE = ClusterSE(dv, w, cl, int(nClusters))
 		if opt.Bootstrap > 0 {
 			var err error
-			if inf.CI, err = clusterBootstrapCI(g.m, dv, w, cl, int(nClusters), opt.Bootstrap, opt.Seed, opt.Level); err != nil {
+			if inf.CI, err = clusterBootstrapCI(g.m, dv, w, cl, int(nClusters), opt.Bootstrap, opt.Seed, opt.Level, &g.drawn); err != nil {
 				return AgentResult{}, err
 			}
 		}

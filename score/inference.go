@@ -115,10 +115,12 @@ func Bounded(r *rand.PCG, n uint64) uint64 {
 // ⌈(B+1)·a⌉ and ⌊(B+1)·(1−a)⌋ with a = (1−level)/2 (exact for B = 1999).
 // Same seed → same interval. It stops with ctx, returning ctx's error.
 func ClusterBootstrapCI(ctx context.Context, v, w []float64, cluster []int32, g, b int, seed uint64, level float64) (CI, error) {
-	return clusterBootstrapCI(newMeter(ctx), v, w, cluster, g, b, seed, level)
+	return clusterBootstrapCI(newMeter(ctx), v, w, cluster, g, b, seed, level, nil)
 }
 
-func clusterBootstrapCI(m *meter, v, w []float64, cluster []int32, g, b int, seed uint64, level float64) (CI, error) {
+// clusterBootstrapCI is ClusterBootstrapCI, taking the draws from drawn
+// when it has them.
+func clusterBootstrapCI(m *meter, v, w []float64, cluster []int32, g, b int, seed uint64, level float64, drawn *draws) (CI, error) {
 	ci := CI{B: b, Seed: seed}
 	if g < 2 || b < 1 || len(v) == 0 {
 		return ci, nil
@@ -129,6 +131,7 @@ func clusterBootstrapCI(m *meter, v, w []float64, cluster []int32, g, b int, see
 		sv[cluster[i]] += w[i] * v[i]
 		sw[cluster[i]] += w[i]
 	}
+	ks := drawn.of(g, b, seed)
 	r := NewRand(seed)
 	est := make([]float64, b)
 	for rep := range est {
@@ -136,16 +139,57 @@ func clusterBootstrapCI(m *meter, v, w []float64, cluster []int32, g, b int, see
 			return ci, err
 		}
 		var a, c float64
-		for range g {
-			k := Bounded(r, uint64(g))
-			a += sv[k]
-			c += sw[k]
+		if ks != nil {
+			for _, k := range ks[rep*g : (rep+1)*g] {
+				a += sv[k]
+				c += sw[k]
+			}
+		} else {
+			for range g {
+				k := Bounded(r, uint64(g))
+				a += sv[k]
+				c += sw[k]
+			}
 		}
 		est[rep] = a / c
 	}
 	lo, hi := percentileCI(est, level)
 	ci.Lo, ci.Hi = Def(lo), Def(hi)
 	return ci, nil
+}
+
+// draws keeps the clusters a seeded block bootstrap draws, by cluster
+// count: every agent's bootstrap starts the same seeded stream, so agents
+// with as many clusters draw the same ones (a round of one-shot agents:
+// thousands of agents of three clusters), and a worker draws them once.
+// Only few clusters are kept (g·b ≤ maxDraws each).
+type draws struct {
+	b    int
+	seed uint64
+	byG  map[int][]int32
+}
+
+const maxDraws = 1 << 16
+
+// of returns the g·b draws for g clusters, nil when not kept (d nil, or
+// too many).
+func (d *draws) of(g, b int, seed uint64) []int32 {
+	if d == nil || g*b > maxDraws {
+		return nil
+	}
+	if d.byG == nil || d.b != b || d.seed != seed {
+		d.b, d.seed, d.byG = b, seed, map[int][]int32{}
+	}
+	ks, ok := d.byG[g]
+	if !ok {
+		r := NewRand(seed)
+		ks = make([]int32, g*b)
+		for i := range ks {
+			ks[i] = int32(Bounded(r, uint64(g)))
+		}
+		d.byG[g] = ks
+	}
+	return ks
 }
 
 // percentileCI is the level interval of bootstrap replicates v (at least
