@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -1407,7 +1408,9 @@ func analyze(fs []arena.ScoredForecast, m scoring.Method) (*scoring.Analysis, er
 	}
 	analyses.mu.Unlock()
 	a, err, _ := analyses.flight.Do(string(digest[:]), func() (any, error) {
-		a, err := scoring.AnalyzeForecasts(fs, m, slog.New(slog.DiscardHandler))
+		// One computation serves every verification of these forecasts
+		// waiting for it: none of them alone may cancel it.
+		a, err := scoring.AnalyzeForecasts(context.Background(), fs, m, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}
