@@ -195,14 +195,18 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
-// stopComputations cancels the tracks' analyses and boards under way and
-// waits for them to end; reads that need another computation then fail.
+// stopComputations cancels the tracks' analyses and boards under way, and
+// the HTTP API's, and waits for them to end; reads that need another
+// computation then fail.
 func (a *App) stopComputations() {
 	if a.Forecast != nil {
 		a.Forecast.Stop()
 	}
 	if a.Trading != nil {
 		a.Trading.Stop()
+	}
+	if a.web != nil {
+		a.web.Stop()
 	}
 }
 

@@ -208,6 +208,12 @@ func (s *Server) Wait() {
 	for _, l := range s.limiters {
 		l.Wait()
 	}
+	s.Stop()
+}
+
+// Stop cancels the boards being computed and returns once none is;
+// reads that need another computation then fail.
+func (s *Server) Stop() {
 	s.backtestBoards.Close()
 	s.humanBoards.Close()
 }
