@@ -420,7 +420,13 @@ func (b *building) log(rd state, size uint64) (*madeFile, error) {
 	fw := newFileWriter(from, b.put(had))
 	var prevTree *partTree
 	if prev != nil {
-		fw.parts, fw.bounds, prevTree = slices.Clone(prev.tree.levels[0][:keep]), slices.Clone(prev.bounds[:keep]), prev.tree
+		// Appending to prev's lists leaves them as they were (the next
+		// export starts from prev again if this one fails), unless some of
+		// their entries are written again.
+		fw.parts, fw.bounds, prevTree = prev.tree.levels[0][:keep], prev.bounds[:keep], prev.tree
+		if keep < len(prev.bounds) {
+			fw.parts, fw.bounds = slices.Clone(fw.parts), slices.Clone(fw.bounds)
+		}
 	}
 	sc := scope{limitLog: true, logSize: size, logFrom: from.line, sealed: func(round, index uint64) {
 		if _, ok := f.sealed[round]; !ok {
