@@ -59,15 +59,13 @@ func listPackages(t *testing.T) []goPackage {
 	return listed.pkgs
 }
 
-// TestLayering checks the package graph against the layering (see
-// docs/architecture.md): the programs (cmd/arena, demo) → the composition
-// root (app) → the server and the scheduler (web, jobs) → the tracks and
-// the oracle (forecast, rounds, trading, oracle, backtest) → agents, models,
-// scoring and sources → store → the domain. A package may not depend,
-// even indirectly, on the packages listed for it; a rule on "pkg/..."
-// holds for pkg and every package under it (public packages are checked by
-// TestPublicAPISealed). Test files are not counted: tests may wire
-// anything together.
+// TestLayering checks the rules the layers of docs/architecture.md (which
+// TestArchitectureDrawing checks against every import) follow from: the
+// tracks do not import each other, the store and the models know nothing
+// above them, and so on. A package may not depend, even indirectly, on the
+// packages listed for it; a rule on "pkg/..." holds for pkg and every
+// package under it (public packages are checked by TestPublicAPISealed).
+// Test files are not counted: tests may wire anything together.
 func TestLayering(t *testing.T) {
 	deps := map[string]map[string]bool{}    // package (relative) → its dependencies of ours
 	imports := map[string]map[string]bool{} // package (relative) → the packages of ours it imports itself
@@ -127,9 +125,11 @@ func TestLayering(t *testing.T) {
 	for _, track := range []string{"forecast/...", "rounds/...", "trading/...", "oracle/...", "backtest/..."} {
 		forbid(track, is("app", "web", "backtest", "relay", "strategy", "demo", "cmd"), "a track knows nothing of the layers above it")
 	}
-	for _, low := range []string{"agent/...", "llm/...", "retrieve/...", "polymarket/...", "sim/...", "forecastbench/..."} {
-		forbid(low, is("app", "web", "oracle", "backtest", "relay", "strategy", "demo", "cmd", "store"), "agents, models and sources sit below the tracks and the store")
+	for _, low := range []string{"llm/...", "retrieve/...", "polymarket/...", "sim/...", "forecastbench/..."} {
+		forbid(low, is("app", "web", "oracle", "backtest", "relay", "strategy", "demo", "cmd", "store"), "models and sources sit below the tracks and the store")
 	}
+	forbid("agent/...", is("app", "web", "oracle", "rounds", "backtest", "relay", "strategy", "demo", "cmd", "store"),
+		"the agents decide on the trading track's snapshots and forecast rounds; they store nothing and serve nothing")
 	forbid("llm/...", is("store"), "the model layer does not touch storage")
 	forbid("jobs/...", is("app", "web", "forecast", "rounds", "trading", "oracle", "demo", "cmd"), "the scheduler runs jobs it does not know")
 	forbid("web/...", is("app", "relay", "strategy", "demo", "cmd"), "the server serves the tracks it is given")
@@ -423,5 +423,67 @@ func TestClientDependencies(t *testing.T) {
 	}
 	if checked != 2 {
 		t.Fatalf("found %d of participant and forecast", checked)
+	}
+}
+
+// TestArchitectureDrawing checks the layers drawn in docs/architecture.md
+// against the import graph: every package of the module is drawn, once,
+// and none imports a package drawn in a layer above its own.
+func TestArchitectureDrawing(t *testing.T) {
+	b, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)## Layout.*?```\n(.*?)```").FindSubmatch(b)
+	if block == nil {
+		t.Fatal("docs/architecture.md has no drawing under ## Layout")
+	}
+	layer := map[string]int{} // package (as rel names it) → its layer, 0 the top
+	n := 0
+	for _, line := range strings.Split(string(block[1]), "\n") {
+		if strings.TrimSpace(line) == "│" {
+			n++
+			continue
+		}
+		// Packages start a line; an indented line goes on describing.
+		left, _, _ := strings.Cut(line, "  ")
+		if strings.HasPrefix(line, " ") {
+			continue
+		}
+		for _, name := range strings.Split(left, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if name == "arena (root)" {
+				name = module
+			} else {
+				name = module + "/" + name
+			}
+			if _, ok := layer[rel(name)]; ok {
+				t.Errorf("%s is drawn twice", name)
+			}
+			layer[rel(name)] = n
+		}
+	}
+	listed := map[string]bool{}
+	for _, p := range listPackages(t) {
+		pkg := rel(p.ImportPath)
+		listed[pkg] = true
+		l, ok := layer[pkg]
+		if !ok {
+			t.Errorf("%s is not drawn in docs/architecture.md", p.ImportPath)
+			continue
+		}
+		for _, d := range p.Imports {
+			if dl, ok := layer[rel(d)]; ok && strings.HasPrefix(d, module) && dl < l {
+				t.Errorf("%s imports %s, drawn in a layer above its own", p.ImportPath, d)
+			}
+		}
+	}
+	for pkg := range layer {
+		if !listed[pkg] {
+			t.Errorf("docs/architecture.md draws %s, which is no package of the module", pkg)
+		}
 	}
 }
