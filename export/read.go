@@ -169,16 +169,11 @@ func (e *TooLargeError) Error() string { return e.what }
 // readFileBounded reads a small file of an export whole, refusing one
 // larger than limit.
 func readFileBounded(path string, limit int64) ([]byte, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
+	b, err := safefile.ReadFile(path, limit)
+	if errors.Is(err, safefile.ErrTooLarge) {
 		err = &TooLargeError{fmt.Sprintf("larger than %d MiB, the limit of %s", limit>>20, filepath.Base(path))}
 	}
-	return b, err
+	return b, regularError(path, err)
 }
 
 // ErrDuplicateKey is wrapped by the errors about a JSON object that names
@@ -192,8 +187,13 @@ var ErrDuplicateKey = arena.ErrDuplicateKey
 // (safefile.OpenRegular).
 func openRegular(path string) (*os.File, error) {
 	f, err := safefile.OpenRegular(path)
+	return f, regularError(path, err)
+}
+
+// regularError says of a file that is not a regular one what it is.
+func regularError(path string, err error) error {
 	if nr := (*safefile.NotRegularError)(nil); errors.As(err, &nr) {
-		return nil, fmt.Errorf("%s is not a regular file (%s): refused, since reading it may never end", filepath.Base(path), nr.Kind)
+		return fmt.Errorf("%s is not a regular file (%s): refused, since reading it may never end", filepath.Base(path), nr.Kind)
 	}
-	return f, err
+	return err
 }

@@ -122,13 +122,31 @@ func readMax(f *os.File, path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+		return nil, &TooLargeError{Path: path, Max: max}
 	}
 	return b, nil
 }
 
 // ErrTooLarge is wrapped by ReadFile's error for a file over its bound.
 var ErrTooLarge = errors.New("file too large")
+
+// TooLargeError is ReadFile's error for a file larger than Max bytes
+// (ErrTooLarge): a file that is small by nature, such as a key, a rules
+// file or a policy, may be endless, as /dev/zero is.
+type TooLargeError struct {
+	Path string
+	Max  int64
+}
+
+func (e *TooLargeError) Error() string {
+	limit := fmt.Sprintf("%d bytes", e.Max)
+	if e.Max >= 1<<20 && e.Max%(1<<20) == 0 {
+		limit = fmt.Sprintf("%d MiB", e.Max>>20)
+	}
+	return fmt.Sprintf("%s: larger than %s, the limit of this file", e.Path, limit)
+}
+
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
 
 // WriteFile replaces the file at path with data, whole (see the package
 // comment for what that guarantees on each system), created with perm.

@@ -48,11 +48,11 @@ func TestEndlessInputsRefused(t *testing.T) {
 		{"oracle eval --questions", []string{"oracle", "eval", "--questions", zero, "--agents", agents}, "/dev/zero: questions: line 1 is longer than 1 MiB, the limit of a line"},
 		{"oracle eval --agents", []string{"oracle", "eval", "--questions", qfile, "--agents", zero}, "/dev/zero: agents file: larger than 16 MiB, the limit of an agents file"},
 		{"oracle eval evidence packets", []string{"oracle", "eval", "--questions", qfile, "--agents", agents, "--evidence", "dir:" + packets},
-			"K000.json: larger than 16 MiB, the limit of a packet"},
+			"K000.json is a device, not a regular file"},
 		{"backtest --agents", []string{"backtest", "--source", "forecastbench", "--agents", zero, "--db", db}, "/dev/zero: agents file: larger than 16 MiB"},
 		{"import forecastbench --questions", []string{"import", "forecastbench", "--questions", zero, "--db", db}, "forecastbench: /dev/zero:1:2: invalid JSON"},
-		{"config --config", []string{"config", "--config", zero}, "/dev/zero: larger than 1 MiB, the limit of a config file"},
-		{"round create --rules", []string{"round", "create", "--rules", zero, "--db", db}, "/dev/zero: larger than 1 MiB, the limit of this file"},
+		{"config --config", []string{"config", "--config", zero}, "config: /dev/zero is a device, not a regular file"},
+		{"round create --rules", []string{"round", "create", "--rules", zero, "--db", db}, "--rules: /dev/zero is a device, not a regular file"},
 		{"agent run --key", []string{"agent", "run", "--server", "http://127.0.0.1:1", "--key", zero}, "load key /dev/zero: more than 1024 bytes is not a key file"},
 		// An export's files must be regular files: a device is refused
 		// before it is read (tables that are not, and the bounds of
@@ -150,6 +150,21 @@ func (c *child) wait(t *testing.T, d time.Duration) *os.ProcessState {
 // openedForReading waits until a process has the FIFO open for reading:
 // until then a non-blocking open for writing fails. It returns the
 // writing end.
+// openingFIFO waits until a thread of process pid waits in the kernel
+// for a FIFO's other end.
+func openingFIFO(t *testing.T, pid int) {
+	t.Helper()
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		threads, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		for _, th := range threads {
+			if b, err := os.ReadFile(th); err == nil && string(b) == "wait_for_partner" {
+				return
+			}
+		}
+	}
+	t.Fatalf("process %d never waited for a FIFO's writer", pid)
+}
+
 func openedForReading(t *testing.T, fifo string) *os.File {
 	t.Helper()
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
@@ -230,15 +245,14 @@ func TestSignalsAndEndlessInput(t *testing.T) {
 		})
 	}
 	t.Run("a second signal kills", func(t *testing.T) {
-		// Reading a config file does not watch for signals (it is small,
-		// but here a pipe that never ends).
-		fifo := filepath.Join(t.TempDir(), "arena.conf")
+		// Opening a FIFO no one writes to blocks in the kernel, where
+		// the first signal's cancellation cannot reach.
+		fifo := filepath.Join(t.TempDir(), "in.csv")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		p := startChild(t, "config", "--config", fifo)
-		w := openedForReading(t, fifo)
-		defer w.Close()
+		p := startChild(t, "score", "--in", fifo)
+		openingFIFO(t, p.cmd.Process.Pid)
 		p.cmd.Process.Signal(syscall.SIGINT)
 		select {
 		case <-p.done:

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/safefile"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
 )
@@ -92,7 +93,7 @@ func runWitness(ctx context.Context, env *Env, args []string) error {
 // readFlagFile reads a small file a flag names (a witness policy, a list
 // of logs, a checkpoint), refusing one larger than maxFlagFile.
 func readFlagFile(flag, path string) ([]byte, error) {
-	b, err := app.ReadSmallFile(path, maxFlagFile)
+	b, err := safefile.ReadFile(path, maxFlagFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}

@@ -6,9 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -21,6 +19,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/strategy"
 	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // simSyncEvery is how often `arena serve` observes a recorded simulated
@@ -217,7 +216,7 @@ func SelectionRules(ctx context.Context, db *store.DB, file, flag string) (round
 		return rules, nil
 	}
 	var rules rounds.Rules // the file holds the complete rules
-	b, err := ReadSmallFile(file, maxRulesBytes)
+	b, err := safefile.ReadFile(file, maxRulesBytes)
 	if err != nil {
 		return rounds.Rules{}, fmt.Errorf("%s: %w", flag, err)
 	}
@@ -230,23 +229,4 @@ func SelectionRules(ctx context.Context, db *store.DB, file, flag string) (round
 		return rounds.Rules{}, fmt.Errorf("%s %s: %w", flag, file, err)
 	}
 	return rules, nil
-}
-
-// ReadSmallFile reads a file that is small by nature (a rules file, a
-// witness policy, a kept checkpoint) whole, refusing one larger than max:
-// the file may be endless, as /dev/zero is.
-func ReadSmallFile(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, arena.Errorf(arena.EINVALID, "%s: larger than %d MiB, the limit of this file", path, max>>20)
-	}
-	return b, nil
 }

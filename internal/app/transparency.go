@@ -13,6 +13,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/safefile"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
 )
@@ -44,7 +45,7 @@ func (a *App) newPublisher(ctx context.Context) (*tlog.Publisher, error) {
 	}
 	pub.Interval, pub.Logger, pub.Sealed = a.Config.CheckpointInterval, a.Logger, a.Forecast.SealedAny
 	if f := a.Config.WitnessPolicy; f != "" {
-		b, err := ReadSmallFile(f, maxPolicyBytes)
+		b, err := safefile.ReadFile(f, maxPolicyBytes)
 		if err != nil {
 			return nil, fmt.Errorf("witness policy %s: %w", f, err)
 		}

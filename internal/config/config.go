@@ -9,10 +9,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/internal/redact"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // Options is the effective configuration. Each field's setting is declared
@@ -468,17 +467,9 @@ func (o *Options) apply(kv map[string]string, where func(key string) string) err
 // readFile reads KEY=VALUE lines and returns the values and the line of
 // each key. Its errors name the line and at most the key, never the value.
 func readFile(path string) (kv map[string]string, lines map[string]int, err error) {
-	f, err := os.Open(path)
+	data, err := safefile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, nil, fmt.Errorf("config: read %s: %w", path, err)
-	}
-	if len(data) > MaxFileBytes {
-		return nil, nil, fmt.Errorf("config: %s: larger than %d MiB, the limit of a config file", path, MaxFileBytes>>20)
 	}
 	known := map[string]bool{}
 	for _, fl := range fields {

@@ -51,9 +51,9 @@ func TestLoadErrors(t *testing.T) {
 		"unknown key":                    {file: bad, want: "bad.conf:1: unknown key ARENA_NOPE"},
 		"bad int":                        {env: []string{"ARENA_SYNC_LIMIT=many"}, want: "environment variable ARENA_SYNC_LIMIT: want an integer"},
 		"bad duration":                   {env: []string{"ARENA_SYNC_EVERY=soon"}, want: "environment variable ARENA_SYNC_EVERY: want a duration"},
-		"config file larger than 1 MiB":  {file: big, want: "big.conf: larger than 1 MiB, the limit of a config file"},
+		"config file larger than 1 MiB":  {file: big, want: "big.conf: larger than 1 MiB, the limit of this file"},
 		"config line longer than 64 KiB": {file: long, want: "long.conf:1: longer than 64 KiB, the limit of a line"},
-		"endless config file":            {file: "/dev/zero", want: "/dev/zero: larger than 1 MiB"},
+		"endless config file":            {file: "/dev/zero", want: "/dev/zero is a device, not a regular file"},
 	} {
 		if name == "endless config file" {
 			if _, err := os.Stat(c.file); err != nil {

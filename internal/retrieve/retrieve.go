@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	arena "github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // Question is the default retriever: the packet holds only the question and
@@ -55,18 +55,9 @@ func FileName(id string) (string, error) {
 const maxPacketBytes = 16 << 20
 
 // readPacket reads a packet file, refusing one larger than maxPacketBytes
-// (a device or pipe has no size to check first).
+// or not a regular file.
 func readPacket(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxPacketBytes+1))
-	if err == nil && len(b) > maxPacketBytes {
-		err = fmt.Errorf("%s: larger than %d MiB, the limit of a packet", path, maxPacketBytes>>20)
-	}
-	return b, err
+	return safefile.ReadFile(path, maxPacketBytes)
 }
 
 func (r Dir) Retrieve(_ context.Context, q arena.EvidenceQuery) (arena.EvidencePacket, error) {
