@@ -121,41 +121,27 @@ func decodeObject(b []byte) ([]string, []string, error) {
 }
 
 // boundedReader fails a read past MaxTableBytes in all or maxRow bytes in
-// one line.
+// one line, with a *TooLargeError (err, once it has).
 type boundedReader struct {
-	r                  io.Reader
-	n, lineLen, maxRow int64
-	err                *TooLargeError // the bound passed, once it is
+	b   safefile.Bounded
+	err *TooLargeError
 }
 
-func newBoundedReader(r io.Reader) *boundedReader {
-	return &boundedReader{r: r, maxRow: MaxRowBytes}
+func newBoundedReader(r io.Reader) *boundedReader { return boundedRows(r, MaxRowBytes) }
+
+func boundedRows(r io.Reader, maxRow int64) *boundedReader {
+	return &boundedReader{b: safefile.Bounded{R: r, Max: MaxTableBytes, MaxLine: maxRow}}
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	b.n += int64(n)
-	// Every line ending in this read is measured, the one begun in an
-	// earlier read included; the rest counts towards the next.
-	for chunk := p[:n]; ; {
-		i := bytes.IndexByte(chunk, '\n')
-		if i < 0 {
-			b.lineLen += int64(len(chunk))
-			break
+	n, err := b.b.Read(p)
+	if le := (*safefile.LimitError)(nil); errors.As(err, &le) {
+		if le.Line > 0 {
+			b.err = &TooLargeError{fmt.Sprintf("a line longer than %d MiB, the limit of a row", le.Max>>20)}
+		} else {
+			b.err = &TooLargeError{fmt.Sprintf("larger than %d GiB, the limit of an export table", le.Max>>30)}
 		}
-		if b.lineLen += int64(i); b.lineLen > b.maxRow {
-			break
-		}
-		b.lineLen, chunk = 0, chunk[i+1:]
-	}
-	switch {
-	case b.n > MaxTableBytes:
-		b.err = &TooLargeError{fmt.Sprintf("larger than %d GiB, the limit of an export table", MaxTableBytes>>30)}
-	case b.lineLen > b.maxRow:
-		b.err = &TooLargeError{fmt.Sprintf("a line longer than %d MiB, the limit of a row", b.maxRow>>20)}
-	}
-	if b.err != nil {
-		return 0, b.err
+		return n, b.err
 	}
 	return n, err
 }

@@ -16,7 +16,7 @@ func TestBoundedReaderRow(t *testing.T) {
 	t.Parallel()
 	const row = 1 << 20
 	endless := io.MultiReader(strings.NewReader("a,b\n"), zeros{})
-	br := &boundedReader{r: endless, maxRow: row}
+	br := boundedRows(endless, row)
 	n, err := io.Copy(io.Discard, br)
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Error() != "a line longer than 1 MiB, the limit of a row" {
@@ -28,13 +28,13 @@ func TestBoundedReaderRow(t *testing.T) {
 	// A long line that ends inside a read, with a short one after it in
 	// the same read, fails too.
 	long := append(bytes.Repeat([]byte{'x'}, row+10), "\nok\n"...)
-	br = &boundedReader{r: bytes.NewReader(long), maxRow: row}
+	br = boundedRows(bytes.NewReader(long), row)
 	if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{br}, make([]byte, row-100)); !errors.As(err, &tl) {
 		t.Fatalf("a line of %d bytes past a %d-byte bound ending inside a read: %v", row+10, row, err)
 	}
 	// Many short lines: 3 MiB in all, no line longer than 1000 bytes.
 	lines := io.LimitReader(&repeat{line: append(bytes.Repeat([]byte{'x'}, 999), '\n')}, 3*row)
-	br = &boundedReader{r: lines, maxRow: row}
+	br = boundedRows(lines, row)
 	if n, err := io.Copy(io.Discard, br); err != nil || n != 3*row {
 		t.Fatalf("short lines: %d bytes, %v", n, err)
 	}

@@ -1,7 +1,6 @@
 package oracle
 
 import (
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	arena "github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // EvalQuestion is a question with its known answer.
@@ -43,7 +43,7 @@ func ReadQuestionsCSV(r io.Reader) ([]EvalQuestion, error) {
 // readQuestionsCSV is ReadQuestionsCSV with a bound of maxBytes in all,
 // which tests lower: reaching the real bound takes seconds.
 func readQuestionsCSV(r io.Reader, maxBytes int64) ([]EvalQuestion, error) {
-	cr := csv.NewReader(&boundedReader{r: r, line: 1, max: maxBytes})
+	cr := csv.NewReader(newBoundedReader(r, maxBytes))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	head, err := cr.Read()
@@ -172,39 +172,19 @@ func QuestionOf(m *arena.Market) Question {
 
 // boundedReader fails a read that goes past max bytes in all or
 // MaxQuestionsLine in one line.
-type boundedReader struct {
-	r               io.Reader
-	n, lineLen, max int64
-	line            int
+type boundedReader struct{ b safefile.Bounded }
+
+func newBoundedReader(r io.Reader, max int64) *boundedReader {
+	return &boundedReader{safefile.Bounded{R: r, Max: max, MaxLine: MaxQuestionsLine}}
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	b.n += int64(n)
-	for chunk := p[:n]; ; {
-		i := bytes.IndexByte(chunk, '\n')
-		if i < 0 {
-			b.lineLen += int64(len(chunk))
-			break
+	n, err := b.b.Read(p)
+	if le := (*safefile.LimitError)(nil); errors.As(err, &le) {
+		if le.Line > 0 {
+			return n, arena.Errorf(arena.EINVALID, "line %d is longer than %d MiB, the limit of a line", le.Line, le.Max>>20)
 		}
-		if b.lineLen += int64(i); b.lineLen > MaxQuestionsLine {
-			break
-		}
-		if len(chunk) <= MaxQuestionsLine {
-			// No line between the first and the last newline can be
-			// too long: count them at once.
-			last := bytes.LastIndexByte(chunk, '\n')
-			b.line += 1 + bytes.Count(chunk[i+1:last+1], []byte{'\n'})
-			b.lineLen = int64(len(chunk) - last - 1)
-			break
-		}
-		b.line, b.lineLen, chunk = b.line+1, 0, chunk[i+1:]
-	}
-	switch {
-	case b.lineLen > MaxQuestionsLine:
-		return 0, arena.Errorf(arena.EINVALID, "line %d is longer than %d MiB, the limit of a line", b.line, MaxQuestionsLine>>20)
-	case b.n > b.max:
-		return 0, arena.Errorf(arena.EINVALID, "larger than %d MiB, the limit of a questions file", b.max>>20)
+		return n, arena.Errorf(arena.EINVALID, "larger than %d MiB, the limit of a questions file", le.Max>>20)
 	}
 	return n, err
 }
