@@ -2,11 +2,13 @@ package main
 
 import (
 	"crypto/ed25519"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -99,4 +101,31 @@ func TestHelpTexts(t *testing.T) {
 		b.WriteString("$ arena " + strings.Join(args, " ") + "\n" + stderr + "\n")
 	}
 	checkGolden(t, "help", b.String())
+}
+
+// verify --url of an arena whose log is empty (one holding only imported
+// questions, as the humans walkthrough serves) says there is nothing to
+// verify, rather than that verification failed.
+func TestVerifyURLEmptyLog(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "arena.db")
+	q := impWrite(t, dir, "q.json", impQuestions)
+	if _, _, err := cli(t, nil, "import", "forecastbench", "--db", db, "--questions", q); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServeEnv(t, []string{"ARENA_CHECKPOINT_INTERVAL=1s"}, "serve", "--addr", "127.0.0.1:0", "--no-sync", "--no-rounds", "--db", db)
+	// The arena publishes its first checkpoint, of the empty log, soon
+	// after it starts.
+	out, _, err := cli(t, nil, "verify", "--url", "http://"+srv.addr)
+	for deadline := time.Now().Add(20 * time.Second); err != nil && strings.Contains(err.Error(), "no checkpoint published yet") && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		out, _, err = cli(t, nil, "verify", "--url", "http://"+srv.addr)
+	}
+	if err == nil || !errors.Is(err, errNothingToVerify) || strings.Contains(err.Error(), "FAILED") || out != "" {
+		t.Fatalf("verify --url of an empty log: %v\n%s", err, out)
+	}
 }
