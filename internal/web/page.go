@@ -316,7 +316,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, tmpl string, v a
 	case HumanItemPageJSON:
 		title = x.Brief
 	}
-	b, err := executePage(t, page{Title: title, API: apiPath, Wide: widePages[tmpl]}, v)
+	b, err := executePage(t, page{Title: title, API: apiPath, Width: widePages[tmpl]}, v)
 	if err != nil {
 		return fmt.Errorf("web: render %s: %w", tmpl, err)
 	}
@@ -343,15 +343,17 @@ func apiLink(pattern string, r *http.Request) string {
 }
 
 // page is what the layout shows around a page's content: its title, the
-// path of its JSON ("" for none), and whether it takes the screen's
-// whole width.
+// path of its JSON ("" for none), and the width class of its body.
 type page struct {
 	Title, API string
-	Wide       bool
+	Width      string
 }
 
-// widePages take the whole width of a large screen for their wide tables.
-var widePages = map[string]bool{"leaderboard.html": true, "humans.html": true}
+// widePages are wider than the others on a large screen, for their wide
+// tables: the leaderboard takes the whole width (all its columns need
+// about 2,400 px), the human board up to 96rem, past which its question
+// texts and figures would drift apart.
+var widePages = map[string]string{"leaderboard.html": "wide", "humans.html": "wide capped"}
 
 // executePage renders a page's template set in the layout around its view.
 func executePage(t *template.Template, p page, v any) ([]byte, error) {
