@@ -31,14 +31,18 @@ var confusablesRepertoire = rangetable.Assigned(ConfusablesVersion)
 // NameKeys returns the two keys an agent's name is unique under: two
 // names are one name when either key is equal. Both start from the PRECIS
 // nickname form (RFC 8266: NFKC, spaces mapped and collapsed) and end in
-// the UTS #39 confusable skeleton, which maps each character to the one
-// it can pass for ("Аda" in Cyrillic, "Αda" in Greek and "Ada" share
-// one). folded is the skeleton after case folding, so that "ADA", "ada"
-// and "Ａｄａ" are one name; exact is the skeleton of the name as
-// written, since some look-alikes differ in case only ("Ida" and "lda",
-// "Olga" and "0lga", Cyrillic "М" and "M" fold apart but look alike
-// unfolded). A name PRECIS refuses keeps its own characters (such a name
-// is refused before it is stored; this keeps the keys total).
+// a confusable skeleton (see Skeleton), which maps each character to the
+// one it can pass for ("Аda" in Cyrillic, "Αda" in Greek and "Ada" share
+// one). folded is the skeleton after case folding, taken again until it
+// no longer changes: a look-alike may be an upper-case letter ("0" and
+// Bengali "০" pass for "O", which folds to "o"), so folding once before
+// mapping would keep "rand0m" apart from "random"; with the steps
+// repeated, "ADA", "ada", "Ａｄａ" and "rand0m"/"random" are one name.
+// exact is the skeleton of the name as written, since some look-alikes
+// differ in case only ("Ida" and "lda", "Olga" and "0lga", Cyrillic "М"
+// and "M" fold apart but look alike unfolded). A name PRECIS refuses
+// keeps its own characters (such a name is refused before it is stored;
+// this keeps the keys total).
 func NameKeys(name string) (folded, exact string) {
 	k, err := precis.Nickname.CompareKey(name)
 	if err != nil {
@@ -48,7 +52,92 @@ func NameKeys(name string) (folded, exact string) {
 	if err != nil {
 		e = name
 	}
-	return confusables.Skeleton(norm.NFKC.String(cases.Fold().String(k))), confusables.Skeleton(e)
+	return foldedSkeleton(k), Skeleton(e)
+}
+
+// maxFoldRounds bounds the fold-and-map rounds of foldedSkeleton; every
+// character reaches its loop within 4 rounds ("%" takes the most: its
+// skeleton is "º/₀", which folds and maps to "o/O", then "o/o", then
+// "o/o" again; TestFoldedSkeletonStable checks the whole repertoire).
+const maxFoldRounds = 8
+
+// foldedSkeleton case-folds s, maps it to NFKC and takes its Skeleton,
+// again until a result repeats, and returns the least string of that
+// loop: the fixed point, for most names. The loop can be longer than one:
+// x/text's case folding takes Cherokee capitals (U+13A0–) to the small
+// letters (U+AB70–) and those back, so without a choice within the loop
+// a name and its case variant would get keys as different as an odd and
+// an even number of rounds.
+func foldedSkeleton(s string) string {
+	seen := []string{s}
+	for range maxFoldRounds {
+		s = Skeleton(norm.NFKC.String(cases.Fold().String(s)))
+		if i := slices.Index(seen, s); i >= 0 {
+			return slices.Min(seen[i:])
+		}
+		seen = append(seen, s)
+	}
+	return s
+}
+
+// Skeleton is the UTS #39 confusable skeleton of s (NFD, each character
+// mapped to its prototype by confusables.txt of Unicode
+// ConfusablesVersion, NFD again), with the look-alikes that data does
+// not list (extraConfusables) mapped too.
+func Skeleton(s string) string {
+	s = confusables.Skeleton(s)
+	if !strings.ContainsFunc(s, func(r rune) bool { _, ok := extraConfusables[r]; return ok }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if to, ok := extraConfusables[r]; ok {
+			b.WriteString(to)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return norm.NFD.String(b.String())
+}
+
+// extraConfusables are look-alikes that UTS #39's confusables.txt (of
+// ConfusablesVersion) does not map to what they pass for, each mapped
+// after its data, to a prototype of its own. They read as the letter or
+// bracket they are drawn like at the sizes names are shown in:
+//   - the Latin small capitals the data leaves unmapped, and kra ("ĸ",
+//     drawn as a small capital K, the data's prototype for Greek kappa
+//     and Cyrillic ka) and turned w ("ʍ", its prototype for small capital
+//     M), as their letters; dotless j as j;
+//   - parenthesis-like brackets (flattened, ornament, tortoise shell
+//     and white parentheses) as parentheses.
+var extraConfusables = map[rune]string{
+	'\u0138': "k",  // ĸ LATIN SMALL LETTER KRA
+	'\u1D00': "a",  // ᴀ
+	'\u0299': "b",  // ʙ
+	'\u1D05': "d",  // ᴅ
+	'\u1D07': "e",  // ᴇ
+	'\uA730': "f",  // ꜰ
+	'\u0262': "g",  // ɢ
+	'\u029C': "h",  // ʜ
+	'\u1D0A': "j",  // ᴊ
+	'\u029F': "l",  // ʟ
+	'\u0274': "n",  // ɴ
+	'\u1D18': "p",  // ᴘ
+	'\uA7AF': "q",  // ꞯ
+	'\u0280': "r",  // ʀ
+	'\u1D1B': "t",  // ᴛ
+	'\u028D': "rn", // ʍ, the data's prototype for small capital M (ᴍ) and Cyrillic м: as m, whose skeleton is "rn"
+	'\u0237': "j",  // ȷ dotless j, as the data maps dotless i to i
+	'\u27EE': "(",  // ⟮ MATHEMATICAL LEFT FLATTENED PARENTHESIS
+	'\u27EF': ")",  // ⟯ MATHEMATICAL RIGHT FLATTENED PARENTHESIS
+	'\u276A': "(",  // ❪ MEDIUM FLATTENED LEFT PARENTHESIS ORNAMENT
+	'\u276B': ")",  // ❫
+	'\u27EC': "(",  // ⟬ MATHEMATICAL LEFT WHITE TORTOISE SHELL BRACKET
+	'\u27ED': ")",  // ⟭
+	'\u2997': "(",  // ⦗ LEFT BLACK TORTOISE SHELL BRACKET
+	'\u2998': ")",  // ⦘
+	'\u2985': "((", // ⦅ LEFT WHITE PARENTHESIS, as the data maps ⸨
+	'\u2986': "))", // ⦆
 }
 
 // SameName reports whether a and b are one name (see NameKeys).

@@ -96,8 +96,6 @@ type ExportStore interface {
 	// hex); storing a hash already stored keeps its data and stamps it
 	// stored now (see ExportPartsBefore).
 	SaveExportPart(ctx context.Context, hash string, data []byte) error
-	// ExportPartHashes returns the hash of every stored part.
-	ExportPartHashes(ctx context.Context) ([]string, error)
 	// ExportPart returns the part stored under hash; ENOTFOUND without one.
 	ExportPart(ctx context.Context, hash string) ([]byte, error)
 	// SaveExportManifest stores the manifest of the export of the

@@ -591,7 +591,7 @@ func signed(ctx context.Context, l *tlog.Log, sign Signer, size uint64) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	if _, c, err := checkNote(ctx, l, note); err != nil {
+	if c, err := checkNote(ctx, l, note); err != nil {
 		return nil, err
 	} else if c != size {
 		return nil, arena.Errorf(arena.ECONFLICT, "export: the checkpoint covers %d entries, but the log has %d: %w", c, size, ErrLogGrew)
@@ -600,37 +600,37 @@ func signed(ctx context.Context, l *tlog.Log, sign Signer, size uint64) ([]byte,
 }
 
 // checkNote checks that note is a checkpoint signed by l's key of a
-// prefix of the log, and returns the log's size and the checkpoint's.
-func checkNote(ctx context.Context, l *tlog.Log, note []byte) (logSize, size uint64, err error) {
+// prefix of the log, and returns its size.
+func checkNote(ctx context.Context, l *tlog.Log, note []byte) (uint64, error) {
 	if note == nil {
-		return 0, 0, arena.Errorf(arena.EINVALID, "export: no checkpoint: an export carries the log's checkpoint, its signed head (publish one first)")
+		return 0, arena.Errorf(arena.EINVALID, "export: no checkpoint: an export carries the log's checkpoint, its signed head (publish one first)")
 	}
 	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(note)))
 	if err != nil {
-		return 0, 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+		return 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
 	}
 	vkey, err := tlog.VerifierKey(c.Origin, l.PublicKey())
 	if err != nil {
-		return 0, 0, fmt.Errorf("export: checkpoint: %w", err)
+		return 0, fmt.Errorf("export: checkpoint: %w", err)
 	}
 	if _, err := tlog.OpenCheckpoint(note, vkey); err != nil {
-		return 0, 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
+		return 0, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
 	}
-	logSize, err = l.Size(ctx)
+	logSize, err := l.Size(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("export: %w", err)
+		return 0, fmt.Errorf("export: %w", err)
 	}
 	if c.Size > logSize {
-		return 0, 0, arena.Errorf(arena.EINVALID, "export: the checkpoint covers %d entries, but the log has %d: it is not this log's", c.Size, logSize)
+		return 0, arena.Errorf(arena.EINVALID, "export: the checkpoint covers %d entries, but the log has %d: it is not this log's", c.Size, logSize)
 	}
 	root, err := l.RootAt(ctx, c.Size)
 	if err != nil {
-		return 0, 0, fmt.Errorf("export: checkpoint: %w", err)
+		return 0, fmt.Errorf("export: checkpoint: %w", err)
 	}
 	if !tlog.Equal(root, c.Hash) {
-		return 0, 0, arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
+		return 0, arena.Errorf(arena.EINVALID, "export: the checkpoint's root for %d entries is %x, but the log's first %d entries hash to %x: it is not this log's", c.Size, c.Hash, c.Size, root)
 	}
-	return logSize, c.Size, nil
+	return c.Size, nil
 }
 
 // WriteTable writes t as CSV (header row first; cells that a spreadsheet

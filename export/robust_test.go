@@ -4,6 +4,7 @@ package export_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -136,5 +137,44 @@ func TestFetchRefusesOversizedIndex(t *testing.T) {
 	index.Store(fmt.Sprintf(`{"files":[{"name":"meta.json","size":600,"sha256":"%s"}]}`, sum))
 	if _, err := (export.Fetcher{MaxBytes: 600}).Fetch(context.Background(), srv.URL+"/x/", t.TempDir()); err == nil || files.Load() != 1 {
 		t.Errorf("an index within the bound: its file was not requested (%v)", err)
+	}
+}
+
+// A server that keeps each request's pace but is slower than the
+// download's budget for the export's size fails with ErrTooSlow once the
+// budget passes, naming the size and the budget; the budget is asked with
+// the total the index lists.
+func TestFetchBudget(t *testing.T) {
+	t.Parallel()
+	body := strings.Repeat("x", 64<<10)
+	sum := sha256.Sum256([]byte(body))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/index.json") {
+			fmt.Fprintf(w, `{"files":[{"name":"meta.json","size":%d,"sha256":"%x"}]}`, len(body), sum)
+			return
+		}
+		for i := 0; i < len(body); i += 1024 { // 1 KiB every 50 ms: 64 KiB in 3.2 s
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			w.Write([]byte(body[i : i+1024]))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	var asked int64
+	f := export.Fetcher{Budget: func(total int64) time.Duration { asked = total; return 500 * time.Millisecond }}
+	start := time.Now()
+	_, err := f.Fetch(context.Background(), srv.URL+"/x/", t.TempDir())
+	var slow *export.ErrTooSlow
+	if !errors.As(err, &slow) || asked != int64(len(body)) || time.Since(start) > 3*time.Second ||
+		!strings.Contains(err.Error(), "the export's 65536 bytes took longer than the 500ms allowed for them") {
+		t.Fatalf("a download slower than its budget: %v after %s (budget asked for %d bytes)", err, time.Since(start), asked)
+	}
+	f.Budget = func(int64) time.Duration { return time.Minute }
+	if _, err := f.Fetch(context.Background(), srv.URL+"/x/", t.TempDir()); err != nil {
+		t.Fatalf("within its budget: %v", err)
 	}
 }

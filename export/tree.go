@@ -25,36 +25,107 @@ const (
 	maxNode = 256
 )
 
-// buildTree stores the nodes over hashes that known lacks (put) and
-// returns the root and depth; no hash at all is the empty root "".
-func buildTree(hashes []string, put func(hash string, data []byte) error) (root string, depth int, err error) {
-	if len(hashes) == 0 {
-		return "", 0, nil
+// partTree is a file's tree: levels[0] are its parts; levels[i], for i
+// from 1, the nodes listing levels[i-1], node j listing from
+// starts[i][j]; the last level is one hash, the root.
+type partTree struct {
+	levels [][]string
+	starts [][]int
+}
+
+// root is the tree's root and depth; "" and 0 for a file of no part.
+func (t *partTree) root() (string, int) {
+	if t == nil || len(t.levels) == 0 || len(t.levels[0]) == 0 {
+		return "", 0
 	}
-	level := hashes
-	for len(level) > 1 {
-		var up []string
+	top := t.levels[len(t.levels)-1]
+	return top[0], len(t.levels) - 1
+}
+
+// hashes lists every part and node of the tree.
+func (t *partTree) hashes() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range t.levels {
+		for _, h := range l {
+			out[h] = true
+		}
+	}
+	return out
+}
+
+// buildTree is the tree over parts, storing each node it makes (put).
+// When the first keep parts are prev's, the nodes of prev that list only
+// those and were cut by content are kept unmade: a file changed at its
+// end makes one node per level.
+func buildTree(prev *partTree, parts []string, keep int, put func(hash string, data []byte) error) (*partTree, error) {
+	t := &partTree{levels: [][]string{parts}, starts: [][]int{nil}}
+	for lv := 1; len(t.levels[lv-1]) > 1; lv++ {
+		below := t.levels[lv-1]
+		var level []string
+		var starts []int
+		from := 0 // where the nodes to make start in below
+		if prev != nil && lv < len(prev.levels) {
+			pl, ps, pb := prev.levels[lv], prev.starts[lv], prev.levels[lv-1]
+			for m := range pl {
+				end := len(pb)
+				if m+1 < len(ps) {
+					end = ps[m+1]
+				}
+				if end > keep || !cutAfter(pb[ps[m]:end]) {
+					break
+				}
+				level, starts, from = append(level, pl[m]), append(starts, ps[m]), end
+			}
+		}
 		var node []byte
-		for i, h := range level {
-			raw, err := hex.DecodeString(h)
+		start := from
+		for i := from; i < len(below); i++ {
+			raw, err := hex.DecodeString(below[i])
 			if err != nil || len(raw) != sha256.Size {
-				return "", 0, fmt.Errorf("export: part hash %q", h)
+				return nil, fmt.Errorf("export: part hash %q", below[i])
 			}
 			node = append(node, raw...)
-			n := len(node) / sha256.Size
-			if i == len(level)-1 || n >= maxNode || n >= minNode && raw[0]%nodeCut == 0 {
+			if i == len(below)-1 || cutAfterRaw(node) {
 				sum := sha256.Sum256(node)
 				nh := hex.EncodeToString(sum[:])
 				if err := put(nh, node); err != nil {
-					return "", 0, err
+					return nil, err
 				}
-				up, node = append(up, nh), nil
+				level, starts, node, start = append(level, nh), append(starts, start), nil, i+1
 			}
 		}
-		level = up
-		depth++
+		t.levels, t.starts = append(t.levels, level), append(t.starts, starts)
+		if prev != nil && lv < len(prev.levels) {
+			keep = commonPrefix(level, prev.levels[lv])
+		}
 	}
-	return level[0], depth, nil
+	return t, nil
+}
+
+// cutAfterRaw reports whether a node of these raw hashes ends by content
+// (or at its largest).
+func cutAfterRaw(node []byte) bool {
+	n := len(node) / sha256.Size
+	return n >= maxNode || n >= minNode && node[len(node)-sha256.Size]%nodeCut == 0
+}
+
+// cutAfter is cutAfterRaw of hex hashes.
+func cutAfter(hashes []string) bool {
+	n := len(hashes)
+	if n == 0 {
+		return false
+	}
+	last, err := hex.DecodeString(hashes[n-1][:2])
+	return err == nil && (n >= maxNode || n >= minNode && last[0]%nodeCut == 0)
+}
+
+// commonPrefix is how many first hashes a and b share.
+func commonPrefix(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // walkTree calls fn with the parts of the tree of root and depth, in

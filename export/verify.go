@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -258,7 +259,7 @@ func (v *verifier) readMeta(dir string) bool {
 		v.add(m, "", "", "%v", err)
 		return false
 	}
-	if err := checkUniqueKeys(b); err != nil {
+	if err := arena.CheckUniqueKeys(b); err != nil {
 		v.add(m, "", "", "%v", err)
 		return false
 	}
@@ -433,7 +434,7 @@ func (v *verifier) checkLog(dir string) {
 			v.add(lt, r.key, "leaf_hash", "%s, but the leaf hashes to %x, which the signed root covers", r.s("leaf_hash"), own[i])
 		case !tlog.Equal(own[i], exported[i]):
 			v.add(lt, r.key, "leaf", "hashes to %x, not to its leaf_hash %s", own[i], r.s("leaf_hash"))
-		case checkUniqueKeys([]byte(r.s("leaf"))) != nil || json.Unmarshal([]byte(r.s("leaf")), &leaves[i]) != nil:
+		case arena.CheckUniqueKeys([]byte(r.s("leaf"))) != nil || json.Unmarshal([]byte(r.s("leaf")), &leaves[i]) != nil:
 			v.add(lt, r.key, "leaf", "not a JSON leaf with each key once")
 			leaves[i] = tlog.Leaf{}
 		case leaves[i].Kind != r.s("kind"):
@@ -1407,7 +1408,9 @@ func analyze(fs []arena.ScoredForecast, m scoring.Method) (*scoring.Analysis, er
 	}
 	analyses.mu.Unlock()
 	a, err, _ := analyses.flight.Do(string(digest[:]), func() (any, error) {
-		a, err := scoring.AnalyzeForecasts(fs, m, slog.New(slog.DiscardHandler))
+		// One computation serves every verification of these forecasts
+		// waiting for it: none of them alone may cancel it.
+		a, err := scoring.AnalyzeForecasts(context.Background(), fs, m, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}
@@ -1439,7 +1442,7 @@ func readTables(dir string) (Meta, map[string]*table, error) {
 	if err != nil {
 		return meta, nil, fmt.Errorf("export: %w", err)
 	}
-	if err := checkUniqueKeys(b); err != nil {
+	if err := arena.CheckUniqueKeys(b); err != nil {
 		return meta, nil, fmt.Errorf("export: meta.json: %w", err)
 	}
 	if err := json.Unmarshal(b, &meta); err != nil {

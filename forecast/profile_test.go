@@ -95,3 +95,35 @@ func TestMarketAgentIsScores(t *testing.T) {
 		t.Fatalf("forecast.MarketAgent %q, score.MarketAgent %q", forecast.MarketAgent, score.MarketAgent)
 	}
 }
+
+// The baselines' ids and names are reserved up to look-alikes: each of
+// these passes for a baseline and is refused as taken; names that merely
+// share a word are not.
+func TestReservedNameLookAlikes(t *testing.T) {
+	cases := []struct {
+		name, s string
+		taken   bool
+	}{
+		{"the id", "random", true},
+		{"the id with a digit 0", "rand0m", true},
+		{"the name with digits 0", "Rand0m (unif0rm)", true},
+		{"the name in capitals with digits 0", "RAND0M (UNIF0RM)", true},
+		{"the market id with kra", "mar\u0138et", true},
+		{"the market name with flattened parentheses", "Market \u27EEbenchmark\u27EF", true},
+		{"the market name with tortoise shell brackets", "Market \u2997benchmark\u2998", true},
+		{"the market name with a small capital K", "Mar\u1D0Bet (benchmark)", true},
+		{"the market name with a Bengali zero", "Market (benchm\u09E6rk)", false}, // "o" is not in "benchmark"
+		{"the random id with a Bengali zero", "rand\u09E6m", true},
+		{"a name with a baseline's word", "Random Forest", false},
+		{"a name with a baseline's word in brackets", "Ada (benchmark)", false},
+	}
+	for _, c := range cases {
+		err := forecast.CheckReservedName(c.s)
+		if taken := err != nil; taken != c.taken {
+			t.Errorf("%s: CheckReservedName(%q) = %v, want taken %v", c.name, c.s, err, c.taken)
+		}
+		if err != nil && !strings.Contains(err.Error(), forecast.CodeProfileNameTaken) && !strings.Contains(err.Error(), "baseline") {
+			t.Errorf("%s: %v, want a name taken by a baseline", c.name, err)
+		}
+	}
+}

@@ -47,8 +47,9 @@ func TestHeaderTimeout(t *testing.T) {
 }
 
 // A body that stops arriving fails once it idled for the idle timeout; a
-// body that keeps arriving, a byte at a time, does not, and is stopped by
-// the caller's deadline.
+// body that keeps arriving, a byte at a time, does not when a byte a
+// window is all that is asked (MinBytes 0), and is stopped by the
+// caller's deadline.
 func TestIdleBody(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -92,5 +93,56 @@ func TestIdleBody(t *testing.T) {
 	resp.Body.Close()
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(string(b), "first ..") {
 		t.Fatalf("a dripping body: read %q, %v", b, err)
+	}
+}
+
+// The progress deadline: a body that trickles (a byte every 100 ms, as a
+// hostile arena sent a byte every 5 s) fails in the first window that
+// brings fewer than MinBytes, whatever the caller's deadline; bodies that
+// keep the pace, or end within a window, are read whole.
+func TestProgressDeadline(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk, every, n := ".", 100*time.Millisecond, 1000
+		switch r.URL.Path {
+		case "/paced":
+			chunk, every, n = strings.Repeat(".", 512), 20*time.Millisecond, 50
+		case "/small":
+			chunk, n = "tiny", 1
+		}
+		for i := range n {
+			if i > 0 {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(every):
+				}
+			}
+			w.Write([]byte(chunk))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	hc := httpclient.New(httpclient.Timeouts{Connect: time.Second, Header: time.Second, Idle: 300 * time.Millisecond, MinBytes: 1000})
+	get := func(path string) ([]byte, time.Duration, error) {
+		resp, err := hc.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		start := time.Now()
+		b, err := io.ReadAll(resp.Body)
+		return b, time.Since(start), err
+	}
+	b, took, err := get("/trickle")
+	var idle *httpclient.ErrIdle
+	if !errors.As(err, &idle) || idle.Got == 0 || idle.Got >= 1000 || took > 5*time.Second || !strings.Contains(err.Error(), "fewer than the 1000 a response must bring in that time: the server trickles") {
+		t.Fatalf("a trickling body: read %d bytes, %v after %s", len(b), err, took)
+	}
+	if b, _, err := get("/paced"); err != nil || len(b) != 50*512 {
+		t.Fatalf("a body at pace: read %d bytes, %v", len(b), err)
+	}
+	if b, _, err := get("/small"); err != nil || string(b) != "tiny" {
+		t.Fatalf("a small body: read %q, %v", b, err)
 	}
 }

@@ -1,10 +1,13 @@
 package score
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // FEObs is one agent's Brier score on one question, for the difficulty-adjusted leaderboard.
@@ -23,10 +26,16 @@ type FEOptions struct {
 	// difficulty γ (the "stated estimation set"); empty means all.
 	Estimation []string
 	Bootstrap  int // replicates; 0 → 1999, < 0 → none
-	Seed       uint64
-	Level      float64 // CI level; 0 → 0.95
-	Tol        float64 // convergence of the alternating means; 0 → 1e-12
-	MaxIter    int     // 0 → 10,000
+	// MaxWork caps the bootstrap's work: replicates run in order until
+	// Bootstrap are done or the fits of those run have visited MaxWork
+	// observations, whichever comes first (a sweep of the alternating
+	// means visits every observation of a drawn question twice); the
+	// result says how many ran. 0: no cap.
+	MaxWork int64
+	Seed    uint64
+	Level   float64 // CI level; 0 → 0.95
+	Tol     float64 // convergence of the alternating means; 0 → 1e-12
+	MaxIter int     // 0 → 10,000
 	// PairsFor limits the paired tests to those whose first agent is
 	// listed; nil means every ordered pair, which grows with the square
 	// of the agents (10,000 agents: 10⁸ pairs).
@@ -40,7 +49,8 @@ type FEOptions struct {
 	// TopShare is the share of the contenders P(top) counts; 0 → TopShare.
 	TopShare float64
 	// KeepReplicates keeps every replicate's adjusted scores in the
-	// result (memory grows with replicates × agents).
+	// result (memory grows with replicates × agents; without it the
+	// bootstrap keeps a few order statistics per agent).
 	KeepReplicates bool
 }
 
@@ -73,8 +83,11 @@ type FEResult struct {
 	Questions  int       `json:"questions"`
 	Dropped    int       `json:"dropped_questions"` // answered by no estimation agent
 	Iterations int       `json:"iterations"`
-	Bootstrap  int       `json:"bootstrap"`
-	Seed       uint64    `json:"seed"`
+	// Bootstrap is the replicates run: FEOptions.Bootstrap, or fewer when
+	// MaxWork stopped the bootstrap (Capped).
+	Bootstrap int    `json:"bootstrap"`
+	Capped    bool   `json:"bootstrap_capped,omitempty"`
+	Seed      uint64 `json:"seed"`
 	// Replicates are the bootstrap's adjusted scores, replicate by
 	// replicate, indexed as AgentOrder (with FEOptions.KeepReplicates).
 	Replicates [][]float64 `json:"-"`
@@ -83,15 +96,19 @@ type FEResult struct {
 
 // feData is the observation matrix in index form.
 type feData struct {
-	agents    []string
-	est       []bool
-	qAgent    [][]int32   // per question: agents that answered it
-	qBrier    [][]float64 // aligned with qAgent
-	strata    [][]int32   // question indices per stratum
+	agents []string
+	est    []bool
+	allEst bool // every agent estimates difficulty
+	// The observations by question, in input order within a question:
+	// question q's agents are qAgent[qStart[q]:qStart[q+1]], their
+	// Brier scores the same span of qBrier.
+	qStart    []int
+	qAgent    []int32
+	qBrier    []float64
+	strata    [][]int32 // question indices per stratum
 	nq        int
 	tol       float64
 	maxIter   int
-	iters     int
 	agentOf   map[string]int
 	questions []string
 }
@@ -104,8 +121,11 @@ type feData struct {
 // A seeded bootstrap resamples questions within strata and re-runs the
 // whole fit per replicate, giving percentile CIs, P(rank 1), paired
 // one-sided p-values and tie groups (agents whose CI overlaps the
-// group leader's are tied with it). Same seed → identical result.
-func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
+// group leader's are tied with it). Same seed → identical result. The
+// replicates are fitted on every core; their results are taken in
+// replicate order, so the schedule changes nothing. It stops with ctx,
+// returning ctx's error.
+func AdjustedLeaderboard(ctx context.Context, obs []FEObs, opt FEOptions) (*FEResult, error) {
 	if len(obs) == 0 {
 		return nil, fmt.Errorf("no observations")
 	}
@@ -118,17 +138,22 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 	if opt.TopShare == 0 {
 		opt.TopShare = TopShare
 	}
-	d, qStratum, err := indexObservations(obs, opt)
+	d, qStratum, err := indexObservations(ctx, obs, opt)
 	if err != nil {
 		return nil, err
 	}
-	res := &FEResult{Bootstrap: max(opt.Bootstrap, 0), Seed: opt.Seed}
+	res := &FEResult{Seed: opt.Seed}
 	w, err := d.estimationWeights(opt.Estimation, qStratum, res)
 	if err != nil {
 		return nil, err
 	}
-	point, n, raw, gamma := d.fit(w, nil)
-	res.Iterations = d.iters
+	s := d.newScratch()
+	point := make([]float64, len(d.agents))
+	if res.Iterations, _, err = d.fit(newMeter(ctx), w, nil, s, point); err != nil {
+		return nil, fmt.Errorf("score: adjusted leaderboard: %w", err)
+	}
+	gamma := slices.Clone(s.gamma)
+	n, raw := d.counts(w)
 	agents := make([]FEAgent, len(d.agents))
 	for i := range agents {
 		agents[i] = FEAgent{Agent: d.agents[i], N: n[i], Brier: raw[i], Adjusted: point[i]}
@@ -149,10 +174,13 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 		}
 	}
 	if opt.Bootstrap > 0 {
-		var reps [][]float64
-		res.Pairs, reps = d.bootstrap(agents, w, gamma, opt)
+		b, err := d.bootstrap(ctx, agents, gamma, opt)
+		if err != nil {
+			return nil, fmt.Errorf("score: adjusted leaderboard: bootstrap: %w", err)
+		}
+		res.Pairs, res.Bootstrap, res.Capped = b.pairs, b.ran, b.ran < opt.Bootstrap
 		if opt.KeepReplicates {
-			res.Replicates, res.AgentOrder = reps, slices.Clone(d.agents)
+			res.Replicates, res.AgentOrder = b.reps, slices.Clone(d.agents)
 		}
 	}
 	rankAndGroup(agents)
@@ -163,7 +191,7 @@ func AdjustedLeaderboard(obs []FEObs, opt FEOptions) (*FEResult, error) {
 // indexObservations numbers agents, questions and strata in order of first
 // appearance and checks each observation: a Brier score in [0, 1], one per
 // agent and question. It returns each question's stratum.
-func indexObservations(obs []FEObs, opt FEOptions) (*feData, []int, error) {
+func indexObservations(ctx context.Context, obs []FEObs, opt FEOptions) (*feData, []int, error) {
 	d := &feData{tol: opt.Tol, maxIter: opt.MaxIter, agentOf: map[string]int{}}
 	if d.tol == 0 {
 		d.tol = 1e-12
@@ -176,7 +204,12 @@ func indexObservations(obs []FEObs, opt FEOptions) (*feData, []int, error) {
 	var qStratum []int
 	type key struct{ a, q int }
 	seen := map[key]bool{}
-	for _, o := range obs {
+	m := newMeter(ctx)
+	agentOf, questionOf := make([]int32, len(obs)), make([]int32, len(obs))
+	for i, o := range obs {
+		if err := m.add(1); err != nil {
+			return nil, nil, fmt.Errorf("score: adjusted leaderboard: %w", err)
+		}
 		if !(o.Brier >= 0 && o.Brier <= 1) {
 			return nil, nil, fmt.Errorf("agent %q question %q: Brier %v outside [0,1]", o.Agent, o.Question, o.Brier)
 		}
@@ -191,8 +224,6 @@ func indexObservations(obs []FEObs, opt FEOptions) (*feData, []int, error) {
 			q = len(d.questions)
 			qOf[o.Question] = q
 			d.questions = append(d.questions, o.Question)
-			d.qAgent = append(d.qAgent, nil)
-			d.qBrier = append(d.qBrier, nil)
 			s, ok := sOf[o.Stratum]
 			if !ok {
 				s = len(sOf)
@@ -204,10 +235,22 @@ func indexObservations(obs []FEObs, opt FEOptions) (*feData, []int, error) {
 			return nil, nil, fmt.Errorf("agent %q scored twice on question %q", o.Agent, o.Question)
 		}
 		seen[key{a, q}] = true
-		d.qAgent[q] = append(d.qAgent[q], int32(a))
-		d.qBrier[q] = append(d.qBrier[q], o.Brier)
+		agentOf[i], questionOf[i] = int32(a), int32(q)
 	}
 	d.nq = len(d.questions)
+	d.qStart = make([]int, d.nq+1)
+	for _, q := range questionOf {
+		d.qStart[q+1]++
+	}
+	for q := range d.nq {
+		d.qStart[q+1] += d.qStart[q]
+	}
+	at := slices.Clone(d.qStart[:d.nq])
+	d.qAgent, d.qBrier = make([]int32, len(obs)), make([]float64, len(obs))
+	for i, q := range questionOf {
+		d.qAgent[at[q]], d.qBrier[at[q]] = agentOf[i], obs[i].Brier
+		at[q]++
+	}
 	d.strata = make([][]int32, len(sOf))
 	return d, qStratum, nil
 }
@@ -224,6 +267,7 @@ func (d *feData) estimationWeights(estimation []string, qStratum []int, res *FER
 			d.est[i] = true
 		}
 	}
+	defer func() { d.allEst = !slices.Contains(d.est, false) }()
 	for _, name := range estimation {
 		a, ok := d.agentOf[name]
 		if !ok {
@@ -233,7 +277,7 @@ func (d *feData) estimationWeights(estimation []string, qStratum []int, res *FER
 	}
 	w := make([]float64, d.nq)
 	for q := range d.questions {
-		for _, a := range d.qAgent[q] {
+		for _, a := range d.qAgent[d.qStart[q]:d.qStart[q+1]] {
 			if d.est[a] {
 				w[q] = 1
 				break
@@ -252,71 +296,229 @@ func (d *feData) estimationWeights(estimation []string, qStratum []int, res *FER
 	return w, nil
 }
 
-// bootstrap resamples questions within strata opt.Bootstrap times, refits
-// each replicate (warm-started from gamma), sets every agent's percentile
-// CI, P(rank 1) and P(top 5%), and returns the paired comparisons (for
-// each ordered pair, the one-sided p-value of "A is no better than B")
-// and the replicates.
-func (d *feData) bootstrap(agents []FEAgent, w, gamma []float64, opt FEOptions) ([]FEPair, [][]float64) {
-	na := len(agents)
-	reps := make([][]float64, opt.Bootstrap)
-	r := NewRand(opt.Seed)
-	rank1, top := make([]float64, na), make([]float64, na)
-	contender := make([]bool, na)
-	for i, a := range d.agents {
-		contender[i] = opt.Contenders == nil || slices.Contains(opt.Contenders, a)
+// counts returns each agent's count of weighted questions and its raw
+// mean Brier score over them (weighted by w).
+func (d *feData) counts(w []float64) (n []int, raw []float64) {
+	n, raw = make([]int, len(d.agents)), make([]float64, len(d.agents))
+	sw := make([]float64, len(d.agents))
+	for q := range d.nq {
+		if w[q] == 0 {
+			continue
+		}
+		for k := d.qStart[q]; k < d.qStart[q+1]; k++ {
+			a := d.qAgent[k]
+			sw[a] += w[q]
+			raw[a] += w[q] * d.qBrier[k]
+			n[a]++
+		}
 	}
-	for b := range reps {
-		clear(w)
+	for a := range raw {
+		if sw[a] > 0 {
+			raw[a] /= sw[a]
+		}
+	}
+	return n, raw
+}
+
+// countSpan is the fewest agents a goroutine counts a replicate of.
+const countSpan = 4096
+
+// booted is what the bootstrap gives: the paired tests, the replicates
+// run and, when kept, their adjusted scores.
+type booted struct {
+	pairs []FEPair
+	ran   int
+	reps  [][]float64
+}
+
+// replicate is one bootstrap replicate on its way through the workers:
+// its question weights, then its fit's adjusted scores, work and place
+// shares.
+type replicate struct {
+	w, adj     []float64
+	work       int64
+	first, top []placeShare
+	err        error
+	done       chan struct{}
+}
+
+// bootstrap resamples questions within strata opt.Bootstrap times (or
+// until opt.MaxWork), refits each replicate (warm-started from gamma),
+// sets every agent's percentile CI, P(rank 1) and P(top 5%), and returns
+// the paired comparisons (for each pair, the one-sided p-value of "A is
+// no better than B"). The weights are drawn in replicate order from one
+// seeded stream and the fits run on every core; each replicate is taken
+// in order, so the figures do not depend on the schedule.
+func (d *feData) bootstrap(ctx context.Context, agents []FEAgent, gamma []float64, opt FEOptions) (booted, error) {
+	na := len(agents)
+	contender := make([]bool, na)
+	var contenders map[string]bool
+	if opt.Contenders != nil {
+		contenders = map[string]bool{}
+		for _, a := range opt.Contenders {
+			contenders[a] = true
+		}
+	}
+	for i, a := range d.agents {
+		contender[i] = contenders == nil || contenders[a]
+	}
+	var firsts []int // the first agents of the paired tests
+	for i, a := range d.agents {
+		if opt.PairsFor == nil || slices.Contains(opt.PairsFor, a) {
+			firsts = append(firsts, i)
+		}
+	}
+	tl := newTails(na, opt.Bootstrap, opt.Level)
+	rank1, top := make([]float64, na), make([]float64, na)
+	ge, valid := make([]int32, len(firsts)*na), make([]int32, len(firsts)*na)
+	var out booted
+	var spent int64
+	// count adds a replicate's scores of agents [lo, hi) to their tails
+	// and paired tests.
+	count := func(adj []float64, lo, hi int) {
+		for i, v := range adj[lo:hi] {
+			tl.add(lo+i, v)
+		}
+		for f, i := range firsts {
+			if math.IsNaN(adj[i]) {
+				continue
+			}
+			row := f * na
+			for j := lo; j < hi; j++ {
+				if v := adj[j]; j != i && !math.IsNaN(v) {
+					valid[row+j]++
+					if adj[i] >= v {
+						ge[row+j]++
+					}
+				}
+			}
+		}
+	}
+	take := func(rp *replicate) bool { // whether the bootstrap goes on
+		// Many agents are counted on every core, each its own range (the
+		// workers still fitting wait their turn for a core).
+		if parts := min(runtime.GOMAXPROCS(0), na/countSpan); parts > 1 {
+			var wg sync.WaitGroup
+			for k := range parts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					count(rp.adj, k*na/parts, (k+1)*na/parts)
+				}()
+			}
+			wg.Wait()
+		} else {
+			count(rp.adj, 0, na)
+		}
+		for _, s := range rp.first {
+			rank1[s.i] += s.share
+		}
+		for _, s := range rp.top {
+			top[s.i] += s.share
+		}
+		if opt.KeepReplicates {
+			out.reps = append(out.reps, rp.adj)
+		}
+		out.ran++
+		spent += rp.work
+		return opt.MaxWork <= 0 || spent < opt.MaxWork
+	}
+
+	// Workers fit the replicates the dispatcher draws; a replicate the
+	// budget leaves out is cancelled (wctx) and dropped.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan *replicate)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, m := d.newScratch(), newMeter(wctx)
+			for rp := range jobs {
+				_, rp.work, rp.err = d.fit(m, rp.w, gamma, s, rp.adj)
+				if rp.err == nil {
+					rp.first, rp.top = placeShares(rp.adj, contender, opt.TopShare)
+				}
+				close(rp.done)
+			}
+		}()
+	}
+	var queue, free []*replicate
+	r := NewRand(opt.Seed)
+	more, err := true, error(nil)
+	next := func() { // take the oldest replicate in flight
+		rp := queue[0]
+		queue = queue[1:]
+		<-rp.done
+		switch {
+		case !more:
+		case rp.err != nil:
+			more, err = false, rp.err
+		default:
+			more = take(rp)
+		}
+		if !opt.KeepReplicates {
+			free = append(free, rp)
+		}
+	}
+	for b := 0; b < opt.Bootstrap && more; b++ {
+		if e := ctx.Err(); e != nil {
+			more, err = false, e
+			break
+		}
+		var rp *replicate
+		if n := len(free); n > 0 {
+			rp, free = free[n-1], free[:n-1]
+			clear(rp.w)
+		} else {
+			rp = &replicate{w: make([]float64, d.nq), adj: make([]float64, na)}
+		}
+		rp.done = make(chan struct{})
 		for _, qs := range d.strata {
 			for range qs {
-				w[qs[Bounded(r, uint64(len(qs)))]]++
+				rp.w[qs[Bounded(r, uint64(len(qs)))]]++
 			}
 		}
-		adj, _, _, _ := d.fit(w, gamma)
-		reps[b] = adj
-		rankShares(adj, contender, opt.TopShare, rank1, top)
+		queue = append(queue, rp)
+		jobs <- rp
+		if len(queue) > 2*workers {
+			next()
+		}
 	}
-	col := make([]float64, 0, len(reps))
-	for i := range agents {
-		col = col[:0]
-		for _, rep := range reps {
-			if !math.IsNaN(rep[i]) {
-				col = append(col, rep[i])
-			}
+	close(jobs)
+	for len(queue) > 0 {
+		if !more {
+			cancel() // the rest is not needed
 		}
-		if len(col) > 0 {
-			lo, hi := percentileCI(col, opt.Level)
+		next()
+	}
+	wg.Wait()
+	if e := ctx.Err(); e != nil {
+		err = e // a worker's may be its own context's
+	}
+	if err != nil {
+		return out, err
+	}
+	for i := range agents {
+		if lo, hi, ok := tl.interval(i, opt.Level); ok {
 			agents[i].CILo, agents[i].CIHi = Def(lo), Def(hi)
 		}
 		if contender[i] {
-			agents[i].PRank1 = Def(rank1[i] / float64(len(reps)))
-			agents[i].PTop = Def(top[i] / float64(len(reps)))
+			agents[i].PRank1 = Def(rank1[i] / float64(out.ran))
+			agents[i].PTop = Def(top[i] / float64(out.ran))
 		}
 	}
-	var pairs []FEPair
-	for i := range na {
-		if opt.PairsFor != nil && !slices.Contains(opt.PairsFor, d.agents[i]) {
-			continue
-		}
+	for f, i := range firsts {
 		for j := range na {
-			if i == j {
-				continue
+			if j != i {
+				k := f*na + j
+				out.pairs = append(out.pairs, FEPair{A: d.agents[i], B: d.agents[j], P: float64(1+ge[k]) / float64(valid[k]+1)})
 			}
-			ge, valid := 0, 0
-			for _, rep := range reps {
-				if math.IsNaN(rep[i]) || math.IsNaN(rep[j]) {
-					continue
-				}
-				valid++
-				if rep[i] >= rep[j] {
-					ge++
-				}
-			}
-			pairs = append(pairs, FEPair{A: d.agents[i], B: d.agents[j], P: float64(1+ge) / float64(valid+1)})
 		}
 	}
-	return pairs, reps
+	return out, nil
 }
 
 // rankAndGroup sorts agents by adjusted score (then name), numbers their
@@ -332,94 +534,102 @@ func rankAndGroup(agents []FEAgent) {
 		}
 		return strings.Compare(a.Agent, b.Agent)
 	})
-	group := 0
+	groups := TieGroups(len(agents), func(i int) (float64, float64, bool) {
+		return agents[i].CILo.V, agents[i].CIHi.V, agents[i].CILo.OK
+	}, nil)
 	for i := range agents {
-		if agents[i].Tie != 0 {
-			continue
-		}
-		group++
-		agents[i].Tie = group
-		for j := i + 1; j < len(agents); j++ {
-			if agents[j].Tie == 0 && overlaps(agents[i], agents[j]) {
-				agents[j].Tie = group
-			}
-		}
-	}
-	for i := range agents {
-		agents[i].Rank = i + 1
+		agents[i].Rank, agents[i].Tie = i+1, groups[i]
 	}
 }
 
-func overlaps(a, b FEAgent) bool {
-	if !a.CILo.OK || !b.CILo.OK {
-		return false
-	}
-	return a.CILo.V <= b.CIHi.V && b.CILo.V <= a.CIHi.V
+// fitScratch is the working space of one fit, reused across replicates:
+// γ (the fit's result), α, the per-agent sums and the weighted questions.
+type fitScratch struct {
+	gamma, alpha, sw, sb []float64
+	drawn                []int32
+}
+
+func (d *feData) newScratch() *fitScratch {
+	na := len(d.agents)
+	return &fitScratch{gamma: make([]float64, d.nq), alpha: make([]float64, na), sw: make([]float64, na), sb: make([]float64, na)}
 }
 
 // fit runs the alternating means with question weights w (bootstrap
-// multiplicities; 0 = left out), warm-started from gamma0 when given. It
-// returns each agent's rescaled adjusted score (NaN when the agent has no
-// weighted question), question count, raw mean Brier, and γ̂.
-func (d *feData) fit(w []float64, gamma0 []float64) (adj []float64, n []int, raw []float64, gamma []float64) {
-	na := len(d.agents)
-	gamma = make([]float64, d.nq)
+// multiplicities; 0 = left out), warm-started from gamma0 when given,
+// leaving γ̂ in s.gamma and writing each agent's rescaled adjusted score
+// into adj (NaN when the agent has no weighted question). It returns the
+// sweeps run and the observations visited, and stops with m's context.
+// Every sum adds its terms in question order, then input order.
+func (d *feData) fit(m *meter, w, gamma0 []float64, s *fitScratch, adj []float64) (iters int, work int64, err error) {
+	gamma, alpha, sw, sb := s.gamma, s.alpha, s.sw, s.sb
 	if gamma0 != nil {
 		copy(gamma, gamma0)
+	} else {
+		clear(gamma)
 	}
-	alpha := make([]float64, na)
-	sw := make([]float64, na)
-	sb := make([]float64, na)
-	n = make([]int, na)
-	raw = make([]float64, na)
+	clear(alpha)
+	clear(sw)
+	drawn := s.drawn[:0]
+	rows := 0 // observations on weighted questions
 	for q := range d.nq {
 		if w[q] == 0 {
 			continue
 		}
-		for k, a := range d.qAgent[q] {
+		drawn = append(drawn, int32(q))
+		rows += d.qStart[q+1] - d.qStart[q]
+		for _, a := range d.qAgent[d.qStart[q]:d.qStart[q+1]] {
 			sw[a] += w[q]
-			raw[a] += w[q] * d.qBrier[q][k]
-			n[a]++
 		}
 	}
-	for a := range raw {
-		if sw[a] > 0 {
-			raw[a] /= sw[a]
-		}
-	}
-	d.iters = 0
+	s.drawn = drawn
+	qAgent, qBrier, est := d.qAgent, d.qBrier, d.est
+	work = int64(rows)
 	for it := 1; it <= d.maxIter; it++ {
-		d.iters = it
+		iters = it
+		work += 2 * int64(rows)
+		if err := m.add(2 * rows); err != nil {
+			return iters, work, err
+		}
 		// α_i = weighted mean over i's questions of (b_ij − γ_j), estimation agents.
 		clear(sb)
-		for q := range d.nq {
-			if w[q] == 0 {
+		for _, q := range drawn {
+			wq, gq := w[q], gamma[q]
+			lo, hi := d.qStart[q], d.qStart[q+1]
+			if d.allEst {
+				for k, a := range qAgent[lo:hi] {
+					sb[a] += wq * (qBrier[lo+k] - gq)
+				}
 				continue
 			}
-			for k, a := range d.qAgent[q] {
-				if d.est[a] {
-					sb[a] += w[q] * (d.qBrier[q][k] - gamma[q])
+			for k, a := range qAgent[lo:hi] {
+				if est[a] {
+					sb[a] += wq * (qBrier[lo+k] - gq)
 				}
 			}
 		}
 		for a := range alpha {
-			if d.est[a] && sw[a] > 0 {
+			if est[a] && sw[a] > 0 {
 				alpha[a] = sb[a] / sw[a]
 			}
 		}
 		// γ_j = mean over estimation agents answering j of (b_ij − α_i),
 		// then centred (weighted) so the fit is identified.
 		var change, sg, swq float64
-		for q := range d.nq {
-			if w[q] == 0 {
-				continue
-			}
+		for _, q := range drawn {
+			lo, hi := d.qStart[q], d.qStart[q+1]
 			var s float64
 			c := 0
-			for k, a := range d.qAgent[q] {
-				if d.est[a] {
-					s += d.qBrier[q][k] - alpha[a]
-					c++
+			if d.allEst {
+				for k, a := range qAgent[lo:hi] {
+					s += qBrier[lo+k] - alpha[a]
+				}
+				c = hi - lo
+			} else {
+				for k, a := range qAgent[lo:hi] {
+					if est[a] {
+						s += qBrier[lo+k] - alpha[a]
+						c++
+					}
 				}
 			}
 			g := s / float64(c)
@@ -428,11 +638,9 @@ func (d *feData) fit(w []float64, gamma0 []float64) (adj []float64, n []int, raw
 			sg += w[q] * g
 			swq += w[q]
 		}
-		m := sg / swq
-		for q := range gamma {
-			if w[q] != 0 {
-				gamma[q] -= m
-			}
+		mean := sg / swq
+		for _, q := range drawn {
+			gamma[q] -= mean
 		}
 		if change < d.tol {
 			break
@@ -442,14 +650,13 @@ func (d *feData) fit(w []float64, gamma0 []float64) (adj []float64, n []int, raw
 	// the constant 0.5 forecaster (b = 0.25 everywhere) at 0.25:
 	// its adjusted score is 0.25 − mean_j γ_j = 0.25 (γ is centred), so no
 	// shift is needed once γ is centred on the same weights.
-	adj = make([]float64, na)
+	work += int64(rows)
 	clear(sb)
-	for q := range d.nq {
-		if w[q] == 0 {
-			continue
-		}
-		for k, a := range d.qAgent[q] {
-			sb[a] += w[q] * (d.qBrier[q][k] - gamma[q])
+	for _, q := range drawn {
+		wq, gq := w[q], gamma[q]
+		lo, hi := d.qStart[q], d.qStart[q+1]
+		for k, a := range qAgent[lo:hi] {
+			sb[a] += wq * (qBrier[lo+k] - gq)
 		}
 	}
 	for a := range adj {
@@ -459,5 +666,5 @@ func (d *feData) fit(w []float64, gamma0 []float64) (adj []float64, n []int, raw
 			adj[a] = math.NaN()
 		}
 	}
-	return adj, n, raw, gamma
+	return iters, work, nil
 }

@@ -1,6 +1,8 @@
 package score_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -22,7 +24,7 @@ func TestAdjustedBalanced(t *testing.T) {
 			obs = append(obs, score.FEObs{Agent: fmt.Sprint("a", a), Question: fmt.Sprint(q), Stratum: fmt.Sprint(q % 4), Brier: r.Float64() * 0.5})
 		}
 	}
-	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Bootstrap: -1})
+	res, err := score.AdjustedLeaderboard(context.Background(), obs, score.FEOptions{Bootstrap: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func TestAdjustedRecoversEffects(t *testing.T) {
 		}
 		obs = append(obs, score.FEObs{Agent: "half", Question: fmt.Sprint(q), Stratum: "s", Brier: 0.25})
 	}
-	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Estimation: []string{"a0", "a1", "a2", "a3"}, Bootstrap: -1})
+	res, err := score.AdjustedLeaderboard(context.Background(), obs, score.FEOptions{Estimation: []string{"a0", "a1", "a2", "a3"}, Bootstrap: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestAdjustedRecoversEffects(t *testing.T) {
 	}
 	// The estimation set: an outlier outside it does not move the others.
 	withOutlier := append(append([]score.FEObs(nil), obs...), score.FEObs{Agent: "wild", Question: "0", Stratum: "s", Brier: 1})
-	res2, err := score.AdjustedLeaderboard(withOutlier, score.FEOptions{Estimation: []string{"a0", "a1", "a2", "a3"}, Bootstrap: -1})
+	res2, err := score.AdjustedLeaderboard(context.Background(), withOutlier, score.FEOptions{Estimation: []string{"a0", "a1", "a2", "a3"}, Bootstrap: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,11 +102,11 @@ func TestAdjustedBootstrap(t *testing.T) {
 		}
 	}
 	opt := score.FEOptions{Bootstrap: 499, Seed: 7}
-	a, err := score.AdjustedLeaderboard(obs, opt)
+	a, err := score.AdjustedLeaderboard(context.Background(), obs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := score.AdjustedLeaderboard(obs, opt)
+	b, _ := score.AdjustedLeaderboard(context.Background(), obs, opt)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("same seed, different result")
 	}
@@ -132,7 +134,7 @@ func TestAdjustedBootstrap(t *testing.T) {
 	// PairsFor keeps the listed agents' pairs, same figures, and nothing else.
 	only := opt
 	only.PairsFor = []string{"mid1"}
-	c, err := score.AdjustedLeaderboard(obs, only)
+	c, err := score.AdjustedLeaderboard(context.Background(), obs, only)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +146,72 @@ func TestAdjustedBootstrap(t *testing.T) {
 			t.Errorf("PairsFor mid1: %+v, all-pairs P %v", pr, p[pr.A+">"+pr.B])
 		}
 	}
-	if _, err := score.AdjustedLeaderboard(nil, opt); err == nil {
+	if _, err := score.AdjustedLeaderboard(context.Background(), nil, opt); err == nil {
 		t.Error("no observations accepted")
 	}
-	if _, err := score.AdjustedLeaderboard([]score.FEObs{{Agent: "a", Question: "q", Brier: 2}}, opt); err == nil {
+	if _, err := score.AdjustedLeaderboard(context.Background(), []score.FEObs{{Agent: "a", Question: "q", Brier: 2}}, opt); err == nil {
 		t.Error("Brier 2 accepted")
 	}
-	if _, err := score.AdjustedLeaderboard([]score.FEObs{{Agent: "a", Question: "q"}, {Agent: "a", Question: "q"}}, opt); err == nil {
+	if _, err := score.AdjustedLeaderboard(context.Background(), []score.FEObs{{Agent: "a", Question: "q"}, {Agent: "a", Question: "q"}}, opt); err == nil {
 		t.Error("duplicate accepted")
+	}
+}
+
+// A work cap stops the bootstrap after the replicate that spends it: the
+// figures are those of a bootstrap of that many replicates, and the
+// result says it was capped.
+func TestAdjustedBootstrapCapped(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	var obs []score.FEObs
+	for q := range 200 {
+		for a := range 30 {
+			if r.IntN(3) > 0 {
+				obs = append(obs, score.FEObs{Agent: fmt.Sprint("a", a), Question: fmt.Sprint(q), Stratum: fmt.Sprint(q / 20),
+					Brier: min(1, max(0, 0.1+0.01*float64(a)+0.1*r.NormFloat64()))})
+			}
+		}
+	}
+	ctx := context.Background()
+	full, err := score.AdjustedLeaderboard(ctx, obs, score.FEOptions{Bootstrap: 499, Seed: 2, PairsWithBest: true})
+	if err != nil || full.Capped || full.Bootstrap != 499 {
+		t.Fatalf("uncapped: %v, capped %v, %d replicates", err, full.Capped, full.Bootstrap)
+	}
+	capped, err := score.AdjustedLeaderboard(ctx, obs, score.FEOptions{Bootstrap: 499, Seed: 2, PairsWithBest: true, MaxWork: 5_000_000})
+	if err != nil || !capped.Capped || capped.Bootstrap < 2 || capped.Bootstrap >= 499 {
+		t.Fatalf("capped: %v, capped %v, %d replicates", err, capped.Capped, capped.Bootstrap)
+	}
+	same, err := score.AdjustedLeaderboard(ctx, obs, score.FEOptions{Bootstrap: capped.Bootstrap, Seed: 2, PairsWithBest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same.Capped = true
+	if !reflect.DeepEqual(capped, same) {
+		t.Errorf("a bootstrap capped at %d replicates differs from one of %d", capped.Bootstrap, same.Bootstrap)
+	}
+	if reflect.DeepEqual(capped.Agents, full.Agents) {
+		t.Error("capping changed no figure")
+	}
+}
+
+// A context that has ended stops every long computation at once, with its
+// error.
+func TestEndedContextStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	obs := []score.FEObs{{Agent: "a", Question: "q", Stratum: "s", Brier: 0.1}, {Agent: "b", Question: "q", Stratum: "s", Brier: 0.2}}
+	if _, err := score.AdjustedLeaderboard(ctx, obs, score.FEOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("AdjustedLeaderboard: %v", err)
+	}
+	tab, _ := score.FromRows([]score.Row{{Agent: "a", Round: "1", Market: "m", Forecast: 0.5, Outcome: 1}})
+	if _, err := score.Analyze(ctx, tab, score.Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Analyze: %v", err)
+	}
+	items := []score.BoardItem{{Forecaster: "a", Item: "q", Kind: score.KindMarket, Resolved: true, Forecast: 0.5, Outcome: 1}}
+	if _, err := score.Board(ctx, items, score.BoardOptions{Bootstrap: 99}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Board: %v", err)
+	}
+	if _, err := score.ClusterBootstrapCI(ctx, []float64{1, 2}, []float64{1, 1}, []int32{0, 1}, 2, 99, 1, 0.95); !errors.Is(err, context.Canceled) {
+		t.Errorf("ClusterBootstrapCI: %v", err)
 	}
 }
 
@@ -170,7 +230,7 @@ func BenchmarkAdjustedLeaderboard(b *testing.B) {
 			}
 		}
 		run := func(opt score.FEOptions) {
-			if _, err := score.AdjustedLeaderboard(obs, opt); err != nil {
+			if _, err := score.AdjustedLeaderboard(context.Background(), obs, opt); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,6 +1,8 @@
 package score
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -101,6 +103,14 @@ func (e *InputError) Error() string {
 	return b.String()
 }
 
+// Merge records f's problems after e's, as if added to e one by one.
+func (e *InputError) Merge(f *InputError) {
+	for _, p := range f.Problems {
+		e.Add("%s", p)
+	}
+	e.Total += f.Total - len(f.Problems)
+}
+
 // Add records a problem.
 func (e *InputError) Add(format string, args ...any) {
 	e.Total++
@@ -113,8 +123,9 @@ func (e *InputError) Add(format string, args ...any) {
 // benchmark, the market baseline as agent "market". Rows must agree on the
 // outcome and benchmark of a (round, market), and an agent may forecast a
 // market once per round; violations fail with their line numbers.
-// Agents are returned by name, the market baseline last.
-func Analyze(t *Table, opt Options) ([]AgentResult, error) {
+// Agents are returned by name, the market baseline last. It stops with
+// ctx, returning ctx's error.
+func Analyze(ctx context.Context, t *Table, opt Options) ([]AgentResult, error) {
 	n := t.Len()
 	if n == 0 {
 		return nil, fmt.Errorf("no rows to score")
@@ -128,109 +139,91 @@ func Analyze(t *Table, opt Options) ([]AgentResult, error) {
 	if opt.ShrinkN == 0 {
 		opt.ShrinkN = ShrinkN
 	}
+	// The rows by round, then by agent (by round within an agent). The
+	// checks of the (round, market) pairs, on the first order, go beside
+	// the second order and the checks of the agents' runs on it.
+	byRound := countingSort(t.Round, t.Rounds.Len(), nil)
+	var pairs pairChecks
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		pairs = checkPairs(t, byRound)
+	}()
+	order := countingSort(t.Agent, t.Agents.Len(), byRound)
+	runs := checkRuns(t, order)
+	<-checked
+	marketRows := pairs.marketRows
+	addMarket := pairs.anyB && !opt.NoMarket
+	spans := runs.spans
+	// The problems in the order of one pass after the other: the pairs',
+	// then the runs', the reserved name among them where its run ended.
 	bad := &InputError{}
-
-	order, byRound := groupOrder(t)
-
-	// (round, market) → first row: outcomes and benchmarks must agree.
-	// byRound lists rows grouped by round, so a per-market stamp of the
-	// round replaces a map keyed by (round, market).
-	mRound := make([]int32, t.Markets.Len())
-	mFirst := make([]int32, t.Markets.Len())
-	for i := range mRound {
-		mRound[i] = -1
-	}
-	var marketRows []int32 // first row of each benchmarked (round, market), by round
-	anyB := false
-	for _, i32 := range byRound {
-		i := int(i32)
-		m, r := t.Market[i], t.Round[i]
-		if mRound[m] != r {
-			mRound[m], mFirst[m] = r, i32
-			if t.HasB(i) {
-				anyB = true
-				marketRows = append(marketRows, i32)
-			}
-			continue
-		}
-		j := int(mFirst[m])
-		if t.X[i] != t.X[j] {
-			bad.Add("%s: outcome %v of market %q in round %q conflicts with %s (%v)", t.where(i), t.X[i],
-				t.Markets.Names[m], t.Rounds.Names[r], t.where(j), t.X[j])
-		}
-		if hb, hj := t.HasB(i), t.HasB(j); hb != hj || (hb && t.B[i] != t.B[j]) {
-			bad.Add("%s: benchmark %s of market %q in round %q conflicts with %s (%s)", t.where(i), fmtB(t, i),
-				t.Markets.Names[m], t.Rounds.Names[r], t.where(j), fmtB(t, j))
-		}
-	}
-	addMarket := anyB && !opt.NoMarket
-
-	// Agent runs in order, and duplicate (agent, round, market) detection.
-	stamp := make([]int32, t.Markets.Len())
-	seenAt := make([]int32, t.Markets.Len())
-	for i := range stamp {
-		stamp[i] = -1
-	}
-	type span struct{ agent, lo, hi int }
-	var spans []span
-	run := int32(0)
-	for k := 0; k < len(order); {
-		a := t.Agent[order[k]]
-		lo := k
-		for k < len(order) && t.Agent[order[k]] == a {
-			r := t.Round[order[k]]
-			for k < len(order) && t.Agent[order[k]] == a && t.Round[order[k]] == r {
-				i := order[k]
-				m := t.Market[i]
-				if stamp[m] == run {
-					bad.Add("%s: agent %q forecasts market %q in round %q twice (also %s)", t.where(int(i)),
-						t.Agents.Names[a], t.Markets.Names[m], t.Rounds.Names[r], t.where(int(seenAt[m])))
-				}
-				stamp[m], seenAt[m] = run, i
-				k++
-			}
-			run++
-		}
-		spans = append(spans, span{int(a), lo, k})
-		if addMarket && t.Agents.Names[a] == MarketAgent {
+	bad.Merge(pairs.bad)
+	for k := 0; k <= runs.bad.Total; k++ {
+		if addMarket && k == runs.marketAt {
 			bad.Add("%s: agent name %q is reserved for the benchmark baseline when benchmarks are present",
-				t.where(int(order[lo])), MarketAgent)
+				t.where(int(runs.marketRow)), MarketAgent)
+		}
+		switch {
+		case k < len(runs.bad.Problems):
+			bad.Add("%s", runs.bad.Problems[k])
+		case k < runs.bad.Total:
+			bad.Total++
 		}
 	}
 	if bad.Total > 0 {
 		return nil, bad
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("score: analyze: %w", err)
+	}
 
 	// Agents are independent: score them on all cores, each worker with its
-	// own scratch. Results do not depend on the schedule.
-	jobs := len(spans)
+	// own scratch, in two jobs an agent (its rounds and inference; its
+	// decompositions over all predictions) so that the cores share the work
+	// evenly however few the agents. Results do not depend on the schedule.
+	agents := len(spans)
 	if addMarket {
-		jobs++
+		agents++
 	}
-	out := make([]AgentResult, jobs)
-	workers := min(runtime.GOMAXPROCS(0), jobs)
-	next := make(chan int, jobs)
-	for j := range jobs {
+	out := make([]AgentResult, agents)
+	spread := make([]decompositions, agents)
+	workers := min(runtime.GOMAXPROCS(0), 2*agents)
+	next := make(chan int, 2*agents)
+	for j := range 2 * agents {
 		next <- j
 	}
 	close(next)
 	var wg sync.WaitGroup
-	for range workers {
+	errs := make([]error, workers)
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := newGrouper(t)
+			g := newGrouper(t, newMeter(ctx))
 			for j := range next {
-				if j == len(spans) {
-					out[j] = g.agent(MarketAgent, marketRows, true, opt)
-					continue
+				a, name, idx, echo := j/2, MarketAgent, marketRows, true
+				if a < len(spans) {
+					s := spans[a]
+					name, idx, echo = t.Agents.Names[s.agent], order[s.lo:s.hi], false
 				}
-				s := spans[j]
-				out[j] = g.agent(t.Agents.Names[s.agent], order[s.lo:s.hi], false, opt)
+				switch {
+				case errs[w] != nil:
+				case j%2 == 0:
+					out[a], errs[w] = g.agent(name, idx, echo, opt)
+				default:
+					spread[a], errs[w] = g.decompose(idx, echo, opt)
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("score: analyze: %w", err)
+	}
+	for a, d := range spread {
+		out[a].Murphy, out[a].CORP, out[a].ECE, out[a].LogScore = d.murphy, d.corp, d.ece, d.logScore
+	}
 	slices.SortFunc(out[:len(spans)], func(a, b AgentResult) int { return strings.Compare(a.Agent, b.Agent) })
 	return out, nil
 }
@@ -242,39 +235,141 @@ func fmtB(t *Table, i int) string {
 	return fmt.Sprint(t.B[i])
 }
 
-// groupOrder returns row indices grouped by agent (by id) and, within an
-// agent, by round in order of first appearance, stable otherwise: two
-// counting-sort passes, O(n). byRound is the intermediate order by round.
-func groupOrder(t *Table) (byAgent, byRound []int32) {
-	n := t.Len()
-	tmp := make([]int32, n)
-	out := make([]int32, n)
-	cnt := make([]int32, max(t.Rounds.Len(), t.Agents.Len())+1)
-	pass := func(key []int32, nk int, src, dst []int32) {
-		c := cnt[:nk+1]
-		clear(c)
-		for _, i := range src {
-			c[key[i]+1]++
+// countingSort returns the rows of src (all rows in order when nil)
+// ordered by key, stable: a counting sort, O(n). nk bounds the keys.
+func countingSort(key []int32, nk int, src []int32) []int32 {
+	c := make([]int32, nk+1)
+	dst := make([]int32, len(key))
+	if src == nil {
+		for _, k := range key {
+			c[k+1]++
 		}
-		for k := 1; k <= nk; k++ {
-			c[k] += c[k-1]
+		for j := 1; j <= nk; j++ {
+			c[j] += c[j-1]
 		}
-		for _, i := range src {
-			dst[c[key[i]]] = i
-			c[key[i]]++
+		for i, k := range key {
+			dst[c[k]] = int32(i)
+			c[k]++
 		}
+		return dst
 	}
-	for i := range tmp {
-		out[i] = int32(i)
+	for _, i := range src {
+		c[key[i]+1]++
 	}
-	pass(t.Round, t.Rounds.Len(), out, tmp)
-	pass(t.Agent, t.Agents.Len(), tmp, out)
-	return out, tmp
+	for j := 1; j <= nk; j++ {
+		c[j] += c[j-1]
+	}
+	for _, i := range src {
+		dst[c[key[i]]] = i
+		c[key[i]]++
+	}
+	return dst
 }
 
-// grouper holds scratch space reused across agents.
+// pairChecks are what checkPairs finds.
+type pairChecks struct {
+	marketRows []int32 // the first row of each benchmarked (round, market), by round
+	anyB       bool    // any of those
+	bad        *InputError
+}
+
+// checkPairs checks that the rows of each (round, market) agree on its
+// outcome and benchmark, on the rows by round: a per-market stamp of the
+// round replaces a map keyed by (round, market).
+func checkPairs(t *Table, byRound []int32) pairChecks {
+	c := pairChecks{bad: &InputError{}}
+	mRound := make([]int32, t.Markets.Len())
+	mFirst := make([]int32, t.Markets.Len())
+	for i := range mRound {
+		mRound[i] = -1
+	}
+	for _, i32 := range byRound {
+		i := int(i32)
+		m, r := t.Market[i], t.Round[i]
+		if mRound[m] != r {
+			mRound[m], mFirst[m] = r, i32
+			if t.HasB(i) {
+				c.anyB = true
+				c.marketRows = append(c.marketRows, i32)
+			}
+			continue
+		}
+		j := int(mFirst[m])
+		if t.X[i] != t.X[j] {
+			c.bad.Add("%s: outcome %v of market %q in round %q conflicts with %s (%v)", t.where(i), t.X[i],
+				t.Markets.Names[m], t.Rounds.Names[r], t.where(j), t.X[j])
+		}
+		if hb, hj := t.HasB(i), t.HasB(j); hb != hj || (hb && t.B[i] != t.B[j]) {
+			c.bad.Add("%s: benchmark %s of market %q in round %q conflicts with %s (%s)", t.where(i), fmtB(t, i),
+				t.Markets.Names[m], t.Rounds.Names[r], t.where(j), fmtB(t, j))
+		}
+	}
+	return c
+}
+
+// span is one agent's run of rows in the agents' order.
+type span struct{ agent, lo, hi int }
+
+// runChecks are what checkRuns finds.
+type runChecks struct {
+	spans []span
+	bad   *InputError
+	// marketAt is how many problems come before the end of the run of an
+	// agent named MarketAgent (its first row marketRow), -1 for none:
+	// whether that name is reserved depends on the pairs' benchmarks.
+	marketAt  int
+	marketRow int32
+}
+
+// checkRuns splits the rows by agent into runs and finds the markets an
+// agent forecasts twice in a round.
+func checkRuns(t *Table, order []int32) runChecks {
+	c := runChecks{bad: &InputError{}, marketAt: -1}
+	stamp := make([]int32, t.Markets.Len())
+	seenAt := make([]int32, t.Markets.Len())
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	run := int32(0)
+	for k := 0; k < len(order); {
+		a := t.Agent[order[k]]
+		lo := k
+		for k < len(order) && t.Agent[order[k]] == a {
+			r := t.Round[order[k]]
+			for k < len(order) && t.Agent[order[k]] == a && t.Round[order[k]] == r {
+				i := order[k]
+				m := t.Market[i]
+				if stamp[m] == run {
+					c.bad.Add("%s: agent %q forecasts market %q in round %q twice (also %s)", t.where(int(i)),
+						t.Agents.Names[a], t.Markets.Names[m], t.Rounds.Names[r], t.where(int(seenAt[m])))
+				}
+				stamp[m], seenAt[m] = run, i
+				k++
+			}
+			run++
+		}
+		c.spans = append(c.spans, span{int(a), lo, k})
+		if t.Agents.Names[a] == MarketAgent {
+			c.marketAt, c.marketRow = c.bad.Total, order[lo]
+		}
+	}
+	return c
+}
+
+// grouper holds scratch space reused across agents: the per-row arrays
+// of one agent are reused by the next (none of them is kept in a result),
+// so that a worker allocates for its largest agent, not for every row.
 type grouper struct {
 	t          *Table
+	m          *meter
+	p, x, b    []float64
+	dv, w      []float64
+	pb, bb, xb []float64
+	roundOfB   []int32
+	cl         []int32
+	keys, sort []uint64 // CORP's
+	logs       *logMemo
+	drawn      draws
 	emptyEvent int32
 	evStamp    []int32 // per event id: agent pass that last saw it
 	evID       []int32
@@ -283,11 +378,11 @@ type grouper struct {
 	pass       int32
 }
 
-func newGrouper(t *Table) *grouper {
-	g := &grouper{t: t, emptyEvent: -1}
-	if id, ok := t.Events.ids[""]; ok {
-		g.emptyEvent = id
-	}
+func newGrouper(t *Table, m *meter) *grouper {
+	// The empty event's id, by a scan of the names (the map of a DictOf
+	// is built at its first use, which analyses running side by side
+	// must not race to).
+	g := &grouper{t: t, m: m, emptyEvent: int32(slices.Index(t.Events.Names, ""))}
 	g.evStamp, g.evID = make([]int32, t.Events.Len()), make([]int32, t.Events.Len())
 	g.mkStamp, g.mkID = make([]int32, t.Markets.Len()), make([]int32, t.Markets.Len())
 	for i := range g.evStamp {
@@ -299,20 +394,55 @@ func newGrouper(t *Table) *grouper {
 	return g
 }
 
-// agent computes one AgentResult from rows idx (grouped by round). With
-// echo set the forecasts are the benchmarks (the market baseline).
-func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentResult {
+// gather copies the forecasts, benchmarks and outcomes of rows idx into
+// g's scratch; with echo set the forecasts are the benchmarks (the market
+// baseline).
+func (g *grouper) gather(idx []int32, echo bool) (p, b, x []float64) {
 	t := g.t
 	n := len(idx)
-	p := make([]float64, n)
-	x := make([]float64, n)
-	b := make([]float64, n)
+	p, x, b = grow(&g.p, n), grow(&g.x, n), grow(&g.b, n)
 	for k, i := range idx {
 		p[k], b[k], x[k] = t.P[i], t.B[i], t.X[i]
 		if echo {
 			p[k] = b[k]
 		}
 	}
+	return p, b, x
+}
+
+// decompositions are an agent's figures over all its predictions.
+type decompositions struct {
+	murphy        Murphy
+	corp          CORP
+	ece, logScore float64
+}
+
+// decompose computes the Murphy and CORP decompositions, ECE and log
+// score of rows idx (echo as in gather). It fails only when g's meter
+// finds its context ended.
+func (g *grouper) decompose(idx []int32, echo bool, opt Options) (decompositions, error) {
+	if err := g.m.add(len(idx)); err != nil {
+		return decompositions{}, err
+	}
+	p, _, x := g.gather(idx, echo)
+	if g.logs == nil {
+		g.logs = new(logMemo)
+	}
+	d := decompositions{murphy: Decompose(p, x, opt.Bins), corp: decomposeCORP(p, x, &g.keys, &g.sort), logScore: logScore(p, x, g.logs)}
+	d.ece = d.murphy.ECE()
+	return d, nil
+}
+
+// agent computes one AgentResult from rows idx (grouped by round), but
+// for the decompositions (decompose); echo as in gather. It fails only
+// when g's meter finds its context ended.
+func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) (AgentResult, error) {
+	if err := g.m.add(len(idx)); err != nil {
+		return AgentResult{}, err
+	}
+	t := g.t
+	n := len(idx)
+	p, b, x := g.gather(idx, echo)
 	res := AgentResult{Agent: name, N: n}
 
 	// Per round: Brier over all markets, Alpha over benchmarked ones.
@@ -328,15 +458,15 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 			break
 		}
 	}
-	dv := make([]float64, 0, n)
+	dv := grow(&g.dv, n)[:0]
 	var pb, bb, xb []float64
 	if allB {
 		pb, bb, xb = p, b, x
 	} else {
-		pb, bb, xb = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+		pb, bb, xb = grow(&g.pb, n)[:0], grow(&g.bb, n)[:0], grow(&g.xb, n)[:0]
 	}
-	roundOfB := make([]int32, 0, n)
-	cl := make([]int32, 0, n)
+	roundOfB := grow(&g.roundOfB, n)[:0]
+	cl := grow(&g.cl, n)[:0]
 	res.RoundScores = make([]RoundScore, 0, n/4+1)
 	g.pass++
 	nClusters := int32(0)
@@ -426,7 +556,7 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 		inf.Boldness = Def(sAbs / float64(len(dv)))
 		inf.ToSignif = RoundsToSignificance(opt.Power, at.Mean, inf.Boldness.V, len(dv), len(alphas))
 		// Weights w_i = 1/(R·n_r) make the weighted mean of δ equal ᾱ.
-		w := make([]float64, len(dv))
+		w := grow(&g.w, len(dv))
 		fr := float64(len(alphas))
 		for k := range w {
 			w[k] = 1 / (fr * float64(roundOfB[k]))
@@ -434,17 +564,22 @@ func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) AgentR
 		inf.Clusters = int(nClusters)
 		inf.ClusterSE = ClusterSE(dv, w, cl, int(nClusters))
 		if opt.Bootstrap > 0 {
-			inf.CI = ClusterBootstrapCI(dv, w, cl, int(nClusters), opt.Bootstrap, opt.Seed, opt.Level)
+			var err error
+			if inf.CI, err = clusterBootstrapCI(g.m, dv, w, cl, int(nClusters), opt.Bootstrap, opt.Seed, opt.Level, &g.drawn); err != nil {
+				return AgentResult{}, err
+			}
 		}
 		inf.AlphaParts = DecomposeAlpha(pb, bb, xb, opt.Bins)
 	}
+	return res, nil
+}
 
-	// Murphy, CORP, ECE and log score over all N scored predictions.
-	res.Murphy = Decompose(p, x, opt.Bins)
-	res.CORP = DecomposeCORP(p, x)
-	res.ECE = res.Murphy.ECE()
-	res.LogScore = LogScore(p, x)
-	return res
+// grow returns (*buf)[:n], reallocating *buf when it holds fewer than n.
+func grow[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	return (*buf)[:n]
 }
 
 func mean(v []float64) float64 {

@@ -1,6 +1,7 @@
 package score_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -24,7 +25,7 @@ func analyze(t *testing.T, rows []score.Row, opt score.Options) map[string]score
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := score.Analyze(tab, opt)
+	res, err := score.Analyze(context.Background(), tab, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestAnalyzeHandComputed(t *testing.T) {
 
 func TestAnalyzeOrderAndJSONKeys(t *testing.T) {
 	tab, _ := score.FromRows([]score.Row{row("zed", "1", "m", 0.5, 0.4, 1), row("amy", "1", "m", 0.7, 0.4, 1)})
-	res, err := score.Analyze(tab, score.Options{})
+	res, err := score.Analyze(context.Background(), tab, score.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,19 +241,19 @@ func TestAnalyzeRejects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = score.Analyze(tab, score.Options{})
+			_, err = score.Analyze(context.Background(), tab, score.Options{})
 			var ie *score.InputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want InputError containing %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := score.Analyze(score.NewTable(0), score.Options{}); err == nil {
+	if _, err := score.Analyze(context.Background(), score.NewTable(0), score.Options{}); err == nil {
 		t.Error("empty table accepted")
 	}
 	// Reserved name is fine without benchmarks (no baseline is added).
 	tab, _ := score.FromRows([]score.Row{row("market", "1", "m", 0.5, nil, 1)})
-	if _, err := score.Analyze(tab, score.Options{}); err != nil {
+	if _, err := score.Analyze(context.Background(), tab, score.Options{}); err != nil {
 		t.Errorf("agent named market without benchmarks: %v", err)
 	}
 	for _, r := range []score.Row{row("A", "1", "m", 1.2, nil, 1), row("A", "1", "m", 0.5, -0.1, 1), row("A", "1", "m", 0.5, nil, 2), row("", "1", "m", 0.5, nil, 1), row("A", "1", "m", math.NaN(), nil, 1)} {
@@ -266,7 +267,7 @@ func TestAnalyzeRejects(t *testing.T) {
 		rows = append(rows, row("A", "1", "m", 0.5, nil, float64(i%2)))
 	}
 	tab, _ = score.FromRows(rows)
-	_, err := score.Analyze(tab, score.Options{})
+	_, err := score.Analyze(context.Background(), tab, score.Options{})
 	var ie *score.InputError
 	if !errors.As(err, &ie) || ie.Total < 29 || len(ie.Problems) != score.MaxProblems || !strings.Contains(err.Error(), "more") {
 		t.Errorf("err = %v", err)
@@ -286,8 +287,8 @@ func TestAnalyzeBootstrapAndSubset(t *testing.T) {
 	}
 	tab, _ := score.FromRows(rows)
 	opt := score.Options{Bootstrap: 499, Seed: 7}
-	r1, _ := score.Analyze(tab, opt)
-	r2, _ := score.Analyze(tab, opt)
+	r1, _ := score.Analyze(context.Background(), tab, opt)
+	r2, _ := score.Analyze(context.Background(), tab, opt)
 	if r1[0].Inference.CI != r2[0].Inference.CI || !r1[0].Inference.CI.Lo.OK {
 		t.Fatalf("bootstrap not reproducible: %+v vs %+v", r1[0].Inference.CI, r2[0].Inference.CI)
 	}
@@ -302,7 +303,7 @@ func TestAnalyzeBootstrapAndSubset(t *testing.T) {
 			idx = append(idx, i)
 		}
 	}
-	sub, err := score.Analyze(tab.Subset(idx), score.Options{})
+	sub, err := score.Analyze(context.Background(), tab.Subset(idx), score.Options{})
 	if err != nil || sub[0].N != 30*4 {
 		t.Fatalf("subset: %v %+v", err, sub)
 	}

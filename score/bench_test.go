@@ -1,6 +1,7 @@
 package score_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -92,7 +93,7 @@ func BenchmarkAnalyze1M(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		res, err := score.Analyze(t, score.Options{})
+		res, err := score.Analyze(context.Background(), t, score.Options{})
 		if err != nil || len(res) != agents+1 {
 			b.Fatal(err)
 		}

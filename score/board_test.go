@@ -1,6 +1,7 @@
 package score_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -102,7 +103,7 @@ func TestRankSharesMatchBootstrap(t *testing.T) {
 			}
 		}
 	}
-	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Bootstrap: 199, Seed: 3, Contenders: contenders, KeepReplicates: true})
+	res, err := score.AdjustedLeaderboard(context.Background(), obs, score.FEOptions{Bootstrap: 199, Seed: 3, Contenders: contenders, KeepReplicates: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestRankSharesTies(t *testing.T) {
 			obs = append(obs, score.FEObs{Agent: a, Question: fmt.Sprint(q), Stratum: "s", Brier: 0.1})
 		}
 	}
-	res, err := score.AdjustedLeaderboard(obs, score.FEOptions{Bootstrap: 9, Seed: 1})
+	res, err := score.AdjustedLeaderboard(context.Background(), obs, score.FEOptions{Bootstrap: 9, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestAlphaSEClusteredByRound(t *testing.T) {
 			cl = append(cl, int32(round))
 		}
 	}
-	res, err := score.Analyze(tb, score.Options{NoMarket: true})
+	res, err := score.Analyze(context.Background(), tb, score.Options{NoMarket: true})
 	if err != nil {
 		t.Fatal(err)
 	}

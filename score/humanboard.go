@@ -2,6 +2,7 @@ package score
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -98,8 +99,9 @@ func halves(a, b Mean) Mean {
 // mean of the dataset and market (resolved and unresolved) means, and
 // Overall resolved the same over resolved market items; forecasters are
 // ranked by Overall, lower first (then by name).
-// Unresolved dataset items are not scored. Same seed → same board.
-func Board(items []BoardItem, opt BoardOptions) ([]BoardRow, error) {
+// Unresolved dataset items are not scored. Same seed → same board. It
+// stops with ctx, returning ctx's error.
+func Board(ctx context.Context, items []BoardItem, opt BoardOptions) ([]BoardRow, error) {
 	if opt.Bootstrap == 0 {
 		opt.Bootstrap = DefaultBootstrap
 	}
@@ -173,21 +175,27 @@ func Board(items []BoardItem, opt BoardOptions) ([]BoardRow, error) {
 	for i := range rows {
 		rows[i].Rank = i + 1
 	}
-	r := NewRand(opt.Seed)
+	r, m := NewRand(opt.Seed), newMeter(ctx)
 	for i := range rows {
 		f := by[rows[i].Forecaster]
 		rows[i].CILo, rows[i].CIHi = overallCI(f.items, f.brier, f.kind, opt.Bootstrap, r)
+		if err := m.add(opt.Bootstrap * len(f.items)); err != nil {
+			return nil, fmt.Errorf("score: board: %w", err)
+		}
 	}
 	first := by[rows[0].Forecaster]
 	for i := 1; i < len(rows); i++ {
 		f := by[rows[i].Forecaster]
 		rows[i].PVsFirst, rows[i].BetterThanFirst = pairedVsFirst(first.brier, f.brier, f.items, f.kind, opt.Bootstrap, r)
+		if err := m.add(opt.Bootstrap * len(f.items)); err != nil {
+			return nil, fmt.Errorf("score: board: %w", err)
+		}
 	}
 	peers := map[string]Float{}
 	for _, p := range PeerScores(obs) {
 		peers[p.Agent] = p.Score
 	}
-	adj, err := AdjustedLeaderboard(obs, FEOptions{Bootstrap: opt.Bootstrap, Seed: opt.Seed, PairsFor: []string{}})
+	adj, err := AdjustedLeaderboard(ctx, obs, FEOptions{Bootstrap: opt.Bootstrap, Seed: opt.Seed, PairsFor: []string{}})
 	if err != nil {
 		return nil, fmt.Errorf("score: board: %w", err)
 	}

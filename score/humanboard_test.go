@@ -1,6 +1,7 @@
 package score
 
 import (
+	"context"
 	"math"
 	"testing"
 )
@@ -27,7 +28,7 @@ func boardItems() []BoardItem {
 }
 
 func TestBoard(t *testing.T) {
-	rows, err := Board(boardItems(), BoardOptions{Bootstrap: 1999, Seed: 7})
+	rows, err := Board(context.Background(), boardItems(), BoardOptions{Bootstrap: 1999, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestBoard(t *testing.T) {
 		t.Errorf("rank 1 has a p-value against itself: %v", rows[0].PVsFirst)
 	}
 	// The same seed gives the same board.
-	again, _ := Board(boardItems(), BoardOptions{Bootstrap: 1999, Seed: 7})
+	again, _ := Board(context.Background(), boardItems(), BoardOptions{Bootstrap: 1999, Seed: 7})
 	for i := range rows {
 		if again[i] != rows[i] {
 			t.Fatalf("row %d differs with the same seed: %+v vs %+v", i, again[i], rows[i])
@@ -109,7 +110,7 @@ func TestBoardTwinOfFirst(t *testing.T) {
 			items = append(items, it)
 		}
 	}
-	rows, err := Board(items, BoardOptions{Bootstrap: 500, Seed: 1})
+	rows, err := Board(context.Background(), items, BoardOptions{Bootstrap: 500, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,15 +128,15 @@ func TestBoardRefuses(t *testing.T) {
 		"forecast": {Forecaster: "A", Item: "x", Kind: KindMarket, Forecast: 1.5, Resolved: true},
 		"outcome":  {Forecaster: "A", Item: "x", Kind: KindMarket, Forecast: 0.5, Outcome: math.NaN()},
 	} {
-		if _, err := Board([]BoardItem{it}, BoardOptions{Bootstrap: 10}); err == nil {
+		if _, err := Board(context.Background(), []BoardItem{it}, BoardOptions{Bootstrap: 10}); err == nil {
 			t.Errorf("%s: accepted %+v", name, it)
 		}
 	}
 	dup := BoardItem{Forecaster: "A", Item: "x", Kind: KindMarket, Forecast: 0.5, Resolved: true, Outcome: 1}
-	if _, err := Board([]BoardItem{dup, dup}, BoardOptions{Bootstrap: 10}); err == nil {
+	if _, err := Board(context.Background(), []BoardItem{dup, dup}, BoardOptions{Bootstrap: 10}); err == nil {
 		t.Error("accepted an item forecast twice")
 	}
-	if rows, err := Board(nil, BoardOptions{}); err != nil || rows != nil {
+	if rows, err := Board(context.Background(), nil, BoardOptions{}); err != nil || rows != nil {
 		t.Errorf("empty board: %v, %v", rows, err)
 	}
 }

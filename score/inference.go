@@ -1,6 +1,7 @@
 package score
 
 import (
+	"context"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -112,11 +113,17 @@ func Bounded(r *rand.PCG, n uint64) uint64 {
 // the weighted mean Σ w v / Σ w over the drawn blocks. The interval is the
 // percentile interval at level (e.g. 0.95), taking order statistics
 // ⌈(B+1)·a⌉ and ⌊(B+1)·(1−a)⌋ with a = (1−level)/2 (exact for B = 1999).
-// Same seed → same interval.
-func ClusterBootstrapCI(v, w []float64, cluster []int32, g, b int, seed uint64, level float64) CI {
+// Same seed → same interval. It stops with ctx, returning ctx's error.
+func ClusterBootstrapCI(ctx context.Context, v, w []float64, cluster []int32, g, b int, seed uint64, level float64) (CI, error) {
+	return clusterBootstrapCI(newMeter(ctx), v, w, cluster, g, b, seed, level, nil)
+}
+
+// clusterBootstrapCI is ClusterBootstrapCI, taking the draws from drawn
+// when it has them.
+func clusterBootstrapCI(m *meter, v, w []float64, cluster []int32, g, b int, seed uint64, level float64, drawn *draws) (CI, error) {
 	ci := CI{B: b, Seed: seed}
 	if g < 2 || b < 1 || len(v) == 0 {
-		return ci
+		return ci, nil
 	}
 	sv := make([]float64, g)
 	sw := make([]float64, g)
@@ -124,29 +131,191 @@ func ClusterBootstrapCI(v, w []float64, cluster []int32, g, b int, seed uint64, 
 		sv[cluster[i]] += w[i] * v[i]
 		sw[cluster[i]] += w[i]
 	}
+	ks := drawn.of(g, b, seed)
 	r := NewRand(seed)
 	est := make([]float64, b)
 	for rep := range est {
+		if err := m.add(g); err != nil {
+			return ci, err
+		}
 		var a, c float64
-		for range g {
-			k := Bounded(r, uint64(g))
-			a += sv[k]
-			c += sw[k]
+		if ks != nil {
+			for _, k := range ks[rep*g : (rep+1)*g] {
+				a += sv[k]
+				c += sw[k]
+			}
+		} else {
+			for range g {
+				k := Bounded(r, uint64(g))
+				a += sv[k]
+				c += sw[k]
+			}
 		}
 		est[rep] = a / c
 	}
 	lo, hi := percentileCI(est, level)
 	ci.Lo, ci.Hi = Def(lo), Def(hi)
-	return ci
+	return ci, nil
 }
 
-// percentileCI is the level interval of bootstrap replicates v (sorted in
-// place, at least one): the ((B+1)·q)-th order statistics at each tail,
-// the rule every bootstrap interval here uses.
+// draws keeps the clusters a seeded block bootstrap draws, by cluster
+// count: every agent's bootstrap starts the same seeded stream, so agents
+// with as many clusters draw the same ones (a round of one-shot agents:
+// thousands of agents of three clusters), and a worker draws them once.
+// Only few clusters are kept (g·b ≤ maxDraws each).
+type draws struct {
+	b    int
+	seed uint64
+	byG  map[int][]int32
+}
+
+const maxDraws = 1 << 16
+
+// of returns the g·b draws for g clusters, nil when not kept (d nil, or
+// too many).
+func (d *draws) of(g, b int, seed uint64) []int32 {
+	if d == nil || g*b > maxDraws {
+		return nil
+	}
+	if d.byG == nil || d.b != b || d.seed != seed {
+		d.b, d.seed, d.byG = b, seed, map[int][]int32{}
+	}
+	ks, ok := d.byG[g]
+	if !ok {
+		r := NewRand(seed)
+		ks = make([]int32, g*b)
+		for i := range ks {
+			ks[i] = int32(Bounded(r, uint64(g)))
+		}
+		d.byG[g] = ks
+	}
+	return ks
+}
+
+// percentileCI is the level interval of bootstrap replicates v (at least
+// one; v may be reordered): the ((B+1)·q)-th order statistics at each
+// tail, the rule every bootstrap interval here uses. Many replicates
+// without NaN go through tails, which picks the two order statistics
+// without sorting them all.
 func percentileCI(v []float64, level float64) (float64, float64) {
+	if len(v) > 64 && !slices.ContainsFunc(v, math.IsNaN) {
+		t := newTails(1, len(v), level)
+		for _, x := range v {
+			t.add(0, x)
+		}
+		lo, hi, _ := t.interval(0, level)
+		return lo, hi
+	}
 	slices.Sort(v)
-	tail := (1 - level) / 2
-	lo := min(max(int(math.Ceil(float64(len(v)+1)*tail-1e-9))-1, 0), len(v)-1)
-	hi := min(max(int(math.Floor(float64(len(v)+1)*(1-tail)+1e-9))-1, 0), len(v)-1)
+	lo, hi := percentileRanks(len(v), level)
 	return v[lo], v[hi]
+}
+
+// percentileRanks are the positions (from 0, in ascending order) of the
+// order statistics percentileCI takes of n ≥ 1 values.
+func percentileRanks(n int, level float64) (lo, hi int) {
+	tail := (1 - level) / 2
+	lo = min(max(int(math.Ceil(float64(n+1)*tail-1e-9))-1, 0), n-1)
+	hi = min(max(int(math.Floor(float64(n+1)*(1-tail)+1e-9))-1, 0), n-1)
+	return lo, hi
+}
+
+// tails keeps, for each of a number of series, the k smallest and the k
+// largest of the values added to it (NaN left out): all that
+// percentileCI reads of at most b values, in memory that grows with k
+// (about 2.5% of b at 95%) instead of b.
+type tails struct {
+	k      int
+	n      []int     // values added per series
+	lo, hi []float64 // per series k slots: a max-heap of the smallest, a min-heap of the largest
+	// edge holds each full series' heap tops, side by side: most values
+	// fall between them and are dropped after reading one cache line.
+	edge []float64
+}
+
+// newTails keeps the order statistics of at most b values at level.
+func newTails(series, b int, level float64) *tails {
+	lo, hi := percentileRanks(b, level)
+	// percentileRanks(n) for n ≤ b ranks no deeper into either tail than
+	// for b, but for rounding: one slot more covers it.
+	k := min(max(lo+2, b-hi+1), b)
+	return &tails{k: k, n: make([]int, series), lo: make([]float64, series*k), hi: make([]float64, series*k), edge: make([]float64, 2*series)}
+}
+
+func (t *tails) add(s int, v float64) {
+	if math.IsNaN(v) {
+		return
+	}
+	n := t.n[s]
+	t.n[s]++
+	if n >= t.k && v >= t.edge[2*s] && v <= t.edge[2*s+1] {
+		return
+	}
+	// hi holds the largest negated, so that both heaps keep their
+	// greatest on top.
+	lo, hi := t.lo[s*t.k:(s+1)*t.k], t.hi[s*t.k:(s+1)*t.k]
+	if n < t.k {
+		lo[n], hi[n] = v, -v
+		siftUp(lo, n)
+		siftUp(hi, n)
+	} else {
+		if v < lo[0] {
+			lo[0] = v
+			siftDown(lo)
+		}
+		if -v < hi[0] {
+			hi[0] = -v
+			siftDown(hi)
+		}
+	}
+	t.edge[2*s], t.edge[2*s+1] = lo[0], -hi[0]
+}
+
+// interval is percentileCI of series s's values; ok is false for none.
+func (t *tails) interval(s int, level float64) (lo, hi float64, ok bool) {
+	n := t.n[s]
+	if n == 0 {
+		return 0, 0, false
+	}
+	m := min(n, t.k)
+	small := slices.Clone(t.lo[s*t.k : s*t.k+m])
+	large := make([]float64, m)
+	for i, v := range t.hi[s*t.k : s*t.k+m] {
+		large[i] = -v
+	}
+	slices.Sort(small)
+	slices.Sort(large)
+	// large holds the m largest in ascending order: value n−1−j from the
+	// top is large[m−1−(n−1−hi)].
+	l, h := percentileRanks(n, level)
+	return small[l], large[m-n+h], true
+}
+
+// siftUp and siftDown restore a max-heap after h[i] or h[0] changed.
+func siftUp(h []float64, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !(h[i] > h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func siftDown(h []float64) {
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1] > h[c] {
+			c++
+		}
+		if !(h[c] > h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }

@@ -15,7 +15,13 @@ const LogClip = 1e-15
 
 // LogScore is mean of −ln(p if x = 1 else 1 − p), p clipped to
 // [1e−15, 1 − 1e−15] so a confident miss costs ≈ 34.5, not +Inf.
-func LogScore(p, x []float64) float64 {
+func LogScore(p, x []float64) float64 { return logScore(p, x, nil) }
+
+// logScore is LogScore taking each term from memo when it holds it:
+// forecasts are mostly given to a few decimals, so an agent repeats few
+// values, and a look-up costs less than a logarithm (the same function of
+// the same value: the same sum). A nil memo computes every term.
+func logScore(p, x []float64, memo *logMemo) float64 {
 	if len(p) == 0 {
 		return 0
 	}
@@ -23,13 +29,44 @@ func LogScore(p, x []float64) float64 {
 	var s float64
 	for i, pi := range p {
 		pi = min(max(pi, LogClip), 1-LogClip)
-		if x[i] == 1 {
+		yes := x[i] == 1
+		if memo != nil {
+			s -= memo.term(pi, yes)
+			continue
+		}
+		if yes {
 			s -= math.Log(pi)
 		} else {
 			s -= math.Log1p(-pi)
 		}
 	}
 	return s / float64(len(p))
+}
+
+// logMemo is a direct-mapped table of log-score terms by forecast and
+// outcome.
+type logMemo struct {
+	key [1 << 13]uint64 // bits(p)<<1 | outcome, plus 1 (0: empty)
+	val [1 << 13]float64
+}
+
+// term is ln(p) for an outcome of 1, ln(1 − p) otherwise, p in (0, 1).
+func (m *logMemo) term(p float64, yes bool) float64 {
+	k := math.Float64bits(p) << 1
+	if yes {
+		k |= 1
+	}
+	k++
+	h := (k * 0x9e3779b97f4a7c15) >> (64 - 13)
+	if m.key[h] == k {
+		return m.val[h]
+	}
+	v := math.Log1p(-p)
+	if yes {
+		v = math.Log(p)
+	}
+	m.key[h], m.val[h] = k, v
+	return v
 }
 
 // WinRate counts markets where the agent's squared error is below (win),

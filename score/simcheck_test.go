@@ -1,6 +1,7 @@
 package score_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -163,7 +164,7 @@ func TestSimCheckBaselines(t *testing.T) {
 			}
 		}
 	}
-	res, err := score.Analyze(tab, score.Options{Bootstrap: 199, Seed: 1})
+	res, err := score.Analyze(context.Background(), tab, score.Options{Bootstrap: 199, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

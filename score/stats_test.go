@@ -1,6 +1,7 @@
 package score_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -217,12 +218,12 @@ func TestClusterBootstrapCI(t *testing.T) {
 		w[i] = 1
 	}
 	g := n / 4
-	a := score.ClusterBootstrapCI(v, w, cl, g, 1999, 42, 0.95)
-	b := score.ClusterBootstrapCI(v, w, cl, g, 1999, 42, 0.95)
+	a, _ := score.ClusterBootstrapCI(context.Background(), v, w, cl, g, 1999, 42, 0.95)
+	b, _ := score.ClusterBootstrapCI(context.Background(), v, w, cl, g, 1999, 42, 0.95)
 	if a != b {
 		t.Fatalf("same seed, different CI: %+v vs %+v", a, b)
 	}
-	c := score.ClusterBootstrapCI(v, w, cl, g, 1999, 43, 0.95)
+	c, _ := score.ClusterBootstrapCI(context.Background(), v, w, cl, g, 1999, 43, 0.95)
 	if c == a {
 		t.Error("different seeds gave identical intervals")
 	}

@@ -60,7 +60,7 @@ func CheckOutcome(x float64) error {
 
 // Dict interns strings to dense int32 ids in order of first appearance.
 type Dict struct {
-	ids   map[string]int32
+	ids   map[string]int32 // nil until needed in a DictOf
 	Names []string
 }
 
@@ -73,8 +73,25 @@ func NewDictSize(n int) *Dict {
 	return &Dict{ids: make(map[string]int32, n), Names: make([]string, 0, n)}
 }
 
+// DictOf returns the dictionary of names, which must be distinct: the id
+// of names[i] is i. A parser that found the names itself gives them so,
+// and the map from names to ids is built only at the first ID or
+// IDBytes, which an analysis never calls.
+func DictOf(names []string) *Dict { return &Dict{Names: names} }
+
+// index builds the map of a DictOf.
+func (d *Dict) index() {
+	if d.ids == nil {
+		d.ids = make(map[string]int32, len(d.Names))
+		for i, s := range d.Names {
+			d.ids[s] = int32(i)
+		}
+	}
+}
+
 // ID interns s.
 func (d *Dict) ID(s string) int32 {
+	d.index()
 	if id, ok := d.ids[s]; ok {
 		return id
 	}
@@ -87,6 +104,7 @@ func (d *Dict) ID(s string) int32 {
 // IDBytes interns b without allocating when b is already known; it exists
 // so parsers can intern fields straight from their input buffer.
 func (d *Dict) IDBytes(b []byte) int32 {
+	d.index()
 	if id, ok := d.ids[string(b)]; ok {
 		return id
 	}

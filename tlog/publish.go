@@ -142,7 +142,7 @@ func (p *Publisher) logger() *slog.Logger {
 // Witnesses that fail are reported in the error, with the checkpoint
 // published all the same.
 func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
-	return p.publish(ctx, 0)
+	return p.publish(ctx, 0, false)
 }
 
 // PublishAt returns the checkpoint note of the log's first size entries,
@@ -151,11 +151,8 @@ func (p *Publisher) Publish(ctx context.Context) (Checkpoint, error) {
 // already (another server published further) is ECONFLICT wrapping
 // ErrPublishedPast: none of a smaller tree is signed after it.
 func (p *Publisher) PublishAt(ctx context.Context, size uint64) ([]byte, error) {
-	if size == 0 {
-		return nil, arena.Errorf(arena.EINVALID, "tlog: no checkpoint of an empty log")
-	}
 	// A witness that failed leaves the checkpoint saved (Run reports it).
-	_, perr := p.publish(ctx, size)
+	_, perr := p.publish(ctx, size, true)
 	n, err := p.Checkpoint(ctx)
 	if err != nil {
 		return nil, errors.Join(perr, err)
@@ -179,8 +176,9 @@ func (p *Publisher) PublishAt(ctx context.Context, size uint64) ([]byte, error) 
 // of fewer entries than one published already.
 var ErrPublishedPast = errors.New("a larger checkpoint is published")
 
-// publish is Publish of the log's first at entries (0: all of them).
-func (p *Publisher) publish(ctx context.Context, at uint64) (Checkpoint, error) {
+// publish is Publish of the log's first at entries (with exact; all of
+// them without).
+func (p *Publisher) publish(ctx context.Context, at uint64, exact bool) (Checkpoint, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The checkpoint first, the size second: another server may append
@@ -194,7 +192,7 @@ func (p *Publisher) publish(ctx context.Context, at uint64) (Checkpoint, error) 
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if at != 0 {
+	if exact {
 		if at > size {
 			return Checkpoint{}, arena.Errorf(arena.EINVALID, "tlog: no checkpoint of %d entries: the log has %d", at, size)
 		}

@@ -1,7 +1,6 @@
 package tlog
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,9 +14,9 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2/maybe"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // SignedTree is a tree the log key signed: its size and root hash.
@@ -32,11 +31,18 @@ type SignedTree struct {
 // goes back with a restored backup; without this the log would sign,
 // under the same key, a second root for a size it already published.
 type SignedState interface {
-	// LastSigned returns the largest tree recorded (Size 0 when none).
+	// LastSigned returns the largest tree recorded: Size 0 in the record
+	// of a key that has signed nothing yet, an error wrapping ErrNoRecord
+	// when there is no record at all (a lost record is not "nothing
+	// signed").
 	LastSigned() (SignedTree, error)
 	// RecordSigned records t, durably, unless a larger tree is recorded.
 	RecordSigned(t SignedTree) error
 }
+
+// ErrNoRecord is wrapped by the errors of a SignedState that holds no
+// record at all, as when its file is missing.
+var ErrNoRecord = errors.New("no record of the trees the log key signed")
 
 // ErrFork is wrapped by the errors refusing to sign a tree that
 // contradicts one the log key already signed.
@@ -96,7 +102,12 @@ func (l *Log) beforeSigning(ctx context.Context, t SignedTree) error {
 // StateFile is a SignedState kept in a file, locked while it is read and
 // replaced so that processes sharing it (servers of one database on one
 // host) never record a smaller tree over a larger one. Its text is three
-// lines: a header, the size and the hex root.
+// lines: a header, the size and the hex root. The file is created once,
+// by Create; RecordSigned and LastSigned refuse a missing one
+// (ErrNoRecord), and anything at its path but a regular file (a symbolic
+// link, dangling or not, a FIFO, a device, a directory) is refused
+// without being opened for long: nothing at that path can make the log
+// sign unchecked or block it.
 type StateFile struct {
 	Path string
 }
@@ -112,9 +123,13 @@ const stateHeader = "forecast-arena signed tree v1"
 // maxStateFile bounds a state file: a header, a size and a hex hash.
 const maxStateFile = 1024
 
+// emptyRoot is the RFC 6962 root of the empty tree, SHA-256 of nothing:
+// the root a record of size 0 holds.
+var emptyRoot = func() []byte { h := sha256.Sum256(nil); return h[:] }()
+
 // LastSigned implements SignedState.
 func (s StateFile) LastSigned() (SignedTree, error) {
-	lock, err := s.lock()
+	lock, err := s.lockRecord()
 	if err != nil {
 		return SignedTree{}, err
 	}
@@ -122,11 +137,14 @@ func (s StateFile) LastSigned() (SignedTree, error) {
 	return s.read()
 }
 
-// RecordSigned implements SignedState: the file is replaced whole (a
-// synced temporary file renamed over it, the directory synced after), so
-// a crash leaves the old tree or the new one.
+// RecordSigned implements SignedState: the file is replaced whole (see
+// package safefile for what that guarantees on each system), so a crash
+// leaves the old tree or the new one. A missing record is an error
+// wrapping ErrNoRecord: the record is made by Create, never again by a
+// signature, so that one deleted behind a running server stops it from
+// signing rather than starting afresh.
 func (s StateFile) RecordSigned(t SignedTree) error {
-	lock, err := s.lock()
+	lock, err := s.lockRecord()
 	if err != nil {
 		return err
 	}
@@ -138,34 +156,75 @@ func (s StateFile) RecordSigned(t SignedTree) error {
 	if t.Size == 0 || t.Size <= last.Size {
 		return nil
 	}
-	text := fmt.Sprintf("%s\n%d\n%x\n", stateHeader, t.Size, t.Root)
-	dir := filepath.Dir(s.Path)
-	// Atomic where the system allows (renameio's maybe: a plain write on
-	// Windows, where a torn record is refused at start, never trusted).
-	if err := maybe.WriteFile(s.Path, []byte(text), 0o600); err != nil {
-		return fmt.Errorf("tlog: write %s: %w", s.Path, err)
+	return s.write(t)
+}
+
+// Create makes the record, holding t (Size 0 for a key that has signed
+// nothing), and fails when anything is at its path already.
+func (s StateFile) Create(t SignedTree) error {
+	if t.Size == 0 {
+		t.Root = emptyRoot
 	}
-	if d, err := os.Open(dir); err == nil {
-		// Not every system can sync a directory; the rename stands then.
-		d.Sync()
-		d.Close()
+	if len(t.Root) != sha256.Size {
+		return fmt.Errorf("tlog: record a tree of size %d: root of %d bytes", t.Size, len(t.Root))
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+		return fmt.Errorf("tlog: create %s: %w", s.Path, err)
+	}
+	lock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	if _, err := os.Lstat(s.Path); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			err = fs.ErrExist
+		}
+		return fmt.Errorf("tlog: create %s: %w", s.Path, err)
+	}
+	return s.write(t)
+}
+
+func (s StateFile) write(t SignedTree) error {
+	text := fmt.Sprintf("%s\n%d\n%x\n", stateHeader, t.Size, t.Root)
+	if err := safefile.WriteFile(s.Path, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("tlog: write %s: %w", s.Path, err)
 	}
 	return nil
 }
 
+// lockRecord takes the lock of a record that exists: a missing record
+// is ErrNoRecord, with no lock file made beside nothing.
+func (s StateFile) lockRecord() (*flock.Flock, error) {
+	if _, err := os.Lstat(s.Path); errors.Is(err, fs.ErrNotExist) {
+		return nil, missing(err)
+	}
+	return s.lock()
+}
+
+// lock takes the record's lock file, opened without following a
+// symbolic link or waiting on a FIFO.
 func (s StateFile) lock() (*flock.Flock, error) {
-	lock := flock.New(s.Path + ".lock")
+	path := s.Path + ".lock"
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, arena.Errorf(arena.EINVALID, "tlog: lock %s: %v: remove it (the arena makes the lock file itself)", path, &safefile.NotRegularError{Path: path, Kind: safefile.Kind(fi.Mode())})
+	}
+	lock := flock.New(path, flock.SetFlag(safefile.LockFlags))
 	if err := lock.Lock(); err != nil {
-		return nil, fmt.Errorf("tlog: lock %s: %w", s.Path, err)
+		return nil, fmt.Errorf("tlog: lock %s: %w", path, err)
 	}
 	return lock, nil
 }
 
-// read parses the state file; a missing one records no tree.
+// read parses the state file.
 func (s StateFile) read() (SignedTree, error) {
-	f, err := os.Open(s.Path)
+	f, err := safefile.OpenRegularNoFollow(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return SignedTree{}, nil
+		return SignedTree{}, missing(err)
+	}
+	var nr *safefile.NotRegularError
+	if errors.As(err, &nr) {
+		return SignedTree{}, arena.Errorf(arena.EINVALID, "tlog: %s is %s, not the record of the trees the log key signed (a regular file): %w", s.Path, nr.Kind, ErrNoRecord)
 	}
 	if err != nil {
 		return SignedTree{}, fmt.Errorf("tlog: read %s: %w", s.Path, err)
@@ -182,6 +241,12 @@ func (s StateFile) read() (SignedTree, error) {
 	return t, nil
 }
 
+// missing is the error of a record that does not exist: it wraps both
+// ErrNoRecord and err (an fs.ErrNotExist naming the path).
+func missing(err error) error {
+	return fmt.Errorf("tlog: %w (%w)", ErrNoRecord, err)
+}
+
 func parseState(b []byte) (SignedTree, error) {
 	if len(b) > maxStateFile {
 		return SignedTree{}, fmt.Errorf("more than %d bytes", maxStateFile)
@@ -191,14 +256,17 @@ func parseState(b []byte) (SignedTree, error) {
 		return SignedTree{}, errors.New("want a header, a size and a root hash, one a line")
 	}
 	size, err := strconv.ParseUint(lines[1], 10, 63)
-	if err != nil || size == 0 {
+	if err != nil || lines[1] != strconv.FormatUint(size, 10) {
 		return SignedTree{}, fmt.Errorf("size %q", lines[1])
 	}
 	root, err := hex.DecodeString(lines[2])
-	if err != nil || len(root) != sha256.Size {
+	if err != nil || len(root) != sha256.Size || lines[2] != hex.EncodeToString(root) {
 		return SignedTree{}, fmt.Errorf("root hash %q", lines[2])
 	}
-	return SignedTree{Size: size, Root: bytes.Clone(root)}, nil
+	if size == 0 && !Equal(root, emptyRoot) {
+		return SignedTree{}, fmt.Errorf("size 0 with root %s, not the empty tree's", lines[2])
+	}
+	return SignedTree{Size: size, Root: root}, nil
 }
 
 // CheckSeen checks a checkpoint note someone else holds, such as the

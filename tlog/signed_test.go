@@ -3,6 +3,7 @@ package tlog_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,12 +16,28 @@ import (
 )
 
 // The state file records the largest tree only, and refuses a file that
-// is not one rather than take it for "nothing signed".
+// is not one rather than take it for "nothing signed". A missing file is
+// no record (not "nothing signed"): only Create makes one, once.
 func TestStateFile(t *testing.T) {
 	dir := t.TempDir()
 	s := tlog.StateFile{Path: filepath.Join(dir, "log.key.signed")}
+	if got, err := s.LastSigned(); !errors.Is(err, tlog.ErrNoRecord) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("no file: %+v, %v; want ErrNoRecord", got, err)
+	}
+	if err := s.RecordSigned(tlog.SignedTree{Size: 3, Root: make([]byte, 32)}); !errors.Is(err, tlog.ErrNoRecord) {
+		t.Fatalf("recording without a record: %v", err)
+	}
+	if _, err := os.Lstat(s.Path + ".lock"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("reading no record made a lock file: %v", err)
+	}
+	if err := s.Create(tlog.SignedTree{}); err != nil {
+		t.Fatal(err)
+	}
 	if got, err := s.LastSigned(); err != nil || got.Size != 0 {
-		t.Fatalf("no file: %+v, %v", got, err)
+		t.Fatalf("a new record: %+v, %v", got, err)
+	}
+	if err := s.Create(tlog.SignedTree{}); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a second Create: %v", err)
 	}
 	root := func(b byte) []byte { r := make([]byte, 32); r[0] = b; return r }
 	for _, c := range []struct {
@@ -42,13 +59,15 @@ func TestStateFile(t *testing.T) {
 		}
 	}
 	for name, text := range map[string]string{
-		"empty":        "",
-		"no header":    "5\n" + strings.Repeat("00", 32) + "\n",
-		"size zero":    "forecast-arena signed tree v1\n0\n" + strings.Repeat("00", 32) + "\n",
-		"short root":   "forecast-arena signed tree v1\n5\n00\n",
-		"extra line":   "forecast-arena signed tree v1\n5\n" + strings.Repeat("00", 32) + "\nx\n",
-		"huge":         strings.Repeat("x", 5000),
-		"sign in size": "forecast-arena signed tree v1\n+5\n" + strings.Repeat("00", 32) + "\n",
+		"empty":            "",
+		"no header":        "5\n" + strings.Repeat("00", 32) + "\n",
+		"size zero":        "forecast-arena signed tree v1\n0\n" + strings.Repeat("00", 32) + "\n",
+		"short root":       "forecast-arena signed tree v1\n5\n00\n",
+		"extra line":       "forecast-arena signed tree v1\n5\n" + strings.Repeat("00", 32) + "\nx\n",
+		"huge":             strings.Repeat("x", 5000),
+		"sign in size":     "forecast-arena signed tree v1\n+5\n" + strings.Repeat("00", 32) + "\n",
+		"zero-padded size": "forecast-arena signed tree v1\n05\n" + strings.Repeat("00", 32) + "\n",
+		"size zero with a root other than the empty tree's": "forecast-arena signed tree v1\n0\n" + strings.Repeat("ab", 32) + "\n",
 	} {
 		os.WriteFile(s.Path, []byte(text), 0o600)
 		if _, err := s.LastSigned(); arena.ErrorKind(err) != arena.EINVALID || !strings.Contains(err.Error(), "docs/operations.md") {
@@ -66,7 +85,11 @@ func TestSignedGuard(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		p, _ := newPublisher(t, db)
-		p.Log.Signed = tlog.StateFile{Path: filepath.Join(t.TempDir(), "signed")}
+		record := tlog.StateFile{Path: filepath.Join(t.TempDir(), "signed")}
+		if err := record.Create(tlog.SignedTree{}); err != nil {
+			t.Fatal(err)
+		}
+		p.Log.Signed = record
 		appendN(t, p.Log, 4)
 		if c, err := p.Publish(ctx); err != nil || c.Size != 4 {
 			t.Fatalf("publish: %+v, %v", c, err)

@@ -34,9 +34,8 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/google/renameio/v2/maybe"
-
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/safefile"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -216,12 +215,12 @@ func (w *Witness) Latest(origin string) []byte {
 
 // save replaces a state file whole and makes the rename durable: a
 // witness that forgot a checkpoint after a crash could cosign a rollback.
-// renameio syncs the file before the rename; the directory is synced
-// after it. (renameio's maybe writes in place on Windows, where the
-// rename is not atomic: the witness is for Unix systems; the package
-// builds elsewhere so that its clients and tests do.)
+// The file is synced before the rename; the directory is synced after
+// it (on Windows, where the rename is not documented as atomic, see
+// package safefile: the witness is for Unix systems; the package builds
+// elsewhere so that its clients and tests do).
 func save(path string, data []byte) error {
-	if err := maybe.WriteFile(path, data, 0o600); err != nil {
+	if err := safefile.WriteFile(path, data, 0o600); err != nil {
 		return err
 	}
 	d, err := os.Open(filepath.Dir(path))

@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -25,18 +28,13 @@ const followBound = 10 * time.Second
 // returns the status.
 func tryJSON(t *testing.T, url string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == 200 && v != nil {
+	code, b := get(t, url)
+	if code == 200 && v != nil {
 		if err := json.Unmarshal(b, v); err != nil {
 			t.Fatalf("GET %s: %v\n%s", url, err, b)
 		}
 	}
-	return resp.StatusCode
+	return code
 }
 
 // servedVKey is the log's verifier key as the arena at base serves it.
@@ -180,5 +178,64 @@ func TestCorrectionReachesAnotherReplica(t *testing.T) {
 	out, errOut, err := cli(t, nil, "verify", "--url", baseB, "--vkey", servedVKey(t, baseB))
 	if err != nil || !strings.Contains(out, "OK") || strings.Contains(out, "no export published for the current checkpoint") {
 		t.Fatalf("verify --url against replica B: %v\n%s%s\nB:\n%s", err, out, errOut, b.logs)
+	}
+}
+
+// Exports pruned by the retention, past the grace period: the latest
+// export stays and verifies, a pruned size answers 404, and `arena verify
+// --url --since` with a checkpoint kept from a pruned export still proves
+// the current checkpoint extends it (the log's tiles do, not the exports).
+func TestVerifySinceAfterPrune(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, _ := playedDemo(t)
+	o := config.Defaults()
+	o.DB, o.RateIPPerMin, o.RateAgentPerMin = "sqlite:"+filepath.Join(dir, "arena.db"), 0, 0
+	a, err := app.New(ctx, o, app.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.OpenLog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h, err := a.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	vkey := servedVKey(t, srv.URL)
+	if err := a.PublishExport(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(t.TempDir(), "kept.checkpoint")
+	if out, errOut, err := cli(t, nil, "verify", "--url", srv.URL, "--vkey", vkey, "--save-checkpoint", kept); err != nil {
+		t.Fatalf("verify --url: %v\n%s%s", err, out, errOut)
+	}
+	key := filepath.Join(t.TempDir(), "agent.key")
+	if _, _, err := cli(t, nil, "agent", "keygen", "--out", key); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, err := cli(t, nil, "agent", "profile", "--server", srv.URL, "--key", key, "--name", "After The Prune"); err != nil {
+		t.Fatalf("agent profile: %v\n%s%s", err, out, errOut)
+	}
+	if err := a.PublishExport(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := a.DB.ExportManifests(ctx)
+	if err != nil || len(before) < 2 {
+		t.Fatalf("exports before the prune: %+v %v", before, err)
+	}
+	st, err := export.Prune(ctx, a.DB, export.Retention{Latest: 1}, time.Now().Add(2*export.Grace))
+	if err != nil || st.ExportsDeleted != len(before)-1 || st.PartsDeleted == 0 {
+		t.Fatalf("prune: %+v %v", st, err)
+	}
+	if code := tryJSON(t, fmt.Sprintf("%s/exports/%d/index.json", srv.URL, before[0].Size), nil); code != http.StatusNotFound {
+		t.Fatalf("a pruned export: %d, want 404", code)
+	}
+	out, errOut, err := cli(t, nil, "verify", "--url", srv.URL, "--vkey", vkey, "--since", kept)
+	if err != nil || !strings.Contains(out, "OK") {
+		t.Fatalf("verify --url --since a pruned export's checkpoint: %v\n%s%s", err, out, errOut)
 	}
 }

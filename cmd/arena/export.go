@@ -12,10 +12,13 @@ import (
 )
 
 func init() {
-	register("export", "export rounds, submissions, scores and the tamper-evident log for verification", runExport)
+	register("export", "export rounds, submissions, scores and the tamper-evident log for verification; 'export prune' deletes the published exports the retention no longer keeps", runExport)
 }
 
 func runExport(ctx context.Context, env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "prune" {
+		return exportPrune(ctx, env, args[1:])
+	}
 	fs := newFlagSet(env, "export", "--out DIR [--db URL] [--format csv|jsonl] [--since TIME] [--with-prompts] [--log-key PATH]")
 	cf := addConfigFlags(fs, false, "ARENA_LOG_KEY")
 	out := fs.String("out", "", "directory to write the export to (created if needed)")
@@ -65,5 +68,27 @@ func runExport(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "%-14s %d rows\n", n, counts[n])
 	}
 	fmt.Fprintf(env.Stdout, "exported to %s with the log's checkpoint\nlog verifier key: %s\nverify with: arena verify --export %s --vkey %s\n", *out, pub.VerifierKey(), *out, pub.VerifierKey())
+	return nil
+}
+
+// exportPrune deletes the published exports the retention no longer keeps
+// and the parts no export names, as serve does every hour.
+func exportPrune(ctx context.Context, env *Env, args []string) error {
+	fs := newFlagSet(env, "export prune", "[--keep N] [--keep-days D] [--db URL]")
+	cf := addConfigFlags(fs, false, "ARENA_EXPORT_KEEP", "ARENA_EXPORT_KEEP_DAYS")
+	if err := parseAll(fs, args); err != nil {
+		return err
+	}
+	a, err := roundApp(ctx, env, cf)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	st, err := a.PruneExports(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%d published exports: %d deleted, %d kept (the latest %d, the last of each day for %d days, and every one younger than %s); %d parts no export names deleted\n",
+		st.Exports, st.ExportsDeleted, st.Exports-st.ExportsDeleted, a.Config.ExportKeep, a.Config.ExportKeepDays, export.Grace, st.PartsDeleted)
 	return nil
 }

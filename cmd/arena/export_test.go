@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -36,11 +37,8 @@ func TestExportMidRound(t *testing.T) {
 	}
 	defer db.Close()
 	keyPath := filepath.Join(dir, "log.key")
-	key, err := tlog.LoadOrCreateKey(keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg := &tlog.Log{Store: db, Key: key}
+	key, record := newLogKey(t, keyPath)
+	lg := &tlog.Log{Store: db, Key: key, Signed: record}
 	dom, err := app.Domain(ctx, config.Defaults(), db)
 	if err != nil {
 		t.Fatal(err)
@@ -139,11 +137,8 @@ func TestLogKeyGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	own := filepath.Join(dir, "own.key")
-	key, err := tlog.LoadOrCreateKey(own)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg := &tlog.Log{Store: db, Key: key, Logger: slog.New(slog.DiscardHandler)}
+	key, record := newLogKey(t, own)
+	lg := &tlog.Log{Store: db, Key: key, Logger: slog.New(slog.DiscardHandler), Signed: record}
 	if err := lg.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +180,19 @@ func TestLogKeyGuard(t *testing.T) {
 	if _, _, err := cli(t, nil, "export", "--db", dbURL, "--out", filepath.Join(dir, "ok"), "--log-key", own); err != nil {
 		t.Fatalf("export with the log's own key: %v", err)
 	}
+}
+
+// newLogKey makes a log key at path with its record of the trees it
+// signed (the empty tree), as the first start of an arena does.
+func newLogKey(t *testing.T, path string) (ed25519.PrivateKey, tlog.StateFile) {
+	t.Helper()
+	key, err := tlog.LoadOrCreateKey(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := tlog.StateFile{Path: tlog.StatePath(path)}
+	if err := record.Create(tlog.SignedTree{}); err != nil {
+		t.Fatal(err)
+	}
+	return key, record
 }

@@ -213,3 +213,50 @@ func TestReportHumansUnresolved(t *testing.T) {
 		}
 	}
 }
+
+// Importing the published superforecaster file into an arena that holds
+// it says what it replaces before replacing it; a hostile file beside it
+// (an empty forecasts array, which would have replaced the 7,693 stored
+// forecasts with none) is refused, nothing changed, until --replace-empty
+// says so; then the line before the write says what goes.
+func TestImportHumansReplacement(t *testing.T) {
+	db := humanRoundDB(t, true)
+	h := shareddata.Path(t, "forecastbench-human", "2024-07-21.ForecastBench.human_super_individual.json")
+	stored := func() int {
+		t.Helper()
+		s := openStore(t, db)
+		sets, err := s.HumanSets(t.Context())
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, x := range sets {
+			n += x.Forecasts
+		}
+		return n
+	}
+	if n := stored(); n != 7693 {
+		t.Fatalf("stored %d human forecasts, want 7693", n)
+	}
+	out, stderr, err := cli(t, nil, "import", "forecastbench", "--db", db, "--humans", h)
+	if err != nil || !strings.Contains(out, "humans: replacing the 7693 stored super forecasts due 2024-07-21 (by 40 forecasters) with the file's 7693 (by 40)") {
+		t.Fatalf("the same file again: %v\n%s%s", err, out, stderr)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	os.WriteFile(empty, []byte(`{"organization": "ForecastBench", "model": "Superforecaster forecasts", "question_set": "2024-07-21-human.json", "forecast_due_date": "2024-07-21", "forecasts": []}`), 0o600)
+	out, _, err = cli(t, nil, "import", "forecastbench", "--db", db, "--humans", empty)
+	if err == nil || !strings.Contains(err.Error(), "holds no super forecast the arena imports for the round due 2024-07-21") || !strings.Contains(err.Error(), "--replace-empty") || strings.Contains(out, "humans:") {
+		t.Fatalf("an empty set: %v\n%s", err, out)
+	}
+	if n := stored(); n != 7693 {
+		t.Fatalf("the refused import left %d stored", n)
+	}
+	out, stderr, err = cli(t, nil, "import", "forecastbench", "--db", db, "--humans", empty, "--replace-empty")
+	if err != nil || !strings.Contains(out, "humans: replacing the 7693 stored super forecasts due 2024-07-21 (by 40 forecasters) with the file's 0 (by 0)") {
+		t.Fatalf("--replace-empty: %v\n%s%s", err, out, stderr)
+	}
+	if n := stored(); n != 0 {
+		t.Fatalf("after --replace-empty %d stored", n)
+	}
+}

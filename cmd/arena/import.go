@@ -42,7 +42,7 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 	return run(ctx, env, args[1:])
 }
 
-const importFBUsage = "--questions FILE… --resolutions FILE… [--humans FILE…] | --fetch DATE [--from URL] [--dir DIR]; [--db URL] [--now T] [--dry-run]"
+const importFBUsage = "--questions FILE… --resolutions FILE… [--humans FILE…] | --fetch DATE [--from URL] [--dir DIR]; [--replace-empty] [--db URL] [--now T] [--dry-run]"
 
 func runImportForecastBench(ctx context.Context, env *Env, args []string) error {
 	// The flag package takes one value per flag, but shells expand
@@ -58,6 +58,7 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	fs.Func("humans", "individual human forecast files (YYYY-MM-DD.ForecastBench.human_super_individual.json), several after one flag", func(string) error { return nil })
 	nowStr := fs.String("now", "", "import time, RFC 3339: unresolved markets past their close time are marked closed (default: the wall clock)")
 	dry := fs.Bool("dry-run", false, "read, check and count the files without writing to the store")
+	replaceEmpty := fs.Bool("replace-empty", false, "admit a --humans file that holds no forecast the arena imports: it empties the stored set of its round and group (refused without this flag)")
 	ff := addFetchFlags(fs)
 	if err := parse(fs, rest); err != nil {
 		return err
@@ -78,7 +79,7 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	}
 	bar := progress.New(env.Stderr, n, "steps")
 	defer bar.Finish()
-	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"], Humans: lists["humans"],
+	files := forecastbench.Files{Questions: lists["questions"], Resolutions: lists["resolutions"], Humans: lists["humans"], ReplaceEmpty: *replaceEmpty,
 		Open: func(path string) (io.ReadCloser, error) {
 			f, err := openInput(ctx, path)
 			if err != nil {
@@ -117,6 +118,20 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 		return err
 	}
 	defer db.Close()
+	// Say what the human forecast sets replace before replacing them.
+	reps, err := forecastbench.Replacements(ctx, db, batch)
+	if err != nil {
+		return err
+	}
+	for _, r := range reps {
+		due := r.Due.Format(time.DateOnly)
+		if r.Stored == 0 {
+			fmt.Fprintf(env.Stdout, "humans: adding %d %s forecasts due %s (by %d forecasters); none stored\n", r.Imported, r.Group, due, r.ImportedBy)
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "humans: replacing the %d stored %s forecasts due %s (by %d forecasters) with the file's %d (by %d)\n",
+			r.Stored, r.Group, due, r.StoredBy, r.Imported, r.ImportedBy)
+	}
 	rep, err := forecastbench.Save(ctx, db, batch, now)
 	if err != nil {
 		return err

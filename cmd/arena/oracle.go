@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/llm"
@@ -19,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/retrieve"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 func init() {
@@ -237,15 +236,8 @@ func checkCacheDir(dir string, cacheOnly bool) error {
 
 func fmtMicros(m int64) string { return fmt.Sprintf("%d.%06d", m/1e6, m%1e6) }
 
-// writeSVG replaces path with what write produces, whole or not at all.
+// writeSVG replaces path with what write produces, whole or not at all
+// (see package safefile for what that guarantees on each system).
 func writeSVG(path string, write func(io.Writer) error) error {
-	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
-	if err != nil {
-		return err
-	}
-	defer f.Cleanup()
-	if err := write(f); err != nil {
-		return err
-	}
-	return f.CloseAtomicallyReplace()
+	return safefile.Replace(path, 0o644, write)
 }

@@ -140,7 +140,7 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	// Brier-1 forecasts; in the order the dashboard's analysis takes them,
 	// so the bootstraps draw the same.
 	slices.SortStableFunc(rows, scoring.CompareForecasts)
-	if si.table, err = scoring.Table(rows); err != nil {
+	if si.table, err = scoring.Table(ctx, rows); err != nil {
 		return err
 	}
 	si.src = "store"
@@ -164,7 +164,7 @@ func (si *scoreInput) analyze(ctx context.Context, env *Env, fs *flag.FlagSet, a
 	if err := si.load(ctx, env); err != nil {
 		return nil, err
 	}
-	return analyzeTable(si.src, si.table, score.Options{Bins: *si.bins})
+	return analyzeTable(ctx, si.src, si.table, score.Options{Bins: *si.bins})
 }
 
 // label is an agent as the tables print it: its display name and address
@@ -212,10 +212,13 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *adjusted {
-		return adjustedLeaderboard(env, si, m, *estimation)
+		return adjustedLeaderboard(ctx, env, si, m, *estimation)
 	}
-	scored, err := scoring.AnalyzeTable(si.table, m, newLogger(env, "warn"))
-	if err != nil {
+	scored, err := scoring.AnalyzeTable(ctx, si.table, m, newLogger(env, "warn"))
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case err != nil:
 		return arena.Errorf(arena.EINVALID, "%s: %w", si.src, err)
 	}
 	if *si.format == "svg" {
@@ -309,13 +312,13 @@ func writeBoard(w io.Writer, b scoring.Board, all bool) error {
 
 // adjustedLeaderboard prints the difficulty-adjusted leaderboard of the
 // score-file rows, the dashboard's (forecast.Adjusted) with method m.
-func adjustedLeaderboard(env *Env, si *scoreInput, m scoring.Method, estimation string) error {
+func adjustedLeaderboard(ctx context.Context, env *Env, si *scoreInput, m scoring.Method, estimation string) error {
 	src, t, format := si.src, si.table, *si.format
 	if format == "svg" {
 		return arena.Errorf(arena.EINVALID, "--adjusted has no svg format")
 	}
 	// Validate as 'arena score' does (conflicts, duplicates).
-	results, err := analyzeTable(src, t, score.Options{})
+	results, err := analyzeTable(ctx, src, t, score.Options{})
 	if err != nil {
 		return err
 	}
@@ -325,8 +328,11 @@ func adjustedLeaderboard(env *Env, si *scoreInput, m scoring.Method, estimation 
 			est = append(est, strings.TrimSpace(e))
 		}
 	}
-	res, _, err := scoring.Adjusted(t, results, m, est)
-	if err != nil {
+	res, _, err := scoring.Adjusted(ctx, t, results, m, est)
+	switch {
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case err != nil:
 		return arena.Errorf(arena.EINVALID, "%s: %w", src, err)
 	}
 	switch format {
@@ -353,7 +359,12 @@ func adjustedLeaderboard(env *Env, si *scoreInput, m scoring.Method, estimation 
 	}
 	fmt.Fprintf(env.Stdout, "\nDifficulty-adjusted Brier: b_ij = α_i + γ_j + ε_ij by alternating means (%d sweeps) on %d questions (%d dropped: no estimation agent);\n",
 		res.Iterations, res.Questions, res.Dropped)
-	fmt.Fprintf(env.Stdout, "scaled so a constant 0.5 forecaster scores 0.25. Bootstrap over questions within rounds: %d replicates, seed %d. Same tie group = CIs overlap the group leader's.\n", res.Bootstrap, res.Seed)
+	capped := ""
+	if res.Capped {
+		capped = fmt.Sprintf(" (of %d: the work cap of %d observations visited stopped it)", m.Bootstrap, m.BootstrapWork)
+	}
+	fmt.Fprintf(env.Stdout, "scaled so a constant 0.5 forecaster scores 0.25. Bootstrap over questions within rounds: %d replicates%s, seed %d. Same tie group = CIs overlap the group leader's.\n",
+		res.Bootstrap, capped, res.Seed)
 	if len(res.Pairs) > 0 {
 		fmt.Fprintln(env.Stdout, "\nP-values, A better than B (one-sided, paired bootstrap):")
 		for _, p := range res.Pairs {
@@ -487,7 +498,7 @@ func runReportCategories(ctx context.Context, env *Env, args []string) error {
 		if len(byCat[c]) == 0 {
 			continue
 		}
-		res, err := score.Analyze(t.Subset(byCat[c]), score.Options{Bins: *si.bins})
+		res, err := score.Analyze(ctx, t.Subset(byCat[c]), score.Options{Bins: *si.bins})
 		if err != nil {
 			return fmt.Errorf("category %q: %w", cats[c], err)
 		}

@@ -23,11 +23,14 @@ import (
 // forkArena opens the arena of the SQLite database at db with its log
 // signed by keyFile, optionally on a clock of its own and with a witness
 // policy, as serve does before it serves: the store, then the log.
-func forkArena(t *testing.T, db, keyFile, policy string, now func() time.Time) (*app.App, error) {
+func forkArena(t *testing.T, db, keyFile, policy string, now func() time.Time, opts ...func(*config.Options)) (*app.App, error) {
 	t.Helper()
 	ctx := context.Background()
 	o := config.Defaults()
 	o.DB, o.LogKey, o.WitnessPolicy, o.LogOrigin = db, keyFile, policy, "arena.test/log"
+	for _, f := range opts {
+		f(&o)
+	}
 	s, err := store.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +151,7 @@ func TestRestoreForkRefused(t *testing.T) {
 
 	// A second, new database given the same key.
 	_, err = forkArena(t, "sqlite:"+filepath.Join(dir, "second.db"), keyFile, "", nil)
-	refused("a second database with the key", err, "has only 0")
+	refused("a second database with the key", err, "signs another arena's log: its record "+tlog.StatePath(keyFile)+" holds a tree of 5 entries, which this database never signed")
 	if st, _ := (tlog.StateFile{Path: tlog.StatePath(keyFile)}).LastSigned(); st.Size != 5 || !tlog.Equal(st.Root, state.Root) {
 		t.Errorf("the refusals changed the record: %+v", st)
 	}
@@ -206,7 +209,13 @@ func TestRestoreForkWitnessed(t *testing.T) {
 	if err := os.Remove(tlog.StatePath(keyFile)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = forkArena(t, db, keyFile, policy, nil)
+	// Without its record the key is refused at start, whatever the
+	// witnesses say, until the operator says to make the record anew.
+	if _, err = forkArena(t, db, keyFile, policy, nil); err == nil || !strings.Contains(err.Error(), "has no record of the trees it signed") {
+		t.Fatalf("restored log without the record: %v", err)
+	}
+	newRecord := func(o *config.Options) { o.NewLogRecord = true }
+	_, err = forkArena(t, db, keyFile, policy, nil, newRecord)
 	if err == nil || !errors.Is(err, tlog.ErrFork) || !strings.Contains(err.Error(), "witness w1 ("+srv.URL+") holds a checkpoint signed by the log key of a tree of 5 entries") {
 		t.Fatalf("restored log with a witness that cosigned more: %v", err)
 	}
@@ -217,10 +226,15 @@ func TestRestoreForkWitnessed(t *testing.T) {
 		t.Fatalf("witness unreachable, its view recorded: %v", err)
 	}
 	os.Remove(tlog.StatePath(keyFile))
-	// Neither record nor a reachable witness: nothing to check against.
-	a, err := forkArena(t, db, keyFile, policy, nil)
-	if err != nil {
+	// Neither record nor a reachable witness: the operator's word that
+	// the key signed nothing beyond the restored database is all there
+	// is, and it has to be given.
+	if _, err := forkArena(t, db, keyFile, policy, nil); err == nil || !strings.Contains(err.Error(), "--new-log-record") {
 		t.Fatalf("witness unreachable, no record: %v", err)
+	}
+	a, err := forkArena(t, db, keyFile, policy, nil, newRecord)
+	if err != nil {
+		t.Fatalf("witness unreachable, no record, --new-log-record: %v", err)
 	}
 	a.Close()
 }

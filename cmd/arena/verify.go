@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/google/renameio/v2"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/forecast-arena/arena"
@@ -19,6 +18,7 @@ import (
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/progress"
 	"github.com/forecast-arena/arena/internal/relay"
+	"github.com/forecast-arena/arena/safefile"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/witness"
 )
@@ -43,7 +43,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	})
 	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
 	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
-	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long in all (each request also times out when connecting takes 10s, headers 30s, or the body stops for 30s)")
+	timeout := fs.Duration("timeout", 0, "give up after this long in all (default: none in all, but with --url the export's files must arrive within 2m plus 4s per MiB its index lists, 256 KiB/s; and every request fails when connecting takes 10s, headers 30s, or its body brings less than 16 KiB in any 30s)")
 	exportWait := fs.Duration("export-wait", 30*time.Second, "with --url: how long to wait for the export of the arena's current checkpoint (made after the checkpoint is signed) before verifying the latest export instead")
 	maxDownload := fs.Int64("max-download", export.DefaultMaxDownload, "with --url: refuse an export whose index lists more than this many bytes, before downloading it")
 	if err := parseAll(fs, args); err != nil {
@@ -58,8 +58,8 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("--chain and --arena go together")
 	case *arenaFlag != "" && !common.IsHexAddress(*arenaFlag):
 		return fmt.Errorf("--arena %q is not an address", *arenaFlag)
-	case *timeout <= 0:
-		return fmt.Errorf("--timeout %s: want a positive duration", *timeout)
+	case *timeout < 0:
+		return fmt.Errorf("--timeout %s: want a positive duration (or 0 for the default bounds)", *timeout)
 	case *exportWait < 0:
 		return fmt.Errorf("--export-wait %s: want 0 or more", *exportWait)
 	case *maxDownload <= 0:
@@ -70,8 +70,11 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("verification gave up: --timeout %s passed", *timeout))
-	defer cancel()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("verification gave up: --timeout %s passed", *timeout))
+		defer cancel()
+	}
 	var o export.VerifyOptions
 	if *keyHex != "" {
 		var err error
@@ -206,7 +209,7 @@ func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int6
 	if c.Size == 0 {
 		return nil, errNothingToVerify
 	}
-	f := export.Fetcher{MaxBytes: maxDownload}
+	f := export.Fetcher{MaxBytes: maxDownload, Budget: downloadBudget}
 	// An arena saves a checkpoint, then makes its export: one signed a
 	// moment ago gets its export within seconds.
 	deadline := time.Now().Add(exportWait)
@@ -232,6 +235,19 @@ func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int6
 		return nil, fmt.Errorf("fetching the published export: %w", err)
 	}
 	return &liveCheckpoint{note: msg, remote: remote}, nil
+}
+
+// The default bound of verify --url's download: a base for the requests
+// themselves, and a least pace the export's size is given at.
+const (
+	downloadBase = 2 * time.Minute
+	downloadRate = 256 << 10 // bytes a second
+)
+
+// downloadBudget is how long an export of total bytes may take to
+// download (see --timeout).
+func downloadBudget(total int64) time.Duration {
+	return downloadBase + time.Duration(total/downloadRate)*time.Second
 }
 
 // clearDir removes what dir holds.
@@ -294,7 +310,7 @@ func verifyLive(ctx context.Context, env *Env, rep *export.Report, live *liveChe
 		fmt.Fprintf(env.Stdout, "since: the arena's current checkpoint extends the one kept in %s (%d entries)\n", since, old.Size)
 	}
 	if save != "" {
-		if err := renameio.WriteFile(save, msg, 0o644); err != nil {
+		if err := safefile.WriteFile(save, msg, 0o644); err != nil {
 			return fmt.Errorf("--save-checkpoint: %w", err)
 		}
 		fmt.Fprintf(env.Stdout, "saved the current checkpoint to %s: pass it as --since next time\n", save)

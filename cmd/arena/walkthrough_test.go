@@ -180,14 +180,21 @@ func getJSON(t *testing.T, url string, v any) {
 // getOK is the body of url's 200 answer.
 func getOK(t *testing.T, url string) []byte {
 	t.Helper()
+	code, b := get(t, url)
+	if code != 200 {
+		t.Fatalf("GET %s: %d %s", url, code, b)
+	}
+	return b
+}
+
+// get is the status and body of url's answer.
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
-	}
-	return b
+	return resp.StatusCode, b
 }

@@ -129,7 +129,18 @@ func headline(adj map[string]score.FEAgent, agent string) float64 {
 // after), then raw Brier (lowest first), then agent.
 func Order(res []score.AgentResult, adjusted *score.FEResult, m Method) {
 	adj := feByAgent(adjusted)
-	slices.SortStableFunc(res, func(a, b score.AgentResult) int {
+	// Each key once, then a sort of positions (the results are large to
+	// move): ties keep their order, as a stable sort would.
+	keys := make([]float64, len(res))
+	for i := range res {
+		keys[i] = headline(adj, res[i].Agent)
+	}
+	perm := make([]int, len(res))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(i, j int) int {
+		a, b := &res[i], &res[j]
 		pa, pb := a.N < m.MinForecasts, b.N < m.MinForecasts
 		if pa != pb {
 			if pa {
@@ -137,7 +148,7 @@ func Order(res []score.AgentResult, adjusted *score.FEResult, m Method) {
 			}
 			return -1
 		}
-		ha, hb := headline(adj, a.Agent), headline(adj, b.Agent)
+		ha, hb := keys[i], keys[j]
 		switch {
 		case math.IsNaN(ha) != math.IsNaN(hb):
 			if math.IsNaN(ha) {
@@ -147,8 +158,13 @@ func Order(res []score.AgentResult, adjusted *score.FEResult, m Method) {
 		case ha != hb && !math.IsNaN(ha):
 			return cmp.Compare(hb, ha)
 		}
-		return cmp.Or(cmp.Compare(a.Brier, b.Brier), strings.Compare(a.Agent, b.Agent))
+		return cmp.Or(cmp.Compare(a.Brier, b.Brier), strings.Compare(a.Agent, b.Agent), cmp.Compare(i, j))
 	})
+	sorted := make([]score.AgentResult, len(res))
+	for k, i := range perm {
+		sorted[k] = res[i]
+	}
+	copy(res, sorted)
 }
 
 func feByAgent(r *score.FEResult) map[string]score.FEAgent {
@@ -181,6 +197,7 @@ func BoardOf(s *Scored, m Method, profiles map[string]arena.AgentInfo) Board {
 	adj := feByAgent(s.Adjusted)
 	perOrg := map[string]int{}
 	var leader *score.AgentResult
+	var leaderP map[string]float64 // the leader's paired p-values, by the other agent
 	for i := range s.Results {
 		res := &s.Results[i]
 		p := profiles[res.Agent]
@@ -195,9 +212,9 @@ func BoardOf(s *Scored, m Method, profiles map[string]arena.AgentInfo) Board {
 		if !r.Preliminary {
 			r.Rank = len(b.Rows) + 1
 			if leader == nil {
-				leader = res
+				leader, leaderP = res, pairsOf(s.Adjusted, res.Agent)
 			} else {
-				r.VsLeader = vsLeader(*leader, *res, s.Adjusted)
+				r.VsLeader = vsLeader(*leader, *res, leaderP)
 			}
 		}
 		b.Rows = append(b.Rows, r)
@@ -228,19 +245,28 @@ func newRow(res *score.AgentResult, adj map[string]score.FEAgent, peer score.Pee
 	return r
 }
 
-func vsLeader(lead, res score.AgentResult, adjusted *score.FEResult) *VsLeader {
+// pairsOf are the paired p-values of the adjusted fit whose first agent
+// is a, by the second.
+func pairsOf(adjusted *score.FEResult, a string) map[string]float64 {
+	out := map[string]float64{}
+	if adjusted != nil {
+		for _, p := range adjusted.Pairs {
+			if p.A == a {
+				out[p.B] = p.P
+			}
+		}
+	}
+	return out
+}
+
+func vsLeader(lead, res score.AgentResult, leaderP map[string]float64) *VsLeader {
 	d := score.PairedRounds(lead.RoundScores, res.RoundScores)
 	if d.R == 0 {
 		return nil
 	}
 	v := &VsLeader{Rounds: d.R, BrierDiff: d.Mean, SE: d.SE.Ptr(), CILo: d.CILo.Ptr(), CIHi: d.CIHi.Ptr(), P: d.P.Ptr()}
-	if adjusted != nil {
-		for _, p := range adjusted.Pairs {
-			if p.A == lead.Agent && p.B == res.Agent {
-				x := p.P
-				v.AdjustedP = &x
-			}
-		}
+	if p, ok := leaderP[res.Agent]; ok {
+		v.AdjustedP = &p
 	}
 	return v
 }
@@ -249,24 +275,13 @@ func vsLeader(lead, res score.AgentResult, adjusted *score.FEResult) *VsLeader {
 // not yet grouped leads a group, which every later ungrouped agent whose
 // score interval overlaps the leader's joins.
 func tieGroups(rows []Row) {
-	group := 0
+	groups := score.TieGroups(len(rows), func(i int) (float64, float64, bool) {
+		if rows[i].ScoreCILo == nil || rows[i].ScoreCIHi == nil {
+			return 0, 0, false
+		}
+		return *rows[i].ScoreCILo, *rows[i].ScoreCIHi, true
+	}, func(i int) bool { return rows[i].Preliminary })
 	for i := range rows {
-		if rows[i].Preliminary || rows[i].TieGroup != 0 {
-			continue
-		}
-		group++
-		rows[i].TieGroup = group
-		for j := i + 1; j < len(rows); j++ {
-			if !rows[j].Preliminary && rows[j].TieGroup == 0 && overlaps(rows[i], rows[j]) {
-				rows[j].TieGroup = group
-			}
-		}
+		rows[i].TieGroup = groups[i]
 	}
-}
-
-func overlaps(a, b Row) bool {
-	if a.ScoreCILo == nil || b.ScoreCILo == nil {
-		return false
-	}
-	return *a.ScoreCILo <= *b.ScoreCIHi && *b.ScoreCILo <= *a.ScoreCIHi
 }

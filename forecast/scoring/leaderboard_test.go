@@ -1,6 +1,7 @@
 package scoring_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 // MethodVersion, a changelog entry and a new line here.
 var methodGolden = map[string]struct{ config, figures string }{
 	"2.0": {"8f27a6bd90bae806b0163f150233c3061b86aa7b0285676ef367e89ce094a673", "b8076a3b4cba1b712d5ee03f07886206da8eeb390d6b0c197bfaeb76480ded99"},
+	"2.1": {"d2fa97aa8b7552d99baee9b9aa5c73eb9df2e237851fe1f5b2e3901c9826a73d", "3d145c6da68d1c3bfec9c03ac0740fa4afb6be19fb8573b656fe0453baf878bd"},
 }
 
 // fixtureForecasts are a fixed data set: 5 agents of unequal skill over
@@ -76,7 +78,7 @@ func boardText(b scoring.Board) string {
 // to MethodVersion, and docs/methodology.md has a changelog entry for it.
 func TestMethodVersioned(t *testing.T) {
 	m := scoring.DefaultMethod()
-	a, err := scoring.AnalyzeForecasts(fixtureForecasts(), m, slog.New(slog.DiscardHandler))
+	a, err := scoring.AnalyzeForecasts(context.Background(), fixtureForecasts(), m, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestMethodVersioned(t *testing.T) {
 func TestBoardEntryRules(t *testing.T) {
 	m := scoring.DefaultMethod()
 	m.MinForecasts, m.MaxPerOrganisation = 40, 1
-	a, err := scoring.AnalyzeForecasts(fixtureForecasts(), m, slog.New(slog.DiscardHandler))
+	a, err := scoring.AnalyzeForecasts(context.Background(), fixtureForecasts(), m, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // shows, its ranking or its defaults bumps it, with a changelog entry in
 // docs/methodology.md (a test pins the default method's digest and the
 // figures of a fixed data set to this version).
-const MethodVersion = "2.0"
+const MethodVersion = "2.1"
 
 // Method is every parameter of the scoring method. Its digest, with
 // MethodVersion, names the configuration a leaderboard was computed with.
@@ -22,6 +22,11 @@ type Method struct {
 	// Bootstrap replicates and seed of every interval and rank share.
 	Bootstrap int    `json:"bootstrap_replicates"`
 	Seed      uint64 `json:"bootstrap_seed"`
+	// BootstrapWork caps the difficulty-adjusted fit's bootstrap: its
+	// replicates stop once their fits have visited this many
+	// observations (score.FEOptions.MaxWork), so that its cost stays
+	// bounded however many agents a round draws; 0: no cap.
+	BootstrapWork int64 `json:"adjusted_bootstrap_work"`
 	// Level of the confidence intervals.
 	Level float64 `json:"ci_level"`
 	// Bins of the Murphy decomposition.
@@ -48,8 +53,8 @@ const DefaultMinForecasts = 50
 // DefaultMethod is the method the dashboard, the exports and the reports
 // use unless configured otherwise.
 func DefaultMethod() Method {
-	return Method{Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, Level: 0.95, Bins: score.DefaultBins, ShrinkN: score.ShrinkN,
-		TopShare: score.TopShare, Power: score.DefaultPowerParams(), MinForecasts: DefaultMinForecasts}
+	return Method{Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, BootstrapWork: AnalysisBootstrapWork, Level: 0.95, Bins: score.DefaultBins,
+		ShrinkN: score.ShrinkN, TopShare: score.TopShare, Power: score.DefaultPowerParams(), MinForecasts: DefaultMinForecasts}
 }
 
 // Validate checks the configurable parameters.
@@ -57,6 +62,8 @@ func (m Method) Validate() error {
 	switch {
 	case m.Bootstrap < 0:
 		return arena.Errorf(arena.EINVALID, "scoring method: %d bootstrap replicates: want ≥ 0", m.Bootstrap)
+	case m.BootstrapWork < 0:
+		return arena.Errorf(arena.EINVALID, "scoring method: bootstrap work %d: want ≥ 0 (0: no cap)", m.BootstrapWork)
 	case !(m.Level > 0 && m.Level < 1):
 		return arena.Errorf(arena.EINVALID, "scoring method: CI level %v: want 0 < level < 1", m.Level)
 	case m.ShrinkN < 1:

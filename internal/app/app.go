@@ -183,12 +183,7 @@ func (a *App) Close() error {
 	// What runs in the background stops before the store closes under it:
 	// the analyses and boards being computed and the rate limiter's
 	// settlements.
-	if a.Forecast != nil {
-		a.Forecast.Stop()
-	}
-	if a.Trading != nil {
-		a.Trading.Stop()
-	}
+	a.stopComputations()
 	if a.web != nil {
 		a.web.Wait()
 	}
@@ -198,6 +193,17 @@ func (a *App) Close() error {
 	}
 	a.closers = nil
 	return errors.Join(errs...)
+}
+
+// stopComputations cancels the tracks' analyses and boards under way and
+// waits for them to end; reads that need another computation then fail.
+func (a *App) stopComputations() {
+	if a.Forecast != nil {
+		a.Forecast.Stop()
+	}
+	if a.Trading != nil {
+		a.Trading.Stop()
+	}
 }
 
 // now is the app's clock.
@@ -338,6 +344,15 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 		g.Go(func() error { a.pub.Run(gctx); return nil })
 		g.Go(func() error { a.followExports(gctx); return nil })
 	}
+	// On shutdown the analyses and boards under way stop at once rather
+	// than when the app closes: a request waiting for one would hold the
+	// web server's shutdown until it ended (Close stops them again, which
+	// does nothing more).
+	g.Go(func() error {
+		<-gctx.Done()
+		a.stopComputations()
+		return nil
+	})
 	// Compute the leaderboard analysis now, not on the first reader's
 	// request (on a large database it takes seconds), and again whenever
 	// a write, by any process, moves what it reads.

@@ -61,11 +61,30 @@ func TestLogKeyBoundToDatabase(t *testing.T) {
 				t.Fatal(err)
 			}
 			publish(t, signed, old)
+			// Such a log has no record beside its key either: refused,
+			// binding nothing, until the operator says to make one.
+			if _, err := openLog(ctx, withKey(o, b), old, quiet); err == nil || !strings.Contains(err.Error(), "start once with --new-log-record") {
+				t.Fatalf("a published log without a record: %v", err)
+			}
+			if v, _, _ := old.Setting(ctx, tlog.KeySetting); v != "" {
+				t.Fatalf("the refused start bound the key %s", v)
+			}
+			o.NewLogRecord = true
 			if _, err := openLog(ctx, withKey(o, b), old, quiet); err != nil {
 				t.Fatal(err)
 			}
 			if v, _, err := old.Setting(ctx, tlog.KeySetting); err != nil || v != other {
 				t.Errorf("recorded key %q, %v; want the signer's %s", v, err, other)
+			}
+			if st, err := (tlog.StateFile{Path: tlog.StatePath(b)}).LastSigned(); err != nil || st.Size != 1 {
+				t.Errorf("the record made: %+v, %v; want the checkpoint's size 1", st, err)
+			}
+			if _, err := openLog(ctx, withKey(o, b), old, quiet); err == nil || !strings.Contains(err.Error(), "--new-log-record (ARENA_NEW_LOG_RECORD): the log key's record "+tlog.StatePath(b)+" exists") {
+				t.Errorf("--new-log-record with a record: %v", err)
+			}
+			o.NewLogRecord = false
+			if _, err := openLog(ctx, withKey(o, b), old, quiet); err != nil {
+				t.Errorf("the next start: %v", err)
 			}
 		})
 	}
@@ -84,7 +103,8 @@ func TestLogKeyPerDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed := &tlog.Log{Store: db, Key: legacy, Logger: quiet}
+	// It kept its record beside it, as every version since the record.
+	signed := &tlog.Log{Store: db, Key: legacy, Logger: quiet, Signed: newRecord(t, filepath.Join(dir, "log.key"))}
 	if err := signed.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +134,7 @@ func TestLogKeyPerDatabase(t *testing.T) {
 	// A log.key that did not sign this database's log is not taken for it.
 	third := config.Options{DB: "sqlite:" + filepath.Join(dir, "c.db")}
 	c := openStore(t, third.DB)
-	other := &tlog.Log{Store: c, Key: lgB.Key, Logger: quiet}
+	other := &tlog.Log{Store: c, Key: lgB.Key, Logger: quiet, Signed: lgB.Signed}
 	if err := other.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +154,16 @@ func publish(t *testing.T, lg *tlog.Log, db arena.CheckpointStore) {
 	if _, err := pub.Publish(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// newRecord makes the empty record of the key file at keyPath.
+func newRecord(t *testing.T, keyPath string) tlog.StateFile {
+	t.Helper()
+	r := tlog.StateFile{Path: tlog.StatePath(keyPath)}
+	if err := r.Create(tlog.SignedTree{}); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // withKey is o with the log key file path.

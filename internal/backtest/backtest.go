@@ -394,7 +394,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		results, err := score.Analyze(t, score.Options{})
+		results, err := score.Analyze(ctx, t, score.Options{})
 		if err != nil {
 			return nil, err
 		}

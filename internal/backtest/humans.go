@@ -40,8 +40,9 @@ func PlanItems(plan *Plan) map[string]*arena.Market {
 // contamination guard let it forecast. values are the reported values of
 // unresolved market items (nil when all resolved, as in a backtest). With
 // individuals, every human forecaster is a row too. The humans' rows are
-// marked Human. It returns nil when no item has a human forecast.
-func HumanBoard(inPlan map[string]*arena.Market, rows []score.Row, humans []forecastbench.HumanAggregate, values map[string]float64, individuals bool, opt score.BoardOptions) ([]score.BoardRow, error) {
+// marked Human. It returns nil when no item has a human forecast. It stops
+// with ctx.
+func HumanBoard(ctx context.Context, inPlan map[string]*arena.Market, rows []score.Row, humans []forecastbench.HumanAggregate, values map[string]float64, individuals bool, opt score.BoardOptions) ([]score.BoardRow, error) {
 	items := forecastbench.HumanBoardItems(humans, inPlan, values, individuals)
 	if len(items) == 0 {
 		return nil, nil
@@ -57,7 +58,7 @@ func HumanBoard(inPlan map[string]*arena.Market, rows []score.Row, humans []fore
 		}
 		items = append(items, score.BoardItem{Forecaster: r.Agent, Item: r.Market, Kind: m.Kind, Resolved: true, Forecast: r.Forecast, Outcome: r.Outcome})
 	}
-	return score.Board(items, opt)
+	return score.Board(ctx, items, opt)
 }
 
 // HumanBoardStore is what StoredHumanBoard reads.
@@ -144,5 +145,5 @@ func StoredHumanBoard(ctx context.Context, db HumanBoardStore, from, to time.Tim
 			items[m.SourceID] = m
 		}
 	}
-	return HumanBoard(items, rows, forecastbench.Aggregate(fs), values, individuals, opt)
+	return HumanBoard(ctx, items, rows, forecastbench.Aggregate(fs), values, individuals, opt)
 }

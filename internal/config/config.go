@@ -49,6 +49,9 @@ type Options struct {
 	ForecastLeadTime time.Duration
 	DataDir          string
 	LogKey           string
+	// NewLogRecord lets a start make the log key's missing record of the
+	// trees it signed (see the setting's usage).
+	NewLogRecord bool
 
 	// The forecast track's scheduled rounds.
 	NoRounds         bool
@@ -226,6 +229,8 @@ var fields = []field{
 		func(o *Options) *string { return &o.DataDir }),
 	str("ARENA_LOG_KEY", "ed25519 key file of the tamper-evident log, created on first start and bound to the database (default: in the data directory, named after a SQLite database as DB.log.key, log.key for PostgreSQL; without a data directory in the user configuration directory)",
 		func(o *Options) *string { return &o.LogKey }).flagged("log-key"),
+	boolean("ARENA_NEW_LOG_RECORD", "make the log key's missing record of the trees it signed (KEY.signed) from this database's latest checkpoint, once, knowingly: only when the key never signed beyond it (refused while a record exists)",
+		func(o *Options) *bool { return &o.NewLogRecord }).flagged("new-log-record"),
 
 	str("ARENA_GAMMA_URL", "Polymarket Gamma API base URL", func(o *Options) *string { return &o.GammaURL }).flagged("gamma-url"),
 	str("ARENA_CLOB_URL", "Polymarket CLOB API base URL", func(o *Options) *string { return &o.CLOBURL }).flagged("clob-url"),
@@ -299,9 +304,11 @@ var fields = []field{
 	str("ARENA_WITNESS_POLICY", "C2SP witness policy file: the witnesses serve asks to cosign each checkpoint", func(o *Options) *string { return &o.WitnessPolicy }).
 		flagged("witness-policy"),
 	str("ARENA_EXPORT_DIR", "where serve writes a file copy of the latest published export (default: DATA_DIR/exports); the exports are served from the database at /exports/", func(o *Options) *string { return &o.ExportDir }),
-	duration("ARENA_EXPORT_EVERY", "how often serve copies the latest published export into ARENA_EXPORT_DIR (0: never); every checkpoint's export is published in the database whatever it is", func(o *Options) *time.Duration { return &o.ExportEvery }),
-	integer("ARENA_EXPORT_KEEP", "the latest published exports serve keeps; older ones go unless ARENA_EXPORT_KEEP_DAYS keeps them (pruned hourly, and by 'arena export prune')", func(o *Options) *int { return &o.ExportKeep }),
-	integer("ARENA_EXPORT_KEEP_DAYS", "the last published export of each UTC day is kept this many days (0: none)", func(o *Options) *int { return &o.ExportKeepDays }),
+	duration("ARENA_EXPORT_EVERY", "how often serve copies the latest published export into ARENA_EXPORT_DIR (0: never); the exports are published in the database whatever it is", func(o *Options) *time.Duration { return &o.ExportEvery }),
+	integer("ARENA_EXPORT_KEEP", "the latest published exports serve keeps; older ones go unless ARENA_EXPORT_KEEP_DAYS keeps them (pruned hourly, and by 'arena export prune')", func(o *Options) *int { return &o.ExportKeep }).
+		flagged("keep"),
+	integer("ARENA_EXPORT_KEEP_DAYS", "the last published export of each UTC day is kept this many days (0: none)", func(o *Options) *int { return &o.ExportKeepDays }).
+		flagged("keep-days"),
 }
 
 // withAlias names the environment variable read when key is not set.

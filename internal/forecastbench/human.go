@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/forecast-arena/arena"
 )
@@ -132,6 +134,15 @@ func (p *parser) humanForecast(i int, raw json.RawMessage, at int64) (f arena.Hu
 	if len(raw) == 0 || raw[0] != '{' {
 		return f, false, p.errAt(at, where, "want an object")
 	}
+	// encoding/json keeps the last of a key given twice, and turns bytes
+	// that are not UTF-8 into U+FFFD: both refused, so that what is stored
+	// is what every reader of the file sees.
+	if !utf8.Valid(raw) {
+		return f, false, p.errAt(at, where+idOf(raw), "not valid UTF-8")
+	}
+	if err := arena.CheckUniqueKeys(raw); err != nil {
+		return f, false, p.errAt(at, where+idOf(raw), "%v", err)
+	}
 	var r rawHumanForecast
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return f, false, p.jsonErr(err, at, where+idOf(raw))
@@ -150,6 +161,9 @@ func (p *parser) humanForecast(i int, raw json.RawMessage, at int64) (f arena.Hu
 	case len(id) > 0 && id[0] == '"':
 		if json.Unmarshal(id, &f.QuestionID) != nil || f.QuestionID == "" {
 			return bad("id", "missing")
+		}
+		if err := checkID(f.QuestionID); err != nil {
+			return bad("id", "%v", err)
 		}
 	default:
 		return bad("id", "want a string or a list of strings")
@@ -188,8 +202,40 @@ func (p *parser) humanForecast(i int, raw json.RawMessage, at int64) (f arena.Hu
 	if f.UserID == "" {
 		return bad("user_id", "missing")
 	}
+	if err := checkID(f.UserID); err != nil {
+		return bad("user_id", "%v", err)
+	}
 	f.Reasoning, f.Searches, f.ConsultedURLs = deref(r.Reasoning), deref(r.Searches), deref(r.ConsultedURLs)
+	for _, x := range []struct{ field, s string }{{"reasoning", f.Reasoning}, {"searches", f.Searches}, {"consulted_urls", f.ConsultedURLs}} {
+		if len(x.s) > MaxHumanTextBytes {
+			return bad(x.field, "%s long, more than the %s a forecast's text may hold", arena.SizeText(int64(len(x.s))), arena.SizeText(MaxHumanTextBytes))
+		}
+	}
 	return f, false, nil
+}
+
+// Bounds of a human forecast's fields: far above the published files'
+// (ids of 10 to 66 characters, texts of at most 2.4 kB in the files of
+// 2024), so that a hostile file cannot fill the store or the pages.
+const (
+	MaxHumanIDBytes   = 128
+	MaxHumanTextBytes = 64 << 10
+)
+
+// checkID refuses an id (a forecaster's or a question's) that the pages
+// could not show as it is: longer than MaxHumanIDBytes, or holding a space, a control character (NUL included) or a formatting
+// one, such as the bidirectional controls (U+202E would show the rest of
+// a row reversed) and the zero-width characters (two ids that look one).
+func checkID(s string) error {
+	if len(s) > MaxHumanIDBytes {
+		return fmt.Errorf("%d bytes long, more than the %d an id may hold", len(s), MaxHumanIDBytes)
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || !unicode.IsGraphic(r) {
+			return fmt.Errorf("%q holds %U, a space, control or formatting character", s, r)
+		}
+	}
+	return nil
 }
 
 // HumanCount is what a human forecast file brought.

@@ -51,7 +51,7 @@ func superBoard(t *testing.T, resolutions string) (score.BoardRow, *store.DB) {
 		t.Fatal(err)
 	}
 	items := HumanBoardItems(Aggregate(fs), bySID, values, false)
-	rows, err := score.Board(items, score.BoardOptions{Bootstrap: 200, Seed: 1})
+	rows, err := score.Board(context.Background(), items, score.BoardOptions{Bootstrap: 200, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

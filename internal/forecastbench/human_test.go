@@ -2,6 +2,8 @@ package forecastbench
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +66,20 @@ func TestReadHumanSetRefuses(t *testing.T) {
 		{"no user", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"user_id": "SbZ"`, `"user_id": null`, 1)), "user_id: missing"},
 		{"twice", humanFile("Superforecaster forecasts", humanMarket, humanMarket), "forecast this question and resolution date twice"},
 		{"string forecast", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, "0.75", `"0.75"`, 1)), "want number"},
+		{"a key twice in one forecast (the last would win)", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"forecast": 0.75`, `"forecast": 0.75, "forecast": 0.05`, 1)), `a JSON object names a key twice: "forecast"`},
+		{"a user id twice in one forecast", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"user_id": "SbZ"`, `"user_id": "SbZ", "user_id": "Other"`, 1)), `names a key twice: "user_id"`},
+		{"a key twice inside a nested value", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"direction": null`, `"direction": {"a": 1, "a": 2}`, 1)), `names a key twice: "a"`},
+		{"a user id with a right-to-left override", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"SbZ"`, `"Sb\u202eZ"`, 1)), "user_id: \"Sb\\u202eZ\" holds U+202E"},
+		{"a user id with an isolate", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"SbZ"`, `"\u2067SbZ"`, 1)), "holds U+2067"},
+		{"a user id with NUL", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"SbZ"`, `"Sb\u0000Z"`, 1)), "holds U+0000"},
+		{"a user id with a zero-width space", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"SbZ"`, `"Sb\u200bZ"`, 1)), "holds U+200B"},
+		{"a user id with a newline", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"SbZ"`, `"Sb\nZ"`, 1)), "holds U+000A"},
+		{"a user id of 1 MiB", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"SbZ"`, `"`+strings.Repeat("x", 1<<20)+`"`, 1)), "1048576 bytes long, more than the 128 an id may hold"},
+		{"a numeric user id of 200 digits", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"SbZ"`, strings.Repeat("9", 200), 1)), "200 bytes long"},
+		{"a user id not valid UTF-8", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"SbZ"`, "\"Sb\xffZ\"", 1)), "forecasts[0] (id TPk): not valid UTF-8"},
+		{"a question id with a right-to-left override", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"TPk"`, `"TP\u202ek"`, 1)), "id: \"TP\\u202ek\" holds U+202E"},
+		{"a question id of 1 MiB", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"TPk"`, `"`+strings.Repeat("q", 1<<20)+`"`, 1)), "more than the 128 an id may hold"},
+		{"reasoning of 1 MiB", humanFile("Superforecaster forecasts", strings.Replace(humanMarket, `"crowd is confident"`, `"`+strings.Repeat("r", 1<<20)+`"`, 1)), "reasoning: 1 MiB long, more than the 64 KiB a forecast's text may hold"},
 	} {
 		_, err := ReadHumanSet(strings.NewReader(c.in))
 		var pe *ParseError
@@ -85,6 +101,9 @@ func FuzzReadHumanSet(f *testing.F) {
 			return
 		}
 		for _, h := range set.Forecasts {
+			if checkID(h.UserID) != nil || checkID(h.QuestionID) != nil {
+				t.Fatalf("accepted the ids %q %q", h.UserID, h.QuestionID)
+			}
 			kind, ok := KindOf(h.Source)
 			if !ok || h.QuestionID == "" || h.UserID == "" || !(h.Forecast >= 0 && h.Forecast <= 1) ||
 				(kind == arena.KindDataset) == h.ResolutionDate.IsZero() || h.Group != set.Group || !h.Due.Equal(set.ForecastDueDate) {
@@ -92,4 +111,36 @@ func FuzzReadHumanSet(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A human forecast file that holds no forecast the arena imports (an
+// empty forecasts array, or combination forecasts only) would replace
+// the stored set of its round with nothing: refused unless ReplaceEmpty,
+// by Load and by DryRun alike.
+func TestLoadRefusesEmptyHumanSet(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, body string }{
+		{"an empty forecasts array", humanFile("Superforecaster forecasts")},
+		{"combination forecasts only", humanFile("Superforecaster forecasts", humanCombo)},
+	} {
+		path := filepath.Join(dir, "empty.json")
+		if err := os.WriteFile(path, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files := Files{Humans: []string{path}}
+		now := time.Date(2026, 8, 21, 0, 0, 0, 0, time.UTC)
+		for name, load := range map[string]func() error{
+			"Load":   func() error { _, err := Load(files, now); return err },
+			"DryRun": func() error { _, err := DryRun(files, now); return err },
+		} {
+			if err := load(); arena.ErrorKind(err) != arena.EINVALID || !strings.Contains(err.Error(), "holds no super forecast the arena imports for the round due 2024-07-21") || !strings.Contains(err.Error(), "--replace-empty") {
+				t.Errorf("%s, %s: %v", c.name, name, err)
+			}
+		}
+		files.ReplaceEmpty = true
+		b, err := Load(files, now)
+		if err != nil || len(b.Humans) != 1 || len(b.Humans[0].Forecasts) != 0 {
+			t.Errorf("%s with ReplaceEmpty: %v", c.name, err)
+		}
+	}
 }

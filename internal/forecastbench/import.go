@@ -49,6 +49,10 @@ type Files struct {
 	// Open opens each file (nil: os.Open); the command line's stops
 	// reading when the command is interrupted.
 	Open func(path string) (io.ReadCloser, error)
+	// ReplaceEmpty admits a human forecast file that holds no forecast
+	// the arena imports: importing it empties the stored set of its round
+	// and group. Without it such a file is refused.
+	ReplaceEmpty bool
 }
 
 // Load reads and maps every file; nothing is written. Any malformed file
@@ -96,6 +100,10 @@ func loadHumans(files Files) ([]*HumanSet, error) {
 			return nil, err
 		}
 		k := s.ForecastDueDate.Format(time.DateOnly) + "/" + s.Group
+		if len(s.Forecasts) == 0 && !files.ReplaceEmpty {
+			return nil, arena.Errorf(arena.EINVALID, "forecastbench: %s holds no %s forecast the arena imports for the round due %s (%d combination forecasts skipped): importing it would delete the stored ones; give --replace-empty to empty the set knowingly",
+				p, s.Group, s.ForecastDueDate.Format(time.DateOnly), s.Combination)
+		}
 		if prev, ok := from[k]; ok {
 			return nil, arena.Errorf(arena.EINVALID, "forecastbench: %s and %s both hold the %s forecasts of the round due %s: give one",
 				prev, p, s.Group, s.ForecastDueDate.Format(time.DateOnly))
@@ -134,6 +142,36 @@ func Import(ctx context.Context, st Store, files Files, now time.Time) (*Report,
 		return nil, err
 	}
 	return Save(ctx, st, b, now)
+}
+
+// Replacement is what importing a human forecast set replaces: the
+// forecasts the store holds for its round and group (none when Stored is
+// zero), and the set that takes their place.
+type Replacement struct {
+	Due                  time.Time
+	Group                string
+	Stored, StoredBy     int // forecasts and forecasters stored now
+	Imported, ImportedBy int // forecasts and forecasters of the file
+}
+
+// Replacements reads what the store holds of each human forecast set of
+// b, for saying what an import replaces before it does.
+func Replacements(ctx context.Context, st arena.HumanStore, b *Batch) ([]Replacement, error) {
+	stored, err := st.HumanSets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("forecastbench: the stored human forecasts: %w", err)
+	}
+	var out []Replacement
+	for _, h := range b.humanCounts() {
+		r := Replacement{Due: h.Due, Group: h.Group, Imported: h.Forecasts, ImportedBy: h.Forecasters}
+		for _, s := range stored {
+			if s.Group == h.Group && s.Due.Format(time.DateOnly) == h.Due.Format(time.DateOnly) {
+				r.Stored, r.StoredBy = s.Forecasts, s.Forecasters
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Store is what an import writes to.

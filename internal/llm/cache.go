@@ -14,7 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/google/renameio/v2/maybe"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // CacheStore keeps cached answers by key. Implementations must be safe for
@@ -206,7 +206,7 @@ func (s DirStore) Put(_ context.Context, key string, value []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	// Atomic where the system allows, so that a reader never sees half an
-	// entry (on Windows renameio's maybe writes in place).
-	return maybe.WriteFile(p, value, 0o600)
+	// Replaced whole, so that a reader never sees half an entry (see
+	// package safefile for what that means on each system).
+	return safefile.WriteFile(p, value, 0o600)
 }

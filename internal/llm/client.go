@@ -224,7 +224,7 @@ func NewClient(spec ModelSpec, apiKey string, opts ...Option) (*Client, error) {
 		policy: DefaultRetryPolicy,
 		http:   &http.Client{},
 		log:    slog.Default(),
-		sleep:  sleepCtx,
+		sleep:  retry.Sleep,
 		rnd:    rand.Int64N,
 		now:    time.Now,
 	}
@@ -262,20 +262,6 @@ func NewClient(spec ModelSpec, apiKey string, opts ...Option) (*Client, error) {
 // Spec returns the model spec the client runs with (base URL overrides
 // applied).
 func (c *Client) Spec() ModelSpec { return c.spec }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // Complete runs the request under the retry policy. On failure the error
 // is an *Error (or the context's error when ctx ended); its Attempts is 0

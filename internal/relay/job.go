@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/retry"
 )
 
 // JobName is the relayer's name in the scheduler's job_runs.
@@ -23,12 +24,8 @@ func Job(r *Relayer, period, poll time.Duration) jobs.Job {
 			if err != nil {
 				r.Logger.Warn("chain relay pass", "err", err)
 			}
-			wait := time.NewTimer(poll)
-			select {
-			case <-ctx.Done():
-				wait.Stop()
+			if retry.Sleep(ctx, poll) != nil {
 				return nil
-			case <-wait.C:
 			}
 			if !r.Now().Add(poll).Before(end) {
 				return err

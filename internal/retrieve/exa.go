@@ -2,16 +2,19 @@ package retrieve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
 
 	arena "github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/retry"
 )
 
 // DefaultExaURL is Exa's API base.
@@ -27,12 +30,22 @@ type Exa struct {
 	Key        string
 	NumResults int // default 10
 	HTTP       *http.Client
-	// Attempts bounds tries on 429/5xx/connection errors (default 3), with
-	// Backoff·2^(n−1) between them (default 1s).
-	Attempts int
-	Backoff  time.Duration
-	Now      func() time.Time
+	// Attempts bounds tries on 429/5xx/connection errors (default 3).
+	// Between them the arena's one convention (package retry): the wait
+	// the server asks for (Retry-After, Retry-After-Ms), else equal-jitter
+	// backoff from Backoff (default 1s) up to 30 s; a requested wait
+	// longer than MaxRetryAfter (default 1 min) ends the retries.
+	Attempts      int
+	Backoff       time.Duration
+	MaxRetryAfter time.Duration
+	Now           func() time.Time
 }
+
+// Exa's retry bounds (see Exa.Attempts).
+const (
+	exaMaxBackoff    = 30 * time.Second
+	exaMaxRetryAfter = time.Minute
+)
 
 // QueryText is the search query sent for a question.
 func QueryText(question string) string {
@@ -59,10 +72,13 @@ type exaResponse struct {
 	} `json:"results"`
 }
 
-// errStatus is a non-2xx answer from the API.
+// errStatus is a non-2xx answer from the API, with the wait it asked for
+// before another attempt (asked false when none).
 type errStatus struct {
-	code int
-	body string
+	code  int
+	body  string
+	after time.Duration
+	asked bool
 }
 
 func (e *errStatus) Error() string {
@@ -94,22 +110,29 @@ func (c *Exa) Retrieve(ctx context.Context, q arena.EvidenceQuery) (arena.Eviden
 	if attempts <= 0 {
 		attempts = 3
 	}
-	backoff := c.Backoff
-	if backoff <= 0 {
-		backoff = time.Second
-	}
+	backoff := cmp.Or(c.Backoff, time.Second)
+	maxAfter := cmp.Or(c.MaxRetryAfter, exaMaxRetryAfter)
 	var raw []byte
 	for i := 1; ; i++ {
-		raw, err = c.post(ctx, strings.TrimRight(base, "/")+"/search", body)
+		raw, err = c.post(ctx, strings.TrimRight(base, "/")+"/search", body, now)
 		if err == nil {
 			break
 		}
 		var es *errStatus
-		retry := ctx.Err() == nil && (!errors.As(err, &es) || es.code == http.StatusTooManyRequests || es.code >= 500)
-		if !retry || i >= attempts {
+		isStatus := errors.As(err, &es)
+		if ctx.Err() != nil || isStatus && es.code != http.StatusTooManyRequests && es.code < 500 || i >= attempts {
 			return arena.EvidencePacket{}, fmt.Errorf("retrieve: exa search for %s: %w", q.QuestionID, err)
 		}
-		t := time.NewTimer(backoff << (i - 1))
+		var after time.Duration
+		var asked bool
+		if isStatus {
+			after, asked = es.after, es.asked
+		}
+		wait, ok := retry.Wait(after, asked, retry.Backoff(i, backoff, exaMaxBackoff, rand.Int64N), maxAfter)
+		if !ok {
+			return arena.EvidencePacket{}, fmt.Errorf("retrieve: exa search for %s: the server asks to wait %s, longer than %s: %w", q.QuestionID, after, maxAfter, err)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -130,7 +153,7 @@ func (c *Exa) Retrieve(ctx context.Context, q arena.EvidenceQuery) (arena.Eviden
 	}, nil
 }
 
-func (c *Exa) post(ctx context.Context, url string, body []byte) ([]byte, error) {
+func (c *Exa) post(ctx context.Context, url string, body []byte, now func() time.Time) ([]byte, error) {
 	hc := c.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: time.Minute}
@@ -155,7 +178,8 @@ func (c *Exa) post(ctx context.Context, url string, body []byte) ([]byte, error)
 		if len(msg) > 300 {
 			msg = msg[:300]
 		}
-		return nil, &errStatus{code: resp.StatusCode, body: msg}
+		after, asked := retry.After(resp.Header, now())
+		return nil, &errStatus{code: resp.StatusCode, body: msg, after: after, asked: asked}
 	}
 	return b, nil
 }

@@ -99,7 +99,8 @@ func TestDir(t *testing.T) {
 // fakeExa speaks Exa's /search wire format and records what it was sent.
 type fakeExa struct {
 	calls  atomic.Int64
-	fail   []int // statuses answered before succeeding
+	fail   []int    // statuses answered before succeeding
+	after  []string // the Retry-After header of each failure ("" none; "ms:N" Retry-After-Ms)
 	last   exaRequest
 	key    string
 	result string
@@ -120,6 +121,13 @@ func (f *fakeExa) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.last = req
 	if int(n) <= len(f.fail) {
+		if int(n) <= len(f.after) {
+			if ms, ok := strings.CutPrefix(f.after[n-1], "ms:"); ok {
+				w.Header().Set("Retry-After-Ms", ms)
+			} else if f.after[n-1] != "" {
+				w.Header().Set("Retry-After", f.after[n-1])
+			}
+		}
 		http.Error(w, `{"error":"busy"}`, f.fail[n-1])
 		return
 	}
@@ -178,6 +186,49 @@ func TestExa(t *testing.T) {
 	// No key: no request.
 	if _, err := (&Exa{BaseURL: srv3.URL}).Retrieve(context.Background(), arena.EvidenceQuery{QuestionID: "q"}); err == nil || f3.calls.Load() != 3 {
 		t.Fatal("no key: expected error and no call")
+	}
+}
+
+// The Exa client waits as the shared retry convention says: the wait the
+// server asks for (it once retried on its own schedule, ignoring it), a
+// date in the past as no wait, and a wait past MaxRetryAfter ends the
+// retries at once, saying so.
+func TestExaRetryAfter(t *testing.T) {
+	cases := []struct {
+		name     string
+		fail     []int
+		after    []string
+		calls    int64
+		least    time.Duration
+		wantErr  string
+		maxAfter time.Duration
+	}{
+		{"Retry-After-Ms honoured over a 1 ms backoff", []int{429}, []string{"ms:300"}, 2, 300 * time.Millisecond, "", 0},
+		{"Retry-After in seconds honoured", []int{503}, []string{"1"}, 2, time.Second, "", 0},
+		{"Retry-After as a past date: no wait", []int{429}, []string{"Wed, 21 Oct 2015 07:28:00 GMT"}, 2, 0, "", 0},
+		{"Retry-After past the bound ends the retries", []int{429, 429}, []string{"120", "120"}, 1, 0, "the server asks to wait 2m0s, longer than 1m0s", 0},
+		{"Retry-After past a bound set lower", []int{503}, []string{"ms:500"}, 1, 0, "the server asks to wait 500ms, longer than 100ms", 100 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeExa{result: exaResult, fail: c.fail, after: c.after}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			ex := &Exa{BaseURL: srv.URL, Key: "k", Backoff: time.Millisecond, MaxRetryAfter: c.maxAfter}
+			start := time.Now()
+			_, err := ex.Retrieve(context.Background(), arena.EvidenceQuery{QuestionID: "q", Question: "?"})
+			took := time.Since(start)
+			switch {
+			case c.wantErr == "" && err != nil, c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Fatalf("%v, want error %q", err, c.wantErr)
+			case f.calls.Load() != c.calls:
+				t.Fatalf("%d calls, want %d", f.calls.Load(), c.calls)
+			case took < c.least:
+				t.Fatalf("retried after %s, want at least %s", took, c.least)
+			case c.least == 0 && took > 5*time.Second:
+				t.Fatalf("took %s", took)
+			}
+		})
 	}
 }
 

@@ -5,6 +5,7 @@
 package retry
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -69,4 +70,20 @@ func Wait(requested time.Duration, asked bool, backoff, maxAfter time.Duration) 
 		return 0, false
 	}
 	return requested, true
+}
+
+// Sleep waits d, or until ctx ends, and returns ctx's error then: the one
+// wait between attempts of every client and job.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -1,6 +1,8 @@
 package retry
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -94,4 +96,18 @@ func FuzzAfter(f *testing.F) {
 			t.Fatalf("After(%q, %q) = %v, %v", ra, ms, d, ok)
 		}
 	})
+}
+
+func TestSleep(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := Sleep(ctx, time.Millisecond); err != nil {
+		t.Fatalf("a short sleep: %v", err)
+	}
+	cancel()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a sleep on an ended context: %v", err)
+	}
+	if err := Sleep(ctx, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("no sleep on an ended context: %v", err)
+	}
 }

@@ -46,7 +46,7 @@ const MaxCachedAnalyses = 32
 func (s *Service) newAnalysisCache() *cache.Cache[string, *view] {
 	return &cache.Cache[string, *view]{Max: MaxCachedAnalyses, Slow: SlowAnalysis,
 		OnError: func(view string, err error) {
-			s.log().Warn("forecast: leaderboard analysis failed", "view", view, "err", err)
+			s.log().Warn("rounds: leaderboard analysis failed", "view", view, "err", err)
 		}}
 }
 
@@ -170,7 +170,7 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 		}
 	}
 	version := fmt.Sprintf("%s|%x|%d", all.version, h.Sum64(), len(keep))
-	v, err := s.cache().Get(ctx, f.name(), version, func(context.Context) (*view, error) {
+	v, err := s.cache().Get(ctx, f.name(), version, func(ctx context.Context) (*view, error) {
 		var fs []arena.ScoredForecast
 		seen := map[uint64]bool{}
 		for _, x := range all.Forecasts {
@@ -179,7 +179,7 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 				seen[x.RoundID] = true
 			}
 		}
-		a, err := s.analyzeForecasts(fs)
+		a, err := s.analyzeForecasts(ctx, fs)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +210,7 @@ func (s *Service) analyze(ctx context.Context, st arena.ForecastStore) (*view, e
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.analyzeForecasts(fs)
+	a, err := s.analyzeForecasts(ctx, fs)
 	if err != nil {
 		return nil, err
 	}
@@ -255,8 +255,8 @@ func (s *Service) boardAt(ctx context.Context, st arena.StoreSnapshot) (scoring.
 	return v.Board(p), nil
 }
 
-func (s *Service) analyzeForecasts(fs []arena.ScoredForecast) (*scoring.Analysis, error) {
-	return scoring.AnalyzeForecasts(fs, s.ScoringMethod(), s.log())
+func (s *Service) analyzeForecasts(ctx context.Context, fs []arena.ScoredForecast) (*scoring.Analysis, error) {
+	return scoring.AnalyzeForecasts(ctx, fs, s.ScoringMethod(), s.log())
 }
 
 // ScoringMethod is the service's scoring method: Method, or DefaultMethod when unset.

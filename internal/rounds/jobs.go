@@ -9,6 +9,7 @@ import (
 
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/jobs"
+	"github.com/forecast-arena/arena/internal/retry"
 
 	"github.com/forecast-arena/arena"
 )
@@ -135,7 +136,7 @@ func Jobs(svc *Service, cfg JobsConfig) ([]jobs.Job, error) {
 				// Start the leaderboard's analysis now, in the background, so
 				// that readers of this process do not wait for its bootstrap.
 				if aerr := svc.Refresh(ctx); aerr != nil {
-					svc.log().Warn("forecast: analysis after scoring", "err", aerr)
+					svc.log().Warn("rounds: analysis after scoring", "err", aerr)
 				}
 			}
 			return err
@@ -156,7 +157,7 @@ func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) err
 			return nil // CreateRound logs the new round
 		}
 		if arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets || cfg.RetryFor < 0 || time.Since(start)+cfg.RetryEvery > cfg.RetryFor {
-			return fmt.Errorf("forecast: scheduled round: %w", err)
+			return fmt.Errorf("rounds: scheduled round: %w", err)
 		}
 		// Warn once per scheduled round; the retries say the same thing.
 		level := slog.LevelWarn
@@ -164,12 +165,8 @@ func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) err
 			level = slog.LevelDebug
 		}
 		svc.log().Log(ctx, level, "scheduled round: too few eligible markets; retrying", "err", err, "retry_in", cfg.RetryEvery, "until", start.Add(cfg.RetryFor).UTC().Format(time.RFC3339))
-		t := time.NewTimer(cfg.RetryEvery)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(fmt.Errorf("forecast: scheduled round: %w", err), ctx.Err())
-		case <-t.C:
+		if serr := retry.Sleep(ctx, cfg.RetryEvery); serr != nil {
+			return errors.Join(fmt.Errorf("rounds: scheduled round: %w", err), serr)
 		}
 	}
 }
@@ -185,10 +182,10 @@ func TokenLookup(at func(ctx context.Context, tokenID string, t time.Time) (floa
 		}
 		p, when, ok, err := at(ctx, m.TokenIDs[i], t)
 		if err != nil {
-			return 0, time.Time{}, false, fmt.Errorf("forecast: benchmark of %s (token %s): %w", m, m.TokenIDs[i], err)
+			return 0, time.Time{}, false, fmt.Errorf("rounds: benchmark of %s (token %s): %w", m, m.TokenIDs[i], err)
 		}
 		if ok && !(p >= 0 && p <= 1) {
-			return 0, time.Time{}, false, fmt.Errorf("forecast: benchmark of %s: price %v outside [0,1]", m, p)
+			return 0, time.Time{}, false, fmt.Errorf("rounds: benchmark of %s: price %v outside [0,1]", m, p)
 		}
 		return p, when, ok, nil
 	}

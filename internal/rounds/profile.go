@@ -106,7 +106,7 @@ type ProfileStore interface {
 
 // errOwnProfile: the agent signed a profile of its own, which the
 // operator's registration leaves alone.
-var errOwnProfile = errors.New("forecast: the agent signed its own profile")
+var errOwnProfile = errors.New("rounds: the agent signed its own profile")
 
 // RegisterAgent records the kind and profile of an agent the operator
 // runs (hosted or simulated): checked as a signed update is, under the

@@ -165,7 +165,7 @@ func (s *Service) RoundDetail(ctx context.Context, id uint64) (*RoundDetail, err
 		}
 		if sub.Reasoning != "" {
 			if err := json.Unmarshal([]byte(sub.Reasoning), &e.Reasoning); err != nil {
-				return nil, fmt.Errorf("forecast: round %d: stored reasoning of %s: %w", id, sub.Agent, err)
+				return nil, fmt.Errorf("rounds: round %d: stored reasoning of %s: %w", id, sub.Agent, err)
 			}
 		}
 		d.Entries = append(d.Entries, e)

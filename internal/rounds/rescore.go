@@ -77,7 +77,7 @@ func rescoreRound(ctx context.Context, tx arena.RescoreTx, c *arena.ResolutionCh
 	markets := make([]*arena.Market, len(r.Markets))
 	for i, rm := range r.Markets {
 		if rm.Outcome == nil {
-			return nil, fmt.Errorf("forecast: round %d is scored but its market %d has no frozen outcome", r.ID, i)
+			return nil, fmt.Errorf("rounds: round %d is scored but its market %d has no frozen outcome", r.ID, i)
 		}
 		rs.Outcomes = append(rs.Outcomes, *rm.Outcome)
 		markets[i] = byID[rm.MarketID]
@@ -92,7 +92,7 @@ func rescoreRound(ctx context.Context, tx arena.RescoreTx, c *arena.ResolutionCh
 	}
 	scores, rows, err := scoring.ScoreFrozen(r, rs.Outcomes, markets, subs)
 	if err != nil {
-		return nil, fmt.Errorf("forecast: re-score round %d: %w", r.ID, err)
+		return nil, fmt.Errorf("rounds: re-score round %d: %w", r.ID, err)
 	}
 	// In agent order, as RoundScores reads them back.
 	slices.SortFunc(scores, func(a, b arena.RoundScore) int { return strings.Compare(a.Agent, b.Agent) })

@@ -303,7 +303,7 @@ func (s *Service) Reasoning(ctx context.Context, roundID uint64, agent string) (
 		if sub.Agent == addr.Hex() && sub.Reasoning != "" {
 			var out []string
 			if err := json.Unmarshal([]byte(sub.Reasoning), &out); err != nil {
-				return nil, fmt.Errorf("forecast: stored reasoning of %s: %w", sub.Agent, err)
+				return nil, fmt.Errorf("rounds: stored reasoning of %s: %w", sub.Agent, err)
 			}
 			return out, nil
 		}
@@ -416,7 +416,7 @@ func (s *Service) captureRound(ctx context.Context, r *arena.Round, early bool) 
 		}
 		p, at, src, ok, err := s.benchmark(ctx, m, r.CommitDeadline)
 		if err != nil {
-			err = fmt.Errorf("forecast: benchmark of market %d in round %d: %w", m.ID, r.ID, err)
+			err = fmt.Errorf("rounds: benchmark of market %d in round %d: %w", m.ID, r.ID, err)
 			if !giveUp {
 				errs = append(errs, err)
 				continue // try the others too, so one pass reports every failing market
@@ -503,7 +503,7 @@ func (s *Service) TriggerDue(ctx context.Context) (int, error) {
 			continue // retried on the next pass, or done by another run
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("forecast: trigger round %d: %w", r.ID, err))
+			errs = append(errs, fmt.Errorf("rounds: trigger round %d: %w", r.ID, err))
 		}
 		if ok {
 			n++
@@ -631,7 +631,7 @@ const maxRescores = 5
 
 // errTriggeredElsewhere: another run (a replica, a concurrent admin
 // trigger) froze the round's outcomes between our read and our save.
-var errTriggeredElsewhere = errors.New("forecast: outcomes already triggered by another run")
+var errTriggeredElsewhere = errors.New("rounds: outcomes already triggered by another run")
 
 // errNoBenchmarks: the round is due but its benchmarks are not recorded.
 var errNoBenchmarks = forecast.Reject(forecast.CodeTriggerNotAllowed, "benchmarks are not captured yet")

@@ -119,7 +119,7 @@ func (s *Service) SigningDomain() forecast.Domain { return s.Domain }
 func (s *Service) Snapshot(ctx context.Context, fn func(arena.StoreSnapshot, func(context.Context) (scoring.Board, error)) error) error {
 	sn, ok := s.Store.(arena.Snapshotter)
 	if !ok {
-		return fmt.Errorf("forecast: the store cannot read one state of itself")
+		return fmt.Errorf("rounds: the store cannot read one state of itself")
 	}
 	return sn.Snapshot(ctx, func(st arena.StoreSnapshot) error {
 		return fn(st, func(ctx context.Context) (scoring.Board, error) { return s.boardAt(ctx, st) })

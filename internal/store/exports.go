@@ -23,27 +23,6 @@ func (d *DB) SaveExportPart(ctx context.Context, hash string, data []byte) error
 	return nil
 }
 
-// ExportPartHashes implements arena.ExportStore.
-func (d *DB) ExportPartHashes(ctx context.Context) ([]string, error) {
-	rows, err := d.r().QueryContext(ctx, `SELECT hash FROM export_parts`)
-	if err != nil {
-		return nil, fmt.Errorf("store: export parts: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			return nil, fmt.Errorf("store: export parts: %w", err)
-		}
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: export parts: %w", err)
-	}
-	return out, nil
-}
-
 // ExportPart implements arena.ExportStore.
 func (d *DB) ExportPart(ctx context.Context, hash string) ([]byte, error) {
 	var data []byte

@@ -20,7 +20,8 @@ var migrationFS embed.FS
 // migrationSteps are the parts of migrations that SQL cannot do, each run
 // right after its file, in the same transaction.
 var migrationSteps = map[string]func(ctx context.Context, d *DB, tx *sql.Tx) error{
-	"0785_agent_name_skeletons.sql": rekeyAgentNames,
+	"0785_agent_name_skeletons.sql":     rekeyAgentNames,
+	"0799_agent_name_keys_refolded.sql": rekeyAgentNames,
 }
 
 // The few spots where the two engines' SQL differs.

@@ -11,12 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2/maybe"
-
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/participant"
+	"github.com/forecast-arena/arena/safefile"
 )
 
 // LLMStrategy forecasts as one agent of a model registry (a model or an
@@ -132,7 +131,7 @@ func (d DirTraces) SaveTrace(_ context.Context, agentID, round string, tr *agent
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("strategy: trace dir: %w", err)
 	}
-	return maybe.WriteFile(p, b, 0o600) // atomic where the system allows (not on Windows)
+	return safefile.WriteFile(p, b, 0o600) // replaced whole (see package safefile)
 }
 
 // StoreTraces keeps the traces of server-hosted agents in the arena's

@@ -38,6 +38,16 @@ func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
 	return srv, hs
 }
 
+// logSize is the length of db's log.
+func logSize(t *testing.T, db *store.DB) uint64 {
+	t.Helper()
+	n, err := db.LogSize(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // adminPost sends an admin request and returns the status and the error code
 // ("" on success).
 func adminPost(t *testing.T, url, token, body string) (int, string) {
@@ -91,13 +101,7 @@ func TestOracleReResolveRaceHTTP(t *testing.T) {
 		if code, _ := adminPost(t, url, "tok", `{"decision":"VOID","arbiter":"ann","reason":"unclear"}`); code != 200 {
 			t.Fatalf("decision: %d", code)
 		}
-		logSize := func() uint64 {
-			n, err := db.LogSize(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+		logSize := func() uint64 { return logSize(t, db) }
 		history := func() []arena.OracleResolution {
 			h, err := db.OracleResolutions(ctx, m)
 			if err != nil {
@@ -263,14 +267,7 @@ func TestOracleAuditLog(t *testing.T) {
 		if _, err := db.ResolveMarket(ctx, up, arena.Yes, sourceAt); err != nil {
 			t.Fatal(err)
 		}
-		size := func() uint64 {
-			t.Helper()
-			n, err := db.LogSize(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+		size := func() uint64 { return logSize(t, db) }
 		resolve := func(outcome string) http.Header {
 			t.Helper()
 			req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/admin/markets/%d/resolve", hs.URL, up), strings.NewReader(`{"outcome":"`+outcome+`"}`))
@@ -353,14 +350,7 @@ func TestIdenticalAdminWritesOnce(t *testing.T) {
 		ctx := context.Background()
 		srv, hs := oracleAPI(t, db)
 		m := storetest.SaveMarket(t, db, "identical")
-		size := func() uint64 {
-			t.Helper()
-			n, err := db.LogSize(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+		size := func() uint64 { return logSize(t, db) }
 		all := func(what, url, body string, logged uint64) {
 			t.Helper()
 			before := size()

@@ -170,7 +170,7 @@ func (s *Server) backtestBoard(ctx context.Context) (scoring.Board, error) {
 		if m == (scoring.Method{}) {
 			m = scoring.DefaultMethod()
 		}
-		a, err := scoring.AnalyzeForecasts(BacktestScored(rows), m, cmp.Or(s.Logger, slog.Default()))
+		a, err := scoring.AnalyzeForecasts(ctx, BacktestScored(rows), m, cmp.Or(s.Logger, slog.Default()))
 		if err != nil {
 			return scoring.Board{}, err
 		}

@@ -437,11 +437,12 @@ func newHTTPServer(handler http.Handler) *http.Server {
 }
 
 // Serve runs handler on ln until ctx is cancelled, then shuts down
-// gracefully, letting in-flight requests finish.
+// gracefully, letting in-flight requests finish. Every answer carries the
+// Content-Security-Policy, the server's own errors included (cspListener).
 func Serve(ctx context.Context, ln net.Listener, handler http.Handler) error {
 	srv := newHTTPServer(handler)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(cspListener{ln}) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("web: serve: %w", err)

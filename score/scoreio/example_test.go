@@ -1,6 +1,7 @@
 package scoreio_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"strings"
@@ -26,7 +27,7 @@ bob,2,m3,politics,0.40,0.50,1
 	if err != nil {
 		log.Fatal(err)
 	}
-	results, err := score.Analyze(table, score.Options{Bootstrap: -1}) // no bootstrap: a fixed, fast example
+	results, err := score.Analyze(context.Background(), table, score.Options{Bootstrap: -1}) // no bootstrap: a fixed, fast example
 	if err != nil {
 		log.Fatal(err)
 	}

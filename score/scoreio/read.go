@@ -1,28 +1,25 @@
 // Package scoreio reads the scores file that 'arena score' and the
 // reports take: CSV with a header, or JSON lines, with the columns
 // agent, round, market, category, forecast, benchmark, outcome[, event].
-// It is the I/O side of package score, which does none. The CSV reader is
-// hand-written for speed (one pass, interned names, parallel chunks on
-// large files); its results equal encoding/csv's on every input.
+// It is the I/O side of package score, which does none. The reader is
+// hand-written for speed: it streams the input in pieces of whole lines,
+// parsed in parallel with interned names and joined in input order; its
+// results equal encoding/csv's on every input.
 package scoreio
 
 import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"math/bits"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"unicode/utf8"
 	"unsafe"
 
-	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/score"
 )
 
@@ -51,116 +48,28 @@ var (
 	MaxLineBytes       = 1 << 20
 )
 
-// ReadFile reads a scores file: JSONL when the name ends in .jsonl/.ndjson
-// or the first non-blank byte is '{', CSV with a header otherwise.
-func ReadFile(path string) (*score.Table, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read scores: %w", err)
-	}
-	defer f.Close()
-	return Read(f, path)
-}
-
-// Read reads a scores file from r; name (its path) names it in errors and,
-// by its extension, may say it is JSONL. A file larger than MaxFileBytes
-// or with a line longer than MaxLineBytes is refused as soon as the read
-// gets there.
-func Read(r io.Reader, name string) (*score.Table, error) {
-	data, err := readBounded(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	t, err := Parse(data, isJSONL(name, data))
-	if err != nil {
-		return nil, arena.Errorf(arena.EINVALID, "%s: %w", name, err)
-	}
-	return t, nil
-}
-
-// readBounded reads r to the end within MaxFileBytes and MaxLineBytes.
-func readBounded(r io.Reader) ([]byte, error) {
-	data := make([]byte, 0, 64<<10)
-	line, lineStart := 1, 0 // the line being read and where it starts
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)] // grow as append does
-		}
-		n, err := r.Read(data[len(data):cap(data)])
-		k := len(data)
-		data = data[:k+n]
-		for {
-			j := bytes.IndexByte(data[k:], '\n')
-			if j < 0 || k+j-lineStart > MaxLineBytes {
-				break
-			}
-			k, line, lineStart = k+j+1, line+1, k+j+1
-		}
-		switch {
-		case len(data)-lineStart > MaxLineBytes:
-			return nil, arena.Errorf(arena.EINVALID, "line %d is longer than %s, the limit of a line", line, arena.SizeText(int64(MaxLineBytes)))
-		case int64(len(data)) > MaxFileBytes:
-			return nil, arena.Errorf(arena.EINVALID, "larger than %s, the limit of a scores file", arena.SizeText(MaxFileBytes))
-		case err == io.EOF:
-			return data, nil
-		case err != nil:
-			return nil, err
-		}
-	}
-}
-
-func isJSONL(path string, data []byte) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".jsonl", ".ndjson", ".json":
-		return true
-	case ".csv":
-		return false
-	}
-	d := bytes.TrimLeft(bytes.TrimPrefix(data, bom), " \t\r\n")
-	return len(d) > 0 && d[0] == '{'
-}
-
-var bom = []byte("\xef\xbb\xbf")
-
-// Parse parses a whole input, CSV or (jsonl) JSON lines. Every malformed row is collected
-// (up to score.MaxProblems with a total) and the parse fails: nothing is
-// silently dropped.
-func Parse(data []byte, jsonl bool) (*score.Table, error) {
-	data = bytes.TrimPrefix(data, bom)
-	p := &rowParser{t: score.NewTable(bytes.Count(data, []byte{'\n'}) + 1), bad: &score.InputError{}}
-	var err error
-	if jsonl {
-		err = p.jsonl(data)
-	} else {
-		err = p.csv(data)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if p.bad.Total > 0 {
-		return nil, p.bad
-	}
-	if p.t.Len() == 0 {
-		return nil, fmt.Errorf("no data rows")
-	}
-	return p.t, nil
-}
-
+// rowParser parses rows into a part: its table's id columns hold the
+// pools' provisional ids, its dictionaries are unused.
 type rowParser struct {
-	t   *score.Table
-	bad *score.InputError
-	// Per string column, a small direct-mapped cache in front of the
-	// dictionary's map: ids repeat heavily (agents, rounds, categories),
-	// and a byte compare beats hashing into a large map.
-	cache [nCols][256]cacheSlot
+	t     *score.Table
+	bad   *score.InputError
+	pools *[nCols]*pool // for the string columns
+	// cache is a small direct-mapped cache per string column in front of
+	// the pools: ids repeat heavily (agents, rounds, categories), and a
+	// byte compare beats hashing and locking. A worker's parsers share
+	// one (the pools' ids hold for every part).
+	cache *internCache
 }
+
+type internCache [nCols][256]cacheSlot
 
 type cacheSlot struct {
-	key []byte
-	id  int32
+	key  []byte
+	id   int32
+	used bool
 }
 
-func (p *rowParser) intern(col int, d *score.Dict, b []byte) int32 {
+func (p *rowParser) intern(col int, b []byte) int32 {
 	h := uint(len(b))
 	if n := len(b); n > 0 {
 		h = h*31 + uint(b[0])
@@ -170,137 +79,26 @@ func (p *rowParser) intern(col int, d *score.Dict, b []byte) int32 {
 		}
 	}
 	s := &p.cache[col][h&255]
-	if s.key != nil && bytes.Equal(s.key, b) {
+	if s.used && shortEqual(s.key, b) {
 		return s.id
 	}
-	id := d.IDBytes(b)
-	s.key, s.id = append(s.key[:0], b...), id
-	if s.key == nil {
-		s.key = []byte{} // non-nil marks the slot used, even for ""
-	}
+	id := p.pools[col].id(b)
+	s.key, s.id, s.used = append(s.key[:0], b...), id, true
 	return id
 }
 
-func (p *rowParser) csv(data []byte) error {
-	line := 1
-	pos := 0
-	var fields [][]byte
-	var scratch []byte
-	// Header.
-	for pos < len(data) && len(bytes.TrimSpace(lineAt(data, pos))) == 0 {
-		pos = nextLine(data, pos)
-		line++
+// shortEqual is bytes.Equal, inline for up to 16 bytes (ids mostly are):
+// two 8-byte words that overlap in the middle cover them.
+func shortEqual(a, b []byte) bool {
+	n := len(a)
+	switch {
+	case n != len(b):
+		return false
+	case n >= 8 && n <= 16:
+		return binary.LittleEndian.Uint64(a) == binary.LittleEndian.Uint64(b) &&
+			binary.LittleEndian.Uint64(a[n-8:]) == binary.LittleEndian.Uint64(b[n-8:])
 	}
-	if pos >= len(data) {
-		return fmt.Errorf("empty file: want a CSV header %s", strings.Join(scoreColumns[:nCols-1], ",")+"[,event] or JSONL rows")
-	}
-	hline := line
-	fields, _, pos, n, err := splitRecord(data, pos, fields[:0], scratch[:0])
-	if err != nil {
-		return fmt.Errorf("line %d: %v", hline, err)
-	}
-	line += n
-	idx, err := headerIndex(fields)
-	if err != nil {
-		return fmt.Errorf("line %d: %v", hline, err)
-	}
-	ncol := len(fields)
-
-	// Large unquoted inputs are parsed in parallel chunks split at line
-	// boundaries (a quote could hide a newline inside a field, so any quote
-	// means one sequential pass), then merged in order.
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || len(data)-pos < parallelMin || bytes.IndexByte(data[pos:], '"') >= 0 {
-		p.body(data, pos, line, idx, ncol)
-		return nil
-	}
-	bounds := []int{pos}
-	for k := 1; k < workers; k++ {
-		cut := pos + (len(data)-pos)*k/workers
-		if i := bytes.IndexByte(data[cut:], '\n'); i >= 0 && cut+i+1 > bounds[len(bounds)-1] {
-			bounds = append(bounds, cut+i+1)
-		}
-	}
-	bounds = append(bounds, len(data))
-	parts := make([]*rowParser, len(bounds)-1)
-	var wg sync.WaitGroup
-	startLine := line
-	for k := range parts {
-		pk := p
-		if k > 0 {
-			startLine += bytes.Count(data[bounds[k-1]:bounds[k]], []byte{'\n'})
-			pk = &rowParser{t: score.NewTable((bounds[k+1] - bounds[k]) / 32), bad: &score.InputError{}}
-			parts[k] = pk
-		}
-		wg.Add(1)
-		go func(pk *rowParser, lo, hi, line int) {
-			defer wg.Done()
-			pk.body(data[:hi], lo, line, idx, ncol)
-		}(pk, bounds[k], bounds[k+1], startLine)
-	}
-	wg.Wait()
-	for _, pk := range parts[1:] {
-		p.merge(pk)
-	}
-	return nil
-}
-
-// parallelMin is the input size from which the CSV body is parsed in parallel.
-var parallelMin = 4 << 20 // a var so tests can force either path
-
-// body parses CSV records from pos to the end of data; line is pos's line.
-func (p *rowParser) body(data []byte, pos, line int, idx [nCols]int, ncol int) {
-	var fields [][]byte
-	var scratch []byte
-	var n int
-	var err error
-	for pos < len(data) {
-		start := line
-		if data[pos] == '\n' || (data[pos] == '\r' && (pos+1 == len(data) || data[pos+1] == '\n')) {
-			pos = nextLine(data, pos)
-			line++
-			continue
-		}
-		fields, scratch, pos, n, err = splitRecord(data, pos, fields[:0], scratch[:0])
-		line += n
-		if err != nil {
-			p.bad.Add("line %d: %v", start, err)
-			continue
-		}
-		if len(fields) != ncol {
-			p.bad.Add("line %d: %d fields, want %d as in the header", start, len(fields), ncol)
-			continue
-		}
-		var f [nCols][]byte
-		for c := range nCols {
-			if idx[c] >= 0 {
-				f[c] = fields[idx[c]]
-			}
-		}
-		p.add(f, start)
-	}
-}
-
-// merge appends q's rows and problems after p's, re-interning q's ids.
-func (p *rowParser) merge(q *rowParser) {
-	for _, msg := range q.bad.Problems {
-		p.bad.Add("%s", msg)
-	}
-	p.bad.Total += q.bad.Total - len(q.bad.Problems)
-	remap := func(into, from *score.Dict) []int32 {
-		ids := make([]int32, from.Len())
-		for i, name := range from.Names {
-			ids[i] = into.ID(name)
-		}
-		return ids
-	}
-	t, u := p.t, q.t
-	ag, rd, mk, ct, ev := remap(t.Agents, u.Agents), remap(t.Rounds, u.Rounds), remap(t.Markets, u.Markets),
-		remap(t.Categories, u.Categories), remap(t.Events, u.Events)
-	for i := range u.Len() {
-		t.Append(ag[u.Agent[i]], rd[u.Round[i]], mk[u.Market[i]], ct[u.Category[i]], ev[u.Event[i]],
-			u.P[i], u.B[i], u.HasB(i), u.X[i], int(u.Line[i]))
-	}
+	return bytes.Equal(a, b)
 }
 
 // headerIndex maps the score file's columns to header positions; unknown, duplicate or
@@ -345,7 +143,7 @@ func headerIndex(fields [][]byte) ([nCols]int, error) {
 }
 
 // add validates one row's fields and appends it, or records why not.
-func (p *rowParser) add(f [nCols][]byte, line int) {
+func (p *rowParser) add(f *[nCols][]byte, line int) {
 	for _, c := range []int{colAgent, colRound, colMarket} {
 		if len(f[c]) == 0 {
 			p.bad.Add("line %d: empty %s", line, scoreColumns[c])
@@ -358,7 +156,7 @@ func (p *rowParser) add(f [nCols][]byte, line int) {
 		return
 	}
 	var bv float64
-	hasB := len(bytes.TrimSpace(f[colBenchmark])) > 0
+	hasB := len(trimSpace(f[colBenchmark])) > 0
 	if hasB {
 		if bv, err = parseProb(f[colBenchmark]); err != nil {
 			p.bad.Add("line %d: benchmark %v", line, err)
@@ -371,21 +169,29 @@ func (p *rowParser) add(f [nCols][]byte, line int) {
 	case len(o) == 1 && o[0] == '1':
 		x = 1
 	default:
-		v, err := parseFloat(bytes.TrimSpace(o))
+		v, err := parseFloat(trimSpace(o))
 		if err != nil || (v != 0 && v != 1) {
 			p.bad.Add("line %d: outcome %q is not 0 or 1", line, o)
 			return
 		}
 		x = v
 	}
-	t := p.t
-	t.Append(p.intern(colAgent, t.Agents, f[colAgent]), p.intern(colRound, t.Rounds, f[colRound]),
-		p.intern(colMarket, t.Markets, f[colMarket]), p.intern(colCategory, t.Categories, f[colCategory]),
-		p.intern(colEvent, t.Events, f[colEvent]), pv+0, bv+0, hasB, x, line)
+	p.t.Append(p.intern(colAgent, f[colAgent]), p.intern(colRound, f[colRound]), p.intern(colMarket, f[colMarket]),
+		p.intern(colCategory, f[colCategory]), p.intern(colEvent, f[colEvent]), pv+0, bv+0, hasB, x, line)
+}
+
+// trimSpace is bytes.TrimSpace, at once when b starts and ends with a
+// printable ASCII byte (neither an ASCII space nor part of a Unicode
+// one), as numbers do.
+func trimSpace(b []byte) []byte {
+	if n := len(b); n > 0 && b[0] > ' ' && b[0] < utf8.RuneSelf && b[n-1] > ' ' && b[n-1] < utf8.RuneSelf {
+		return b
+	}
+	return bytes.TrimSpace(b)
 }
 
 func parseProb(b []byte) (float64, error) {
-	v, err := parseFloat(bytes.TrimSpace(b))
+	v, err := parseFloat(trimSpace(b))
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a number", b)
 	}
@@ -445,55 +251,80 @@ func nextLine(data []byte, pos int) int {
 	return len(data)
 }
 
+// cutFields splits the record at pos when it has no quote: it appends to
+// cuts the position of each comma and then of the newline (or the end of
+// data) that ends the record. It returns false at a quote, which needs
+// splitRecord's state machine. Eight bytes at a time (SWAR): each word
+// gives the marks of its commas, newlines and quotes at once, and its
+// commas before the first newline are taken from the marks.
+func cutFields(data []byte, pos int, cuts []int) ([]int, bool) {
+	i := pos
+	for ; i+8 <= len(data); i += 8 {
+		w := binary.LittleEndian.Uint64(data[i:])
+		commas, nl, quotes := bytesEqual(w, ','), bytesEqual(w, '\n'), bytesEqual(w, '"')
+		if nl != 0 {
+			before := nl&-nl - 1 // the marks below the first newline's
+			commas, quotes = commas&before, quotes&before
+		}
+		if quotes != 0 {
+			return cuts, false
+		}
+		for ; commas != 0; commas &= commas - 1 {
+			cuts = append(cuts, i+bits.TrailingZeros64(commas)/8)
+		}
+		if nl != 0 {
+			return append(cuts, i+bits.TrailingZeros64(nl)/8), true
+		}
+	}
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			return cuts, false
+		case ',':
+			cuts = append(cuts, i)
+		case '\n':
+			return append(cuts, i), true
+		}
+	}
+	return append(cuts, i), true
+}
+
+// field is field k of the record at pos that cutFields split at cuts; the
+// last field leaves out the CR of a CRLF.
+func field(data []byte, pos int, cuts []int, k int) []byte {
+	start, end := pos, cuts[k]
+	if k > 0 {
+		start = cuts[k-1] + 1
+	}
+	if k == len(cuts)-1 && end > start && data[end-1] == '\r' {
+		end--
+	}
+	return data[start:end]
+}
+
 // splitRecord splits the CSV record at pos (RFC 4180: quoted fields may
 // hold commas, doubled quotes and newlines). Fields alias data on the fast
 // path (no quote in the line) and scratch otherwise. It returns the next
 // position and the number of lines consumed.
 func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byte, []byte, int, int, error) {
-	// Fast path: one pass to the end of the line, splitting at commas;
-	// a quote anywhere sends the record to the slow path. Eight bytes at a
-	// time (SWAR): a word without ',', '\n' or '"' is skipped whole.
-	start, i := pos, pos
-	for {
-		for i+8 <= len(data) {
-			w := binary.LittleEndian.Uint64(data[i:])
-			if m := specialBytes(w); m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
-			}
-			i += 8
+	var arr [16]int
+	if cuts, ok := cutFields(data, pos, arr[:0]); ok {
+		for k := range cuts {
+			fields = append(fields, field(data, pos, cuts, k))
 		}
-		for i < len(data) && data[i] != ',' && data[i] != '\n' && data[i] != '"' {
-			i++
-		}
-		if i < len(data) && data[i] == ',' {
-			fields = append(fields, data[start:i])
-			i++
-			start = i
-			continue
-		}
-		break
+		return fields, scratch, min(cuts[len(cuts)-1]+1, len(data)), 1, nil
 	}
-	if i == len(data) || data[i] == '\n' {
-		end := i
-		if end > start && data[end-1] == '\r' {
-			end--
-		}
-		fields = append(fields, data[start:end])
-		return fields, scratch, min(i+1, len(data)), 1, nil
-	}
-	fields = fields[:0]
 	// Slow path: a state machine over data from pos; fields go to scratch
 	// and are sliced out once the record is complete.
 	lines := 1
 	var ends []int
-	i = pos
+	i := pos
 	for {
 		if i < len(data) && data[i] == '"' {
 			i++
 			for {
 				if i >= len(data) {
-					return fields, scratch, len(data), lines, fmt.Errorf("unterminated quoted field")
+					return fields, scratch, len(data), lines, errUnterminated
 				}
 				c := data[i]
 				if c == '"' {
@@ -546,16 +377,21 @@ func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byt
 	}
 }
 
+// errUnterminated is a quoted field still open at the end of the data:
+// in a stream, more input may close it.
+var errUnterminated = errors.New("unterminated quoted field")
+
 const (
 	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
+	lows7 = 0x7f7f7f7f7f7f7f7f
 )
 
-// specialBytes marks (in each byte's high bit) the bytes of w equal to ',',
-// '\n' or '"'. The lowest mark is exact, which is all the scanner uses.
-func specialBytes(w uint64) uint64 {
-	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
-	return zero(w^(','*ones)) | zero(w^('\n'*ones)) | zero(w^('"'*ones))
+// bytesEqual marks, in its high bit, each byte of w equal to c: exactly,
+// every byte (a byte is 0 after the xor iff its low seven bits carry
+// nothing into the high bit and the high bit is clear).
+func bytesEqual(w uint64, c byte) uint64 {
+	v := w ^ (uint64(c) * ones)
+	return ^((v&lows7 + lows7) | v | lows7)
 }
 
 // jsonRow is one JSONL row: the score file's keys; round and ids may be numbers.
@@ -609,8 +445,9 @@ func (m *jsonMaybe) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (p *rowParser) jsonl(data []byte) error {
-	line := 0
+// jsonl parses JSON lines from data, whose first line is line first.
+func (p *rowParser) jsonl(data []byte, first int) {
+	line := first - 1
 	for pos := 0; pos < len(data); {
 		l := lineAt(data, pos)
 		pos = nextLine(data, pos)
@@ -653,11 +490,14 @@ func (p *rowParser) jsonl(data []byte) error {
 		if r.Benchmark != nil && r.Benchmark.ok {
 			row.Benchmark, row.HasBenchmark = r.Benchmark.v, true
 		}
-		if err := p.t.Add(row, line); err != nil {
+		if err := row.Validate(); err != nil {
 			p.bad.Add("line %d: %v", line, err)
+			continue
 		}
+		p.t.Append(p.pools[colAgent].id([]byte(row.Agent)), p.pools[colRound].id([]byte(row.Round)), p.pools[colMarket].id([]byte(row.Market)),
+			p.pools[colCategory].id([]byte(row.Category)), p.pools[colEvent].id([]byte(row.Event)),
+			row.Forecast+0, row.Benchmark+0, row.HasBenchmark, row.Outcome, line)
 	}
-	return nil
 }
 
 // strconvParse is strconv.ParseFloat on a string (the reference the fast

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/store"
@@ -35,10 +36,20 @@ func testExportStore(t *testing.T, db *store.DB) {
 	if b, err := db.ExportPart(ctx, "h1"); err != nil || !bytes.Equal(b, bin) {
 		t.Fatalf("part h1: %q %v", b, err)
 	}
-	hs, err := db.ExportPartHashes(ctx)
-	slices.Sort(hs)
-	if err != nil || !slices.Equal(hs, []string{"h1", "h2"}) {
-		t.Fatalf("part hashes %v %v", hs, err)
+	// Every part is stamped when stored, again when stored again.
+	at := db.Now()
+	if hs, err := db.ExportPartsBefore(ctx, at.Add(time.Second)); err != nil || len(hs) != 2 {
+		t.Fatalf("parts before %s: %v %v", at, hs, err)
+	}
+	db.Now = func() time.Time { return at.Add(time.Hour) }
+	if err := db.SaveExportPart(ctx, "h1", bin); err != nil {
+		t.Fatal(err)
+	}
+	if hs, err := db.ExportPartsBefore(ctx, at.Add(time.Minute)); err != nil || !slices.Equal(hs, []string{"h2"}) {
+		t.Fatalf("parts before %s, h1 stored again after: %v %v", at, hs, err)
+	}
+	if b, err := db.ExportPart(ctx, "h1"); err != nil || !bytes.Equal(b, bin) {
+		t.Fatalf("part h1 stored again: %q %v", b, err)
 	}
 	wins := race(t, 8, func(i int) (bool, error) {
 		return db.SaveExportManifest(ctx, 10, fmt.Appendf(nil, `{"server":%d}`, i))
@@ -71,5 +82,25 @@ func testExportStore(t *testing.T, db *store.DB) {
 		if _, _, err := db.ExportManifest(ctx, size, false); arena.ErrorKind(err) != arena.ENOTFOUND {
 			t.Fatalf("size %d, never stored: %v", size, err)
 		}
+	}
+	// Listed by size, with when each was stored; deleted by size.
+	stored, err := db.ExportManifests(ctx)
+	if err != nil || len(stored) != 3 || stored[0].Size != 10 || stored[2].Size != 30 || stored[0].CreatedAt.IsZero() {
+		t.Fatalf("exports stored: %+v %v", stored, err)
+	}
+	if err := db.DeleteExportManifests(ctx, []uint64{10, 30, 99}); err != nil {
+		t.Fatal(err)
+	}
+	if stored, _ := db.ExportManifests(ctx); len(stored) != 1 || stored[0].Size != 20 {
+		t.Fatalf("after deleting 10 and 30: %+v", stored)
+	}
+	if err := db.DeleteExportParts(ctx, []string{"h2", "h9"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExportPart(ctx, "h2"); arena.ErrorKind(err) != arena.ENOTFOUND {
+		t.Fatalf("a deleted part: %v", err)
+	}
+	if _, err := db.ExportPart(ctx, "h1"); err != nil {
+		t.Fatalf("a part kept: %v", err)
 	}
 }

@@ -22,7 +22,7 @@ var (
 	// readMethods only read.
 	readMethods = []string{"Agent", "AgentKnown", "AgentSubmissions", "Agents", "AllOracleResolutions", "BacktestForecasts",
 		"ChainRoundsOpen", "ChainRoundsToStart", "ChainTxs", "Close", "Cohort", "CohortByWeek", "CohortTrades", "Cohorts", "Collector",
-		"Decision", "DecisionCosts", "Decisions", "Engine", "ExportManifest", "ExportPart", "ExportPartHashes", "HumanForecasts",
+		"Decision", "DecisionCosts", "Decisions", "Engine", "ExportManifest", "ExportPart", "HumanForecasts",
 		"HumanSets", "JobHealth", "JobRuns", "LatestCheckpoint", "LogEntries", "LogSize", "LogTiles", "Market", "MarketBySource", "MarketFacets",
 		"MarketList", "Markets", "MarketsByID", "NewAgentsSince", "Nonce", "OpenPositionMarkets", "OpenPositionsIn", "OracleDispute",
 		"OracleDisputes", "OracleFlags", "OracleQueue", "OracleResolutions", "Ping", "Portfolio", "Portfolios", "PositionsOf",
