@@ -127,7 +127,7 @@ func humanQuestions(aggs []forecastbench.HumanAggregate, items map[string]*arena
 		if !f.ResolutionDate.IsZero() {
 			it.ResolutionDate = f.ResolutionDate.Format(time.DateOnly)
 		}
-		key := forecastbench.MarketSourceID(f.Due, f.Source, f.QuestionID)
+		key := questionOf(f)
 		i, ok := at[key]
 		if !ok {
 			i = len(out)
@@ -146,6 +146,12 @@ func humanQuestions(aggs []forecastbench.HumanAggregate, items map[string]*arena
 		}
 	}
 	return out
+}
+
+// questionOf names the question a human forecast is of, whatever its
+// resolution date: the SourceID its market question would have.
+func questionOf(f arena.HumanForecast) string {
+	return forecastbench.MarketSourceID(f.Due, f.Source, f.QuestionID)
 }
 
 // briefRunes bounds a question's first sentence as the board shows it;
@@ -254,7 +260,7 @@ func (s *Server) humanItemView(r *http.Request) (any, error) {
 	for _, a := range aggs {
 		if a.SourceID == sid && len(a.Forecasts) > 0 {
 			f := a.Forecasts[0]
-			key = forecastbench.MarketSourceID(f.Due, f.Source, f.QuestionID)
+			key = questionOf(f)
 			if !f.ResolutionDate.IsZero() {
 				v.ResolutionDate = f.ResolutionDate.Format(time.DateOnly)
 			}
@@ -266,7 +272,7 @@ func (s *Server) humanItemView(r *http.Request) (any, error) {
 		if len(a.Forecasts) == 0 || a.SourceID == sid || dates[a.SourceID] || items[a.SourceID] == nil {
 			continue
 		}
-		if f := a.Forecasts[0]; !f.ResolutionDate.IsZero() && forecastbench.MarketSourceID(f.Due, f.Source, f.QuestionID) == key {
+		if f := a.Forecasts[0]; !f.ResolutionDate.IsZero() && questionOf(f) == key {
 			dates[a.SourceID] = true
 			v.OtherDates = append(v.OtherDates, HumanDateJSON{Item: a.SourceID, ResolutionDate: f.ResolutionDate.Format(time.DateOnly)})
 		}
