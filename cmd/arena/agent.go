@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode"
@@ -112,7 +113,7 @@ func agentProfile(ctx context.Context, env *Env, args []string) error {
 	c := &participant.Client{Server: *server, Key: key, HTTP: &http.Client{Timeout: *timeout}}
 	got, err := c.SetProfile(ctx, p)
 	if err != nil {
-		return err
+		return unreachable(*server, err)
 	}
 	if *format == "json" {
 		return writeJSON(env.Stdout, got)
@@ -253,12 +254,11 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	default:
 		return fmt.Errorf("--strategy %q: want random, market, sim or llm", *strategyName)
 	}
+	pp := passPrinter{w: env.Stdout, agent: key.Address().Hex(), strategy: c.Strategy.Name()}
 	for {
 		rep, err := c.RunOnce(ctx)
-		fmt.Fprintf(env.Stdout, "agent %s (%s): committed %d, revealed %d, reasoning %d, abandoned %d\n",
-			key.Address().Hex(), c.Strategy.Name(), rep.Committed, rep.Revealed, rep.ReasoningSent, rep.Abandoned)
-		printWaits(env.Stdout, rep, c.Time())
-		if fc != nil {
+		err = unreachable(*server, err)
+		if pp.print(rep, err, c.Time()) && fc != nil {
 			u := fc.Meter.Run()
 			fmt.Fprintf(env.Stdout, "model calls: %d (%d tokens in, %d out, %s estimated, billed by the provider: %s), %d answered from the cache\n",
 				u.Calls, u.InputTokens, u.OutputTokens, arena.Micros(u.CostMicros).String(), billedText(arena.Micros(u.BilledMicros).String(), u.BilledCalls, u.Calls), u.CachedCalls)
@@ -280,13 +280,61 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 	}
 }
 
-// printWaits says what the agent waits for: its next step and when it
-// comes, or that the server has no round open.
-func printWaits(w io.Writer, rep participant.Report, now time.Time) {
-	switch x := rep.Next; {
-	case !x.At.IsZero():
-		fmt.Fprintf(w, "round %d: waiting for %s at %s (in %s)\n", x.Round, x.For, x.At.UTC().Format(time.RFC3339), max(x.At.Sub(now), 0).Round(time.Second))
-	case rep.Open == 0 && rep.Committed+rep.Revealed+rep.ReasoningSent == 0:
-		fmt.Fprintln(w, "no round is open for commits on the server: waiting for the next one")
-	}
+// passPrinter says what each pass of 'agent run' did and what the agent
+// waits for, and stays quiet while that does not change: with --every, a
+// pass that sent nothing and waits for what the last one said prints
+// nothing, rather than "committed 0, revealed 0" every interval.
+type passPrinter struct {
+	w               io.Writer
+	agent, strategy string
+	printed         bool
+	last            string // the wait last printed, without the time left
 }
+
+// print prints the pass's report (unless it is news to nobody) and says
+// whether it printed its counts.
+func (p *passPrinter) print(rep participant.Report, err error, now time.Time) bool {
+	sent := rep.Committed+rep.Revealed+rep.ReasoningSent+rep.Abandoned > 0
+	wait, left := "", ""
+	switch x := rep.Next; {
+	case err != nil: // the pass failed: what it waits for is not known
+	case !x.At.IsZero():
+		wait = fmt.Sprintf("round %d: waiting for %s at %s", x.Round, x.For, x.At.UTC().Format(time.RFC3339))
+		left = fmt.Sprintf(" (in %s)", max(x.At.Sub(now), 0).Round(time.Second))
+	case rep.Open == 0 && !sent:
+		wait = "no round is open for commits on the server: waiting for the next one"
+	}
+	// A pass that failed having sent nothing leaves it to the error.
+	counts := sent || (!p.printed && err == nil)
+	if counts {
+		fmt.Fprintf(p.w, "agent %s (%s): committed %d, revealed %d, reasoning %d, abandoned %d\n",
+			p.agent, p.strategy, rep.Committed, rep.Revealed, rep.ReasoningSent, rep.Abandoned)
+	}
+	if wait != "" && (counts || wait != p.last) {
+		fmt.Fprintln(p.w, wait+left)
+	}
+	p.printed, p.last = p.printed || counts, wait
+	return counts
+}
+
+// unreachable says that no arena answers at server when err is a refused
+// connection, the error of a server that is not running; other errors
+// are err.
+func unreachable(server string, err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return &unreachableError{server, err}
+	}
+	return err
+}
+
+// unreachableError is a refused connection to the arena at server.
+type unreachableError struct {
+	server string
+	err    error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("no arena answers at %s (connection refused): is 'arena serve' running there? Start it, or give the address it serves on with --server", e.server)
+}
+
+func (e *unreachableError) Unwrap() error { return e.err }

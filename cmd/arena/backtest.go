@@ -174,7 +174,7 @@ func writeBacktestTable(env *Env, rep *backtest.Report) error {
 		fmt.Fprintf(env.Stdout, "stopped: %s\n", s.Error())
 	}
 	if len(rep.Board) > 0 {
-		fmt.Fprintln(env.Stdout, "\nHumans and models on the same questions (Brier, lower is better; p vs #1: one-sided pairwise bootstrap):")
+		fmt.Fprintln(env.Stdout, "\nHumans and models on the same questions:")
 		return writeBoardTable(env.Stdout, rep.Board)
 	}
 	return nil

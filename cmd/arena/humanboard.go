@@ -35,10 +35,11 @@ func writeBoardCSV(w io.Writer, rows []score.BoardRow) error {
 	})
 }
 
-// writeBoardTable prints the board; human rows carry "(human)".
+// writeBoardTable prints the board, each column's heading marked ↓ (lower
+// is better) or ↑ (higher is better); human rows carry "(human)".
 func writeBoardTable(w io.Writer, rows []score.BoardRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "rank\tforecaster\tdataset (N)\tmarket resolved (N)\tmarket unresolved (N)\toverall resolved\toverall (N)\t95% CI\tp vs #1\tbetter than #1\tBrier Index\tBSS\tpeer\tadjusted\tP(rank 1)\t")
+	fmt.Fprintln(tw, "rank\tforecaster\tdataset ↓ (N)\tmarket resolved ↓ (N)\tmarket unresolved ↓ (N)\toverall resolved ↓\toverall ↓ (N)\t95% CI\tp vs #1\tbetter than #1 ↑\tBrier Index ↑\tBSS ↑\tpeer ↓\tadjusted ↓\tP(rank 1) ↑\t")
 	m := func(x score.Mean) string {
 		if x.N == 0 {
 			return "—"
@@ -62,7 +63,11 @@ func writeBoardTable(w io.Writer, rows []score.BoardRow) error {
 			m(r.MarketUnresolved), fv(r.OverallResolved.Brier, 3), m(r.Overall), ci, fv(r.PVsFirst, 3), better,
 			fv(r.BrierIndex, 1), fv(r.BSS, 3), fv(r.Peer, 3), fv(r.Adjusted, 3), fv(r.PRank1, 3))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "↓ lower is better, ↑ higher is better; p vs #1: one-sided pairwise bootstrap (docs/methodology.md, \"Humans on the board\")")
+	return err
 }
 
 // writeBoardSVG draws each forecaster's dataset, market and overall Brier.

@@ -42,7 +42,7 @@ func runImport(ctx context.Context, env *Env, args []string) error {
 	return run(ctx, env, args[1:])
 }
 
-const importFBUsage = "--questions FILE… --resolutions FILE… [--humans FILE…] [--replace-empty] [--db URL] [--now T] [--dry-run]"
+const importFBUsage = "--questions FILE… --resolutions FILE… [--humans FILE…] | --fetch DATE [--from URL] [--dir DIR]; [--replace-empty] [--db URL] [--now T] [--dry-run]"
 
 func runImportForecastBench(ctx context.Context, env *Env, args []string) error {
 	// The flag package takes one value per flag, but shells expand
@@ -59,14 +59,18 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 	nowStr := fs.String("now", "", "import time, RFC 3339: unresolved markets past their close time are marked closed (default: the wall clock)")
 	dry := fs.Bool("dry-run", false, "read, check and count the files without writing to the store")
 	replaceEmpty := fs.Bool("replace-empty", false, "admit a --humans file that holds no forecast the arena imports: it empties the stored set of its round and group (refused without this flag)")
+	ff := addFetchFlags(fs)
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (files go after --questions or --resolutions)", fs.Arg(0))
 	}
+	if err := ff.fetch(ctx, env, lists); err != nil {
+		return err
+	}
 	if len(lists["questions"]) == 0 && len(lists["resolutions"]) == 0 && len(lists["humans"]) == 0 {
-		return fmt.Errorf("give --questions FILE…, --resolutions FILE… and/or --humans FILE… (run 'arena import forecastbench -h')")
+		return fmt.Errorf("give --questions FILE…, --resolutions FILE… and/or --humans FILE…, or --fetch DATE (run 'arena import forecastbench -h')")
 	}
 	// Each file read is a step, and so is the store's one transaction.
 	n := len(lists["questions"]) + len(lists["resolutions"]) + len(lists["humans"])
@@ -79,7 +83,7 @@ func runImportForecastBench(ctx context.Context, env *Env, args []string) error 
 		Open: func(path string) (io.ReadCloser, error) {
 			f, err := openInput(ctx, path)
 			if err != nil {
-				return nil, err
+				return nil, missingFile(path, err)
 			}
 			return closeFunc{f, func() { bar.Add(1) }}, nil
 		}}

@@ -144,10 +144,10 @@ func TestImportForecastBenchBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"missing file", []string{"--questions", q, filepath.Join(dir, "nope.json")}, "nope.json: no such file"},
+		{"missing file", []string{"--questions", q, filepath.Join(dir, "nope.json")}, "nope.json does not exist: ForecastBench publishes its files at"},
 		{"wrong type", []string{"--resolutions", bad}, "bad.json:6:112: resolutions[1] (id DAAA).resolved_to: want number, got string"},
 		{"invalid JSON", []string{"--questions", q, "--resolutions", broken}, "broken.json:"},
-		{"no files", nil, "give --questions FILE…, --resolutions FILE… and/or --humans FILE…"},
+		{"no files", nil, "give --questions FILE…, --resolutions FILE… and/or --humans FILE…, or --fetch DATE"},
 		{"empty list", []string{"--questions", "--db", dbURL}, "--questions needs at least one file"},
 		{"stray argument", []string{"--db", dbURL, "x.json"}, `unexpected argument "x.json"`},
 		{"bad now", []string{"--questions", q, "--now", "today"}, "--now"},

@@ -140,13 +140,14 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 		}
 		return lines, names
 	}
-	tradingRe := regexp.MustCompile(`<tr><td>(\d+)</td><td class="l" title="([^"]+)"><a href="(/cohorts/\d+)">([^<]+)</a>`)
+	tradingRe := regexp.MustCompile(`<tr><td>(\d+)</td><td class="l agent" title="([^"]+)"><a href="(/cohorts/\d+)">(.+?)</a>`)
+	nw := regexp.MustCompile(`<span class="nw">([^<]*)</span>`) // a hyphenated word of a name, kept on one line
 	tradingHTML := func(path string) []string {
 		_, table, _ := strings.Cut(get(path), `<table id="trading">`)
 		table, _, _ = strings.Cut(table, "</table>")
 		var lines []string
 		for _, m := range tradingRe.FindAllStringSubmatch(table, -1) {
-			lines = append(lines, tradingLine(m[1], m[2], html.UnescapeString(m[4]), m[3]))
+			lines = append(lines, tradingLine(m[1], m[2], html.UnescapeString(nw.ReplaceAllString(m[4], "$1")), m[3]))
 		}
 		return lines
 	}

@@ -42,3 +42,16 @@ func openExisting(ctx context.Context, url string) (*store.DB, error) {
 	}
 	return store.Open(ctx, url)
 }
+
+// refuseNew refuses a SQLite database that does not exist unless create:
+// a mistyped --db would otherwise create, and serve, a new empty arena.
+func refuseNew(url string, create bool) error {
+	path, isSQLite := strings.CutPrefix(url, "sqlite:")
+	if !isSQLite || create {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("database %s does not exist: to start a new arena in it, add --create; to serve an existing one, point --db (or ARENA_DB) at it", path)
+	}
+	return nil
+}

@@ -466,9 +466,10 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		return string(b)
 	}
 	for path, wants := range map[string][]string{
-		"/oracle": {"Accuracy against human audits", "<strong>0 of 1</strong>", "No market is waiting", `<td class="l">alpha</td><td>1</td><td>0</td><td>0.0%</td>`},
+		"/oracle": {"Accuracy against human audits", "<strong>0 of 1</strong>", "No market is waiting", `<td class="l agent">alpha</td><td>0.0%</td><td>1</td><td>0</td>`},
 		fmt.Sprintf("/oracle/%d", ms[1].ID): {"Will fr1 happen?", "Resolution 2: decided, NO", "NO by bob", "the report was retracted", "Rounds re-scored",
-			fmt.Sprintf(`<a href="/rounds/%d">%d</a></td><td>1</td><td>0</td>`, r.ID, r.ID), `<td class="l">gamma</td><td>1</td><td class="l">YES</td><td>0.85</td><td class="l">reported</td>`},
+			fmt.Sprintf(`<a href="/rounds/%d">#%d</a></td><td data-label="outcome before">1</td><td data-label="after">0</td>`, r.ID, r.ID),
+			`<td class="l agent">gamma</td><td class="l">YES</td><td data-label="confidence">0.85</td><td data-label="round">1</td><td class="l q">reported</td>`},
 	} {
 		body := page(path)
 		for _, w := range wants {
@@ -595,7 +596,7 @@ func TestOracleFlagFlow(t *testing.T) {
 			page.Flags[0].MarketID != m.ID || page.Flags[0].Question != m.Question || page.Flags[0].Resolution != arena.No {
 			t.Fatalf("oracle page's flags: %+v", page.Flags)
 		}
-		if html := string(getOK(t, api.URL+"/oracle")); !strings.Contains(html, `<td class="l">Will flagme happen?</td>`) || !strings.Contains(html, `<td class="l">No</td></tr>`) {
+		if html := string(getOK(t, api.URL+"/oracle")); !strings.Contains(html, `<td class="l q">Will flagme happen?</td>`) || !strings.Contains(html, `<td class="l" data-label="outcome">No</td>`) {
 			t.Errorf("oracle page's flag row lacks the question or the outcome")
 		}
 		sr, err = eng.Settle(ctx, run.Add(3*time.Hour), trading.PolicyOracle)

@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/app"
+	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/rounds"
 )
 
@@ -67,6 +68,17 @@ func loggedApp(ctx context.Context, env *Env, cf *configFlags) (*app.App, error)
 		return nil, err
 	}
 	return a, nil
+}
+
+// roundIn is round id of the arena's database, or an error that names the
+// database: a command run without the server's --db reads the default
+// one, where "round 1 not found" alone would not say why.
+func roundIn(ctx context.Context, a *app.App, id uint64) (*arena.Round, error) {
+	r, err := a.DB.Round(ctx, id)
+	if arena.ErrorKind(err) == arena.ENOTFOUND {
+		return nil, arena.Errorf(arena.ENOTFOUND, "round %d not found in database %s (is it the server's? give that one with --db or ARENA_DB)", id, redact.String(a.Config.DB))
+	}
+	return r, err
 }
 
 // roundArgs parses flags that may come before, between or after
@@ -238,7 +250,7 @@ func roundShow(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	r, err := a.DB.Round(ctx, id)
+	r, err := roundIn(ctx, a, id)
 	if err != nil {
 		return err
 	}
@@ -361,6 +373,9 @@ func roundTrigger(ctx context.Context, env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stdout, "scored %d round(s)\n", n)
 		return nil
+	}
+	if _, err := roundIn(ctx, a, id); err != nil {
+		return err
 	}
 	if err := svc.Trigger(ctx, id); err != nil {
 		return err

@@ -35,7 +35,7 @@ func roundResolve(ctx context.Context, env *Env, args []string) error {
 	}
 	defer a.Close()
 	svc, db := a.Forecast, a.DB
-	r, err := db.Round(ctx, id)
+	r, err := roundIn(ctx, a, id)
 	if err != nil {
 		return err
 	}

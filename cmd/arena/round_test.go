@@ -218,7 +218,7 @@ func TestRoundCLIErrors(t *testing.T) {
 		}
 	}
 	// The command is not named twice ("round: round 7 not found").
-	if _, _, err := cli(t, nil, "round", "show", "7", "--db", dbURL); err == nil || err.Error() != "round 7 not found" {
+	if _, _, err := cli(t, nil, "round", "show", "7", "--db", dbURL); err == nil || !strings.HasPrefix(err.Error(), "round 7 not found in database ") {
 		t.Errorf("round show 7: %v", err)
 	}
 	db, _ := store.Open(context.Background(), dbURL)
@@ -467,7 +467,7 @@ func TestServeSchedulesRounds(t *testing.T) {
 	os.WriteFile(rules, []byte(`{"min_volume":10000,"min_liquidity":1000,"min_price":0.03,"max_price":0.97,
 		"min_close_after":"1h","max_close_after":"1000h","sources":["polymarket"]}`), 0o600)
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
-	p := startServeArgs(t, "serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--gamma-url", fake.GammaURL, "--clob-url", fake.CLOBURL,
+	p := startServeArgs(t, "serve", "--create", "--addr", "127.0.0.1:0", "--db", dbURL, "--gamma-url", fake.GammaURL, "--clob-url", fake.CLOBURL,
 		"--sync-every", "1h", "--round-k", "3", "--round-rules", rules, "--round-retry-every", "100ms", "--commit-in", "90m")
 	var listed []forecast.RoundJSON
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {

@@ -21,14 +21,18 @@ var serveKeys = []string{"ARENA_ADDR", "ARENA_ADMIN_TOKEN", "ARENA_ADMIN_TOKEN_N
 	"ARENA_ROUND_K", "ARENA_ROUND_GRACE", "ARENA_ROUND_RETRY_EVERY", "ARENA_ROUND_RULES"}
 
 func runServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "serve", "[--db URL] [--addr HOST:PORT] [--admin-token T] [--admin-token-next T] [--sync-every D] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
+	fs := newFlagSet(env, "serve", "[--db URL] [--create] [--addr HOST:PORT] [--admin-token T] [--admin-token-next T] [--sync-every D] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
 	cf := addConfigFlags(fs, true, serveKeys...)
 	cf.level = "info" // a server's log is its record of what it did
+	create := fs.Bool("create", false, "start a new, empty arena when the --db SQLite file does not exist (without it, serve refuses a file that does not exist)")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	o, err := cf.options(env)
 	if err != nil {
+		return err
+	}
+	if err := refuseNew(o.DB, *create); err != nil {
 		return err
 	}
 	logger := newLogger(env, o.LogLevel)

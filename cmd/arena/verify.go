@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -64,6 +65,11 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	case *maxDownload <= 0:
 		return fmt.Errorf("--max-download %d: want a positive number of bytes", *maxDownload)
 	}
+	if *dir != "" {
+		if err := checkExportDir(*dir); err != nil {
+			return err
+		}
+	}
 	if *timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("verification gave up: --timeout %s passed", *timeout))
@@ -119,7 +125,9 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		defer os.RemoveAll(*dir)
-		if live, err = fetchLive(ctx, env, base, *dir, *maxDownload, *exportWait); err != nil {
+		if live, err = fetchLive(ctx, env, base, *dir, *maxDownload, *exportWait); errors.Is(err, errNothingToVerify) {
+			return err
+		} else if err != nil {
 			return fmt.Errorf("verification FAILED: %w", err)
 		}
 		// The witness policy is checked on the arena's current checkpoint,
@@ -132,7 +140,7 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	rep, err := export.Verify(*dir, o)
 	bar.Finish()
 	if err != nil {
-		return fmt.Errorf("verification FAILED: %w", err)
+		return fmt.Errorf("verification FAILED: %w", otherArena(err, *dir, o, keySource(*vkey, *keyHex)))
 	}
 	fmt.Fprintf(env.Stdout, "log: %d entries (%d sealed until their round is triggered: hash only), root %s; %d inclusion proofs, %d known checkpoints consistent with the export's\n",
 		rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.KnownCheckpoints)
@@ -197,6 +205,9 @@ func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int6
 	c, err := tlog.ParseCheckpoint([]byte(tlog.NoteText(msg)))
 	if err != nil {
 		return nil, fmt.Errorf("the arena's current checkpoint: %w", err)
+	}
+	if c.Size == 0 {
+		return nil, errNothingToVerify
 	}
 	f := export.Fetcher{MaxBytes: maxDownload, Budget: downloadBudget}
 	// An arena saves a checkpoint, then makes its export: one signed a

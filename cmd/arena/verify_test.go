@@ -35,7 +35,8 @@ func TestDemoExportVerify(t *testing.T) {
 	// A failed verification prints no counts, only the error: the first
 	// difference by table and column, and how many there are.
 	out, _, err = cli(t, nil, "verify", "--export", csvDir, "--log-key", wrong)
-	if err == nil || !strings.Contains(err.Error(), "meta.json log_public_key: ") || !strings.Contains(err.Error(), "more differences)") || out != "" {
+	if err == nil || !strings.Contains(err.Error(), "(its meta.json), but --log-key names the key "+wrong+": --log-key is another arena's, or the export is") ||
+		!strings.Contains(err.Error(), "differences in all") || out != "" {
 		t.Fatalf("verify with another log key: %v\n%s", err, out)
 	}
 }

@@ -165,6 +165,9 @@ func TestOfflineServeWalkthrough(t *testing.T) {
 	if shown == 0 {
 		t.Fatalf("no question page of round %s shows the forecast of My first agent", id)
 	}
+	// What the tour wrote (database, log key, agent key and state) stays
+	// out of a commit.
+	checkIgnored(t, dir)
 }
 
 func getJSON(t *testing.T, url string, v any) {

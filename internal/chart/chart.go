@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -73,7 +74,13 @@ type Line struct {
 	Refs          []Ref
 	// Background fills the chart (standalone files); empty is transparent.
 	Background string
-	narrow     bool
+	// Dodge sets the markers of NoLine series that share an x value side
+	// by side, in series order, centred on it and this many units apart
+	// (fewer when the groups at neighbouring x values would meet), so
+	// that points made at one time, such as every agent's forecast at a
+	// round's deadline, do not hide one another. Zero draws each at its x.
+	Dodge  float64
+	narrow bool
 }
 
 // Bars is a grouped bar chart: one group per label, one bar per series.
@@ -273,6 +280,7 @@ func (c *Line) WriteSVG(w io.Writer) error {
 		f.printf(`<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s" stroke="currentColor" stroke-opacity="0.5" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
 			num(f.sx(clamp(r.X0, f.x0, f.x1))), num(f.sy(r.Y0)), num(f.sx(clamp(r.X1, f.x0, f.x1))), num(f.sy(r.Y1)), esc(r.Label))
 	}
+	dodge := c.dodges(f)
 	for i, s := range c.Series {
 		color := Palette[i%len(Palette)]
 		f.printf(`<g class="series" data-name="%s">`+"\n", esc(s.Name))
@@ -302,13 +310,14 @@ func (c *Line) WriteSVG(w io.Writer) error {
 			if !finite(s.X[j]) || !finite(s.Y[j]) {
 				continue
 			}
+			x := f.sx(s.X[j]) + dodge[[2]int{i, j}]
 			switch {
 			case labelled:
-				f.printf(`<g class="pt" transform="translate(%s %s)"><title>%s</title>`+"\n", num(f.sx(s.X[j])), num(f.sy(s.Y[j])), esc(s.Labels[j]))
+				f.printf(`<g class="pt" transform="translate(%s %s)"><title>%s</title>`+"\n", num(x), num(f.sy(s.Y[j])), esc(s.Labels[j]))
 				f.marker(i, 0, 0, color)
 				f.printf("</g>\n")
 			case s.Points || s.NoLine || j == len(s.X)-1 || n == 1:
-				f.marker(i, f.sx(s.X[j]), f.sy(s.Y[j]), color)
+				f.marker(i, x, f.sy(s.Y[j]), color)
 			}
 		}
 		f.printf("</g>\n")
@@ -328,6 +337,52 @@ func (c *Line) WriteSVG(w io.Writer) error {
 	}
 	f.printf("</svg>\n")
 	return f.err
+}
+
+// dodges are the horizontal offsets, in drawing units and by (series,
+// point), that set side by side the markers of NoLine series sharing an
+// x value (see Dodge): one spacing for the whole chart, at most Dodge and
+// small enough that neighbouring groups keep apart, each group kept
+// inside the plot.
+func (c *Line) dodges(f *frame) map[[2]int]float64 {
+	out := map[[2]int]float64{}
+	if c.Dodge <= 0 {
+		return out
+	}
+	groups := map[float64][][2]int{}
+	for i, s := range c.Series {
+		if !s.NoLine {
+			continue
+		}
+		for j := range s.X {
+			if finite(s.X[j]) && finite(s.Y[j]) {
+				groups[s.X[j]] = append(groups[s.X[j]], [2]int{i, j})
+			}
+		}
+	}
+	xs := make([]float64, 0, len(groups))
+	widest := 1
+	for x, g := range groups {
+		xs = append(xs, f.sx(x))
+		widest = max(widest, len(g))
+	}
+	if widest == 1 {
+		return out
+	}
+	sort.Float64s(xs)
+	step := c.Dodge
+	for k := 1; k < len(xs); k++ {
+		step = math.Min(step, (xs[k]-xs[k-1])*0.9/float64(widest))
+	}
+	for x, g := range groups {
+		half := step * float64(len(g)-1) / 2
+		// The group's middle, moved in so that its ends stay in the plot.
+		mid := math.Max(f.left+half, math.Min(f.W-f.right-half, f.sx(x)))
+		for k, p := range g {
+			out[p] = mid - f.sx(x) - half + step*float64(k)
+		}
+	}
+	return out
 }
 
 // WriteSVG writes the chart.

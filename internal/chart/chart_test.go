@@ -360,3 +360,48 @@ func TestNarrow(t *testing.T) {
 		}
 	}
 }
+
+// Dodge sets the labelled points of one x side by side, centred on it and
+// Dodge units apart in series order, closer when neighbouring groups would
+// meet, and leaves lines and lone points where they are.
+func TestLineDodge(t *testing.T) {
+	pts := func(c *Line) map[string]float64 {
+		var b bytes.Buffer
+		if err := c.WriteSVG(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, m := range regexp.MustCompile(`<g class="pt" transform="translate\(([-\d.]+) [-\d.]+\)"><title>([^<]*)</title>`).FindAllStringSubmatch(b.String(), -1) {
+			x, _ := strconv.ParseFloat(m[1], 64)
+			out[m[2]] = x
+		}
+		return out
+	}
+	series := func(name string, xs ...float64) Series {
+		s := Series{Name: name, NoLine: true, X: xs}
+		for _, x := range xs {
+			s.Y = append(s.Y, 0.5)
+			s.Labels = append(s.Labels, fmt.Sprintf("%s@%g", name, x))
+		}
+		return s
+	}
+	c := &Line{Width: 720, X: Axis{Fixed: true, Min: 0, Max: 100}, Y: Axis{Fixed: true, Min: 0, Max: 1}, Dodge: 8,
+		Series: []Series{{Name: "price", X: []float64{0, 100}, Y: []float64{0.2, 0.8}}, series("a", 20, 60), series("b", 20, 60), series("c", 20), series("d", 90)}}
+	got := pts(c)
+	// The plot spans 64 to 700: x 20 is at 191.2, 60 at 445.6, 90 at 636.4.
+	for label, want := range map[string]float64{"a@20": 183.2, "b@20": 191.2, "c@20": 199.2, "a@60": 441.6, "b@60": 449.6, "d@90": 636.4} {
+		if math.Abs(got[label]-want) > 0.01 {
+			t.Errorf("%s drawn at x %v, want %v", label, got[label], want)
+		}
+	}
+	// Groups 12.72 units apart with three points each: 12.72 × 0.9 / 3.
+	c.Series = []Series{series("a", 20, 22), series("b", 20, 22), series("c", 20, 22)}
+	got = pts(c)
+	if step := got["b@20"] - got["a@20"]; math.Abs(step-3.816) > 0.05 || got["c@20"] >= got["a@22"] {
+		t.Errorf("crowded groups: step %v, %v", step, got)
+	}
+	c.Dodge = 0
+	if got := pts(c); got["a@20"] != got["b@20"] {
+		t.Errorf("without Dodge the points of one x moved: %v", got)
+	}
+}

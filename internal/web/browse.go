@@ -361,9 +361,9 @@ func compareTitle(v ComparePageJSON) string {
 // marker is titled with the agent, the round and the forecast.
 func marketChart(v MarketPageJSON) *chart.Line {
 	c := &chart.Line{ID: "price", Title: "Yes price and the agents' forecasts", X: chart.Axis{Label: "time (UTC)", Time: true},
-		Y: chart.Axis{Label: "Yes price / forecast probability", Fixed: true, Min: 0, Max: 1},
+		Y: chart.Axis{Label: "Yes price / forecast probability", Fixed: true, Min: 0, Max: 1}, Dodge: 8,
 		Desc: "The market's stored Yes prices over time; at each scored round's commit deadline, every agent's revealed forecast (published once the round was scored) " +
-			"and the benchmark, the price then; and the outcome at the resolution."}
+			"and the benchmark, the price then, set side by side around the deadline; and the outcome at the resolution."}
 	if len(v.Prices) > 0 {
 		s := chart.Series{Name: "Yes price"}
 		for _, p := range v.Prices {

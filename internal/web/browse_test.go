@@ -375,7 +375,7 @@ func TestComparePage(t *testing.T) {
 			}
 		}
 		html := e.page("/compare?agents=agent-001,agent-003")
-		for _, want := range []string{"<h1>agent-001 vs agent-003</h1>", `<title id="cumalpha-title">Cumulative Alpha</title>`,
+		for _, want := range []string{`<h1><span class="nw">agent-001</span> vs <span class="nw">agent-003</span></h1>`, `<title id="cumalpha-title">Cumulative Alpha</title>`,
 			`<title id="brierdiff-title">Per-round Brier difference from agent-001</title>`, `value="` + addr(1) + `,` + addr(3) + `"`} {
 			if !strings.Contains(html, want) {
 				t.Errorf("compare page lacks %q", want)

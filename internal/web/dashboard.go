@@ -29,7 +29,12 @@ func (s *Server) registerDashboard() {
 	s.page("/compare", "/api/v1/pages/compare", "compare.html", s.compareView)
 	s.page("/cohorts/{id}", "/api/v1/pages/cohorts/{id}", "cohort.html", s.cohortView)
 	s.page("/methodology", "/api/v1/pages/methodology", "methodology.html", s.methodologyView)
-	s.Mux.HandleFunc("GET /assets/style.css", serveStyle)
+	// The static files are no API route (the OpenAPI document leaves them out).
+	s.Mux.HandleFunc("GET /assets/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if err := serveAsset(w, r); err != nil {
+			s.Error(w, r, err)
+		}
+	})
 }
 
 // page registers an HTML page and its JSON twin, both built by view; a
@@ -631,8 +636,12 @@ var cohortRanges = map[string]struct {
 	step   string
 }{"10m": {10 * time.Minute, "10m"}, "1h": {time.Hour, "10m"}, "1d": {24 * time.Hour, "10m"}, "1w": {7 * 24 * time.Hour, "1h"}, "all": {0, "1h"}}
 
-// rangeNames are cohortRanges' names in order.
-var rangeNames = []string{"10m", "1h", "1d", "1w", "all"}
+// rangeNames are cohortRanges' names in order; rangeLabels say them in
+// words on the page ("10M" would read as ten months).
+var (
+	rangeNames  = []string{"10m", "1h", "1d", "1w", "all"}
+	rangeLabels = map[string]string{"10m": "10 minutes", "1h": "1 hour", "1d": "1 day", "1w": "1 week", "all": "all"}
+)
 
 func (s *Server) cohortView(r *http.Request) (any, error) {
 	if err := s.needTrading(); err != nil {

@@ -32,20 +32,32 @@ func (s *Server) registerHumans(st humanStore) {
 }
 
 // HumanBoardPageJSON is the human board page: the board (human rows have
-// "human": true) and the items it scores.
+// "human": true) and the questions it scores.
 type HumanBoardPageJSON struct {
-	Rows  []score.BoardRow `json:"rows"`
-	Items []HumanItemJSON  `json:"items"`
+	Rows      []score.BoardRow    `json:"rows"`
+	Questions []HumanQuestionJSON `json:"questions"`
+}
+
+// HumanQuestionJSON is one question of the board with its scored items: a
+// market question is one item, a dataset question one per resolution
+// date, in date order.
+type HumanQuestionJSON struct {
+	// Question is the question's first sentence (its items' pages have
+	// the whole text); for a dataset question of several dates it says
+	// "the resolution date" where each item names its own.
+	Question string          `json:"question"`
+	Kind     string          `json:"kind"`
+	Items    []HumanItemJSON `json:"items"`
 }
 
 // HumanItemJSON is one scored item of the board.
 type HumanItemJSON struct {
-	Item     string  `json:"item"` // the imported item's source id
-	Question string  `json:"question"`
-	Kind     string  `json:"kind"`
-	Outcome  string  `json:"outcome"`
-	Median   float64 `json:"median"` // the superforecasters' (or else the public's) median
-	Humans   int     `json:"humans"`
+	Item           string  `json:"item"`            // the imported item's source id
+	ResolutionDate string  `json:"resolution_date"` // YYYY-MM-DD of a dataset item, "" for a market question
+	Question       string  `json:"question"`        // the whole text, as imported
+	Outcome        string  `json:"outcome"`
+	Median         float64 `json:"median"` // the superforecasters' (or else the public's) median
+	Humans         int     `json:"humans"`
 }
 
 // humanRound loads the stored human forecasts, aggregated by group and
@@ -85,7 +97,7 @@ func (s *Server) humanBoardPage(ctx context.Context) (HumanBoardPageJSON, error)
 	if err != nil {
 		return HumanBoardPageJSON{}, err
 	}
-	v := HumanBoardPageJSON{Rows: rows, Items: []HumanItemJSON{}}
+	v := HumanBoardPageJSON{Rows: rows}
 	if v.Rows == nil {
 		v.Rows = []score.BoardRow{}
 	}
@@ -93,16 +105,72 @@ func (s *Server) humanBoardPage(ctx context.Context) (HumanBoardPageJSON, error)
 	if err != nil {
 		return HumanBoardPageJSON{}, err
 	}
+	v.Questions = humanQuestions(preferSuper(aggs), items)
+	return v, nil
+}
+
+// humanQuestions groups the resolved items of the aggregates (the first
+// group's aggregate of each item counts) by question, in the order the
+// aggregates come, each question's items by date.
+func humanQuestions(aggs []forecastbench.HumanAggregate, items map[string]*arena.Market) []HumanQuestionJSON {
+	out := []HumanQuestionJSON{}
+	at := map[string]int{} // question key → index in out
 	seen := map[string]bool{}
-	for _, a := range preferSuper(aggs) {
+	for _, a := range aggs {
 		m := items[a.SourceID]
-		if m == nil || seen[a.SourceID] || (m.Resolution != arena.Yes && m.Resolution != arena.No) {
+		if m == nil || seen[a.SourceID] || (m.Resolution != arena.Yes && m.Resolution != arena.No) || len(a.Forecasts) == 0 {
 			continue
 		}
 		seen[a.SourceID] = true
-		v.Items = append(v.Items, HumanItemJSON{Item: a.SourceID, Question: m.Question, Kind: a.Kind, Outcome: m.Resolution, Median: a.Median, Humans: len(a.Forecasts)})
+		f := a.Forecasts[0]
+		it := HumanItemJSON{Item: a.SourceID, Question: m.Question, Outcome: m.Resolution, Median: a.Median, Humans: len(a.Forecasts)}
+		if !f.ResolutionDate.IsZero() {
+			it.ResolutionDate = f.ResolutionDate.Format(time.DateOnly)
+		}
+		key := questionOf(f)
+		i, ok := at[key]
+		if !ok {
+			i = len(out)
+			at[key] = i
+			out = append(out, HumanQuestionJSON{Kind: a.Kind})
+		}
+		out[i].Items = append(out[i].Items, it)
 	}
-	return v, nil
+	for i := range out {
+		q := &out[i]
+		slices.SortStableFunc(q.Items, func(a, b HumanItemJSON) int { return strings.Compare(a.ResolutionDate, b.ResolutionDate) })
+		first := q.Items[0]
+		q.Question = briefQuestion(first.Question)
+		if len(q.Items) > 1 && first.ResolutionDate != "" {
+			q.Question = strings.ReplaceAll(q.Question, first.ResolutionDate, "the resolution date")
+		}
+	}
+	return out
+}
+
+// questionOf names the question a human forecast is of, whatever its
+// resolution date: the SourceID its market question would have.
+func questionOf(f arena.HumanForecast) string {
+	return forecastbench.MarketSourceID(f.Due, f.Source, f.QuestionID)
+}
+
+// briefRunes bounds a question's first sentence as the board shows it;
+// headingRunes the heading of its own page, which has the whole text below.
+const (
+	briefRunes   = 300
+	headingRunes = 120
+)
+
+// briefQuestion is a question's first sentence: ForecastBench's dataset
+// questions go on with a worked example ("e.g. If the forecast due date
+// is …") and notes, which the question's own page shows in full. Without
+// a question mark early enough it is the start of the text.
+func briefQuestion(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if i := strings.IndexByte(q, '?'); i >= 0 && utf8.RuneCountInString(q[:i+1]) <= briefRunes {
+		return q[:i+1]
+	}
+	return excerpt(q, briefRunes*2/3)
 }
 
 // preferSuper puts the superforecasters' aggregates first.
@@ -126,12 +194,25 @@ func preferSuper(aggs []forecastbench.HumanAggregate) []forecastbench.HumanAggre
 // each human group's median and spread with a few reasoning excerpts, and
 // each backtested model's forecast.
 type HumanItemPageJSON struct {
-	Item     string           `json:"item"`
-	Question string           `json:"question"`
-	Kind     string           `json:"kind"`
-	Outcome  string           `json:"outcome"` // Yes, No, or "" while unresolved
-	Groups   []HumanGroupJSON `json:"groups"`
-	Models   []ModelItemJSON  `json:"models"`
+	Item string `json:"item"`
+	// Brief is the page's heading: the question's first sentence, cut
+	// to 120 characters; Question is the whole text.
+	Brief          string `json:"brief"`
+	Question       string `json:"question"`
+	Kind           string `json:"kind"`
+	ResolutionDate string `json:"resolution_date"` // YYYY-MM-DD of a dataset item, "" for a market question
+	Outcome        string `json:"outcome"`         // Yes, No, or "" while unresolved
+	// OtherDates are the question's items on its other resolution dates,
+	// in date order.
+	OtherDates []HumanDateJSON  `json:"other_dates"`
+	Groups     []HumanGroupJSON `json:"groups"`
+	Models     []ModelItemJSON  `json:"models"`
+}
+
+// HumanDateJSON is one resolution date of a dataset question and its item.
+type HumanDateJSON struct {
+	Item           string `json:"item"`
+	ResolutionDate string `json:"resolution_date"`
 }
 
 // HumanGroupJSON is one human group's forecasts of the item.
@@ -173,7 +254,30 @@ func (s *Server) humanItemView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	m := items[sid]
-	v := HumanItemPageJSON{Item: sid, Groups: []HumanGroupJSON{}, Models: []ModelItemJSON{}}
+	v := HumanItemPageJSON{Item: sid, OtherDates: []HumanDateJSON{}, Groups: []HumanGroupJSON{}, Models: []ModelItemJSON{}}
+	// The question this item asks, to find its other dates.
+	key := ""
+	for _, a := range aggs {
+		if a.SourceID == sid && len(a.Forecasts) > 0 {
+			f := a.Forecasts[0]
+			key = questionOf(f)
+			if !f.ResolutionDate.IsZero() {
+				v.ResolutionDate = f.ResolutionDate.Format(time.DateOnly)
+			}
+			break
+		}
+	}
+	dates := map[string]bool{}
+	for _, a := range aggs {
+		if len(a.Forecasts) == 0 || a.SourceID == sid || dates[a.SourceID] || items[a.SourceID] == nil {
+			continue
+		}
+		if f := a.Forecasts[0]; !f.ResolutionDate.IsZero() && questionOf(f) == key {
+			dates[a.SourceID] = true
+			v.OtherDates = append(v.OtherDates, HumanDateJSON{Item: a.SourceID, ResolutionDate: f.ResolutionDate.Format(time.DateOnly)})
+		}
+	}
+	slices.SortFunc(v.OtherDates, func(a, b HumanDateJSON) int { return strings.Compare(a.ResolutionDate, b.ResolutionDate) })
 	for _, a := range preferSuper(aggs) {
 		if a.SourceID != sid {
 			continue
@@ -194,7 +298,7 @@ func (s *Server) humanItemView(r *http.Request) (any, error) {
 	if m == nil || len(v.Groups) == 0 {
 		return nil, arena.Errorf(arena.ENOTFOUND, "no human forecasts of item %q", sid)
 	}
-	v.Question, v.Kind, v.Outcome = m.Question, m.Kind, m.Resolution
+	v.Question, v.Brief, v.Kind, v.Outcome = m.Question, excerpt(briefQuestion(m.Question), headingRunes), m.Kind, m.Resolution
 	rows, err := s.humans.BacktestForecasts(ctx)
 	if err != nil {
 		return nil, err

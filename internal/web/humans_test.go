@@ -91,12 +91,21 @@ func TestHumanBoardPages(t *testing.T) {
 		if b := board.Rows[0].Overall.Brier.V; b < 0.025-1e-12 || b > 0.025+1e-12 || board.Rows[1].Overall.Brier.V != 0.25 {
 			t.Errorf("overall: humans %v, m1 %v; want 0.025 and 0.25", b, board.Rows[1].Overall.Brier.V)
 		}
-		if len(board.Items) != 2 {
-			t.Fatalf("items %+v", board.Items)
+		if len(board.Questions) != 2 || len(board.Questions[0].Items) != 1 || len(board.Questions[1].Items) != 1 {
+			t.Fatalf("questions %+v", board.Questions)
+		}
+		// The dataset question by its first sentence, its date and median.
+		if q := board.Questions[0]; q.Kind != "dataset" || q.Question != "Will fatalities rise by 2024-08-20?" ||
+			q.Items[0].ResolutionDate != "2024-08-20" || q.Items[0].Median != 0.1 || q.Items[0].Outcome != arena.No || q.Items[0].Humans != 3 {
+			t.Errorf("dataset question %+v", q)
 		}
 		html := e.page("/backtest/humans")
 		if !strings.Contains(html, forecastbench.SuperMedian+` <span class="tag">human</span>`) || !strings.Contains(html, `href="/backtest/humans/2024-07-21:manifold:mq"`) {
 			t.Errorf("board page lacks the marked human row or the question link:\n%s", html)
+		}
+		// The footer links the page's own JSON.
+		if !strings.Contains(html, `<a href="/api/v1/pages/backtest/humans">`) {
+			t.Errorf("board page lacks its JSON link:\n%s", html)
 		}
 
 		var item web.HumanItemPageJSON
@@ -114,6 +123,12 @@ func TestHumanBoardPages(t *testing.T) {
 		page := e.page("/backtest/humans/2024-07-21:manifold:mq")
 		if !strings.Contains(page, "The crowd is confident &amp; so am I &lt;b&gt;really&lt;/b&gt;.") || !strings.Contains(page, "<strong>Yes</strong>") {
 			t.Errorf("item page lacks the escaped reasoning or the outcome:\n%s", page)
+		}
+		// Its JSON link is the item's JSON, which answers (not the route's
+		// pattern, {item}).
+		link := `<a href="/api/v1/pages/backtest/humans/2024-07-21:manifold:mq">`
+		if !strings.Contains(page, link) {
+			t.Errorf("item page lacks its JSON link %s:\n%s", link, page)
 		}
 		e.ok(404, "GET", "/api/v1/pages/backtest/humans/2024-07-21:manifold:nope", nil, "", nil)
 
@@ -142,7 +157,7 @@ func TestHumanBoardPagesWithoutHumans(t *testing.T) {
 		e := &env{t: t, db: db, url: hs.URL}
 		var board web.HumanBoardPageJSON
 		e.ok(200, "GET", "/api/v1/pages/backtest/humans", nil, "", &board)
-		if len(board.Rows) != 0 || len(board.Items) != 0 {
+		if len(board.Rows) != 0 || len(board.Questions) != 0 {
 			t.Fatalf("board without humans: %+v", board)
 		}
 		if html := e.page("/backtest/humans"); !strings.Contains(html, "No human forecasts are stored") {

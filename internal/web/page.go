@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/chart"
@@ -23,13 +24,25 @@ import (
 //go:embed templates/*.html
 var templateFS embed.FS
 
-//go:embed assets/style.css
-var styleCSS []byte
+// The dashboard's static files: its one stylesheet and the scroll hint
+// it draws under a table with columns out of view.
+//
+//go:embed assets/style.css assets/more.svg
+var assetFS embed.FS
 
-func serveStyle(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+var assetTypes = map[string]string{"style.css": "text/css; charset=utf-8", "more.svg": "image/svg+xml"}
+
+// serveAsset serves the static file named by the path.
+func serveAsset(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	b, err := assetFS.ReadFile("assets/" + name)
+	if err != nil || assetTypes[name] == "" {
+		return arena.Errorf(arena.ENOTFOUND, "no asset %q", name)
+	}
+	w.Header().Set("Content-Type", assetTypes[name])
 	w.Header().Set("Cache-Control", "public, max-age=3600")
-	w.Write(styleCSS)
+	_, err = w.Write(b)
+	return err
 }
 
 // sortCol is a column of the forecast leaderboard; Key is its sort key
@@ -37,15 +50,15 @@ func serveStyle(w http.ResponseWriter, r *http.Request) {
 // request.
 type sortCol struct{ Key, Label, Title, Class string }
 
-var sortCols = []sortCol{{"rank", "#", "rank among the agents that meet the entry rule", ""}, {"name", "Agent", "", "l"},
-	{"score", "Score [95% CI]", "difficulty-adjusted Brier Index: 100 perfect, 50 always 0.5; 95% interval and bar", ""},
-	{"n", "Forecasts", "resolved forecasts and rounds", ""},
-	{"brier", "Brier ±SE", "mean Brier score, lower is better, with its SE over rounds", "x"},
+var sortCols = []sortCol{{"rank", "#", "rank among the agents that meet the entry rule", "key"}, {"name", "Agent", "", "l key"},
+	{"score", "Score [95% CI]", "difficulty-adjusted Brier Index: 100 perfect, 50 always 0.5; 95% interval and bar", "key"},
+	{"n", "Forecasts", "resolved forecasts and rounds", "key"},
+	{"brier", "Brier ±SE", "mean Brier score, lower is better, with its SE over rounds", ""},
+	{"alpha", "Alpha ±SE", "market Brier − agent Brier per round, higher is better; SE clustered by round", ""},
 	{"brier_index", "Brier Index", "(1 − √Brier) × 100 on the raw Brier score", "x"},
 	{"bss", "BSS", "Brier skill score vs always 0.5: 1 − Brier/0.25", "x"},
 	{"peer", "Peer", "each forecast's Brier minus the others' mean Brier on that question; below 0 beats them", "x"},
 	{"adjusted", "Adjusted Brier [95% CI]", "difficulty-adjusted Brier, lower is better", "x"},
-	{"alpha", "Alpha ±SE", "market Brier − agent Brier per round, higher is better; SE clustered by round", "x"},
 	{"", "Alpha 95% CI", "block bootstrap over events", "x"}, {"p", "p", "two-sided p of Alpha ≠ 0", "x"},
 	{"p_rank1", "P(rank 1)", "share of bootstrap replicates in which the agent ranks first", "x"},
 	{"", "P(top 5%)", "share of bootstrap replicates in which the agent is among the best 5% (at least one place)", "x"},
@@ -83,7 +96,6 @@ var funcs = template.FuncMap{
 	},
 	"dur":    humanDuration,
 	"plural": arena.Plural,
-	"upper":  strings.ToUpper,
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
 	"when": func(t any) string {
 		switch v := t.(type) {
@@ -169,6 +181,27 @@ var funcs = template.FuncMap{
 	},
 	"marketsLink": marketsLink,
 	"compareLink": compareLink,
+	"name":        nameHTML,
+	"rangeLabel":  func(r string) string { return rangeLabels[r] },
+}
+
+// nameHTML is an agent's name, escaped, set so that a line breaks only
+// between its words: a browser also breaks after a hyphen, which cuts
+// "Sim informed-0.10" into "Sim informed-" and "0.10". A word too long
+// to keep whole may still break.
+func nameHTML(name string) template.HTML {
+	var b strings.Builder
+	for i, w := range strings.Split(name, " ") {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if strings.Contains(w, "-") && utf8.RuneCountInString(w) <= 24 {
+			b.WriteString(`<span class="nw">` + template.HTMLEscapeString(w) + `</span>`)
+		} else {
+			b.WriteString(template.HTMLEscapeString(w))
+		}
+	}
+	return template.HTML(b.String())
 }
 
 // thousands writes n with a comma every three digits.
@@ -268,10 +301,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, tmpl string, v a
 		return fmt.Errorf("web: clone template %s: %w", tmpl, err)
 	}
 	t.Funcs(template.FuncMap{"chart": func(name string) template.HTML { return charts[name] }})
-	apiPath := api
-	for _, name := range []string{"id", "agent"} {
-		apiPath = strings.Replace(apiPath, "{"+name+"}", url.PathEscape(r.PathValue(name)), 1)
-	}
+	apiPath := apiLink(api, r)
 	if r.URL.RawQuery != "" {
 		apiPath += "?" + r.URL.RawQuery
 	}
@@ -287,8 +317,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, tmpl string, v a
 		title = compareTitle(x)
 	case CohortPageJSON:
 		title = fmt.Sprintf("Cohort %d", x.ID)
+	case HumanItemPageJSON:
+		title = x.Brief
 	}
-	b, err := executePage(t, title, apiPath, v)
+	b, err := executePage(t, page{Title: title, API: apiPath, Width: widePages[tmpl]}, v)
 	if err != nil {
 		return fmt.Errorf("web: render %s: %w", tmpl, err)
 	}
@@ -297,14 +329,43 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, tmpl string, v a
 	return err
 }
 
-// executePage renders a page's template set in the layout: the page's
-// title, the path of its JSON ("" for none) and its view.
-func executePage(t *template.Template, title, api string, v any) ([]byte, error) {
+// apiLink is the path of a page's JSON: its route pattern with every
+// {name} filled in from the page's own path.
+func apiLink(pattern string, r *http.Request) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(pattern, '{')
+		j := strings.IndexByte(pattern[max(i, 0):], '}')
+		if i < 0 || j < 0 {
+			b.WriteString(pattern)
+			return b.String()
+		}
+		b.WriteString(pattern[:i])
+		b.WriteString(url.PathEscape(r.PathValue(pattern[i+1 : i+j])))
+		pattern = pattern[i+j+1:]
+	}
+}
+
+// page is what the layout shows around a page's content: its title, the
+// path of its JSON ("" for none), and the width class of its body.
+type page struct {
+	Title, API string
+	Width      string
+}
+
+// widePages are wider than the others on a large screen, for their wide
+// tables: the leaderboard takes the whole width (all its columns need
+// about 2,400 px), the human board up to 96rem, past which its question
+// texts and figures would drift apart.
+var widePages = map[string]string{"leaderboard.html": "wide", "humans.html": "wide capped"}
+
+// executePage renders a page's template set in the layout around its view.
+func executePage(t *template.Template, p page, v any) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", struct {
-		Title, API string
-		V          any
-	}{title, api, v}); err != nil {
+		page
+		V any
+	}{p, v}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -394,7 +455,7 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 		for _, a := range x.Agents {
 			names[a.Agent] = a.Name
 		}
-		c := &chart.Line{ID: "portfolio", Title: "Portfolio value (" + strings.ToUpper(x.Range) + ")", X: chart.Axis{Label: "time (UTC)", Time: true},
+		c := &chart.Line{ID: "portfolio", Title: "Portfolio value (" + rangeLabels[x.Range] + ")", X: chart.Axis{Label: "time (UTC)", Time: true},
 			Y: chart.Axis{Label: "total value ($)"}, Desc: "Each agent's portfolio value at current prices, from the stored snapshots."}
 		for _, cv := range x.Curves {
 			s := chart.Series{Name: cmpOr(names[cv.Agent], cv.Agent)}

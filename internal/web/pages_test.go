@@ -142,7 +142,7 @@ func TestHomeCohorts(t *testing.T) {
 			t.Fatalf("trading leaderboard %+v", lb.Rows)
 		}
 		for path, wants := range map[string][]string{
-			"/": {fmt.Sprintf(`<a href="/cohorts/%d">Cohort %d</a>`, id, id), "1 weekly cohort so far.", "2026-03-01",
+			"/": {fmt.Sprintf(`<a href="/cohorts/%d">Cohort&nbsp;%d</a>`, id, id), "1 weekly cohort so far.", "2026-03-01",
 				fmt.Sprintf(`<a href="/cohorts/%d">Agent A</a>`, id)},
 			"/leaderboard":                 {fmt.Sprintf(`<a href="/cohorts/%d">Agent A</a>`, id), fmt.Sprintf(`<a href="/cohorts/%d">Agent B</a>`, id)},
 			fmt.Sprintf("/cohorts/%d", id): {`<summary title="a">Agent A: 1 position, 2 trades`},

@@ -214,7 +214,7 @@ type link struct{ Href, Label string }
 func errorPage(r *http.Request, status int, code, message string) ([]byte, error) {
 	v := errorView{Status: status, Title: http.StatusText(status), Code: code, Message: message, RequestID: RequestID(r.Context()),
 		Next: nextLinks(r, status)}
-	return executePage(pages()["error.html"], fmt.Sprintf("%d %s", status, v.Title), "", v)
+	return executePage(pages()["error.html"], page{Title: fmt.Sprintf("%d %s", status, v.Title)}, v)
 }
 
 // nextLinks are where a person can go from an error: from a page that
