@@ -116,7 +116,7 @@ func TestLayering(t *testing.T) {
 	forbid(".", any, "the domain package imports nothing of ours")
 	forbid("score", any, "scoring is pure and imports nothing of ours")
 	forbid("cache", any, "the cache computes what its callers give it and imports nothing of ours")
-	forbid("config", only("redact"), "configuration reads settings and wires nothing")
+	forbid("config", only("redact", "safefile"), "configuration reads settings and wires nothing")
 	forbid("store/...", only("store", "redact"), "storage knows no layer above it")
 	forbid("forecast/...", is("trading"), "the tracks do not import each other")
 	forbid("rounds/...", is("trading"), "the tracks do not import each other")

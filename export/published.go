@@ -186,13 +186,16 @@ func (p *Publisher) Publish(ctx context.Context, src Source, sign Signer) (Publi
 			return fmt.Errorf("export: %w", err)
 		}
 		st.Size = size
+		// Signed first, whether or not the export is stored: a signer
+		// that publishes (tlog.Publisher.PublishAt) asks the witnesses
+		// missing from a checkpoint published already again.
+		note, err := signed(ctx, src.Log, sign, size)
+		if err != nil {
+			return err
+		}
 		if _, _, err := p.Store.ExportManifest(ctx, size, false); err == nil {
 			return nil
 		} else if arena.ErrorKind(err) != arena.ENOTFOUND {
-			return err
-		}
-		note, err := signed(ctx, src.Log, sign, size)
-		if err != nil {
 			return err
 		}
 		vs, err := snap.Versions(ctx)

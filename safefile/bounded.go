@@ -39,6 +39,7 @@ var ErrLimit = errors.New("input past its bound")
 
 func (e *LimitError) Unwrap() error { return ErrLimit }
 
+// Read reads from R, failing with a *LimitError once a bound is passed.
 func (b *Bounded) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err

@@ -230,6 +230,13 @@ func fetchLive(ctx context.Context, env *Env, base, dir string, maxDownload int6
 		if err = clearDir(dir); err == nil {
 			_, err = f.Fetch(ctx, base+"/exports/latest/", dir)
 		}
+		// The latest export may be of a checkpoint published since the
+		// one read: the current one is read again, at least as large.
+		if err == nil {
+			if msg, err = remote.Checkpoint(ctx); err != nil {
+				return nil, fmt.Errorf("the arena's current checkpoint: %w", err)
+			}
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fetching the published export: %w", err)

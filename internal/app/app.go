@@ -344,8 +344,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 	}
 	// Every replica publishes: the checkpoint store refuses a checkpoint
 	// that contradicts the saved one, so replicas agree on one per size.
+	// Each checkpoint serve signs is signed with its export, of the same
+	// state.
 	if a.pub != nil {
-		g.Go(func() error { a.pub.Run(gctx); return nil })
 		g.Go(func() error { a.followExports(gctx); return nil })
 	}
 	// On shutdown the analyses and boards under way stop at once rather

@@ -146,12 +146,15 @@ func (a *App) PublishExport(ctx context.Context) error {
 	return nil
 }
 
-// followExports publishes, until ctx ends, the export of the log as it
-// stands every checkpoint interval when the log grew: whoever appended
-// (this server, another replica, a command), each export is of one state
-// of the database and carries the checkpoint of exactly that state.
+// followExports publishes, until ctx ends, a checkpoint of the log as it
+// stands and its export at most a checkpoint interval after each append
+// (it looks four times an interval): whoever appended (this server,
+// another replica, a command), each export is of one state of the
+// database and carries the checkpoint of exactly that state. A
+// checkpoint published already is offered again to the witnesses missing
+// from it.
 func (a *App) followExports(ctx context.Context) {
-	tick := time.NewTicker(cmp.Or(a.pub.Interval, tlog.DefaultInterval))
+	tick := time.NewTicker(cmp.Or(a.pub.Interval, tlog.DefaultInterval) / 4)
 	defer tick.Stop()
 	var last string
 	for {
