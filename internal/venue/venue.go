@@ -1,0 +1,158 @@
+// Package venue is what the arena's market venues beside Polymarket
+// (Kalshi, Manifold, Metaculus) share: the Source a venue package
+// implements, the one sync that lists a venue's open binary markets,
+// re-reads the ones the store knows and writes them in one batch
+// (Sync), the typed reasons an upstream object is skipped for, the
+// HTTP client with the arena's retry convention and a venue's rate
+// limit, and the readers of the loosely typed values venues send.
+package venue
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forecast-arena/arena"
+)
+
+// Source is a venue the arena syncs. Its markets carry Source Name() and
+// the venue's own id as SourceID; each comes with its prices and the
+// price points of this fetch (their provenance, e.g. arena.PriceBookMid).
+type Source interface {
+	// Name is the Source of the venue's markets (arena.SourceKalshi, …).
+	Name() string
+	// List returns the open binary markets the venue lists, counting in
+	// rep every entry it received (Fetched) and every one that did not
+	// become a listed market: skipped for a reason, or listed but not
+	// open or without trading (Ineligible).
+	List(ctx context.Context, rep *Report) ([]*arena.Market, error)
+	// Market re-reads one market by its SourceID. A market the venue no
+	// longer serves is an arena.ENOTFOUND error; one that no longer
+	// decodes, a *SkipError.
+	Market(ctx context.Context, id string) (*arena.Market, error)
+}
+
+// Partial is a Source whose listing lacks what its single-market answer
+// holds (Manifold's listing has no description and no topics): Sync
+// reads each market it keeps through Market once, when the store does
+// not hold it yet.
+type Partial interface {
+	Source
+	ListsPartial() bool
+}
+
+// Benchmarker is a Source that can say a market's Yes price at a past
+// instant from the venue's own history, with its provenance: the
+// benchmark of a round's market. ok is false when the venue has no price
+// near t (a hidden community prediction, no candle, no trade yet).
+type Benchmarker interface {
+	BenchmarkAt(ctx context.Context, m *arena.Market, t time.Time) (p arena.PricePoint, ok bool, err error)
+}
+
+// BenchmarkTolerance is how far from the asked instant a venue's history
+// point may lie and still be its price then (as for Polymarket's CLOB
+// history).
+const BenchmarkTolerance = 300 * time.Second
+
+// SkipReason names why an upstream object did not become a market: a
+// stable identifier the sync report counts and the log prints.
+type SkipReason string
+
+// Skip reasons, shared by the venues; docs/operations.md lists which
+// venue uses which.
+const (
+	SkipInvalidJSON     SkipReason = "invalid_json"     // not a JSON object
+	SkipBadField        SkipReason = "bad_field"        // a field of the wrong type or an unreadable value
+	SkipMissingID       SkipReason = "missing_id"       // no id
+	SkipMissingQuestion SkipReason = "missing_question" // no question text
+	SkipBadPrice        SkipReason = "bad_price"        // a price or probability that is not a number in [0,1]
+	SkipBadDate         SkipReason = "bad_date"         // an unreadable time
+	SkipNotBinary       SkipReason = "not_binary"       // not a yes/no question (multiple choice, numeric, scalar, …)
+	SkipParlay          SkipReason = "parlay"           // a Kalshi multivariate (combo) market: its legs are other markets
+	SkipGroupPost       SkipReason = "group_post"       // a Metaculus post without a single question (a group, a conditional, a notebook)
+	SkipIDMismatch      SkipReason = "id_mismatch"      // the object names another id than the one asked for or its own
+	SkipUnknownStatus   SkipReason = "unknown_status"   // a status the arena does not know
+	SkipUnopened        SkipReason = "unopened"         // not open for forecasting yet
+	SkipInvalid         SkipReason = "invalid_market"   // maps to a market that breaks a rule every stored market keeps
+)
+
+// SkipReasons lists every SkipReason.
+var SkipReasons = []SkipReason{SkipInvalidJSON, SkipBadField, SkipMissingID, SkipMissingQuestion, SkipBadPrice, SkipBadDate,
+	SkipNotBinary, SkipParlay, SkipGroupPost, SkipIDMismatch, SkipUnknownStatus, SkipUnopened, SkipInvalid}
+
+// SkipError says why an upstream object cannot become a market.
+type SkipError struct {
+	Venue  string
+	Reason SkipReason
+	ID     string // the venue's id when known
+	Detail string
+}
+
+func (e *SkipError) Error() string {
+	id := e.ID
+	if id == "" {
+		id = "?"
+	}
+	return fmt.Sprintf("%s: skip %s: %s: %s", e.Venue, id, e.Reason, e.Detail)
+}
+
+// Skip returns a *SkipError.
+func Skip(venue string, reason SkipReason, id, format string, args ...any) *SkipError {
+	return &SkipError{Venue: venue, Reason: reason, ID: id, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Report counts what a sync saw and changed.
+type Report struct {
+	Venue       string
+	Fetched     int                // objects received from the listings, duplicates included
+	Ineligible  int                // listed but not open, or never traded
+	Duplicates  int                // objects already seen under the same id
+	Skipped     int                // objects that cannot become markets; see SkipReasons
+	SkipReasons map[SkipReason]int // skipped objects, by reason
+	Kept        int                // listed markets kept, the most traded first
+
+	Refreshed      int // known markets outside the kept ones, re-read one by one
+	RefreshMissing int // known markets the venue no longer serves
+	Closed         int // re-read markets that closed since the last sync
+	Resolved       int // re-read markets that now carry a resolution (an outcome or VOID)
+	Ambiguous      int // re-read markets the venue settled without a resolution the arena can read
+
+	Priced   int // open markets with a price
+	Unpriced int // open markets without one (an empty book, a hidden community prediction)
+
+	Inserted    int // from the store
+	Updated     int
+	Unchanged   int
+	PricePoints int
+}
+
+// Skip counts one skipped object.
+func (r *Report) Skip(reason SkipReason) {
+	r.Skipped++
+	if r.SkipReasons == nil {
+		r.SkipReasons = map[SkipReason]int{}
+	}
+	r.SkipReasons[reason]++
+}
+
+// String is the one-line summary `arena sync` prints.
+func (r Report) String() string {
+	var reasons []string
+	for k, v := range r.SkipReasons {
+		reasons = append(reasons, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(reasons)
+	skipped := strconv.Itoa(r.Skipped)
+	if len(reasons) > 0 {
+		skipped += " (" + strings.Join(reasons, ",") + ")"
+	}
+	return fmt.Sprintf("%s: kept %d of %d listed (%d duplicates, %d ineligible, %s skipped); "+
+		"refreshed %d (%d closed, %d resolved, %d ambiguous, %d gone); %d open with a price, %d without; "+
+		"saved %d new, %d updated, %d unchanged, %d price points",
+		r.Venue, r.Kept, r.Fetched, r.Duplicates, r.Ineligible, skipped,
+		r.Refreshed, r.Closed, r.Resolved, r.Ambiguous, r.RefreshMissing, r.Priced, r.Unpriced,
+		r.Inserted, r.Updated, r.Unchanged, r.PricePoints)
+}

@@ -1,0 +1,260 @@
+// Package venuetest is what the venues' local test servers share: the
+// recorded payloads of ../shared/data/venues (read in place, never
+// copied), the bodies a test writes from a venue's documentation for
+// shapes no recording holds (labelled as such), and a loopback server
+// base that logs requests, answers rate limits and outages on demand,
+// and serialises its handlers so a test may change what it serves.
+package venuetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/forecast-arena/arena/internal/shareddata"
+)
+
+// Payload is one body a venue served (a recording) or would serve (one
+// written from its documentation).
+type Payload struct {
+	File string          // its file: under ../shared/data/venues, or the documented body's
+	Body json.RawMessage // as recorded or written
+	// Documented is the documentation page a written body follows; "" for
+	// a recording.
+	Documented string
+}
+
+// Recorded returns the recorded payloads of a venue
+// (../shared/data/venues/VENUE/*.json), in file name order. It skips the
+// test when the data is absent (fails under ARENA_REQUIRE_SHARED_DATA=1).
+func Recorded(t testing.TB, venue string) []Payload {
+	t.Helper()
+	dir := shareddata.Path(t, "venues", venue)
+	ps, err := readDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// RecordedSeeds returns a venue's recorded bodies when ../shared/data is
+// present, and nothing otherwise: fuzz seeds that are welcome but not
+// required.
+func RecordedSeeds(venue string) [][]byte {
+	dir, ok := shareddata.Find()
+	if !ok {
+		return nil
+	}
+	ps, err := readDir(filepath.Join(dir, "venues", venue))
+	if err != nil {
+		return nil
+	}
+	var out [][]byte
+	for _, p := range ps {
+		out = append(out, p.Body)
+	}
+	return out
+}
+
+func readDir(dir string) ([]Payload, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var out []Payload
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		if !json.Valid(b) {
+			return nil, fmt.Errorf("%s: not JSON", n)
+		}
+		out = append(out, Payload{File: filepath.Base(n), Body: b})
+	}
+	return out, nil
+}
+
+// documented is the file form of a body written from a venue's
+// documentation: the page it follows and why it was written, beside the
+// body, so no one takes it for a recording.
+type documented struct {
+	MadeFrom string          `json:"made_from"`
+	Note     string          `json:"note"`
+	Body     json.RawMessage `json:"body"`
+}
+
+// Documented returns the bodies written from documentation in fsys's
+// dir, each file {"made_from": URL, "note": why, "body": the body}.
+func Documented(t testing.TB, fsys fs.FS, dir string) []Payload {
+	t.Helper()
+	ps, err := ReadDocumented(fsys, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// ReadDocumented is Documented without a test.
+func ReadDocumented(fsys fs.FS, dir string) ([]Payload, error) {
+	names, err := fs.Glob(fsys, path.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Payload
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		var d documented
+		if err := json.Unmarshal(b, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		if !strings.HasPrefix(d.MadeFrom, "https://") || d.Note == "" || len(d.Body) == 0 {
+			return nil, fmt.Errorf("%s: a documented body names the page it follows (made_from), says why it was written (note) and holds a body", n)
+		}
+		out = append(out, Payload{File: n, Body: d.Body, Documented: d.MadeFrom})
+	}
+	return out, nil
+}
+
+// Base is the part of a venue's local server every venue shares. A venue
+// server embeds it and serves its mux through Serve.
+type Base struct {
+	URL string
+
+	mu         sync.Mutex
+	requests   []string
+	Throttle   map[string]int // request path → 429 answers left
+	RetryAfter string         // Retry-After header sent with 429s
+	Status     int            // answer every request with this status
+}
+
+// Start serves h on loopback until t ends.
+func (b *Base) Start(t testing.TB, h http.Handler) {
+	t.Helper()
+	b.Throttle = map[string]int{}
+	s := httptest.NewServer(b.serve(h))
+	t.Cleanup(s.Close)
+	b.URL = s.URL
+}
+
+// Update changes the server's fields safely while it serves.
+func (b *Base) Update(f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f()
+}
+
+// Requests returns "GET /path?query" of every request so far, in order.
+func (b *Base) Requests() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.requests...)
+}
+
+// Count returns how many requests so far start with prefix.
+func (b *Base) Count(prefix string) int {
+	n := 0
+	for _, r := range b.Requests() {
+		if strings.HasPrefix(r, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// serve logs each request, answers a forced status or a throttle, and
+// serialises the handlers, so fields may be changed through Update while
+// serving.
+func (b *Base) serve(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.requests = append(b.requests, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+		if b.Status != 0 {
+			Error(w, "upstream trouble", b.Status)
+			return
+		}
+		if b.Throttle[r.URL.Path] > 0 {
+			b.Throttle[r.URL.Path]--
+			if b.RetryAfter != "" {
+				w.Header().Set("Retry-After", b.RetryAfter)
+			}
+			Error(w, "rate limited", http.StatusTooManyRequests)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Error answers a JSON error.
+func Error(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `{"error":%q}`, msg)
+}
+
+// JSON answers v as JSON.
+func JSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Objects reads a body holding a list of objects, or an object whose
+// field key holds the list; ok is false when it holds neither.
+func Objects(body json.RawMessage, key string) ([]json.RawMessage, bool) {
+	var list []json.RawMessage
+	if json.Unmarshal(body, &list) == nil {
+		return list, true
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return nil, false
+	}
+	inner, ok := obj[key]
+	if !ok || json.Unmarshal(inner, &list) != nil {
+		return nil, false
+	}
+	return list, true
+}
+
+// Field returns an object's field, nil when absent.
+func Field(obj json.RawMessage, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return nil
+	}
+	return m[key]
+}
+
+// Edit returns obj with fields set (a nil value deletes the field).
+func Edit(obj json.RawMessage, set map[string]any) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = b
+	}
+	return json.Marshal(m)
+}
