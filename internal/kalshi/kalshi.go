@@ -89,7 +89,7 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 	err := c.pages(ctx, "/markets", q, func(raw []byte) (string, error) {
 		var page struct {
 			Markets []json.RawMessage `json:"markets"`
-			Cursor  string      `json:"cursor"`
+			Cursor  string            `json:"cursor"`
 		}
 		if err := json.Unmarshal(raw, &page); err != nil {
 			return "", err
@@ -106,7 +106,7 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 	err = c.pages(ctx, "/events", q, func(raw []byte) (string, error) {
 		var page struct {
 			Events []json.RawMessage `json:"events"`
-			Cursor string      `json:"cursor"`
+			Cursor string            `json:"cursor"`
 		}
 		if err := json.Unmarshal(raw, &page); err != nil {
 			return "", err

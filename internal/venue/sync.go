@@ -231,7 +231,10 @@ func refresh(ctx context.Context, src Source, known []*arena.Market, rep *Report
 // gave (Kalshi's event category, Manifold's topics on some answers) from
 // the stored market.
 func keep(m, stored *arena.Market) {
-	for _, f := range []struct{ dst *string; src string }{
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
 		{&m.Category, stored.Category}, {&m.EventID, stored.EventID}, {&m.EventSlug, stored.EventSlug},
 		{&m.URL, stored.URL}, {&m.Criteria, stored.Criteria}, {&m.Background, stored.Background},
 	} {

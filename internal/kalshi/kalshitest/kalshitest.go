@@ -23,11 +23,11 @@ import (
 type Server struct {
 	venuetest.Base
 
-	Markets []json.RawMessage            // GET /markets?status=open, in order
-	Events  []json.RawMessage            // GET /events?status=open&with_nested_markets=true, each with its markets
-	Single  map[string]json.RawMessage   // GET /markets/{ticker}: the market object
-	Candles map[string]json.RawMessage   // "SERIES/TICKER" → the candlesticks body
-	PageCap int                          // the largest page served, so tests page (default 2)
+	Markets []json.RawMessage          // GET /markets?status=open, in order
+	Events  []json.RawMessage          // GET /events?status=open&with_nested_markets=true, each with its markets
+	Single  map[string]json.RawMessage // GET /markets/{ticker}: the market object
+	Candles map[string]json.RawMessage // "SERIES/TICKER" → the candlesticks body
+	PageCap int                        // the largest page served, so tests page (default 2)
 }
 
 // New starts an empty local Kalshi; it stops when t ends.
