@@ -14,6 +14,8 @@ import (
 	"github.com/forecast-arena/arena/internal/venue"
 )
 
+var quiet = slog.New(slog.DiscardHandler)
+
 // startClient returns a client of the local server with quick retries,
 // on a clock fixed at decodeNow.
 func startClient(t *testing.T, s *kalshitest.Server) *Client {
@@ -22,7 +24,7 @@ func startClient(t *testing.T, s *kalshitest.Server) *Client {
 	c.HTTP.Rate = 0
 	c.HTTP.Backoff, c.HTTP.MaxBackoff, c.HTTP.MaxRetryAfter = time.Millisecond, 2*time.Millisecond, time.Second
 	c.Now = func() time.Time { return decodeNow }
-	c.Logger = slog.New(slog.DiscardHandler)
+	c.Logger = quiet
 	return c
 }
 
@@ -49,7 +51,7 @@ func TestSyncRecorded(t *testing.T) {
 
 		// Listing: 15 bare objects on /markets (the MLB market, the BTC
 		// ladder, 5 parlays, 6 documented), 3 in /events.
-		rep, err := venue.Sync(ctx, db, c, 100, nil)
+		rep, err := venue.Sync(ctx, db, c, 100, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +88,7 @@ func TestSyncRecorded(t *testing.T) {
 		r.RefreshPhase(t)
 		later := decodeNow.Add(time.Hour)
 		c.Now = func() time.Time { return later }
-		rep, err = venue.Sync(ctx, db, c, 100, nil)
+		rep, err = venue.Sync(ctx, db, c, 100, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +118,7 @@ func TestSyncRecorded(t *testing.T) {
 		// A third sync re-reads only the two closed markets and changes
 		// nothing.
 		before := r.Count("GET /markets/")
-		rep, err = venue.Sync(ctx, db, c, 100, nil)
+		rep, err = venue.Sync(ctx, db, c, 100, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
