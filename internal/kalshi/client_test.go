@@ -96,7 +96,9 @@ func TestFailuresChangeNothing(t *testing.T) {
 			"long Retry-After": func() { s.Status, s.Throttle["/events"], s.RetryAfter = 0, 9, "3600" },
 			"not JSON":         func() { s.Throttle["/events"], s.Events = 0, []json.RawMessage{json.RawMessage(`{"event_ticker":`)} },
 		} {
-			s.Update(func() { s.Markets[0] = obj(t, map[string]any{"ticker": "KXA-1-X", "status": "closed", "volume_fp": "10"}) })
+			s.Update(func() {
+				s.Markets[0] = obj(t, map[string]any{"ticker": "KXA-1-X", "status": "closed", "volume_fp": "10"})
+			})
 			s.Update(breakIt)
 			_, err := venue.Sync(ctx, db, c, 10, quiet)
 			if err == nil {
@@ -165,8 +167,8 @@ func TestBenchmarkAt(t *testing.T) {
 		price float64
 		src   arena.PriceSource
 	}{
-		{at, 0.61, arena.PriceLastTrade},                       // a one-sided book: the last trade
-		{at.Add(40 * time.Second), 0.63, arena.PriceCandleMid}, // legacy cents, 20 s away
+		{at, 0.61, arena.PriceLastTrade},                        // a one-sided book: the last trade
+		{at.Add(40 * time.Second), 0.63, arena.PriceCandleMid},  // legacy cents, 20 s away
 		{at.Add(-30 * time.Second), 0.62, arena.PriceCandleMid}, // a tie goes to the earlier point
 	} {
 		p, ok, err := c.BenchmarkAt(context.Background(), m, tc.t)
