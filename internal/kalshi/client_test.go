@@ -91,11 +91,15 @@ func TestFailuresChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Now = func() time.Time { return decodeNow.Add(time.Hour) }
-		for name, breakIt := range map[string]func(){
-			"outage":           func() { s.Status = http.StatusServiceUnavailable },
-			"long Retry-After": func() { s.Status, s.Throttle["/events"], s.RetryAfter = 0, 9, "3600" },
-			"not JSON":         func() { s.Throttle["/events"], s.Events = 0, []json.RawMessage{json.RawMessage(`{"event_ticker":`)} },
+		for _, tc := range []struct {
+			name    string
+			breakIt func()
+		}{
+			{"outage", func() { s.Status = http.StatusServiceUnavailable }},
+			{"long Retry-After", func() { s.Status, s.Throttle["/events"], s.RetryAfter = 0, 9, "3600" }},
+			{"not JSON", func() { s.Throttle["/events"], s.Events = 0, []json.RawMessage{json.RawMessage(`{"event_ticker":`)} }},
 		} {
+			name, breakIt := tc.name, tc.breakIt
 			s.Update(func() {
 				s.Markets[0] = obj(t, map[string]any{"ticker": "KXA-1-X", "status": "closed", "volume_fp": "10"})
 			})
@@ -104,7 +108,7 @@ func TestFailuresChangeNothing(t *testing.T) {
 			if err == nil {
 				t.Fatalf("%s: no error", name)
 			}
-			if name != "not JSON" && arena.ErrorKind(err) != arena.EUNAVAILABLE {
+			if arena.ErrorKind(err) != arena.EUNAVAILABLE {
 				t.Errorf("%s: %v is not EUNAVAILABLE", name, err)
 			}
 			after, err := db.Markets(ctx, arena.MarketFilter{})
