@@ -174,7 +174,7 @@ func (k *market) toEntry(ev *event, fetched time.Time) (*entry, error) {
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return nil, venue.Skip(Venue, venue.SkipBadPrice, id, "%v", err)
 	}
-	mid, hasMid := (bid+ask)/2, hasBid && hasAsk && quoted(bid) && quoted(ask) && bid <= ask
+	mid, hasMid := venue.Round((bid+ask)/2), hasBid && hasAsk && quoted(bid) && quoted(ask) && bid <= ask
 	hasLast = hasLast && quoted(last)
 	volume := k.VolumeFP
 	if !volume.Set {
@@ -222,7 +222,7 @@ func (k *market) toEntry(ev *event, fetched time.Time) (*entry, error) {
 		m.History = append(m.History, venue.YesPoint(fetched, last, arena.PriceLastTrade, fetched))
 	}
 	if st == arena.StatusResolved {
-		settleResult(m, strings.ToLower(strings.TrimSpace(k.Result)), settle, hasSettle, firstSet(settleT, expectT, closeT, fetched), fetched)
+		settleResult(m, strings.ToLower(strings.TrimSpace(k.Result)), settle, hasSettle, venue.FirstSet(settleT, expectT, closeT, fetched), fetched)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, venue.Skip(Venue, venue.SkipInvalid, id, "%v", err)
@@ -271,15 +271,6 @@ func seriesOf(ticker string) string {
 	return s
 }
 
-// firstSet is the first non-zero time.
-func firstSet(ts ...time.Time) time.Time {
-	for _, t := range ts {
-		if !t.IsZero() {
-			return t.UTC()
-		}
-	}
-	return time.Time{}
-}
 
 func or(s, def string) string {
 	if s = strings.TrimSpace(s); s != "" {

@@ -274,7 +274,7 @@ func candlePoints(candles []json.RawMessage, start, end, fetched time.Time) []ar
 		last, hasLast, err3 := k.Price.close("price")
 		switch {
 		case err1 == nil && err2 == nil && hasBid && hasAsk && quoted(bid) && quoted(ask) && bid <= ask:
-			pts = append(pts, venue.YesPoint(at, (bid+ask)/2, arena.PriceCandleMid, fetched))
+			pts = append(pts, venue.YesPoint(at, venue.Round((bid+ask)/2), arena.PriceCandleMid, fetched))
 		case err3 == nil && hasLast && quoted(last):
 			pts = append(pts, venue.YesPoint(at, last, arena.PriceLastTrade, fetched))
 		}

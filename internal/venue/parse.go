@@ -113,6 +113,17 @@ func Time(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// FirstSet is the first of ts that is not zero, in UTC; zero when all
+// are.
+func FirstSet(ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}
+
 // ID checks a venue's id: 1 to 128 letters, digits, '.', '_' or '-'
 // (Kalshi's KXBTCD-26JUL2502-T74299.99, Manifold's 0u0LdllyhO, Metaculus's
 // 43339). It names a market in the store and in the venue's URLs, so
@@ -161,20 +172,21 @@ const (
 	MaxLabel    = 200 // a category, an event's name
 )
 
-// BinaryPrices maps a Yes price to both outcomes, without the float
-// noise of 1 − p and (bid + ask) / 2: no venue prices finer than 1e-6.
+// BinaryPrices maps a Yes price to both outcomes: No is its complement,
+// without the float noise of 1 − p (no venue prices finer than 1e-6).
 func BinaryPrices(yes float64) map[string]float64 {
-	yes = round(yes)
-	return map[string]float64{arena.Yes: yes, arena.No: round(1 - yes)}
+	return map[string]float64{arena.Yes: yes, arena.No: Round(1 - yes)}
 }
 
-func round(p float64) float64 { return math.Round(p*1e12) / 1e12 }
+// Round removes the float noise of a computed price, 1 − p or (bid +
+// ask) / 2, keeping twelve decimals.
+func Round(p float64) float64 { return math.Round(p*1e12) / 1e12 }
 
 // YesPoint is a Yes price observed at fetched, held at t, with its
 // provenance. Times are truncated to the second, as the store keeps
 // them.
 func YesPoint(t time.Time, p float64, src arena.PriceSource, fetched time.Time) arena.PricePoint {
-	return arena.PricePoint{Outcome: arena.Yes, Time: t.UTC().Truncate(time.Second), Price: round(p), Source: src, FetchedAt: fetched.UTC()}
+	return arena.PricePoint{Outcome: arena.Yes, Time: t.UTC().Truncate(time.Second), Price: p, Source: src, FetchedAt: fetched.UTC()}
 }
 
 // Decode unmarshals one upstream object into v; an error is a

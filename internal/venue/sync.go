@@ -64,6 +64,11 @@ func Sync(ctx context.Context, st arena.MarketStore, src Source, limit int, log 
 	if err != nil {
 		return rep, unavailable(ctx, name, err)
 	}
+	for _, m := range kept {
+		if prev := byID[m.SourceID]; prev != nil {
+			keep(m, prev)
+		}
+	}
 	all := append(kept, refreshed...)
 	for _, m := range all {
 		prev := byID[m.SourceID]
@@ -227,9 +232,10 @@ func refresh(ctx context.Context, src Source, known []*arena.Market, rep *Report
 	return ms, nil
 }
 
-// keep fills what a venue's single-market answer lacks and its listing
-// gave (Kalshi's event category, Manifold's topics on some answers) from
-// the stored market.
+// keep fills what a venue's answer lacks and an earlier one gave from
+// the stored market: a listing's form of a market the sync read whole
+// before (Manifold's description and topics), a single-market answer of
+// a market listed in its event (Kalshi's category).
 func keep(m, stored *arena.Market) {
 	for _, f := range []struct {
 		dst *string
