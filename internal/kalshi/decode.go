@@ -271,7 +271,6 @@ func seriesOf(ticker string) string {
 	return s
 }
 
-
 func or(s, def string) string {
 	if s = strings.TrimSpace(s); s != "" {
 		return s

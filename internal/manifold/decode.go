@@ -177,4 +177,3 @@ func marketURL(s string) string {
 	}
 	return u.String()
 }
-
