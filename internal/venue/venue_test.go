@@ -263,7 +263,7 @@ func TestReaders(t *testing.T) {
 	if _, ok := Nearest(pts, t0.Add(time.Hour), 5*time.Minute); ok {
 		t.Error("a point an hour away")
 	}
-	if math.IsNaN(Round(0.1 + 0.2)) || Round(0.1+0.2) != 0.3 {
+	if math.IsNaN(Round(0.1+0.2)) || Round(0.1+0.2) != 0.3 {
 		t.Error("round")
 	}
 }
