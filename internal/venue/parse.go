@@ -142,13 +142,12 @@ func ID(s string) (string, bool) {
 }
 
 // Text is upstream free text as the arena stores it: valid UTF-8 (an
-// invalid byte becomes U+FFFD), CRLF as LF, without NUL or another
-// control character but newline and tab (PostgreSQL refuses NUL in
-// text, so one such question would fail a whole sync's write), without
-// bidirectional controls (they would show the text in another order than
-// it is stored), trimmed, and cut to max characters with an ellipsis.
-// The venue wrote the text; the arena keeps what is readable of it
-// rather than refuse a question for a stray character.
+// invalid byte becomes U+FFFD), CRLF as LF, without control characters
+// but newline and tab, without bidirectional controls (they would show
+// the text in another order than it is stored), trimmed, and cut to max
+// characters with an ellipsis. The venue wrote the text; the arena keeps
+// what is readable of it rather than refuse a question for a stray
+// character, as arena.CleanText refuses a user's.
 func Text(s string, max int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
