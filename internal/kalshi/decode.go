@@ -156,16 +156,11 @@ func (k *market) toEntry(ev *event, fetched time.Time) (*entry, error) {
 		question = venue.Text(question+" — "+sub, venue.MaxQuestion)
 	}
 	var openT, closeT, expectT, settleT time.Time
-	for _, f := range []struct {
-		name, s string
-		dst     *time.Time
-	}{{"open_time", k.OpenTime, &openT}, {"close_time", k.CloseTime, &closeT},
-		{"expected_expiration_time", k.ExpectedExpirationTime, &expectT}, {"settlement_ts", k.SettlementTS, &settleT}} {
-		t, err := venue.Time(f.s)
-		if err != nil {
-			return nil, venue.Skip(Venue, venue.SkipBadDate, id, "%s: %v", f.name, err)
-		}
-		*f.dst = t
+	if err := venue.Times(Venue, id, venue.Time, venue.TimeField[string]{Name: "open_time", Value: k.OpenTime, Dst: &openT},
+		venue.TimeField[string]{Name: "close_time", Value: k.CloseTime, Dst: &closeT},
+		venue.TimeField[string]{Name: "expected_expiration_time", Value: k.ExpectedExpirationTime, Dst: &expectT},
+		venue.TimeField[string]{Name: "settlement_ts", Value: k.SettlementTS, Dst: &settleT}); err != nil {
+		return nil, err
 	}
 	bid, hasBid, err1 := price(k.YesBidDollars, k.YesBid, "yes bid")
 	ask, hasAsk, err2 := price(k.YesAskDollars, k.YesAsk, "yes ask")
@@ -191,10 +186,10 @@ func (k *market) toEntry(ev *event, fetched time.Time) (*entry, error) {
 	category := k.Category
 	series := ""
 	if ev != nil {
-		category, series = or(ev.Category, category), strings.TrimSpace(ev.SeriesTicker)
+		category, series = venue.Or(ev.Category, category), strings.TrimSpace(ev.SeriesTicker)
 	}
 	if series == "" {
-		series = seriesOf(or(eventTicker, id))
+		series = seriesOf(venue.Or(eventTicker, id))
 	}
 	m := &arena.Market{
 		Source: arena.SourceKalshi, SourceID: id, Kind: arena.KindMarket,
@@ -269,13 +264,6 @@ func parlay(ticker string) bool { return strings.HasPrefix(strings.ToUpper(ticke
 func seriesOf(ticker string) string {
 	s, _, _ := strings.Cut(ticker, "-")
 	return s
-}
-
-func or(s, def string) string {
-	if s = strings.TrimSpace(s); s != "" {
-		return s
-	}
-	return def
 }
 
 // decodeEvent decodes one /events entry.

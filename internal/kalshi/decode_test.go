@@ -1,37 +1,25 @@
 package kalshi
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/venue"
+	"github.com/forecast-arena/arena/internal/venue/venuetest"
 )
 
 // obj is a trading market object with the fields set replaced (a nil
 // value removes a field).
 func obj(t *testing.T, set map[string]any) []byte {
 	t.Helper()
-	m := map[string]any{
+	return venuetest.Object(t, map[string]any{
 		"ticker": "KXTEST-26JAN01-A", "event_ticker": "KXTEST-26JAN01", "market_type": "binary",
 		"title": "Will it?", "yes_sub_title": "", "rules_primary": "If it does, Yes.", "status": "active", "result": "",
 		"open_time": "2026-01-01T00:00:00Z", "close_time": "2026-02-01T00:00:00Z",
 		"yes_bid_dollars": "0.4000", "yes_ask_dollars": "0.4400", "last_price_dollars": "0.4200", "volume_fp": "100.00",
-	}
-	for k, v := range set {
-		if v == nil {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	}, set)
 }
 
 // The decoder's rules, one case each.

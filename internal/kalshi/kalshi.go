@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"sort"
@@ -39,15 +38,11 @@ const (
 	maxCandleSeconds = int64(venue.BenchmarkTolerance / time.Second)
 )
 
-// Client reads Kalshi's trade API. Build it with NewClient.
+// Client reads Kalshi's trade API. Build it with NewClient. Its
+// MaxPages bounds each listing (default 100: 100,000 markets, 20,000
+// events).
 type Client struct {
-	HTTP venue.HTTP
-	// MaxPages bounds each listing's pages, a guard against endless
-	// pagination (default 100: 100,000 markets, 20,000 events).
-	MaxPages int
-	// Now stamps fetched prices (default time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
+	venue.Client
 }
 
 var (
@@ -60,22 +55,11 @@ func NewClient(base string) *Client {
 	if base == "" {
 		base = DefaultURL
 	}
-	return &Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}
+	return &Client{venue.Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}}
 }
 
 // Name is arena.SourceKalshi.
 func (c *Client) Name() string { return Venue }
-
-func (c *Client) now() time.Time { return arena.Clock(c.Now)().UTC() }
-
-func (c *Client) log() *slog.Logger { return arena.Logger(c.Logger) }
-
-func (c *Client) maxPages() int {
-	if c.MaxPages <= 0 {
-		return defaultMaxPages
-	}
-	return c.MaxPages
-}
 
 // List pages through GET /markets?status=open and GET
 // /events?status=open&with_nested_markets=true, both without
@@ -84,7 +68,19 @@ func (c *Client) maxPages() int {
 // from the second. Kalshi lists neither by volume, so every page is read
 // (up to MaxPages each).
 func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, error) {
-	col := collector{byID: map[string]*arena.Market{}, rep: rep, c: c, fetched: c.now()}
+	l := venue.Listing{Rep: rep, Log: c.Logger}
+	fetched := c.Clock()
+	add := func(raw []byte, ev *event) {
+		e, err := decode(raw, ev, fetched)
+		if err != nil {
+			l.Add(nil, false, err)
+			return
+		}
+		// The event knows its markets' category and series.
+		if first := l.Add(e.M, e.Eligible, nil); first != nil && ev != nil {
+			first.Category, first.EventSlug = venue.Or(e.M.Category, first.Category), venue.Or(e.M.EventSlug, first.EventSlug)
+		}
+	}
 	q := url.Values{"status": {"open"}, "mve_filter": {"exclude"}, "limit": {strconv.Itoa(marketPage)}}
 	err := c.pages(ctx, "/markets", q, func(raw []byte) (string, error) {
 		var page struct {
@@ -95,7 +91,7 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 			return "", err
 		}
 		for _, m := range page.Markets {
-			col.add(m, nil)
+			add(m, nil)
 		}
 		return page.Cursor, nil
 	})
@@ -114,13 +110,11 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 		for _, e := range page.Events {
 			ev, err := decodeEvent(e)
 			if err != nil {
-				rep.Fetched++
-				rep.Skip(venue.Reason(err))
-				c.log().Warn("kalshi: skipping event", "reason", venue.Reason(err), "err", err)
+				l.Add(nil, false, err)
 				continue
 			}
 			for _, m := range ev.Markets {
-				col.add(m, ev)
+				add(m, ev)
 			}
 		}
 		return page.Cursor, nil
@@ -128,14 +122,14 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 	if err != nil {
 		return nil, err
 	}
-	return col.list, nil
+	return l.Markets, nil
 }
 
 // pages GETs path with q and every next cursor until a page has none,
 // handing each page to read, which returns the page's cursor.
 func (c *Client) pages(ctx context.Context, path string, q url.Values, read func(raw []byte) (string, error)) error {
 	seen := map[string]bool{}
-	for page := 0; page < c.maxPages(); page++ {
+	for page := 0; page < c.Pages(defaultMaxPages); page++ {
 		var raw json.RawMessage
 		if err := c.HTTP.Get(ctx, path, q, &raw); err != nil {
 			return fmt.Errorf("kalshi: list %s page %d: %w", path, page+1, err)
@@ -153,41 +147,8 @@ func (c *Client) pages(ctx context.Context, path string, q url.Values, read func
 		seen[cursor] = true
 		q.Set("cursor", cursor)
 	}
-	c.log().Warn("kalshi: stopped paging at the page cap", "path", path, "pages", c.maxPages())
+	c.Log().Warn("kalshi: stopped paging at the page cap", "path", path, "pages", c.Pages(defaultMaxPages))
 	return nil
-}
-
-// collector merges the two listings' markets by ticker.
-type collector struct {
-	byID    map[string]*arena.Market
-	list    []*arena.Market
-	rep     *venue.Report
-	c       *Client
-	fetched time.Time
-}
-
-func (col *collector) add(raw []byte, ev *event) {
-	col.rep.Fetched++
-	e, err := decode(raw, ev, col.fetched)
-	if err != nil {
-		col.rep.Skip(venue.Reason(err))
-		col.c.log().Warn("kalshi: skipping market", "reason", venue.Reason(err), "err", err)
-		return
-	}
-	if !e.Eligible {
-		col.rep.Ineligible++
-		return
-	}
-	m := e.M
-	if prev := col.byID[m.SourceID]; prev != nil {
-		col.rep.Duplicates++
-		if ev != nil { // the event knows its category and series
-			prev.Category, prev.EventSlug = or(m.Category, prev.Category), or(m.EventSlug, prev.EventSlug)
-		}
-		return
-	}
-	col.byID[m.SourceID] = m
-	col.list = append(col.list, m)
 }
 
 // Market re-reads one market with GET /markets/{ticker}.
@@ -205,7 +166,7 @@ func (c *Client) Market(ctx context.Context, ticker string) (*arena.Market, erro
 	if len(resp.Market) == 0 {
 		return nil, venue.Skip(Venue, venue.SkipInvalidJSON, ticker, "no market in the answer")
 	}
-	e, err := decode(resp.Market, nil, c.now())
+	e, err := decode(resp.Market, nil, c.Clock())
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +201,7 @@ func (c *Client) Candles(ctx context.Context, m *arena.Market, start, end time.T
 	if end.Before(start) {
 		return nil, arena.Errorf(arena.EINVALID, "kalshi: candles of %s: end %s before start %s", m.SourceID, end.Format(time.RFC3339), start.Format(time.RFC3339))
 	}
-	series := or(m.EventSlug, seriesOf(m.SourceID))
+	series := venue.Or(m.EventSlug, seriesOf(m.SourceID))
 	if _, ok := venue.ID(series); !ok {
 		return nil, arena.Errorf(arena.EINVALID, "kalshi: candles of %s: series %.40q", m.SourceID, series)
 	}
@@ -253,7 +214,7 @@ func (c *Client) Candles(ctx context.Context, m *arena.Market, start, end time.T
 	if err := c.HTTP.Get(ctx, path, q, &resp); err != nil {
 		return nil, fmt.Errorf("kalshi: candles of %s: %w", m.SourceID, err)
 	}
-	return candlePoints(resp.Candlesticks, start, end, c.now()), nil
+	return candlePoints(resp.Candlesticks, start, end, c.Clock()), nil
 }
 
 // candlePoints reads the candles ending in [start, end]; a candle it

@@ -118,17 +118,7 @@ var recordedOther = map[kalshitest.Shape]string{
 	kalshitest.ShapeSeries:  "not read: a market's category comes from its event, its series from the event or its ticker",
 }
 
-func rfc3339(t *testing.T, s string) time.Time {
-	t.Helper()
-	if s == "" {
-		return time.Time{}
-	}
-	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+func rfc3339(t *testing.T, s string) time.Time { return venuetest.Time(t, s) }
 
 func wantFor(r kalshitest.Recorded) int {
 	return slices.IndexFunc(recordedMarkets, func(w recordedWant) bool {

@@ -12,6 +12,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/venue"
+	"github.com/forecast-arena/arena/internal/venue/venuetest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -21,8 +22,7 @@ var quiet = slog.New(slog.DiscardHandler)
 func startClient(t *testing.T, s *kalshitest.Server) *Client {
 	t.Helper()
 	c := NewClient(s.URL)
-	c.HTTP.Rate = 0
-	c.HTTP.Backoff, c.HTTP.MaxBackoff, c.HTTP.MaxRetryAfter = time.Millisecond, 2*time.Millisecond, time.Second
+	venuetest.Quick(&c.HTTP)
 	c.Now = func() time.Time { return decodeNow }
 	c.Logger = quiet
 	return c

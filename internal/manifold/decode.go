@@ -79,16 +79,10 @@ func (k *market) toEntry(now time.Time) (*entry, error) {
 		return nil, venue.Skip(Venue, venue.SkipMissingQuestion, id, "empty question")
 	}
 	var created, closeT, resolvedT time.Time
-	for _, f := range []struct {
-		name string
-		n    venue.Number
-		dst  *time.Time
-	}{{"createdTime", k.CreatedTime, &created}, {"closeTime", k.CloseTime, &closeT}, {"resolutionTime", k.ResolutionTime, &resolvedT}} {
-		t, err := venue.Millis(f.n)
-		if err != nil {
-			return nil, venue.Skip(Venue, venue.SkipBadDate, id, "%s: %v", f.name, err)
-		}
-		*f.dst = t
+	if err := venue.Times(Venue, id, venue.Millis, venue.TimeField[venue.Number]{Name: "createdTime", Value: k.CreatedTime, Dst: &created},
+		venue.TimeField[venue.Number]{Name: "closeTime", Value: k.CloseTime, Dst: &closeT},
+		venue.TimeField[venue.Number]{Name: "resolutionTime", Value: k.ResolutionTime, Dst: &resolvedT}); err != nil {
+		return nil, err
 	}
 	prob, hasProb, err := k.Probability.Probability("probability")
 	if err == nil && k.ResolutionProbability.Set {

@@ -16,23 +16,11 @@ import (
 // value removes a field).
 func obj(t testing.TB, set map[string]any) []byte {
 	t.Helper()
-	m := map[string]any{
+	return venuetest.Object(t, map[string]any{
 		"id": "AbCdEf1234", "question": "Will it?", "slug": "will-it", "url": "https://manifold.markets/u/will-it",
 		"outcomeType": "BINARY", "mechanism": "cpmm-1", "probability": 0.3, "createdTime": 1777000000000,
 		"closeTime": 1778000000000, "isResolved": false, "volume": 12, "totalLiquidity": 100,
-	}
-	for k, v := range set {
-		if v == nil {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	}, set)
 }
 
 // The decoder's rules, one case each.

@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -36,16 +35,11 @@ const (
 	betsPage        = 100
 )
 
-// Client reads Manifold's API. Build it with NewClient.
+// Client reads Manifold's API. Build it with NewClient. Its MaxPages
+// bounds the listing's pages of 1,000 (default 5): Manifold lists by
+// popularity, and the sync keeps the most traded of those.
 type Client struct {
-	HTTP venue.HTTP
-	// MaxPages bounds the listing's pages of 1,000 (default 5): Manifold
-	// lists by popularity, and the sync keeps the most traded of those.
-	MaxPages int
-	// Now is the clock a market's status is read at and its prices are
-	// stamped with (default time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
+	venue.Client
 }
 
 var (
@@ -58,7 +52,7 @@ func NewClient(base string) *Client {
 	if base == "" {
 		base = DefaultURL
 	}
-	return &Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}
+	return &Client{venue.Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}}
 }
 
 // Name is arena.SourceManifold.
@@ -67,20 +61,11 @@ func (c *Client) Name() string { return Venue }
 // ListsPartial is true: the listing has no description and no topics.
 func (c *Client) ListsPartial() bool { return true }
 
-func (c *Client) now() time.Time { return arena.Clock(c.Now)().UTC() }
-
-func (c *Client) log() *slog.Logger { return arena.Logger(c.Logger) }
-
 // List pages through the open BINARY markets by popularity, until an
 // empty page or MaxPages, and returns the eligible ones once each.
 func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, error) {
-	now := c.now()
-	maxPages := c.MaxPages
-	if maxPages <= 0 {
-		maxPages = defaultMaxPages
-	}
-	seen := map[string]bool{}
-	var out []*arena.Market
+	now, maxPages := c.Clock(), c.Pages(defaultMaxPages)
+	l := venue.Listing{Rep: rep, Log: c.Logger}
 	offset := 0
 	for page := 0; page < maxPages; page++ {
 		q := url.Values{"term": {""}, "filter": {"open"}, "contractType": {"BINARY"}, "sort": {"most-popular"},
@@ -90,28 +75,19 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 			return nil, fmt.Errorf("manifold: list markets at offset %d: %w", offset, err)
 		}
 		if len(items) == 0 {
-			return out, nil
+			return l.Markets, nil
 		}
 		for _, raw := range items {
-			rep.Fetched++
-			e, err := decode(raw, now)
-			switch {
-			case err != nil:
-				rep.Skip(venue.Reason(err))
-				c.log().Warn("manifold: skipping market", "reason", venue.Reason(err), "err", err)
-			case !e.Eligible:
-				rep.Ineligible++
-			case seen[e.M.SourceID]: // pages shift while markets trade
-				rep.Duplicates++
-			default:
-				seen[e.M.SourceID] = true
-				out = append(out, e.M)
+			if e, err := decode(raw, now); err != nil {
+				l.Add(nil, false, err)
+			} else {
+				l.Add(e.M, e.Eligible, nil)
 			}
 		}
 		offset += len(items)
 	}
-	c.log().Warn("manifold: stopped paging at the page cap", "pages", maxPages, "markets", len(out))
-	return out, nil
+	c.Log().Warn("manifold: stopped paging at the page cap", "pages", maxPages, "markets", len(l.Markets))
+	return l.Markets, nil
 }
 
 // Market reads one market whole with GET /market/{id}.
@@ -124,7 +100,7 @@ func (c *Client) Market(ctx context.Context, id string) (*arena.Market, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifold: get market %s: %w", id, err)
 	}
-	e, err := decode(raw, c.now())
+	e, err := decode(raw, c.Clock())
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +132,7 @@ func (c *Client) BenchmarkAt(ctx context.Context, m *arena.Market, t time.Time) 
 	if !ok {
 		return arena.PricePoint{}, false, nil
 	}
-	return venue.YesPoint(t, p, arena.PriceAMMHistory, c.now()), true, nil
+	return venue.YesPoint(t, p, arena.PriceAMMHistory, c.Clock()), true, nil
 }
 
 // lastPrice is the probability after the latest readable bet made at or

@@ -35,14 +35,7 @@ func payloads(t *testing.T) []venuetest.Payload {
 	return append(venuetest.Recorded(t, Venue), manifoldtest.Documented(t)...)
 }
 
-func rfc3339(t *testing.T, s string) time.Time {
-	t.Helper()
-	v, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+func rfc3339(t *testing.T, s string) time.Time { return venuetest.Time(t, s) }
 
 // recordedWant states what the arena makes of some market objects.
 type recordedWant struct {
@@ -148,8 +141,7 @@ func TestRecordedPayloadsAccounted(t *testing.T) {
 func startClient(t *testing.T, s *manifoldtest.Server, now time.Time) *Client {
 	t.Helper()
 	c := NewClient(s.URL)
-	c.HTTP.Rate = 0
-	c.HTTP.Backoff, c.HTTP.MaxBackoff, c.HTTP.MaxRetryAfter = time.Millisecond, 2*time.Millisecond, time.Second
+	venuetest.Quick(&c.HTTP)
 	c.Now = func() time.Time { return now }
 	c.Logger = quiet
 	c.MaxPages = 1000

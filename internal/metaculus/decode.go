@@ -139,7 +139,7 @@ func (p *post) toEntry(fetched time.Time) (*entry, error) {
 	if t := strings.ToLower(strings.TrimSpace(q.Type)); t != "binary" {
 		return nil, venue.Skip(Venue, venue.SkipNotBinary, id, "question type %.40q", q.Type)
 	}
-	status := strings.ToLower(strings.TrimSpace(or(q.Status, p.Status)))
+	status := strings.ToLower(venue.Or(q.Status, p.Status))
 	st, known := statuses[status]
 	switch {
 	case status == "upcoming" || status == "approved":
@@ -147,22 +147,17 @@ func (p *post) toEntry(fetched time.Time) (*entry, error) {
 	case !known:
 		return nil, venue.Skip(Venue, venue.SkipUnknownStatus, id, "status %.40q", status)
 	}
-	question := venue.Text(or(p.Title, q.Title), venue.MaxQuestion)
+	question := venue.Text(venue.Or(p.Title, q.Title), venue.MaxQuestion)
 	if question == "" {
 		return nil, venue.Skip(Venue, venue.SkipMissingQuestion, id, "empty title")
 	}
 	var openT, closeT, scheduledT, resolvedT, setT time.Time
-	for _, f := range []struct {
-		name, s string
-		dst     *time.Time
-	}{{"open_time", or(q.OpenTime, p.OpenTime), &openT}, {"actual_close_time", q.ActualCloseTime, &closeT},
-		{"scheduled_close_time", or(q.ScheduledCloseTime, p.ScheduledCloseTime), &scheduledT},
-		{"actual_resolve_time", q.ActualResolveTime, &resolvedT}, {"resolution_set_time", q.ResolutionSetTime, &setT}} {
-		t, err := venue.Time(f.s)
-		if err != nil {
-			return nil, venue.Skip(Venue, venue.SkipBadDate, id, "%s: %v", f.name, err)
-		}
-		*f.dst = t
+	if err := venue.Times(Venue, id, venue.Time, venue.TimeField[string]{Name: "open_time", Value: venue.Or(q.OpenTime, p.OpenTime), Dst: &openT},
+		venue.TimeField[string]{Name: "actual_close_time", Value: q.ActualCloseTime, Dst: &closeT},
+		venue.TimeField[string]{Name: "scheduled_close_time", Value: venue.Or(q.ScheduledCloseTime, p.ScheduledCloseTime), Dst: &scheduledT},
+		venue.TimeField[string]{Name: "actual_resolve_time", Value: q.ActualResolveTime, Dst: &resolvedT},
+		venue.TimeField[string]{Name: "resolution_set_time", Value: q.ResolutionSetTime, Dst: &setT}); err != nil {
+		return nil, err
 	}
 	cp, hasCP, err := q.latest()
 	if err != nil {
@@ -263,11 +258,4 @@ func (q *question) at(t time.Time) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-func or(s, def string) string {
-	if s = strings.TrimSpace(s); s != "" {
-		return s
-	}
-	return def
 }

@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,15 +38,11 @@ const (
 // answers its API only to a token's holder.
 var ErrNoToken = arena.Errorf(arena.EINVALID, "metaculus: no API token: set ARENA_METACULUS_TOKEN (or METACULUS_TOKEN) to the token of your Metaculus account's settings")
 
-// Client reads Metaculus's API. Build it with NewClient.
+// Client reads Metaculus's API. Build it with NewClient. Its MaxPages
+// bounds the listing's pages of 100 (default 10), the most forecast
+// questions first.
 type Client struct {
-	HTTP venue.HTTP
-	// MaxPages bounds the listing's pages of 100 (default 10), the most
-	// forecast questions first.
-	MaxPages int
-	// Now stamps fetched prices (default time.Now).
-	Now    func() time.Time
-	Logger *slog.Logger
+	venue.Client
 }
 
 var (
@@ -61,7 +56,7 @@ func NewClient(base, token string) *Client {
 	if base == "" {
 		base = DefaultURL
 	}
-	c := &Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}
+	c := &Client{venue.Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}}
 	if token != "" {
 		c.HTTP.Header = http.Header{"Authorization": {"Token " + token}}
 	}
@@ -70,10 +65,6 @@ func NewClient(base, token string) *Client {
 
 // Name is arena.SourceMetaculus.
 func (c *Client) Name() string { return Venue }
-
-func (c *Client) now() time.Time { return arena.Clock(c.Now)().UTC() }
-
-func (c *Client) log() *slog.Logger { return arena.Logger(c.Logger) }
 
 // get GETs path, refusing to ask without a token and saying what a
 // refused token means.
@@ -92,13 +83,8 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, v any) erro
 // until a page without a next one or MaxPages, and returns the open
 // questions once each.
 func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, error) {
-	fetched := c.now()
-	maxPages := c.MaxPages
-	if maxPages <= 0 {
-		maxPages = defaultMaxPages
-	}
-	seen := map[string]bool{}
-	var out []*arena.Market
+	fetched, maxPages := c.Clock(), c.Pages(defaultMaxPages)
+	l := venue.Listing{Rep: rep, Log: c.Logger}
 	offset := 0
 	for page := 0; page < maxPages; page++ {
 		q := url.Values{"statuses": {"open"}, "forecast_type": {"binary"}, "order_by": {"-forecasts_count"}, "with_cp": {"true"},
@@ -111,28 +97,19 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 			return nil, fmt.Errorf("metaculus: list posts at offset %d: %w", offset, err)
 		}
 		for _, raw := range resp.Results {
-			rep.Fetched++
-			e, err := decode(raw, fetched)
-			switch {
-			case err != nil:
-				rep.Skip(venue.Reason(err))
-				c.log().Warn("metaculus: skipping post", "reason", venue.Reason(err), "err", err)
-			case !e.Eligible:
-				rep.Ineligible++
-			case seen[e.M.SourceID]:
-				rep.Duplicates++
-			default:
-				seen[e.M.SourceID] = true
-				out = append(out, e.M)
+			if e, err := decode(raw, fetched); err != nil {
+				l.Add(nil, false, err)
+			} else {
+				l.Add(e.M, e.Eligible, nil)
 			}
 		}
 		if len(resp.Results) == 0 || resp.Next == nil || *resp.Next == "" {
-			return out, nil
+			return l.Markets, nil
 		}
 		offset += len(resp.Results)
 	}
-	c.log().Warn("metaculus: stopped paging at the page cap", "pages", maxPages, "questions", len(out))
-	return out, nil
+	c.Log().Warn("metaculus: stopped paging at the page cap", "pages", maxPages, "questions", len(l.Markets))
+	return l.Markets, nil
 }
 
 // post reads one post with GET /posts/{id}/.
@@ -145,7 +122,7 @@ func (c *Client) post(ctx context.Context, id string) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metaculus: get post %s: %w", id, err)
 	}
-	e, err := decode(raw, c.now())
+	e, err := decode(raw, c.Clock())
 	if err != nil {
 		return nil, err
 	}
@@ -176,5 +153,5 @@ func (c *Client) BenchmarkAt(ctx context.Context, m *arena.Market, t time.Time) 
 	if !ok {
 		return arena.PricePoint{}, false, nil
 	}
-	return venue.YesPoint(t, p, arena.PriceCommunity, c.now()), true, nil
+	return venue.YesPoint(t, p, arena.PriceCommunity, c.Clock()), true, nil
 }

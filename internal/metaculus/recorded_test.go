@@ -36,17 +36,7 @@ func payloads(t *testing.T) []venuetest.Payload {
 	return append(venuetest.Recorded(t, Venue), metaculustest.Documented(t)...)
 }
 
-func rfc3339(t *testing.T, s string) time.Time {
-	t.Helper()
-	if s == "" {
-		return time.Time{}
-	}
-	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
+func rfc3339(t *testing.T, s string) time.Time { return venuetest.Time(t, s) }
 
 type recordedWant struct {
 	id         string
@@ -151,8 +141,7 @@ func TestDocumentedLabelled(t *testing.T) {
 func startClient(t *testing.T, s *metaculustest.Server) *Client {
 	t.Helper()
 	c := NewClient(s.URL, metaculustest.Token)
-	c.HTTP.Rate = 0
-	c.HTTP.Backoff, c.HTTP.MaxBackoff, c.HTTP.MaxRetryAfter = time.Millisecond, 2*time.Millisecond, time.Second
+	venuetest.Quick(&c.HTTP)
 	c.Now = func() time.Time { return fetchedAt }
 	c.Logger = quiet
 	c.MaxPages = 100

@@ -124,6 +124,35 @@ func FirstSet(ts ...time.Time) time.Time {
 	return time.Time{}
 }
 
+// Or is s trimmed, or def when that is empty.
+func Or(s, def string) string {
+	if s = strings.TrimSpace(s); s != "" {
+		return s
+	}
+	return def
+}
+
+// TimeField is one time an upstream object holds: its field's name, its
+// value as sent, and where its reading goes.
+type TimeField[T any] struct {
+	Name  string
+	Value T
+	Dst   *time.Time
+}
+
+// Times reads each field with read (Time, Millis, Seconds); the first it
+// cannot read makes the object a bad_date skip.
+func Times[T any](venue, id string, read func(T) (time.Time, error), fields ...TimeField[T]) error {
+	for _, f := range fields {
+		t, err := read(f.Value)
+		if err != nil {
+			return Skip(venue, SkipBadDate, id, "%s: %v", f.Name, err)
+		}
+		*f.Dst = t
+	}
+	return nil
+}
+
 // ID checks a venue's id: 1 to 128 letters, digits, '.', '_' or '-'
 // (Kalshi's KXBTCD-26JUL2502-T74299.99, Manifold's 0u0LdllyhO, Metaculus's
 // 43339). It names a market in the store and in the venue's URLs, so

@@ -10,6 +10,7 @@ package venue
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,29 +131,100 @@ type Report struct {
 }
 
 // Skip counts one skipped object.
-func (r *Report) Skip(reason SkipReason) {
-	r.Skipped++
-	if r.SkipReasons == nil {
-		r.SkipReasons = map[SkipReason]int{}
-	}
-	r.SkipReasons[reason]++
-}
+func (r *Report) Skip(reason SkipReason) { CountSkip(&r.Skipped, &r.SkipReasons, reason) }
 
 // String is the one-line summary `arena sync` prints.
 func (r Report) String() string {
-	var reasons []string
-	for k, v := range r.SkipReasons {
-		reasons = append(reasons, fmt.Sprintf("%s=%d", k, v))
-	}
-	sort.Strings(reasons)
-	skipped := strconv.Itoa(r.Skipped)
-	if len(reasons) > 0 {
-		skipped += " (" + strings.Join(reasons, ",") + ")"
-	}
 	return fmt.Sprintf("%s: kept %d of %d listed (%d duplicates, %d ineligible, %s skipped); "+
 		"refreshed %d (%d closed, %d resolved, %d ambiguous, %d gone); %d open with a price, %d without; "+
 		"saved %d new, %d updated, %d unchanged, %d price points",
-		r.Venue, r.Kept, r.Fetched, r.Duplicates, r.Ineligible, skipped,
+		r.Venue, r.Kept, r.Fetched, r.Duplicates, r.Ineligible, Skipped(r.Skipped, r.SkipReasons),
 		r.Refreshed, r.Closed, r.Resolved, r.Ambiguous, r.RefreshMissing, r.Priced, r.Unpriced,
 		r.Inserted, r.Updated, r.Unchanged, r.PricePoints)
+}
+
+// CountSkip counts one skipped object of a sync report, by reason (the
+// venues' report and Polymarket's).
+func CountSkip[K comparable](n *int, reasons *map[K]int, reason K) {
+	*n++
+	if *reasons == nil {
+		*reasons = map[K]int{}
+	}
+	(*reasons)[reason]++
+}
+
+// Skipped says a report's skipped count with its reasons, as the summary
+// lines print it: "3 (bad_date=1,parlay=2)".
+func Skipped[K ~string](n int, reasons map[K]int) string {
+	var rs []string
+	for k, v := range reasons {
+		rs = append(rs, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(rs)
+	s := strconv.Itoa(n)
+	if len(rs) > 0 {
+		s += " (" + strings.Join(rs, ",") + ")"
+	}
+	return s
+}
+
+// Listing gathers the markets a venue lists, once each, counting every
+// entry it received in the report as Source.List promises: skipped (with
+// its reason, logged), ineligible, a repeat, or listed.
+type Listing struct {
+	Rep     *Report
+	Log     *slog.Logger
+	Markets []*arena.Market
+	seen    map[string]*arena.Market
+}
+
+// Add counts one entry: the market an object decoded to and whether the
+// venue lists it as trading, or err, the *SkipError it decoded to. It
+// returns the first sighting of a repeated market, nil otherwise.
+func (l *Listing) Add(m *arena.Market, eligible bool, err error) (first *arena.Market) {
+	l.Rep.Fetched++
+	switch {
+	case err != nil:
+		l.Rep.Skip(Reason(err))
+		arena.Logger(l.Log).Warn(l.Rep.Venue+": skipping", "reason", Reason(err), "err", err)
+	case !eligible:
+		l.Rep.Ineligible++
+	case l.seen[m.SourceID] != nil: // a venue's pages shift while it trades
+		l.Rep.Duplicates++
+		return l.seen[m.SourceID]
+	default:
+		if l.seen == nil {
+			l.seen = map[string]*arena.Market{}
+		}
+		l.seen[m.SourceID] = m
+		l.Markets = append(l.Markets, m)
+	}
+	return nil
+}
+
+// Client is what each venue's client holds: its HTTP client, its
+// listing's page cap, its clock and its logger.
+type Client struct {
+	HTTP HTTP
+	// MaxPages bounds a listing's pages, a guard against endless
+	// pagination (0: the venue's default).
+	MaxPages int
+	// Now is the clock a market's state is read at and its prices are
+	// stamped with (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Clock is the client's time, in UTC.
+func (c *Client) Clock() time.Time { return arena.Clock(c.Now)().UTC() }
+
+// Log is the client's logger.
+func (c *Client) Log() *slog.Logger { return arena.Logger(c.Logger) }
+
+// Pages is MaxPages, or def when it is not set.
+func (c *Client) Pages(def int) int {
+	if c.MaxPages <= 0 {
+		return def
+	}
+	return c.MaxPages
 }

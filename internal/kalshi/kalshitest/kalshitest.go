@@ -117,11 +117,4 @@ func Documented(t testing.TB) []venuetest.Payload {
 }
 
 // DocumentedSeeds returns the documented bodies, for fuzz seeds.
-func DocumentedSeeds() [][]byte {
-	ps, _ := venuetest.ReadDocumented(documented, "testdata/documented")
-	var out [][]byte
-	for _, p := range ps {
-		out = append(out, p.Body)
-	}
-	return out
-}
+func DocumentedSeeds() [][]byte { return venuetest.DocumentedBodies(documented, "testdata/documented") }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,8 +20,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/forecast-arena/arena/internal/shareddata"
+	"github.com/forecast-arena/arena/internal/venue"
 )
 
 // Payload is one body a venue served (a recording) or would serve (one
@@ -103,6 +106,17 @@ func Documented(t testing.TB, fsys fs.FS, dir string) []Payload {
 		t.Fatal(err)
 	}
 	return ps
+}
+
+// DocumentedBodies returns the bodies of Documented, for fuzz seeds;
+// none when they cannot be read.
+func DocumentedBodies(fsys fs.FS, dir string) [][]byte {
+	ps, _ := ReadDocumented(fsys, dir)
+	var out [][]byte
+	for _, p := range ps {
+		out = append(out, p.Body)
+	}
+	return out
 }
 
 // ReadDocumented is Documented without a test.
@@ -197,6 +211,45 @@ func (b *Base) serve(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// Quick makes a venue client fit for a local server: no rate limit and
+// retries after a millisecond or two, Retry-After up to a second.
+func Quick(h *venue.HTTP) {
+	h.Rate = 0
+	h.Backoff, h.MaxBackoff, h.MaxRetryAfter = time.Millisecond, 2*time.Millisecond, time.Second
+}
+
+// Time reads an RFC 3339 time for a test; "" is the zero time.
+func Time(t testing.TB, s string) time.Time {
+	t.Helper()
+	if s == "" {
+		return time.Time{}
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// Object is base as JSON with the fields of set replaced (a nil value
+// removes a field): the objects a decoder's table test feeds it.
+func Object(t testing.TB, base, set map[string]any) []byte {
+	t.Helper()
+	m := maps.Clone(base)
+	for k, v := range set {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // Error answers a JSON error.
