@@ -236,22 +236,15 @@ func (k *market) toEntry(ev *event, fetched time.Time) (*entry, error) {
 func settleResult(m *arena.Market, result string, value float64, hasValue bool, at, fetched time.Time) {
 	switch {
 	case result == "yes" || result == "scalar" && hasValue && value == 1:
-		value, hasValue, m.Resolution = 1, true, arena.Yes
+		venue.Settle(m, arena.Yes, 1, true, at, fetched)
 	case result == "no" || result == "scalar" && hasValue && value == 0:
-		value, hasValue, m.Resolution = 0, true, arena.No
+		venue.Settle(m, arena.No, 0, true, at, fetched)
 	case result == "void":
-		m.Resolution, hasValue = arena.Void, false
+		venue.Settle(m, arena.Void, 0, false, at, fetched)
 	case result == "scalar" && hasValue:
-		m.Resolution = arena.Void
+		venue.Settle(m, arena.Void, value, true, at, fetched)
 	default:
 		m.Status, m.Ambiguous = arena.StatusClosed, true
-		return
-	}
-	m.ResolvedAt = at
-	m.Prices, m.History = nil, nil
-	if hasValue {
-		m.Prices = venue.BinaryPrices(value)
-		m.History = []arena.PricePoint{venue.YesPoint(at, value, arena.PriceSettlement, fetched)}
 	}
 }
 

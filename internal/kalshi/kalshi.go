@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
@@ -52,10 +51,7 @@ var (
 
 // NewClient returns a client of the API at base ("" for DefaultURL).
 func NewClient(base string) *Client {
-	if base == "" {
-		base = DefaultURL
-	}
-	return &Client{venue.Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}}
+	return &Client{venue.NewClient(Venue, base, DefaultURL, defaultRate)}
 }
 
 // Name is arena.SourceKalshi.
@@ -156,12 +152,8 @@ func (c *Client) Market(ctx context.Context, ticker string) (*arena.Market, erro
 	var resp struct {
 		Market json.RawMessage `json:"market"`
 	}
-	err := c.HTTP.Get(ctx, "/markets/"+url.PathEscape(ticker), nil, &resp)
-	if venue.StatusCode(err) == http.StatusNotFound {
-		return nil, arena.Errorf(arena.ENOTFOUND, "kalshi: market %s not found upstream", ticker)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kalshi: get market %s: %w", ticker, err)
+	if err := c.ReadOne(ctx, "/markets/"+url.PathEscape(ticker), "market", ticker, &resp); err != nil {
+		return nil, err
 	}
 	if len(resp.Market) == 0 {
 		return nil, venue.Skip(Venue, venue.SkipInvalidJSON, ticker, "no market in the answer")
@@ -170,10 +162,7 @@ func (c *Client) Market(ctx context.Context, ticker string) (*arena.Market, erro
 	if err != nil {
 		return nil, err
 	}
-	if e.M.SourceID != ticker {
-		return nil, venue.Skip(Venue, venue.SkipIDMismatch, ticker, "asked for %s, got %s", ticker, e.M.SourceID)
-	}
-	return e.M, nil
+	return e.M, venue.SameID(Venue, ticker, e.M.SourceID)
 }
 
 // candle is one of GET /series/{s}/markets/{t}/candlesticks's candles:

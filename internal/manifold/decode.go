@@ -140,25 +140,17 @@ func (k *market) toEntry(now time.Time) (*entry, error) {
 // cannot read, or MKT without its probability, leaves the market closed
 // and ambiguous, for the oracle.
 func resolve(m *arena.Market, resolution string, mkt venue.Number, at, fetched time.Time) {
-	value, hasValue := 0.0, false
 	switch {
 	case resolution == "YES" || resolution == "MKT" && mkt.Set && mkt.V == 1:
-		m.Resolution, value, hasValue = arena.Yes, 1, true
+		venue.Settle(m, arena.Yes, 1, true, at, fetched)
 	case resolution == "NO" || resolution == "MKT" && mkt.Set && mkt.V == 0:
-		m.Resolution, value, hasValue = arena.No, 0, true
+		venue.Settle(m, arena.No, 0, true, at, fetched)
 	case resolution == "MKT" && mkt.Set:
-		m.Resolution, value, hasValue = arena.Void, mkt.V, true
+		venue.Settle(m, arena.Void, mkt.V, true, at, fetched)
 	case resolution == "CANCEL":
-		m.Resolution = arena.Void
+		venue.Settle(m, arena.Void, 0, false, at, fetched)
 	default:
 		m.Status, m.Ambiguous = arena.StatusClosed, true
-		return
-	}
-	m.Status, m.ResolvedAt = arena.StatusResolved, at
-	m.Prices, m.History = nil, nil
-	if hasValue {
-		m.Prices = venue.BinaryPrices(value)
-		m.History = []arena.PricePoint{venue.YesPoint(at, value, arena.PriceSettlement, fetched)}
 	}
 }
 

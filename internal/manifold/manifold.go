@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -49,10 +48,7 @@ var (
 
 // NewClient returns a client of the API at base ("" for DefaultURL).
 func NewClient(base string) *Client {
-	if base == "" {
-		base = DefaultURL
-	}
-	return &Client{venue.Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}}
+	return &Client{venue.NewClient(Venue, base, DefaultURL, defaultRate)}
 }
 
 // Name is arena.SourceManifold.
@@ -93,21 +89,14 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 // Market reads one market whole with GET /market/{id}.
 func (c *Client) Market(ctx context.Context, id string) (*arena.Market, error) {
 	var raw json.RawMessage
-	err := c.HTTP.Get(ctx, "/market/"+url.PathEscape(id), nil, &raw)
-	if venue.StatusCode(err) == http.StatusNotFound {
-		return nil, arena.Errorf(arena.ENOTFOUND, "manifold: market %s not found upstream", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("manifold: get market %s: %w", id, err)
+	if err := c.ReadOne(ctx, "/market/"+url.PathEscape(id), "market", id, &raw); err != nil {
+		return nil, err
 	}
 	e, err := decode(raw, c.Clock())
 	if err != nil {
 		return nil, err
 	}
-	if e.M.SourceID != id {
-		return nil, venue.Skip(Venue, venue.SkipIDMismatch, id, "asked for %s, got %s", id, e.M.SourceID)
-	}
-	return e.M, nil
+	return e.M, venue.SameID(Venue, id, e.M.SourceID)
 }
 
 // bet is what the arena reads of one of GET /bets's bets: when it was

@@ -203,23 +203,15 @@ func (p *post) toEntry(fetched time.Time) (*entry, error) {
 // answer cannot be told) resolve it VOID. Any other resolution of a
 // binary question leaves it closed and ambiguous, for the oracle.
 func resolve(m *arena.Market, resolution string, at, fetched time.Time) {
-	value := 0.0
 	switch resolution {
 	case "yes":
-		m.Resolution, value = arena.Yes, 1
+		venue.Settle(m, arena.Yes, 1, true, at, fetched)
 	case "no":
-		m.Resolution = arena.No
+		venue.Settle(m, arena.No, 0, true, at, fetched)
 	case "annulled", "ambiguous":
-		m.Resolution = arena.Void
+		venue.Settle(m, arena.Void, 0, false, at, fetched)
 	default:
 		m.Status, m.Ambiguous = arena.StatusClosed, true
-		return
-	}
-	m.ResolvedAt = at
-	m.Prices, m.History = nil, nil
-	if m.Resolution != arena.Void {
-		m.Prices = venue.BinaryPrices(value)
-		m.History = []arena.PricePoint{venue.YesPoint(at, value, arena.PriceSettlement, fetched)}
 	}
 }
 

@@ -53,10 +53,7 @@ var (
 // NewClient returns a client of the API at base ("" for DefaultURL) with
 // token; every request fails with ErrNoToken when token is empty.
 func NewClient(base, token string) *Client {
-	if base == "" {
-		base = DefaultURL
-	}
-	c := &Client{venue.Client{HTTP: venue.HTTP{Venue: Venue, Base: base, Rate: defaultRate, Burst: defaultRate}}}
+	c := &Client{venue.NewClient(Venue, base, DefaultURL, defaultRate)}
 	if token != "" {
 		c.HTTP.Header = http.Header{"Authorization": {"Token " + token}}
 	}
@@ -66,13 +63,16 @@ func NewClient(base, token string) *Client {
 // Name is arena.SourceMetaculus.
 func (c *Client) Name() string { return Venue }
 
-// get GETs path, refusing to ask without a token and saying what a
-// refused token means.
+// get GETs path, refusing to ask without a token.
 func (c *Client) get(ctx context.Context, path string, q url.Values, v any) error {
 	if c.HTTP.Header.Get("Authorization") == "" {
 		return ErrNoToken
 	}
-	err := c.HTTP.Get(ctx, path, q, v)
+	return refused(c.HTTP.Get(ctx, path, q, v))
+}
+
+// refused says what a refused token means.
+func refused(err error) error {
 	if code := venue.StatusCode(err); code == http.StatusUnauthorized || code == http.StatusForbidden {
 		return fmt.Errorf("%w (is ARENA_METACULUS_TOKEN a valid token?)", err)
 	}
@@ -114,22 +114,18 @@ func (c *Client) List(ctx context.Context, rep *venue.Report) ([]*arena.Market, 
 
 // post reads one post with GET /posts/{id}/.
 func (c *Client) post(ctx context.Context, id string) (*entry, error) {
-	var raw json.RawMessage
-	err := c.get(ctx, "/posts/"+url.PathEscape(id)+"/", nil, &raw)
-	if venue.StatusCode(err) == http.StatusNotFound {
-		return nil, arena.Errorf(arena.ENOTFOUND, "metaculus: post %s not found upstream", id)
+	if c.HTTP.Header.Get("Authorization") == "" {
+		return nil, ErrNoToken
 	}
-	if err != nil {
-		return nil, fmt.Errorf("metaculus: get post %s: %w", id, err)
+	var raw json.RawMessage
+	if err := c.ReadOne(ctx, "/posts/"+url.PathEscape(id)+"/", "post", id, &raw); err != nil {
+		return nil, refused(err)
 	}
 	e, err := decode(raw, c.Clock())
 	if err != nil {
 		return nil, err
 	}
-	if e.M.SourceID != id {
-		return nil, venue.Skip(Venue, venue.SkipIDMismatch, id, "asked for post %s, got %s", id, e.M.SourceID)
-	}
-	return e, nil
+	return e, venue.SameID(Venue, id, e.M.SourceID)
 }
 
 // Market re-reads one post's question.

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,6 +214,50 @@ type Client struct {
 	// stamped with (default time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+}
+
+// NewClient is the client of a venue's API at base (def when base is
+// ""), asking at most rate times a second.
+func NewClient(venue, base, def string, rate float64) Client {
+	if base == "" {
+		base = def
+	}
+	return Client{HTTP: HTTP{Venue: venue, Base: base, Rate: rate, Burst: int(max(rate, 1))}}
+}
+
+// ReadOne GETs one object at path into v: a 404 answer is an
+// arena.ENOTFOUND error (the venue no longer serves it), any other
+// failure an error naming what was read.
+func (c *Client) ReadOne(ctx context.Context, path, what, id string, v any) error {
+	err := c.HTTP.Get(ctx, path, nil, v)
+	if StatusCode(err) == http.StatusNotFound {
+		return arena.Errorf(arena.ENOTFOUND, "%s: %s %s not found upstream", c.HTTP.Venue, what, id)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: get %s %s: %w", c.HTTP.Venue, what, id, err)
+	}
+	return nil
+}
+
+// SameID is an id_mismatch skip unless the object read for id is id's.
+func SameID(venue, id, got string) error {
+	if got != id {
+		return Skip(venue, SkipIDMismatch, id, "asked for %s, got %s", id, got)
+	}
+	return nil
+}
+
+// Settle records a venue's settlement of m: resolved to resolution (an
+// outcome or VOID) at at, priced at the value it settled at (1 or 0, or
+// the probability a market resolved to) with that value as a settlement
+// point when hasValue; a VOID without a value has no price.
+func Settle(m *arena.Market, resolution string, value float64, hasValue bool, at, fetched time.Time) {
+	m.Status, m.Resolution, m.ResolvedAt = arena.StatusResolved, resolution, at
+	m.Prices, m.History = nil, nil
+	if hasValue {
+		m.Prices = BinaryPrices(value)
+		m.History = []arena.PricePoint{YesPoint(at, value, arena.PriceSettlement, fetched)}
+	}
 }
 
 // Clock is the client's time, in UTC.
