@@ -22,9 +22,7 @@ var quiet = slog.New(slog.DiscardHandler)
 func startClient(t *testing.T, s *kalshitest.Server) *Client {
 	t.Helper()
 	c := NewClient(s.URL)
-	venuetest.Quick(&c.HTTP)
-	c.Now = func() time.Time { return decodeNow }
-	c.Logger = quiet
+	venuetest.Local(&c.Client, decodeNow)
 	return c
 }
 

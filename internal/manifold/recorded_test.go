@@ -141,10 +141,7 @@ func TestRecordedPayloadsAccounted(t *testing.T) {
 func startClient(t *testing.T, s *manifoldtest.Server, now time.Time) *Client {
 	t.Helper()
 	c := NewClient(s.URL)
-	venuetest.Quick(&c.HTTP)
-	c.Now = func() time.Time { return now }
-	c.Logger = quiet
-	c.MaxPages = 1000
+	venuetest.Local(&c.Client, now)
 	return c
 }
 

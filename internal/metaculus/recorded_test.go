@@ -141,10 +141,7 @@ func TestDocumentedLabelled(t *testing.T) {
 func startClient(t *testing.T, s *metaculustest.Server) *Client {
 	t.Helper()
 	c := NewClient(s.URL, metaculustest.Token)
-	venuetest.Quick(&c.HTTP)
-	c.Now = func() time.Time { return fetchedAt }
-	c.Logger = quiet
-	c.MaxPages = 100
+	venuetest.Local(&c.Client, fetchedAt)
 	return c
 }
 

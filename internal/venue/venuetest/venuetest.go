@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/internal/venue"
 )
@@ -218,6 +221,47 @@ func (b *Base) serve(h http.Handler) http.Handler {
 func Quick(h *venue.HTTP) {
 	h.Rate = 0
 	h.Backoff, h.MaxBackoff, h.MaxRetryAfter = time.Millisecond, 2*time.Millisecond, time.Second
+}
+
+// Local makes a venue client fit for a test on a local server: Quick,
+// quiet, on a clock stopped at now, paging as far as the server serves
+// (up to 1,000 pages).
+func Local(c *venue.Client, now time.Time) {
+	Quick(&c.HTTP)
+	c.Now = func() time.Time { return now }
+	c.Logger = slog.New(slog.DiscardHandler)
+	c.MaxPages = 1000
+}
+
+// Want is what a decoder's table case wants of an object: a skip for a
+// reason, or a market of this status, resolution and Yes price (NaN: no
+// price).
+type Want struct {
+	Skip       venue.SkipReason
+	Status     arena.MarketStatus
+	Resolution string
+	Ambiguous  bool
+	Yes        float64
+}
+
+// Check fails t unless the decoder's answer (m, err) is what w wants. It
+// returns the market, nil after the wanted skip.
+func (w Want) Check(t *testing.T, m *arena.Market, err error) *arena.Market {
+	t.Helper()
+	if w.Skip != "" {
+		if err == nil || venue.Reason(err) != w.Skip {
+			t.Fatalf("got %v, want skip %s", err, w.Skip)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes, ok := m.Prices[arena.Yes]
+	if m.Status != w.Status || m.Resolution != w.Resolution || m.Ambiguous != w.Ambiguous || math.IsNaN(w.Yes) == ok || ok && math.Abs(yes-w.Yes) > 1e-12 {
+		t.Errorf("got %s %q ambiguous %v prices %v; want %s %q ambiguous %v Yes %v", m.Status, m.Resolution, m.Ambiguous, m.Prices, w.Status, w.Resolution, w.Ambiguous, w.Yes)
+	}
+	return m
 }
 
 // Time reads an RFC 3339 time for a test; "" is the zero time.
