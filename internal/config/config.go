@@ -596,7 +596,7 @@ func (o *Options) Venues() ([]string, error) {
 		case slices.Contains(out, v):
 			return nil, fmt.Errorf("sync venue %q named twice", v)
 		case v == arena.SourceMetaculus && o.MetaculusToken == "":
-			return nil, fmt.Errorf("sync venue metaculus: Metaculus's API needs a token: set ARENA_METACULUS_TOKEN")
+			return nil, fmt.Errorf("sync venue metaculus: Metaculus answers only an account's API token, and none is set: set ARENA_METACULUS_TOKEN")
 		}
 		out = append(out, v)
 	}

@@ -36,7 +36,7 @@ const (
 
 // ErrNoToken is a client without a Metaculus API token: Metaculus
 // answers its API only to a token's holder.
-var ErrNoToken = arena.Errorf(arena.EINVALID, "metaculus: no API token: set ARENA_METACULUS_TOKEN (or METACULUS_TOKEN) to the token of your Metaculus account's settings")
+var ErrNoToken = arena.Errorf(arena.EINVALID, "metaculus: Metaculus answers only an account's API token, and none is set: set ARENA_METACULUS_TOKEN (or METACULUS_TOKEN) to the one in your Metaculus account's settings")
 
 // Client reads Metaculus's API. Build it with NewClient. Its MaxPages
 // bounds the listing's pages of 100 (default 10), the most forecast
