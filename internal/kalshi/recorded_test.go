@@ -97,16 +97,16 @@ var recordedMarkets = []recordedWant{
 		volume: 152340, eligible: true, question: "Fed decision in June 2026? — Hold rate"},
 	{file: "testdata/documented/settled_no", ticker: "KXDOCBTCD-26JUL2502-T74299.99",
 		status: arena.StatusResolved, resolution: arena.No, yes: 0, close: "2026-07-25T06:00:00Z", resolved: "2026-07-25T06:06:40Z",
-		eventID: "KXDOCBTCD-26JUL2502", series: "KXDOCBTCD", volume: 1530, question: "Bitcoin price on Jul 25, 2026? — $74,300 or above"},
+		eventID: "KXDOCBTCD-26JUL2502", series: "KXDOCBTCD", volume: 1530, question: "Documentation index level on Jul 25, 2026? — 74,300 or above"},
 	{file: "testdata/documented/settled_scalar", ticker: "KXDOCMLBGAME-26AUG102020HOUSD-SD", // a fair price: VOID, its value kept
 		status: arena.StatusResolved, resolution: arena.Void, yes: 0.54, close: "2026-08-14T00:20:00Z", resolved: "2026-08-14T01:00:00Z",
-		eventID: "KXDOCMLBGAME-26AUG102020HOUSD", series: "KXDOCMLBGAME", volume: 8400, question: "Houston vs San Diego Winner? — San Diego"},
+		eventID: "KXDOCMLBGAME-26AUG102020HOUSD", series: "KXDOCMLBGAME", volume: 8400, question: "Home vs Away Winner? — Away"},
 	{file: "testdata/documented/settled_void", ticker: "KXDOCMLBGAME-26AUG092020HOUSD-SD",
 		status: arena.StatusResolved, resolution: arena.Void, yes: none, close: "2026-08-13T00:20:00Z", resolved: "2026-08-13T01:00:00Z",
-		eventID: "KXDOCMLBGAME-26AUG092020HOUSD", series: "KXDOCMLBGAME", volume: 10160.15, question: "Houston vs San Diego Winner? — San Diego"},
+		eventID: "KXDOCMLBGAME-26AUG092020HOUSD", series: "KXDOCMLBGAME", volume: 10160.15, question: "Home vs Away Winner? — Away"},
 	{file: "testdata/documented/settled_yes", ticker: "KXDOCSTARSHIP-26MAY19",
 		status: arena.StatusResolved, resolution: arena.Yes, yes: 1, close: "2026-05-18T16:10:00Z", resolved: "2026-05-18T18:02:11Z",
-		eventID: "KXDOCSTARSHIP-26", series: "KXDOCSTARSHIP", volume: 48210, question: "Will SpaceX launch another Starship by May 19, 2026? — Before May 20"},
+		eventID: "KXDOCSTARSHIP-26", series: "KXDOCSTARSHIP", volume: 48210, question: "Will the documentation example launch happen by May 19, 2026? — Before May 20"},
 }
 
 // recordedOther says what the arena does with every payload that holds
