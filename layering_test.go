@@ -125,7 +125,7 @@ func TestLayering(t *testing.T) {
 	for _, track := range []string{"forecast/...", "rounds/...", "trading/...", "oracle/...", "backtest/..."} {
 		forbid(track, is("app", "web", "backtest", "relay", "strategy", "demo", "cmd"), "a track knows nothing of the layers above it")
 	}
-	for _, low := range []string{"llm/...", "retrieve/...", "polymarket/...", "sim/...", "forecastbench/..."} {
+	for _, low := range []string{"llm/...", "retrieve/...", "polymarket/...", "venue/...", "kalshi/...", "manifold/...", "metaculus/...", "sim/...", "forecastbench/..."} {
 		forbid(low, is("app", "web", "oracle", "backtest", "relay", "strategy", "demo", "cmd", "store"), "models and sources sit below the tracks and the store")
 	}
 	forbid("agent/...", is("app", "web", "oracle", "rounds", "backtest", "relay", "strategy", "demo", "cmd", "store"),

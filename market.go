@@ -11,9 +11,25 @@ import (
 // Market sources.
 const (
 	SourcePolymarket    = "polymarket"
+	SourceKalshi        = "kalshi"
+	SourceManifold      = "manifold"
+	SourceMetaculus     = "metaculus"
 	SourceSim           = "sim"
 	SourceForecastBench = "forecastbench"
 )
+
+// Venues are the live sources the arena syncs, each a market's Source.
+var Venues = []string{SourcePolymarket, SourceKalshi, SourceManifold, SourceMetaculus}
+
+// IsVenue reports whether name is one of Venues.
+func IsVenue(name string) bool {
+	for _, v := range Venues {
+		if v == name {
+			return true
+		}
+	}
+	return false
+}
 
 // Source kinds separate questions priced by a market from questions about
 // a dataset's future value (ForecastBench's split).
@@ -62,10 +78,13 @@ const ResolvedByOperator = "operator"
 // optional resolution.
 type Market struct {
 	ID       int64  // internal id, assigned by the store
-	Source   string // SourcePolymarket, SourceSim, SourceForecastBench
+	Source   string // one of Venues, SourceSim or SourceForecastBench
 	SourceID string // unique within Source
 	Kind     string // KindMarket or KindDataset
-	Origin   string // upstream platform or dataset (e.g. "manifold", "fred") for imported sets
+	// Origin is the upstream platform or dataset (e.g. "manifold", "fred")
+	// of an imported set's question, or the venue the simulator named for
+	// a simulated market.
+	Origin string
 
 	Question   string
 	Criteria   string // resolution criteria
@@ -114,6 +133,17 @@ type Market struct {
 	// History is written to the price store together with the market by
 	// Store.SaveMarkets; it is not loaded back with the market.
 	History []PricePoint
+}
+
+// Venue is the venue whose prices the market carries: its Source, or
+// for a simulated market the venue the simulator named it after (its
+// Origin), when it named one. A ForecastBench question's venue is
+// SourceForecastBench: its price is the set's frozen value, not a live one.
+func (m *Market) Venue() string {
+	if m.Source == SourceSim && m.Origin != "" {
+		return m.Origin
+	}
+	return m.Source
 }
 
 // IsBinary reports whether the market has exactly the outcomes Yes and No.
@@ -219,6 +249,28 @@ const (
 	PriceGamma       PriceSource = "gamma" // Gamma outcomePrices
 	PriceFreeze      PriceSource = "freeze"
 	PriceSim         PriceSource = "sim"
+
+	// PriceBookMid is the midpoint of a venue's best Yes bid and ask
+	// (Kalshi's yes_bid and yes_ask), fetched live.
+	PriceBookMid PriceSource = "book_mid"
+	// PriceCandleMid is the midpoint of the best Yes bid and ask at the
+	// end of one of a venue's candles (Kalshi's candlesticks).
+	PriceCandleMid PriceSource = "candle_mid"
+	// PriceAMM is the probability of a venue's automated market maker
+	// (Manifold's cpmm-1 "probability"): the price the last trade left,
+	// fetched live; PriceAMMHistory is the same after one past trade
+	// (a bet's probAfter).
+	PriceAMM        PriceSource = "amm"
+	PriceAMMHistory PriceSource = "amm_history"
+	// PriceCommunity is a forecasting platform's aggregate of its
+	// forecasters' probabilities (Metaculus's community prediction), not a
+	// traded price.
+	PriceCommunity PriceSource = "community"
+	// PriceSettlement is the value a venue settled a market at: 1 or 0 for
+	// a Yes or No result, a fraction for a market settled at a
+	// probability (Manifold's MKT, Kalshi's scalar settlement of a binary
+	// market), which the arena resolves VOID.
+	PriceSettlement PriceSource = "settlement"
 )
 
 // PricePoint is one observed price of one outcome.

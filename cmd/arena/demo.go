@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/demo"
 	"github.com/forecast-arena/arena/internal/progress"
+	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -23,18 +24,22 @@ func init() {
 }
 
 func runDemo(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "demo", "[--seed N] [--rounds N] [--addr HOST:PORT] [--no-serve] [--format table|json] [--dir DIR]")
+	fs := newFlagSet(env, "demo", "[--seed N] [--rounds N] [--venues V,…] [--addr HOST:PORT] [--no-serve] [--format table|json] [--dir DIR]")
 	seed := fs.Int64("seed", 1, "simulator seed: the same seed gives the same run")
 	rounds := fs.Int("rounds", 50, "forecast rounds to play")
 	addr := fs.String("addr", "127.0.0.1:8080", "where to serve the API and leaderboard page afterwards")
 	noServe := fs.Bool("no-serve", false, "print the leaderboard and exit")
 	format := fs.String("format", "table", "output format: table or json")
 	dir := fs.String("dir", "", "keep the demo database and agent state here (default: a new temp dir)")
+	venues := fs.String("venues", "", "name the simulated markets after these venues, comma-separated (e.g. polymarket,kalshi,manifold,metaculus), so rounds mix them; the scores are the same")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	if err := checkFormat(*format, "table", "json"); err != nil {
 		return err
+	}
+	if _, err := sim.ParseVenues(*venues); err != nil {
+		return fmt.Errorf("--venues: %w", err)
 	}
 	var ln net.Listener
 	if !*noServe {
@@ -47,7 +52,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	// A bar per stage: the rounds played, then the markets settling.
 	var bar *progress.Bar
 	stage := ""
-	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir, Progress: func(s string, done, total int) {
+	res, err := demo.Run(ctx, demo.Config{Seed: *seed, Rounds: *rounds, Dir: *dir, Venues: *venues, Progress: func(s string, done, total int) {
 		if s != stage {
 			bar.Finish()
 			bar, stage = progress.New(env.Stderr, total, s), s

@@ -71,11 +71,11 @@ type configFlags struct {
 	level string
 }
 
-// netKeys are the settings of the commands that reach Polymarket.
-var netKeys = []string{"ARENA_GAMMA_URL", "ARENA_CLOB_URL"}
+// netKeys are the settings of the commands that reach the venues.
+var netKeys = []string{"ARENA_GAMMA_URL", "ARENA_CLOB_URL", "ARENA_KALSHI_URL", "ARENA_MANIFOLD_URL", "ARENA_METACULUS_URL"}
 
 // addConfigFlags binds --config, --db, --log-level and -v, with net the
-// Polymarket URLs, and the flags of the settings keys name.
+// venues' URLs, and the flags of the settings keys name.
 func addConfigFlags(fs *flag.FlagSet, net bool, keys ...string) *configFlags {
 	keys = append([]string{"ARENA_DB", "ARENA_LOG_LEVEL"}, keys...)
 	if net {

@@ -16,12 +16,12 @@ func init() {
 
 // serveKeys are the settings `arena serve` takes as flags.
 var serveKeys = []string{"ARENA_ADDR", "ARENA_ADMIN_TOKEN", "ARENA_ADMIN_TOKEN_NEXT", "ARENA_ALLOW_SHORT_ADMIN_TOKEN",
-	"ARENA_SYNC_EVERY", "ARENA_NO_SYNC", "ARENA_AGENTS", "ARENA_FORECAST_LEAD_TIME", "ARENA_LOG_KEY", "ARENA_NEW_LOG_RECORD",
+	"ARENA_SYNC_EVERY", "ARENA_SYNC_VENUES", "ARENA_NO_SYNC", "ARENA_AGENTS", "ARENA_FORECAST_LEAD_TIME", "ARENA_LOG_KEY", "ARENA_NEW_LOG_RECORD",
 	"ARENA_NO_ROUNDS", "ARENA_ROUND_EVERY", "ARENA_ROUND_COMMIT_IN", "ARENA_ROUND_REVEAL_DELAY", "ARENA_ROUND_REVEAL_WINDOW",
 	"ARENA_ROUND_K", "ARENA_ROUND_GRACE", "ARENA_ROUND_RETRY_EVERY", "ARENA_ROUND_RULES"}
 
 func runServe(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "serve", "[--db URL] [--create] [--addr HOST:PORT] [--admin-token T] [--admin-token-next T] [--sync-every D] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
+	fs := newFlagSet(env, "serve", "[--db URL] [--create] [--addr HOST:PORT] [--admin-token T] [--admin-token-next T] [--sync-every D] [--sync-venues V,…] [--no-sync] [--no-rounds] [--round-every D] [--commit-in D] [--reveal-delay D] [--reveal-window D] [--round-k N]")
 	cf := addConfigFlags(fs, true, serveKeys...)
 	cf.level = "info" // a server's log is its record of what it did
 	create := fs.Bool("create", false, "start a new, empty arena when the --db SQLite file does not exist (without it, serve refuses a file that does not exist)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -14,41 +15,47 @@ import (
 )
 
 func init() {
-	register("sync", "fetch markets from a source (polymarket or sim) into the store", runSync)
+	register("sync", "fetch markets from a source (polymarket, kalshi, manifold, metaculus or sim) into the store", runSync)
 }
 
-// Flags that belong to one source only; giving them to the other is a
+// Flags that belong to some sources only; giving them to another is a
 // mistake worth reporting rather than ignoring.
-var (
-	polymarketOnly = []string{"limit", "gamma-url", "clob-url"}
-	simOnly        = []string{"seed", "markets", "start", "now"}
-)
+var sourceFlags = map[string][]string{
+	arena.SourcePolymarket: {"limit", "gamma-url", "clob-url"},
+	arena.SourceKalshi:     {"limit", "kalshi-url"},
+	arena.SourceManifold:   {"limit", "manifold-url"},
+	arena.SourceMetaculus:  {"limit", "metaculus-url"},
+	arena.SourceSim:        {"seed", "markets", "start", "now", "venues"},
+}
 
 // tuneSyncClient lets tests shorten retry backoff; production leaves the
 // client's defaults alone.
 var tuneSyncClient = func(*polymarket.Client) {}
 
 func runSync(ctx context.Context, env *Env, args []string) error {
-	fs := newFlagSet(env, "sync", "--source polymarket [--limit N] | --source sim [--seed N] [--markets N] [--start T] [--now T]")
+	fs := newFlagSet(env, "sync", "--source polymarket|kalshi|manifold|metaculus [--limit N] | --source sim [--seed N] [--markets N] [--start T] [--now T] [--venues V,…]")
 	cf := addConfigFlags(fs, true)
-	source := fs.String("source", arena.SourcePolymarket, "market source: polymarket or sim")
-	limit := fs.Int("limit", 0, "polymarket: markets kept, by volume (default ARENA_SYNC_LIMIT or 500)")
+	source := fs.String("source", arena.SourcePolymarket, "market source: polymarket, kalshi, manifold, metaculus or sim")
+	limit := fs.Int("limit", 0, "a venue: markets kept, the most traded first (default ARENA_SYNC_LIMIT or 500)")
 	seed := fs.Int64("seed", 1, "sim: world seed (same seed, same world)")
 	nMarkets := fs.Int("markets", 0, fmt.Sprintf("sim: number of markets (default %d)", sim.DefaultMarkets))
 	startStr := fs.String("start", "", "sim: start of the world's horizon, RFC 3339 (default: the world already in the database, else today 00:00 UTC, so that its markets are open now)")
 	nowStr := fs.String("now", "", "sim: the instant the world is observed at, RFC 3339 (default: the wall clock)")
+	venues := fs.String("venues", "", "sim: name the world's markets after these venues, comma-separated (e.g. polymarket,kalshi,manifold): each event takes the next in turn")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	misplaced := func(names []string) error {
+	if _, ok := sourceFlags[*source]; !ok {
+		return fmt.Errorf("unknown source %q (want polymarket, kalshi, manifold, metaculus or sim)", *source)
+	}
+	for _, names := range sourceFlags {
 		for _, n := range names {
-			if set[n] {
+			if set[n] && !slices.Contains(sourceFlags[*source], n) {
 				return fmt.Errorf("--%s does not apply to --source %s", n, *source)
 			}
 		}
-		return nil
 	}
 	o, err := cf.options(env)
 	if err != nil {
@@ -60,10 +67,7 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 	// a bad invocation never opens (or creates) a database.
 	var run func(ctx context.Context, db *store.DB) (string, error)
 	switch *source {
-	case arena.SourcePolymarket:
-		if err := misplaced(simOnly); err != nil {
-			return err
-		}
+	case arena.SourcePolymarket, arena.SourceKalshi, arena.SourceManifold, arena.SourceMetaculus:
 		n := o.SyncLimit
 		if set["limit"] {
 			n = *limit
@@ -71,21 +75,22 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 		if n <= 0 {
 			return fmt.Errorf("--limit %d: must be positive", n)
 		}
-		client := app.Polymarket(o, log)
-		tuneSyncClient(client)
-		run = func(ctx context.Context, db *store.DB) (string, error) {
-			rep, err := polymarket.Sync(ctx, db, client, n)
-			if err != nil {
-				return "", err
-			}
-			return rep.String(), nil
-		}
-	case arena.SourceSim:
-		if err := misplaced(polymarketOnly); err != nil {
+		var sync app.Syncer
+		if *source == arena.SourcePolymarket {
+			client := app.Polymarket(o, log)
+			tuneSyncClient(client)
+			sync = app.PolymarketSyncer(client)
+		} else if sync, err = app.VenueSyncer(o, log, *source); err != nil {
 			return err
 		}
+		run = func(ctx context.Context, db *store.DB) (string, error) { return sync(ctx, db, n) }
+	case arena.SourceSim:
 		if set["markets"] && *nMarkets <= 0 {
 			return fmt.Errorf("--markets %d: must be positive", *nMarkets)
+		}
+		simVenues, err := sim.ParseVenues(*venues)
+		if err != nil {
+			return err
 		}
 		var start time.Time
 		if *startStr != "" {
@@ -100,7 +105,7 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 			}
 		}
 		run = func(ctx context.Context, db *store.DB) (string, error) {
-			cfg, err := simWorldConfig(ctx, db, set, *seed, *nMarkets, start, now)
+			cfg, err := simWorldConfig(ctx, db, set, *seed, *nMarkets, start, now, simVenues)
 			if err != nil {
 				return "", err
 			}
@@ -123,12 +128,16 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 					open++
 				}
 			}
-			return fmt.Sprintf("sim: seed %d, world from %s, %d markets at %s (%d open); saved %d new, %d updated, %d unchanged, %d price points",
-				cfg.Seed, world.Config().Start.Format(time.RFC3339), len(ms), now.Format(time.RFC3339), open,
+			named := ""
+			if cfg.Venues != "" {
+				named = ", named after " + cfg.Venues
+			}
+			return fmt.Sprintf("sim: seed %d, world from %s, %d markets at %s (%d open)%s; saved %d new, %d updated, %d unchanged, %d price points",
+				cfg.Seed, world.Config().Start.Format(time.RFC3339), len(ms), now.Format(time.RFC3339), open, named,
 				res.Inserted, res.Updated, res.Unchanged, res.Prices), nil
 		}
 	default:
-		return fmt.Errorf("unknown source %q (want polymarket or sim)", *source)
+		return fmt.Errorf("unknown source %q (want polymarket, kalshi, manifold, metaculus or sim)", *source)
 	}
 
 	db, undo, err := openOrUndo(ctx, o.DB)
@@ -157,7 +166,7 @@ func syncTimeFlag(name, v string) (time.Time, error) {
 // already holds (flags may repeat its settings but not change them), or a
 // new one that starts today, so that its markets are open now and
 // `arena serve` can run rounds on them.
-func simWorldConfig(ctx context.Context, db *store.DB, set map[string]bool, seed int64, markets int, start, now time.Time) (sim.Config, error) {
+func simWorldConfig(ctx context.Context, db *store.DB, set map[string]bool, seed int64, markets int, start, now time.Time, venues string) (sim.Config, error) {
 	cfg, ok, err := sim.Recorded(ctx, db)
 	if err != nil {
 		return sim.Config{}, err
@@ -170,6 +179,9 @@ func simWorldConfig(ctx context.Context, db *store.DB, set map[string]bool, seed
 	}
 	if set["markets"] {
 		cfg.Markets = markets
+	}
+	if set["venues"] {
+		cfg.Venues = venues
 	}
 	if !start.IsZero() {
 		cfg.Start = start

@@ -134,7 +134,7 @@ func TestSyncCLIErrorsChangeNothing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown source", []string{"--source", "kalshi"}, `unknown source "kalshi"`},
+		{"unknown source", []string{"--source", "predictit"}, `unknown source "predictit"`},
 		{"bad flag", []string{"--limt", "5"}, "flag provided but not defined"},
 		{"bad limit", []string{"--limit", "0"}, "must be positive"},
 		{"stray argument", []string{"now"}, "unexpected argument"},

@@ -89,20 +89,26 @@ func TestNewWiresOneArena(t *testing.T) {
 	}
 }
 
-// Serve's jobs follow the configuration: no Polymarket sync (nor CLOB
-// benchmarks) offline, no round creation with ARENA_NO_ROUNDS.
+// Serve's jobs follow the configuration: a sync of each venue of
+// ARENA_SYNC_VENUES, none (nor CLOB benchmarks) offline, no round
+// creation with ARENA_NO_ROUNDS.
 func TestJobsFollowTheConfig(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		noSync, noRounds bool
+		venues           string
 		want             string
 	}{
-		{false, false, "rate-bucket-prune polymarket-sync forecast-create-round forecast-benchmarks forecast-trigger"},
-		{true, false, "rate-bucket-prune forecast-create-round forecast-benchmarks forecast-trigger"},
-		{true, true, "rate-bucket-prune forecast-benchmarks forecast-trigger"},
+		{false, false, "", "rate-bucket-prune polymarket-sync forecast-create-round forecast-benchmarks forecast-trigger"},
+		{false, false, "kalshi,manifold,polymarket", "rate-bucket-prune kalshi-sync manifold-sync polymarket-sync forecast-create-round forecast-benchmarks forecast-trigger"},
+		{true, false, "kalshi", "rate-bucket-prune forecast-create-round forecast-benchmarks forecast-trigger"},
+		{true, true, "", "rate-bucket-prune forecast-benchmarks forecast-trigger"},
 	} {
 		o := config.Defaults()
 		o.DB, o.NoSync, o.NoRounds = "sqlite:"+filepath.Join(t.TempDir(), "a.db"), c.noSync, c.noRounds
+		if c.venues != "" {
+			o.SyncVenues = c.venues
+		}
 		a, err := New(ctx, o, Deps{})
 		if err != nil {
 			t.Fatal(err)

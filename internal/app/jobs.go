@@ -28,7 +28,8 @@ import (
 const simSyncEvery = time.Minute
 
 // Jobs are the scheduled jobs of `arena serve`, in this order: the rate
-// buckets' pruning, the Polymarket sync (unless ARENA_NO_SYNC), the
+// buckets' pruning, the syncs of ARENA_SYNC_VENUES (unless
+// ARENA_NO_SYNC), the
 // simulated world's (when the database records one), the forecast track's
 // rounds, the chain relayer (with ARENA_CHAIN_RPC and ARENA_CHAIN_ARENA),
 // the trading track's cohorts (with ARENA_AGENTS), the hosted forecast
@@ -38,18 +39,11 @@ const simSyncEvery = time.Minute
 func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	o := a.Config
 	js := []jobs.Job{a.pruneJob()}
-	if !o.NoSync {
-		pc := a.polymarket
-		js = append(js, jobs.Job{Name: "polymarket-sync", Schedule: jobs.Every(o.SyncEvery),
-			Run: func(ctx context.Context, _ time.Time) error {
-				rep, err := polymarket.Sync(ctx, a.DB, pc, o.SyncLimit)
-				if err != nil {
-					return err
-				}
-				a.Logger.Info("polymarket sync", "report", rep.String())
-				return nil
-			}})
+	vj, err := a.syncJobs()
+	if err != nil {
+		return nil, err
 	}
+	js = append(js, vj...)
 	sj, err := a.simJobs(ctx)
 	if err != nil {
 		return nil, err

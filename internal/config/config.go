@@ -13,11 +13,13 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/safefile"
 )
@@ -34,12 +36,20 @@ type Options struct {
 	AllowShortAdminToken bool
 	GammaURL             string
 	CLOBURL              string
-	SyncLimit            int
-	SyncEvery            time.Duration
-	NoSync               bool
-	ChainID              int64
-	Contract             string
-	AgentsFile           string
+	// The other venues: their API base URLs and Metaculus's token.
+	KalshiURL      string
+	ManifoldURL    string
+	MetaculusURL   string
+	MetaculusToken string
+	// SyncVenues are the venues arena serve syncs, comma-separated (see
+	// Venues).
+	SyncVenues string
+	SyncLimit  int
+	SyncEvery  time.Duration
+	NoSync     bool
+	ChainID    int64
+	Contract   string
+	AgentsFile string
 	// LogLevel is the logger's threshold; empty, the command's default
 	// (see the setting's usage).
 	LogLevel         string
@@ -120,6 +130,10 @@ func Defaults() Options {
 		Addr:          "127.0.0.1:8080",
 		GammaURL:      "https://gamma-api.polymarket.com",
 		CLOBURL:       "https://clob.polymarket.com",
+		KalshiURL:     "https://api.elections.kalshi.com/trade-api/v2",
+		ManifoldURL:   "https://api.manifold.markets/v0",
+		MetaculusURL:  "https://www.metaculus.com/api",
+		SyncVenues:    arena.SourcePolymarket,
 		SyncLimit:     500,
 		SyncEvery:     5 * time.Minute,
 		Contract:      "0x0000000000000000000000000000000000000000",
@@ -233,9 +247,16 @@ var fields = []field{
 
 	str("ARENA_GAMMA_URL", "Polymarket Gamma API base URL", func(o *Options) *string { return &o.GammaURL }).flagged("gamma-url"),
 	str("ARENA_CLOB_URL", "Polymarket CLOB API base URL", func(o *Options) *string { return &o.CLOBURL }).flagged("clob-url"),
-	integer("ARENA_SYNC_LIMIT", "markets kept per Polymarket sync, by volume", func(o *Options) *int { return &o.SyncLimit }),
-	duration("ARENA_SYNC_EVERY", "Polymarket sync interval of arena serve", func(o *Options) *time.Duration { return &o.SyncEvery }).flagged("sync-every"),
-	boolean("ARENA_NO_SYNC", "arena serve does not sync Polymarket (offline)", func(o *Options) *bool { return &o.NoSync }).flagged("no-sync"),
+	str("ARENA_KALSHI_URL", "Kalshi trade API v2 base URL", func(o *Options) *string { return &o.KalshiURL }).flagged("kalshi-url"),
+	str("ARENA_MANIFOLD_URL", "Manifold API base URL", func(o *Options) *string { return &o.ManifoldURL }).flagged("manifold-url"),
+	str("ARENA_METACULUS_URL", "Metaculus API base URL", func(o *Options) *string { return &o.MetaculusURL }).flagged("metaculus-url"),
+	str("ARENA_METACULUS_TOKEN", "token of the Metaculus API, which Metaculus requires (an account's API token; METACULUS_TOKEN is read too)",
+		func(o *Options) *string { return &o.MetaculusToken }).hidden().withAlias("METACULUS_TOKEN"),
+	str("ARENA_SYNC_VENUES", "venues arena serve syncs, comma-separated: polymarket, kalshi, manifold, metaculus",
+		func(o *Options) *string { return &o.SyncVenues }).flagged("sync-venues"),
+	integer("ARENA_SYNC_LIMIT", "markets kept per sync of a venue, the most traded first", func(o *Options) *int { return &o.SyncLimit }),
+	duration("ARENA_SYNC_EVERY", "sync interval of each venue arena serve syncs", func(o *Options) *time.Duration { return &o.SyncEvery }).flagged("sync-every"),
+	boolean("ARENA_NO_SYNC", "arena serve syncs no venue (offline)", func(o *Options) *bool { return &o.NoSync }).flagged("no-sync"),
 
 	boolean("ARENA_NO_ROUNDS", "do not create forecast rounds on a schedule (create them with the admin API or 'arena round create')",
 		func(o *Options) *bool { return &o.NoRounds }).flagged("no-rounds"),
@@ -551,6 +572,31 @@ func (o *Options) DataDirectory() (string, bool) {
 	return "", false
 }
 
+// Venues are the venues of ARENA_SYNC_VENUES, in its order: each one of
+// arena.Venues, once, and Metaculus only with its token. It says nothing
+// of ARENA_NO_SYNC.
+func (o *Options) Venues() ([]string, error) {
+	var out []string
+	for _, v := range strings.Split(o.SyncVenues, ",") {
+		v = strings.ToLower(strings.TrimSpace(v))
+		switch {
+		case v == "":
+			continue
+		case !arena.IsVenue(v):
+			return nil, fmt.Errorf("sync venue %q: want %s", v, strings.Join(arena.Venues, ", "))
+		case slices.Contains(out, v):
+			return nil, fmt.Errorf("sync venue %q named twice", v)
+		case v == arena.SourceMetaculus && o.MetaculusToken == "":
+			return nil, fmt.Errorf("sync venue metaculus: Metaculus answers only an account's API token, and none is set: set ARENA_METACULUS_TOKEN")
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("sync venues %q: name at least one of %s (ARENA_NO_SYNC syncs none)", o.SyncVenues, strings.Join(arena.Venues, ", "))
+	}
+	return out, nil
+}
+
 // Validate checks the effective configuration.
 func (o *Options) Validate() error {
 	var errs []error
@@ -559,6 +605,9 @@ func (o *Options) Validate() error {
 	}
 	if o.SyncLimit <= 0 {
 		errs = append(errs, fmt.Errorf("sync limit %d: must be positive", o.SyncLimit))
+	}
+	if _, err := o.Venues(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.RateIPPerMin < 0 || o.RateAgentPerMin < 0 {
 		errs = append(errs, fmt.Errorf("rate limits %d/min per address, %d/min per agent: must not be negative (0 turns a limit off)", o.RateIPPerMin, o.RateAgentPerMin))

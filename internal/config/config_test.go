@@ -83,6 +83,10 @@ func TestValidate(t *testing.T) {
 		func(o *Options) { o.AdminToken, o.AdminTokenNext = strings.Repeat("k", MinAdminTokenBytes), "short" },
 		func(o *Options) { o.RoundK = 0 },
 		func(o *Options) { o.RoundGrace = 0 },
+		func(o *Options) { o.SyncVenues = "polymarket,predictit" },
+		func(o *Options) { o.SyncVenues = "kalshi, kalshi" },
+		func(o *Options) { o.SyncVenues = " , " },
+		func(o *Options) { o.SyncVenues = "metaculus" },
 	} {
 		o := Defaults()
 		mut(&o)
@@ -122,6 +126,26 @@ func TestValidate(t *testing.T) {
 // file; a flag set on the command line wins even when it says the
 // default; a flag the command defines itself under a setting's flag name
 // is not a setting.
+// The venues serve syncs: Polymarket by default; any of the four, once,
+// in the order given; Metaculus with its token, read under Metaculus's
+// own name too.
+func TestVenues(t *testing.T) {
+	o := Defaults()
+	if vs, err := o.Venues(); err != nil || strings.Join(vs, ",") != "polymarket" {
+		t.Errorf("default %v %v", vs, err)
+	}
+	o, err := Load("", []string{"ARENA_SYNC_VENUES=Kalshi, manifold,metaculus,polymarket", "METACULUS_TOKEN=tok"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := o.Venues(); err != nil || strings.Join(vs, ",") != "kalshi,manifold,metaculus,polymarket" || o.MetaculusToken != "tok" {
+		t.Errorf("venues %v %v, token %q", vs, err, o.MetaculusToken)
+	}
+	if _, err := Load("", []string{"ARENA_SYNC_VENUES=metaculus"}, nil); err == nil || !strings.Contains(err.Error(), "ARENA_METACULUS_TOKEN") {
+		t.Errorf("metaculus without a token: %v", err)
+	}
+}
+
 func TestBindPrecedence(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "arena.conf")
 	os.WriteFile(f, []byte("ARENA_ROUND_K=3\nARENA_SYNC_EVERY=2m\nARENA_NO_SYNC=true\nARENA_ADDR=:1\n"), 0o600)

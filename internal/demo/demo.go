@@ -52,6 +52,11 @@ type Config struct {
 	DB string
 	// Agents are simulator agents that take part through the API.
 	Agents []string
+	// Venues names the simulator's markets after venues (see
+	// sim.ParseVenues: "kalshi,manifold,polymarket"), so its rounds mix
+	// them; "" names none. The world, its prices and outcomes, and so
+	// every score, are the same either way.
+	Venues string
 	Logger *slog.Logger
 	// Progress, when set, is told how much of a stage is done, of a total
 	// known from its start: StageRounds, the rounds played; then
@@ -120,7 +125,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	world, err := sim.New(sim.Config{Seed: cfg.Seed, Markets: cfg.Markets, Start: cfg.Start})
+	venues, err := sim.ParseVenues(cfg.Venues)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	world, err := sim.New(sim.Config{Seed: cfg.Seed, Markets: cfg.Markets, Start: cfg.Start, Venues: venues})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/venue"
 )
 
 // DisagreementThreshold is the Gamma vs CLOB price gap above which a price
@@ -46,25 +47,11 @@ type Report struct {
 	PricePoints int
 }
 
-func (r *Report) skip(reason SkipReason) {
-	r.Skipped++
-	if r.SkipReasons == nil {
-		r.SkipReasons = map[SkipReason]int{}
-	}
-	r.SkipReasons[reason]++
-}
+func (r *Report) skip(reason SkipReason) { venue.CountSkip(&r.Skipped, &r.SkipReasons, reason) }
 
 // String is the one-line summary the CLI prints.
 func (r Report) String() string {
-	var reasons []string
-	for k, v := range r.SkipReasons {
-		reasons = append(reasons, fmt.Sprintf("%s=%d", k, v))
-	}
-	sort.Strings(reasons)
-	skipped := strconv.Itoa(r.Skipped)
-	if len(reasons) > 0 {
-		skipped += " (" + strings.Join(reasons, ",") + ")"
-	}
+	skipped := venue.Skipped(r.Skipped, r.SkipReasons)
 	return fmt.Sprintf("polymarket: kept %d of %d listed (%d duplicates, %d ineligible, %s skipped); "+
 		"refreshed %d (%d closed, %d resolved, %d ambiguous, %d gone); prices %d clob, %d gamma, %d flagged; "+
 		"saved %d new, %d updated, %d unchanged, %d price points",

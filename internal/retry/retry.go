@@ -1,7 +1,7 @@
 // Package retry is the one backoff and Retry-After convention of the
-// arena's HTTP clients (the model client and the Polymarket client): how
-// long to wait before the next attempt, and what a server's requested
-// wait means.
+// arena's HTTP clients (the model client, the Polymarket client and the
+// other venues' client, internal/venue): how long to wait before the
+// next attempt, and what a server's requested wait means.
 package retry
 
 import (

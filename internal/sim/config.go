@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -53,6 +55,12 @@ type Config struct {
 	// VoidRate is the fraction of markets that resolve VOID (0: default 3%;
 	// negative: none).
 	VoidRate float64
+	// Venues, when set, names the world's markets after venues
+	// (comma-separated, each one of arena.Venues, as ParseVenues writes
+	// them): event k's markets carry the k-th in turn as their Origin, so
+	// an offline round mixes venues. It draws nothing at random: the
+	// world's markets, prices and outcomes are the same with or without.
+	Venues string
 
 	// futureFrom and futureSalt re-seed every random draw for times at or
 	// after futureFrom. Tests use them to prove that the view at an
@@ -101,7 +109,31 @@ func (c Config) Validate() error {
 	case c.VoidRate > 0.5:
 		return arena.Errorf(arena.EINVALID, "sim: void rate must be at most 0.5, got %v", c.VoidRate)
 	}
+	if v, err := ParseVenues(c.Venues); err != nil || v != c.Venues {
+		return arena.Errorf(arena.EINVALID, "sim: venues %q: want one or more of %s, comma-separated, each once", c.Venues, strings.Join(arena.Venues, ", "))
+	}
 	return nil
+}
+
+// ParseVenues reads a list of venues to name a world's markets after:
+// comma-separated, each one of arena.Venues (in any letter case), each
+// once. It returns them as Config.Venues holds them: lower case, joined
+// by commas, in the order given; "" for none.
+func ParseVenues(s string) (string, error) {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		v = strings.ToLower(strings.TrimSpace(v))
+		switch {
+		case v == "" && strings.TrimSpace(s) == "":
+			return "", nil
+		case !arena.IsVenue(v):
+			return "", arena.Errorf(arena.EINVALID, "venue %q: want %s", v, strings.Join(arena.Venues, ", "))
+		case slices.Contains(out, v):
+			return "", arena.Errorf(arena.EINVALID, "venue %q named twice", v)
+		}
+		out = append(out, v)
+	}
+	return strings.Join(out, ","), nil
 }
 
 // Category is one family of markets. Categories differ in how fast their

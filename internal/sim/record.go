@@ -38,8 +38,12 @@ func Record(ctx context.Context, s arena.SettingStore, w *World) error {
 	c := w.Config()
 	if ok {
 		if !cur.Start.Equal(c.Start) || cur.withStart(time.Time{}) != c.withStart(time.Time{}) {
-			return arena.Errorf(arena.ECONFLICT, "sim: this database holds the world of seed %d, %d markets, starting %s; sync it with those settings, or use another --db",
-				cur.Seed, cur.Markets, cur.Start.Format(time.RFC3339))
+			named := ""
+			if cur.Venues != "" {
+				named = ", named after " + cur.Venues
+			}
+			return arena.Errorf(arena.ECONFLICT, "sim: this database holds the world of seed %d, %d markets, starting %s%s; sync it with those settings, or use another --db",
+				cur.Seed, cur.Markets, cur.Start.Format(time.RFC3339), named)
 		}
 		return nil
 	}

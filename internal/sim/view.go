@@ -37,6 +37,7 @@ func (w *World) view(m *market, since, now time.Time) *arena.Market {
 		Source:     arena.SourceSim,
 		SourceID:   s.SourceID,
 		Kind:       arena.KindMarket,
+		Origin:     s.Venue,
 		Question:   s.Question,
 		Criteria:   "Resolves Yes if the simulated quantity is above the stated level at close, No otherwise; some markets are voided and resolve 50-50.",
 		Background: fmt.Sprintf("Synthetic %s market from the Forecast Arena simulator (seed %d).", s.Category, w.cfg.Seed),

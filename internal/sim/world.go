@@ -14,6 +14,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,7 @@ type Spec struct {
 	Question string
 	Open     time.Time
 	Close    time.Time
+	Venue    string // the venue the market is named after ("": none; see Config.Venues)
 }
 
 type event struct {
@@ -134,6 +136,7 @@ func build(cfg Config) *World {
 				Category: e.cat.Name,
 				Open:     e.open,
 				Close:    e.close,
+				Venue:    venueOf(cfg.Venues, e.index),
 			}
 			m.c = thresholdMean + thresholdSD*r.NormFloat64()
 			m.void = r.Float64() < cfg.VoidRate
@@ -169,6 +172,16 @@ func build(cfg Config) *World {
 	close(work)
 	wg.Wait()
 	return w
+}
+
+// venueOf is the venue event i's markets are named after: the venues of
+// list in turn.
+func venueOf(list string, i int) string {
+	if list == "" {
+		return ""
+	}
+	vs := strings.Split(list, ",")
+	return vs[i%len(vs)]
 }
 
 func pickCategory(u float64) *Category {

@@ -246,3 +246,45 @@ func TestNoVoidWhenDisabled(t *testing.T) {
 		}
 	}
 }
+
+// Naming the markets after venues draws nothing: the same world, each
+// event's markets named after the next venue in turn.
+func TestVenues(t *testing.T) {
+	cfg := Config{Seed: 42, Markets: 60}
+	named := cfg
+	named.Venues = "kalshi,manifold,polymarket"
+	a, b := NewWorld(cfg), NewWorld(named)
+	now := a.Config().Start.Add(20 * 24 * time.Hour)
+	ma, mb := a.MarketsAt(now), b.MarketsAt(now)
+	if len(ma) != len(mb) || len(ma) == 0 {
+		t.Fatalf("%d and %d markets", len(ma), len(mb))
+	}
+	venues := map[string]string{} // event → venue
+	seen := map[string]bool{}
+	for i := range ma {
+		if ma[i].Origin != "" || mb[i].Venue() == arena.SourceSim {
+			t.Fatalf("%s: origin %q unnamed, venue %q named", ma[i].SourceID, ma[i].Origin, mb[i].Venue())
+		}
+		if v, ok := venues[mb[i].EventID]; ok && v != mb[i].Origin {
+			t.Errorf("event %s on %s and %s", mb[i].EventID, v, mb[i].Origin)
+		}
+		venues[mb[i].EventID], seen[mb[i].Origin] = mb[i].Origin, true
+		mb[i].Origin = ""
+	}
+	if !bytes.Equal(mustJSON(t, ma), mustJSON(t, mb)) || len(seen) != 3 {
+		t.Errorf("the named world differs beyond its venues, or names %d venues", len(seen))
+	}
+	for in, want := range map[string]string{"": "", " Kalshi , polymarket": "kalshi,polymarket"} {
+		if got, err := ParseVenues(in); err != nil || got != want {
+			t.Errorf("ParseVenues(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"kalshi,kalshi", "kalshi,,manifold", "predictit", "sim"} {
+		if _, err := ParseVenues(bad); err == nil {
+			t.Errorf("ParseVenues(%q) accepted", bad)
+		}
+		if _, err := New(Config{Venues: bad}); err == nil {
+			t.Errorf("a world named after %q", bad)
+		}
+	}
+}
