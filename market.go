@@ -3,6 +3,7 @@ package arena
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -139,11 +140,14 @@ type Market struct {
 // for a simulated market the venue the simulator named it after (its
 // Origin), when it named one. A ForecastBench question's venue is
 // SourceForecastBench: its price is the set's frozen value, not a live one.
-func (m *Market) Venue() string {
-	if m.Source == SourceSim && m.Origin != "" {
-		return m.Origin
+func (m *Market) Venue() string { return VenueOf(m.Source, m.Origin) }
+
+// VenueOf is the Venue of a market of source and origin.
+func VenueOf(source, origin string) string {
+	if source == SourceSim && origin != "" {
+		return origin
 	}
-	return m.Source
+	return source
 }
 
 // IsBinary reports whether the market has exactly the outcomes Yes and No.
@@ -272,6 +276,17 @@ const (
 	// market), which the arena resolves VOID.
 	PriceSettlement PriceSource = "settlement"
 )
+
+// BenchmarkSources are the prices a round's benchmark may be: a venue's
+// own price of the moment (a mid-price, a last trade, a market maker's
+// probability, a community prediction) or the simulator's. Not Gamma's
+// quote, which lags the book; not a frozen dataset value; not a
+// settlement, which is the outcome itself.
+var BenchmarkSources = []PriceSource{PriceSim, PriceCLOBMid, PriceCLOBHistory, PriceLastTrade,
+	PriceBookMid, PriceCandleMid, PriceAMM, PriceAMMHistory, PriceCommunity}
+
+// IsBenchmark reports whether s is one of BenchmarkSources.
+func (s PriceSource) IsBenchmark() bool { return slices.Contains(BenchmarkSources, s) }
 
 // PricePoint is one observed price of one outcome.
 type PricePoint struct {

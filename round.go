@@ -175,6 +175,7 @@ type ScoredForecast struct {
 	MarketID  int64
 	Category  string
 	Event     string
+	Venue     string // the market's Venue
 	Forecast  float64
 	Benchmark *float64
 	Outcome   int8 // 0 or 1

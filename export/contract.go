@@ -144,8 +144,8 @@ var Contract = []TableSpec{
 		col("market_id", Signed, tInt, "the logged benchmarks' market at `idx`; an exported market; distinct within the round, at most one per `event_id`"),
 		opt(col("benchmark_bps", Signed, tInt, "the logged benchmark in basis points (0 … 10000); empty for none and before the capture")),
 		opt(col("benchmark_time", Claimed, tTime, "set exactly with `benchmark_bps`; within 300 s of `commit_deadline`")),
-		opt(enum(col("benchmark_source", Claimed, 0, "set exactly with `benchmark_bps`; a mid-price source"),
-			string(arena.PriceSim), string(arena.PriceCLOBMid), string(arena.PriceCLOBHistory), string(arena.PriceLastTrade))),
+		opt(enum(col("benchmark_source", Claimed, 0, "set exactly with `benchmark_bps`; a price of the market's own venue at the time (never Gamma's quote, a frozen value or a settlement)"),
+			benchmarkSources()...)),
 		opt(col("outcome", Signed, tInt, "the round's latest logged outcome (1 YES, 0 NO, −1 void, −2 unresolved at the trigger); empty exactly before the trigger")),
 	}},
 	{Name: "markets", Key: []string{"id"}, Columns: []Column{
@@ -317,4 +317,13 @@ func keyOf(t TableSpec, cell func(string) string) string {
 		parts[i] = k + "=" + cell(k)
 	}
 	return strings.Join(parts, " ")
+}
+
+// benchmarkSources are the names of arena.BenchmarkSources.
+func benchmarkSources() []string {
+	out := make([]string, len(arena.BenchmarkSources))
+	for i, s := range arena.BenchmarkSources {
+		out[i] = string(s)
+	}
+	return out
 }

@@ -170,7 +170,7 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	rules, err := app.SelectionRules(ctx, a.DB, *rulesFile, "--rules")
+	rules, err := app.SelectionRules(ctx, a.DB, a.Config, *rulesFile, "--rules")
 	if err != nil {
 		return err
 	}

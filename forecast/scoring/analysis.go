@@ -37,10 +37,11 @@ type Analysis struct {
 	Method Method
 	Peers  map[string]score.Peer
 	// Deadlines are the commit deadlines of the scored rounds (of every
-	// scored round, also in a filtered analysis); Categories the market
-	// categories among all scored forecasts.
+	// scored round, also in a filtered analysis); Categories and Venues
+	// the market categories and venues among all scored forecasts.
 	Deadlines  map[uint64]time.Time
 	Categories []string
+	Venues     []string
 }
 
 // AnalysisBootstrap and AnalysisSeed are the default method's bootstrap

@@ -269,7 +269,7 @@ func ScoreFrozen(r *arena.Round, frozen []int8, markets []*arena.Market, subs []
 				continue
 			}
 			rows = append(rows, arena.ScoredForecast{RoundID: r.ID, Agent: agents[a], MarketID: mo.MarketID, Category: markets[i].Category,
-				Event: markets[i].EventID, Outcome: mo.Outcome, Benchmark: mo.BenchmarkPrice(), Forfeit: as.Forfeit,
+				Event: markets[i].EventID, Venue: markets[i].Venue(), Outcome: mo.Outcome, Benchmark: mo.BenchmarkPrice(), Forfeit: as.Forfeit,
 				Forecast: entries[a].Forecast(i, mo.Outcome)})
 		}
 	}

@@ -153,7 +153,7 @@ func (a *App) build(ctx context.Context) error {
 	var rules rounds.Rules
 	if d.Rules != nil {
 		rules = *d.Rules
-	} else if rules, err = SelectionRules(ctx, db, o.RoundRules, "--round-rules"); err != nil {
+	} else if rules, err = SelectionRules(ctx, db, o, o.RoundRules, "--round-rules"); err != nil {
 		return err
 	}
 	a.Forecast = &rounds.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace,
@@ -162,7 +162,7 @@ func (a *App) build(ctx context.Context) error {
 			ProfileUpdatesPerDay: o.ProfileUpdatesPerDay}}
 	if !o.NoSync {
 		a.polymarket = Polymarket(o, a.Logger)
-		a.Forecast.Lookup = rounds.TokenLookup(a.polymarket.BenchmarkAt)
+		a.Forecast.Lookup = BenchmarkLookup(o, a.Logger, a.polymarket)
 	}
 	if err := a.buildTrading(ctx); err != nil {
 		return err

@@ -195,11 +195,16 @@ const maxRulesBytes = 1 << 20
 
 // SelectionRules are the market selection rules of round creation: the
 // complete rules in file (named by flag in errors), or else the built-in
-// ones, which take simulated markets too when the database holds a
-// simulated world, so that 'arena sync --source sim' is enough for rounds.
-func SelectionRules(ctx context.Context, db *store.DB, file, flag string) (rounds.Rules, error) {
+// ones over the venues o syncs (rounds.DefaultRulesFor), which take
+// simulated markets too when the database holds a simulated world, so
+// that 'arena sync --source sim' is enough for rounds.
+func SelectionRules(ctx context.Context, db *store.DB, o config.Options, file, flag string) (rounds.Rules, error) {
 	if file == "" {
-		rules := rounds.DefaultRules()
+		venues, err := o.Venues()
+		if err != nil {
+			return rounds.Rules{}, err
+		}
+		rules := rounds.DefaultRulesFor(venues)
 		_, simWorld, err := sim.Recorded(ctx, db)
 		if err != nil {
 			return rounds.Rules{}, err

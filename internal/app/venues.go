@@ -13,6 +13,7 @@ import (
 	"github.com/forecast-arena/arena/internal/manifold"
 	"github.com/forecast-arena/arena/internal/metaculus"
 	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/venue"
 )
 
@@ -43,6 +44,22 @@ func Source(o config.Options, logger *slog.Logger, name string) (venue.Source, e
 		return c, nil
 	}
 	return nil, arena.Errorf(arena.EINVALID, "unknown venue %q (want one of %v)", name, arena.Venues)
+}
+
+// BenchmarkLookup is where a round's market without a local price at the
+// commit deadline finds one: its own venue's history, Polymarket's CLOB
+// through pm, another venue's through its Source (Metaculus only with a
+// token).
+func BenchmarkLookup(o config.Options, logger *slog.Logger, pm *polymarket.Client) rounds.PriceLookup {
+	by := map[string]rounds.PriceLookup{arena.SourcePolymarket: rounds.TokenLookup(pm.BenchmarkAt)}
+	for _, name := range arena.Venues {
+		if src, err := Source(o, logger, name); err == nil {
+			if b, ok := src.(venue.Benchmarker); ok {
+				by[name] = b.BenchmarkAt
+			}
+		}
+	}
+	return rounds.VenueLookup(by)
 }
 
 // VenueSyncer is the sync of a venue, one of arena.Venues: Polymarket's

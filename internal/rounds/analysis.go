@@ -30,9 +30,15 @@ type Filter struct {
 	Window time.Duration
 	// Category keeps the markets of one category; "" keeps all.
 	Category string
+	// Venue keeps the markets of one venue (arena.Market.Venue); "" keeps all.
+	Venue string
 }
 
-func (f Filter) name() string { return fmt.Sprint(int64(f.Window), "|", f.Category) }
+// FilterVenues lists the values Filter.Venue may take: the arena's
+// venues and the simulator.
+func FilterVenues() []string { return append(slices.Clone(arena.Venues), arena.SourceSim) }
+
+func (f Filter) name() string { return fmt.Sprint(int64(f.Window), "|", f.Category, "|", f.Venue) }
 
 // MaxCachedAnalyses bounds the views (filters) whose analysis is kept:
 // the least recently read is dropped beyond it, so that however many
@@ -139,9 +145,10 @@ func (s *Service) analysisAt(ctx context.Context, wait bool) (*view, error) {
 
 // AnalysisOf returns the analysis of the forecasts f selects: the same
 // figures as Analysis over fewer rounds or one category. It is cached per
-// filter until the selected rounds change. A category no scored forecast
-// has is refused: it would select nothing, and its own cache entry would
-// let clients fill the cache with made-up names.
+// filter until the selected rounds change. A category or venue no scored
+// forecast has is refused: it would select nothing, and its own cache
+// entry would let clients fill the cache with made-up names. A venue is
+// one of a fixed list, so one with no scored forecast yet selects nothing.
 func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, error) {
 	all, err := s.analysisView(ctx)
 	if err != nil {
@@ -150,12 +157,11 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 	if f == (Filter{}) {
 		return all.Analysis, nil
 	}
-	if f.Category != "" && !slices.Contains(all.Categories, f.Category) {
-		name := f.Category
-		if len(name) > 64 { // a client's text, echoed only in part
-			name = strings.ToValidUTF8(name[:64], "") + "…"
-		}
-		return nil, arena.Errorf(arena.EINVALID, "category %q: no scored forecast has it (categories: %s)", name, strings.Join(all.Categories, ", "))
+	if err := known("category", "categories", f.Category, all.Categories); err != nil {
+		return nil, err
+	}
+	if err := known("venue", "venues", f.Venue, FilterVenues()); err != nil {
+		return nil, err
 	}
 	since := time.Time{}
 	if f.Window > 0 {
@@ -174,7 +180,7 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 		var fs []arena.ScoredForecast
 		seen := map[uint64]bool{}
 		for _, x := range all.Forecasts {
-			if keep[x.RoundID] && (f.Category == "" || x.Category == f.Category) {
+			if keep[x.RoundID] && (f.Category == "" || x.Category == f.Category) && (f.Venue == "" || x.Venue == f.Venue) {
 				fs = append(fs, x)
 				seen[x.RoundID] = true
 			}
@@ -183,7 +189,7 @@ func (s *Service) AnalysisOf(ctx context.Context, f Filter) (*scoring.Analysis, 
 		if err != nil {
 			return nil, err
 		}
-		a.Deadlines, a.Categories = all.Deadlines, all.Categories
+		a.Deadlines, a.Categories, a.Venues = all.Deadlines, all.Categories, all.Venues
 		a.LastScored, a.ScoredRounds = all.LastScored, len(seen)
 		return &view{a, version}, nil
 	})
@@ -222,14 +228,13 @@ func (s *Service) analyze(ctx context.Context, st arena.ForecastStore) (*view, e
 		}
 	}
 	a.ScoredRounds = len(scored)
-	cats := map[string]bool{}
+	cats, venues := map[string]bool{}, map[string]bool{}
 	for _, f := range fs {
-		if f.Category != "" && !cats[f.Category] {
-			cats[f.Category] = true
-			a.Categories = append(a.Categories, f.Category)
-		}
+		cats[f.Category], venues[f.Venue] = true, true
 	}
-	slices.Sort(a.Categories)
+	delete(cats, "")
+	delete(venues, "")
+	a.Categories, a.Venues = slices.Sorted(maps.Keys(cats)), slices.Sorted(maps.Keys(venues))
 	return &view{a, s.analysisVersion(vs)}, nil
 }
 
@@ -310,4 +315,18 @@ func (s *Service) Follow(ctx context.Context, every time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// known refuses a filter's value (of the parameter what, whose plural is
+// whats) that is not one of have, the values the scored forecasts have;
+// "" is any.
+func known(what, whats, value string, have []string) error {
+	if value == "" || slices.Contains(have, value) {
+		return nil
+	}
+	name := value
+	if len(name) > 64 { // a client's text, echoed only in part
+		name = strings.ToValidUTF8(name[:64], "") + "…"
+	}
+	return arena.Errorf(arena.EINVALID, "%s %q: no scored forecast has it (%s: %s)", what, name, whats, strings.Join(have, ", "))
 }

@@ -31,8 +31,8 @@ func TestBenchmarkLookupErrorRetriedThenBounded(t *testing.T) {
 		other, oms := newRoundAt(t, db, svc, "ok", 2, sched) // older: listed after a
 		a, ams := newRoundAt(t, db, svc, "fail", 3, sched)   // newer: captured first
 		delisted := errors.New("CLOB 404 for a delisted token")
-		svc.Lookup = func(ctx context.Context, m *arena.Market, at time.Time) (float64, time.Time, bool, error) {
-			return 0, time.Time{}, false, delisted
+		svc.Lookup = func(ctx context.Context, m *arena.Market, at time.Time) (arena.PricePoint, bool, error) {
+			return arena.PricePoint{}, false, delisted
 		}
 		alice := agentKey("alice")
 		preds := []uint16{9000, 1000, 5000}

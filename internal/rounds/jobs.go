@@ -173,20 +173,31 @@ func createScheduledRound(ctx context.Context, svc *Service, cfg JobsConfig) err
 
 // TokenLookup adapts a per-token benchmark source, such as Polymarket's
 // polymarket.Client.BenchmarkAt, to a PriceLookup: it asks for the market's
-// Yes token. A market without a Yes token id has no benchmark from it.
+// Yes token, whose CLOB history the price comes from. A market without a
+// Yes token id has no benchmark from it.
 func TokenLookup(at func(ctx context.Context, tokenID string, t time.Time) (float64, time.Time, bool, error)) PriceLookup {
-	return func(ctx context.Context, m *arena.Market, t time.Time) (float64, time.Time, bool, error) {
+	return func(ctx context.Context, m *arena.Market, t time.Time) (arena.PricePoint, bool, error) {
 		i := m.OutcomeIndex(arena.Yes)
 		if i < 0 || i >= len(m.TokenIDs) || m.TokenIDs[i] == "" {
-			return 0, time.Time{}, false, nil
+			return arena.PricePoint{}, false, nil
 		}
 		p, when, ok, err := at(ctx, m.TokenIDs[i], t)
 		if err != nil {
-			return 0, time.Time{}, false, fmt.Errorf("rounds: benchmark of %s (token %s): %w", m, m.TokenIDs[i], err)
+			return arena.PricePoint{}, false, fmt.Errorf("rounds: benchmark of %s (token %s): %w", m, m.TokenIDs[i], err)
 		}
-		if ok && !(p >= 0 && p <= 1) {
-			return 0, time.Time{}, false, fmt.Errorf("rounds: benchmark of %s: price %v outside [0,1]", m, p)
+		return arena.PricePoint{MarketID: m.ID, Outcome: arena.Yes, Time: when, Price: p, Source: arena.PriceCLOBHistory}, ok, nil
+	}
+}
+
+// VenueLookup is the PriceLookup of each market's own source: bySource's
+// entry for its Source (a simulated market named after a venue is the
+// simulator's, not the venue's), none for a source without one.
+func VenueLookup(bySource map[string]PriceLookup) PriceLookup {
+	return func(ctx context.Context, m *arena.Market, t time.Time) (arena.PricePoint, bool, error) {
+		look, ok := bySource[m.Source]
+		if !ok {
+			return arena.PricePoint{}, false, nil
 		}
-		return p, when, ok, nil
+		return look(ctx, m, t)
 	}
 }

@@ -1,7 +1,9 @@
 package rounds
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -67,7 +69,8 @@ func ValidateRound(s forecast.Schedule, k int, markets []*arena.Market) error {
 // selection can be re-run and audited.
 type Rules struct {
 	// MinVolume and MinLiquidity are in USD (Polymarket volumeNum and
-	// liquidityNum); a market needs at least both.
+	// liquidityNum); a market needs at least both, unless Venues sets
+	// its venue's own.
 	MinVolume    float64 `json:"min_volume"`
 	MinLiquidity float64 `json:"min_liquidity"`
 	// When MaxPrice > 0 a market needs a known Yes price in
@@ -85,11 +88,65 @@ type Rules struct {
 	Sources []string `json:"sources,omitempty"`
 	// ExcludeCategories are skipped, compared case-insensitively.
 	ExcludeCategories []string `json:"exclude_categories,omitempty"`
+	// Venues holds what differs by venue (a market's Venue): thresholds
+	// in the venue's own units and its share of a round.
+	Venues map[string]VenueRules `json:"venues,omitempty"`
+}
+
+// VenueRules are one venue's selection rules. Volumes and liquidity are
+// in the venue's own units (Kalshi counts contracts, Manifold mana,
+// Metaculus has neither), so one threshold cannot suit every venue, and
+// volumes of two venues cannot be ranked against each other: once any
+// venue has a Share, a round takes its markets from the venues with one,
+// in proportion to their shares, each venue's ranked by its own volume.
+type VenueRules struct {
+	// MinVolume and MinLiquidity, when set, replace the rules' own for
+	// this venue's markets.
+	MinVolume    *float64 `json:"min_volume,omitempty"`
+	MinLiquidity *float64 `json:"min_liquidity,omitempty"`
+	// Share is the venue's weight in a round's k markets (0: none).
+	Share float64 `json:"share,omitempty"`
 }
 
 // DefaultRules are liquid Polymarket markets that are not nearly decided
 // and close within a week after the reveal deadline.
-func DefaultRules() Rules {
+func DefaultRules() Rules { return DefaultRulesFor([]string{arena.SourcePolymarket}) }
+
+// venueMinimums are the built-in minimums of the venues whose volume is
+// not in dollars: Kalshi's counts contracts (each pays at most a dollar)
+// and its liquidity field is deprecated (zero); Manifold's are play money
+// (mana); Metaculus has neither, only forecasters.
+var venueMinimums = map[string][2]float64{
+	arena.SourceKalshi:    {1_000, 0},
+	arena.SourceManifold:  {1_000, 0},
+	arena.SourceMetaculus: {0, 0},
+}
+
+// DefaultRulesFor are DefaultRules over the markets of venues (each one of
+// arena.Venues): each venue's with minimums in its own units, and with two
+// venues or more an equal share of every round for each.
+func DefaultRulesFor(venues []string) Rules {
+	r := defaultRules()
+	r.Sources = slices.Clone(venues)
+	for _, v := range venues {
+		vr := VenueRules{}
+		if m, ok := venueMinimums[v]; ok {
+			vr.MinVolume, vr.MinLiquidity = &m[0], &m[1]
+		}
+		if len(venues) > 1 {
+			vr.Share = 1
+		}
+		if vr != (VenueRules{}) {
+			if r.Venues == nil {
+				r.Venues = map[string]VenueRules{}
+			}
+			r.Venues[v] = vr
+		}
+	}
+	return r
+}
+
+func defaultRules() Rules {
 	return Rules{
 		MinVolume:     10_000,
 		MinLiquidity:  1_000,
@@ -100,7 +157,6 @@ func DefaultRules() Rules {
 		// No cap: round-robin already mixes categories, and Polymarket
 		// leaves many markets uncategorized.
 		MaxPerCategory: 0,
-		Sources:        []string{arena.SourcePolymarket},
 	}
 }
 
@@ -125,7 +181,75 @@ func (r Rules) Validate() error {
 	case r.MaxPerCategory < 0:
 		return bad("max_per_category %d", r.MaxPerCategory)
 	}
+	for _, v := range slices.Sorted(maps.Keys(r.Venues)) {
+		vr := r.Venues[v]
+		switch {
+		case !arena.IsVenue(v) && v != arena.SourceSim:
+			return bad("venues: %q is not a venue (want %s)", v, strings.Join(arena.Venues, ", "))
+		case vr.MinVolume != nil && !(*vr.MinVolume >= 0 && !math.IsInf(*vr.MinVolume, 0)):
+			return bad("venues: %s: min_volume %v", v, *vr.MinVolume)
+		case vr.MinLiquidity != nil && !(*vr.MinLiquidity >= 0 && !math.IsInf(*vr.MinLiquidity, 0)):
+			return bad("venues: %s: min_liquidity %v", v, *vr.MinLiquidity)
+		case !(vr.Share >= 0 && vr.Share <= 1e6): // also refuses NaN
+			return bad("venues: %s: share %v", v, vr.Share)
+		}
+	}
 	return nil
+}
+
+// shared reports whether the rules split rounds among venues by share.
+func (r Rules) shared() bool {
+	for _, vr := range r.Venues {
+		if vr.Share > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// minimums are the volume and liquidity a market of venue v needs.
+func (r Rules) minimums(v string) (volume, liquidity float64) {
+	volume, liquidity = r.MinVolume, r.MinLiquidity
+	if vr, ok := r.Venues[v]; ok {
+		if vr.MinVolume != nil {
+			volume = *vr.MinVolume
+		}
+		if vr.MinLiquidity != nil {
+			liquidity = *vr.MinLiquidity
+		}
+	}
+	return volume, liquidity
+}
+
+// Quotas splits k markets among the venues with a share, in proportion
+// to their shares by largest remainder (ties to the venue named first),
+// so that the quotas sum to k; nil when no venue has a share.
+func (r Rules) Quotas(k int) map[string]int {
+	if !r.shared() {
+		return nil
+	}
+	var names []string
+	total := 0.0
+	for _, v := range slices.Sorted(maps.Keys(r.Venues)) {
+		if s := r.Venues[v].Share; s > 0 {
+			names, total = append(names, v), total+s
+		}
+	}
+	q := make(map[string]int, len(names))
+	rem := make(map[string]float64, len(names))
+	left := k
+	for _, v := range names {
+		exact := float64(k) * r.Venues[v].Share / total
+		q[v] = int(math.Floor(exact))
+		rem[v] = exact - float64(q[v])
+		left -= q[v]
+	}
+	order := slices.Clone(names)
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(rem[b], rem[a]) })
+	for i := 0; i < left; i++ {
+		q[order[i%len(order)]]++
+	}
+	return q
 }
 
 // Eligible reports whether m may enter a round whose reveal deadline is
@@ -140,13 +264,18 @@ func (r Rules) Eligible(m *arena.Market, revealDeadline time.Time) (bool, string
 		return false, "not open"
 	case len(r.Sources) > 0 && !slices.Contains(r.Sources, m.Source):
 		return false, "source " + m.Source + " not in the rules"
+	case r.shared() && !(r.Venues[m.Venue()].Share > 0):
+		return false, "venue " + m.Venue() + " has no share"
 	case !m.CloseTime.After(revealDeadline.Add(time.Duration(r.MinCloseAfter))):
 		return false, "closes too early"
 	case r.MaxCloseAfter > 0 && m.CloseTime.After(revealDeadline.Add(time.Duration(r.MaxCloseAfter))):
 		return false, "closes too late"
-	case !(m.Volume >= r.MinVolume): // also refuses NaN
+	}
+	minVolume, minLiquidity := r.minimums(m.Venue())
+	switch {
+	case !(m.Volume >= minVolume): // also refuses NaN
 		return false, "volume below min_volume"
-	case !(m.Liquidity >= r.MinLiquidity):
+	case !(m.Liquidity >= minLiquidity):
 		return false, "liquidity below min_liquidity"
 	}
 	cat := categoryKey(m)
@@ -170,8 +299,10 @@ func (r Rules) Eligible(m *arena.Market, revealDeadline time.Time) (bool, string
 // ordered by their best market's volume, each category's markets by
 // volume — so that the round mixes categories. Ties break on (Source,
 // SourceID), so the result depends only on the set of candidates, not on
-// their order. The result is in selection order, which becomes the market
-// index within the round.
+// their order. When venues have shares (Rules.Quotas), each venue's quota
+// is chosen so from its own markets, venue after venue in name order.
+// The result is in selection order, which becomes the market index
+// within the round.
 func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadline time.Time) ([]*arena.Market, error) {
 	if k < 1 {
 		return nil, forecast.Reject(forecast.CodeRulesInvalid, "select: k = %d", k)
@@ -191,8 +322,35 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 			best[key] = m
 		}
 	}
-	byCat := make(map[string][]*arena.Market)
+	quotas := rules.Quotas(k)
+	if quotas == nil {
+		out := roundRobin(slices.Collect(maps.Values(best)), k, rules.MaxPerCategory)
+		if len(out) < k {
+			return nil, notEnough(len(out), "", rules, len(candidates), k, refused)
+		}
+		return out, nil
+	}
+	byVenue := map[string][]*arena.Market{}
 	for _, m := range best {
+		byVenue[m.Venue()] = append(byVenue[m.Venue()], m)
+	}
+	var out []*arena.Market
+	for _, v := range slices.Sorted(maps.Keys(quotas)) {
+		got := roundRobin(byVenue[v], quotas[v], rules.MaxPerCategory)
+		if len(got) < quotas[v] {
+			return nil, notEnough(len(got), v, rules, len(candidates), quotas[v], refused)
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// roundRobin takes k markets, at most one per event already, round-robin
+// over their categories (see SelectMarkets), at most maxPerCategory of a
+// category when it is positive; fewer when there are not enough.
+func roundRobin(ms []*arena.Market, k, maxPerCategory int) []*arena.Market {
+	byCat := make(map[string][]*arena.Market)
+	for _, m := range ms {
 		c := categoryKey(m)
 		byCat[c] = append(byCat[c], m)
 	}
@@ -209,7 +367,7 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 	})
 	out := make([]*arena.Market, 0, k)
 	for layer := 0; len(out) < k; layer++ {
-		if rules.MaxPerCategory > 0 && layer >= rules.MaxPerCategory {
+		if maxPerCategory > 0 && layer >= maxPerCategory {
 			break
 		}
 		added := false
@@ -223,15 +381,22 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 			break
 		}
 	}
-	if len(out) < k {
-		limits := "one per event"
-		if rules.MaxPerCategory > 0 {
-			limits += fmt.Sprintf(", at most %d per category", rules.MaxPerCategory)
-		}
-		return nil, forecast.Reject(forecast.CodeNotEnoughMarkets, "select: %d eligible markets (%s) among %d candidates, need %d%s",
-			len(out), limits, len(candidates), k, refusals(refused))
+	return out
+}
+
+// notEnough is the refusal of a selection that found only n of the k
+// markets it needs, of venue v when its quota fell short.
+func notEnough(n int, v string, rules Rules, candidates, k int, refused map[string]int) error {
+	limits := "one per event"
+	if rules.MaxPerCategory > 0 {
+		limits += fmt.Sprintf(", at most %d per category", rules.MaxPerCategory)
 	}
-	return out, nil
+	of := ""
+	if v != "" {
+		of = " of venue " + v
+	}
+	return forecast.Reject(forecast.CodeNotEnoughMarkets, "select: %d eligible markets%s (%s) among %d candidates, need %d%s",
+		n, of, limits, candidates, k, refusals(refused))
 }
 
 // refusals says why candidates were not eligible, most common reason

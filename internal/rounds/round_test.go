@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,5 +251,183 @@ func TestSelectMarkets(t *testing.T) {
 	before := ids(w)
 	if _, err := SelectMarkets(w, 7, DefaultRules(), sched.RevealDeadline); err != nil || !slices.Equal(ids(w), before) {
 		t.Errorf("candidates changed: %v", ids(w))
+	}
+}
+
+func TestVenueRulesValidate(t *testing.T) {
+	neg, inf := -1.0, math.Inf(1)
+	for name, v := range map[string]map[string]VenueRules{
+		"unknown venue":    {"kalshy": {Share: 1}},
+		"negative volume":  {arena.SourceKalshi: {MinVolume: &neg}},
+		"inf liquidity":    {arena.SourceKalshi: {MinLiquidity: &inf}},
+		"negative share":   {arena.SourceKalshi: {Share: -1}},
+		"NaN share":        {arena.SourceKalshi: {Share: math.NaN()}},
+		"enormous share":   {arena.SourceKalshi: {Share: 1e7}},
+		"forecastbench":    {arena.SourceForecastBench: {Share: 1}},
+		"empty venue name": {"": {Share: 1}},
+	} {
+		r := DefaultRules()
+		r.Venues = v
+		if err := r.Validate(); arena.ErrorCode(err) != forecast.CodeRulesInvalid {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	r := DefaultRules()
+	r.Venues = map[string]VenueRules{arena.SourceKalshi: {Share: 2}, arena.SourceSim: {Share: 1}}
+	if err := r.Validate(); err != nil {
+		t.Errorf("good venues refused: %v", err)
+	}
+	// The venues round-trip through the JSON a round stores.
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Rules
+	if err := json.Unmarshal(b, &back); err != nil || back.Venues[arena.SourceKalshi].Share != 2 || len(back.Venues) != 2 {
+		t.Errorf("round trip %s: %+v %v", b, back.Venues, err)
+	}
+}
+
+func TestQuotas(t *testing.T) {
+	for _, c := range []struct {
+		shares map[string]float64
+		k      int
+		want   map[string]int
+	}{
+		{nil, 7, nil},
+		{map[string]float64{"kalshi": 0}, 7, nil},
+		{map[string]float64{"kalshi": 1}, 7, map[string]int{"kalshi": 7}},
+		// Equal shares: the remainder goes to the venue named first.
+		{map[string]float64{"polymarket": 1, "kalshi": 1}, 7, map[string]int{"kalshi": 4, "polymarket": 3}},
+		{map[string]float64{"polymarket": 1, "kalshi": 1, "manifold": 1}, 7, map[string]int{"kalshi": 3, "manifold": 2, "polymarket": 2}},
+		// Largest remainder: 7 × (0.5, 0.3, 0.2) = 3.5, 2.1, 1.4 → 3+1, 2, 1.
+		{map[string]float64{"polymarket": 5, "kalshi": 3, "manifold": 2}, 7, map[string]int{"polymarket": 4, "kalshi": 2, "manifold": 1}},
+		// A venue without a share takes none.
+		{map[string]float64{"polymarket": 3, "kalshi": 0, "manifold": 1}, 4, map[string]int{"polymarket": 3, "manifold": 1}},
+		// A share too small for one market gets none.
+		{map[string]float64{"polymarket": 99, "kalshi": 1}, 7, map[string]int{"polymarket": 7, "kalshi": 0}},
+	} {
+		r := Rules{Venues: map[string]VenueRules{}}
+		for v, s := range c.shares {
+			r.Venues[v] = VenueRules{Share: s}
+		}
+		got := r.Quotas(c.k)
+		sum := 0
+		for _, n := range got {
+			sum += n
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) || (got != nil && sum != c.k) {
+			t.Errorf("shares %v, k %d: %v, want %v", c.shares, c.k, got, c.want)
+		}
+	}
+}
+
+// venueWorld is world() with each market also offered by Kalshi, whose
+// volumes count contracts and whose liquidity is 0.
+func venueWorld() []*arena.Market {
+	ms := world()
+	for _, m := range world() {
+		k := *m
+		k.Source, k.SourceID, k.Volume, k.Liquidity = arena.SourceKalshi, "K-"+m.SourceID, m.Volume/1000, 0
+		ms = append(ms, &k)
+	}
+	return ms
+}
+
+func TestEligibleVenueMinimums(t *testing.T) {
+	rd := sched.RevealDeadline
+	m := mkt("a", "e", "Politics", 50_000, rd.Add(2*time.Hour))
+	m.Source, m.Liquidity = arena.SourceKalshi, 0
+	rules := DefaultRules()
+	rules.Sources = append(rules.Sources, arena.SourceKalshi)
+	if e, why := rules.Eligible(m, rd); e || why != "liquidity below min_liquidity" {
+		t.Fatalf("Kalshi market under the dollar minimums: %v %q", e, why)
+	}
+	zero, big := 0.0, 60_000.0
+	rules.Venues = map[string]VenueRules{arena.SourceKalshi: {MinLiquidity: &zero}}
+	if e, why := rules.Eligible(m, rd); !e {
+		t.Errorf("Kalshi minimums not applied: %s", why)
+	}
+	rules.Venues[arena.SourceKalshi] = VenueRules{MinLiquidity: &zero, MinVolume: &big}
+	if e, why := rules.Eligible(m, rd); e || why != "volume below min_volume" {
+		t.Errorf("Kalshi min_volume not applied: %v %q", e, why)
+	}
+	// Another venue's minimums stay the rules' own.
+	p := mkt("b", "e", "Politics", 50_000, rd.Add(2*time.Hour))
+	p.Liquidity = 0
+	if e, _ := rules.Eligible(p, rd); e {
+		t.Error("Polymarket market took Kalshi's minimums")
+	}
+	// A simulated market named after Kalshi is Kalshi's.
+	s := mkt("c", "e", "Politics", 50_000, rd.Add(2*time.Hour))
+	s.Source, s.Origin, s.Liquidity = arena.SourceSim, arena.SourceKalshi, 0
+	rules.Sources = append(rules.Sources, arena.SourceSim)
+	rules.Venues[arena.SourceKalshi] = VenueRules{MinLiquidity: &zero}
+	if e, why := rules.Eligible(s, rd); !e {
+		t.Errorf("simulated Kalshi market: %s", why)
+	}
+}
+
+func TestSelectMarketsByVenue(t *testing.T) {
+	zero := 0.0
+	rules := DefaultRules()
+	rules.Sources = append(rules.Sources, arena.SourceKalshi)
+	rules.Venues = map[string]VenueRules{
+		arena.SourcePolymarket: {Share: 1},
+		arena.SourceKalshi:     {Share: 1, MinVolume: &zero, MinLiquidity: &zero},
+	}
+	got, err := SelectMarkets(venueWorld(), 7, rules, sched.RevealDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 Kalshi markets (the venue named first takes the remainder), then 3
+	// Polymarket ones, each venue's chosen as a round of its own would be:
+	// Kalshi's smaller volumes do not rank them below Polymarket's.
+	want := []string{"K-p1a", "K-s1", "K-c1", "K-e1", "p1a", "s1", "c1"}
+	if !slices.Equal(ids(got), want) {
+		t.Fatalf("selected %v, want %v", ids(got), want)
+	}
+	if err := ValidateRound(sched, 7, got); err != nil {
+		t.Fatalf("selection is not a valid round: %v", err)
+	}
+	// Deterministic whatever the candidates' order.
+	rng := rand.New(rand.NewPCG(2, 2))
+	for i := 0; i < 20; i++ {
+		w := venueWorld()
+		rng.Shuffle(len(w), func(a, b int) { w[a], w[b] = w[b], w[a] })
+		if again, err := SelectMarkets(w, 7, rules, sched.RevealDeadline); err != nil || !slices.Equal(ids(again), want) {
+			t.Fatalf("shuffle %d: %v, %v", i, ids(again), err)
+		}
+	}
+	// Without shares, volumes in different units rank Polymarket first.
+	noShares := rules
+	noShares.Venues = map[string]VenueRules{arena.SourceKalshi: {MinVolume: &zero, MinLiquidity: &zero}}
+	if got, err := SelectMarkets(venueWorld(), 7, noShares, sched.RevealDeadline); err != nil || got[0].Source != arena.SourcePolymarket {
+		t.Errorf("without shares: %v %v", ids(got), err)
+	}
+	// A venue that cannot fill its quota refuses the round and says which.
+	short := rules
+	short.Venues = map[string]VenueRules{
+		arena.SourcePolymarket: {Share: 1},
+		arena.SourceKalshi:     {Share: 1}, // the dollar minimums take no Kalshi market
+	}
+	_, err = SelectMarkets(venueWorld(), 7, short, sched.RevealDeadline)
+	if arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets || !strings.Contains(err.Error(), "of venue kalshi") {
+		t.Errorf("short venue: %v", err)
+	}
+	// A venue without a share is refused, and counted so.
+	only := rules
+	only.Venues = map[string]VenueRules{arena.SourcePolymarket: {Share: 1}}
+	got, err = SelectMarkets(venueWorld(), 7, only, sched.RevealDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		if m.Source != arena.SourcePolymarket {
+			t.Errorf("venue without a share selected: %s", m)
+		}
+	}
+	if e, why := only.Eligible(venueWorld()[len(world())], sched.RevealDeadline); e || why != "venue kalshi has no share" {
+		t.Errorf("unshared venue: %v %q", e, why)
 	}
 }

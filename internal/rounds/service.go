@@ -24,8 +24,10 @@ import (
 type Store = arena.ForecastStore
 
 // PriceLookup finds a market's Yes price near t from a source other than
-// the local price history (e.g. Polymarket's CLOB prices-history).
-type PriceLookup func(ctx context.Context, m *arena.Market, t time.Time) (price float64, at time.Time, ok bool, err error)
+// the local price history (Polymarket's CLOB prices-history, another
+// venue's own history: venue.Benchmarker), with its provenance; ok is
+// false when the source has none.
+type PriceLookup func(ctx context.Context, m *arena.Market, t time.Time) (p arena.PricePoint, ok bool, err error)
 
 // Service runs the forecast track: rounds, submissions, benchmarks,
 // triggering and scoring. Every accepted commit, reveal, profile,
@@ -461,8 +463,8 @@ func (s *Service) benchmark(ctx context.Context, m *arena.Market, t time.Time) (
 	var best *arena.PricePoint
 	for i := range pts {
 		p := &pts[i]
-		if p.Source == arena.PriceGamma || p.Source == arena.PriceFreeze {
-			continue // the benchmark is a mid-price (CLOB or simulator), never Gamma's quote
+		if !p.Source.IsBenchmark() {
+			continue // never Gamma's quote, a frozen value or a settlement
 		}
 		if best == nil || absDur(p.Time.Sub(t)) < absDur(best.Time.Sub(t)) {
 			best = p
@@ -472,11 +474,18 @@ func (s *Service) benchmark(ctx context.Context, m *arena.Market, t time.Time) (
 		return best.Price, best.Time, best.Source, true, nil
 	}
 	if s.Lookup != nil {
-		p, at, ok, err := s.Lookup(ctx, m, t)
-		if err != nil || !ok {
+		p, ok, err := s.Lookup(ctx, m, t)
+		switch {
+		case err != nil || !ok:
 			return 0, time.Time{}, "", false, err
+		case !p.Source.IsBenchmark():
+			return 0, time.Time{}, "", false, fmt.Errorf("rounds: benchmark of %s: a %q price is not a benchmark", m, p.Source)
+		case !(p.Price >= 0 && p.Price <= 1):
+			return 0, time.Time{}, "", false, fmt.Errorf("rounds: benchmark of %s: price %v outside [0,1]", m, p.Price)
+		case absDur(p.Time.Sub(t)) > forecast.BenchmarkTolerance:
+			return 0, time.Time{}, "", false, nil // the venue's price then is unknown
 		}
-		return p, at, arena.PriceCLOBHistory, true, nil
+		return p.Price, p.Time.UTC(), p.Source, true, nil
 	}
 	return 0, time.Time{}, "", false, nil
 }

@@ -258,17 +258,20 @@ func TestCaptureBenchmarks(t *testing.T) {
 		lookupErr := errors.New("CLOB down")
 		failing := true
 		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
-		svc.Lookup = func(ctx context.Context, m *arena.Market, at time.Time) (float64, time.Time, bool, error) {
+		svc.Lookup = func(ctx context.Context, m *arena.Market, at time.Time) (arena.PricePoint, bool, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			asked = append(asked, m.SourceID)
 			if failing {
-				return 0, time.Time{}, false, lookupErr
+				return arena.PricePoint{}, false, lookupErr
 			}
-			if m.SourceID == "b3" {
-				return 0.33, at.Add(-5 * time.Second), true, nil
+			if m.SourceID == "b3" { // a venue's own history, with its provenance
+				return arena.PricePoint{Time: at.Add(-5 * time.Second), Price: 0.33, Source: arena.PriceCandleMid}, true, nil
 			}
-			return 0, time.Time{}, false, nil
+			if m.SourceID == "b4" { // a venue's price too far from the deadline is none
+				return arena.PricePoint{Time: at.Add(-time.Hour), Price: 0.8, Source: arena.PriceAMMHistory}, true, nil
+			}
+			return arena.PricePoint{}, false, nil
 		}
 		r, ms := newRound(t, db, svc, "b", 6)
 		cd := r.CommitDeadline
@@ -279,6 +282,7 @@ func TestCaptureBenchmarks(t *testing.T) {
 		addPoints(t, db, ms[1], p(-10*time.Second, 0.50, arena.PriceGamma), p(100*time.Second, 0.52, arena.PriceCLOBMid))
 		addPoints(t, db, ms[2], p(0, 0.70, arena.PriceFreeze), p(299*time.Second, 0.71, arena.PriceSim))
 		addPoints(t, db, ms[3], p(301*time.Second, 0.90, arena.PriceCLOBMid), p(-301*time.Second, 0.10, arena.PriceCLOBMid))
+		addPoints(t, db, ms[4], p(0, 1, arena.PriceSettlement)) // the outcome itself is never a benchmark
 		addPoints(t, db, ms[5], p(-300*time.Second, 0.25, arena.PriceCLOBHistory))
 
 		for _, at := range []time.Time{t0, cd, cd.Add(forecast.BenchmarkTolerance - time.Microsecond)} {
@@ -315,7 +319,7 @@ func TestCaptureBenchmarks(t *testing.T) {
 			{0.40, 4000, -60 * time.Second, arena.PriceCLOBMid},
 			{0.52, 5200, 100 * time.Second, arena.PriceCLOBMid},
 			{0.71, 7100, 299 * time.Second, arena.PriceSim},
-			{0.33, 3300, -5 * time.Second, arena.PriceCLOBHistory},
+			{0.33, 3300, -5 * time.Second, arena.PriceCandleMid},
 			{-1, 0, 0, ""},
 			{0.25, 2500, -300 * time.Second, arena.PriceCLOBHistory},
 		}

@@ -99,6 +99,27 @@ func (s *Service) Leaderboard(ctx context.Context, f Filter) (scoring.Board, *sc
 	return a.Board(p), a, nil
 }
 
+// VenueBoard sets the leaderboards of f's forecasts on each venue side by
+// side, with the combined score that weighs the venues equally
+// (scoring.CombineVenues); f.Venue must be empty.
+func (s *Service) VenueBoard(ctx context.Context, f Filter) (scoring.VenueBoard, error) {
+	if f.Venue != "" {
+		return scoring.VenueBoard{}, arena.Errorf(arena.EINVALID, "venue %q: the venues' board sets every venue side by side; leave venue out", f.Venue)
+	}
+	all, err := s.Analysis(ctx)
+	if err != nil {
+		return scoring.VenueBoard{}, err
+	}
+	boards := map[string]scoring.Board{}
+	for _, v := range all.Venues {
+		f.Venue = v
+		if boards[v], _, err = s.Leaderboard(ctx, f); err != nil {
+			return scoring.VenueBoard{}, err
+		}
+	}
+	return scoring.CombineVenues(boards), nil
+}
+
 // Board is the leaderboard over every scored round: what the export
 // writes (see export.Forecasts).
 func (s *Service) Board(ctx context.Context) (scoring.Board, error) {

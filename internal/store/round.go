@@ -356,8 +356,9 @@ func (d *DB) roundScores(ctx context.Context, q queryer, roundID uint64) ([]aren
 // ScoredForecasts implements arena.RoundStore: every frozen forecast, by
 // round, agent and market.
 func (d *DB) ScoredForecasts(ctx context.Context) ([]arena.ScoredForecast, error) {
-	rows, err := d.r().QueryContext(ctx, `SELECT round_id, agent, market_id, category, event, forecast, benchmark, outcome, forfeit
-		FROM scored_forecasts ORDER BY round_id, agent, market_id`)
+	rows, err := d.r().QueryContext(ctx, `SELECT f.round_id, f.agent, f.market_id, f.category, f.event, m.source, m.origin,
+			f.forecast, f.benchmark, f.outcome, f.forfeit
+		FROM scored_forecasts f JOIN markets m ON m.id = f.market_id ORDER BY f.round_id, f.agent, f.market_id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: scored forecasts: %w", err)
 	}
@@ -368,10 +369,11 @@ func (d *DB) ScoredForecasts(ctx context.Context) ([]arena.ScoredForecast, error
 		var rid int64
 		var b sql.NullFloat64
 		var o int
-		if err := rows.Scan(&rid, &f.Agent, &f.MarketID, &f.Category, &f.Event, &f.Forecast, &b, &o, &f.Forfeit); err != nil {
+		var source, origin string
+		if err := rows.Scan(&rid, &f.Agent, &f.MarketID, &f.Category, &f.Event, &source, &origin, &f.Forecast, &b, &o, &f.Forfeit); err != nil {
 			return nil, err
 		}
-		f.RoundID, f.Outcome = uint64(rid), int8(o)
+		f.RoundID, f.Outcome, f.Venue = uint64(rid), int8(o), arena.VenueOf(source, origin)
 		if b.Valid {
 			v := b.Float64
 			f.Benchmark = &v

@@ -243,7 +243,7 @@ var leaderboardWindows = map[string]time.Duration{"all": 0, "7d": 7 * 24 * time.
 // windowNames are leaderboardWindows' names in order.
 var windowNames = []string{"7d", "30d", "90d", "all"}
 
-// leaderboardFilter reads the window and category query parameters.
+// leaderboardFilter reads the window, category and venue query parameters.
 func leaderboardFilter(r *http.Request) (string, rounds.Filter, error) {
 	q := r.URL.Query()
 	w := cmp.Or(q.Get("window"), "all")
@@ -251,7 +251,7 @@ func leaderboardFilter(r *http.Request) (string, rounds.Filter, error) {
 	if !ok {
 		return "", rounds.Filter{}, arena.Errorf(arena.EINVALID, "window %q: want %s", w, oneOf(windowNames))
 	}
-	return w, rounds.Filter{Window: d, Category: strings.TrimSpace(q.Get("category"))}, nil
+	return w, rounds.Filter{Window: d, Category: strings.TrimSpace(q.Get("category")), Venue: strings.TrimSpace(q.Get("venue"))}, nil
 }
 
 func nameOf(names map[string]string, agent string) string {
@@ -294,14 +294,24 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.Window, v.Category, v.Windows, v.Categories = window, f.Category, []string{"all", "7d", "30d", "90d"}, []string{}
+	v.Window, v.Category, v.Venue, v.Windows, v.Categories, v.Venues = window, f.Category, f.Venue, []string{"all", "7d", "30d", "90d"}, []string{}, []string{}
 	if s.Forecast != nil {
 		all, err := s.Forecast.Analysis(r.Context())
 		if err != nil {
 			return nil, err
 		}
-		if v.Categories = all.Categories; v.Categories == nil {
-			v.Categories = []string{}
+		if all.Categories != nil {
+			v.Categories = all.Categories
+		}
+		if all.Venues != nil {
+			v.Venues = all.Venues
+		}
+		if len(v.Venues) > 1 && f.Venue == "" {
+			vb, err := s.Forecast.VenueBoard(r.Context(), f)
+			if err != nil {
+				return nil, err
+			}
+			v.ByVenue = &vb
 		}
 		b, rows, a, err := s.forecastBoard(r.Context(), f)
 		if err != nil {

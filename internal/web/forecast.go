@@ -14,6 +14,7 @@ func (s *Server) RegisterForecast(svc *rounds.Service) {
 	s.Forecast = svc
 	s.handle("GET /api/v1/domain", s.domain)
 	s.handle("GET /api/v1/rounds", s.listRounds)
+	s.handle("GET /api/v1/leaderboard/venues", s.venueBoard)
 	s.handle("GET /api/v1/rounds/{id}", read(s, roundID, svc.Round))
 	s.handle("GET /api/v1/rounds/{id}/scores", read(s, roundID, svc.Scores))
 	s.handle("GET /api/v1/agents/{address}/nonce", s.nonce)
@@ -27,6 +28,21 @@ func (s *Server) RegisterForecast(svc *rounds.Service) {
 	s.handle("POST /api/v1/admin/rounds/{id}/trigger", s.admin(s.triggerRound))
 	s.handle("POST /api/v1/admin/markets/{id}/resolve", s.admin(s.resolveMarket))
 	s.registerExport()
+}
+
+// venueBoard serves GET /api/v1/leaderboard/venues?window=&category=:
+// the forecast track's board of each venue side by side, with the
+// combined score weighing the venues equally.
+func (s *Server) venueBoard(w http.ResponseWriter, r *http.Request) error {
+	_, f, err := leaderboardFilter(r)
+	if err != nil {
+		return err
+	}
+	b, err := s.Forecast.VenueBoard(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	return s.writeJSON(w, r, b)
 }
 
 func roundID(r *http.Request) (uint64, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena"
 
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -139,6 +140,7 @@ var (
 	window    = qEnum("window", windowNames, "all",
 		"rounds whose commit deadline, and cohorts whose week start, lie at most this far back")
 	category = qString("category", "sports", "only the forecasts of this market category (one of the leaderboard page's categories; 400 for another)")
+	venue    = qEnum("venue", rounds.FilterVenues(), "", "only the forecasts of this venue's markets (none yet: an empty board)")
 )
 
 var apiOps = []apiOp{
@@ -160,9 +162,15 @@ var apiOps = []apiOp{
 			qEnum("sort", tradingSorts, "return", "order of the trading track: mean return, or Brier score lowest first").with("track=trading"),
 			window.not("track=backtest"),
 			category.with("track=forecast"),
+			venue.with("track=forecast"),
 			pageLimit,
 			qInt("cursor", 0, math.MaxInt64, "0", "10", "how many rows earlier pages held: the position of the last row of the previous page, as the Link header's next URL gives it")},
 		Response: BoardJSON{}, Fails: []int{404}},
+	{Method: "GET", Path: "/api/v1/leaderboard/venues", ID: "getVenueLeaderboard", Tag: tagLeaderboard, Summary: "Forecast leaderboard by venue",
+		Desc: "The forecast track's leaderboard of each venue side by side: each agent's headline score on each venue's questions (null where it is preliminary or absent) " +
+			"and the combined score, the mean over the venues, which weighs every venue equally whatever its number of questions (null unless the agent is ranked on each); " +
+			"best combined score first; 404 when the forecast track is not enabled.", Query: []apiParam{window, category},
+		Response: scoring.VenueBoard{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/domain", ID: "getDomain", Tag: tagForecast, Summary: "EIP-712 signing domain",
 		Desc: "The EIP-712 domain every commit, reveal and profile is signed under (docs/protocol.md has the message types).", Response: forecast.DomainJSON{}},
 	{Method: "GET", Path: "/api/v1/rounds", ID: "listRounds", Tag: tagForecast, Summary: "Rounds, newest first",
@@ -275,6 +283,7 @@ var apiOps = []apiOp{
 			qEnum("columns", []string{"all"}, "", "all: every column, as the page shows them on request"),
 			window,
 			category,
+			venue,
 			qEnum("trading_sort", tradingSorts, "return", "order of the trading table: mean return, or Brier score lowest first")},
 		Response: LeaderboardPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/rounds/{id}", ID: "getRoundPage", Tag: tagPages, Summary: "Data of a round page",

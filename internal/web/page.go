@@ -258,6 +258,9 @@ func leaderboardLink(v LeaderboardPageJSON, q url.Values) string {
 	if v.Category != "" {
 		q.Set("category", v.Category)
 	}
+	if v.Venue != "" {
+		q.Set("venue", v.Venue)
+	}
 	return "/leaderboard?" + q.Encode()
 }
 
@@ -490,6 +493,7 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 		{"sort", "trading", "the forecast and backtest tracks are ranked by the scoring method (see /methodology)"},
 		{"window", "forecast trading", "the backtest's questions are past ones, scored at once"},
 		{"category", "forecast", "only the forecast track's rounds are split by market category: filter the forecast track"},
+		{"venue", "forecast", "only the forecast track's rounds are split by venue: filter the forecast track"},
 	} {
 		if q.Get(p.name) != "" && !slices.Contains(strings.Fields(p.tracks), track) {
 			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s does not apply to the %s track: %s", p.name, track, p.why)

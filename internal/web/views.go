@@ -104,8 +104,13 @@ type LeaderboardPageJSON struct {
 	HidePrelim bool     `json:"hide_preliminary"`
 	Window     string   `json:"window"`
 	Category   string   `json:"category"`
+	Venue      string   `json:"venue"`
 	Windows    []string `json:"windows"`
 	Categories []string `json:"categories"`
+	Venues     []string `json:"venues"`
+	// ByVenue sets each venue's forecast board side by side, with the
+	// score combining them equally; null with one venue, or one chosen.
+	ByVenue *scoring.VenueBoard `json:"by_venue"`
 	// The forecast board's method, coverage and entry rules (Forecast are
 	// its rows, sorted and filtered).
 	Methodology  scoring.MethodStamp      `json:"methodology"`
