@@ -32,6 +32,11 @@ func IsVenue(name string) bool {
 	return false
 }
 
+// UntradedVenues are the venues whose price is no market's: Metaculus
+// publishes a community prediction, ForecastBench a frozen value. The
+// trading track trades only the others.
+var UntradedVenues = []string{SourceMetaculus, SourceForecastBench}
+
 // Source kinds separate questions priced by a market from questions about
 // a dataset's future value (ForecastBench's split).
 const (
@@ -308,6 +313,9 @@ type MarketFilter struct {
 	Type   MarketType
 	// ClosesAfter keeps markets closing strictly after this time (zero: any).
 	ClosesAfter time.Time
+	// Traded keeps markets of venues with a tradable price (not of
+	// UntradedVenues, simulated or not).
+	Traded bool
 	Limit       int // 0 = all
 }
 
@@ -333,6 +341,7 @@ type MarketJSON struct {
 	ID         int64              `json:"id"`
 	Source     string             `json:"source"`
 	SourceID   string             `json:"source_id"`
+	Venue      string             `json:"venue"` // Market.Venue: a simulated market's may name a real venue
 	Question   string             `json:"question"`
 	Category   string             `json:"category"`
 	Type       MarketType         `json:"type"`
@@ -346,7 +355,7 @@ type MarketJSON struct {
 
 // NewMarketJSON converts a market to its public shape.
 func NewMarketJSON(m *Market) MarketJSON {
-	j := MarketJSON{ID: m.ID, Source: m.Source, SourceID: m.SourceID, Question: m.Question, Category: m.Category,
+	j := MarketJSON{ID: m.ID, Source: m.Source, SourceID: m.SourceID, Venue: m.Venue(), Question: m.Question, Category: m.Category,
 		Type: m.Type, Outcomes: m.Outcomes, Prices: m.Prices, Volume: m.Volume, Status: m.Status}
 	if !m.CloseTime.IsZero() {
 		s := m.CloseTime.UTC().Format(time.RFC3339)

@@ -300,7 +300,11 @@ func (r Rules) Eligible(m *arena.Market, revealDeadline time.Time) (bool, string
 // volume — so that the round mixes categories. Ties break on (Source,
 // SourceID), so the result depends only on the set of candidates, not on
 // their order. When venues have shares (Rules.Quotas), each venue's quota
-// is chosen so from its own markets, venue after venue in name order.
+// is chosen so from its own markets, venue after venue in name order; the
+// places of a venue short of markets go to the others' remaining markets,
+// chosen the same way, so that a venue's quiet week does not stop the
+// arena (the board by venue weighs venues equally however many markets
+// each has). MaxPerCategory holds over the whole round.
 // The result is in selection order, which becomes the market index
 // within the round.
 func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadline time.Time) ([]*arena.Market, error) {
@@ -322,33 +326,35 @@ func SelectMarkets(candidates []*arena.Market, k int, rules Rules, revealDeadlin
 			best[key] = m
 		}
 	}
-	quotas := rules.Quotas(k)
-	if quotas == nil {
-		out := roundRobin(slices.Collect(maps.Values(best)), k, rules.MaxPerCategory)
-		if len(out) < k {
-			return nil, notEnough(len(out), "", rules, len(candidates), k, refused)
-		}
-		return out, nil
-	}
-	byVenue := map[string][]*arena.Market{}
-	for _, m := range best {
-		byVenue[m.Venue()] = append(byVenue[m.Venue()], m)
-	}
+	used := map[string]int{} // category → markets chosen
 	var out []*arena.Market
-	for _, v := range slices.Sorted(maps.Keys(quotas)) {
-		got := roundRobin(byVenue[v], quotas[v], rules.MaxPerCategory)
-		if len(got) < quotas[v] {
-			return nil, notEnough(len(got), v, rules, len(candidates), quotas[v], refused)
+	if quotas := rules.Quotas(k); quotas != nil {
+		byVenue := map[string][]*arena.Market{}
+		for _, m := range best {
+			byVenue[m.Venue()] = append(byVenue[m.Venue()], m)
 		}
-		out = append(out, got...)
+		for _, v := range slices.Sorted(maps.Keys(quotas)) {
+			out = append(out, roundRobin(byVenue[v], quotas[v], rules.MaxPerCategory, used)...)
+		}
+		for _, m := range out {
+			delete(best, eventKey(m))
+		}
+	}
+	out = append(out, roundRobin(slices.Collect(maps.Values(best)), k-len(out), rules.MaxPerCategory, used)...)
+	if len(out) < k {
+		return nil, notEnough(len(out), rules, len(candidates), k, refused)
 	}
 	return out, nil
 }
 
 // roundRobin takes k markets, at most one per event already, round-robin
-// over their categories (see SelectMarkets), at most maxPerCategory of a
-// category when it is positive; fewer when there are not enough.
-func roundRobin(ms []*arena.Market, k, maxPerCategory int) []*arena.Market {
+// over their categories (see SelectMarkets), so that with those used
+// already (counted in used, which it updates) at most maxPerCategory are
+// of a category when it is positive; fewer when there are not enough.
+func roundRobin(ms []*arena.Market, k, maxPerCategory int, used map[string]int) []*arena.Market {
+	if k <= 0 {
+		return nil
+	}
 	byCat := make(map[string][]*arena.Market)
 	for _, m := range ms {
 		c := categoryKey(m)
@@ -367,13 +373,11 @@ func roundRobin(ms []*arena.Market, k, maxPerCategory int) []*arena.Market {
 	})
 	out := make([]*arena.Market, 0, k)
 	for layer := 0; len(out) < k; layer++ {
-		if maxPerCategory > 0 && layer >= maxPerCategory {
-			break
-		}
 		added := false
 		for _, c := range cats {
-			if layer < len(byCat[c]) && len(out) < k {
+			if layer < len(byCat[c]) && len(out) < k && (maxPerCategory <= 0 || used[c] < maxPerCategory) {
 				out = append(out, byCat[c][layer])
+				used[c]++
 				added = true
 			}
 		}
@@ -385,18 +389,14 @@ func roundRobin(ms []*arena.Market, k, maxPerCategory int) []*arena.Market {
 }
 
 // notEnough is the refusal of a selection that found only n of the k
-// markets it needs, of venue v when its quota fell short.
-func notEnough(n int, v string, rules Rules, candidates, k int, refused map[string]int) error {
+// markets it needs.
+func notEnough(n int, rules Rules, candidates, k int, refused map[string]int) error {
 	limits := "one per event"
 	if rules.MaxPerCategory > 0 {
 		limits += fmt.Sprintf(", at most %d per category", rules.MaxPerCategory)
 	}
-	of := ""
-	if v != "" {
-		of = " of venue " + v
-	}
-	return forecast.Reject(forecast.CodeNotEnoughMarkets, "select: %d eligible markets%s (%s) among %d candidates, need %d%s",
-		n, of, limits, candidates, k, refusals(refused))
+	return forecast.Reject(forecast.CodeNotEnoughMarkets, "select: %d eligible markets (%s) among %d candidates, need %d%s",
+		n, limits, candidates, k, refusals(refused))
 }
 
 // refusals says why candidates were not eligible, most common reason

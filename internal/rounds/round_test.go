@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -405,15 +404,26 @@ func TestSelectMarketsByVenue(t *testing.T) {
 	if got, err := SelectMarkets(venueWorld(), 7, noShares, sched.RevealDeadline); err != nil || got[0].Source != arena.SourcePolymarket {
 		t.Errorf("without shares: %v %v", ids(got), err)
 	}
-	// A venue that cannot fill its quota refuses the round and says which.
+	// A venue that cannot fill its quota leaves its places to the others;
+	// the round is refused only when all of them together fall short.
 	short := rules
 	short.Venues = map[string]VenueRules{
 		arena.SourcePolymarket: {Share: 1},
 		arena.SourceKalshi:     {Share: 1}, // the dollar minimums take no Kalshi market
 	}
-	_, err = SelectMarkets(venueWorld(), 7, short, sched.RevealDeadline)
-	if arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets || !strings.Contains(err.Error(), "of venue kalshi") {
-		t.Errorf("short venue: %v", err)
+	got, err = SelectMarkets(venueWorld(), 7, short, sched.RevealDeadline)
+	if want := []string{"p1a", "s1", "c1", "p2", "s2", "c2", "e1"}; err != nil || !slices.Equal(ids(got), want) {
+		t.Errorf("short venue: %v %v, want %v", ids(got), err, want)
+	}
+	if _, err = SelectMarkets(venueWorld(), 10, short, sched.RevealDeadline); arena.ErrorCode(err) != forecast.CodeNotEnoughMarkets {
+		t.Errorf("9 events for 10 places: %v", err)
+	}
+	// MaxPerCategory holds over the round, not per venue.
+	capped := rules
+	capped.MaxPerCategory = 1
+	got, err = SelectMarkets(venueWorld(), 4, capped, sched.RevealDeadline)
+	if want := []string{"K-p1a", "K-s1", "c1", "e1"}; err != nil || !slices.Equal(ids(got), want) {
+		t.Errorf("one per category: %v %v, want %v", ids(got), err, want)
 	}
 	// A venue without a share is refused, and counted so.
 	only := rules

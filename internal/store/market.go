@@ -386,6 +386,16 @@ func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market
 	if !f.ClosesAfter.IsZero() {
 		add("close_time > ?", f.ClosesAfter.UnixMicro())
 	}
+	if f.Traded {
+		// A market's venue is its source, or a simulated market's origin.
+		in := placeholderList(len(arena.UntradedVenues))
+		where = append(where, `NOT (source IN (`+in+`) OR (source = ? AND origin IN (`+in+`)))`)
+		for _, vs := range [][]string{arena.UntradedVenues, {arena.SourceSim}, arena.UntradedVenues} {
+			for _, v := range vs {
+				args = append(args, v)
+			}
+		}
+	}
 	q := `SELECT ` + marketColumns + ` FROM markets`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")

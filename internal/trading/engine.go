@@ -290,10 +290,10 @@ func (e *Engine) Run(ctx context.Context, cohortID int64, now time.Time, decider
 }
 
 // freeze returns the week's frame, building and storing it on first use:
-// the open markets closing after now, top by volume, plus the markets of
-// every open position in the cohort.
+// the open markets of traded venues closing after now, top by volume, plus
+// the markets of every open position in the cohort.
 func (e *Engine) freeze(ctx context.Context, c *arena.Cohort, week, now time.Time) (*Frame, error) {
-	top, err := e.Store.Markets(ctx, arena.MarketFilter{Status: arena.StatusOpen, ClosesAfter: now, Limit: e.topMarkets()})
+	top, err := e.Store.Markets(ctx, arena.MarketFilter{Status: arena.StatusOpen, ClosesAfter: now, Traded: true, Limit: e.topMarkets()})
 	if err != nil {
 		return nil, fmt.Errorf("trading: freeze markets: %w", err)
 	}

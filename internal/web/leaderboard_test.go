@@ -302,3 +302,101 @@ func TestBacktestLeaderboardCached(t *testing.T) {
 		}
 	})
 }
+
+// Markets of two venues: the leaderboard filters by venue, sets the
+// venues' boards side by side with a combined score that is the mean of
+// the venue scores, and page and JSON agree; a venue with no forecast yet
+// gives an empty board, a name that is no venue is refused.
+func TestLeaderboardByVenue(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		generate(t, db, 5, 12, 4)
+		ms, err := db.Markets(ctx, arena.MarketFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			m.Origin = []string{arena.SourceKalshi, arena.SourceManifold}[m.ID%2]
+		}
+		if _, err := db.SaveMarkets(ctx, ms); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
+		method := scoring.DefaultMethod()
+		method.MinForecasts = 10 // 48 forecasts each, 24 on each venue
+		svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method}
+		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db}).Handler())
+		defer hs.Close()
+		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
+
+		var all web.LeaderboardPageJSON
+		e.ok(200, "GET", "/api/v1/pages/leaderboard", nil, "", &all)
+		if want := []string{arena.SourceKalshi, arena.SourceManifold}; !slices.Equal(all.Venues, want) || all.ByVenue == nil || !slices.Equal(all.ByVenue.Venues, want) {
+			t.Fatalf("venues %v, by venue %+v", all.Venues, all.ByVenue)
+		}
+		var vb scoring.VenueBoard
+		e.ok(200, "GET", "/api/v1/leaderboard/venues", nil, "", &vb)
+		if len(vb.Rows) != len(all.ByVenue.Rows) || len(vb.Rows) < 5 {
+			t.Fatalf("board by venue: %d rows, page %d", len(vb.Rows), len(all.ByVenue.Rows))
+		}
+		byVenue := map[string]map[string]web.ForecastRowJSON{}
+		for _, v := range vb.Venues {
+			var one web.LeaderboardPageJSON
+			e.ok(200, "GET", "/api/v1/pages/leaderboard?venue="+v, nil, "", &one)
+			if one.Venue != v || one.ByVenue != nil {
+				t.Errorf("%s: venue %q, by venue %v", v, one.Venue, one.ByVenue)
+			}
+			byVenue[v] = map[string]web.ForecastRowJSON{}
+			for _, r := range one.Forecast {
+				byVenue[v][r.Agent] = r
+				if r.N != 24 {
+					t.Errorf("%s: %s has %d forecasts, want 24", v, r.Name, r.N)
+				}
+			}
+		}
+		combined := 0
+		for _, r := range vb.Rows {
+			sum := 0.0
+			for _, v := range vb.Venues {
+				row, s := byVenue[v][r.Agent], r.Scores[v]
+				if (s == nil) != (row.Score == nil || row.Preliminary) || s != nil && *s != *row.Score {
+					t.Errorf("%s on %s: %v, the venue's board says %v (preliminary %v)", r.Name, v, s, row.Score, row.Preliminary)
+				}
+				if s != nil {
+					sum += *s
+				}
+			}
+			if r.Combined != nil {
+				combined++
+				if d := *r.Combined - sum/2; d > 1e-9 || d < -1e-9 {
+					t.Errorf("%s: combined %v, mean of the venues %v", r.Name, *r.Combined, sum/2)
+				}
+			}
+		}
+		if combined == 0 {
+			t.Error("no agent has a combined score")
+		}
+		var none web.LeaderboardPageJSON
+		e.ok(200, "GET", "/api/v1/pages/leaderboard?venue=metaculus", nil, "", &none)
+		if none.ScoredRounds != 0 || len(none.Forecast) != 0 {
+			t.Errorf("a venue without forecasts: %d rounds, %d rows", none.ScoredRounds, len(none.Forecast))
+		}
+		for _, bad := range []string{"/api/v1/pages/leaderboard?venue=predictit", "/api/v1/leaderboard?track=forecast&venue=nope",
+			"/api/v1/leaderboard/venues?venue=kalshi", "/api/v1/leaderboard?track=trading&venue=kalshi"} {
+			if st, body := e.call("GET", bad, nil, ""); st != 400 {
+				t.Errorf("GET %s: %d %s", bad, st, body)
+			}
+		}
+		html := e.page("/leaderboard")
+		for _, want := range []string{"<h2>By venue</h2>", `<select name="venue">`, `href="/leaderboard?venue=kalshi"`} {
+			if !strings.Contains(html, want) {
+				t.Errorf("leaderboard page lacks %q", want)
+			}
+		}
+		if html := e.page("/leaderboard?venue=kalshi"); !strings.Contains(html, "Markets of kalshi only.") || strings.Contains(html, "By venue") ||
+			!strings.Contains(html, "<option selected>kalshi</option>") {
+			t.Error("the venue's page does not say which venue it shows")
+		}
+	})
+}

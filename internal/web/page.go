@@ -167,6 +167,12 @@ var funcs = template.FuncMap{
 		}
 		return leaderboardLink(v, q)
 	},
+	// venueLink is the leaderboard of one venue's markets, keeping the
+	// page's other filters.
+	"venueLink": func(v LeaderboardPageJSON, venue string) string {
+		v.Venue = venue
+		return leaderboardLink(v, url.Values{})
+	},
 	"chart": func(string) template.HTML { return "" }, // replaced per render
 	// closes shows a market's close time (RFC 3339 in its JSON).
 	"closes": func(s *string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -84,6 +85,36 @@ func testSaveMarketsRoundTrip(t *testing.T, db *store.DB) {
 	hist, err := db.PriceHistory(ctx, list[2].ID, arena.Yes, t0, t0.Add(time.Hour))
 	if err != nil || len(hist) != 2 || hist[1].Price != 0.62 || !hist[1].Time.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("history: %+v %v", hist, err)
+	}
+}
+
+// testMarketsTraded: the trading track's filter leaves out the venues
+// without a tradable price, live or simulated.
+func testMarketsTraded(t *testing.T, db *store.DB) {
+	ctx := context.Background()
+	var ms []*arena.Market
+	for i, v := range [][2]string{{arena.SourceSim, ""}, {arena.SourceSim, arena.SourceMetaculus}, {arena.SourceSim, arena.SourceKalshi},
+		{arena.SourceMetaculus, ""}, {arena.SourceKalshi, ""}, {arena.SourceManifold, ""}} {
+		m := Binary(fmt.Sprint("m", i), float64(100-i))
+		m.Source, m.Origin, m.History = v[0], v[1], nil
+		ms = append(ms, m)
+	}
+	if _, err := db.SaveMarkets(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.Markets(ctx, arena.MarketFilter{Status: arena.StatusOpen, Traded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range list {
+		got = append(got, m.SourceID)
+	}
+	if want := []string{"m0", "m2", "m4", "m5"}; !slices.Equal(got, want) {
+		t.Fatalf("traded markets: %v, want %v", got, want)
+	}
+	if all, _ := db.Markets(ctx, arena.MarketFilter{}); len(all) != len(ms) {
+		t.Fatalf("unfiltered: %d markets, want %d", len(all), len(ms))
 	}
 }
 

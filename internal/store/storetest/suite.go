@@ -14,6 +14,7 @@ var suite = []struct {
 }{
 	{"SaveMarketsRoundTrip", testSaveMarketsRoundTrip},
 	{"SaveMarketsAtomic", testSaveMarketsAtomic},
+	{"MarketsTraded", testMarketsTraded},
 	{"ResolveMarket", testResolveMarket},
 	{"ClaimJobOnce", testClaimJobOnce},
 	{"SaveMarketsNULBytes", testSaveMarketsNULBytes},
