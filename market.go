@@ -316,7 +316,7 @@ type MarketFilter struct {
 	// Traded keeps markets of venues with a tradable price (not of
 	// UntradedVenues, simulated or not).
 	Traded bool
-	Limit       int // 0 = all
+	Limit  int // 0 = all
 }
 
 // ParseMarketFilter reads source, status and limit parameters.
