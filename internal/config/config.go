@@ -272,7 +272,7 @@ var fields = []field{
 		func(o *Options) *time.Duration { return &o.RoundRetryEvery }).flagged("round-retry-every"),
 	duration("ARENA_ROUND_RETRY_FOR", "how long round creation is retried while too few markets are eligible (0: not retried)",
 		func(o *Options) *time.Duration { return &o.RoundRetryFor }).flagged("round-retry-for"),
-	str("ARENA_ROUND_RULES", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid Polymarket markets, and simulated ones when the database holds a simulated world)",
+	str("ARENA_ROUND_RULES", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid markets of the venues ARENA_SYNC_VENUES names, an equal share of each round for each, and simulated ones when the database holds a simulated world)",
 		func(o *Options) *string { return &o.RoundRules }).flagged("round-rules"),
 	parsed("ARENA_CHAIN_ID", "EIP-712 domain chain id (0 without a chain)", "an integer", func(o *Options) *int64 { return &o.ChainID },
 		func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) },

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -439,5 +442,31 @@ func TestSelectMarketsByVenue(t *testing.T) {
 	}
 	if e, why := only.Eligible(venueWorld()[len(world())], sched.RevealDeadline); e || why != "venue kalshi has no share" {
 		t.Errorf("unshared venue: %v %q", e, why)
+	}
+}
+
+// The rules file of docs/operations.md's section on rounds over several
+// venues is complete and valid, and gives the shares it says.
+func TestRulesDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "**Rounds over several venues.**")
+	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("no rules example in docs/operations.md")
+	}
+	dec := json.NewDecoder(strings.NewReader(m[1]))
+	dec.DisallowUnknownFields()
+	var rules Rules
+	if err := dec.Decode(&rules); err != nil {
+		t.Fatal(err)
+	}
+	if err := rules.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if q := rules.Quotas(7); q[arena.SourcePolymarket] != 5 || q[arena.SourceKalshi] != 2 {
+		t.Errorf("quotas of 7: %v", q)
 	}
 }
