@@ -373,6 +373,7 @@ func NewMarketJSON(m *Market) MarketJSON {
 // first, below the cursor Before (0: from the newest), at most Limit.
 type MarketListFilter struct {
 	Source   string
+	Venue    string // Market.Venue
 	Category string
 	Status   MarketStatus
 	Before   int64
@@ -392,6 +393,7 @@ type MarketListing struct {
 type MarketFacets struct {
 	Sources    []string
 	Categories []string
+	Venues     []string
 }
 
 // SaveResult counts what a batch write changed.

@@ -367,6 +367,10 @@ func (d *DB) MarketBySource(ctx context.Context, source, sourceID string) (*aren
 }
 
 // Markets implements arena.MarketStore.
+// venueColumn is a market's venue in SQL, as arena.VenueOf has it: its
+// source, or a simulated market's origin when it names one.
+const venueColumn = `(CASE WHEN source = '` + arena.SourceSim + `' AND origin <> '' THEN origin ELSE source END)`
+
 func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market, error) {
 	var where []string
 	var args []any
@@ -387,13 +391,9 @@ func (d *DB) Markets(ctx context.Context, f arena.MarketFilter) ([]*arena.Market
 		add("close_time > ?", f.ClosesAfter.UnixMicro())
 	}
 	if f.Traded {
-		// A market's venue is its source, or a simulated market's origin.
-		in := placeholderList(len(arena.UntradedVenues))
-		where = append(where, `NOT (source IN (`+in+`) OR (source = ? AND origin IN (`+in+`)))`)
-		for _, vs := range [][]string{arena.UntradedVenues, {arena.SourceSim}, arena.UntradedVenues} {
-			for _, v := range vs {
-				args = append(args, v)
-			}
+		where = append(where, venueColumn+` NOT IN (`+placeholderList(len(arena.UntradedVenues))+`)`)
+		for _, v := range arena.UntradedVenues {
+			args = append(args, v)
 		}
 	}
 	q := `SELECT ` + marketColumns + ` FROM markets`
@@ -419,6 +419,9 @@ func (d *DB) MarketList(ctx context.Context, f arena.MarketListFilter) ([]arena.
 	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
 	if f.Source != "" {
 		add("source = ?", f.Source)
+	}
+	if f.Venue != "" {
+		add(venueColumn+" = ?", f.Venue)
 	}
 	if f.Category != "" {
 		add("category = ?", f.Category)
@@ -484,16 +487,16 @@ func (d *DB) MarketList(ctx context.Context, f arena.MarketListFilter) ([]arena.
 func (d *DB) MarketFacets(ctx context.Context) (arena.MarketFacets, error) {
 	var out arena.MarketFacets
 	for _, c := range []struct {
-		col  string
-		into *[]string
-	}{{"source", &out.Sources}, {"category", &out.Categories}} {
+		name, col string
+		into      *[]string
+	}{{"sources", "source", &out.Sources}, {"categories", "category", &out.Categories}, {"venues", venueColumn, &out.Venues}} {
 		vs, err := queryAll(ctx, d.r(), `SELECT DISTINCT `+c.col+` FROM markets WHERE `+c.col+` <> ''`, nil,
 			func(sc scanner) (string, error) {
 				var v string
 				return v, sc.Scan(&v)
 			})
 		if err != nil {
-			return out, fmt.Errorf("store: market %ss: %w", c.col, err)
+			return out, fmt.Errorf("store: market %s: %w", c.name, err)
 		}
 		slices.Sort(vs) // in Go: the engines' text collations differ
 		*c.into = append([]string{}, vs...)

@@ -31,10 +31,12 @@ type MarketsPageJSON struct {
 	Status     string   `json:"status"`
 	Category   string   `json:"category"`
 	Source     string   `json:"source"`
+	Venue      string   `json:"venue"`
 	Limit      int      `json:"limit"`
 	Statuses   []string `json:"statuses"`
 	Categories []string `json:"categories"`
 	Sources    []string `json:"sources"`
+	Venues     []string `json:"venues"`
 	// Total counts the markets the filters select, over every page.
 	Total int `json:"total"`
 	// Cursor is the page's cursor (0: the first page).
@@ -81,14 +83,18 @@ func (s *Server) marketsView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	v := MarketsPageJSON{Status: q.Get("status"), Category: strings.TrimSpace(q.Get("category")), Source: strings.TrimSpace(q.Get("source")),
-		Limit: int(ints["limit"]), Cursor: ints["cursor"], Statuses: marketStatuses, Categories: facets.Categories, Sources: facets.Sources, Markets: []MarketRowJSON{}}
+		Venue: strings.TrimSpace(q.Get("venue")), Limit: int(ints["limit"]), Cursor: ints["cursor"], Statuses: marketStatuses,
+		Categories: facets.Categories, Sources: facets.Sources, Venues: facets.Venues, Markets: []MarketRowJSON{}}
 	if err := facet("category", v.Category, v.Categories); err != nil {
 		return nil, err
 	}
 	if err := facet("source", v.Source, v.Sources); err != nil {
 		return nil, err
 	}
-	page, total, err := s.Markets.MarketList(r.Context(), arena.MarketListFilter{Source: v.Source, Category: v.Category,
+	if err := facet("venue", v.Venue, v.Venues); err != nil {
+		return nil, err
+	}
+	page, total, err := s.Markets.MarketList(r.Context(), arena.MarketListFilter{Source: v.Source, Venue: v.Venue, Category: v.Category,
 		Status: arena.MarketStatus(v.Status), Before: ints["cursor"], Limit: v.Limit + 1}) // one more: is there a next page?
 	if err != nil {
 		return nil, err
@@ -110,7 +116,7 @@ func (s *Server) marketsView(r *http.Request) (any, error) {
 // marketsLink is the question browser with v's filters from cursor on.
 func marketsLink(v MarketsPageJSON, cursor int64) string {
 	q := url.Values{}
-	for k, x := range map[string]string{"status": v.Status, "category": v.Category, "source": v.Source} {
+	for k, x := range map[string]string{"status": v.Status, "category": v.Category, "source": v.Source, "venue": v.Venue} {
 		if x != "" {
 			q.Set(k, x)
 		}

@@ -75,7 +75,7 @@ func TestMarketBrowser(t *testing.T) {
 		t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 		e := startServer(t, db, clock.New(t0).Now, forecast.Domain{})
 		ms := seedMarkets(t, db, 9, t0.Add(10*24*time.Hour))
-		multi := &arena.Market{Source: arena.SourceSim, SourceID: "who", Kind: arena.KindMarket, Question: "Who wins the cup?", Category: "sports",
+		multi := &arena.Market{Source: arena.SourceSim, Origin: arena.SourceKalshi, SourceID: "who", Kind: arena.KindMarket, Question: "Who wins the cup?", Category: "sports",
 			Type: arena.Multi, Outcomes: []string{"Lakers", "Celtics", "Heat"}, Prices: map[string]float64{"Lakers": 0.3, "Celtics": 0.5, "Heat": 0.2},
 			CloseTime: t0.Add(48 * time.Hour), Status: arena.StatusOpen}
 		if _, err := db.SaveMarkets(context.Background(), []*arena.Market{multi}); err != nil {
@@ -97,6 +97,9 @@ func TestMarketBrowser(t *testing.T) {
 		if last.ID != ms[0].ID || last.PriceOutcome != arena.Yes || *last.Price != ms[0].Prices[arena.Yes] || *last.CloseTime != ms[0].CloseTime.Format(time.RFC3339) {
 			t.Errorf("oldest market row %+v", last)
 		}
+		if !slices.Equal(v.Venues, []string{arena.SourceKalshi, "test"}) || v.Markets[0].Venue != arena.SourceKalshi || v.Markets[1].Venue != "test" {
+			t.Errorf("venues: %v; rows of %q, %q", v.Venues, v.Markets[0].Venue, v.Markets[1].Venue)
+		}
 		if !slices.Equal(v.Sources, []string{arena.SourceSim, "test"}) || len(v.Categories) != 8 || !slices.Equal(v.Statuses, []string{"open", "closed", "resolved"}) {
 			t.Errorf("filter values: %v %v %v", v.Sources, v.Categories, v.Statuses)
 		}
@@ -107,6 +110,8 @@ func TestMarketBrowser(t *testing.T) {
 			"category=sports":             {multi.ID, ms[1].ID},
 			"source=sim":                  {multi.ID},
 			"source=test&category=sports": {ms[1].ID},
+			"venue=kalshi":                {multi.ID},
+			"source=sim&venue=test":       nil,
 		} {
 			var f web.MarketsPageJSON
 			e.getJSONLink("/api/v1/pages/markets?"+q, &f)
@@ -173,6 +178,7 @@ func TestMarketBrowser(t *testing.T) {
 			{"status=bogus", `status="bogus": want open, closed or resolved`},
 			{"category=nope", `category "nope": no market has it (want crypto, culture, economics, politics, science, sports, tech or weather)`},
 			{"source=nope", `source "nope": no market has it (want sim or test)`},
+			{"venue=sim", `venue "sim": no market has it (want kalshi or test)`},
 			{"limit=0", `limit="0": want an integer from 1 to 500`},
 			{"cursor=x", `cursor="x": want an integer from 0`},
 		} {

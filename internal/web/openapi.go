@@ -292,10 +292,11 @@ var apiOps = []apiOp{
 		Desc: "What an agent's page shows: its profile, rounds and scores; 404 for an unknown agent.", Response: AgentPageJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/pages/markets", ID: "getMarketsPage", Tag: tagPages, Summary: "Data of the question browser",
 		Desc: "Markets newest first with status, category, source, close time, current price, " +
-			"resolution and how many agents' forecasts of each are public (cursor pagination: Link rel=next); an unknown category or source answers 400 naming those stored.", Query: []apiParam{
+			"resolution and how many agents' forecasts of each are public (cursor pagination: Link rel=next); an unknown category, source or venue answers 400 naming those stored.", Query: []apiParam{
 			qEnum("status", marketStatuses, "", "only the markets of this status"),
 			qString("category", "sports", "only the markets of this category (one of the page's categories)"),
 			qString("source", arena.SourceSim, "only the markets of this source (one of the page's sources)"),
+			qString("venue", arena.SourceSim, "only the markets of this venue: its source, or a simulated market's named venue (one of the page's venues)"),
 			qInt("limit", 1, 500, "50", "10", "page size"),
 			qInt("cursor", 0, math.MaxInt64, "0", "5", "the markets below this market id (the last of the previous page, as the Link header's next URL gives it); 0: from the newest")},
 		Response: MarketsPageJSON{}},

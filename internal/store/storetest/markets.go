@@ -88,9 +88,9 @@ func testSaveMarketsRoundTrip(t *testing.T, db *store.DB) {
 	}
 }
 
-// testMarketsTraded: the trading track's filter leaves out the venues
+// testMarketsByVenue: the trading track's filter leaves out the venues
 // without a tradable price, live or simulated.
-func testMarketsTraded(t *testing.T, db *store.DB) {
+func testMarketsByVenue(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	var ms []*arena.Market
 	for i, v := range [][2]string{{arena.SourceSim, ""}, {arena.SourceSim, arena.SourceMetaculus}, {arena.SourceSim, arena.SourceKalshi},
@@ -115,6 +115,15 @@ func testMarketsTraded(t *testing.T, db *store.DB) {
 	}
 	if all, _ := db.Markets(ctx, arena.MarketFilter{}); len(all) != len(ms) {
 		t.Fatalf("unfiltered: %d markets, want %d", len(all), len(ms))
+	}
+	// The browser's venue filter and facets read the venue the same way.
+	page, total, err := db.MarketList(ctx, arena.MarketListFilter{Venue: arena.SourceKalshi})
+	if err != nil || total != 2 || len(page) != 2 || page[0].Market.SourceID != "m4" || page[1].Market.SourceID != "m2" {
+		t.Fatalf("kalshi's markets: %d of %d, %v", len(page), total, err)
+	}
+	facets, err := db.MarketFacets(ctx)
+	if want := []string{arena.SourceKalshi, arena.SourceManifold, arena.SourceMetaculus, arena.SourceSim}; err != nil || !slices.Equal(facets.Venues, want) {
+		t.Fatalf("venues %v, want %v (%v)", facets.Venues, want, err)
 	}
 }
 

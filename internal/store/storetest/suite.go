@@ -14,7 +14,7 @@ var suite = []struct {
 }{
 	{"SaveMarketsRoundTrip", testSaveMarketsRoundTrip},
 	{"SaveMarketsAtomic", testSaveMarketsAtomic},
-	{"MarketsTraded", testMarketsTraded},
+	{"MarketsByVenue", testMarketsByVenue},
 	{"ResolveMarket", testResolveMarket},
 	{"ClaimJobOnce", testClaimJobOnce},
 	{"SaveMarketsNULBytes", testSaveMarketsNULBytes},
