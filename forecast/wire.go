@@ -30,6 +30,7 @@ type RoundMarketJSON struct {
 	MarketID  int64     `json:"market_id"`
 	Question  string    `json:"question"`
 	Category  string    `json:"category"`
+	Venue     string    `json:"venue"` // where the question trades: polymarket, kalshi, manifold, metaculus (sim offline)
 	CloseTime time.Time `json:"close_time"`
 	Price     *float64  `json:"price"` // latest known YES price when the round was listed
 }

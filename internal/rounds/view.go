@@ -26,7 +26,7 @@ func (s *Service) View(ctx context.Context, r *arena.Round) (forecast.RoundJSON,
 	}
 	for i, rm := range r.Markets {
 		m := ms[rm.MarketID]
-		mj := forecast.RoundMarketJSON{Index: i, MarketID: m.ID, Question: m.Question, Category: m.Category, CloseTime: m.CloseTime}
+		mj := forecast.RoundMarketJSON{Index: i, MarketID: m.ID, Question: m.Question, Category: m.Category, Venue: m.Venue(), CloseTime: m.CloseTime}
 		// Until the commit deadline agents see the latest price; after it,
 		// the benchmark is the reference and outcomes may be near.
 		if p, ok := m.YesPrice(); ok && now.Before(r.CommitDeadline) {
