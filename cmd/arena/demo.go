@@ -31,7 +31,7 @@ func runDemo(ctx context.Context, env *Env, args []string) error {
 	noServe := fs.Bool("no-serve", false, "print the leaderboard and exit")
 	format := fs.String("format", "table", "output format: table or json")
 	dir := fs.String("dir", "", "keep the demo database and agent state here (default: a new temp dir)")
-	venues := fs.String("venues", "", "name the simulated markets after these venues, comma-separated (e.g. polymarket,kalshi,manifold,metaculus), so rounds mix them; the scores are the same")
+	venues := fs.String("venues", "", "name the simulated markets after these venues, comma-separated (e.g. polymarket,kalshi,manifold,metaculus), each taking an equal share of every round")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/forecast-arena/arena"
@@ -197,7 +198,8 @@ const maxRulesBytes = 1 << 20
 // complete rules in file (named by flag in errors), or else the built-in
 // ones over the venues o syncs (rounds.DefaultRulesFor), which take
 // simulated markets too when the database holds a simulated world, so
-// that 'arena sync --source sim' is enough for rounds.
+// that 'arena sync --source sim' is enough for rounds (its named venues
+// sharing rounds equally with the live ones).
 func SelectionRules(ctx context.Context, db *store.DB, o config.Options, file, flag string) (rounds.Rules, error) {
 	if file == "" {
 		venues, err := o.Venues()
@@ -205,12 +207,15 @@ func SelectionRules(ctx context.Context, db *store.DB, o config.Options, file, f
 			return rounds.Rules{}, err
 		}
 		rules := rounds.DefaultRulesFor(venues)
-		_, simWorld, err := sim.Recorded(ctx, db)
+		world, simWorld, err := sim.Recorded(ctx, db)
 		if err != nil {
 			return rounds.Rules{}, err
 		}
 		if simWorld {
 			rules.Sources = append(rules.Sources, arena.SourceSim)
+		}
+		if world.Venues != "" { // the simulated markets' venues share rounds as live ones do
+			rules.ShareEqually(append(venues, strings.Split(world.Venues, ",")...))
 		}
 		return rules, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/internal/kalshi/kalshitest"
 	"github.com/forecast-arena/arena/internal/manifold/manifoldtest"
 	"github.com/forecast-arena/arena/internal/rounds"
+	"github.com/forecast-arena/arena/internal/sim"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 )
@@ -109,4 +112,38 @@ func TestRoundOverVenues(t *testing.T) {
 			t.Errorf("round of %d markets by venue: %v, want 2 each", len(r.Markets), venues)
 		}
 	})
+}
+
+// The built-in rules over a simulated world whose markets are named after
+// venues share every round equally among those and the synced venues;
+// without named venues they pool the simulated markets.
+func TestSelectionRulesSimVenues(t *testing.T) {
+	ctx := context.Background()
+	o := config.Defaults() // syncs polymarket
+	for _, c := range []struct {
+		venues string
+		shares []string
+	}{{"", nil}, {"kalshi,manifold", []string{arena.SourceKalshi, arena.SourceManifold, arena.SourcePolymarket}}} {
+		db := storetest.Open(t, "sqlite")
+		w, err := sim.New(sim.Config{Seed: 1, Markets: 10, Venues: c.venues})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.Record(ctx, db, w); err != nil {
+			t.Fatal(err)
+		}
+		rules, err := SelectionRules(ctx, db, o, "", "--rules")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shared []string
+		for _, v := range slices.Sorted(maps.Keys(rules.Venues)) {
+			if rules.Venues[v].Share > 0 {
+				shared = append(shared, v)
+			}
+		}
+		if !slices.Equal(shared, c.shares) || !slices.Contains(rules.Sources, arena.SourceSim) {
+			t.Errorf("venues %q: shares for %v (want %v), sources %v", c.venues, shared, c.shares, rules.Sources)
+		}
+	}
 }

@@ -232,11 +232,7 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	rules := rounds.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
 		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
 	if vs := world.Config().Venues; vs != "" {
-		// Venues named: each takes an equal share of every round.
-		rules.Venues = map[string]rounds.VenueRules{}
-		for _, v := range strings.Split(vs, ",") {
-			rules.Venues[v] = rounds.VenueRules{Share: 1}
-		}
+		rules.ShareEqually(strings.Split(vs, ","))
 	}
 	// The demo's deployment identifier follows from its seed, so that the
 	// same seed signs, logs and prints the same; later commands on its

@@ -129,21 +129,30 @@ func DefaultRulesFor(venues []string) Rules {
 	r := defaultRules()
 	r.Sources = slices.Clone(venues)
 	for _, v := range venues {
-		vr := VenueRules{}
 		if m, ok := venueMinimums[v]; ok {
-			vr.MinVolume, vr.MinLiquidity = &m[0], &m[1]
-		}
-		if len(venues) > 1 {
-			vr.Share = 1
-		}
-		if vr != (VenueRules{}) {
 			if r.Venues == nil {
 				r.Venues = map[string]VenueRules{}
 			}
-			r.Venues[v] = vr
+			r.Venues[v] = VenueRules{MinVolume: &m[0], MinLiquidity: &m[1]}
 		}
 	}
+	if len(venues) > 1 {
+		r.ShareEqually(venues)
+	}
 	return r
+}
+
+// ShareEqually gives each of venues an equal share of every round, keeping
+// the minimums set for it.
+func (r *Rules) ShareEqually(venues []string) {
+	if r.Venues == nil {
+		r.Venues = map[string]VenueRules{}
+	}
+	for _, v := range venues {
+		vr := r.Venues[v]
+		vr.Share = 1
+		r.Venues[v] = vr
+	}
 }
 
 func defaultRules() Rules {
