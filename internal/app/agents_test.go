@@ -39,33 +39,33 @@ func TestNewBuildsTheTradingTrack(t *testing.T) {
 		}
 		return tr
 	}
-	a := track()
-	if len(a.Engine.Lineup) != 1 || a.Engine.Lineup[0].AgentID != "k" || len(a.Skipped) != 1 || a.Skipped[0].ID != "u" {
-		t.Fatalf("lineup %+v, skipped %+v", a.Engine.Lineup, a.Skipped)
+	tr := track()
+	if len(tr.Engine.Lineup) != 1 || tr.Engine.Lineup[0].AgentID != "k" || len(tr.Skipped) != 1 || tr.Skipped[0].ID != "u" {
+		t.Fatalf("lineup %+v, skipped %+v", tr.Engine.Lineup, tr.Skipped)
 	}
 	// A cohort frozen when U's key was set: U is warned of, K decided.
 	u, err := json.Marshal(map[string]any{"id": "u", "name": "Unkeyed", "provider": "local", "model": "u-1", "base_url": "http://127.0.0.1:1/v1", "api_key_env": "U_KEY"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &arena.Cohort{ID: 1, Lineup: append([]arena.LineupEntry{{AgentID: "u", Name: "Unkeyed", Kind: agent.KindLLM, Spec: u}}, a.Engine.Lineup...)}
-	ds, err := a.Deciders(ctx, c)
+	c := &arena.Cohort{ID: 1, Lineup: append([]arena.LineupEntry{{AgentID: "u", Name: "Unkeyed", Kind: agent.KindLLM, Spec: u}}, tr.Engine.Lineup...)}
+	ds, err := tr.Deciders(ctx, c)
 	if err != nil || ds["k"] == nil || ds["u"] != nil {
 		t.Fatalf("deciders %v, %v: want K's alone", ds, err)
 	}
 	// A decision is bounded by the slowest model of the lineup and of the
 	// active cohorts' lineups (U's, 300 s by the registry).
-	if a.Engine.ModelTimeout >= 300*time.Second {
-		t.Fatalf("timeout %s before U's cohort", a.Engine.ModelTimeout)
+	if tr.Engine.ModelTimeout >= 300*time.Second {
+		t.Fatalf("timeout %s before U's cohort", tr.Engine.ModelTimeout)
 	}
-	if _, err := a.Engine.Store.CreateCohort(ctx, &arena.Cohort{WeekStart: arena.WeekStart(time.Now()), Status: arena.CohortActive, InitialCash: 1, Lineup: c.Lineup}); err != nil {
+	if _, err := tr.Engine.Store.CreateCohort(ctx, &arena.Cohort{WeekStart: arena.WeekStart(time.Now()), Status: arena.CohortActive, InitialCash: 1, Lineup: c.Lineup}); err != nil {
 		t.Fatal(err)
 	}
 	if b := track(); b.Engine.ModelTimeout != 300*time.Second {
 		t.Fatalf("timeout %s with U's cohort active, want 300s", b.Engine.ModelTimeout)
 	}
 	c.Lineup = append(c.Lineup, arena.LineupEntry{AgentID: "s", Name: "Sim", Kind: agent.KindSim, Spec: json.RawMessage(`{}`)})
-	if _, err := a.Deciders(ctx, c); err == nil || !strings.Contains(err.Error(), "simulated agent s") {
+	if _, err := tr.Deciders(ctx, c); err == nil || !strings.Contains(err.Error(), "simulated agent s") {
 		t.Fatalf("a simulated agent without a decider: %v", err)
 	}
 }

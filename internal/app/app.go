@@ -82,7 +82,8 @@ type Deps struct {
 	RunsOracle bool
 }
 
-// App is the arena's parts, wired.
+// App is the arena's parts, wired: complete once New returns, with
+// nothing left to open or attach.
 type App struct {
 	Config  config.Options
 	DB      *store.DB
