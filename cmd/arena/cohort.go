@@ -119,11 +119,12 @@ func (c *cohortFlags) instant() (time.Time, error) {
 
 // cohortSetup is what the running subcommands share.
 type cohortSetup struct {
-	app    *app.App
-	db     *store.DB
-	engine *trading.Engine
-	log    *slog.Logger
-	now    time.Time
+	app     *app.App
+	trading *app.TradingTrack
+	db      *store.DB
+	engine  *trading.Engine
+	log     *slog.Logger
+	now     time.Time
 	// lineup is the lineup a new cohort would freeze (nil: none given).
 	lineup []arena.LineupEntry
 	source string // "--agents FILE" or "--sim-seed N", for messages
@@ -181,10 +182,14 @@ func (c *cohortFlags) setup(ctx context.Context, env *Env, args []string, check 
 	if s.app, err = newApp(ctx, env, o, d); err != nil {
 		return nil, err
 	}
-	for _, sk := range s.app.SkippedAgents {
+	if s.trading, err = s.app.Trading(ctx); err != nil {
+		s.app.Close()
+		return nil, err
+	}
+	for _, sk := range s.trading.Skipped {
 		fmt.Fprintln(env.Stderr, "warning: "+sk.String())
 	}
-	s.db, s.engine = s.app.DB, s.app.Trading
+	s.db, s.engine = s.app.DB, s.trading.Engine
 	if c.lineup && s.source != "" {
 		s.lineup = s.engine.Lineup
 		if len(s.lineup) == 0 {
@@ -252,7 +257,7 @@ func cohortRun(ctx context.Context, env *Env, args []string) error {
 	}
 	// An agent without a decider is logged with the reason and counted in
 	// the run's report.
-	deciders := s.app.Deciders
+	deciders := s.trading.Deciders
 	var reps []*trading.RunReport
 	if *only != 0 {
 		ds, derr := deciders(ctx, cohorts[0])
@@ -351,7 +356,11 @@ func cohortShow(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := a.Trading.Standings(ctx, id)
+	tr, err := a.Trading(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := tr.Engine.Standings(ctx, id)
 	if err != nil {
 		return err
 	}

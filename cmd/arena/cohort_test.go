@@ -383,7 +383,7 @@ func TestCohortRunKill9(t *testing.T) {
 // TestTradingJobsForServe drives the trading jobs `arena serve` gets from
 // the app by hand: the Sunday start freezes the agents file's lineup
 // (the keyless agent is left out), the 00:05 run decides through the test
-// server, and a broken agents file fails at construction.
+// server, and a broken agents file fails serve's jobs.
 func TestTradingJobsForServe(t *testing.T) {
 	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
@@ -400,7 +400,7 @@ func TestTradingJobsForServe(t *testing.T) {
 	// tradingJobs builds serve's app on db and returns its trading jobs.
 	tradingJobs := func(o config.Options, environ []string) (*trading.Engine, []jobs.Job, error) {
 		o.NoSync = true
-		a, err := app.New(ctx, o, app.Deps{DB: db, Environ: environ, Logger: logger})
+		a, err := app.New(ctx, o, app.Deps{DB: db, Environ: environ, Logger: logger, Log: app.LogWrite})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -411,7 +411,14 @@ func TestTradingJobsForServe(t *testing.T) {
 				js = append(js, j)
 			}
 		}
-		return a.Trading, js, err
+		if err != nil {
+			return nil, nil, err
+		}
+		tr, err := a.Trading(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return tr.Engine, js, nil
 	}
 	eng, js, err := tradingJobs(o, []string{"ARENA_TEST_LLM_KEY=k"})
 	if err != nil {

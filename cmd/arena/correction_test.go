@@ -191,14 +191,11 @@ func TestVerifySinceAfterPrune(t *testing.T) {
 	dir, _ := playedDemo(t)
 	o := config.Defaults()
 	o.DB, o.RateIPPerMin, o.RateAgentPerMin = "sqlite:"+filepath.Join(dir, "arena.db"), 0, 0
-	a, err := app.New(ctx, o, app.Deps{})
+	a, err := app.New(ctx, o, app.Deps{Log: app.LogWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, err := a.OpenLog(ctx); err != nil {
-		t.Fatal(err)
-	}
 	h, err := a.Handler()
 	if err != nil {
 		t.Fatal(err)

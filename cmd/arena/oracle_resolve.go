@@ -45,17 +45,12 @@ func oracleResolve(ctx context.Context, env *Env, args []string) error {
 		return arena.Errorf(arena.EINVALID, "no resolver panel: give --agents FILE or set ARENA_ORACLE_AGENTS")
 	}
 	o.OracleAgents = file
-	a, err := newApp(ctx, env, o, app.Deps{Evidence: &app.Evidence{Spec: *evidence, CacheDir: *cacheDir}})
+	// The panel is built before the log key is read or made.
+	a, err := newApp(ctx, env, o, app.Deps{Evidence: &app.Evidence{Spec: *evidence, CacheDir: *cacheDir}, Log: app.LogWrite, RunsOracle: true})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if a.OracleErr != nil {
-		return a.OracleErr
-	}
-	if _, err := a.OpenLog(ctx); err != nil {
-		return err
-	}
 	res, err := a.Oracle.Resolve(ctx, *market)
 	if err != nil {
 		return err
@@ -176,14 +171,11 @@ func oracleDecide(ctx context.Context, env *Env, args []string) error {
 	if err := in.Validate(); err != nil { // before the log key is read or made
 		return err
 	}
-	a, err := newApp(ctx, env, o, app.Deps{})
+	a, err := newApp(ctx, env, o, app.Deps{Log: app.LogWrite})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if _, err := a.OpenLog(ctx); err != nil {
-		return err
-	}
 	res, changed, err := a.Oracle.Decide(ctx, in)
 	if err != nil {
 		return err
@@ -231,15 +223,12 @@ func oracleDispute(ctx context.Context, env *Env, args []string) error {
 	if err := check.Validate(); err != nil { // before the log key is read or made
 		return err
 	}
-	a, err := newApp(ctx, env, o, app.Deps{})
+	// The dispute is a log entry: who, why, when.
+	a, err := newApp(ctx, env, o, app.Deps{Log: app.LogWrite})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	// The dispute is a log entry: who, why, when.
-	if _, err := a.OpenLog(ctx); err != nil {
-		return err
-	}
 	d, recorded, err := a.Oracle.Dispute(ctx, *market, *admin, *reason)
 	if err != nil {
 		return err

@@ -39,14 +39,11 @@ func TestVerifyURLTwoReplicas(t *testing.T) {
 	defer res.Close()
 	o := config.Defaults()
 	o.DB, o.DataDir, o.RateIPPerMin, o.RateAgentPerMin = dbURL, dir, 0, 0
-	b, err := app.New(ctx, o, app.Deps{})
+	b, err := app.New(ctx, o, app.Deps{Log: app.LogWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := b.OpenLog(ctx); err != nil {
-		t.Fatal(err)
-	}
 	hb, err := b.Handler()
 	if err != nil {
 		t.Fatal(err)

@@ -35,13 +35,9 @@ func forkArena(t *testing.T, db, keyFile, policy string, now func() time.Time, o
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.New(ctx, o, app.Deps{DB: s, Now: now})
+	a, err := app.New(ctx, o, app.Deps{DB: s, Now: now, Log: app.LogWrite})
 	if err != nil {
 		s.Close()
-		t.Fatal(err)
-	}
-	if _, err := a.OpenLog(ctx); err != nil {
-		a.Close()
 		return nil, err
 	}
 	return a, nil

@@ -47,7 +47,8 @@ func runRound(ctx context.Context, env *Env, args []string) error {
 	})
 }
 
-// roundApp opens the store and builds the arena's services on it.
+// roundApp opens the store and builds the arena's services on it, the
+// log read without its key.
 func roundApp(ctx context.Context, env *Env, cf *configFlags) (*app.App, error) {
 	o, err := cf.options(env)
 	if err != nil {
@@ -56,18 +57,15 @@ func roundApp(ctx context.Context, env *Env, cf *configFlags) (*app.App, error) 
 	return newApp(ctx, env, o, app.Deps{})
 }
 
-// loggedApp is roundApp with the tamper-evident log open, for the commands
-// whose results are logged (outcomes, scores, resolutions) or exported.
+// loggedApp is roundApp with the tamper-evident log opened with its key,
+// for the commands whose results are logged (outcomes, scores,
+// resolutions) or exported.
 func loggedApp(ctx context.Context, env *Env, cf *configFlags) (*app.App, error) {
-	a, err := roundApp(ctx, env, cf)
+	o, err := cf.options(env)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.OpenLog(ctx); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
+	return newApp(ctx, env, o, app.Deps{Log: app.LogWrite})
 }
 
 // roundIn is round id of the arena's database, or an error that names the

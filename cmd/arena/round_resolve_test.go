@@ -53,14 +53,11 @@ func TestRoundResolveFromSim(t *testing.T) {
 			past := now.Add(-10 * time.Hour)
 			o := config.Defaults()
 			o.DB, o.LogKey = dbURL, logKey
-			a, err := app.New(ctx, o, app.Deps{Now: func() time.Time { return past }})
+			a, err := app.New(ctx, o, app.Deps{Now: func() time.Time { return past }, Log: app.LogWrite})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			if _, err := a.OpenLog(ctx); err != nil {
-				t.Fatal(err)
-			}
 			svc := a.Forecast
 			mk := func(ids []int64, revealEnds time.Time) uint64 {
 				r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids,

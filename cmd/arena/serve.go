@@ -46,20 +46,20 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		db.Close()
 		return err
 	}
-	a, err := app.New(ctx, o, app.Deps{Environ: env.Environ, Logger: logger, DB: db})
+	// Listening first: a start refused there reads, makes and binds no
+	// log key.
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("listen on %s: %w (another arena serve or demo there? stop it, or choose another address with --addr)", o.Addr, err)
+	}
+	defer ln.Close()
+	a, err := app.New(ctx, o, app.Deps{Environ: env.Environ, Logger: logger, DB: db, Log: app.LogWrite})
 	if err != nil {
 		db.Close()
 		return err
 	}
 	defer a.Close()
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w (another arena serve or demo there? stop it, or choose another address with --addr)", o.Addr, err)
-	}
-	defer ln.Close()
-	if _, err := a.OpenLog(ctx); err != nil {
-		return err
-	}
 	js, err := a.Jobs(ctx, "http://"+ln.Addr().String())
 	if err != nil {
 		return err

@@ -17,41 +17,69 @@ import (
 	"github.com/forecast-arena/arena/internal/trading"
 )
 
+// TradingTrack is the trading track, built by Trading.
+type TradingTrack struct {
+	Engine *trading.Engine
+	// Deciders are the trading agents of each cohort's frozen lineup.
+	Deciders trading.DecidersFunc
+	// Skipped are the configured registry's agents left out of the
+	// lineup, with the reason (a missing API key).
+	Skipped []llm.Skipped
+}
+
+// Trading is the trading track, built on the first call (see
+// buildTrading): only what trades or serves the track reads the model
+// registry and the active cohorts, so a broken registry (ARENA_AGENTS)
+// fails those alone. A failed build is tried again by the next call.
+func (a *App) Trading(ctx context.Context) (*TradingTrack, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.trading == nil {
+		tr, err := a.buildTrading(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.trading = tr
+	}
+	return a.trading, nil
+}
+
 // buildTrading builds the trading engine with its lineup and the deciders
 // of its cohorts: the lineup the program gave, else the agents of the
 // configured model registry (ARENA_AGENTS) whose API keys are set (the
-// others are kept in SkippedAgents). A decision is bounded by the slowest
+// others are kept in Skipped). A decision is bounded by the slowest
 // model of the lineup and of every active cohort's frozen lineup.
-func (a *App) buildTrading(ctx context.Context) error {
+func (a *App) buildTrading(ctx context.Context) (*TradingTrack, error) {
 	o, d := a.Config, a.deps
 	getenv := llm.EnvLookup(d.Environ)
 	f := &agent.Factory{Getenv: getenv, LLMOptions: append([]llm.Option{llm.WithLogger(a.Logger)}, d.LLMOptions...),
 		Metrics: a.Metrics, Logger: a.Logger, Retries: d.AgentRetries}
+	tr := &TradingTrack{}
 	lineup := d.Lineup
 	if o.AgentsFile != "" {
 		reg, err := llm.LoadRegistry(o.AgentsFile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		f.Registry = reg
 		if lineup == nil {
-			if lineup, a.SkippedAgents, err = agent.LLMLineup(reg, getenv); err != nil {
-				return err
+			if lineup, tr.Skipped, err = agent.LLMLineup(reg, getenv); err != nil {
+				return nil, err
 			}
 		}
 	}
 	active, err := a.DB.Cohorts(ctx, arena.CohortActive)
 	if err != nil {
-		return fmt.Errorf("app: active cohorts: %w", err)
+		return nil, fmt.Errorf("app: active cohorts: %w", err)
 	}
 	all := lineup
 	for _, c := range active {
 		all = append(all[:len(all):len(all)], c.Lineup...)
 	}
-	a.Trading = &trading.Engine{Store: a.DB, Lineup: lineup, Now: d.Now, Logger: a.Logger, ModelTimeout: f.ModelTimeout(all),
+	tr.Engine = &trading.Engine{Store: a.DB, Lineup: lineup, Now: d.Now, Logger: a.Logger, ModelTimeout: f.ModelTimeout(all),
 		ProviderLimit: d.ProviderLimit, MaxAttempts: d.MaxAttempts}
-	a.Deciders = a.deciders(f)
-	return nil
+	tr.Deciders = a.deciders(f)
+	return tr, nil
 }
 
 // deciders builds each cohort's deciders from its frozen lineup. An LLM

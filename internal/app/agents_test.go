@@ -14,7 +14,7 @@ import (
 	"github.com/forecast-arena/arena/internal/config"
 )
 
-// New builds the trading track complete: the registry's agents whose keys
+// The trading track is built complete: the registry's agents whose keys
 // are set make the lineup (the others are listed as skipped), and the
 // deciders of a cohort warn of an LLM agent whose key went missing but
 // refuse a simulated agent without a decider, which can only be a bug.
@@ -26,42 +26,46 @@ func TestNewBuildsTheTradingTrack(t *testing.T) {
 	o := config.Defaults()
 	o.DB, o.AgentsFile, o.NoSync = "sqlite:"+filepath.Join(dir, "a.db"), reg, true
 	ctx := context.Background()
-	a, err := New(ctx, o, Deps{Environ: []string{"K_KEY=secret"}})
-	if err != nil {
-		t.Fatal(err)
+	track := func() *TradingTrack {
+		t.Helper()
+		a, err := New(ctx, o, Deps{Environ: []string{"K_KEY=secret"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		tr, err := a.Trading(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
 	}
-	defer a.Close()
-	if len(a.Trading.Lineup) != 1 || a.Trading.Lineup[0].AgentID != "k" || len(a.SkippedAgents) != 1 || a.SkippedAgents[0].ID != "u" {
-		t.Fatalf("lineup %+v, skipped %+v", a.Trading.Lineup, a.SkippedAgents)
+	tr := track()
+	if len(tr.Engine.Lineup) != 1 || tr.Engine.Lineup[0].AgentID != "k" || len(tr.Skipped) != 1 || tr.Skipped[0].ID != "u" {
+		t.Fatalf("lineup %+v, skipped %+v", tr.Engine.Lineup, tr.Skipped)
 	}
 	// A cohort frozen when U's key was set: U is warned of, K decided.
 	u, err := json.Marshal(map[string]any{"id": "u", "name": "Unkeyed", "provider": "local", "model": "u-1", "base_url": "http://127.0.0.1:1/v1", "api_key_env": "U_KEY"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &arena.Cohort{ID: 1, Lineup: append([]arena.LineupEntry{{AgentID: "u", Name: "Unkeyed", Kind: agent.KindLLM, Spec: u}}, a.Trading.Lineup...)}
-	ds, err := a.Deciders(ctx, c)
+	c := &arena.Cohort{ID: 1, Lineup: append([]arena.LineupEntry{{AgentID: "u", Name: "Unkeyed", Kind: agent.KindLLM, Spec: u}}, tr.Engine.Lineup...)}
+	ds, err := tr.Deciders(ctx, c)
 	if err != nil || ds["k"] == nil || ds["u"] != nil {
 		t.Fatalf("deciders %v, %v: want K's alone", ds, err)
 	}
 	// A decision is bounded by the slowest model of the lineup and of the
 	// active cohorts' lineups (U's, 300 s by the registry).
-	if a.Trading.ModelTimeout >= 300*time.Second {
-		t.Fatalf("timeout %s before U's cohort", a.Trading.ModelTimeout)
+	if tr.Engine.ModelTimeout >= 300*time.Second {
+		t.Fatalf("timeout %s before U's cohort", tr.Engine.ModelTimeout)
 	}
-	if _, err := a.DB.CreateCohort(ctx, &arena.Cohort{WeekStart: arena.WeekStart(time.Now()), Status: arena.CohortActive, InitialCash: 1, Lineup: c.Lineup}); err != nil {
+	if _, err := tr.Engine.Store.CreateCohort(ctx, &arena.Cohort{WeekStart: arena.WeekStart(time.Now()), Status: arena.CohortActive, InitialCash: 1, Lineup: c.Lineup}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(ctx, o, Deps{Environ: []string{"K_KEY=secret"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if b.Trading.ModelTimeout != 300*time.Second {
-		t.Fatalf("timeout %s with U's cohort active, want 300s", b.Trading.ModelTimeout)
+	if b := track(); b.Engine.ModelTimeout != 300*time.Second {
+		t.Fatalf("timeout %s with U's cohort active, want 300s", b.Engine.ModelTimeout)
 	}
 	c.Lineup = append(c.Lineup, arena.LineupEntry{AgentID: "s", Name: "Sim", Kind: agent.KindSim, Spec: json.RawMessage(`{}`)})
-	if _, err := a.Deciders(ctx, c); err == nil || !strings.Contains(err.Error(), "simulated agent s") {
+	if _, err := tr.Deciders(ctx, c); err == nil || !strings.Contains(err.Error(), "simulated agent s") {
 		t.Fatalf("a simulated agent without a decider: %v", err)
 	}
 }
@@ -75,15 +79,23 @@ func writeFile(t *testing.T, path, text string) {
 
 // A resolver panel whose key is missing fails only what runs the oracle:
 // New gives every other command its services, with the reason in
-// OracleErr, and serve's jobs refuse to start on it.
+// OracleErr, and serve's jobs refuse to start on it; a program that runs
+// the panel itself fails in New, before the log key is made.
 func TestNewWithoutTheOraclesKey(t *testing.T) {
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "oracle.json")
 	writeFile(t, reg, `{"agents":[{"id":"r1","name":"R1","provider":"local","model":"r","base_url":"http://127.0.0.1:1/v1","api_key_env":"R1_KEY","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`)
 	o := config.Defaults()
 	o.DB, o.OracleAgents, o.NoSync = "sqlite:"+filepath.Join(dir, "a.db"), reg, true
+	o.LogKey = filepath.Join(dir, "log.key")
 	ctx := context.Background()
-	a, err := New(ctx, o, Deps{})
+	if _, err := New(ctx, o, Deps{Log: LogWrite, RunsOracle: true}); err == nil || !strings.Contains(err.Error(), "R1_KEY") {
+		t.Fatalf("New to run the panel without the oracle's key: %v", err)
+	}
+	if _, err := os.Stat(o.LogKey); !os.IsNotExist(err) {
+		t.Fatalf("log key made by a refused start: %v", err)
+	}
+	a, err := New(ctx, o, Deps{Log: LogWrite})
 	if err != nil {
 		t.Fatalf("New without the oracle's key: %v", err)
 	}

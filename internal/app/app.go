@@ -2,7 +2,8 @@
 // it builds the store, the forecast and trading tracks, the oracle, the
 // tamper-evident log, the scheduled jobs of `arena serve` and the HTTP
 // handler. `arena serve`, `arena demo` and every command that needs the
-// arena's services build them here, so each is wired one way.
+// arena's services build them here, in one call, so each is wired one
+// way.
 package app
 
 import (
@@ -72,23 +73,27 @@ type Deps struct {
 	// Evidence is where the configured registry's panel gathers evidence
 	// (nil: the question's own text, cached in the data directory).
 	Evidence *Evidence
+	// Log is what the program does with the tamper-evident log (zero:
+	// LogRead).
+	Log LogMode
+	// RunsOracle says the program runs the resolver panel itself ('arena
+	// oracle resolve'): a panel that cannot be built fails New, before
+	// the log key is read or made, instead of waiting in OracleErr.
+	RunsOracle bool
 }
 
-// App is the arena's parts, wired.
+// App is the arena's parts, wired: complete once New returns, with
+// nothing left to open or attach.
 type App struct {
-	Config   config.Options
-	DB       *store.DB
-	Logger   *slog.Logger
-	Metrics  *metrics.Metrics
-	Log      *tlog.Log // nil until OpenLog
+	Config  config.Options
+	DB      *store.DB
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics
+	// Log is the tamper-evident log: opened with its key under LogWrite,
+	// else read from the store without it.
+	Log      *tlog.Log
 	Forecast *rounds.Service
-	Trading  *trading.Engine
-	// Deciders are the trading agents of each cohort's frozen lineup.
-	Deciders trading.DecidersFunc
-	// SkippedAgents are the configured registry's agents left out of the
-	// trading lineup, with the reason (a missing API key).
-	SkippedAgents []llm.Skipped
-	Oracle        *oracle.Service
+	Oracle   *oracle.Service
 	// OracleErr is why the configured resolver panel (ARENA_ORACLE_AGENTS)
 	// could not be built, a missing API key say: only the oracle's runs
 	// need it, so New leaves the oracle without a panel and the commands
@@ -98,10 +103,14 @@ type App struct {
 	deps       Deps
 	closers    []func() error
 	polymarket *polymarket.Client // the benchmarks' and the sync's (nil with ARENA_NO_SYNC)
-	pub        *tlog.Publisher    // the log's checkpoint publisher, once built
+	pub        *tlog.Publisher    // the log's checkpoint publisher (nil under LogRead)
 	// exports publishes the exports of the log's checkpoints into the
 	// database (followExports).
 	exports export.Publisher
+
+	// mu guards trading, built on first use (see Trading).
+	mu      sync.Mutex
+	trading *TradingTrack
 
 	handlerOnce sync.Once
 	handler     http.Handler
@@ -112,9 +121,10 @@ type App struct {
 // New builds the arena's services from o, complete: the store (d.DB, else
 // o.DB opened), the forecast track on this deployment's EIP-712 domain
 // with Polymarket's price history as its benchmark source (unless
-// ARENA_NO_SYNC), the trading engine with its lineup and deciders, and the
-// oracle with its panel, wired to both tracks. A broken model registry is
-// an error here.
+// ARENA_NO_SYNC), the oracle with its panel, wired to both tracks, and the
+// tamper-evident log as d.Log says. The trading track is built when first
+// used (see Trading), so a broken model registry fails only what trades;
+// a broken resolver panel waits in OracleErr unless d.RunsOracle.
 func New(ctx context.Context, o config.Options, d Deps) (*App, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -164,17 +174,18 @@ func (a *App) build(ctx context.Context) error {
 		a.polymarket = Polymarket(o, a.Logger)
 		a.Forecast.Lookup = BenchmarkLookup(o, a.Logger, a.polymarket)
 	}
-	if err := a.buildTrading(ctx); err != nil {
-		return err
-	}
 	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics})
 	if err := a.buildPanel(); err != nil {
 		if d.Panel != nil {
 			return err // the program's own panel: a bug
 		}
 		a.OracleErr = fmt.Errorf("resolver panel %s: %w", o.OracleAgents, err)
+		if d.RunsOracle {
+			return a.OracleErr
+		}
 	}
-	return nil
+	// Last: a start refused above reads, makes and binds no log key.
+	return a.initLog(ctx)
 }
 
 // Close releases what the app holds, in the reverse order of opening: its
@@ -202,9 +213,11 @@ func (a *App) stopComputations() {
 	if a.Forecast != nil {
 		a.Forecast.Stop()
 	}
-	if a.Trading != nil {
-		a.Trading.Stop()
+	a.mu.Lock()
+	if a.trading != nil {
+		a.trading.Engine.Stop()
 	}
+	a.mu.Unlock()
 	if a.web != nil {
 		a.web.Stop()
 	}
@@ -277,8 +290,10 @@ func (a *App) tradingServed(ctx context.Context) (bool, error) {
 }
 
 // Handler is the HTTP API and dashboard over every part, with the
-// configured admin tokens, rate limits and metrics; the same handler on
-// every call.
+// configured admin tokens, rate limits and metrics, and, with the log
+// opened for writing (LogWrite), the log's routes, its checkpoints and
+// tiles under /log/ and the published exports under /exports/; the same
+// handler on every call.
 func (a *App) Handler() (http.Handler, error) {
 	a.handlerOnce.Do(func() { a.handler, a.handlerErr = a.buildHandler() })
 	return a.handler, a.handlerErr
@@ -293,21 +308,22 @@ func (a *App) buildHandler() (http.Handler, error) {
 	p := web.Parts{Markets: a.DB, DB: a.DB, AdminToken: o.AdminToken, AdminTokenNext: o.AdminTokenNext, Logger: a.Logger,
 		Forecast: a.Forecast, Forecasters: a.DB, Oracle: a.Oracle, Metrics: a.Metrics, Health: a.DB, Rates: a.DB,
 		Limits: web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies, IPv6Prefix: o.RateIPv6Prefix}}
-	if ok, err := a.tradingServed(context.Background()); err != nil {
+	ctx := context.Background()
+	if ok, err := a.tradingServed(ctx); err != nil {
 		return nil, err
 	} else if ok {
-		p.Trading = a.Trading
-	}
-	srv := web.Build(p)
-	a.web = srv
-	if a.Log != nil {
-		srv.RegisterLog(a.Log)
-		// The log's C2SP checkpoint, verifier key, hash tiles and entry
-		// bundles, and the published exports with their index.
-		pub, err := a.Publisher()
+		tr, err := a.Trading(ctx)
 		if err != nil {
 			return nil, err
 		}
+		p.Trading = tr.Engine
+	}
+	srv := web.Build(p)
+	a.web = srv
+	if pub := a.pub; pub != nil {
+		srv.RegisterLog(a.Log)
+		// The log's C2SP checkpoint, verifier key, hash tiles and entry
+		// bundles, and the published exports with their index.
 		srv.Mount("/log/", pub.Handler())
 		srv.LogVKey, srv.PublicURL = pub.VerifierKey(), o.PublicURL
 		// Every checkpoint's export, from the database: the same on every
@@ -330,8 +346,13 @@ func ServeHandler(ctx context.Context, ln net.Listener, h http.Handler) error {
 }
 
 // Serve answers HTTP on ln with Handler and runs js on the scheduler
-// until ctx ends, which is a clean stop.
+// until ctx ends, which is a clean stop. It needs the log opened for
+// writing: a server publishes its checkpoints and exports.
 func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
+	pub, err := a.Publisher()
+	if err != nil {
+		return err
+	}
 	h, err := a.Handler()
 	if err != nil {
 		return err
@@ -346,9 +367,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 	// that contradicts the saved one, so replicas agree on one per size.
 	// Each checkpoint serve signs is signed with its export, of the same
 	// state.
-	if a.pub != nil {
-		g.Go(func() error { a.followExports(gctx); return nil })
-	}
+	g.Go(func() error { a.followExports(gctx, pub); return nil })
 	// On shutdown the analyses and boards under way stop at once rather
 	// than when the app closes: a request waiting for one would hold the
 	// web server's shutdown until it ended (Close stops them again, which

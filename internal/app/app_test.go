@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/rounds"
@@ -32,10 +33,11 @@ func TestDefaultsAreTheTracks(t *testing.T) {
 }
 
 // New builds every service on one store and one clock, from the
-// configuration: the round settings reach the forecast track, the
-// oracle is wired to both tracks, the log opened on the app's clock goes
-// to the forecast track and the API, and the trading track is served
-// only with a lineup. On every engine.
+// configuration, complete: the round settings reach the forecast track,
+// the oracle is wired to both tracks, the log is opened on the app's
+// clock and its checkpoints and exports are served by the handler built
+// right after New, and the trading track is served only with a lineup.
+// On every engine.
 func TestNewWiresOneArena(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
@@ -45,40 +47,41 @@ func TestNewWiresOneArena(t *testing.T) {
 			o := config.Defaults()
 			o.DB, o.LogKey = storetest.URL(t, engine), filepath.Join(t.TempDir(), "log.key")
 			o.RoundK, o.RoundGrace, o.LeaderboardMinForecasts = 3, 2*time.Hour, 9
-			a, err := New(ctx, o, Deps{Now: now})
+			a, err := New(ctx, o, Deps{Now: now, Log: LogWrite})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer a.Close()
+			h, err := a.Handler()
+			if err != nil {
+				t.Fatal(err)
+			}
 			f := a.Forecast
 			if f.Store != a.DB || f.K != 3 || f.Grace != 2*time.Hour || f.Method.MinForecasts != 9 || f.Admission.MaxAgentsPerRound != o.MaxAgentsPerRound ||
 				f.Domain.Contract.Hex() == o.Contract || !f.Clock().Equal(at) {
 				t.Errorf("forecast service %+v", f)
 			}
-			if a.Trading.Store != a.DB || a.Oracle.Store != a.DB || len(a.Oracle.Tracks) != 3 || len(a.Oracle.DisputeHooks) != 1 || a.Oracle.Policy != arena.DefaultOraclePolicy {
-				t.Errorf("trading %+v, oracle %+v", a.Trading, a.Oracle)
-			}
-			lg, err := a.OpenLog(ctx)
+			tr, err := a.Trading(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.Log != lg {
-				t.Error("the app does not keep the log it opened")
+			if tr.Engine.Store != a.DB || a.Oracle.Store != a.DB || len(a.Oracle.Tracks) != 3 || len(a.Oracle.DisputeHooks) != 1 || a.Oracle.Policy != arena.DefaultOraclePolicy {
+				t.Errorf("trading %+v, oracle %+v", tr.Engine, a.Oracle)
 			}
+			lg := a.Log
 			if err := lg.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 				t.Fatal(err)
 			}
 			if es, err := lg.Entries(ctx, 0, 1); err != nil || len(es) != 1 || !es[0].CreatedAt.Equal(at) {
 				t.Errorf("entries %+v %v: not on the app's clock", es, err)
 			}
-			h, err := a.Handler()
-			if err != nil {
-				t.Fatal(err)
-			}
 			if _, err := a.Handler(); err != nil { // built once: the metrics are registered once
 				t.Fatal(err)
 			}
-			for path, want := range map[string]int{"/api/v1/log/entries": 200, "/log/vkey": 200, "/api/v1/cohorts": 404, "/healthz": 200} {
+			if err := a.PublishExport(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for path, want := range map[string]int{"/api/v1/log/entries": 200, "/log/vkey": 200, "/log/checkpoint": 200, "/exports/latest/" + export.IndexFile: 200, "/api/v1/cohorts": 404, "/healthz": 200} {
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 				if rec.Code != want {
@@ -99,17 +102,18 @@ func TestJobsFollowTheConfig(t *testing.T) {
 		venues           string
 		want             string
 	}{
-		{false, false, "", "rate-bucket-prune polymarket-sync forecast-create-round forecast-benchmarks forecast-trigger"},
-		{false, false, "kalshi,manifold,polymarket", "rate-bucket-prune kalshi-sync manifold-sync polymarket-sync forecast-create-round forecast-benchmarks forecast-trigger"},
-		{true, false, "kalshi", "rate-bucket-prune forecast-create-round forecast-benchmarks forecast-trigger"},
-		{true, true, "", "rate-bucket-prune forecast-benchmarks forecast-trigger"},
+		{false, false, "", "rate-bucket-prune polymarket-sync forecast-create-round forecast-benchmarks forecast-trigger export-prune"},
+		{false, false, "kalshi,manifold,polymarket", "rate-bucket-prune kalshi-sync manifold-sync polymarket-sync forecast-create-round forecast-benchmarks forecast-trigger export-prune"},
+		{true, false, "kalshi", "rate-bucket-prune forecast-create-round forecast-benchmarks forecast-trigger export-prune"},
+		{true, true, "", "rate-bucket-prune forecast-benchmarks forecast-trigger export-prune"},
 	} {
 		o := config.Defaults()
-		o.DB, o.NoSync, o.NoRounds = "sqlite:"+filepath.Join(t.TempDir(), "a.db"), c.noSync, c.noRounds
+		dir := t.TempDir()
+		o.DB, o.NoSync, o.NoRounds, o.LogKey = "sqlite:"+filepath.Join(dir, "a.db"), c.noSync, c.noRounds, filepath.Join(dir, "log.key")
 		if c.venues != "" {
 			o.SyncVenues = c.venues
 		}
-		a, err := New(ctx, o, Deps{})
+		a, err := New(ctx, o, Deps{Log: LogWrite})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,15 +30,20 @@ const simSyncEvery = time.Minute
 
 // Jobs are the scheduled jobs of `arena serve`, in this order: the rate
 // buckets' pruning, the syncs of ARENA_SYNC_VENUES (unless
-// ARENA_NO_SYNC), the
-// simulated world's (when the database records one), the forecast track's
-// rounds, the chain relayer (with ARENA_CHAIN_RPC and ARENA_CHAIN_ARENA),
-// the trading track's cohorts (with ARENA_AGENTS), the hosted forecast
-// agents (with ARENA_FORECAST_AGENTS; they talk to the server at baseURL)
-// and the oracle (with ARENA_ORACLE_AGENTS), on the services New built. A
-// broken registry or chain is an error here, so serve fails at start-up.
+// ARENA_NO_SYNC), the simulated world's (when the database records one),
+// the forecast track's rounds, the chain relayer (with ARENA_CHAIN_RPC
+// and ARENA_CHAIN_ARENA), the trading track's cohorts (with ARENA_AGENTS
+// or a lineup given), the hosted forecast agents (with
+// ARENA_FORECAST_AGENTS; they talk to the server at baseURL), the oracle
+// (with ARENA_ORACLE_AGENTS) and the published exports' pruning and file
+// copy, on the services New built. A broken registry or chain is an
+// error here, so serve fails at start-up; so is a log opened to read
+// only, as serve publishes its exports.
 func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	o := a.Config
+	if a.pub == nil {
+		return nil, errReadOnlyLog
+	}
 	js := []jobs.Job{a.pruneJob()}
 	vj, err := a.syncJobs()
 	if err != nil {
@@ -62,7 +67,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	}
 	js = append(js, cj...)
 	if o.AgentsFile != "" || a.deps.Lineup != nil {
-		tj, err := a.tradingJobs()
+		tj, err := a.tradingJobs(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -81,14 +86,11 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 		}
 		js = append(js, a.oracleJob())
 	}
-	if a.Log != nil {
-		ej, err := a.exportJob()
-		if err != nil {
-			return nil, err
-		}
-		js = append(js, ej...)
+	ej, err := a.exportJob()
+	if err != nil {
+		return nil, err
 	}
-	return js, nil
+	return append(js, ej...), nil
 }
 
 // Polymarket is the client of the configured Gamma and CLOB APIs.
@@ -142,15 +144,19 @@ func (a *App) simJobs(ctx context.Context) ([]jobs.Job, error) {
 // agent is undecided), snapshots every 10 minutes, settlement hourly under
 // ARENA_TRADING_POLICY. Existing cohorts are decided with their frozen
 // lineups, simulated ones included.
-func (a *App) tradingJobs() ([]jobs.Job, error) {
+func (a *App) tradingJobs(ctx context.Context) ([]jobs.Job, error) {
 	policy, err := trading.ParsePolicy(a.Config.TradingPolicy)
 	if err != nil {
 		return nil, err
 	}
-	for _, sk := range a.SkippedAgents {
+	tr, err := a.Trading(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, sk := range tr.Skipped {
 		a.Logger.Warn("trading agent skipped", "agent", sk.ID, "name", sk.Name, "reason", sk.Reason)
 	}
-	return trading.Jobs(a.Trading, trading.JobsConfig{Deciders: a.Deciders, Policy: policy}), nil
+	return trading.Jobs(tr.Engine, trading.JobsConfig{Deciders: tr.Deciders, Policy: policy}), nil
 }
 
 // hostedJob forecasts every open round for each agent of

@@ -24,7 +24,7 @@ func TestHostedForecastJob(t *testing.T) {
 	os.WriteFile(reg, []byte(`{"agents":[{"id":"m","name":"Model M","provider":"local","model":"m-1","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0},
 		{"id":"n","name":"Taken","provider":"local","model":"n","base_url":"http://127.0.0.1:1/v1","input_usd_per_mtok":0,"output_usd_per_mtok":0}]}`), 0o600)
 	o := config.Defaults()
-	o.DB, o.ForecastAgents = "sqlite:"+filepath.Join(dir, "a.db"), reg
+	o.DB, o.ForecastAgents, o.LogKey = "sqlite:"+filepath.Join(dir, "a.db"), reg, filepath.Join(dir, "log.key")
 	db, err := store.Open(context.Background(), o.DB)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestHostedForecastJob(t *testing.T) {
 	}
 	o.NoSync = true
 	hosted := func(o config.Options) (jobs.Job, error) {
-		a, err := New(ctx, o, Deps{DB: db})
+		a, err := New(ctx, o, Deps{DB: db, Log: LogWrite})
 		if err != nil {
 			return jobs.Job{}, err
 		}

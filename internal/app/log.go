@@ -16,20 +16,35 @@ import (
 	"github.com/forecast-arena/arena/tlog"
 )
 
-// OpenLog opens the arena's tamper-evident log (see openLog) on the app's
-// clock, and has the forecast track and the HTTP API use it. Every
-// command that signs or logs opens it here.
-func (a *App) OpenLog(ctx context.Context) (*tlog.Log, error) {
+// LogMode is what a program does with the tamper-evident log.
+type LogMode int
+
+const (
+	// LogRead reads the log as the database holds it, without its key:
+	// no key is read, made or bound and nothing is signed, so the HTTP
+	// API serves neither checkpoints nor exports and serve's jobs are
+	// refused. For the commands that sign nothing.
+	LogRead LogMode = iota
+	// LogWrite opens the log with its key (see openLog) on the app's
+	// clock, with its checkpoint publisher: for serve and the commands
+	// whose results are logged, signed or exported.
+	LogWrite
+)
+
+// initLog gives the app its log as a.deps.Log says.
+func (a *App) initLog(ctx context.Context) error {
+	if a.deps.Log != LogWrite {
+		a.Log = &tlog.Log{Store: a.DB, Now: a.deps.Now, Logger: a.Logger}
+		return nil
+	}
 	lg, err := openLog(ctx, a.Config, a.DB, a.Logger)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	lg.Now = a.deps.Now
 	a.Log = lg
-	if a.pub, err = a.newPublisher(ctx); err != nil {
-		return nil, err
-	}
-	return lg, nil
+	a.pub, err = a.newPublisher(ctx)
+	return err
 }
 
 // logKeyPath is where the tamper-evident log's key lives: ARENA_LOG_KEY

@@ -21,10 +21,15 @@ import (
 // maxPolicyBytes bounds a witness policy file: a few lines per witness.
 const maxPolicyBytes = 1 << 20
 
-// Publisher is the log's checkpoint publisher, built by OpenLog.
+// errReadOnlyLog is the error of what signs with the log of an app built
+// to read it.
+var errReadOnlyLog = errors.New("app: the log is open to read only: signing and serving need it opened with its key (LogWrite)")
+
+// Publisher is the log's checkpoint publisher, which signs: there is one
+// only under LogWrite.
 func (a *App) Publisher() (*tlog.Publisher, error) {
 	if a.pub == nil {
-		return nil, fmt.Errorf("app: the log's publisher needs the log: open it first")
+		return nil, errReadOnlyLog
 	}
 	return a.pub, nil
 }
@@ -153,8 +158,8 @@ func (a *App) PublishExport(ctx context.Context) error {
 // database and carries the checkpoint of exactly that state. A
 // checkpoint published already is offered again to the witnesses missing
 // from it.
-func (a *App) followExports(ctx context.Context) {
-	tick := time.NewTicker(cmp.Or(a.pub.Interval, tlog.DefaultInterval) / 4)
+func (a *App) followExports(ctx context.Context, pub *tlog.Publisher) {
+	tick := time.NewTicker(cmp.Or(pub.Interval, tlog.DefaultInterval) / 4)
 	defer tick.Stop()
 	var last string
 	for {

@@ -255,18 +255,19 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, o, app.Deps{Logger: log, DB: db, Now: clk.Now, Rules: &rules, Lineup: lineup, Panel: orc.panel})
-	if err != nil {
-		return err
-	}
-	res.App, orc.svc = a, a.Oracle
 	// Every accepted submission and score goes to the tamper-evident log,
 	// whose key lives next to the demo's database, named after it: another
 	// database's key in the same directory is not the demo's.
-	if res.Log, err = a.OpenLog(ctx); err != nil {
+	a, err := app.New(ctx, o, app.Deps{Logger: log, DB: db, Now: clk.Now, Rules: &rules, Lineup: lineup, Panel: orc.panel, Log: app.LogWrite})
+	if err != nil {
 		return err
 	}
-	svc, eng := a.Forecast, a.Trading
+	res.App, res.Log, orc.svc = a, a.Log, a.Oracle
+	tr, err := a.Trading(ctx)
+	if err != nil {
+		return err
+	}
+	svc, eng := a.Forecast, tr.Engine
 	res.Forecast = svc
 	if res.Handler, err = a.Handler(); err != nil {
 		return err
