@@ -26,17 +26,20 @@ type VenueRow struct {
 	Name     string `json:"name"`
 	Baseline bool   `json:"baseline"`
 	// Scores holds the agent's headline score (Row.Score) on each venue's
-	// board where it is ranked, null where it is preliminary or absent.
+	// board, null where it has none.
 	Scores map[string]*float64 `json:"scores"`
+	// Preliminary lists the venues where the agent is preliminary (its
+	// score there is shown, not ranked), in name order.
+	Preliminary []string `json:"preliminary"`
 	// Combined is the mean of Scores over every venue; null unless the
 	// agent is ranked on each.
 	Combined *float64 `json:"combined"`
 }
 
 // CombineVenues sets the boards of each venue side by side (see
-// VenueBoard). An agent preliminary or unscored on a venue has no score
-// there and no combined score: a mean over the venues it happens to
-// cover would weigh them unequally again.
+// VenueBoard). An agent preliminary or unscored on a venue has no
+// combined score: a mean over the venues it happens to cover would weigh
+// them unequally again.
 func CombineVenues(boards map[string]Board) VenueBoard {
 	vb := VenueBoard{Venues: slices.Sorted(maps.Keys(boards)), Rows: []VenueRow{}}
 	at := map[string]int{}
@@ -45,19 +48,23 @@ func CombineVenues(boards map[string]Board) VenueBoard {
 			i, ok := at[r.Agent]
 			if !ok {
 				i, at[r.Agent] = len(vb.Rows), len(vb.Rows)
-				vb.Rows = append(vb.Rows, VenueRow{Agent: r.Agent, Name: r.Name, Baseline: r.Baseline, Scores: map[string]*float64{}})
+				vb.Rows = append(vb.Rows, VenueRow{Agent: r.Agent, Name: r.Name, Baseline: r.Baseline, Scores: map[string]*float64{},
+					Preliminary: []string{}})
 				for _, w := range vb.Venues {
 					vb.Rows[i].Scores[w] = nil
 				}
 			}
-			if r.Score != nil && !r.Preliminary {
+			if r.Score != nil {
 				s := *r.Score
 				vb.Rows[i].Scores[v] = &s
+			}
+			if r.Preliminary {
+				vb.Rows[i].Preliminary = append(vb.Rows[i].Preliminary, v)
 			}
 		}
 	}
 	for i := range vb.Rows {
-		sum, each := 0.0, true
+		sum, each := 0.0, len(vb.Rows[i].Preliminary) == 0
 		for _, v := range vb.Venues {
 			if s := vb.Rows[i].Scores[v]; s != nil {
 				sum += *s

@@ -25,6 +25,7 @@ func TestCombineVenues(t *testing.T) {
 		agent    string
 		combined string
 		scores   string
+		prelim   string
 	}
 	str := func(p *float64) string {
 		if p == nil {
@@ -33,18 +34,18 @@ func TestCombineVenues(t *testing.T) {
 		return fmt.Sprint(*p)
 	}
 	wants := []want{
-		{1, "a", "70", "80 60"},     // (80 + 60) / 2
-		{2, "b", "65", "60 70"},     // (60 + 70) / 2
-		{0, "c", "null", "90 null"}, // preliminary on Polymarket: no score there, no combined
-		{0, "d", "null", "70 null"}, // absent from Polymarket
-		{0, "e", "null", "null null"},
+		{1, "a", "70", "80 60", "[]"},             // (80 + 60) / 2
+		{2, "b", "65", "60 70", "[]"},             // (60 + 70) / 2
+		{0, "c", "null", "90 99", "[polymarket]"}, // preliminary on Polymarket: its score shown, no combined
+		{0, "d", "null", "70 null", "[]"},         // absent from Polymarket
+		{0, "e", "null", "null null", "[]"},
 	}
 	if len(vb.Rows) != len(wants) {
 		t.Fatalf("%d rows, want %d: %+v", len(vb.Rows), len(wants), vb.Rows)
 	}
 	for i, w := range wants {
 		r := vb.Rows[i]
-		got := want{r.Rank, r.Agent, str(r.Combined), str(r.Scores["kalshi"]) + " " + str(r.Scores["polymarket"])}
+		got := want{r.Rank, r.Agent, str(r.Combined), str(r.Scores["kalshi"]) + " " + str(r.Scores["polymarket"]), fmt.Sprint(r.Preliminary)}
 		if got != w {
 			t.Errorf("row %d: %+v, want %+v", i, got, w)
 		}

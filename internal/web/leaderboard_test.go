@@ -360,8 +360,8 @@ func TestLeaderboardByVenue(t *testing.T) {
 			sum := 0.0
 			for _, v := range vb.Venues {
 				row, s := byVenue[v][r.Agent], r.Scores[v]
-				if (s == nil) != (row.Score == nil || row.Preliminary) || s != nil && *s != *row.Score {
-					t.Errorf("%s on %s: %v, the venue's board says %v (preliminary %v)", r.Name, v, s, row.Score, row.Preliminary)
+				if (s == nil) != (row.Score == nil) || s != nil && *s != *row.Score || slices.Contains(r.Preliminary, v) != row.Preliminary {
+					t.Errorf("%s on %s: %v (preliminary on %v), the venue's board says %v (preliminary %v)", r.Name, v, s, r.Preliminary, row.Score, row.Preliminary)
 				}
 				if s != nil {
 					sum += *s

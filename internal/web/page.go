@@ -97,6 +97,7 @@ var funcs = template.FuncMap{
 	"dur":    humanDuration,
 	"plural": arena.Plural,
 	"join":   func(s []string) string { return strings.Join(s, ", ") },
+	"has":    func(s []string, v string) bool { return slices.Contains(s, v) },
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
