@@ -35,8 +35,32 @@ func (v *verifier) checkLog(dir string) {
 			}
 		}
 	}
-	// A checkpoint (even a forged one) claiming far more entries than
-	// exported is reported once, not entry by entry.
+	rows := v.logEntries(size)
+	exported, own := v.leafHashes(rows, size)
+	tree, ownRoot, ok := v.logTree(exported, own, root)
+	if !ok {
+		return
+	}
+	hashes := exported
+	if ownRoot {
+		hashes = own
+	}
+	leaves := v.readLeaves(rows, exported, own, ownRoot)
+	v.rep.LogEntries = len(rows)
+	if root != nil {
+		v.proveIncluded(tree, hashes, size, root)
+		v.checkKnown(tree, c)
+	}
+	v.decodeLog(rows, leaves)
+}
+
+// logEntries are the exported log entries by index, nil where one is
+// missing, for the size entries the log holds. A checkpoint (even a
+// forged one) claiming far more entries than exported is reported once,
+// not entry by entry: the entries are then bounded.
+func (v *verifier) logEntries(size uint64) []*row {
+	const lt = "log_entries"
+	t := v.t[lt]
 	n := size
 	if limit := uint64(len(t.rows)) + 1024; n > limit {
 		v.add(lt, "", "", "%d entries exported, the checkpoint covers %d", len(t.rows), size)
@@ -52,7 +76,16 @@ func (v *verifier) checkLog(dir string) {
 			rows[i] = r
 		}
 	}
-	exported, own := make([][]byte, len(rows)), make([][]byte, len(rows))
+	return rows
+}
+
+// leafHashes are the entries' exported leaf hashes (zero where missing or
+// malformed) and their own: the hash of their leaf where it is exported,
+// the exported hash otherwise.
+func (v *verifier) leafHashes(rows []*row, size uint64) (exported, own [][]byte) {
+	const lt = "log_entries"
+	t := v.t[lt]
+	exported, own = make([][]byte, len(rows)), make([][]byte, len(rows))
 	for i, r := range rows {
 		exported[i] = make([]byte, 32)
 		if r == nil {
@@ -65,21 +98,27 @@ func (v *verifier) checkLog(dir string) {
 			own[i] = tlog.LeafHash([]byte(r.s("leaf")))
 		}
 	}
-	// The authentic leaf hashes: the exported ones if their root is the
-	// signed one (then a leaf that hashes otherwise was changed), else the
-	// leaves' own if theirs is (then a leaf_hash that differs was). The
-	// tree over them, built once, gives every root and proof below.
+	return exported, own
+}
+
+// logTree is the tree over the authentic leaf hashes: the exported ones
+// if their root is the signed one (then a leaf that hashes otherwise was
+// changed), else the leaves' own if theirs is (then a leaf_hash that
+// differs was); ownRoot says it is over their own. Built once, it gives
+// every root and proof of the check. False when no tree can be built.
+func (v *verifier) logTree(exported, own [][]byte, root []byte) (tree *tlog.Tree, ownRoot, ok bool) {
+	const lt = "log_entries"
+	n := uint64(len(exported))
 	tree, err := tlog.NewTree(exported)
 	if err != nil {
 		v.add(lt, "", "leaf_hash", "%v", err)
-		return
+		return nil, false, false
 	}
-	ownRoot := false
 	if rx, _ := tree.Root(n); root != nil && !tlog.Equal(rx, root) {
 		ot, err := tlog.NewTree(own)
 		if err != nil {
 			v.add(lt, "", "leaf", "%v", err)
-			return
+			return nil, false, false
 		}
 		if ro, _ := ot.Root(n); tlog.Equal(ro, root) {
 			tree, ownRoot = ot, true
@@ -87,10 +126,13 @@ func (v *verifier) checkLog(dir string) {
 			v.add(lt, "", "leaf_hash", "the exported entries' root is %x, the checkpoint's %x", rx, root)
 		}
 	}
-	hashes := exported
-	if ownRoot {
-		hashes = own
-	}
+	return tree, ownRoot, true
+}
+
+// readLeaves checks each entry's leaf against its hashes and its sealing,
+// and reads it; an entry that is sealed, missing or at fault has none.
+func (v *verifier) readLeaves(rows []*row, exported, own [][]byte, ownRoot bool) []tlog.Leaf {
+	const lt = "log_entries"
 	leaves := make([]tlog.Leaf, len(rows))
 	for i, r := range rows {
 		switch {
@@ -114,22 +156,25 @@ func (v *verifier) checkLog(dir string) {
 			leaves[i] = tlog.Leaf{}
 		}
 	}
-	v.rep.LogEntries = len(rows)
-	if root != nil {
-		for i := range hashes {
-			p, err := tree.InclusionProof(uint64(i), size)
-			if err == nil {
-				err = tlog.VerifyInclusion(uint64(i), size, hashes[i], p, root)
-			}
-			if err != nil {
-				v.add(lt, kv(t.spec, strconv.Itoa(i)), "leaf_hash", "inclusion proof: %v", err)
-				continue
-			}
-			v.rep.InclusionProofs++
+	return leaves
+}
+
+// proveIncluded proves every entry, by its authentic hash, included in
+// the checkpoint's tree of size entries and root.
+func (v *verifier) proveIncluded(tree *tlog.Tree, hashes [][]byte, size uint64, root []byte) {
+	const lt = "log_entries"
+	t := v.t[lt]
+	for i := range hashes {
+		p, err := tree.InclusionProof(uint64(i), size)
+		if err == nil {
+			err = tlog.VerifyInclusion(uint64(i), size, hashes[i], p, root)
 		}
-		v.checkKnown(tree, c)
+		if err != nil {
+			v.add(lt, kv(t.spec, strconv.Itoa(i)), "leaf_hash", "inclusion proof: %v", err)
+			continue
+		}
+		v.rep.InclusionProofs++
 	}
-	v.decodeLog(rows, leaves)
 }
 
 // maxCheckpointBytes bounds the checkpoint file: a note with the log's
