@@ -236,145 +236,202 @@ func rows(ctx context.Context, rd state, name string, sc scope, emit func([]stri
 	if name == "log_entries" {
 		return logRows(ctx, st, sc, emit)
 	}
-	all, err := st.Rounds(ctx, arena.RoundFilter{})
+	rounds, err := roundsSince(ctx, st, sc.since)
 	if err != nil {
 		return err
+	}
+	switch name {
+	case "rounds":
+		return roundRows(rounds, emit)
+	case "round_markets":
+		return roundMarketRows(rounds, emit)
+	case "markets":
+		return marketRows(ctx, st, rounds, emit)
+	case "submissions":
+		return submissionRows(ctx, st, rounds, emit)
+	case "traces":
+		return traceRows(ctx, rd.traces, rounds, sc, emit)
+	case "scores":
+		return scoreRows(ctx, st, rounds, emit)
+	case "agents":
+		return agentRows(ctx, st, emit)
+	case "leaderboard":
+		return boardRows(ctx, rd.board, emit)
+	default:
+		return arena.Errorf(arena.ENOTFOUND, "export: no table %q", name)
+	}
+}
+
+// roundsSince are the rounds whose commit deadline is not before since
+// (every round when since is zero), by id.
+func roundsSince(ctx context.Context, st arena.StoreSnapshot, since time.Time) ([]*arena.Round, error) {
+	all, err := st.Rounds(ctx, arena.RoundFilter{})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	var rounds []*arena.Round
 	for _, r := range all {
-		if sc.since.IsZero() || !r.CommitDeadline.Before(sc.since) {
+		if since.IsZero() || !r.CommitDeadline.Before(since) {
 			rounds = append(rounds, r)
 		}
 	}
-	switch name {
-	case "rounds":
-		for _, r := range rounds {
-			if err := emit([]string{u64(r.ID), tm(r.CommitDeadline), tm(r.RevealStart), tm(r.RevealDeadline), i64(int64(r.Grace / time.Second)),
-				tm(r.CreatedAt), tm(r.BenchmarkAt), tm(r.TriggeredAt), bl(r.Invalidated)}); err != nil {
+	return rounds, nil
+}
+
+// roundRows produces the rounds table.
+func roundRows(rounds []*arena.Round, emit func([]string) error) error {
+	for _, r := range rounds {
+		if err := emit([]string{u64(r.ID), tm(r.CommitDeadline), tm(r.RevealStart), tm(r.RevealDeadline), i64(int64(r.Grace / time.Second)),
+			tm(r.CreatedAt), tm(r.BenchmarkAt), tm(r.TriggeredAt), bl(r.Invalidated)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// roundMarketRows produces the round_markets table.
+func roundMarketRows(rounds []*arena.Round, emit func([]string) error) error {
+	for _, r := range rounds {
+		for _, m := range r.Markets {
+			bps, out := "", ""
+			if m.Benchmark != nil {
+				bps = i64(int64(m.BenchmarkBps))
+			}
+			if m.Outcome != nil {
+				out = i64(int64(*m.Outcome))
+			}
+			if err := emit([]string{u64(r.ID), strconv.Itoa(m.Index), i64(m.MarketID), bps, tm(m.BenchmarkTime), string(m.BenchmarkSource), out}); err != nil {
 				return err
 			}
 		}
-	case "round_markets":
-		for _, r := range rounds {
-			for _, m := range r.Markets {
-				bps, out := "", ""
-				if m.Benchmark != nil {
-					bps = i64(int64(m.BenchmarkBps))
-				}
-				if m.Outcome != nil {
-					out = i64(int64(*m.Outcome))
-				}
-				if err := emit([]string{u64(r.ID), strconv.Itoa(m.Index), i64(m.MarketID), bps, tm(m.BenchmarkTime), string(m.BenchmarkSource), out}); err != nil {
-					return err
-				}
+	}
+	return nil
+}
+
+// marketRows produces the markets table: every market of the rounds, by
+// id, read from the store in chunks.
+func marketRows(ctx context.Context, st arena.StoreSnapshot, rounds []*arena.Round, emit func([]string) error) error {
+	seen := map[int64]bool{}
+	var ids []int64
+	for _, r := range rounds {
+		for _, m := range r.Markets {
+			if !seen[m.MarketID] {
+				seen[m.MarketID] = true
+				ids = append(ids, m.MarketID)
 			}
 		}
-	case "markets":
-		seen := map[int64]bool{}
-		var ids []int64
-		for _, r := range rounds {
-			for _, m := range r.Markets {
-				if !seen[m.MarketID] {
-					seen[m.MarketID] = true
-					ids = append(ids, m.MarketID)
-				}
-			}
-		}
-		slices.Sort(ids)
-		for len(ids) > 0 {
-			chunk := ids[:min(len(ids), 500)]
-			ids = ids[len(chunk):]
-			ms, err := st.MarketsByID(ctx, chunk)
-			if err != nil {
-				return err
-			}
-			for _, id := range chunk {
-				m := ms[id]
-				if m == nil {
-					return fmt.Errorf("export: market %d of a round is missing", id)
-				}
-				if err := emit([]string{i64(m.ID), m.Source, m.SourceID, m.Question, m.Category, m.EventID, string(m.Status), m.Resolution, m.ConditionID}); err != nil {
-					return err
-				}
-			}
-		}
-	case "submissions":
-		for _, r := range rounds {
-			if r.TriggeredAt.IsZero() {
-				continue
-			}
-			subs, err := st.Submissions(ctx, r.ID)
-			if err != nil {
-				return err
-			}
-			for _, s := range subs {
-				rn, rs := "", ""
-				if s.Revealed() {
-					rn, rs = u64(s.RevealNonce), s.RevealSig
-				}
-				if err := emit([]string{u64(s.RoundID), s.Agent, s.CommitHash, s.ReasoningHash, u64(s.CommitNonce), s.CommitSig, tm(s.CommittedAt),
-					preds(s.Predictions), s.Salt, rn, rs, tm(s.RevealedAt)}); err != nil {
-					return err
-				}
-			}
-		}
-	case "traces":
-		// Like submissions, a round's traces stay out until its outcomes
-		// are triggered.
-		for _, r := range rounds {
-			if r.TriggeredAt.IsZero() {
-				continue
-			}
-			ts, err := rd.traces.RoundTraces(ctx, r.ID)
-			if err != nil {
-				return err
-			}
-			for _, t := range ts {
-				if err := emit([]string{u64(t.RoundID), t.Agent, t.AgentID, bl(t.Submitted), sc.redact(t.Failure), i64(t.Calls), i64(t.CachedCalls),
-					i64(t.InputTokens), i64(t.OutputTokens), i64(int64(t.Cost)), i64(t.LatencyMS), tm(t.CreatedAt), sc.redact(string(t.Trace))}); err != nil {
-					return err
-				}
-			}
-		}
-	case "scores":
-		for _, r := range rounds {
-			scores, err := st.RoundScores(ctx, r.ID)
-			if err != nil {
-				return err
-			}
-			for _, s := range scores {
-				if err := emit([]string{u64(s.RoundID), s.Agent, flt(s.Brier), optF(s.Alpha), i64(s.BrierBps2), optI(s.AlphaBps2),
-					strconv.Itoa(s.Scored), strconv.Itoa(s.Benchmarked), bl(s.Forfeit)}); err != nil {
-					return err
-				}
-			}
-		}
-	case "agents":
-		agents, err := st.Agents(ctx)
+	}
+	slices.Sort(ids)
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		ms, err := st.MarketsByID(ctx, chunk)
 		if err != nil {
 			return err
 		}
-		for _, a := range agents {
-			if err := emit([]string{a.Address, a.Name, a.Kind, a.Organisation, a.Model, a.Homepage, a.Description, u64(a.ProfileVersion)}); err != nil {
+		for _, id := range chunk {
+			m := ms[id]
+			if m == nil {
+				return fmt.Errorf("export: market %d of a round is missing", id)
+			}
+			if err := emit([]string{i64(m.ID), m.Source, m.SourceID, m.Question, m.Category, m.EventID, string(m.Status), m.Resolution, m.ConditionID}); err != nil {
 				return err
 			}
 		}
-	case "leaderboard":
-		// The analysis the dashboard shows: its figures, seeded ones
-		// included, reproduce from the exported scores (meta.json names the
-		// bootstrap).
-		b, err := rd.board(ctx)
+	}
+	return nil
+}
+
+// submissionRows produces the submissions table: those of the triggered
+// rounds.
+func submissionRows(ctx context.Context, st arena.StoreSnapshot, rounds []*arena.Round, emit func([]string) error) error {
+	for _, r := range rounds {
+		if r.TriggeredAt.IsZero() {
+			continue
+		}
+		subs, err := st.Submissions(ctx, r.ID)
 		if err != nil {
 			return err
 		}
-		for _, r := range leaderboardRows(b) {
-			if err := emit(r); err != nil {
+		for _, s := range subs {
+			rn, rs := "", ""
+			if s.Revealed() {
+				rn, rs = u64(s.RevealNonce), s.RevealSig
+			}
+			if err := emit([]string{u64(s.RoundID), s.Agent, s.CommitHash, s.ReasoningHash, u64(s.CommitNonce), s.CommitSig, tm(s.CommittedAt),
+				preds(s.Predictions), s.Salt, rn, rs, tm(s.RevealedAt)}); err != nil {
 				return err
 			}
 		}
-	default:
-		return arena.Errorf(arena.ENOTFOUND, "export: no table %q", name)
+	}
+	return nil
+}
+
+// traceRows produces the traces table. Like submissions, a round's traces
+// stay out until its outcomes are triggered.
+func traceRows(ctx context.Context, traces arena.TraceStore, rounds []*arena.Round, sc scope, emit func([]string) error) error {
+	for _, r := range rounds {
+		if r.TriggeredAt.IsZero() {
+			continue
+		}
+		ts, err := traces.RoundTraces(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if err := emit([]string{u64(t.RoundID), t.Agent, t.AgentID, bl(t.Submitted), sc.redact(t.Failure), i64(t.Calls), i64(t.CachedCalls),
+				i64(t.InputTokens), i64(t.OutputTokens), i64(int64(t.Cost)), i64(t.LatencyMS), tm(t.CreatedAt), sc.redact(string(t.Trace))}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scoreRows produces the scores table.
+func scoreRows(ctx context.Context, st arena.StoreSnapshot, rounds []*arena.Round, emit func([]string) error) error {
+	for _, r := range rounds {
+		scores, err := st.RoundScores(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		for _, s := range scores {
+			if err := emit([]string{u64(s.RoundID), s.Agent, flt(s.Brier), optF(s.Alpha), i64(s.BrierBps2), optI(s.AlphaBps2),
+				strconv.Itoa(s.Scored), strconv.Itoa(s.Benchmarked), bl(s.Forfeit)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// agentRows produces the agents table.
+func agentRows(ctx context.Context, st arena.StoreSnapshot, emit func([]string) error) error {
+	agents, err := st.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if err := emit([]string{a.Address, a.Name, a.Kind, a.Organisation, a.Model, a.Homepage, a.Description, u64(a.ProfileVersion)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// boardRows produces the leaderboard table: the analysis the
+// dashboard shows, whose figures, seeded ones included, reproduce from the
+// exported scores (meta.json names the bootstrap).
+func boardRows(ctx context.Context, board func(context.Context) (scoring.Board, error), emit func([]string) error) error {
+	b, err := board(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range leaderboardRows(b) {
+		if err := emit(r); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -73,17 +73,15 @@ func kv(t TableSpec, vals ...string) string {
 // malformed line, a badly typed cell, a second row of one key) to add.
 // A missing column's cells are bad in every row.
 func readTable(dir, format string, spec TableSpec, add func(Mismatch)) *table {
-	t := &table{spec: spec, byKey: map[string]*row{}}
-	fault := func(key, column, format string, args ...any) {
-		add(Mismatch{Table: spec.Name, Key: key, Column: column, Reason: fmt.Sprintf(format, args...)})
-	}
+	tr := &tableReader{t: &table{spec: spec, byKey: map[string]*row{}}, add: add, reported: map[string]bool{}}
+	t := tr.t
 	f, err := openRegular(filepath.Join(dir, spec.Name+"."+format))
 	if errors.Is(err, os.ErrNotExist) {
 		return t
 	}
 	if err != nil {
 		t.found = true // it exists, unreadable
-		fault("", "", "%v", err)
+		tr.fault("", "", "%v", err)
 		return t
 	}
 	defer f.Close()
@@ -95,117 +93,148 @@ func readTable(dir, format string, spec TableSpec, add func(Mismatch)) *table {
 			t.tooLarge = r.err
 		}
 	}()
-	reported := map[string]bool{} // column faults are reported once per table
-	checkColumns := func(where string, cols []string) {
-		seen := map[string]bool{}
-		fault1 := func(c, format string, args ...any) {
-			if !reported[c] {
-				reported[c] = true
-				fault(where, c, format, args...)
-			}
-		}
-		for _, c := range cols {
-			if _, known := spec.column(c); !known {
-				fault1(c, "not a column of %s", spec.Name)
-			} else if seen[c] {
-				fault1(c, "named twice")
-			}
-			seen[c] = true
-		}
-		for _, c := range spec.Columns {
-			if !seen[c.Name] {
-				fault1(c.Name, "missing column")
-			}
-		}
-	}
-	addRow := func(line string, cols, vals []string) {
-		r := &row{n: len(t.rows) + 1, cells: make(map[string]string, len(spec.Columns)), bad: map[string]bool{}}
-		for i, c := range cols {
-			if _, known := spec.column(c); known && i < len(vals) {
-				if _, dup := r.cells[c]; !dup {
-					r.cells[c] = vals[i]
-				}
-			}
-		}
-		r.key = keyOf(spec, r.s)
-		for _, c := range spec.Columns {
-			v, present := r.cells[c.Name]
-			if !present {
-				r.bad[c.Name] = true
-				continue
-			}
-			if err := checkCell(c, v); err != nil {
-				r.bad[c.Name] = true
-				fault(r.key, c.Name, "%q (%s): %v", v, line, err)
-			}
-		}
-		if prev := t.byKey[r.key]; prev != nil {
-			fault(r.key, "", "a second row of this key (%s; row %d has it too)", line, prev.n)
-			return
-		}
-		t.byKey[r.key] = r
-		t.rows = append(t.rows, r)
-	}
 	switch format {
 	case CSV:
-		cr := csv.NewReader(r)
-		cr.FieldsPerRecord = -1
-		header, err := cr.Read()
-		if err == io.EOF {
-			fault("", "", "no header row")
-			return t
-		}
-		if err != nil {
-			fault("", "", "%v", err)
-			return t
-		}
-		checkColumns("", header)
-		for {
-			rec, err := cr.Read()
-			if err == io.EOF {
-				break
-			}
-			line, _ := cr.FieldPos(0)
-			where := fmt.Sprintf("line %d", line)
-			if err != nil {
-				fault(where, "", "%v", err)
-				break // a broken quote leaves the rest unreadable
-			}
-			if len(rec) != len(header) {
-				fault(where, "", "%d cells, the header names %d", len(rec), len(header))
-				continue
-			}
-			for i, c := range rec {
-				// One spelling: a cell a spreadsheet would evaluate is
-				// written escaped, and nothing else is.
-				if rec[i] = UnescapeCell(c); EscapeCell(rec[i]) != c {
-					fault(where, header[i], "%q is not written as the export writes it (%q)", c, EscapeCell(rec[i]))
-				}
-			}
-			addRow(where, header, rec)
-		}
+		tr.readCSV(r)
 	case JSONL:
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), MaxRowBytes+1)
-		for line := 1; sc.Scan(); line++ {
-			where := fmt.Sprintf("line %d", line)
-			if strings.TrimSpace(sc.Text()) == "" {
-				continue
-			}
-			cols, vals, err := decodeObject(sc.Bytes())
-			if err != nil {
-				fault(where, "", "%v", err)
-				continue
-			}
-			// Key order carries no meaning in a JSON object.
-			checkColumns(where, cols)
-			addRow(where, cols, vals)
-		}
-		if err := sc.Err(); err != nil {
-			fault("", "", "%v", err)
-		}
+		tr.readJSONL(r)
 	}
 	return t
+}
+
+// tableReader is a table being read: its rows so far, where its faults
+// are reported, and the columns already reported.
+type tableReader struct {
+	t        *table
+	add      func(Mismatch)
+	reported map[string]bool // column faults are reported once per table
+}
+
+// fault reports a fault of the table.
+func (tr *tableReader) fault(key, column, format string, args ...any) {
+	tr.add(Mismatch{Table: tr.t.spec.Name, Key: key, Column: column, Reason: fmt.Sprintf(format, args...)})
+}
+
+// checkColumns checks the columns a header (or a JSON object, at where)
+// names: each a column of the table, once, and none missing.
+func (tr *tableReader) checkColumns(where string, cols []string) {
+	spec := tr.t.spec
+	seen := map[string]bool{}
+	fault1 := func(c, format string, args ...any) {
+		if !tr.reported[c] {
+			tr.reported[c] = true
+			tr.fault(where, c, format, args...)
+		}
+	}
+	for _, c := range cols {
+		if _, known := spec.column(c); !known {
+			fault1(c, "not a column of %s", spec.Name)
+		} else if seen[c] {
+			fault1(c, "named twice")
+		}
+		seen[c] = true
+	}
+	for _, c := range spec.Columns {
+		if !seen[c.Name] {
+			fault1(c.Name, "missing column")
+		}
+	}
+}
+
+// addRow adds the row at line, its cells checked; a second row of a key
+// is reported and left out.
+func (tr *tableReader) addRow(line string, cols, vals []string) {
+	t, spec := tr.t, tr.t.spec
+	r := &row{n: len(t.rows) + 1, cells: make(map[string]string, len(spec.Columns)), bad: map[string]bool{}}
+	for i, c := range cols {
+		if _, known := spec.column(c); known && i < len(vals) {
+			if _, dup := r.cells[c]; !dup {
+				r.cells[c] = vals[i]
+			}
+		}
+	}
+	r.key = keyOf(spec, r.s)
+	for _, c := range spec.Columns {
+		v, present := r.cells[c.Name]
+		if !present {
+			r.bad[c.Name] = true
+			continue
+		}
+		if err := checkCell(c, v); err != nil {
+			r.bad[c.Name] = true
+			tr.fault(r.key, c.Name, "%q (%s): %v", v, line, err)
+		}
+	}
+	if prev := t.byKey[r.key]; prev != nil {
+		tr.fault(r.key, "", "a second row of this key (%s; row %d has it too)", line, prev.n)
+		return
+	}
+	t.byKey[r.key] = r
+	t.rows = append(t.rows, r)
+}
+
+// readCSV reads a CSV table: a header, then a row per record.
+func (tr *tableReader) readCSV(r io.Reader) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		tr.fault("", "", "no header row")
+		return
+	}
+	if err != nil {
+		tr.fault("", "", "%v", err)
+		return
+	}
+	tr.checkColumns("", header)
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		where := fmt.Sprintf("line %d", line)
+		if err != nil {
+			tr.fault(where, "", "%v", err)
+			break // a broken quote leaves the rest unreadable
+		}
+		if len(rec) != len(header) {
+			tr.fault(where, "", "%d cells, the header names %d", len(rec), len(header))
+			continue
+		}
+		for i, c := range rec {
+			// One spelling: a cell a spreadsheet would evaluate is
+			// written escaped, and nothing else is.
+			if rec[i] = UnescapeCell(c); EscapeCell(rec[i]) != c {
+				tr.fault(where, header[i], "%q is not written as the export writes it (%q)", c, EscapeCell(rec[i]))
+			}
+		}
+		tr.addRow(where, header, rec)
+	}
+}
+
+// readJSONL reads a JSON Lines table: a row per object, each naming its
+// columns.
+func (tr *tableReader) readJSONL(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxRowBytes+1)
+	for line := 1; sc.Scan(); line++ {
+		where := fmt.Sprintf("line %d", line)
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		cols, vals, err := decodeObject(sc.Bytes())
+		if err != nil {
+			tr.fault(where, "", "%v", err)
+			continue
+		}
+		// Key order carries no meaning in a JSON object.
+		tr.checkColumns(where, cols)
+		tr.addRow(where, cols, vals)
+	}
+	if err := sc.Err(); err != nil {
+		tr.fault("", "", "%v", err)
+	}
 }
 
 // checkCell checks that v is a value of c written the one way the export

@@ -593,95 +593,119 @@ func StoreHandler(store arena.ExportStore) http.Handler {
 			http.Error(w, "no such export file: want /exports/latest/<file> or /exports/<size>/<file>", http.StatusNotFound)
 			return
 		}
-		var (
-			size   uint64
-			latest = which == "latest"
-			err    error
-		)
-		if !latest {
-			if size, err = strconv.ParseUint(which, 10, 64); err != nil || which != strconv.FormatUint(size, 10) {
-				http.Error(w, "no such export: want latest or a checkpoint's tree size", http.StatusNotFound)
-				return
-			}
-		}
-		got, b, err := store.ExportManifest(r.Context(), size, latest)
-		if arena.ErrorKind(err) == arena.ENOTFOUND {
-			http.Error(w, "no export published for that checkpoint", http.StatusNotFound)
+		m, ok := exportManifest(w, r, store, which)
+		if !ok {
 			return
-		}
-		var m *Manifest
-		if err == nil {
-			m, err = ParseManifest(b)
-		}
-		if err != nil {
-			http.Error(w, "the export is unreadable", http.StatusInternalServerError)
-			return
-		}
-		h.Set("X-Export-Size", strconv.FormatUint(got, 10))
-		if latest {
-			h.Set("Cache-Control", "no-cache") // a newer export replaces it
-		} else {
-			h.Set("Cache-Control", "public, max-age=31536000, immutable")
 		}
 		if name == IndexFile {
-			b, err := json.MarshalIndent(m.Index(), "", "  ")
-			if err != nil {
-				http.Error(w, "the export is unreadable", http.StatusInternalServerError)
-				return
-			}
-			h.Set("Content-Type", "application/json")
-			h.Set("Content-Length", strconv.Itoa(len(b)+1))
-			if r.Method == http.MethodGet {
-				w.Write(append(b, '\n'))
-			}
+			serveIndex(w, r, m)
 			return
 		}
-		var f *ManifestFile
-		for i := range m.Files {
-			if m.Files[i].Name == name {
-				f = &m.Files[i]
-			}
-		}
-		if f == nil {
-			http.Error(w, "no such file in the export", http.StatusNotFound)
-			return
-		}
-		etag := `"` + f.SHA256 + `"`
-		h.Set("ETag", etag)
-		if r.Header.Get("If-None-Match") == etag {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		// The parts' list and the first part are read before the status
-		// goes out, so that a store that fails at once gets a 500, not a
-		// short file.
-		parts, err := f.parts(r.Context(), store)
-		var first []byte
-		if err == nil && len(parts) > 0 {
-			first, err = store.ExportPart(r.Context(), parts[0])
-		}
-		if err != nil {
-			http.Error(w, "the export's file is unreadable", http.StatusInternalServerError)
-			return
-		}
-		h.Set("Content-Type", contentType(f.Name))
-		h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
-		if r.Method == http.MethodHead {
-			return
-		}
-		w.Write(first)
-		for _, ph := range parts[min(1, len(parts)):] {
-			b, err := store.ExportPart(r.Context(), ph)
-			if err != nil {
-				// Part of the body is out: abort, so that the client sees
-				// a broken transfer, never a short file.
-				panic(http.ErrAbortHandler)
-			}
-			if _, err := w.Write(b); err != nil {
-				return
-			}
-		}
+		serveExportFile(w, r, store, m, name)
 	})
+}
+
+// exportManifest reads the manifest of the export which names (latest,
+// or a checkpoint's tree size) and sets the headers of every answer from
+// that export; false when it answered with an error.
+func exportManifest(w http.ResponseWriter, r *http.Request, store arena.ExportStore, which string) (*Manifest, bool) {
+	h := w.Header()
+	var (
+		size   uint64
+		latest = which == "latest"
+		err    error
+	)
+	if !latest {
+		if size, err = strconv.ParseUint(which, 10, 64); err != nil || which != strconv.FormatUint(size, 10) {
+			http.Error(w, "no such export: want latest or a checkpoint's tree size", http.StatusNotFound)
+			return nil, false
+		}
+	}
+	got, b, err := store.ExportManifest(r.Context(), size, latest)
+	if arena.ErrorKind(err) == arena.ENOTFOUND {
+		http.Error(w, "no export published for that checkpoint", http.StatusNotFound)
+		return nil, false
+	}
+	var m *Manifest
+	if err == nil {
+		m, err = ParseManifest(b)
+	}
+	if err != nil {
+		http.Error(w, "the export is unreadable", http.StatusInternalServerError)
+		return nil, false
+	}
+	h.Set("X-Export-Size", strconv.FormatUint(got, 10))
+	if latest {
+		h.Set("Cache-Control", "no-cache") // a newer export replaces it
+	} else {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	}
+	return m, true
+}
+
+// serveIndex answers with the export's index.
+func serveIndex(w http.ResponseWriter, r *http.Request, m *Manifest) {
+	h := w.Header()
+	b, err := json.MarshalIndent(m.Index(), "", "  ")
+	if err != nil {
+		http.Error(w, "the export is unreadable", http.StatusInternalServerError)
+		return
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
+	if r.Method == http.MethodGet {
+		w.Write(append(b, '\n'))
+	}
+}
+
+// serveExportFile answers with the export's file name, from its parts.
+func serveExportFile(w http.ResponseWriter, r *http.Request, store arena.ExportStore, m *Manifest, name string) {
+	h := w.Header()
+	var f *ManifestFile
+	for i := range m.Files {
+		if m.Files[i].Name == name {
+			f = &m.Files[i]
+		}
+	}
+	if f == nil {
+		http.Error(w, "no such file in the export", http.StatusNotFound)
+		return
+	}
+	etag := `"` + f.SHA256 + `"`
+	h.Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	// The parts' list and the first part are read before the status
+	// goes out, so that a store that fails at once gets a 500, not a
+	// short file.
+	parts, err := f.parts(r.Context(), store)
+	var first []byte
+	if err == nil && len(parts) > 0 {
+		first, err = store.ExportPart(r.Context(), parts[0])
+	}
+	if err != nil {
+		http.Error(w, "the export's file is unreadable", http.StatusInternalServerError)
+		return
+	}
+	h.Set("Content-Type", contentType(f.Name))
+	h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(first)
+	for _, ph := range parts[min(1, len(parts)):] {
+		b, err := store.ExportPart(r.Context(), ph)
+		if err != nil {
+			// Part of the body is out: abort, so that the client sees
+			// a broken transfer, never a short file.
+			panic(http.ErrAbortHandler)
+		}
+		if _, err := w.Write(b); err != nil {
+			return
+		}
+	}
 }
 
 // Mirror writes the published export whose manifest is b into dir, which

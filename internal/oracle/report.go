@@ -184,8 +184,32 @@ func systemAnswered(sys string, round1 []arena.OracleVote) bool {
 // system whether or not it is listed; revisions are reported only when
 // deliberative is.
 func BuildReport(items []Item, agents, systems []string) Report {
-	n := len(items)
-	rep := Report{Questions: n, Resolvers: []ResolverCalls{}, McNemar: []McNemarRow{}, ErrorCorrelation: []PhiRow{}, ConditionalError: []CondRow{}, Revisions: []RevisionRow{}}
+	rep := Report{Questions: len(items), Resolvers: resolverCalls(items, agents), Systems: []SystemReport{}}
+	ser := seriesOf(items)
+	correct := make([][]bool, len(systems))
+	for s, sys := range systems {
+		var sr SystemReport
+		sr, correct[s] = systemReport(items, sys, ser)
+		rep.Systems = append(rep.Systems, sr)
+	}
+	maj := majorityOf(items)
+	rep.Agreement = maj.agreement()
+	rep.AgreementConfidence = maj.agreementConfidence()
+	rep.McNemar = mcNemar(systems, correct)
+	r1 := resolverCorrectnessOf(items, agents)
+	rep.ErrorCorrelation = r1.errorCorrelation()
+	rep.ConditionalError = r1.conditionalError()
+	rep.Revisions = []RevisionRow{}
+	if slices.Contains(systems, ArchDeliberative) {
+		rep.Revisions = revisions(items, agents)
+	}
+	rep.CoverageAccuracy = maj.coverageAccuracy(items)
+	return rep
+}
+
+// resolverCalls counts each resolver's votes and failures, both rounds.
+func resolverCalls(items []Item, agents []string) []ResolverCalls {
+	out := []ResolverCalls{}
 	for _, id := range agents {
 		rc := ResolverCalls{Agent: id}
 		for _, it := range items {
@@ -201,191 +225,289 @@ func BuildReport(items []Item, agents, systems []string) Report {
 				}
 			}
 		}
-		rep.Resolvers = append(rep.Resolvers, rc)
+		out = append(out, rc)
 	}
+	return out
+}
 
-	// Multi-row series for consistency, in first-seen order.
-	series := map[string][]int{}
-	var seriesOrder []string
+// questionSeries is one series of questions: their indices, in order.
+type questionSeries struct {
+	name string
+	rows []int
+}
+
+// seriesOf groups the questions by series, in first-seen order, for
+// consistency; a question without a series is in none.
+func seriesOf(items []Item) []questionSeries {
+	at := map[string]int{} // name → index in out
+	var out []questionSeries
 	for i, it := range items {
 		if it.Series == "" {
 			continue
 		}
-		if series[it.Series] == nil {
-			seriesOrder = append(seriesOrder, it.Series)
+		j, ok := at[it.Series]
+		if !ok {
+			j = len(out)
+			at[it.Series] = j
+			out = append(out, questionSeries{name: it.Series})
 		}
-		series[it.Series] = append(series[it.Series], i)
+		out[j].rows = append(out[j].rows, i)
 	}
+	return out
+}
 
-	correct := make([][]bool, len(systems))
-	for s, sys := range systems {
-		c := make([]bool, n)
-		sr := SystemReport{System: sys, N: n, ByCategory: map[string]Rate{}}
-		catK, catN := map[string]int{}, map[string]int{}
-		// Unique markets: the first answered row of each series (rows
-		// without a series stand alone).
-		uk, un := 0, 0
-		seen := map[string]bool{}
-		for i, it := range items {
-			if !systemAnswered(sys, it.Round1) {
-				continue
-			}
-			sr.Answered++
-			o := Decide(sys, it.Round1, it.Round2)
-			c[i] = o.Decision == it.Truth
+// systemReport computes one architecture's figures, and whether it was
+// right on each question (false where it did not answer).
+func systemReport(items []Item, sys string, ser []questionSeries) (SystemReport, []bool) {
+	n := len(items)
+	c := make([]bool, n)
+	sr := SystemReport{System: sys, N: n, ByCategory: map[string]Rate{}}
+	catK, catN := map[string]int{}, map[string]int{}
+	// Unique markets: the first answered row of each series (rows
+	// without a series stand alone).
+	uk, un := 0, 0
+	seen := map[string]bool{}
+	for i, it := range items {
+		if !systemAnswered(sys, it.Round1) {
+			continue
+		}
+		sr.Answered++
+		o := Decide(sys, it.Round1, it.Round2)
+		c[i] = o.Decision == it.Truth
+		if c[i] {
+			sr.Correct++
+		}
+		if o.Decision == arena.OracleTooEarly {
+			sr.Abstained++
+		}
+		catN[it.Category]++
+		if c[i] {
+			catK[it.Category]++
+		}
+		if it.Series == "" || !seen[it.Series] {
+			seen[it.Series] = it.Series != ""
+			un++
 			if c[i] {
-				sr.Correct++
-			}
-			if o.Decision == arena.OracleTooEarly {
-				sr.Abstained++
-			}
-			catN[it.Category]++
-			if c[i] {
-				catK[it.Category]++
-			}
-			if it.Series == "" || !seen[it.Series] {
-				seen[it.Series] = it.Series != ""
-				un++
-				if c[i] {
-					uk++
-				}
+				uk++
 			}
 		}
-		for cat, cn := range catN {
-			sr.ByCategory[cat] = rate(catK[cat], cn)
-		}
-		sr.Coverage = rate(sr.Answered, n).Accuracy
-		sr.Accuracy = rate(sr.Correct, sr.Answered).Accuracy
-		sr.Wilson = wilson(sr.Correct, sr.Answered)
-		sr.UniqueAccuracy = rate(uk, un).Accuracy
-		sr.UniqueWilson = wilson(uk, un)
-		for _, name := range seriesOrder {
-			rows := slices.DeleteFunc(slices.Clone(series[name]), func(i int) bool { return !systemAnswered(sys, items[i].Round1) })
-			if len(rows) < 2 {
-				continue
-			}
-			k := 0
-			for _, i := range rows {
-				if c[i] {
-					k++
-				}
-			}
-			switch k {
-			case len(rows):
-				sr.Consistency.AllCorrect++
-			case 0:
-				sr.Consistency.AllWrong++
-			default:
-				sr.Consistency.Mixed++
-			}
-		}
-		correct[s] = c
-		rep.Systems = append(rep.Systems, sr)
 	}
-	if rep.Systems == nil {
-		rep.Systems = []SystemReport{}
+	for cat, cn := range catN {
+		sr.ByCategory[cat] = rate(catK[cat], cn)
 	}
+	sr.Coverage = rate(sr.Answered, n).Accuracy
+	sr.Accuracy = rate(sr.Correct, sr.Answered).Accuracy
+	sr.Wilson = wilson(sr.Correct, sr.Answered)
+	sr.UniqueAccuracy = rate(uk, un).Accuracy
+	sr.UniqueWilson = wilson(uk, un)
+	sr.Consistency = consistency(items, sys, c, ser)
+	return sr, c
+}
 
-	// Majority system: agreement tables and coverage, over the questions
-	// it answered (sub holds their indices).
+// consistency counts the series with more than one answered question by
+// how many of them the system got right (correct[i]).
+func consistency(items []Item, sys string, correct []bool, ser []questionSeries) Consistency {
+	var out Consistency
+	for _, s := range ser {
+		rows := slices.DeleteFunc(slices.Clone(s.rows), func(i int) bool { return !systemAnswered(sys, items[i].Round1) })
+		if len(rows) < 2 {
+			continue
+		}
+		k := 0
+		for _, i := range rows {
+			if correct[i] {
+				k++
+			}
+		}
+		switch k {
+		case len(rows):
+			out.AllCorrect++
+		case 0:
+			out.AllWrong++
+		default:
+			out.Mixed++
+		}
+	}
+	return out
+}
+
+// majorityView is the majority system over the questions it answered (sub
+// holds their indices): whether it was right and whether the panel was
+// unanimous (by question), the panel's mean confidence (in sub's order)
+// and its composite certainty (by question). The agreement tables and the
+// coverage curve are computed from it.
+type majorityView struct {
+	sub       []int
+	maj, unan []bool
+	conf      []float64
+	comp      []float64
+}
+
+func majorityOf(items []Item) majorityView {
 	var sub []int
 	for i, it := range items {
 		if anyAnswered(it.Round1) {
 			sub = append(sub, i)
 		}
 	}
-	maj := make([]bool, n)
-	unan := make([]bool, n)
-	conf := make([]float64, 0, len(sub))
-	comp := make([]float64, n)
+	n := len(items)
+	m := majorityView{sub: sub, maj: make([]bool, n), unan: make([]bool, n), conf: make([]float64, 0, len(sub)), comp: make([]float64, n)}
 	for _, i := range sub {
 		it := items[i]
-		maj[i] = Majority(it.Round1).Decision == it.Truth
-		unan[i] = Unanimous(it.Round1)
-		conf = append(conf, MeanConfidence(it.Round1))
-		comp[i] = Composite(it.Round1)
+		m.maj[i] = Majority(it.Round1).Decision == it.Truth
+		m.unan[i] = Unanimous(it.Round1)
+		m.conf = append(m.conf, MeanConfidence(it.Round1))
+		m.comp[i] = Composite(it.Round1)
 	}
+	return m
+}
+
+// agreement splits the majority's accuracy by panel unanimity.
+func (m majorityView) agreement() Agreement {
 	var uK, uN, sK, sN int
-	for _, i := range sub {
-		if unan[i] {
+	for _, i := range m.sub {
+		if m.unan[i] {
 			uN++
-			if maj[i] {
+			if m.maj[i] {
 				uK++
 			}
 		} else {
 			sN++
-			if maj[i] {
+			if m.maj[i] {
 				sK++
 			}
 		}
 	}
-	rep.Agreement = Agreement{Unanimous: rate(uK, uN), Split: rate(sK, sN)}
-	if len(sub) > 0 {
-		med := score.Median(conf)
-		rep.AgreementConfidence.Median = score.Def(med)
-		var k, m [4]int // unanimous high, unanimous low, split high, split low
-		for j, i := range sub {
-			cell := 0
-			if !unan[i] {
-				cell = 2
-			}
-			if conf[j] < med {
-				cell++
-			}
-			m[cell]++
-			if maj[i] {
-				k[cell]++
+	return Agreement{Unanimous: rate(uK, uN), Split: rate(sK, sN)}
+}
+
+// agreementConfidence crosses unanimity with mean confidence, split at
+// its median; zero when the majority answered nothing.
+func (m majorityView) agreementConfidence() AgreementConfidence {
+	var ac AgreementConfidence
+	if len(m.sub) == 0 {
+		return ac
+	}
+	med := score.Median(m.conf)
+	ac.Median = score.Def(med)
+	var k, n [4]int // unanimous high, unanimous low, split high, split low
+	for j, i := range m.sub {
+		cell := 0
+		if !m.unan[i] {
+			cell = 2
+		}
+		if m.conf[j] < med {
+			cell++
+		}
+		n[cell]++
+		if m.maj[i] {
+			k[cell]++
+		}
+	}
+	ac.UnanimousHigh = rate(k[0], n[0])
+	ac.UnanimousLow = rate(k[1], n[1])
+	ac.SplitHigh = rate(k[2], n[2])
+	ac.SplitLow = rate(k[3], n[3])
+	return ac
+}
+
+// coverageAccuracy is the majority's accuracy on the most certain tenth
+// of the questions it answered, two tenths, and so on: most certain first
+// (composite descending, id ascending).
+func (m majorityView) coverageAccuracy(items []Item) []CoveragePoint {
+	order := slices.Clone(m.sub)
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(m.comp[b], m.comp[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(items[a].ID, items[b].ID)
+	})
+	var out []CoveragePoint
+	for step := 1; step <= 10; step++ {
+		k := (step*len(order) + 9) / 10 // ⌈step·N/10⌉ in integers
+		good := 0
+		for _, i := range order[:k] {
+			if m.maj[i] {
+				good++
 			}
 		}
-		rep.AgreementConfidence.UnanimousHigh = rate(k[0], m[0])
-		rep.AgreementConfidence.UnanimousLow = rate(k[1], m[1])
-		rep.AgreementConfidence.SplitHigh = rate(k[2], m[2])
-		rep.AgreementConfidence.SplitLow = rate(k[3], m[3])
+		out = append(out, CoveragePoint{Coverage: float64(step) / 10, N: k, Accuracy: rate(good, k).Accuracy})
 	}
+	return out
+}
 
+// mcNemar compares every pair of systems, from whether each was right on
+// each question.
+func mcNemar(systems []string, correct [][]bool) []McNemarRow {
+	out := []McNemarRow{}
 	for a := range systems {
 		for b := a + 1; b < len(systems); b++ {
 			t := score.CrossTab(correct[a], correct[b])
-			rep.McNemar = append(rep.McNemar, McNemarRow{A: systems[a], B: systems[b], AOnly: t.N10, BOnly: t.N01, P: t.McNemar()})
+			out = append(out, McNemarRow{A: systems[a], B: systems[b], AOnly: t.N10, BOnly: t.N01, P: t.McNemar()})
 		}
 	}
+	return out
+}
 
-	// Round-1 correctness per resolver (an abstention is an error); a
-	// failure is no answer, so a pair is compared where both answered.
-	rc := make([][]bool, len(agents))
-	ra := make([][]bool, len(agents))
+// resolverCorrectness is each resolver's round-1 correctness (an
+// abstention is an error) and whether it answered, by question; a
+// failure is no answer, so a pair is compared where both answered.
+type resolverCorrectness struct {
+	agents            []string
+	correct, answered [][]bool
+}
+
+func resolverCorrectnessOf(items []Item, agents []string) resolverCorrectness {
+	n := len(items)
+	r1 := resolverCorrectness{agents: agents, correct: make([][]bool, len(agents)), answered: make([][]bool, len(agents))}
 	for r, id := range agents {
-		rc[r], ra[r] = make([]bool, n), make([]bool, n)
+		r1.correct[r], r1.answered[r] = make([]bool, n), make([]bool, n)
 		for i, it := range items {
 			if v, ok := voteOf(it.Round1, id); ok {
-				rc[r][i], ra[r][i] = voteCorrect(v, it.Truth), v.Answered()
+				r1.correct[r][i], r1.answered[r][i] = voteCorrect(v, it.Truth), v.Answered()
 			}
 		}
 	}
-	both := func(a, b int) (ca, cb []bool) {
-		for i := range items {
-			if ra[a][i] && ra[b][i] {
-				ca, cb = append(ca, rc[a][i]), append(cb, rc[b][i])
-			}
+	return r1
+}
+
+// both is resolvers a's and b's correctness on the questions both
+// answered.
+func (r1 resolverCorrectness) both(a, b int) (ca, cb []bool) {
+	for i := range r1.answered[a] {
+		if r1.answered[a][i] && r1.answered[b][i] {
+			ca, cb = append(ca, r1.correct[a][i]), append(cb, r1.correct[b][i])
 		}
-		return ca, cb
 	}
-	// Every ordered pair, like conditional_error, though phi is symmetric:
-	// one row per (a, b) keeps the two tables aligned.
-	for a := range agents {
-		for b := range agents {
+	return ca, cb
+}
+
+// errorCorrelation is the phi coefficient of every ordered pair of
+// resolvers, like conditionalError, though phi is symmetric: one row per
+// (a, b) keeps the two tables aligned.
+func (r1 resolverCorrectness) errorCorrelation() []PhiRow {
+	out := []PhiRow{}
+	for a := range r1.agents {
+		for b := range r1.agents {
 			if a != b {
-				ca, cb := both(a, b)
-				rep.ErrorCorrelation = append(rep.ErrorCorrelation, PhiRow{A: agents[a], B: agents[b], Phi: score.CrossTab(ca, cb).Phi()})
+				ca, cb := r1.both(a, b)
+				out = append(out, PhiRow{A: r1.agents[a], B: r1.agents[b], Phi: score.CrossTab(ca, cb).Phi()})
 			}
 		}
 	}
-	for g := range agents {
-		for o := range agents {
+	return out
+}
+
+// conditionalError is P(other wrong | given wrong) for every ordered pair
+// of resolvers.
+func (r1 resolverCorrectness) conditionalError() []CondRow {
+	out := []CondRow{}
+	for g := range r1.agents {
+		for o := range r1.agents {
 			if g == o {
 				continue
 			}
-			cg, co := both(g, o)
+			cg, co := r1.both(g, o)
 			var gw, bw int
 			for i := range cg {
 				if !cg[i] {
@@ -395,54 +517,39 @@ func BuildReport(items []Item, agents, systems []string) Report {
 					}
 				}
 			}
-			row := CondRow{Given: agents[g], Other: agents[o]}
+			row := CondRow{Given: r1.agents[g], Other: r1.agents[o]}
 			if gw > 0 {
 				row.P = score.Def(float64(bw) / float64(gw))
 			}
-			rep.ConditionalError = append(rep.ConditionalError, row)
+			out = append(out, row)
 		}
 	}
+	return out
+}
 
-	if slices.Contains(systems, ArchDeliberative) {
-		for _, id := range agents {
-			row := RevisionRow{Agent: id}
-			for _, it := range items {
-				v1, ok1 := voteOf(it.Round1, id)
-				v2, ok2 := voteOf(it.Round2, id)
-				if !ok1 || !ok2 || !v1.Answered() || !v2.Answered() {
-					continue
-				}
-				c1, c2 := voteCorrect(v1, it.Truth), voteCorrect(v2, it.Truth)
-				if c1 && !c2 {
-					row.CorrectToWrong++
-				}
-				if !c1 && c2 {
-					row.WrongToCorrect++
-				}
+// revisions counts each resolver's round-2 changes of correctness, over
+// the questions it answered in both rounds.
+func revisions(items []Item, agents []string) []RevisionRow {
+	out := []RevisionRow{}
+	for _, id := range agents {
+		row := RevisionRow{Agent: id}
+		for _, it := range items {
+			v1, ok1 := voteOf(it.Round1, id)
+			v2, ok2 := voteOf(it.Round2, id)
+			if !ok1 || !ok2 || !v1.Answered() || !v2.Answered() {
+				continue
 			}
-			rep.Revisions = append(rep.Revisions, row)
-		}
-	}
-
-	// Coverage: most certain first (composite descending, id ascending).
-	order := slices.Clone(sub)
-	slices.SortStableFunc(order, func(a, b int) int {
-		if c := cmp.Compare(comp[b], comp[a]); c != 0 {
-			return c
-		}
-		return strings.Compare(items[a].ID, items[b].ID)
-	})
-	for step := 1; step <= 10; step++ {
-		k := (step*len(order) + 9) / 10 // ⌈step·N/10⌉ in integers
-		good := 0
-		for _, i := range order[:k] {
-			if maj[i] {
-				good++
+			c1, c2 := voteCorrect(v1, it.Truth), voteCorrect(v2, it.Truth)
+			if c1 && !c2 {
+				row.CorrectToWrong++
+			}
+			if !c1 && c2 {
+				row.WrongToCorrect++
 			}
 		}
-		rep.CoverageAccuracy = append(rep.CoverageAccuracy, CoveragePoint{Coverage: float64(step) / 10, N: k, Accuracy: rate(good, k).Accuracy})
+		out = append(out, row)
 	}
-	return rep
+	return out
 }
 
 func voteOf(votes []arena.OracleVote, agent string) (arena.OracleVote, bool) {

@@ -502,7 +502,11 @@ func (r *Relayer) createRound(ctx context.Context, rd *arena.Round) error {
 	return r.send(ctx, &arena.ChainTx{Kind: KindRound, RoundID: rd.ID}, r.rounds, data)
 }
 
-// advance sends a mirrored round's next due items.
+// advance sends a mirrored round's next due items: an invalidated
+// round's invalidation; else the commits and reveals and the benchmarks,
+// then, once the round is triggered, its benchmarks mined, its commits
+// and reveals settled and its reveal deadline passed on chain, the
+// payouts (when reported), the trigger and the scoring batches.
 func (r *Relayer) advance(ctx context.Context, id uint64, chainNow time.Time) error {
 	rd, err := r.Store.Round(ctx, id)
 	if err != nil {
@@ -523,27 +527,60 @@ func (r *Relayer) advance(ctx context.Context, id uint64, chainNow time.Time) er
 		return nil
 	}
 	if rd.Invalidated {
-		inv := find(have, KindInvalidate, "")
-		if inv == nil {
-			data, err := r.roundsABI.Pack("invalidateRound", big.NewInt(0).SetUint64(id))
-			if err != nil {
-				return err
-			}
-			return r.send(ctx, &arena.ChainTx{Kind: KindInvalidate, RoundID: id}, r.rounds, data)
-		}
-		if settled(inv) {
-			return r.finish(ctx, id, "")
-		}
-		return nil
+		return r.invalidate(ctx, id, have)
 	}
 	subs, err := r.Store.Submissions(ctx, id)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	// Commits and reveals, each when the agent's on-chain nonce has reached
-	// its signed nonce (earlier items of the agent are mined).
-	allSettled := true
+	allSettled, errs := r.relaySubmissions(ctx, rd, subs, have, chainNow)
+	bench := find(have, KindBenchmarks, "")
+	if bench == nil && !rd.BenchmarkAt.IsZero() && chainNow.Unix() > rd.CommitDeadline.Unix() {
+		if err := r.relayBenchmarks(ctx, id, rd); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if rd.TriggeredAt.IsZero() || !mined(bench) || !allSettled || chainNow.Unix() <= rd.RevealDeadline.Unix() {
+		return errors.Join(errs...)
+	}
+	// Outcomes: reported to a mock first when asked to, then triggered.
+	if r.ReportOutcomes {
+		done, perrs := r.reportPayouts(ctx, id, rd, have)
+		errs = append(errs, perrs...)
+		if !done {
+			return errors.Join(errs...)
+		}
+	}
+	triggered, err := r.triggerOutcomes(ctx, id, have)
+	if !triggered {
+		return errors.Join(append(errs, err)...)
+	}
+	return errors.Join(append(errs, r.scoreRound(ctx, id, have))...)
+}
+
+// invalidate sends an invalidated round's invalidation, and stops
+// mirroring the round once it is settled.
+func (r *Relayer) invalidate(ctx context.Context, id uint64, have []arena.ChainTx) error {
+	inv := find(have, KindInvalidate, "")
+	if inv == nil {
+		data, err := r.roundsABI.Pack("invalidateRound", big.NewInt(0).SetUint64(id))
+		if err != nil {
+			return err
+		}
+		return r.send(ctx, &arena.ChainTx{Kind: KindInvalidate, RoundID: id}, r.rounds, data)
+	}
+	if settled(inv) {
+		return r.finish(ctx, id, "")
+	}
+	return nil
+}
+
+// relaySubmissions sends the commits and reveals not sent yet, each when
+// the agent's on-chain nonce has reached its signed nonce (earlier items
+// of the agent are mined), a reveal once its reveal window has opened on
+// chain; allSettled when every one of them is settled.
+func (r *Relayer) relaySubmissions(ctx context.Context, rd *arena.Round, subs []*arena.Submission, have []arena.ChainTx, chainNow time.Time) (allSettled bool, errs []error) {
+	allSettled = true
 	for _, s := range subs {
 		c := find(have, KindCommit, s.Agent)
 		if c == nil {
@@ -574,103 +611,109 @@ func (r *Relayer) advance(ctx context.Context, id uint64, chainNow time.Time) er
 			allSettled = false
 		}
 	}
-	// Benchmarks, once captured and the commit deadline has passed on chain.
-	bench := find(have, KindBenchmarks, "")
-	if bench == nil && !rd.BenchmarkAt.IsZero() && chainNow.Unix() > rd.CommitDeadline.Unix() {
-		vals := make([]uint16, len(rd.Markets))
-		for i, m := range rd.Markets {
-			vals[i] = chain.NoBenchmark
-			if m.Benchmark != nil {
-				vals[i] = uint16(m.BenchmarkBps)
-			}
-		}
-		data, err := r.roundsABI.Pack("setBenchmarks", new(big.Int).SetUint64(id), vals)
-		if err == nil {
-			err = r.send(ctx, &arena.ChainTx{Kind: KindBenchmarks, RoundID: id}, r.rounds, data)
-		}
-		if err != nil {
-			errs = append(errs, err)
+	return allSettled, errs
+}
+
+// relayBenchmarks sends the round's benchmarks, once captured and the
+// commit deadline has passed on chain.
+func (r *Relayer) relayBenchmarks(ctx context.Context, id uint64, rd *arena.Round) error {
+	vals := make([]uint16, len(rd.Markets))
+	for i, m := range rd.Markets {
+		vals[i] = chain.NoBenchmark
+		if m.Benchmark != nil {
+			vals[i] = uint16(m.BenchmarkBps)
 		}
 	}
-	if rd.TriggeredAt.IsZero() || !mined(bench) || !allSettled || chainNow.Unix() <= rd.RevealDeadline.Unix() {
-		return errors.Join(errs...)
+	data, err := r.roundsABI.Pack("setBenchmarks", new(big.Int).SetUint64(id), vals)
+	if err != nil {
+		return err
 	}
-	// Outcomes: reported to a mock first when asked to, then triggered.
-	payoutsDone := true
-	if r.ReportOutcomes {
-		ids := make([]int64, len(rd.Markets))
-		for i, m := range rd.Markets {
-			ids[i] = m.MarketID
+	return r.send(ctx, &arena.ChainTx{Kind: KindBenchmarks, RoundID: id}, r.rounds, data)
+}
+
+// reportPayouts reports the round's resolved markets' payouts to the
+// conditional tokens mock (ReportOutcomes); done when every one of them
+// is settled.
+func (r *Relayer) reportPayouts(ctx context.Context, id uint64, rd *arena.Round, have []arena.ChainTx) (done bool, errs []error) {
+	ids := make([]int64, len(rd.Markets))
+	for i, m := range rd.Markets {
+		ids[i] = m.MarketID
+	}
+	ms, err := r.Store.MarketsByID(ctx, ids)
+	if err != nil {
+		return false, []error{err}
+	}
+	done = true
+	for i, m := range rd.Markets {
+		nums := payout(m.Outcome)
+		if nums == nil {
+			continue
 		}
-		ms, err := r.Store.MarketsByID(ctx, ids)
-		if err != nil {
-			return errors.Join(append(errs, err)...)
+		item := strconv.Itoa(i)
+		p := find(have, KindPayout, item)
+		if p == nil {
+			done = false
+			data, err := r.ctfABI.Pack("reportPayouts", chain.ConditionID(ms[m.MarketID]), nums)
+			if err == nil {
+				err = r.send(ctx, &arena.ChainTx{Kind: KindPayout, RoundID: id, Item: item}, r.ctf, data)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+			continue
 		}
-		for i, m := range rd.Markets {
-			nums := payout(m.Outcome)
-			if nums == nil {
-				continue
-			}
-			item := strconv.Itoa(i)
-			p := find(have, KindPayout, item)
-			if p == nil {
-				payoutsDone = false
-				data, err := r.ctfABI.Pack("reportPayouts", chain.ConditionID(ms[m.MarketID]), nums)
-				if err == nil {
-					err = r.send(ctx, &arena.ChainTx{Kind: KindPayout, RoundID: id, Item: item}, r.ctf, data)
-				}
-				if err != nil {
-					errs = append(errs, err)
-				}
-				continue
-			}
-			if !settled(p) {
-				payoutsDone = false
-			}
+		if !settled(p) {
+			done = false
 		}
 	}
-	if !payoutsDone {
-		return errors.Join(errs...)
-	}
+	return done, errs
+}
+
+// triggerOutcomes sends the round's trigger, and stops mirroring the
+// round when it failed; triggered once it is mined.
+func (r *Relayer) triggerOutcomes(ctx context.Context, id uint64, have []arena.ChainTx) (triggered bool, err error) {
 	trig := find(have, KindTrigger, "")
 	if trig == nil {
 		data, err := r.arenaABI.Pack("triggerOutcomes", new(big.Int).SetUint64(id))
 		if err == nil {
 			err = r.send(ctx, &arena.ChainTx{Kind: KindTrigger, RoundID: id}, r.Arena, data)
 		}
-		return errors.Join(append(errs, err)...)
+		return false, err
 	}
 	if trig.Status == arena.ChainTxFailed {
-		return errors.Join(append(errs, r.finish(ctx, id, "outcomes could not be triggered on chain: "+trig.Error))...)
+		return false, r.finish(ctx, id, "outcomes could not be triggered on chain: "+trig.Error)
 	}
-	if !mined(trig) {
-		return errors.Join(errs...)
-	}
-	// Scoring, one batch of MaxBatch agents at a time.
+	return mined(trig), nil
+}
+
+// scoreRound sends the round's scoring, one batch of MaxBatch agents at a
+// time once the batch before is settled, and stops mirroring the round
+// when the contract says scoring is done (or after maxBatches).
+func (r *Relayer) scoreRound(ctx context.Context, id uint64, have []arena.ChainTx) error {
 	batches := 0
 	for _, t := range have {
 		if t.Kind == KindScore {
 			batches++
 			if !settled(&t) {
-				return errors.Join(errs...)
+				return nil
 			}
 		}
 	}
 	done, err := r.pa.ScoringDone(&bind.CallOpts{Context: ctx}, new(big.Int).SetUint64(id))
 	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("scoringDone: %w", err))...)
+		return fmt.Errorf("scoringDone: %w", err)
 	}
 	if done {
-		return errors.Join(append(errs, r.finish(ctx, id, ""))...)
+		return r.finish(ctx, id, "")
 	}
 	if batches > maxBatches {
-		return errors.Join(append(errs, r.finish(ctx, id, "scoring did not finish after "+strconv.Itoa(batches)+" batches"))...)
+		return r.finish(ctx, id, "scoring did not finish after "+strconv.Itoa(batches)+" batches")
 	}
 	data, err := r.arenaABI.Pack("scoreBatch", new(big.Int).SetUint64(id), big.NewInt(MaxBatch))
 	if err == nil {
 		err = r.send(ctx, &arena.ChainTx{Kind: KindScore, RoundID: id, Item: strconv.Itoa(batches)}, r.Arena, data)
 	}
-	return errors.Join(append(errs, err)...)
+	return err
 }
 
 // Defaults of MaxInFlight and BumpAfter.

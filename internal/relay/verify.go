@@ -133,34 +133,51 @@ type verifier struct {
 	rep  *VerifyReport
 }
 
-func (v *verifier) round(ctx context.Context, id uint64) error {
-	name := v.o.Name
-	bad := func(format string, args ...any) {
-		v.rep.Mismatches = append(v.rep.Mismatches, fmt.Sprintf("round %d: ", id)+fmt.Sprintf(format, args...))
+// roundCheck is one round being compared: the record's round and, with
+// Relayed, the relayer's record of the round's transactions, which
+// explains an item missing on chain.
+type roundCheck struct {
+	*verifier
+	id    uint64
+	bid   *big.Int
+	rd    *arena.Round
+	items []arena.ChainTx
+}
+
+// bad lists a difference of the round.
+func (c *roundCheck) bad(format string, args ...any) {
+	c.rep.Mismatches = append(c.rep.Mismatches, fmt.Sprintf("round %d: ", c.id)+fmt.Sprintf(format, args...))
+}
+
+// why explains a missing item with the relayer's record of it.
+func (c *roundCheck) why(kind, item string) string {
+	if c.o.Relayed == nil {
+		return ""
 	}
-	var items []arena.ChainTx
+	if t := find(c.items, kind, item); t != nil {
+		s := "relayer: " + t.Status
+		if t.Error != "" {
+			s += ", " + t.Error
+		}
+		return " (" + s + ")"
+	}
+	return " (relayer: not recorded)"
+}
+
+// round compares one round, phase by phase: its existence and schedule,
+// its markets, its benchmarks, its commits and reveals, its outcomes and
+// its scores. A phase that finds nothing further to compare (the round
+// sealed in the record, or its outcomes not triggered) ends the round.
+func (v *verifier) round(ctx context.Context, id uint64) error {
+	c := &roundCheck{verifier: v, id: id, bid: new(big.Int).SetUint64(id)}
+	name := v.o.Name
 	if v.o.Relayed != nil {
 		var err error
-		if items, err = v.o.Relayed.ChainTxs(ctx, id, ""); err != nil {
+		if c.items, err = v.o.Relayed.ChainTxs(ctx, id, ""); err != nil {
 			return err
 		}
 	}
-	// why explains a missing item with the relayer's record of it.
-	why := func(kind, item string) string {
-		if v.o.Relayed == nil {
-			return ""
-		}
-		if t := find(items, kind, item); t != nil {
-			s := "relayer: " + t.Status
-			if t.Error != "" {
-				s += ", " + t.Error
-			}
-			return " (" + s + ")"
-		}
-		return " (relayer: not recorded)"
-	}
-	bid := new(big.Int).SetUint64(id)
-	on, err := v.rm.GetRound(v.opts, bid)
+	on, err := v.rm.GetRound(v.opts, c.bid)
 	if err != nil {
 		return err
 	}
@@ -168,16 +185,17 @@ func (v *verifier) round(ctx context.Context, id uint64) error {
 	if arena.ErrorKind(err) == arena.ENOTFOUND {
 		if on.Exists {
 			v.rep.Rounds++
-			bad("on chain, not in %s", name)
+			c.bad("on chain, not in %s", name)
 		}
 		return nil
 	} else if err != nil {
 		return err
 	}
+	c.rd = rd
 	if !on.Exists {
-		if v.o.Relayed != nil && find(items, KindRound, "") != nil {
+		if v.o.Relayed != nil && find(c.items, KindRound, "") != nil {
 			v.rep.Rounds++
-			bad("not on chain%s", why(KindRound, ""))
+			c.bad("not on chain%s", c.why(KindRound, ""))
 		} else {
 			v.rep.NotOnChain = append(v.rep.NotOnChain, id)
 		}
@@ -185,82 +203,117 @@ func (v *verifier) round(ctx context.Context, id uint64) error {
 	}
 	v.rep.Rounds++
 	if on.CommitDeadline != uint64(rd.CommitDeadline.Unix()) || on.RevealDeadline != uint64(rd.RevealDeadline.Unix()) || on.MarketCount.Cmp(big.NewInt(int64(len(rd.Markets)))) != 0 {
-		bad("schedule or market count differ: chain commit deadline %d, reveal deadline %d, %s markets; %s %d, %d, %d",
+		c.bad("schedule or market count differ: chain commit deadline %d, reveal deadline %d, %s markets; %s %d, %d, %d",
 			on.CommitDeadline, on.RevealDeadline, on.MarketCount, name, rd.CommitDeadline.Unix(), rd.RevealDeadline.Unix(), len(rd.Markets))
 	}
 	if on.Invalidated != rd.Invalidated {
-		bad("invalidated on chain %v, in %s %v", on.Invalidated, name, rd.Invalidated)
+		c.bad("invalidated on chain %v, in %s %v", on.Invalidated, name, rd.Invalidated)
 	}
+	if err := c.checkMarkets(ctx); err != nil {
+		return err
+	}
+	if err := c.checkBenchmarks(on.BenchmarksSet); err != nil {
+		return err
+	}
+	if sealed, err := c.checkSubmissions(ctx); err != nil || sealed {
+		return err
+	}
+	if triggered, err := c.checkOutcomes(); err != nil || !triggered {
+		return err
+	}
+	return c.checkScores(ctx)
+}
+
+// checkMarkets compares the round's markets with their condition ids on
+// chain.
+func (c *roundCheck) checkMarkets(ctx context.Context) error {
+	rd, name := c.rd, c.o.Name
 	mids := make([]int64, len(rd.Markets))
 	for i, m := range rd.Markets {
 		mids[i] = m.MarketID
 	}
-	ms, err := v.rec.MarketsByID(ctx, mids)
+	ms, err := c.rec.MarketsByID(ctx, mids)
 	if err != nil {
 		return err
 	}
-	cids, err := v.rm.ConditionIdsOf(v.opts, bid)
+	cids, err := c.rm.ConditionIdsOf(c.opts, c.bid)
 	if err != nil {
 		return err
 	}
 	for i, m := range rd.Markets {
-		v.rep.Markets++
+		c.rep.Markets++
 		switch {
 		case ms[m.MarketID] == nil:
-			bad("market %d: market %d is not in %s", i, m.MarketID, name)
+			c.bad("market %d: market %d is not in %s", i, m.MarketID, name)
 		case i >= len(cids):
-			bad("market %d: not on chain", i)
+			c.bad("market %d: not on chain", i)
 		case common.Hash(cids[i]) != chain.ConditionID(ms[m.MarketID]):
-			bad("market %d: condition id on chain %x, for market %d in %s %x", i, cids[i], m.MarketID, name, chain.ConditionID(ms[m.MarketID]))
+			c.bad("market %d: condition id on chain %x, for market %d in %s %x", i, cids[i], m.MarketID, name, chain.ConditionID(ms[m.MarketID]))
 		}
 	}
-	if !rd.BenchmarkAt.IsZero() {
-		if !on.BenchmarksSet {
-			bad("benchmarks not on chain%s", why(KindBenchmarks, ""))
-		} else {
-			bench, err := v.rm.BenchmarksOf(v.opts, bid)
-			if err != nil {
-				return err
-			}
-			for i, m := range rd.Markets {
-				want := uint16(chain.NoBenchmark)
-				if m.Benchmark != nil {
-					want = uint16(m.BenchmarkBps)
-				}
-				if i >= len(bench) || bench[i] != want {
-					bad("market %d: benchmark on chain %v, in %s %d bps", i, bench, name, want)
-					break
-				}
-				v.rep.Benchmarks++
-			}
+	return nil
+}
+
+// checkBenchmarks compares the round's benchmarks with the chain's, which
+// has them when set is.
+func (c *roundCheck) checkBenchmarks(set bool) error {
+	rd, name := c.rd, c.o.Name
+	if rd.BenchmarkAt.IsZero() {
+		if set {
+			c.bad("benchmarks on chain, none in %s", name)
 		}
-	} else if on.BenchmarksSet {
-		bad("benchmarks on chain, none in %s", name)
-	}
-	n, err := v.pa.ParticipantCount(v.opts, bid)
-	if err != nil {
-		return err
-	}
-	if v.o.SealedUntilTrigger && rd.TriggeredAt.IsZero() {
-		// The record does not show this round's submissions yet.
-		v.rep.Sealed += int(n.Int64())
 		return nil
 	}
-	subs, err := v.rec.Submissions(ctx, id)
+	if !set {
+		c.bad("benchmarks not on chain%s", c.why(KindBenchmarks, ""))
+		return nil
+	}
+	bench, err := c.rm.BenchmarksOf(c.opts, c.bid)
 	if err != nil {
 		return err
+	}
+	for i, m := range rd.Markets {
+		want := uint16(chain.NoBenchmark)
+		if m.Benchmark != nil {
+			want = uint16(m.BenchmarkBps)
+		}
+		if i >= len(bench) || bench[i] != want {
+			c.bad("market %d: benchmark on chain %v, in %s %d bps", i, bench, name, want)
+			break
+		}
+		c.rep.Benchmarks++
+	}
+	return nil
+}
+
+// checkSubmissions compares the round's commits and reveals with the
+// chain's, and lists a commit on chain the record lacks; sealed when the
+// record does not show the round's submissions yet.
+func (c *roundCheck) checkSubmissions(ctx context.Context) (sealed bool, err error) {
+	name := c.o.Name
+	n, err := c.pa.ParticipantCount(c.opts, c.bid)
+	if err != nil {
+		return false, err
+	}
+	if c.o.SealedUntilTrigger && c.rd.TriggeredAt.IsZero() {
+		c.rep.Sealed += int(n.Int64())
+		return true, nil
+	}
+	subs, err := c.rec.Submissions(ctx, c.id)
+	if err != nil {
+		return false, err
 	}
 	inRecord := map[common.Address]bool{}
 	for _, s := range subs {
 		agent := common.HexToAddress(s.Agent)
 		inRecord[agent] = true
-		v.rep.Commits++
-		so, err := v.pa.SubmissionOf(v.opts, bid, agent)
+		c.rep.Commits++
+		so, err := c.pa.SubmissionOf(c.opts, c.bid, agent)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !so.Committed {
-			bad("commit of %s not on chain%s", s.Agent, why(KindCommit, s.Agent))
+			c.bad("commit of %s not on chain%s", s.Agent, c.why(KindCommit, s.Agent))
 			continue
 		}
 		var rh common.Hash
@@ -268,42 +321,50 @@ func (v *verifier) round(ctx context.Context, id uint64) error {
 			rh = common.HexToHash(s.ReasoningHash)
 		}
 		if common.Hash(so.CommitHash) != common.HexToHash(s.CommitHash) || common.Hash(so.ReasoningHash) != rh {
-			bad("commit of %s: hash on chain %x, in %s %s", s.Agent, so.CommitHash, name, s.CommitHash)
+			c.bad("commit of %s: hash on chain %x, in %s %s", s.Agent, so.CommitHash, name, s.CommitHash)
 		}
 		if s.Revealed() {
-			v.rep.Reveals++
+			c.rep.Reveals++
 			if !so.Revealed {
-				bad("reveal of %s not on chain%s", s.Agent, why(KindReveal, s.Agent))
+				c.bad("reveal of %s not on chain%s", s.Agent, c.why(KindReveal, s.Agent))
 			} else if !slices.Equal(so.Predictions, s.Predictions) {
-				bad("reveal of %s: predictions on chain %v, in %s %v", s.Agent, so.Predictions, name, s.Predictions)
+				c.bad("reveal of %s: predictions on chain %v, in %s %v", s.Agent, so.Predictions, name, s.Predictions)
 			}
 		} else if so.Revealed {
-			bad("%s revealed on chain, not in %s", s.Agent, name)
+			c.bad("%s revealed on chain, not in %s", s.Agent, name)
 		}
 	}
 	for i := int64(0); i < n.Int64(); i++ {
-		a, err := v.pa.ParticipantAt(v.opts, bid, big.NewInt(i))
+		a, err := c.pa.ParticipantAt(c.opts, c.bid, big.NewInt(i))
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !inRecord[a] {
-			bad("commit of %s on chain has no submission in %s", a.Hex(), name)
+			c.bad("commit of %s on chain has no submission in %s", a.Hex(), name)
 		}
 	}
-	res, err := v.pa.ResultOf(v.opts, bid)
+	return false, nil
+}
+
+// checkOutcomes compares the round's frozen outcomes with the chain's;
+// triggered when both the record and the chain have them, and the scores
+// are then compared.
+func (c *roundCheck) checkOutcomes() (triggered bool, err error) {
+	rd, name := c.rd, c.o.Name
+	res, err := c.pa.ResultOf(c.opts, c.bid)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if rd.TriggeredAt.IsZero() {
 		if res.Triggered {
-			bad("outcomes triggered on chain, not in %s", name)
+			c.bad("outcomes triggered on chain, not in %s", name)
 		}
-		return nil
+		return false, nil
 	}
-	v.rep.Outcomes++
+	c.rep.Outcomes++
 	if !res.Triggered {
-		bad("outcomes not triggered on chain%s", why(KindTrigger, ""))
-		return nil
+		c.bad("outcomes not triggered on chain%s", c.why(KindTrigger, ""))
+		return false, nil
 	}
 	for i, m := range rd.Markets {
 		if m.Outcome == nil || i >= len(res.Outcomes) || res.Outcomes[i] != *m.Outcome {
@@ -311,11 +372,18 @@ func (v *verifier) round(ctx context.Context, id uint64) error {
 			if m.Outcome != nil {
 				want = *m.Outcome
 			}
-			bad("market %d: outcome on chain %v, in %s %v", i, res.Outcomes, name, want)
+			c.bad("market %d: outcome on chain %v, in %s %v", i, res.Outcomes, name, want)
 			break
 		}
 	}
-	scores, err := v.rec.RoundScores(ctx, id)
+	return true, nil
+}
+
+// checkScores compares the scores of the round's agents that have an
+// address (not the built-in baselines) with the chain's.
+func (c *roundCheck) checkScores(ctx context.Context) error {
+	name := c.o.Name
+	scores, err := c.rec.RoundScores(ctx, c.id)
 	if err != nil {
 		return err
 	}
@@ -323,8 +391,8 @@ func (v *verifier) round(ctx context.Context, id uint64) error {
 		if !common.IsHexAddress(sc.Agent) {
 			continue // the built-in baselines are not on chain
 		}
-		v.rep.Scores++
-		so, err := v.pa.ScoreOf(v.opts, bid, common.HexToAddress(sc.Agent))
+		c.rep.Scores++
+		so, err := c.pa.ScoreOf(c.opts, c.bid, common.HexToAddress(sc.Agent))
 		if err != nil {
 			return err
 		}
@@ -334,9 +402,9 @@ func (v *verifier) round(ctx context.Context, id uint64) error {
 		}
 		switch {
 		case !so.Scored:
-			bad("score of %s not on chain%s", sc.Agent, why(KindScore, "0"))
+			c.bad("score of %s not on chain%s", sc.Agent, c.why(KindScore, "0"))
 		case so.BrierBps2 != sc.BrierBps2 || so.AlphaBps2 != alpha || so.Forfeit != sc.Forfeit:
-			bad("score of %s: on chain Brier %d Alpha %d bps² forfeit %v, in %s Brier %d Alpha %d bps² forfeit %v",
+			c.bad("score of %s: on chain Brier %d Alpha %d bps² forfeit %v, in %s Brier %d Alpha %d bps² forfeit %v",
 				sc.Agent, so.BrierBps2, so.AlphaBps2, so.Forfeit, name, sc.BrierBps2, alpha, sc.Forfeit)
 		}
 	}
