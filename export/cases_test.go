@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/tlog"
 )
@@ -1014,6 +1015,15 @@ func claimCases() []tamper {
 			e.set("markets", i, "status", "open")
 			return e.at("markets", i, "status")
 		}},
+		{name: "`markets.venue`: not a venue", edit: func(e *edited) want {
+			e.set("markets", 0, "venue", "predictit")
+			return e.at("markets", 0, "venue")
+		}},
+		{name: "`markets.venue`: another venue than a live market's source", edit: func(e *edited) want {
+			e.set("markets", 0, "source", arena.SourcePolymarket)
+			e.set("markets", 0, "venue", arena.SourceKalshi)
+			return e.at("markets", 0, "venue")
+		}},
 		{name: "`markets.source_id`: another market's", edit: func(e *edited) want {
 			e.set("markets", 1, "source_id", e.get("markets", 0, "source_id"))
 			return e.at("markets", 1, "source_id")
@@ -1077,6 +1087,19 @@ func harmless() []tamper {
 		{name: "every object's keys in reverse order", edit: func(e *edited) want {
 			for _, sp := range export.Specs {
 				reverseColumns(e, sp.Name)
+			}
+			return want{}
+		}},
+		{name: "`markets.venue`: a simulated market named after a venue", edit: func(e *edited) want {
+			e.set("markets", 0, "venue", arena.SourceKalshi)
+			return want{}
+		}},
+		{name: "`markets` without `venue`, as exports made before it was added", formats: both, edit: func(e *edited) want {
+			tb := e.table("markets")
+			i := e.idx("markets", "venue")
+			tb.Columns = slices.Delete(tb.Columns, i, i+1)
+			for j := range tb.Rows {
+				tb.Rows[j] = slices.Delete(tb.Rows[j], i, i+1)
 			}
 			return want{}
 		}},

@@ -64,7 +64,10 @@ type Column struct {
 	Check string
 	typ   cellType
 	opt   bool // may be empty
-	enum  []string
+	// late columns were added after exports were first published: an
+	// export made before lacks the column, whose cells then read empty.
+	late bool
+	enum []string
 }
 
 // Type says how the column's cells are written, as docs/verification.md
@@ -113,6 +116,8 @@ func col(name string, class Class, typ cellType, check string) Column {
 
 func opt(c Column) Column { c.opt = true; return c }
 
+func late(c Column) Column { c.late = true; return c }
+
 func enum(c Column, values ...string) Column { c.typ, c.enum = tEnum, values; return c }
 
 const (
@@ -152,6 +157,7 @@ var Contract = []TableSpec{
 		col("id", Signed, tInt, "every market of an exported round is exported, and no other"),
 		col("source", Claimed, tText, "with `source_id`, unique"),
 		col("source_id", Claimed, tText, "with `source`, unique"),
+		late(col("venue", Claimed, tText, "`source` for a live venue's market; for a simulated one (`sim`), `sim` or the venue it is named after; exports made before it was added lack the column")),
 		col("question", Claimed, tText, "display only"),
 		col("category", Claimed, tText, "display only"),
 		col("event_id", Claimed, tText, "distinct within a round; the leaderboard's alpha interval, recomputed, clusters by it"),

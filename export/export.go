@@ -335,7 +335,7 @@ func marketRows(ctx context.Context, st arena.StoreSnapshot, rounds []*arena.Rou
 			if m == nil {
 				return fmt.Errorf("export: market %d of a round is missing", id)
 			}
-			if err := emit([]string{i64(m.ID), m.Source, m.SourceID, m.Question, m.Category, m.EventID, string(m.Status), m.Resolution, m.ConditionID}); err != nil {
+			if err := emit([]string{i64(m.ID), m.Source, m.SourceID, m.Venue(), m.Question, m.Category, m.EventID, string(m.Status), m.Resolution, m.ConditionID}); err != nil {
 				return err
 			}
 		}

@@ -135,7 +135,7 @@ func (tr *tableReader) checkColumns(where string, cols []string) {
 		seen[c] = true
 	}
 	for _, c := range spec.Columns {
-		if !seen[c.Name] {
+		if !seen[c.Name] && !c.late {
 			fault1(c.Name, "missing column")
 		}
 	}
@@ -156,6 +156,9 @@ func (tr *tableReader) addRow(line string, cols, vals []string) {
 	r.key = keyOf(spec, r.s)
 	for _, c := range spec.Columns {
 		v, present := r.cells[c.Name]
+		if !present && c.late && !slices.Contains(cols, c.Name) {
+			continue // an export made before the column was added
+		}
 		if !present {
 			r.bad[c.Name] = true
 			continue

@@ -168,6 +168,10 @@ func (v *verifier) checkMarkets() {
 			v.claim(t, r, "source_id", "market %s has it too", other)
 		}
 		sources[src] = r.key
+		if ven, source := r.s("venue"), r.s("source"); r.ok("venue") && ven != "" && ven != source &&
+			!(source == arena.SourceSim && arena.IsVenue(ven)) {
+			v.claim(t, r, "venue", "not the market's source %q (nor, for a simulated market, a venue)", source)
+		}
 		res, status := r.s("resolution"), arena.MarketStatus(r.s("status"))
 		if res != "" && status != arena.StatusResolved {
 			v.claim(t, r, "status", "but the resolution is %q", res)
