@@ -199,15 +199,9 @@ func applyPrices(m *arena.Market, mids map[string]float64, fetched time.Time, re
 	m.Prices = prices
 }
 
-// TopMarkets returns the `limit` open markets with the highest volumeNum
+// topMarkets returns the limit open markets with the highest volumeNum
 // from both Gamma listings, merged and de-duplicated, with Prices holding
-// Gamma's outcomePrices, and the listing counts.
-func (c *Client) TopMarkets(ctx context.Context, limit int) ([]*arena.Market, Report, error) {
-	var rep Report
-	ms, err := c.topMarkets(ctx, limit, &rep)
-	return ms, rep, err
-}
-
+// Gamma's outcomePrices, counting the listings in rep.
 func (c *Client) topMarkets(ctx context.Context, limit int, rep *Report) ([]*arena.Market, error) {
 	col := &collector{
 		byID: map[string]*arena.Market{}, byCond: map[string]*arena.Market{},

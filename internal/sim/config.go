@@ -173,9 +173,6 @@ var categories = []Category{
 	{Name: "weather", Weight: 0.12, Vol: 0.60, Jump: 1.75, Noise: 0.70, Lag: 2 * time.Hour, Corr: 0.6, VolumeScale: 30_000},
 }
 
-// Categories returns a copy of the category table.
-func Categories() []Category { return append([]Category(nil), categories...) }
-
 // thresholdSD is the spread of the latent threshold c (in latent units) and
 // thresholdMean its centre; a positive centre makes NO the more common
 // outcome, as on real prediction markets.
