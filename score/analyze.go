@@ -188,6 +188,10 @@ func Analyze(ctx context.Context, t *Table, opt Options) ([]AgentResult, error) 
 	}
 	out := make([]AgentResult, agents)
 	spread := make([]decompositions, agents)
+	// The forecasts, benchmarks and outcomes in the agents' order, laid
+	// once for both jobs of every agent: each job then reads its agent's
+	// run in one stretch instead of gathering it row by row.
+	p, b, x := inOrder(t, order)
 	workers := min(runtime.GOMAXPROCS(0), 2*agents)
 	next := make(chan int, 2*agents)
 	for j := range 2 * agents {
@@ -202,17 +206,22 @@ func Analyze(ctx context.Context, t *Table, opt Options) ([]AgentResult, error) 
 			defer wg.Done()
 			g := newGrouper(t, newMeter(ctx))
 			for j := range next {
-				a, name, idx, echo := j/2, MarketAgent, marketRows, true
+				if errs[w] != nil {
+					continue
+				}
+				a, name, idx := j/2, MarketAgent, marketRows
+				var rp, rb, rx []float64
 				if a < len(spans) {
 					s := spans[a]
-					name, idx, echo = t.Agents.Names[s.agent], order[s.lo:s.hi], false
+					name, idx = t.Agents.Names[s.agent], order[s.lo:s.hi]
+					rp, rb, rx = p[s.lo:s.hi], b[s.lo:s.hi], x[s.lo:s.hi]
+				} else {
+					rp, rb, rx = g.gatherEcho(idx)
 				}
-				switch {
-				case errs[w] != nil:
-				case j%2 == 0:
-					out[a], errs[w] = g.agent(name, idx, echo, opt)
-				default:
-					spread[a], errs[w] = g.decompose(idx, echo, opt)
+				if j%2 == 0 {
+					out[a], errs[w] = g.agent(name, idx, rp, rb, rx, opt)
+				} else {
+					spread[a], errs[w] = g.decompose(rp, rx, opt)
 				}
 			}
 		}()
@@ -394,18 +403,32 @@ func newGrouper(t *Table, m *meter) *grouper {
 	return g
 }
 
-// gather copies the forecasts, benchmarks and outcomes of rows idx into
-// g's scratch; with echo set the forecasts are the benchmarks (the market
-// baseline).
-func (g *grouper) gather(idx []int32, echo bool) (p, b, x []float64) {
+// inOrder returns the forecasts, benchmarks and outcomes of t's rows in
+// order, a permutation of them. Each row is read once, in input order,
+// and written to its place: the writes run on in as many stretches as
+// there are agents, where reading the rows in order would jump through
+// the columns once per agent.
+func inOrder(t *Table, order []int32) (p, b, x []float64) {
+	n := len(order)
+	at := make([]int32, n)
+	for k, i := range order {
+		at[i] = int32(k)
+	}
+	p, b, x = make([]float64, n), make([]float64, n), make([]float64, n)
+	for i, k := range at {
+		p[k], b[k], x[k] = t.P[i], t.B[i], t.X[i]
+	}
+	return p, b, x
+}
+
+// gatherEcho copies the benchmarks and outcomes of rows idx into g's
+// scratch, the benchmarks as forecasts too (the market baseline).
+func (g *grouper) gatherEcho(idx []int32) (p, b, x []float64) {
 	t := g.t
 	n := len(idx)
 	p, x, b = grow(&g.p, n), grow(&g.x, n), grow(&g.b, n)
 	for k, i := range idx {
-		p[k], b[k], x[k] = t.P[i], t.B[i], t.X[i]
-		if echo {
-			p[k] = b[k]
-		}
+		p[k], b[k], x[k] = t.B[i], t.B[i], t.X[i]
 	}
 	return p, b, x
 }
@@ -418,13 +441,12 @@ type decompositions struct {
 }
 
 // decompose computes the Murphy and CORP decompositions, ECE and log
-// score of rows idx (echo as in gather). It fails only when g's meter
+// score of forecasts p with outcomes x. It fails only when g's meter
 // finds its context ended.
-func (g *grouper) decompose(idx []int32, echo bool, opt Options) (decompositions, error) {
-	if err := g.m.add(len(idx)); err != nil {
+func (g *grouper) decompose(p, x []float64, opt Options) (decompositions, error) {
+	if err := g.m.add(len(p)); err != nil {
 		return decompositions{}, err
 	}
-	p, _, x := g.gather(idx, echo)
 	if g.logs == nil {
 		g.logs = new(logMemo)
 	}
@@ -433,16 +455,16 @@ func (g *grouper) decompose(idx []int32, echo bool, opt Options) (decompositions
 	return d, nil
 }
 
-// agent computes one AgentResult from rows idx (grouped by round), but
-// for the decompositions (decompose); echo as in gather. It fails only
-// when g's meter finds its context ended.
-func (g *grouper) agent(name string, idx []int32, echo bool, opt Options) (AgentResult, error) {
+// agent computes one AgentResult from rows idx (grouped by round), whose
+// forecasts, benchmarks and outcomes are p, b, x, but for the
+// decompositions (decompose). It fails only when g's meter finds its
+// context ended.
+func (g *grouper) agent(name string, idx []int32, p, b, x []float64, opt Options) (AgentResult, error) {
 	if err := g.m.add(len(idx)); err != nil {
 		return AgentResult{}, err
 	}
 	t := g.t
 	n := len(idx)
-	p, b, x := g.gather(idx, echo)
 	res := AgentResult{Agent: name, N: n}
 
 	// Per round: Brier over all markets, Alpha over benchmarked ones.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -351,4 +353,101 @@ func BenchmarkScoreParse(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// pandasScore is the same file scored the way a pandas user would: the
+// CSV read, squared errors, per-(agent, round) means, per-agent mean and
+// standard deviation of the round Brier and Alpha. It is a subset of what
+// `arena score` computes (no Murphy, CORP, clustering or power). It prints
+// the seconds its read and arithmetic took, in wall and CPU time (the
+// interpreter's start and the import of pandas left out), then each
+// agent's Brier and Alpha.
+const pandasScore = `
+import sys, time
+import pandas as pd
+t0, c0 = time.perf_counter(), time.process_time()
+ids = {c: str for c in ("agent", "round", "market", "category", "event")}
+d = pd.read_csv(sys.argv[1], dtype=ids, keep_default_na=False, na_values={"benchmark": [""]})
+d["se"] = (d["forecast"] - d["outcome"]) ** 2
+d["be"] = (d["benchmark"] - d["outcome"]) ** 2
+r = d.groupby(["agent", "round"], sort=False).agg(brier=("se", "mean"), base=("be", "mean"))
+r["alpha"] = r["base"] - r["brier"]
+a = r.groupby(level=0).agg(brier=("brier", "mean"), brier_sd=("brier", "std"), alpha=("alpha", "mean"), alpha_sd=("alpha", "std"), rounds=("brier", "size"))
+print(time.perf_counter() - t0, time.process_time() - c0)
+for agent, row in a.iterrows():
+    print(agent, repr(row["brier"]), repr(row["alpha"]))
+`
+
+// BenchmarkScoreVsPandas times `arena score --format json` and the pandas
+// pipeline above on the 1,000,000-row CSV, alternately, and reports the
+// speed-up (goal: ≥ 4) on the fastest run of each. It checks that both
+// find the same Brier and Alpha per agent. The interpreter is
+// $ARENA_BENCH_PYTHON, python3 when unset; skipped when it lacks pandas.
+func BenchmarkScoreVsPandas(b *testing.B) {
+	python := cmp.Or(os.Getenv("ARENA_BENCH_PYTHON"), "python3")
+	if err := exec.Command(python, "-c", "import pandas").Run(); err != nil {
+		b.Skipf("%s with pandas: %v", python, err)
+	}
+	path := bigScoreCSV(b)
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	var out strings.Builder
+	env := &Env{Stdout: &out, Stderr: io.Discard, Getwd: os.Getwd}
+	minPandas, minProcess, minScored := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	var pandasCPU, scoredCPU time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		start := time.Now()
+		py, err := exec.Command(python, "-c", pandasScore, path).Output()
+		if err != nil {
+			b.Fatalf("pandas: %v", err)
+		}
+		minProcess = min(minProcess, time.Since(start))
+		lines := strings.Split(strings.TrimSpace(string(py)), "\n")
+		var secs, cpuSecs float64
+		if _, err := fmt.Sscan(lines[0], &secs, &cpuSecs); err != nil {
+			b.Fatalf("pandas: %q: %v", py, err)
+		}
+		minPandas = min(minPandas, time.Duration(secs*float64(time.Second)))
+		pandasCPU += time.Duration(cpuSecs * float64(time.Second))
+		runtime.GC()
+		out.Reset()
+		b.StartTimer()
+		start, c0 := time.Now(), cpuTime()
+		if err := Main(context.Background(), env, []string{"score", "--in", path, "--format", "json"}); err != nil {
+			b.Fatal(err)
+		}
+		minScored = min(minScored, time.Since(start))
+		scoredCPU += cpuTime() - c0
+		b.StopTimer()
+		var res []scoreJSON
+		if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+			b.Fatal(err)
+		}
+		byAgent := map[string]scoreJSON{}
+		for _, r := range res {
+			byAgent[r.Agent] = r
+		}
+		for _, l := range lines[1:] {
+			var name string
+			var brier, alpha float64
+			if _, err := fmt.Sscan(l, &name, &brier, &alpha); err != nil {
+				b.Fatalf("pandas line %q: %v", l, err)
+			}
+			r, ok := byAgent[name]
+			if !ok || r.Alpha == nil || math.Abs(r.Brier-brier) > 1e-12 || math.Abs(*r.Alpha-alpha) > 1e-12 {
+				b.Fatalf("%s: pandas Brier %v Alpha %v, arena %+v", name, brier, alpha, r)
+			}
+		}
+		b.StartTimer()
+	}
+	// x_pandas: the pandas read and arithmetic alone over the scoring run;
+	// x_pandas_process: the whole Python process (start, import, read,
+	// arithmetic), what a user of the script waits for; x_pandas_cpu: the
+	// CPU time of the first over that of the second, which load from
+	// other processes barely moves.
+	b.ReportMetric(float64(minPandas.Milliseconds()), "pandas_ms")
+	b.ReportMetric(float64(minPandas)/float64(minScored), "x_pandas")
+	b.ReportMetric(float64(minProcess)/float64(minScored), "x_pandas_process")
+	b.ReportMetric(float64(pandasCPU)/float64(scoredCPU), "x_pandas_cpu")
 }

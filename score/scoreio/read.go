@@ -336,6 +336,10 @@ func splitRecord(data []byte, pos int, fields [][]byte, scratch []byte) ([][]byt
 					i++
 					break
 				}
+				if c == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+					i++ // a CRLF in a quoted field is a newline, as encoding/csv reads it
+					continue
+				}
 				if c == '\n' {
 					lines++
 				}

@@ -572,6 +572,7 @@ func (j *joiner) table(workers int) (*score.Table, *score.InputError) {
 		go func() {
 			defer wg.Done()
 			pl := j.pools[c]
+			pl.seal()
 			renum := make([]int32, pl.span())
 			for i := range renum {
 				renum[i] = -1
