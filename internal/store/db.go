@@ -47,6 +47,7 @@ type DB struct {
 	// SQL and PostgreSQL from re-planning it on every request.
 	submits submitGroup
 	stmts   sync.Map
+	pending sync.Map // queries to prepare once their transaction ends (see prepared)
 
 	// changes are the domains the open write transactions changed (see
 	// touch); snap, in a view made by Snapshot, is the read-only
@@ -232,6 +233,7 @@ func (d *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	d.preparePending(ctx)
 	return nil
 }
 

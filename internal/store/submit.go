@@ -644,13 +644,36 @@ func scanState(sc interface{ Scan(...any) error }, roundID uint64, agent string)
 	return int(i), st, addr.Valid, nil
 }
 
-// prepared returns query prepared for use in tx.
+// prepared returns query prepared for use in tx. A query not prepared yet
+// is prepared on tx's own connection, and for the database once tx has
+// ended (preparePending): preparing it on the pool would wait for a
+// second connection while tx holds its locks, and with every connection
+// taken by transactions waiting for those locks (24 identical admin
+// writes on PostgreSQL's 16 connections) it would wait forever.
 func (d *DB) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
-	st, err := d.stmt(ctx, query)
-	if err != nil {
-		return nil, err
+	if st, ok := d.stmts.Load(query); ok {
+		return tx.StmtContext(ctx, st.(*sql.Stmt)), nil
 	}
-	return tx.StmtContext(ctx, st), nil
+	d.pending.Store(query, true)
+	st, err := tx.PrepareContext(ctx, d.rebind(query))
+	if err != nil {
+		return nil, fmt.Errorf("store: prepare: %w", err)
+	}
+	return st, nil // closed with tx
+}
+
+// preparePending prepares for the database the queries transactions
+// prepared on their own connections, outside any transaction. A failure
+// leaves the query to be prepared again by the next transaction.
+func (d *DB) preparePending(ctx context.Context) {
+	d.pending.Range(func(q, _ any) bool {
+		d.pending.Delete(q)
+		if _, err := d.stmt(ctx, q.(string)); err != nil {
+			d.pending.Store(q, true)
+			return false
+		}
+		return true
+	})
 }
 
 // stmt returns query prepared once for the life of the database: for

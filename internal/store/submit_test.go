@@ -349,3 +349,31 @@ func TestSubmitConcurrentGroupCommit(t *testing.T) {
 		})
 	}
 }
+
+// A transaction that prepares a query for the first time must not wait
+// for a second connection: with every connection held by transactions
+// (here, the pool's only one), such a wait never ends. The first use
+// prepares on the transaction's connection; the next finds it prepared.
+func TestPrepareInTransactionNeedsNoSecondConnection(t *testing.T) {
+	for name, open := range submitTestDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			d := open()
+			d.db.SetMaxOpenConns(1)
+			const q = `UPDATE data_versions SET version = version WHERE domain = ?`
+			for i := range 2 {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				err := d.tx(ctx, func(tx *sql.Tx) error {
+					_, err := d.execPrepared(ctx, tx, q, "nonesuch")
+					return err
+				})
+				cancel()
+				if err != nil {
+					t.Fatalf("use %d: %v", i+1, err)
+				}
+				if _, cached := d.stmts.Load(q); !cached {
+					t.Fatalf("use %d: not prepared for the database after the transaction", i+1)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,8 +173,9 @@ func TestExportSealsUntriggeredRound(t *testing.T) {
 			t.Fatal(err)
 		}
 		var questions []string
+		q := slices.Index(recs[0], "question")
 		for _, r := range recs[1:] {
-			questions = append(questions, r[3])
+			questions = append(questions, r[q])
 		}
 		if strings.Join(questions, "|") != `'=HYPERLINK("http://evil.example","click")|'@SUM(1+1)|'+1 or -1?|'-2 or not?` {
 			t.Errorf("formula cells not escaped: %q", questions)
