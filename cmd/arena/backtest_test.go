@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
@@ -343,7 +344,9 @@ func TestBacktestForecastBench(t *testing.T) {
 	if live, _ := db.ScoredForecasts(context.Background()); len(live) != 0 {
 		t.Errorf("backtest leaked %d rows into the live track", len(live))
 	}
-	hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Forecasters: db}).Handler())
+	boards := backtest.NewBoards(db, scoring.Method{}, nil)
+	defer boards.Close() // before the store closes
+	hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Forecasters: db, Boards: boards}).Handler())
 	defer hs.Close()
 	resp, err := http.Get(hs.URL + "/api/v1/leaderboard?track=backtest")
 	if err != nil {

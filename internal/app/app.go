@@ -24,6 +24,7 @@ import (
 	"github.com/forecast-arena/arena/export"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/jobs"
 	"github.com/forecast-arena/arena/internal/llm"
@@ -115,7 +116,10 @@ type App struct {
 	handlerOnce sync.Once
 	handler     http.Handler
 	web         *web.Server // built with handler; Close waits for its background work
-	handlerErr  error
+	// boards are the backtest and human boards the handler serves, built
+	// with it; stopComputations closes them.
+	boards     *backtest.Boards
+	handlerErr error
 }
 
 // New builds the arena's services from o, complete: the store (d.DB, else
@@ -218,8 +222,8 @@ func (a *App) stopComputations() {
 		a.trading.Engine.Stop()
 	}
 	a.mu.Unlock()
-	if a.web != nil {
-		a.web.Stop()
+	if a.boards != nil {
+		a.boards.Close()
 	}
 }
 
@@ -318,6 +322,13 @@ func (a *App) buildHandler() (http.Handler, error) {
 		}
 		p.Trading = tr.Engine
 	}
+	// The backtest track is scored as the forecast track is.
+	var m scoring.Method
+	if a.Forecast != nil {
+		m = a.Forecast.ScoringMethod()
+	}
+	a.boards = backtest.NewBoards(a.DB, m, a.Logger)
+	p.Boards = a.boards
 	srv := web.Build(p)
 	a.web = srv
 	if pub := a.pub; pub != nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/web"
@@ -128,5 +130,8 @@ func humanBoard(t *testing.T) http.Handler {
 	if err := db.SaveBacktest(ctx, bt); err != nil {
 		t.Fatal(err)
 	}
-	return web.Build(web.Parts{Markets: db, DB: db, Logger: slog.New(slog.DiscardHandler), Forecasters: db}).Handler()
+	quiet := slog.New(slog.DiscardHandler)
+	boards := backtest.NewBoards(db, scoring.Method{}, quiet)
+	t.Cleanup(boards.Close) // before the store closes
+	return web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecasters: db, Boards: boards}).Handler()
 }

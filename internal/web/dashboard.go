@@ -337,8 +337,8 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		}
 		v.Trading = &lb
 	}
-	if s.forecasters != nil {
-		b, err := s.backtestBoard(r.Context())
+	if s.boards != nil {
+		b, err := s.boards.Board(r.Context())
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/trading"
@@ -51,7 +52,9 @@ func BenchmarkDashboard(b *testing.B) {
 	eng, cohort := generateCohorts(b, db, envInt("ARENA_BENCH_COHORTS", 20), 10)
 	b.Logf("generated %d cohorts in %s", envInt("ARENA_BENCH_COHORTS", 20), time.Since(start).Round(time.Millisecond))
 	svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
-	srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db})
+	boards := backtest.NewBoards(db, svc.ScoringMethod(), quiet)
+	defer boards.Close() // before the store closes
+	srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db, Boards: boards})
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 

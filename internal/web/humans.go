@@ -1,11 +1,9 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/forecast-arena/arena"
@@ -15,18 +13,12 @@ import (
 	"github.com/forecast-arena/arena/score"
 )
 
-// humanStore is what the human board pages read; the forecasters' store
-// offers it when it keeps human forecasts.
-type humanStore interface {
-	backtest.HumanBoardStore
-}
-
-// registerHumans mounts the human board pages (after RegisterForecasters):
+// registerHumans mounts the human board pages (with the boards, when
+// their store keeps human forecasts):
 //
 //	GET /backtest/humans               the board: human medians beside the backtested models
 //	GET /backtest/humans/{item}        one item: the humans' median, spread and reasoning beside each model's forecast
-func (s *Server) registerHumans(st humanStore) {
-	s.humans = st
+func (s *Server) registerHumans() {
 	s.page("/backtest/humans", "/api/v1/pages/backtest/humans", "humans.html", s.humansView)
 	s.page("/backtest/humans/{item}", "/api/v1/pages/backtest/humans/{item}", "human_item.html", s.humanItemView)
 }
@@ -60,98 +52,35 @@ type HumanItemJSON struct {
 	Humans         int     `json:"humans"`
 }
 
-// humanRound loads the stored human forecasts, aggregated by group and
-// item, and the imported ForecastBench items by SourceID.
-func (s *Server) humanRound(ctx context.Context) ([]forecastbench.HumanAggregate, map[string]*arena.Market, error) {
-	fs, err := backtest.HumanForecasts(ctx, s.humans, time.Time{}, time.Time{})
-	if err != nil || len(fs) == 0 {
-		return nil, nil, err
-	}
-	ms, err := s.humans.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
-	if err != nil {
-		return nil, nil, err
-	}
-	bySID := map[string]*arena.Market{}
-	for _, m := range ms {
-		bySID[m.SourceID] = m
-	}
-	return forecastbench.Aggregate(fs), bySID, nil
-}
-
-// humansView builds the board once per version of what it reads (the
-// human forecasts, the backtest forecasts and the imported questions'
-// markets): a board takes a bootstrap of the whole fit (about half a
-// second on a round of 600 items), too much to redo on every request,
-// and any import that changes them moves their versions.
+// humansView is the human board page (the boards compute it once per
+// version of what it reads).
 func (s *Server) humansView(r *http.Request) (any, error) {
-	ctx := r.Context()
-	vs, err := s.forecasters.Versions(ctx)
+	b, err := s.boards.HumanBoard(r.Context())
 	if err != nil {
 		return nil, err
 	}
-	return s.humanBoards.Get(ctx, struct{}{}, vs.Key(arena.DomainHumans, arena.DomainBacktest, arena.DomainMarkets), s.humanBoardPage)
-}
-
-func (s *Server) humanBoardPage(ctx context.Context) (HumanBoardPageJSON, error) {
-	rows, err := backtest.StoredHumanBoard(ctx, s.humans, time.Time{}, time.Time{}, false, false, score.BoardOptions{Seed: 1})
-	if err != nil {
-		return HumanBoardPageJSON{}, err
+	v := HumanBoardPageJSON{Rows: b.Rows, Questions: make([]HumanQuestionJSON, 0, len(b.Questions))}
+	for _, q := range b.Questions {
+		v.Questions = append(v.Questions, humanQuestionJSON(q))
 	}
-	v := HumanBoardPageJSON{Rows: rows}
-	if v.Rows == nil {
-		v.Rows = []score.BoardRow{}
-	}
-	aggs, items, err := s.humanRound(ctx)
-	if err != nil {
-		return HumanBoardPageJSON{}, err
-	}
-	v.Questions = humanQuestions(preferSuper(aggs), items)
 	return v, nil
 }
 
-// humanQuestions groups the resolved items of the aggregates (the first
-// group's aggregate of each item counts) by question, in the order the
-// aggregates come, each question's items by date.
-func humanQuestions(aggs []forecastbench.HumanAggregate, items map[string]*arena.Market) []HumanQuestionJSON {
-	out := []HumanQuestionJSON{}
-	at := map[string]int{} // question key → index in out
-	seen := map[string]bool{}
-	for _, a := range aggs {
-		m := items[a.SourceID]
-		if m == nil || seen[a.SourceID] || (m.Resolution != arena.Yes && m.Resolution != arena.No) || len(a.Forecasts) == 0 {
-			continue
-		}
-		seen[a.SourceID] = true
-		f := a.Forecasts[0]
-		it := HumanItemJSON{Item: a.SourceID, Question: m.Question, Outcome: m.Resolution, Median: a.Median, Humans: len(a.Forecasts)}
-		if !f.ResolutionDate.IsZero() {
-			it.ResolutionDate = f.ResolutionDate.Format(time.DateOnly)
-		}
-		key := questionOf(f)
-		i, ok := at[key]
-		if !ok {
-			i = len(out)
-			at[key] = i
-			out = append(out, HumanQuestionJSON{Kind: a.Kind})
-		}
-		out[i].Items = append(out[i].Items, it)
+// humanQuestionJSON is q as the board lists it, headed by its first
+// sentence, with "the resolution date" where each of its several dated
+// items names its own.
+func humanQuestionJSON(q backtest.HumanQuestion) HumanQuestionJSON {
+	out := HumanQuestionJSON{Kind: q.Kind, Items: make([]HumanItemJSON, 0, len(q.Items))}
+	for _, it := range q.Items {
+		out.Items = append(out.Items, HumanItemJSON{Item: it.Item, ResolutionDate: it.ResolutionDate, Question: it.Question,
+			Outcome: it.Outcome, Median: it.Median, Humans: it.Humans})
 	}
-	for i := range out {
-		q := &out[i]
-		slices.SortStableFunc(q.Items, func(a, b HumanItemJSON) int { return strings.Compare(a.ResolutionDate, b.ResolutionDate) })
-		first := q.Items[0]
-		q.Question = briefQuestion(first.Question)
-		if len(q.Items) > 1 && first.ResolutionDate != "" {
-			q.Question = strings.ReplaceAll(q.Question, first.ResolutionDate, "the resolution date")
-		}
+	first := q.Items[0]
+	out.Question = briefQuestion(first.Question)
+	if len(q.Items) > 1 && first.ResolutionDate != "" {
+		out.Question = strings.ReplaceAll(out.Question, first.ResolutionDate, "the resolution date")
 	}
 	return out
-}
-
-// questionOf names the question a human forecast is of, whatever its
-// resolution date: the SourceID its market question would have.
-func questionOf(f arena.HumanForecast) string {
-	return forecastbench.MarketSourceID(f.Due, f.Source, f.QuestionID)
 }
 
 // briefRunes bounds a question's first sentence as the board shows it;
@@ -171,23 +100,6 @@ func briefQuestion(q string) string {
 		return q[:i+1]
 	}
 	return excerpt(q, briefRunes*2/3)
-}
-
-// preferSuper puts the superforecasters' aggregates first.
-func preferSuper(aggs []forecastbench.HumanAggregate) []forecastbench.HumanAggregate {
-	out := slices.Clone(aggs)
-	slices.SortStableFunc(out, func(a, b forecastbench.HumanAggregate) int {
-		switch {
-		case a.Group == b.Group:
-			return 0
-		case a.Group == arena.HumanSuper:
-			return -1
-		case b.Group == arena.HumanSuper:
-			return 1
-		}
-		return 0
-	})
-	return out
 }
 
 // HumanItemPageJSON is one item of the board: the question and outcome,
@@ -247,68 +159,40 @@ const (
 )
 
 func (s *Server) humanItemView(r *http.Request) (any, error) {
-	ctx := r.Context()
 	sid := r.PathValue("item")
-	aggs, items, err := s.humanRound(ctx)
+	it, err := s.boards.HumanItem(r.Context(), sid)
 	if err != nil {
 		return nil, err
 	}
-	m := items[sid]
-	v := HumanItemPageJSON{Item: sid, OtherDates: []HumanDateJSON{}, Groups: []HumanGroupJSON{}, Models: []ModelItemJSON{}}
-	// The question this item asks, to find its other dates.
-	key := ""
-	for _, a := range aggs {
-		if a.SourceID == sid && len(a.Forecasts) > 0 {
-			f := a.Forecasts[0]
-			key = questionOf(f)
-			if !f.ResolutionDate.IsZero() {
-				v.ResolutionDate = f.ResolutionDate.Format(time.DateOnly)
-			}
-			break
-		}
+	m := it.Market
+	v := HumanItemPageJSON{Item: sid, Question: m.Question, Brief: excerpt(briefQuestion(m.Question), headingRunes), Kind: m.Kind,
+		ResolutionDate: it.ResolutionDate, Outcome: m.Resolution, OtherDates: make([]HumanDateJSON, 0, len(it.OtherDates)), Groups: []HumanGroupJSON{}, Models: []ModelItemJSON{}}
+	for _, d := range it.OtherDates {
+		v.OtherDates = append(v.OtherDates, HumanDateJSON{Item: d.Item, ResolutionDate: d.ResolutionDate})
 	}
-	dates := map[string]bool{}
-	for _, a := range aggs {
-		if len(a.Forecasts) == 0 || a.SourceID == sid || dates[a.SourceID] || items[a.SourceID] == nil {
-			continue
-		}
-		if f := a.Forecasts[0]; !f.ResolutionDate.IsZero() && questionOf(f) == key {
-			dates[a.SourceID] = true
-			v.OtherDates = append(v.OtherDates, HumanDateJSON{Item: a.SourceID, ResolutionDate: f.ResolutionDate.Format(time.DateOnly)})
-		}
+	for _, a := range it.Groups {
+		v.Groups = append(v.Groups, humanGroupJSON(a))
 	}
-	slices.SortFunc(v.OtherDates, func(a, b HumanDateJSON) int { return strings.Compare(a.ResolutionDate, b.ResolutionDate) })
-	for _, a := range preferSuper(aggs) {
-		if a.SourceID != sid {
-			continue
-		}
-		g := HumanGroupJSON{Name: forecastbench.MedianName(a.Group), Median: a.Median, Min: a.Min, Max: a.Max, N: len(a.Forecasts), Excerpts: []HumanExcerptJSON{}}
-		// The longest reasonings say the most; ties by user id, so the
-		// page is the same on every load.
-		fs := slices.Clone(a.Forecasts)
-		slices.SortStableFunc(fs, func(x, y arena.HumanForecast) int { return len(y.Reasoning) - len(x.Reasoning) })
-		for _, f := range fs {
-			if len(g.Excerpts) == humanExcerpts || strings.TrimSpace(f.Reasoning) == "" {
-				break
-			}
-			g.Excerpts = append(g.Excerpts, HumanExcerptJSON{UserID: f.UserID, Forecast: f.Forecast, Reasoning: excerpt(f.Reasoning, humanExcerptRune)})
-		}
-		v.Groups = append(v.Groups, g)
-	}
-	if m == nil || len(v.Groups) == 0 {
-		return nil, arena.Errorf(arena.ENOTFOUND, "no human forecasts of item %q", sid)
-	}
-	v.Question, v.Brief, v.Kind, v.Outcome = m.Question, excerpt(briefQuestion(m.Question), headingRunes), m.Kind, m.Resolution
-	rows, err := s.humans.BacktestForecasts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range rows {
-		if f.SourceID == sid {
-			v.Models = append(v.Models, ModelItemJSON{Agent: f.Agent, Round: f.Round, Forecast: float64(f.Forecast) / forecast.MaxBps})
-		}
+	for _, f := range it.Models {
+		v.Models = append(v.Models, ModelItemJSON{Agent: f.Agent, Round: f.Round, Forecast: float64(f.Forecast) / forecast.MaxBps})
 	}
 	return v, nil
+}
+
+// humanGroupJSON is a group's aggregate of an item with the starts of its
+// longest reasonings: the longest say the most; ties by user id, so the
+// page is the same on every load.
+func humanGroupJSON(a forecastbench.HumanAggregate) HumanGroupJSON {
+	g := HumanGroupJSON{Name: forecastbench.MedianName(a.Group), Median: a.Median, Min: a.Min, Max: a.Max, N: len(a.Forecasts), Excerpts: []HumanExcerptJSON{}}
+	fs := slices.Clone(a.Forecasts)
+	slices.SortStableFunc(fs, func(x, y arena.HumanForecast) int { return len(y.Reasoning) - len(x.Reasoning) })
+	for _, f := range fs {
+		if len(g.Excerpts) == humanExcerpts || strings.TrimSpace(f.Reasoning) == "" {
+			break
+		}
+		g.Excerpts = append(g.Excerpts, HumanExcerptJSON{UserID: f.UserID, Forecast: f.Forecast, Reasoning: excerpt(f.Reasoning, humanExcerptRune)})
+	}
+	return g
 }
 
 // excerpt cuts s to at most n runes, on a word boundary when one is near.

@@ -3,10 +3,9 @@ package web
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/internal/forecastbench"
+	"github.com/forecast-arena/arena/internal/backtest"
 )
 
 func TestBriefQuestion(t *testing.T) {
@@ -28,55 +27,26 @@ func TestBriefQuestion(t *testing.T) {
 	}
 }
 
-// The board's questions: a dataset question's resolved dates in one
-// question, in date order, said with "the resolution date"; a market
-// question alone; an unresolved item and a second group's aggregate of an
-// item left out.
-func TestHumanQuestions(t *testing.T) {
-	due := time.Date(2024, 7, 21, 0, 0, 0, 0, time.UTC)
-	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
-	agg := func(group, source, id, date string, median float64, n int) forecastbench.HumanAggregate {
-		f := arena.HumanForecast{Group: group, Due: due, Source: source, QuestionID: id}
-		sid := forecastbench.MarketSourceID(due, source, id)
-		kind := "market"
-		if date != "" {
-			f.ResolutionDate = day(date)
-			sid = forecastbench.DatasetSourceID(due, source, id, day(date))
-			kind = "dataset"
-		}
-		a := forecastbench.HumanAggregate{Group: group, SourceID: sid, Kind: kind, Median: median}
-		for range n {
-			a.Forecasts = append(a.Forecasts, f)
-		}
-		return a
-	}
-	aggs := []forecastbench.HumanAggregate{
-		agg(arena.HumanSuper, "fred", "rate", "2024-08-20", 0.4, 3),
-		agg(arena.HumanSuper, "fred", "rate", "2024-07-28", 0.3, 3),
-		agg(arena.HumanSuper, "fred", "rate", "2025-01-17", 0.5, 3), // unresolved
-		agg(arena.HumanSuper, "manifold", "m", "", 0.8, 2),
-		agg(arena.HumanPublic, "manifold", "m", "", 0.6, 9),
-	}
+// A question of several dated items is headed with "the resolution
+// date" where each item names its own; a question of one item by its
+// first sentence.
+func TestHumanQuestionHeading(t *testing.T) {
 	text := func(date string) string {
 		return "Will the rate have increased by " + date + " as compared to its value on 2024-07-21? e.g. If the rate was 5.0 …"
 	}
-	items := map[string]*arena.Market{
-		aggs[0].SourceID: {Question: text("2024-08-20"), Resolution: arena.No},
-		aggs[1].SourceID: {Question: text("2024-07-28"), Resolution: arena.Yes},
-		aggs[2].SourceID: {Question: text("2025-01-17")},
-		aggs[3].SourceID: {Question: "Will it rain?", Resolution: arena.Yes},
-	}
-	got := humanQuestions(aggs, items)
-	if len(got) != 2 {
-		t.Fatalf("%d questions, want 2: %+v", len(got), got)
-	}
-	ds := got[0]
+	ds := humanQuestionJSON(backtest.HumanQuestion{Kind: "dataset", Items: []backtest.HumanItem{
+		{Item: "a", ResolutionDate: "2024-07-28", Question: text("2024-07-28"), Outcome: arena.Yes, Median: 0.3, Humans: 3},
+		{Item: "b", ResolutionDate: "2024-08-20", Question: text("2024-08-20"), Outcome: arena.No, Median: 0.4, Humans: 3},
+	}})
 	if ds.Kind != "dataset" || ds.Question != "Will the rate have increased by the resolution date as compared to its value on 2024-07-21?" ||
-		len(ds.Items) != 2 || ds.Items[0].ResolutionDate != "2024-07-28" || ds.Items[0].Median != 0.3 || ds.Items[0].Outcome != arena.Yes ||
-		ds.Items[1].ResolutionDate != "2024-08-20" || ds.Items[1].Question != text("2024-08-20") {
+		len(ds.Items) != 2 || ds.Items[0].ResolutionDate != "2024-07-28" || ds.Items[0].Median != 0.3 || ds.Items[1].Question != text("2024-08-20") {
 		t.Errorf("dataset question %+v", ds)
 	}
-	if m := got[1]; m.Kind != "market" || m.Question != "Will it rain?" || len(m.Items) != 1 || m.Items[0].Median != 0.8 || m.Items[0].Humans != 2 || m.Items[0].ResolutionDate != "" {
+	one := humanQuestionJSON(backtest.HumanQuestion{Kind: "dataset", Items: []backtest.HumanItem{{Item: "a", ResolutionDate: "2024-07-28", Question: text("2024-07-28")}}})
+	if one.Question != "Will the rate have increased by 2024-07-28 as compared to its value on 2024-07-21?" {
+		t.Errorf("one dated item: %q", one.Question)
+	}
+	if m := humanQuestionJSON(backtest.HumanQuestion{Kind: "market", Items: []backtest.HumanItem{{Item: "m", Question: "Will it rain?  Notes.", Humans: 2}}}); m.Question != "Will it rain?" || m.Items[0].Humans != 2 {
 		t.Errorf("market question %+v", m)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -46,7 +47,7 @@ func TestLeaderboardFilters(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db})
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db, Boards: newBoards(t, db, svc)})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
@@ -169,7 +170,7 @@ func TestLeaderboardPaging(t *testing.T) {
 		generate(t, db, 5, 3, 4)
 		eng, _ := generateCohorts(t, db, 1, 3)
 		svc := &rounds.Service{Store: db, Logger: quiet}
-		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db}).Handler()
+		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db, Boards: newBoards(t, db, svc)}).Handler()
 		get := func(path string) *httptest.ResponseRecorder {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
@@ -266,7 +267,7 @@ func TestBacktestLeaderboardCached(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := &countingBacktests{DB: db}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}, Forecasters: st})
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}, Forecasters: st, Boards: newBoards(t, st, nil)})
 		board := func() scoring.Board {
 			t.Helper()
 			rec := httptest.NewRecorder()
@@ -326,7 +327,7 @@ func TestLeaderboardByVenue(t *testing.T) {
 		method := scoring.DefaultMethod()
 		method.MinForecasts = 10 // 48 forecasts each, 24 on each venue
 		svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method}
-		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db}).Handler())
+		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db, Boards: newBoards(t, db, svc)}).Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
 
@@ -399,4 +400,16 @@ func TestLeaderboardByVenue(t *testing.T) {
 			t.Error("the venue's page does not say which venue it shows")
 		}
 	})
+}
+
+// newBoards returns the boards of st, scored as svc scores (nil: the
+// default method), closed when the test ends, before the store.
+func newBoards(t testing.TB, st arena.BacktestStore, svc *rounds.Service) *backtest.Boards {
+	var m scoring.Method
+	if svc != nil {
+		m = svc.ScoringMethod()
+	}
+	b := backtest.NewBoards(st, m, quiet)
+	t.Cleanup(b.Close)
+	return b
 }

@@ -235,7 +235,7 @@ func TestQueryParametersFollowDocument(t *testing.T) {
 			}
 		}
 		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t", Forecasters: db, Oracle: &oracle.Service{Store: db, Logger: quiet},
+		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t", Forecasters: db, Boards: newBoards(t, db, nil), Oracle: &oracle.Service{Store: db, Logger: quiet},
 			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng})
 		srv.RegisterLog(lg)
 		h := srv.Handler()
@@ -360,7 +360,7 @@ func TestErrorResponsesDocumented(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
 	build := func(db *store.DB, token string, limits web.RateLimits) http.Handler {
-		p := web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: token, Forecasters: db, Oracle: &oracle.Service{Store: db, Logger: quiet},
+		p := web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: token, Forecasters: db, Boards: newBoards(t, db, nil), Oracle: &oracle.Service{Store: db, Logger: quiet},
 			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Rates: db, Limits: limits}
 		if db != p.Markets {
 			p.Trading = &trading.Engine{Store: db, Logger: quiet}

@@ -1,25 +1,19 @@
 package web
 
 import (
-	"cmp"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/agent"
-	"github.com/forecast-arena/arena/internal/rounds"
 )
 
-// ForecasterStore is what the LLM forecasters' routes read.
+// ForecasterStore is what the LLM forecasters' routes read: their traces.
 type ForecasterStore interface {
 	arena.TraceStore
-	arena.BacktestStore
 }
 
 // RegisterForecasters mounts the routes of the LLM forecasters (after
@@ -27,22 +21,10 @@ type ForecasterStore interface {
 //
 //	GET /api/v1/rounds/{id}/markets/{index}  a market of a round as the round tools show it now
 //	GET /api/v1/rounds/{id}/traces/{agent}   what an agent was shown and answered (after the trigger)
-//	GET /api/v1/leaderboard?track=backtest   the backtest track
-//
-// and, when the store keeps human forecasts, the human board pages.
 func (s *Server) RegisterForecasters(st ForecasterStore) {
 	s.forecasters = st
-	if s.Forecast != nil { // the backtest is scored as the forecast track is
-		s.backtestMethod = s.Forecast.ScoringMethod()
-	}
-	// A large backtest's analysis takes seconds: once it has, readers get
-	// the previous board while the new one is computed.
-	s.backtestBoards.Slow = rounds.SlowAnalysis
 	s.handle("GET /api/v1/rounds/{id}/markets/{index}", s.roundMarket)
 	s.handle("GET /api/v1/rounds/{id}/traces/{agent}", s.trace)
-	if h, ok := st.(humanStore); ok {
-		s.registerHumans(h)
-	}
 }
 
 // RoundMarketContextJSON is GET /api/v1/rounds/{id}/markets/{index}: the
@@ -136,54 +118,12 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
 		CostUSD: float64(t.Cost) / 1e6, BilledUSD: float64(t.Billed) / 1e6, BilledCalls: t.BilledCalls, LatencyMS: t.LatencyMS, CreatedAt: t.CreatedAt, Trace: t.Trace})
 }
 
-// BacktestScored converts backtest rows to the frozen-forecast rows the
-// scoring reads; rounds are numbered in order of first appearance.
-func BacktestScored(rows []arena.BacktestForecast) []arena.ScoredForecast {
-	ids := map[string]uint64{}
-	out := make([]arena.ScoredForecast, 0, len(rows))
-	for _, r := range rows {
-		id, ok := ids[r.Round]
-		if !ok {
-			id = uint64(len(ids) + 1)
-			ids[r.Round] = id
-		}
-		out = append(out, arena.ScoredForecast{RoundID: id, Agent: r.Agent, MarketID: r.MarketID, Category: r.Category, Event: r.Event,
-			Forecast: float64(r.Forecast) / forecast.MaxBps, Benchmark: r.Benchmark, Outcome: r.Outcome})
-	}
-	return out
-}
-
-// backtestBoard is the backtest track's leaderboard, analysed once per
-// set of backtest forecasts: while the store's version of the rows is the
-// one it was computed from, the rows are not read again.
-func (s *Server) backtestBoard(ctx context.Context) (scoring.Board, error) {
-	vs, err := s.forecasters.Versions(ctx)
-	if err != nil {
-		return scoring.Board{}, err
-	}
-	return s.backtestBoards.Get(ctx, struct{}{}, vs.Key(arena.DomainBacktest), func(ctx context.Context) (scoring.Board, error) {
-		rows, err := s.forecasters.BacktestForecasts(ctx)
-		if err != nil {
-			return scoring.Board{}, err
-		}
-		m := s.backtestMethod
-		if m == (scoring.Method{}) {
-			m = scoring.DefaultMethod()
-		}
-		a, err := scoring.AnalyzeForecasts(ctx, BacktestScored(rows), m, cmp.Or(s.Logger, slog.Default()))
-		if err != nil {
-			return scoring.Board{}, err
-		}
-		return a.Board(nil), nil
-	})
-}
-
 // backtestLeaderboard serves GET /api/v1/leaderboard?track=backtest.
 func (s *Server) backtestLeaderboard(w http.ResponseWriter, r *http.Request) error {
-	if s.forecasters == nil {
+	if s.boards == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the backtest track is not enabled")
 	}
-	b, err := s.backtestBoard(r.Context())
+	b, err := s.boards.Board(r.Context())
 	if err != nil {
 		return err
 	}

@@ -20,8 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/forecast/scoring"
-	"github.com/forecast-arena/arena/internal/cache"
+	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/ratelimit"
@@ -50,8 +49,12 @@ type Parts struct {
 	Logger         *slog.Logger
 	Forecast       *rounds.Service
 	Trading        *trading.Engine
-	// Forecasters serves traces, round market context and the backtest track.
+	// Forecasters serves traces and round market context.
 	Forecasters ForecasterStore
+	// Boards serves the backtest track and, when its store keeps human
+	// forecasts, the human board pages; whoever builds it closes it,
+	// after the server's Wait.
+	Boards *backtest.Boards
 	// Oracle serves oracle resolutions and the arbitration queue.
 	Oracle *oracle.Service
 	// Metrics is exported at /metrics (nil: the server makes its own).
@@ -82,6 +85,12 @@ func Build(p Parts) *Server {
 	if p.Forecasters != nil {
 		s.RegisterForecasters(p.Forecasters)
 	}
+	if p.Boards != nil {
+		s.boards = p.Boards
+		if p.Boards.Humans() {
+			s.registerHumans()
+		}
+	}
 	if p.Oracle != nil {
 		s.RegisterOracle(p.Oracle)
 	}
@@ -103,15 +112,10 @@ type Server struct {
 	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
 	Forecast *rounds.Service
 	Trading  *trading.Engine
-	// forecasters is set by RegisterForecasters; backtestMethod is the
-	// backtest track's scoring method (zero: the default).
-	forecasters    ForecasterStore
-	backtestMethod scoring.Method
-	// The backtest leaderboard and the human board, by the store's
-	// version of the rows they were computed from.
-	backtestBoards cache.Cache[struct{}, scoring.Board]
-	humans         humanStore
-	humanBoards    cache.Cache[struct{}, HumanBoardPageJSON]
+	// forecasters is set by RegisterForecasters.
+	forecasters ForecasterStore
+	// boards are the backtest track's and the human board (Parts.Boards).
+	boards *backtest.Boards
 	// oracle is set by RegisterOracle.
 	oracle *oracle.Service
 	// Log is set by RegisterLog. LogVKey, when set, is the note verifier
@@ -201,21 +205,13 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // Wait returns when nothing a handler of s started is still reading or
-// writing the store: no rate-limit settlement, no board being computed
-// (Wait cancels those). Call it after the HTTP server has shut down and
-// before the store closes.
+// writing the store: no rate-limit settlement. Call it after the HTTP
+// server has shut down and before the store closes (the boards of
+// Parts.Boards are closed by whoever built them).
 func (s *Server) Wait() {
 	for _, l := range s.limiters {
 		l.Wait()
 	}
-	s.Stop()
-}
-
-// Stop cancels the boards being computed and returns once none is;
-// reads that need another computation then fail.
-func (s *Server) Stop() {
-	s.backtestBoards.Close()
-	s.humanBoards.Close()
 }
 
 // InternalErrors is how many requests failed with an internal error.
