@@ -42,7 +42,7 @@ func TestMarketsJSON(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("%d markets", len(got))
 	}
-	wantKeys := []string{"category", "close_time", "id", "outcomes", "prices", "question", "resolution", "source", "source_id", "status", "type", "volume"}
+	wantKeys := []string{"category", "close_time", "id", "outcomes", "prices", "question", "resolution", "source", "source_id", "status", "type", "venue", "volume"}
 	for _, m := range got {
 		var keys []string
 		for k := range m {
