@@ -1126,8 +1126,9 @@ func harmless() []tamper {
 			e.set("markets", 0, "category", "other")
 			return want{}
 		}},
-		{name: "claim: a market's source, source_id and condition_id changed", edit: func(e *edited) want {
+		{name: "claim: a market's source (and so its venue), source_id and condition_id changed", edit: func(e *edited) want {
 			e.set("markets", 0, "source", "polymarket")
+			e.set("markets", 0, "venue", "polymarket")
 			e.set("markets", 0, "source_id", "elsewhere")
 			e.set("markets", 0, "condition_id", "0x"+strings.Repeat("ab", 32))
 			return want{}
