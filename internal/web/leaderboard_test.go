@@ -326,7 +326,8 @@ func TestLeaderboardByVenue(t *testing.T) {
 		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
 		method := scoring.DefaultMethod()
 		method.MinForecasts = 10 // 48 forecasts each, 24 on each venue
-		svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method}
+		svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method,
+			Rules: rounds.DefaultRulesFor([]string{arena.SourceKalshi, arena.SourceManifold})}
 		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db, Boards: newBoards(t, db, svc)}).Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
@@ -394,6 +395,9 @@ func TestLeaderboardByVenue(t *testing.T) {
 			if !strings.Contains(html, want) {
 				t.Errorf("leaderboard page lacks %q", want)
 			}
+		}
+		if html := e.page("/methodology"); !strings.Contains(html, "kalshi share 1, volume ≥ 1000, liquidity ≥ 0</span>; ") {
+			t.Error("the methodology page does not give the venues' shares and minimums")
 		}
 		if html := e.page("/leaderboard?venue=kalshi"); !strings.Contains(html, "Markets of kalshi only.") || strings.Contains(html, "By venue") ||
 			!strings.Contains(html, "<option selected>kalshi</option>") {
