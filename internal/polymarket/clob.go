@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
+	"golang.org/x/sync/errgroup"
 )
 
 // BenchmarkTolerance is how far from the commit deadline a CLOB history
@@ -193,33 +194,16 @@ func uniq(xs []string) []string {
 // forEach runs fn on every item with at most n in flight and returns the
 // first error, cancelling the rest.
 func forEach[T any](ctx context.Context, n int, items []T, fn func(context.Context, T) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		sem   = make(chan struct{}, max(n, 1))
-	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(n, 1))
 	for _, it := range items {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(ctx, it); err != nil {
-				once.Do(func() { first = err; cancel() })
-			}
-		}()
+		g.Go(func() error { return fn(gctx, it) })
 	}
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }

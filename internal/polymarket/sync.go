@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,11 +32,7 @@ type Report struct {
 	SkipReasons map[SkipReason]int // entries skipped, by reason
 	Kept        int                // top markets by volumeNum
 
-	Refreshed      int // known markets outside the top list re-read with GET /markets/{id}
-	RefreshMissing int // known markets Gamma no longer serves (404)
-	Closed         int // refreshed markets that closed since the last sync
-	Resolved       int // refreshed markets that now carry a resolution (an outcome or Void)
-	Ambiguous      int // refreshed markets resolved upstream with no determinable winner
+	venue.RefreshCounts // known markets outside the top list, re-read with GET /markets/{id}
 
 	CLOBPrices  int // outcome prices taken from CLOB midpoints
 	GammaPrices int // outcome prices from Gamma only (no order book or closed)
@@ -435,26 +432,12 @@ func (c *Client) refresh(ctx context.Context, known []*arena.Market, rep *Report
 		m.URL = or(m.URL, k.URL)
 		out[i] = m
 		mu.Lock()
-		rep.Refreshed++
-		switch {
-		case m.Status == arena.StatusResolved:
-			rep.Resolved++
-		case m.Ambiguous && !k.Ambiguous:
-			rep.Ambiguous++
-		case m.Status == arena.StatusClosed && k.Status == arena.StatusOpen:
-			rep.Closed++
-		}
+		rep.Count(m, k)
 		mu.Unlock()
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	ms := out[:0]
-	for _, m := range out {
-		if m != nil {
-			ms = append(ms, m)
-		}
-	}
-	return ms, nil
+	return slices.DeleteFunc(out, func(m *arena.Market) bool { return m == nil }), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 
@@ -209,27 +210,13 @@ func refresh(ctx context.Context, src Source, known []*arena.Market, rep *Report
 		out[i] = m
 		mu.Lock()
 		defer mu.Unlock()
-		rep.Refreshed++
-		switch {
-		case m.Status == arena.StatusResolved:
-			rep.Resolved++
-		case m.Ambiguous && !k.Ambiguous:
-			rep.Ambiguous++
-		case m.Status == arena.StatusClosed && k.Status == arena.StatusOpen:
-			rep.Closed++
-		}
+		rep.Count(m, k)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	ms := out[:0]
-	for _, m := range out {
-		if m != nil {
-			ms = append(ms, m)
-		}
-	}
-	return ms, nil
+	return slices.DeleteFunc(out, func(m *arena.Market) bool { return m == nil }), nil
 }
 
 // keep fills what a venue's answer lacks and an earlier one gave from

@@ -106,6 +106,28 @@ func Skip(venue string, reason SkipReason, id, format string, args ...any) *Skip
 	return &SkipError{Venue: venue, Reason: reason, ID: id, Detail: fmt.Sprintf(format, args...)}
 }
 
+// RefreshCounts are what re-reading a source's known markets found.
+type RefreshCounts struct {
+	Refreshed      int // known markets outside the kept ones, re-read one by one
+	RefreshMissing int // known markets the source no longer serves
+	Closed         int // re-read markets that closed since the last sync
+	Resolved       int // re-read markets that now carry a resolution (an outcome or VOID)
+	Ambiguous      int // re-read markets settled without a resolution the arena can read
+}
+
+// Count counts m, a known market re-read, against was, its stored form.
+func (c *RefreshCounts) Count(m, was *arena.Market) {
+	c.Refreshed++
+	switch {
+	case m.Status == arena.StatusResolved:
+		c.Resolved++
+	case m.Ambiguous && !was.Ambiguous:
+		c.Ambiguous++
+	case m.Status == arena.StatusClosed && was.Status == arena.StatusOpen:
+		c.Closed++
+	}
+}
+
 // Report counts what a sync saw and changed.
 type Report struct {
 	Venue       string
@@ -116,11 +138,7 @@ type Report struct {
 	SkipReasons map[SkipReason]int // skipped objects, by reason
 	Kept        int                // listed markets kept, the most traded first
 
-	Refreshed      int // known markets outside the kept ones, re-read one by one
-	RefreshMissing int // known markets the venue no longer serves
-	Closed         int // re-read markets that closed since the last sync
-	Resolved       int // re-read markets that now carry a resolution (an outcome or VOID)
-	Ambiguous      int // re-read markets the venue settled without a resolution the arena can read
+	RefreshCounts
 
 	Priced   int // open markets with a price
 	Unpriced int // open markets without one (an empty book, a hidden community prediction)
