@@ -104,7 +104,7 @@ func (s *Service) Leaderboard(ctx context.Context, f Filter) (scoring.Board, *sc
 // (scoring.CombineVenues); f.Venue must be empty.
 func (s *Service) VenueBoard(ctx context.Context, f Filter) (scoring.VenueBoard, error) {
 	if f.Venue != "" {
-		return scoring.VenueBoard{}, arena.Errorf(arena.EINVALID, "venue %q: the venues' board sets every venue side by side; leave venue out", f.Venue)
+		return scoring.VenueBoard{}, arena.Errorf(arena.EINVALID, "venue: the venues' board sets every venue side by side; leave venue out")
 	}
 	all, err := s.Analysis(ctx)
 	if err != nil {
