@@ -121,7 +121,7 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 	def := rounds.DefaultJobsConfig()
 	markets := fs.String("markets", "", "comma-separated market ids (default: select by the rules)")
 	k := fs.Int("k", rounds.DefaultK, "markets per round when selecting by the rules")
-	rulesFile := fs.String("rules", "", "file holding the complete market selection rules as JSON (default: the built-in rules: liquid markets of the venues ARENA_SYNC_VENUES names, an equal share of each round for each, and simulated ones when the database holds a simulated world)")
+	rulesFile := fs.String("rules", "", "file holding the complete market selection rules as JSON (default: ARENA_ROUND_RULES, else the built-in rules: liquid markets of the venues ARENA_SYNC_VENUES names, an equal share of each round for each, and simulated ones when the database holds a simulated world)")
 	commitIn := fs.Duration("commit-in", def.CommitIn, "commit phase: the commit deadline is this long from now")
 	commitAt := fs.String("commit-deadline", "", "commit deadline, RFC 3339 (instead of --commit-in)")
 	revealDelay := fs.Duration("reveal-delay", def.RevealDelay, "from the commit deadline to the reveal start")
@@ -168,12 +168,15 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	rules, err := app.SelectionRules(ctx, a.DB, a.Config, *rulesFile, "--rules")
-	if err != nil {
-		return err
-	}
 	svc := a.Forecast
-	svc.K, svc.Rules, svc.Grace = *k, rules, *grace
+	if *rulesFile != "" {
+		rules, err := app.SelectionRules(ctx, a.DB, a.Config, *rulesFile, "--rules")
+		if err != nil {
+			return err
+		}
+		svc.Rules, svc.RulesErr = rules, nil
+	}
+	svc.K, svc.Grace = *k, *grace
 	r, err := svc.CreateRound(ctx, req)
 	if err != nil {
 		return err

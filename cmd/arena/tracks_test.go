@@ -40,3 +40,35 @@ func TestBrokenRegistryFailsOnlyTrading(t *testing.T) {
 		t.Errorf("cohort start with a broken ARENA_AGENTS: %v", err)
 	}
 }
+
+// Broken selection rules (ARENA_ROUND_RULES) fail only what creates
+// rounds by them: listing and showing rounds, flagging a market and a
+// round of named markets work; a round selected by the rules, and serve,
+// say what is wrong with the file.
+func TestBrokenRulesFailOnlyRuleRounds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dbURL := "sqlite:" + filepath.Join(dir, "a.db")
+	ids := fcMarkets(t, dbURL, 2)
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(`{"min_price": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	environ := []string{"ARENA_ROUND_RULES=" + rules}
+	for _, args := range [][]string{
+		{"round", "create", "--db", dbURL, "--markets", fmt.Sprint(ids[0])},
+		{"round", "list", "--db", dbURL},
+		{"round", "show", "1", "--db", dbURL},
+		{"oracle", "flag", "--db", dbURL, "--market", fmt.Sprint(ids[1]), "--reason", "ambiguous"},
+	} {
+		if out, _, err := cli(t, environ, args...); err != nil {
+			t.Errorf("%s with a broken ARENA_ROUND_RULES: %v\n%s", strings.Join(args[:2], " "), err, out)
+		}
+	}
+	if _, _, err := cli(t, environ, "round", "create", "--db", dbURL); err == nil || !strings.Contains(err.Error(), "rules.json") {
+		t.Errorf("round create by the rules with a broken ARENA_ROUND_RULES: %v", err)
+	}
+	if _, _, err := cli(t, environ, "serve", "--db", dbURL, "--no-sync", "--addr", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "rules.json") {
+		t.Errorf("serve with a broken ARENA_ROUND_RULES: %v", err)
+	}
+}

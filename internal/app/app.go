@@ -164,13 +164,16 @@ func (a *App) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Broken selection rules fail only what creates rounds by them (Jobs,
+	// 'arena round create' without --rules).
 	var rules rounds.Rules
+	var rulesErr error
 	if d.Rules != nil {
 		rules = *d.Rules
-	} else if rules, err = SelectionRules(ctx, db, o, o.RoundRules, "--round-rules"); err != nil {
-		return err
+	} else {
+		rules, rulesErr = SelectionRules(ctx, db, o, o.RoundRules, "--round-rules")
 	}
-	a.Forecast = &rounds.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, Grace: o.RoundGrace,
+	a.Forecast = &rounds.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, RulesErr: rulesErr, Grace: o.RoundGrace,
 		Method: ScoringMethod(o),
 		Admission: rounds.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
 			ProfileUpdatesPerDay: o.ProfileUpdatesPerDay}}

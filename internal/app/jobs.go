@@ -44,6 +44,9 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	if a.pub == nil {
 		return nil, errReadOnlyLog
 	}
+	if a.Forecast.RulesErr != nil {
+		return nil, a.Forecast.RulesErr
+	}
 	js := []jobs.Job{a.pruneJob()}
 	vj, err := a.syncJobs()
 	if err != nil {

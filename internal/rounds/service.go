@@ -49,10 +49,13 @@ type Service struct {
 	// Method is the scoring method of the leaderboard (zero: DefaultMethod).
 	Method scoring.Method
 
-	// Round creation by rule.
-	K     int
-	Rules Rules
-	Grace time.Duration
+	// Round creation by rule. RulesErr is why the configured rules could
+	// not be read: only a round that selects its markets by them fails
+	// with it, so commands that create no such round still work.
+	K        int
+	Rules    Rules
+	RulesErr error
+	Grace    time.Duration
 
 	// analyses are the leaderboard's analyses by view, made on first use
 	// (a Service is used by pointer; vet's copylocks check keeps it so).
@@ -99,6 +102,9 @@ func (s *Service) CreateRound(ctx context.Context, req CreateRoundRequest) (*are
 		}
 		rules, _ = json.Marshal(map[string]any{"manual": true, "market_ids": req.MarketIDs})
 	} else {
+		if s.RulesErr != nil {
+			return nil, s.RulesErr
+		}
 		k := s.K
 		if k == 0 {
 			k = DefaultK
