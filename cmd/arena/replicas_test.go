@@ -76,7 +76,7 @@ func TestVerifyURLTwoReplicas(t *testing.T) {
 	if err := res.App.PublishExport(ctx); err != nil {
 		t.Fatal(err)
 	}
-	logSize, err := res.Log.Store.LogSize(ctx)
+	logSize, err := res.App.TLog.Store.LogSize(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func TestVerifyURLTwoReplicas(t *testing.T) {
 	}
 	p := forecast.ProfileFields{Name: "Replica B's agent"}
 	msg := forecast.Profile{Agent: key.Address(), ProfileFields: p, Version: 1, Deadline: uint64(time.Now().Add(time.Hour).Unix())}
-	sig, err := key.SignProfile(b.Forecast.Domain, msg)
+	sig, err := key.SignProfile(b.Rounds.Domain, msg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Forecast.SetProfile(ctx, key.Address().Hex(), forecast.ProfileRequest{ProfileFields: p, Version: 1, Deadline: msg.Deadline,
+	if _, err := b.Rounds.SetProfile(ctx, key.Address().Hex(), forecast.ProfileRequest{ProfileFields: p, Version: 1, Deadline: msg.Deadline,
 		Signature: forecast.EncodeSignature(sig)}); err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func appendPublish(t *testing.T, a *app.App, tag string, n int) uint64 {
 	t.Helper()
 	ctx := context.Background()
 	for i := range n {
-		if err := a.Log.Append(ctx, tlog.KindScore, map[string]any{"tag": tag, "i": i}); err != nil {
+		if err := a.TLog.Append(ctx, tlog.KindScore, map[string]any{"tag": tag, "i": i}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -168,7 +168,7 @@ func roundCreate(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	svc := a.Forecast
+	svc := a.Rounds
 	if *rulesFile != "" {
 		rules, err := app.SelectionRules(ctx, a.DB, a.Config, *rulesFile, "--rules")
 		if err != nil {
@@ -209,7 +209,7 @@ func roundList(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	svc := a.Forecast
+	svc := a.Rounds
 	rounds, err := a.DB.Rounds(ctx, arena.RoundFilter{Status: *status, Now: svc.Clock(), Limit: *limit})
 	if err != nil {
 		return err
@@ -255,7 +255,7 @@ func roundShow(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return printRound(ctx, env, a.Forecast, r, *format)
+	return printRound(ctx, env, a.Rounds, r, *format)
 }
 
 // roundDetail is `round show --format json`: the API's round view and its
@@ -366,7 +366,7 @@ func roundTrigger(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	svc, db := a.Forecast, a.DB
+	svc, db := a.Rounds, a.DB
 	if *due {
 		n, err := svc.TriggerDue(ctx)
 		if err != nil {

@@ -34,7 +34,7 @@ func roundResolve(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	svc, db := a.Forecast, a.DB
+	svc, db := a.Rounds, a.DB
 	r, err := roundIn(ctx, a, id)
 	if err != nil {
 		return err

@@ -58,7 +58,7 @@ func TestRoundResolveFromSim(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			svc := a.Forecast
+			svc := a.Rounds
 			mk := func(ids []int64, revealEnds time.Time) uint64 {
 				r, err := svc.CreateRound(ctx, rounds.CreateRoundRequest{MarketIDs: ids,
 					CommitDeadline: past.Add(time.Hour), RevealStart: past.Add(2 * time.Hour), RevealDeadline: revealEnds})

@@ -90,11 +90,11 @@ type App struct {
 	DB      *store.DB
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics
-	// Log is the tamper-evident log: opened with its key under LogWrite,
+	// TLog is the tamper-evident log: opened with its key under LogWrite,
 	// else read from the store without it.
-	Log      *tlog.Log
-	Forecast *rounds.Service
-	Oracle   *oracle.Service
+	TLog   *tlog.Log
+	Rounds *rounds.Service
+	Oracle *oracle.Service
 	// OracleErr is why the configured resolver panel (ARENA_ORACLE_AGENTS)
 	// could not be built, a missing API key say: only the oracle's runs
 	// need it, so New leaves the oracle without a panel and the commands
@@ -173,13 +173,13 @@ func (a *App) build(ctx context.Context) error {
 	} else {
 		rules, rulesErr = SelectionRules(ctx, db, o, o.RoundRules, "--round-rules")
 	}
-	a.Forecast = &rounds.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, RulesErr: rulesErr, Grace: o.RoundGrace,
+	a.Rounds = &rounds.Service{Store: db, Domain: dom, Now: d.Now, Logger: a.Logger, K: o.RoundK, Rules: rules, RulesErr: rulesErr, Grace: o.RoundGrace,
 		Method: ScoringMethod(o),
 		Admission: rounds.Admission{Store: db, MaxAgentsPerRound: o.MaxAgentsPerRound, MaxNewAgentsHour: o.MaxNewAgentsPerHour,
 			ProfileUpdatesPerDay: o.ProfileUpdatesPerDay}}
 	if !o.NoSync {
 		a.polymarket = Polymarket(o, a.Logger)
-		a.Forecast.Lookup = BenchmarkLookup(o, a.Logger, a.polymarket)
+		a.Rounds.Lookup = BenchmarkLookup(o, a.Logger, a.polymarket)
 	}
 	a.Oracle = WireOracle(&oracle.Service{Store: db, Policy: oraclePolicy(o), Now: d.Now, Logger: a.Logger, Metrics: a.Metrics})
 	if err := a.buildPanel(); err != nil {
@@ -217,8 +217,8 @@ func (a *App) Close() error {
 // the HTTP API's, and waits for them to end; reads that need another
 // computation then fail.
 func (a *App) stopComputations() {
-	if a.Forecast != nil {
-		a.Forecast.Stop()
+	if a.Rounds != nil {
+		a.Rounds.Stop()
 	}
 	a.mu.Lock()
 	if a.trading != nil {
@@ -313,7 +313,7 @@ func (a *App) buildHandler() (http.Handler, error) {
 		return nil, err
 	}
 	p := web.Parts{Markets: a.DB, DB: a.DB, AdminToken: o.AdminToken, AdminTokenNext: o.AdminTokenNext, Logger: a.Logger,
-		Forecast: a.Forecast, Forecasters: a.DB, Oracle: a.Oracle, Metrics: a.Metrics, Health: a.DB, Rates: a.DB,
+		Forecast: a.Rounds, Forecasters: a.DB, Oracle: a.Oracle, Metrics: a.Metrics, Health: a.DB, Rates: a.DB,
 		Limits: web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies, IPv6Prefix: o.RateIPv6Prefix}}
 	ctx := context.Background()
 	if ok, err := a.tradingServed(ctx); err != nil {
@@ -327,15 +327,15 @@ func (a *App) buildHandler() (http.Handler, error) {
 	}
 	// The backtest track is scored as the forecast track is.
 	var m scoring.Method
-	if a.Forecast != nil {
-		m = a.Forecast.ScoringMethod()
+	if a.Rounds != nil {
+		m = a.Rounds.ScoringMethod()
 	}
 	a.boards = backtest.NewBoards(a.DB, m, a.Logger)
 	p.Boards = a.boards
 	srv := web.Build(p)
 	a.web = srv
 	if pub := a.pub; pub != nil {
-		srv.RegisterLog(a.Log)
+		srv.RegisterLog(a.TLog)
 		// The log's C2SP checkpoint, verifier key, hash tiles and entry
 		// bundles, and the published exports with their index.
 		srv.Mount("/log/", pub.Handler())
@@ -395,10 +395,10 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, js []jobs.Job) error {
 	// request (on a large database it takes seconds), and again whenever
 	// a write, by any process, moves what it reads.
 	g.Go(func() error {
-		if _, err := a.Forecast.Analysis(gctx); err != nil && gctx.Err() == nil {
+		if _, err := a.Rounds.Analysis(gctx); err != nil && gctx.Err() == nil {
 			a.Logger.Warn("forecast: analysis at start-up", "err", err)
 		}
-		a.Forecast.Follow(gctx, rounds.FollowEvery)
+		a.Rounds.Follow(gctx, rounds.FollowEvery)
 		return nil
 	})
 	err = g.Wait()

@@ -56,7 +56,7 @@ func TestNewWiresOneArena(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := a.Forecast
+			f := a.Rounds
 			if f.Store != a.DB || f.K != 3 || f.Grace != 2*time.Hour || f.Method.MinForecasts != 9 || f.Admission.MaxAgentsPerRound != o.MaxAgentsPerRound ||
 				f.Domain.Contract.Hex() == o.Contract || !f.Clock().Equal(at) {
 				t.Errorf("forecast service %+v", f)
@@ -68,7 +68,7 @@ func TestNewWiresOneArena(t *testing.T) {
 			if tr.Engine.Store != a.DB || a.Oracle.Store != a.DB || len(a.Oracle.Tracks) != 3 || len(a.Oracle.DisputeHooks) != 1 || a.Oracle.Policy != arena.DefaultOraclePolicy {
 				t.Errorf("trading %+v, oracle %+v", tr.Engine, a.Oracle)
 			}
-			lg := a.Log
+			lg := a.TLog
 			if err := lg.Append(ctx, "note", map[string]int{"n": 1}); err != nil {
 				t.Fatal(err)
 			}
@@ -125,8 +125,8 @@ func TestJobsFollowTheConfig(t *testing.T) {
 		for _, j := range js {
 			names = append(names, j.Name)
 		}
-		if got := strings.Join(names, " "); got != c.want || (a.Forecast.Lookup != nil) == c.noSync {
-			t.Errorf("no sync %v, no rounds %v: jobs %s (CLOB benchmarks %v), want %s", c.noSync, c.noRounds, got, a.Forecast.Lookup != nil, c.want)
+		if got := strings.Join(names, " "); got != c.want || (a.Rounds.Lookup != nil) == c.noSync {
+			t.Errorf("no sync %v, no rounds %v: jobs %s (CLOB benchmarks %v), want %s", c.noSync, c.noRounds, got, a.Rounds.Lookup != nil, c.want)
 		}
 		a.Close()
 	}

@@ -55,13 +55,13 @@ func (a *App) relayJobs(ctx context.Context) ([]jobs.Job, error) {
 		client.Close()
 		return nil, err
 	}
-	if d := rel.Domain(); d != a.Forecast.Domain {
+	if d := rel.Domain(); d != a.Rounds.Domain {
 		client.Close()
 		return nil, fmt.Errorf("chain: ARENA_CHAIN_ID=%d ARENA_CONTRACT=%s differ from the chain's EIP-712 domain (chain %d, PredictionArena %s); signatures made for one could not be relayed to the other: unset them or make them equal",
 			o.ChainID, o.Contract, d.ChainID, d.Contract.Hex())
 	}
 	a.closers = append(a.closers, func() error { client.Close(); return nil })
-	a.Logger.Info("mirroring the forecast track to a chain", "chain_id", a.Forecast.Domain.ChainID, "arena", a.Forecast.Domain.Contract.Hex(),
+	a.Logger.Info("mirroring the forecast track to a chain", "chain_id", a.Rounds.Domain.ChainID, "arena", a.Rounds.Domain.Contract.Hex(),
 		"relayer", rel.From().Hex(), "report_outcomes", o.ChainReportOutcomes, "confirmations", o.ChainConfirmations)
 	return []jobs.Job{relay.Job(rel, relayPeriod, relayPoll)}, nil
 }

@@ -44,7 +44,7 @@ func TestBrokenRegistryFailsOnlyTrading(t *testing.T) {
 		t.Fatalf("New with a broken registry: %v", err)
 	}
 	defer a.Close()
-	if _, err := a.Forecast.Names(ctx); err != nil {
+	if _, err := a.Rounds.Names(ctx); err != nil {
 		t.Errorf("forecast track: %v", err)
 	}
 	if _, err := a.Oracle.Flag(ctx, 1, "ambiguous"); err == nil || strings.Contains(err.Error(), reg) {
@@ -76,7 +76,7 @@ func TestLogReadSignsNothing(t *testing.T) {
 	if _, err := os.Stat(o.LogKey); !os.IsNotExist(err) {
 		t.Fatalf("log key made by a read-only app: %v", err)
 	}
-	if n, err := a.Log.Size(ctx); err != nil || n != 0 {
+	if n, err := a.TLog.Size(ctx); err != nil || n != 0 {
 		t.Fatalf("log size %d, %v", n, err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

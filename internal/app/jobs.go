@@ -44,8 +44,8 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 	if a.pub == nil {
 		return nil, errReadOnlyLog
 	}
-	if a.Forecast.RulesErr != nil {
-		return nil, a.Forecast.RulesErr
+	if a.Rounds.RulesErr != nil {
+		return nil, a.Rounds.RulesErr
 	}
 	js := []jobs.Job{a.pruneJob()}
 	vj, err := a.syncJobs()
@@ -58,7 +58,7 @@ func (a *App) Jobs(ctx context.Context, baseURL string) ([]jobs.Job, error) {
 		return nil, err
 	}
 	js = append(js, sj...)
-	fjs, err := rounds.Jobs(a.Forecast, rounds.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
+	fjs, err := rounds.Jobs(a.Rounds, rounds.JobsConfig{NoRounds: o.NoRounds, RoundEvery: o.RoundEvery, CommitIn: o.RoundCommitIn,
 		RevealDelay: o.RoundRevealDelay, RevealWindow: o.RoundRevealWin, RetryEvery: o.RoundRetryEvery, RetryFor: cmp.Or(o.RoundRetryFor, -1)})
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ const (
 // initLog gives the app its log as a.deps.Log says.
 func (a *App) initLog(ctx context.Context) error {
 	if a.deps.Log != LogWrite {
-		a.Log = &tlog.Log{Store: a.DB, Now: a.deps.Now, Logger: a.Logger}
+		a.TLog = &tlog.Log{Store: a.DB, Now: a.deps.Now, Logger: a.Logger}
 		return nil
 	}
 	lg, err := openLog(ctx, a.Config, a.DB, a.Logger)
@@ -42,7 +42,7 @@ func (a *App) initLog(ctx context.Context) error {
 		return err
 	}
 	lg.Now = a.deps.Now
-	a.Log = lg
+	a.TLog = lg
 	a.pub, err = a.newPublisher(ctx)
 	return err
 }

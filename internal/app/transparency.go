@@ -44,11 +44,11 @@ func (a *App) newPublisher(ctx context.Context) (*tlog.Publisher, error) {
 		return nil, err
 	}
 	a.exports.Store, a.exports.Now = a.DB, a.deps.Now
-	pub, err := tlog.NewPublisher(a.Log, origin, a.DB)
+	pub, err := tlog.NewPublisher(a.TLog, origin, a.DB)
 	if err != nil {
 		return nil, err
 	}
-	pub.Interval, pub.Logger, pub.Sealed = a.Config.CheckpointInterval, a.Logger, a.Forecast.SealedAny
+	pub.Interval, pub.Logger, pub.Sealed = a.Config.CheckpointInterval, a.Logger, a.Rounds.SealedAny
 	if f := a.Config.WitnessPolicy; f != "" {
 		b, err := safefile.ReadFile(f, maxPolicyBytes)
 		if err != nil {
@@ -117,7 +117,7 @@ func (a *App) logOrigin(ctx context.Context) (string, error) {
 			return c.Origin, nil
 		}
 	}
-	return "forecast-arena/" + strings.ToLower(a.Forecast.Domain.Contract.Hex()[2:]) + "/log", nil
+	return "forecast-arena/" + strings.ToLower(a.Rounds.Domain.Contract.Hex()[2:]) + "/log", nil
 }
 
 // exportFailed logs a published export that failed. Another server that
@@ -140,7 +140,7 @@ func (a *App) PublishExport(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	st, err := a.exports.Publish(ctx, export.Source{Forecast: a.Forecast, Log: a.Log}, pub.PublishAt)
+	st, err := a.exports.Publish(ctx, export.Source{Forecast: a.Rounds, Log: a.TLog}, pub.PublishAt)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (a *App) Export(ctx context.Context, dir string, opt export.Options) (expor
 		return nil, err
 	}
 	opt.Sign = pub.PublishAt
-	return export.Write(ctx, export.Source{Forecast: a.Forecast, Log: a.Log, Traces: a.DB}, dir, opt)
+	return export.Write(ctx, export.Source{Forecast: a.Rounds, Log: a.TLog, Traces: a.DB}, dir, opt)
 }
 
 // MirrorExport copies the latest export published in the database into

@@ -37,7 +37,6 @@ import (
 	"github.com/forecast-arena/arena/internal/strategy"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/participant"
-	"github.com/forecast-arena/arena/tlog"
 )
 
 // Config sets up a demo run.
@@ -97,9 +96,6 @@ type Result struct {
 	Clock   *clock.Manual // the accelerated clock every component reads
 	// Oracle counts the disputed markets and how they were resolved.
 	Oracle OracleSummary
-	// Log is the demo's tamper-evident log; Forecast its forecast service.
-	Log      *tlog.Log
-	Forecast *rounds.Service
 }
 
 // Close releases the store.
@@ -262,13 +258,12 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if err != nil {
 		return err
 	}
-	res.App, res.Log, orc.svc = a, a.Log, a.Oracle
+	res.App, orc.svc = a, a.Oracle
 	tr, err := a.Trading(ctx)
 	if err != nil {
 		return err
 	}
-	svc, eng := a.Forecast, tr.Engine
-	res.Forecast = svc
+	svc, eng := a.Rounds, tr.Engine
 	if res.Handler, err = a.Handler(); err != nil {
 		return err
 	}

@@ -82,15 +82,15 @@ func TestDemoKeyIsItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Close()
-	if res.Log.PublicKeyHex() == prod.PublicKeyHex() {
+	if res.App.TLog.PublicKeyHex() == prod.PublicKeyHex() {
 		t.Fatal("the demo signed its log with the other database's log.key")
 	}
 	own, err := tlog.LoadOrCreateKey(filepath.Join(dir, "arena.db.log.key"))
-	if err != nil || !own.Equal(res.Log.Key) {
+	if err != nil || !own.Equal(res.App.TLog.Key) {
 		t.Errorf("the demo's key is not arena.db.log.key (%v)", err)
 	}
-	if v, _, err := res.DB.Setting(ctx, tlog.KeySetting); err != nil || v != res.Log.PublicKeyHex() {
-		t.Errorf("recorded key %q, %v; want the demo's %s", v, err, res.Log.PublicKeyHex())
+	if v, _, err := res.DB.Setting(ctx, tlog.KeySetting); err != nil || v != res.App.TLog.PublicKeyHex() {
+		t.Errorf("recorded key %q, %v; want the demo's %s", v, err, res.App.TLog.PublicKeyHex())
 	}
 	second, err := store.Open(ctx, res.DBURL)
 	if err != nil {

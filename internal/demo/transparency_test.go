@@ -47,7 +47,7 @@ func TestServesCheckpointAndPublishedExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Without a configured origin, the log is named after the deployment.
-	if vkey != pub.VerifierKey() || !strings.HasPrefix(vkey, "forecast-arena/"+strings.ToLower(res.Forecast.Domain.Contract.Hex()[2:])+"/log+") {
+	if vkey != pub.VerifierKey() || !strings.HasPrefix(vkey, "forecast-arena/"+strings.ToLower(res.App.Rounds.Domain.Contract.Hex()[2:])+"/log+") {
 		t.Fatalf("vkey %q, the publisher's %q", vkey, pub.VerifierKey())
 	}
 	// The methodology page says how to verify the arena with them.
@@ -63,7 +63,7 @@ func TestServesCheckpointAndPublishedExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size, err := res.Log.Store.LogSize(ctx)
+	size, err := res.App.TLog.Store.LogSize(ctx)
 	if err != nil || cp.Size != size {
 		t.Fatalf("checkpoint of %d entries, the log holds %d (%v)", cp.Size, size, err)
 	}

@@ -53,7 +53,7 @@ func TestDemoVenues(t *testing.T) {
 			t.Errorf("round %d: %v markets by venue, want equal shares of %d", r.ID, venues, len(r.Markets))
 		}
 	}
-	vb, err := res.Forecast.VenueBoard(ctx, rounds.Filter{})
+	vb, err := res.App.Rounds.VenueBoard(ctx, rounds.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
