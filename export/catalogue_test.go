@@ -320,7 +320,7 @@ func TestTamperCatalogue(t *testing.T) {
 					}
 					var opt export.VerifyOptions
 					if !c.trustExport {
-						opt.LogKey = f.res.Log.PublicKey()
+						opt.LogKey = f.res.App.TLog.PublicKey()
 					}
 					if e.known != nil {
 						opt.KnownCheckpoints = [][]byte{e.known}

@@ -29,7 +29,7 @@ const fixtureOrigin = "arena.test/log"
 // exportCheckpointed publishes the log's checkpoint, cosigned over HTTP
 // by two witnesses, and exports it with the tables.
 func (f *fixture) exportCheckpointed(ctx context.Context) error {
-	pub, err := tlog.NewPublisher(f.res.Log, fixtureOrigin, &tlog.MemCheckpoints{})
+	pub, err := tlog.NewPublisher(f.res.App.TLog, fixtureOrigin, &tlog.MemCheckpoints{})
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func TestCheckpointPolicy(t *testing.T) {
 	}
 	// A verifier key of another key than --log-key's is refused at once.
 	other, _ := tlog.VerifierKey(fixtureOrigin, ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32)).Public().(ed25519.PublicKey))
-	if _, err := export.Verify(f.checkpointed, export.VerifyOptions{VKey: other, LogKey: f.res.Log.PublicKey()}); arena.ErrorKind(err) != arena.EINVALID {
+	if _, err := export.Verify(f.checkpointed, export.VerifyOptions{VKey: other, LogKey: f.res.App.TLog.PublicKey()}); arena.ErrorKind(err) != arena.EINVALID {
 		t.Fatalf("a verifier key of another key: %v", err)
 	}
 }
@@ -297,7 +297,7 @@ func TestWriteCheckpointRefused(t *testing.T) {
 		}
 		return n
 	}
-	size, err := f.res.Log.Store.LogSize(ctx)
+	size, err := f.res.App.TLog.Store.LogSize(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestWriteCheckpointRefused(t *testing.T) {
 	}
 	prefix := c
 	prefix.Size = size - 1
-	if prefix.Hash, err = f.res.Log.RootAt(ctx, prefix.Size); err != nil {
+	if prefix.Hash, err = f.res.App.TLog.RootAt(ctx, prefix.Size); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "export")

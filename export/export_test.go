@@ -64,7 +64,7 @@ func verifyFails(t *testing.T, dir string, pub ed25519.PublicKey, table, column 
 // do the earlier one and the one with a sealed commit.
 func TestExportVerifies(t *testing.T) {
 	f := played(t)
-	pub := f.res.Log.PublicKey()
+	pub := f.res.App.TLog.PublicKey()
 	for format, dir := range f.base {
 		rep := verifyOK(t, dir, pub)
 		if rep.Scores == 0 || rep.Signatures == 0 || rep.CommitHashes == 0 || rep.InclusionProofs == 0 || rep.LeaderboardRows == 0 ||
@@ -85,7 +85,7 @@ func TestExportVerifies(t *testing.T) {
 // it.
 func TestTamperedDatabase(t *testing.T) {
 	f := played(t)
-	pub := f.res.Log.PublicKey()
+	pub := f.res.App.TLog.PublicKey()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(f.res.Dir, "arena.db")+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestExportWithPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	counts, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log, Traces: res.DB}, dir, export.Options{Format: export.JSONL, WithPrompts: true, Redact: redact.String, Checkpoint: mustCheckpoint(t, f)})
+	counts, err := export.Write(ctx, export.Source{Forecast: res.App.Rounds, Log: res.App.TLog, Traces: res.DB}, dir, export.Options{Format: export.JSONL, WithPrompts: true, Redact: redact.String, Checkpoint: mustCheckpoint(t, f)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,11 +215,11 @@ func TestExportWithPrompts(t *testing.T) {
 	if counts["traces"] != 1 || !strings.Contains(string(b), "Will it rain?") || strings.Contains(string(b), secret) || !strings.Contains(string(b), `"cost_micros":"1500"`) {
 		t.Fatalf("traces: %d rows: %s", counts["traces"], b)
 	}
-	verifyOK(t, dir, res.Log.PublicKey())
+	verifyOK(t, dir, res.App.TLog.PublicKey())
 	if _, err := os.Stat(filepath.Join(exportTo(t, f, export.JSONL), "traces.jsonl")); !os.IsNotExist(err) {
 		t.Fatalf("a default export has a traces file (%v)", err)
 	}
-	if _, err := export.Write(ctx, export.Source{Forecast: res.Forecast, Log: res.Log}, t.TempDir(), export.Options{WithPrompts: true, Checkpoint: mustCheckpoint(t, f)}); err == nil {
+	if _, err := export.Write(ctx, export.Source{Forecast: res.App.Rounds, Log: res.App.TLog}, t.TempDir(), export.Options{WithPrompts: true, Checkpoint: mustCheckpoint(t, f)}); err == nil {
 		t.Fatal("with prompts and no trace store: no error")
 	}
 }
@@ -253,7 +253,7 @@ func TestExportProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.counted(t, "export", len(export.Specs))
-	if _, err := export.Verify(dir, export.VerifyOptions{LogKey: f.res.Log.PublicKey(), Progress: v.add}); err != nil {
+	if _, err := export.Verify(dir, export.VerifyOptions{LogKey: f.res.App.TLog.PublicKey(), Progress: v.add}); err != nil {
 		t.Fatal(err)
 	}
 	if len(v) <= len(export.Contract) {

@@ -73,10 +73,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func (f *fixture) logKey() ed25519.PrivateKey { return f.res.Log.Key }
+func (f *fixture) logKey() ed25519.PrivateKey { return f.res.App.TLog.Key }
 
 func (f *fixture) source() export.Source {
-	return export.Source{Forecast: f.res.Forecast, Log: f.res.Log}
+	return export.Source{Forecast: f.res.App.Rounds, Log: f.res.App.TLog}
 }
 
 func (f *fixture) export(format string) (string, error) {
@@ -113,10 +113,10 @@ func play() (*fixture, error) {
 	}
 	// 28 forecasts an agent: an entry rule below the default ranks them,
 	// and meta.json carries it to the verifier.
-	res.Forecast.Method = scoring.DefaultMethod()
-	res.Forecast.Method.MinForecasts = 10
+	res.App.Rounds.Method = scoring.DefaultMethod()
+	res.App.Rounds.Method.MinForecasts = 10
 	f := &fixture{res: res, base: map[string]string{}}
-	if f.pub, err = tlog.NewPublisher(res.Log, fixtureOrigin, &tlog.MemCheckpoints{}); err != nil {
+	if f.pub, err = tlog.NewPublisher(res.App.TLog, fixtureOrigin, &tlog.MemCheckpoints{}); err != nil {
 		return f, err
 	}
 	f.vkey = f.pub.VerifierKey()
@@ -180,7 +180,7 @@ func (f *fixture) markets(ctx context.Context, prefix string, n, priced int, at,
 }
 
 func (f *fixture) commit(ctx context.Context, r *arena.Round, k *forecast.Key, nonce uint64, preds []uint16, reasons []string) error {
-	svc := f.res.Forecast
+	svc := f.res.App.Rounds
 	salt := common.BytesToHash(crypto.Keccak256([]byte(fmt.Sprint("salt", r.ID, k.Address()))))
 	c := forecast.Commit{RoundID: r.ID, CommitHash: forecast.CommitHash(r.ID, k.Address(), preds, salt), Agent: k.Address(), Nonce: nonce,
 		Deadline: uint64(r.CommitDeadline.Unix())}
@@ -207,7 +207,7 @@ const fixtureName = `=HYPERLINK("x") <b>agent</b>`
 
 // profile signs and records a profile of the named agent.
 func (f *fixture) profile(ctx context.Context, p forecast.ProfileFields, version uint64) error {
-	svc := f.res.Forecast
+	svc := f.res.App.Rounds
 	msg := forecast.Profile{Agent: named.Address(), ProfileFields: p, Version: version, Deadline: uint64(svc.Clock().Add(time.Hour).Unix())}
 	sig, err := named.SignProfile(svc.Domain, msg)
 	if err != nil {
@@ -219,7 +219,7 @@ func (f *fixture) profile(ctx context.Context, p forecast.ProfileFields, version
 }
 
 func (f *fixture) reveal(ctx context.Context, r *arena.Round, k *forecast.Key, nonce uint64, preds []uint16) error {
-	svc := f.res.Forecast
+	svc := f.res.App.Rounds
 	salt := common.BytesToHash(crypto.Keccak256([]byte(fmt.Sprint("salt", r.ID, k.Address()))))
 	rv := forecast.Reveal{RoundID: r.ID, Predictions: preds, Salt: salt, Agent: k.Address(), Nonce: nonce, Deadline: uint64(r.RevealDeadline.Unix())}
 	sig, err := k.SignReveal(svc.Domain, rv)
@@ -235,7 +235,7 @@ func (f *fixture) reveal(ctx context.Context, r *arena.Round, k *forecast.Key, n
 // the commit deadline): one agent reveals, the other forfeits; the
 // markets resolve Yes, No, void and not at all before the trigger.
 func (f *fixture) scoredRound(ctx context.Context) error {
-	clk, svc := f.res.Clock, f.res.Forecast
+	clk, svc := f.res.Clock, f.res.App.Rounds
 	now := clk.Now().Truncate(time.Hour).Add(time.Hour)
 	clk.Set(now)
 	cd := now.Add(time.Hour)
@@ -277,7 +277,7 @@ func (f *fixture) scoredRound(ctx context.Context) error {
 
 // openRound opens a one-market round and commits to it.
 func (f *fixture) openRound(ctx context.Context) error {
-	clk, svc := f.res.Clock, f.res.Forecast
+	clk, svc := f.res.Clock, f.res.App.Rounds
 	now := clk.Now().Add(time.Hour)
 	clk.Set(now)
 	cd := now.Add(time.Hour)

@@ -41,7 +41,7 @@ func nameCases() []tamper {
 				e.t.Fatal(err)
 			}
 			p := l.Data
-			sig, err := named.SignProfile(e.f.res.Forecast.Domain, forecast.Profile{Agent: named.Address(), ProfileFields: forecast.ProfileFields{Name: name,
+			sig, err := named.SignProfile(e.f.res.App.Rounds.Domain, forecast.Profile{Agent: named.Address(), ProfileFields: forecast.ProfileFields{Name: name,
 				Organisation: p.Organisation, Model: p.Model, Homepage: p.Homepage, Description: p.Description}, Version: p.Version, Deadline: p.Deadline})
 			if err != nil {
 				e.t.Fatal(err)

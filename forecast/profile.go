@@ -147,7 +147,7 @@ func CheckReservedName(name string) error {
 }
 
 // Baseline agents scored in every round. The market baseline is the one
-// package score adds to every analysis, under the same name (spelt out
+// package stats adds to every analysis, under the same name (spelt out
 // here: the protocol does not import the statistics).
 const (
 	RandomAgent = "random"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // Profile fields: every rule with the code it fails with, and what the
@@ -87,12 +87,12 @@ func TestCheckProfile(t *testing.T) {
 
 // profileEnv is a forecast service whose log lives in its own store.
 
-// The market baseline's id is the one package score gives the market
+// The market baseline's id is the one package stats gives the market
 // baseline it adds to every analysis: the protocol spells it out rather
 // than import the statistics a client does not need.
 func TestMarketAgentIsScores(t *testing.T) {
-	if forecast.MarketAgent != score.MarketAgent {
-		t.Fatalf("forecast.MarketAgent %q, score.MarketAgent %q", forecast.MarketAgent, score.MarketAgent)
+	if forecast.MarketAgent != stats.MarketAgent {
+		t.Fatalf("forecast.MarketAgent %q, stats.MarketAgent %q", forecast.MarketAgent, stats.MarketAgent)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/scripted"
 	"github.com/forecast-arena/arena/internal/progress"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 func init() {
@@ -122,7 +122,7 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if len(humans) > 0 {
-		if rep.Board, err = backtest.HumanBoard(ctx, backtest.PlanItems(plan), rep.Rows, forecastbench.Aggregate(humans), nil, false, score.BoardOptions{Seed: 1}); err != nil {
+		if rep.Board, err = backtest.HumanBoard(ctx, backtest.PlanItems(plan), rep.Rows, forecastbench.Aggregate(humans), nil, false, stats.BoardOptions{Seed: 1}); err != nil {
 			return err
 		}
 	}

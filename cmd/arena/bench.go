@@ -19,8 +19,8 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/score"
-	"github.com/forecast-arena/arena/score/scoreio"
+	"github.com/forecast-arena/arena/stats"
+	"github.com/forecast-arena/arena/stats/scoreio"
 )
 
 func init() {
@@ -97,7 +97,7 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	var sink float64 // the figures are summed so that no call is optimised away
 	iters, el := timeLoop(func() {
-		brier, base, alpha := score.RoundBrierAlpha(p, b, x)
+		brier, base, alpha := stats.RoundBrierAlpha(p, b, x)
 		sink += brier + base + alpha
 	})
 	// Baseline: the same three figures from gonum's floats.Distance, one

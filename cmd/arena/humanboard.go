@@ -10,23 +10,23 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/chart"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 var boardCSVHeader = []string{"rank", "forecaster", "human", "dataset", "n_dataset", "market_resolved", "n_market_resolved",
 	"market_unresolved", "n_market_unresolved", "market", "n_market", "overall_resolved", "n_overall_resolved", "overall", "n_overall",
 	"ci_lo", "ci_hi", "p_vs_first", "better_than_first", "brier_index", "bss", "peer", "adjusted_brier", "p_rank1"}
 
-func fv(f score.Float, prec int) string { return f.Format(prec, "—") }
+func fv(f stats.Float, prec int) string { return f.Format(prec, "—") }
 
-func writeBoardCSV(w io.Writer, rows []score.BoardRow) error {
-	c := func(f score.Float) string {
+func writeBoardCSV(w io.Writer, rows []stats.BoardRow) error {
+	c := func(f stats.Float) string {
 		if !f.OK {
 			return ""
 		}
 		return csvV(f.V)
 	}
-	return writeCSV(w, boardCSVHeader, rows, func(r score.BoardRow) []string {
+	return writeCSV(w, boardCSVHeader, rows, func(r stats.BoardRow) []string {
 		n := strconv.Itoa
 		return []string{n(r.Rank), r.Forecaster, strconv.FormatBool(r.Human), c(r.Dataset.Brier), n(r.Dataset.N),
 			c(r.MarketResolved.Brier), n(r.MarketResolved.N), c(r.MarketUnresolved.Brier), n(r.MarketUnresolved.N),
@@ -37,10 +37,10 @@ func writeBoardCSV(w io.Writer, rows []score.BoardRow) error {
 
 // writeBoardTable prints the board, each column's heading marked ↓ (lower
 // is better) or ↑ (higher is better); human rows carry "(human)".
-func writeBoardTable(w io.Writer, rows []score.BoardRow) error {
+func writeBoardTable(w io.Writer, rows []stats.BoardRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rank\tforecaster\tdataset ↓ (N)\tmarket resolved ↓ (N)\tmarket unresolved ↓ (N)\toverall resolved ↓\toverall ↓ (N)\t95% CI\tp vs #1\tbetter than #1 ↑\tBrier Index ↑\tBSS ↑\tpeer ↓\tadjusted ↓\tP(rank 1) ↑\t")
-	m := func(x score.Mean) string {
+	m := func(x stats.Mean) string {
 		if x.N == 0 {
 			return "—"
 		}
@@ -71,11 +71,11 @@ func writeBoardTable(w io.Writer, rows []score.BoardRow) error {
 }
 
 // writeBoardSVG draws each forecaster's dataset, market and overall Brier.
-func writeBoardSVG(w io.Writer, rows []score.BoardRow) error {
+func writeBoardSVG(w io.Writer, rows []stats.BoardRow) error {
 	c := &chart.Bars{ID: "humanboard", Title: "Humans and models on the same questions", Desc: "Brier score by question kind (lower is better); human rows are marked (human).",
 		Width: 900, Height: 420, YLabel: "Brier score", Background: "#fff"}
 	ds, mk, ov := chart.BarSeries{Name: "dataset"}, chart.BarSeries{Name: "market"}, chart.BarSeries{Name: "overall"}
-	v := func(m score.Mean) float64 {
+	v := func(m stats.Mean) float64 {
 		if m.N == 0 {
 			return 0
 		}
@@ -117,14 +117,14 @@ func runReportHumans(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	rows, err := backtest.StoredHumanBoard(ctx, db, fromT, toT, *individuals, *unresolved, score.BoardOptions{Seed: *seed})
+	rows, err := backtest.StoredHumanBoard(ctx, db, fromT, toT, *individuals, *unresolved, stats.BoardOptions{Seed: *seed})
 	if err != nil {
 		return err
 	}
 	switch *format {
 	case "json":
 		if rows == nil {
-			rows = []score.BoardRow{}
+			rows = []stats.BoardRow{}
 		}
 		return writeJSON(env.Stdout, rows)
 	case "csv":

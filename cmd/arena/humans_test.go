@@ -15,7 +15,7 @@ import (
 	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/internal/llm/scripted"
 	"github.com/forecast-arena/arena/internal/shareddata"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // humanRoundDB imports the human round of 2024-07-21 (with its human
@@ -77,7 +77,7 @@ func TestBacktestHumanRound(t *testing.T) {
 	if rep.Questions != 574 || rep.LeftOver != 4 {
 		t.Fatalf("questions %d, left over %d; want 574 and 4", rep.Questions, rep.LeftOver)
 	}
-	rows := map[string]score.BoardRow{}
+	rows := map[string]stats.BoardRow{}
 	for _, r := range rep.Board {
 		rows[r.Forecaster] = r
 	}
@@ -143,7 +143,7 @@ func TestBacktestHumanRound(t *testing.T) {
 			t.Errorf("report humans --format %s lacks the rows:\n%s", format, got)
 		}
 		if format == "json" {
-			var again []score.BoardRow
+			var again []stats.BoardRow
 			if err := json.Unmarshal([]byte(got), &again); err != nil || len(again) != 3 {
 				t.Fatalf("report JSON: %v, %d rows", err, len(again))
 			}
@@ -191,14 +191,14 @@ func TestReportHumansUnresolved(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	var rows []score.BoardRow
+	var rows []stats.BoardRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 {
 		t.Fatalf("%v: %s", err, out)
 	}
 	r := rows[0]
 	for _, c := range []struct {
 		what string
-		got  score.Mean
+		got  stats.Mean
 		n    int
 		want float64
 	}{

@@ -8,15 +8,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/forecast-arena/arena/score"
-	"github.com/forecast-arena/arena/score/scoreio"
+	"github.com/forecast-arena/arena/stats"
+	"github.com/forecast-arena/arena/stats/scoreio"
 )
 
 // openInput opens a file the user named for reading, so that the read
 // stops when ctx ends: each read first checks ctx, and a read blocked on
 // a pipe or FIFO is woken (its deadline passes). The error is then
 // ctx's cause, the signal that stopped the command. The size bounds are
-// the readers' (score/scoreio, oracle, forecastbench): a file may be
+// the readers' (stats/scoreio, oracle, forecastbench): a file may be
 // endless, as /dev/zero or a pipe is.
 func openInput(ctx context.Context, path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
@@ -53,7 +53,7 @@ func (c *ctxFile) Close() error {
 
 // readScores reads the scores file the user named (score --in, report
 // --in), stopping when ctx ends.
-func readScores(ctx context.Context, path string) (*score.Table, error) {
+func readScores(ctx context.Context, path string) (*stats.Table, error) {
 	f, err := openInput(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("read scores: %w", err)

@@ -16,7 +16,7 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // The CLI, the JSON API and the HTML page render one leaderboard: on the
@@ -75,11 +75,11 @@ func TestLeaderboardRenderingsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var adj score.FEResult
+	var adj stats.FEResult
 	if err := json.Unmarshal([]byte(out), &adj); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	fe := map[string]score.FEAgent{}
+	fe := map[string]stats.FEAgent{}
 	for _, a := range adj.Agents {
 		fe[a.Agent] = a
 	}

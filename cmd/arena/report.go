@@ -17,7 +17,7 @@ import (
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/chart"
 	"github.com/forecast-arena/arena/internal/rounds"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 func init() {
@@ -73,7 +73,7 @@ type scoreInput struct {
 	bins   *int
 	format *string
 
-	table  *score.Table
+	table  *stats.Table
 	src    string            // the file, or "store"
 	names  map[string]string // display names by address, from the store; nil for a file
 	method scoring.Method    // the configured scoring method
@@ -84,7 +84,7 @@ func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) *scoreInpu
 		cf:     cf,
 		in:     fs.String("in", "", "score this CSV/JSONL file (as 'arena score --in') instead of the store"),
 		track:  fs.String("track", "forecast", "track whose stored forecasts to score"),
-		bins:   fs.Int("bins", score.DefaultBins, "number of equal bins K"),
+		bins:   fs.Int("bins", stats.DefaultBins, "number of equal bins K"),
 		format: fs.String("format", "table", "output format: "+formats),
 	}
 }
@@ -151,7 +151,7 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 // analyze parses a report's flags, checks the format against the allowed
 // ones (table, json, csv and svg unless given), loads its input and
 // analyzes it with --bins bins.
-func (si *scoreInput) analyze(ctx context.Context, env *Env, fs *flag.FlagSet, args []string, formats ...string) ([]score.AgentResult, error) {
+func (si *scoreInput) analyze(ctx context.Context, env *Env, fs *flag.FlagSet, args []string, formats ...string) ([]stats.AgentResult, error) {
 	if err := parseAll(fs, args); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (si *scoreInput) analyze(ctx context.Context, env *Env, fs *flag.FlagSet, a
 	if err := si.load(ctx, env); err != nil {
 		return nil, err
 	}
-	return analyzeTable(ctx, si.src, si.table, score.Options{Bins: *si.bins})
+	return analyzeTable(ctx, si.src, si.table, stats.Options{Bins: *si.bins})
 }
 
 // label is an agent as the tables print it: its display name and address
@@ -318,7 +318,7 @@ func adjustedLeaderboard(ctx context.Context, env *Env, si *scoreInput, m scorin
 		return arena.Errorf(arena.EINVALID, "--adjusted has no svg format")
 	}
 	// Validate as 'arena score' does (conflicts, duplicates).
-	results, err := analyzeTable(ctx, src, t, score.Options{})
+	results, err := analyzeTable(ctx, src, t, stats.Options{})
 	if err != nil {
 		return err
 	}
@@ -338,12 +338,12 @@ func adjustedLeaderboard(ctx context.Context, env *Env, si *scoreInput, m scorin
 	switch format {
 	case "json":
 		if res.Pairs == nil {
-			res.Pairs = []score.FEPair{}
+			res.Pairs = []stats.FEPair{}
 		}
 		return writeJSON(env.Stdout, res)
 	case "csv":
 		return writeCSV(env.Stdout, []string{"rank", "tie_group", "agent", "n", "brier", "adjusted", "ci_lo", "ci_hi", "p_rank1"}, res.Agents,
-			func(a score.FEAgent) []string {
+			func(a stats.FEAgent) []string {
 				return []string{strconv.Itoa(a.Rank), strconv.Itoa(a.Tie), a.Agent, strconv.Itoa(a.N), csvV(a.Brier), csvV(a.Adjusted),
 					csvF(a.CILo), csvF(a.CIHi), csvF(a.PRank1)}
 			})
@@ -375,14 +375,14 @@ func adjustedLeaderboard(ctx context.Context, env *Env, si *scoreInput, m scorin
 }
 
 // fmtCI prints a confidence interval to 4 decimals, "—" when undefined.
-func fmtCI(lo, hi score.Float) string {
+func fmtCI(lo, hi stats.Float) string {
 	if !lo.OK {
 		return "—"
 	}
 	return "[" + fmtF(lo, 4) + ", " + fmtF(hi, 4) + "]"
 }
 
-func fmtPct(f score.Float) string {
+func fmtPct(f stats.Float) string {
 	if !f.OK {
 		return "—"
 	}
@@ -423,7 +423,7 @@ func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 	for i, r := range res {
 		m := r.Murphy
 		rows[i] = murphyRow{Agent: r.Agent, N: m.N, Brier: m.Brier, UNC: m.UNC, REL: m.REL, RES: m.RES, Residual: m.Residual, Bins: len(m.Bins)}
-		if ap := r.Inference.AlphaParts; r.Inference.AlphaN > 0 && r.Agent != score.MarketAgent {
+		if ap := r.Inference.AlphaParts; r.Inference.AlphaN > 0 && r.Agent != stats.MarketAgent {
 			rows[i].AlphaSplit = &alphaSplit{N: r.Inference.AlphaN, Alpha: ap.Alpha, ResGain: ap.ResGain, RelGap: ap.RelGap, ResidualDiff: ap.ResidualDiff}
 		}
 	}
@@ -468,11 +468,11 @@ type categoryRow struct {
 	N        int         `json:"n"`
 	Rounds   int         `json:"rounds"`
 	Brier    float64     `json:"brier"`
-	BrierSE  score.Float `json:"brier_se"`
-	Alpha    score.Float `json:"alpha"`
-	AlphaSE  score.Float `json:"alpha_se"`
-	P        score.Float `json:"p"`
-	BeatPct  score.Float `json:"beat_pct"`
+	BrierSE  stats.Float `json:"brier_se"`
+	Alpha    stats.Float `json:"alpha"`
+	AlphaSE  stats.Float `json:"alpha_se"`
+	P        stats.Float `json:"p"`
+	BeatPct  stats.Float `json:"beat_pct"`
 }
 
 func runReportCategories(ctx context.Context, env *Env, args []string) error {
@@ -498,7 +498,7 @@ func runReportCategories(ctx context.Context, env *Env, args []string) error {
 		if len(byCat[c]) == 0 {
 			continue
 		}
-		res, err := score.Analyze(ctx, t.Subset(byCat[c]), score.Options{Bins: *si.bins})
+		res, err := stats.Analyze(ctx, t.Subset(byCat[c]), stats.Options{Bins: *si.bins})
 		if err != nil {
 			return fmt.Errorf("category %q: %w", cats[c], err)
 		}
@@ -536,9 +536,9 @@ type calibrationRow struct {
 	Agent string        `json:"agent"`
 	N     int           `json:"n"`
 	ECE   float64       `json:"ece"`
-	CORP  score.CORP    `json:"corp"`
-	Bins  []score.Bin   `json:"bins"`
-	PAV   []score.Block `json:"corp_diagram"`
+	CORP  stats.CORP    `json:"corp"`
+	Bins  []stats.Bin   `json:"bins"`
+	PAV   []stats.Block `json:"corp_diagram"`
 }
 
 func runReportCalibration(ctx context.Context, env *Env, args []string) error {
@@ -590,7 +590,7 @@ func runReportPower(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report power", "[--alpha LIST | --n LIST] [--kappa 0.05] [--power 0.8] [--q 0.5] [--boldness 0.15] [--markets-per-round 7] [--format table|json|csv]")
 	alphas := fs.String("alpha", "", "comma-separated true edges α* (default 0.005,0.01,0.02,0.03,0.05,0.1)")
 	ns := fs.String("n", "", "comma-separated sample sizes: report the minimum detectable α* instead")
-	pp := score.DefaultPowerParams()
+	pp := stats.DefaultPowerParams()
 	fs.Float64Var(&pp.Kappa, "kappa", pp.Kappa, "one-sided significance level κ")
 	fs.Float64Var(&pp.Power, "power", pp.Power, "target power π")
 	fs.Float64Var(&pp.Q, "q", pp.Q, "mean true probability q̄")
@@ -617,17 +617,17 @@ func runReportPower(ctx context.Context, env *Env, args []string) error {
 	case *alphas != "" && *ns != "":
 		return arena.Errorf(arena.EINVALID, "give --alpha or --n, not both")
 	}
-	var rows []score.PowerRow
+	var rows []stats.PowerRow
 	if *ns != "" {
 		for _, f := range strings.Split(*ns, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || n < 1 {
 				return arena.Errorf(arena.EINVALID, "--n: %q is not a positive integer", f)
 			}
-			rows = append(rows, score.PowerRow{Alpha: pp.MinDetectable(n).V, N: n, Rounds: pp.Rounds(n)})
+			rows = append(rows, stats.PowerRow{Alpha: pp.MinDetectable(n).V, N: n, Rounds: pp.Rounds(n)})
 		}
 	} else {
-		list := score.DefaultAlphas
+		list := stats.DefaultAlphas
 		if *alphas != "" {
 			list = nil
 			for _, f := range strings.Split(*alphas, ",") {
@@ -645,7 +645,7 @@ func runReportPower(ctx context.Context, env *Env, args []string) error {
 	case "json":
 		return writeJSON(env.Stdout, rows)
 	case "csv":
-		return writeCSV(env.Stdout, []string{"alpha", "n", "rounds"}, rows, func(r score.PowerRow) []string {
+		return writeCSV(env.Stdout, []string{"alpha", "n", "rounds"}, rows, func(r stats.PowerRow) []string {
 			return []string{csvV(r.Alpha), strconv.Itoa(r.N), strconv.Itoa(r.Rounds)}
 		})
 	}
@@ -694,15 +694,15 @@ func runReportBaselines(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("list markets: %w", err)
 	}
 	items, skipped := baselineItems(ms)
-	rows := score.Baselines(items, *seed)
+	rows := stats.Baselines(items, *seed)
 	switch *format {
 	case "json":
 		if rows == nil {
-			rows = []score.BaselineRow{}
+			rows = []stats.BaselineRow{}
 		}
 		return writeJSON(env.Stdout, rows)
 	case "csv":
-		return writeCSV(env.Stdout, []string{"forecaster", "kind", "n", "brier"}, rows, func(r score.BaselineRow) []string {
+		return writeCSV(env.Stdout, []string{"forecaster", "kind", "n", "brier"}, rows, func(r stats.BaselineRow) []string {
 			return []string{r.Forecaster, r.Kind, strconv.Itoa(r.N), csvV(r.Brier)}
 		})
 	}
@@ -735,15 +735,15 @@ func sourceNote(s string) string {
 // counted). The market/freeze price is the stored FreezeValue of market
 // questions; a resolved market's latest price is never used, since after
 // resolution it reveals the outcome.
-func baselineItems(ms []*arena.Market) ([]score.BaselineItem, int) {
-	items := make([]score.BaselineItem, 0, len(ms))
+func baselineItems(ms []*arena.Market) ([]stats.BaselineItem, int) {
+	items := make([]stats.BaselineItem, 0, len(ms))
 	skipped := 0
 	for _, m := range ms {
 		if !m.IsBinary() || (m.Resolution != arena.Yes && m.Resolution != arena.No) {
 			skipped++
 			continue
 		}
-		it := score.BaselineItem{Key: m.Source + "/" + m.SourceID, Kind: m.Kind}
+		it := stats.BaselineItem{Key: m.Source + "/" + m.SourceID, Kind: m.Kind}
 		if m.Resolution == arena.Yes {
 			it.Outcome = 1
 		}
@@ -759,7 +759,7 @@ func baselineItems(ms []*arena.Market) ([]score.BaselineItem, int) {
 
 // writeAlphaTrajectories draws each agent's cumulative alpha ᾱ_R against the
 // round index R (the Foresight Arena paper's Figure 5).
-func writeAlphaTrajectories(w io.Writer, res []score.AgentResult) error {
+func writeAlphaTrajectories(w io.Writer, res []stats.AgentResult) error {
 	c := &chart.Line{ID: "alpha", Title: "Cumulative alpha by round", Background: "white",
 		Desc: "Each agent's mean alpha (market Brier minus agent Brier) over its first R benchmarked rounds; above 0 beats the market.",
 		X:    chart.Axis{Label: "round", Integer: true}, Y: chart.Axis{Label: "cumulative alpha"}}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/shareddata"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 func TestReportPower(t *testing.T) {
@@ -108,11 +108,11 @@ func TestReportBaselinesSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []score.BaselineRow
+	var rows []stats.BaselineRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	got := map[string]score.BaselineRow{}
+	got := map[string]stats.BaselineRow{}
 	for _, r := range rows {
 		got[r.Forecaster+"/"+r.Kind] = r
 	}
@@ -122,19 +122,19 @@ func TestReportBaselinesSmall(t *testing.T) {
 		Brier            float64
 	}
 	for _, w := range []want{
-		{score.BaselineAlways0, "market", 1, 1}, {score.BaselineAlways1, "market", 1, 0}, {score.BaselineMarket, "market", 1, 0.04},
-		{score.BaselineAlways0, "dataset", 2, 0.5}, {score.BaselineAlwaysHalf, "dataset", 2, 0.25},
-		{score.BaselineAlways0, "overall", 3, 0.75},
+		{stats.BaselineAlways0, "market", 1, 1}, {stats.BaselineAlways1, "market", 1, 0}, {stats.BaselineMarket, "market", 1, 0.04},
+		{stats.BaselineAlways0, "dataset", 2, 0.5}, {stats.BaselineAlwaysHalf, "dataset", 2, 0.25},
+		{stats.BaselineAlways0, "overall", 3, 0.75},
 	} {
 		g := got[w.Forecaster+"/"+w.Kind]
 		if g.N != w.N || math.Abs(g.Brier-w.Brier) > 1e-12 {
 			t.Errorf("%s/%s = %+v, want %+v", w.Forecaster, w.Kind, g, w)
 		}
 	}
-	if _, ok := got[score.BaselineMarket+"/dataset"]; ok {
+	if _, ok := got[stats.BaselineMarket+"/dataset"]; ok {
 		t.Error("dataset freeze values are data values, not prices")
 	}
-	if r, ok := got[score.BaselineRandom+"/market"]; !ok || r.N != 1 {
+	if r, ok := got[stats.BaselineRandom+"/market"]; !ok || r.N != 1 {
 		t.Errorf("random: %+v", r)
 	}
 	// Same seed, same output; table and csv formats.
@@ -180,17 +180,17 @@ func TestReportBaselinesForecastBenchLeaderboard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []score.BaselineRow
+	var rows []stats.BaselineRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]score.BaselineRow{}
+	got := map[string]stats.BaselineRow{}
 	for _, r := range rows {
 		got[r.Forecaster+"/"+r.Kind] = r
 	}
 	checked := 0
 	for name, rec := range shareddata.ForecastBenchLeaderboard(t) {
-		if name != score.BaselineAlways0 && name != score.BaselineAlways1 && name != score.BaselineAlwaysHalf {
+		if name != stats.BaselineAlways0 && name != stats.BaselineAlways1 && name != stats.BaselineAlwaysHalf {
 			continue
 		}
 		for _, c := range []struct{ kind, brier, n string }{{"dataset", "Dataset", "N dataset"}, {"market", "Market", "N market"}, {"overall", "Overall", "N"}} {
@@ -315,8 +315,8 @@ func TestReportFromFile(t *testing.T) {
 		Agent string             `json:"agent"`
 		N     int                `json:"n"`
 		CORP  map[string]float64 `json:"corp"`
-		Bins  []score.Bin        `json:"bins"`
-		PAV   []score.Block      `json:"corp_diagram"`
+		Bins  []stats.Bin        `json:"bins"`
+		PAV   []stats.Block      `json:"corp_diagram"`
 	}
 	if err := json.Unmarshal([]byte(out), &cal); err != nil || len(cal) != 4 {
 		t.Fatalf("%v %s", err, out)
@@ -409,7 +409,7 @@ func TestReportAdjusted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res score.FEResult
+	var res stats.FEResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 func init() {
@@ -27,7 +27,7 @@ const scoreUsage = "--in FILE [--bins 10] [--format table|json|csv] [--bootstrap
 func runScore(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "score", scoreUsage)
 	in := fs.String("in", "", "input file: CSV with a header or JSONL, columns agent,round,market,category,forecast,benchmark,outcome[,event]")
-	bins := fs.Int("bins", score.DefaultBins, "number of equal bins K for the Murphy decomposition and ECE")
+	bins := fs.Int("bins", stats.DefaultBins, "number of equal bins K for the Murphy decomposition and ECE")
 	format := fs.String("format", "table", "output format: table, json or csv")
 	boot := fs.Int("bootstrap", 0, "block-bootstrap replicates for the alpha CI in the table (0: skip; 1999 is the usual choice)")
 	seed := fs.Uint64("seed", 1, "seed of the bootstrap")
@@ -56,7 +56,7 @@ func runScore(ctx context.Context, env *Env, args []string) error {
 	// (250 MB → 200 MB at a million rows), which costs a collection of a
 	// heap of few pointers.
 	runtime.GC()
-	res, err := analyzeTable(ctx, *in, t, score.Options{Bins: *bins, Bootstrap: *boot, Seed: *seed})
+	res, err := analyzeTable(ctx, *in, t, stats.Options{Bins: *bins, Bootstrap: *boot, Seed: *seed})
 	if err != nil {
 		return err
 	}
@@ -96,10 +96,10 @@ func checkFormat(f string, allowed ...string) error {
 	return arena.Errorf(arena.EINVALID, "format %q: want %s", f, strings.Join(allowed, ", "))
 }
 
-// analyzeTable runs score.Analyze and turns input problems into a user error
+// analyzeTable runs stats.Analyze and turns input problems into a user error
 // naming the file; it stops with ctx.
-func analyzeTable(ctx context.Context, path string, t *score.Table, opt score.Options) ([]score.AgentResult, error) {
-	res, err := score.Analyze(ctx, t, opt)
+func analyzeTable(ctx context.Context, path string, t *stats.Table, opt stats.Options) ([]stats.AgentResult, error) {
+	res, err := stats.Analyze(ctx, t, opt)
 	switch {
 	case ctx.Err() != nil:
 		return nil, context.Cause(ctx)
@@ -117,7 +117,7 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // fmtF prints a defined float with prec decimals, "—" when undefined.
-func fmtF(f score.Float, prec int) string { return f.Format(prec, "—") }
+func fmtF(f stats.Float, prec int) string { return f.Format(prec, "—") }
 
 func fmtV(v float64, prec int) string {
 	s := strconv.FormatFloat(v, 'f', prec, 64)
@@ -128,7 +128,7 @@ func fmtV(v float64, prec int) string {
 }
 
 // csvF prints a float at full precision for CSV, empty when undefined.
-func csvF(f score.Float) string { return f.Format(-1, "") }
+func csvF(f stats.Float) string { return f.Format(-1, "") }
 
 func csvV(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
@@ -138,8 +138,8 @@ var scoreCSVHeader = []string{"agent", "n", "rounds", "brier", "brier_se", "alph
 
 // writeScoreCSV writes the score file's figures, one agent a row; the nested Murphy and
 // CORP objects become prefixed columns and murphy_bins counts non-empty bins.
-func writeScoreCSV(w io.Writer, res []score.AgentResult) error {
-	return writeCSV(w, scoreCSVHeader, res, func(r score.AgentResult) []string {
+func writeScoreCSV(w io.Writer, res []stats.AgentResult) error {
+	return writeCSV(w, scoreCSVHeader, res, func(r stats.AgentResult) []string {
 		return []string{r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
 			csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.T), csvF(r.P), csvF(r.BeatPct),
 			csvV(r.Murphy.UNC), csvV(r.Murphy.REL), csvV(r.Murphy.RES), csvV(r.Murphy.Residual), strconv.Itoa(len(r.Murphy.Bins)),
@@ -175,7 +175,7 @@ func tableWriter(w io.Writer) *tabwriter.Writer {
 
 // writeScoreTable prints the score file's figures plus the ranking aids (shrunken
 // alpha, provisional flag, event-clustered SE, optional bootstrap CI).
-func writeScoreTable(w io.Writer, res []score.AgentResult, ci bool) error {
+func writeScoreTable(w io.Writer, res []stats.AgentResult, ci bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	hdr := "agent\tn\trounds\tbrier\t±se\talpha\t±se\tt\tp\tbeat%\tshrunk α\tclust.se"
 	if ci {

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
-	"github.com/forecast-arena/arena/score/scoreio"
+	"github.com/forecast-arena/arena/stats"
+	"github.com/forecast-arena/arena/stats/scoreio"
 )
 
 func writeFile(t testing.TB, name, content string) string {
@@ -237,7 +237,7 @@ func TestScoreValidEdgeCases(t *testing.T) {
 	}
 	r = runScoreJSON(t, "--in", writeFile(t, "same.csv", b.String()))
 	a := r["A"]
-	var bins []score.Bin
+	var bins []stats.Bin
 	json.Unmarshal(a.Murphy["bins"], &bins)
 	if a.CORP["dsc"] != 0 || len(bins) != 1 || a.T != nil || *a.Alpha != 0 {
 		t.Errorf("identical forecasts: %+v bins %v", a, bins)

@@ -12,7 +12,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // Analysis is the scored state of the forecast track: every agent's
@@ -20,10 +20,10 @@ import (
 // difficulty-adjusted score, computed once per set of scored rounds.
 type Analysis struct {
 	// Results are in leaderboard order (see Order).
-	Results []score.AgentResult
+	Results []stats.AgentResult
 	// Adjusted is the difficulty-adjusted leaderboard (nil with no
 	// questions to estimate difficulty from).
-	Adjusted *score.FEResult
+	Adjusted *stats.FEResult
 	// Forecasts are the frozen scored forecasts, by round then agent;
 	// ByAgent and ByMarket index them.
 	Forecasts []arena.ScoredForecast
@@ -35,7 +35,7 @@ type Analysis struct {
 	// Method is the scoring method the figures come from; Peers the
 	// agents' peer scores.
 	Method Method
-	Peers  map[string]score.Peer
+	Peers  map[string]stats.Peer
 	// Deadlines are the commit deadlines of the scored rounds (of every
 	// scored round, also in a filtered analysis); Categories and Venues
 	// the market categories and venues among all scored forecasts.
@@ -93,11 +93,11 @@ func AnalyzeForecasts(ctx context.Context, fs []arena.ScoredForecast, m Method, 
 // Scored is what AnalyzeTable computes from a scoring table.
 type Scored struct {
 	// Results are in leaderboard order (see Order).
-	Results []score.AgentResult
+	Results []stats.AgentResult
 	// Adjusted is the difficulty-adjusted fit; nil when it failed.
-	Adjusted *score.FEResult
+	Adjusted *stats.FEResult
 	// Peers are the agents' peer scores by agent.
-	Peers map[string]score.Peer
+	Peers map[string]stats.Peer
 }
 
 // AnalyzeTable scores every agent of t with method m: cumulative figures,
@@ -108,12 +108,12 @@ type Scored struct {
 // m.MinForecasts forecasts compete for the bootstrap's places; the paired
 // tests are the best one's against every other (all pairs would grow with
 // the square of the agents). It stops with ctx, returning ctx's error.
-func AnalyzeTable(ctx context.Context, t *score.Table, m Method, logger *slog.Logger) (*Scored, error) {
-	res, err := score.Analyze(ctx, t, m.options())
+func AnalyzeTable(ctx context.Context, t *stats.Table, m Method, logger *slog.Logger) (*Scored, error) {
+	res, err := stats.Analyze(ctx, t, m.options())
 	if err != nil {
 		return nil, fmt.Errorf("forecast: analyze: %w", err)
 	}
-	out := &Scored{Results: res, Peers: map[string]score.Peer{}}
+	out := &Scored{Results: res, Peers: map[string]stats.Peer{}}
 	adj, obs, err := Adjusted(ctx, t, res, m, nil)
 	switch {
 	case ctx.Err() != nil:
@@ -123,7 +123,7 @@ func AnalyzeTable(ctx context.Context, t *score.Table, m Method, logger *slog.Lo
 	default:
 		logger.Warn("forecast: adjusted leaderboard", "err", err)
 	}
-	for _, p := range score.PeerScores(obs) {
+	for _, p := range stats.PeerScores(obs) {
 		out.Peers[p.Agent] = p
 	}
 	Order(out.Results, out.Adjusted, m)
@@ -141,8 +141,8 @@ func AnalyzeTable(ctx context.Context, t *score.Table, m Method, logger *slog.Lo
 // tests are the best one's against every other. It also returns the
 // observations it fitted (peer scores use them). It stops with ctx,
 // returning ctx's error.
-func Adjusted(ctx context.Context, t *score.Table, res []score.AgentResult, m Method, est []string) (*score.FEResult, []score.FEObs, error) {
-	obs := make([]score.FEObs, 0, t.Len())
+func Adjusted(ctx context.Context, t *stats.Table, res []stats.AgentResult, m Method, est []string) (*stats.FEResult, []stats.FEObs, error) {
+	obs := make([]stats.FEObs, 0, t.Len())
 	seen := map[string]bool{}
 	for i := range t.Len() {
 		if i%checkEvery == 0 && ctx.Err() != nil {
@@ -151,11 +151,11 @@ func Adjusted(ctx context.Context, t *score.Table, res []score.AgentResult, m Me
 		r := t.Row(i)
 		q := r.Round + "\x00" + r.Market // ids may hold any character but NUL
 		d := r.Forecast - r.Outcome
-		obs = append(obs, score.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: d * d})
+		obs = append(obs, stats.FEObs{Agent: r.Agent, Question: q, Stratum: r.Round, Brier: d * d})
 		if r.HasBenchmark && !seen[q] {
 			seen[q] = true
 			b := r.Benchmark - r.Outcome
-			obs = append(obs, score.FEObs{Agent: forecast.MarketAgent, Question: q, Stratum: r.Round, Brier: b * b})
+			obs = append(obs, stats.FEObs{Agent: forecast.MarketAgent, Question: q, Stratum: r.Round, Brier: b * b})
 		}
 	}
 	if est == nil && len(seen) > 0 {
@@ -171,7 +171,7 @@ func Adjusted(ctx context.Context, t *score.Table, res []score.AgentResult, m Me
 	if boot == 0 {
 		boot = -1 // FEOptions: negative skips the bootstrap
 	}
-	adj, err := score.AdjustedLeaderboard(ctx, obs, score.FEOptions{Estimation: est, Bootstrap: boot, MaxWork: m.BootstrapWork, Seed: m.Seed,
+	adj, err := stats.AdjustedLeaderboard(ctx, obs, stats.FEOptions{Estimation: est, Bootstrap: boot, MaxWork: m.BootstrapWork, Seed: m.Seed,
 		Level: m.Level, Contenders: contenders, TopShare: m.TopShare, PairsWithBest: true})
 	return adj, obs, err
 }
@@ -189,13 +189,13 @@ func CompareForecasts(a, b arena.ScoredForecast) int {
 // Table loads every frozen forecast into a scoring table (score-file rows): the
 // single source for the leaderboard and the reports. It stops with ctx,
 // returning ctx's error.
-func Table(ctx context.Context, fs []arena.ScoredForecast) (*score.Table, error) {
-	t := score.NewTable(len(fs))
+func Table(ctx context.Context, fs []arena.ScoredForecast) (*stats.Table, error) {
+	t := stats.NewTable(len(fs))
 	for i, f := range fs {
 		if i%checkEvery == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("forecast: scoring table: %w", ctx.Err())
 		}
-		r := score.Row{Agent: f.Agent, Round: fmt.Sprint(f.RoundID), Market: fmt.Sprint(f.MarketID), Category: f.Category,
+		r := stats.Row{Agent: f.Agent, Round: fmt.Sprint(f.RoundID), Market: fmt.Sprint(f.MarketID), Category: f.Category,
 			Event: f.Event, Forecast: f.Forecast, Outcome: float64(f.Outcome)}
 		if f.Benchmark != nil {
 			r.Benchmark, r.HasBenchmark = *f.Benchmark, true

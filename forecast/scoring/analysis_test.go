@@ -15,7 +15,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/testscale"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // floodForecasts are the scored forecasts of a flood: 100 agents over 50
@@ -103,7 +103,7 @@ func TestAnalysisStopsWithItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := score.Analyze(context.Background(), tb, score.Options{})
+	res, err := stats.Analyze(context.Background(), tb, stats.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

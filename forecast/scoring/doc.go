@@ -5,6 +5,6 @@
 // exported scores. It is pure: it reads nothing and keeps nothing.
 //
 // It is apart from package forecast, the protocol, because it needs
-// package score and its statistics dependencies, which a client that only
+// package stats and its statistics dependencies, which a client that only
 // commits and reveals (package participant) should not have to build.
 package scoring

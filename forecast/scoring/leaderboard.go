@@ -10,7 +10,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // Board is the forecast leaderboard: the one model the JSON API, the
@@ -116,9 +116,9 @@ func ProfilesOf(names map[string]string) map[string]arena.AgentInfo {
 
 // headline is an agent's headline score key: its adjusted Brier Index,
 // or NaN without one.
-func headline(adj map[string]score.FEAgent, agent string) float64 {
+func headline(adj map[string]stats.FEAgent, agent string) float64 {
 	if x, ok := adj[agent]; ok && !math.IsNaN(x.Adjusted) {
-		return score.BrierIndex(x.Adjusted)
+		return stats.BrierIndex(x.Adjusted)
 	}
 	return math.NaN()
 }
@@ -127,7 +127,7 @@ func headline(adj map[string]score.FEAgent, agent string) float64 {
 // m.MinForecasts forecasts first; within each part, by headline score
 // (the difficulty-adjusted Brier Index, highest first; agents without one
 // after), then raw Brier (lowest first), then agent.
-func Order(res []score.AgentResult, adjusted *score.FEResult, m Method) {
+func Order(res []stats.AgentResult, adjusted *stats.FEResult, m Method) {
 	adj := feByAgent(adjusted)
 	// Each key once, then a sort of positions (the results are large to
 	// move): ties keep their order, as a stable sort would.
@@ -160,15 +160,15 @@ func Order(res []score.AgentResult, adjusted *score.FEResult, m Method) {
 		}
 		return cmp.Or(cmp.Compare(a.Brier, b.Brier), strings.Compare(a.Agent, b.Agent), cmp.Compare(i, j))
 	})
-	sorted := make([]score.AgentResult, len(res))
+	sorted := make([]stats.AgentResult, len(res))
 	for k, i := range perm {
 		sorted[k] = res[i]
 	}
 	copy(res, sorted)
 }
 
-func feByAgent(r *score.FEResult) map[string]score.FEAgent {
-	out := map[string]score.FEAgent{}
+func feByAgent(r *stats.FEResult) map[string]stats.FEAgent {
+	out := map[string]stats.FEAgent{}
 	if r != nil {
 		for _, x := range r.Agents {
 			out[x.Agent] = x
@@ -196,7 +196,7 @@ func BoardOf(s *Scored, m Method, profiles map[string]arena.AgentInfo) Board {
 	b := Board{Methodology: m.Stamp(), Rows: make([]Row, 0, len(s.Results))}
 	adj := feByAgent(s.Adjusted)
 	perOrg := map[string]int{}
-	var leader *score.AgentResult
+	var leader *stats.AgentResult
 	var leaderP map[string]float64 // the leader's paired p-values, by the other agent
 	for i := range s.Results {
 		res := &s.Results[i]
@@ -223,21 +223,21 @@ func BoardOf(s *Scored, m Method, profiles map[string]arena.AgentInfo) Board {
 	return b
 }
 
-func newRow(res *score.AgentResult, adj map[string]score.FEAgent, peer score.Peer, p arena.AgentInfo, m Method) Row {
+func newRow(res *stats.AgentResult, adj map[string]stats.FEAgent, peer stats.Peer, p arena.AgentInfo, m Method) Row {
 	inf := res.Inference
 	r := Row{Agent: res.Agent, Name: cmp.Or(p.Name, res.Agent), Organisation: p.Organisation, Model: p.Model,
 		Baseline: res.Agent == forecast.RandomAgent || res.Agent == forecast.MarketAgent, Preliminary: res.N < m.MinForecasts,
 		N: res.N, Rounds: res.Rounds, Brier: res.Brier, BrierSE: res.BrierSE.Ptr(),
-		BrierIndex: score.BrierIndex(res.Brier), BSS: score.BrierSkill(res.Brier), Peer: peer.Score.Ptr(), PeerN: peer.N,
+		BrierIndex: stats.BrierIndex(res.Brier), BSS: stats.BrierSkill(res.Brier), Peer: peer.Score.Ptr(), PeerN: peer.N,
 		Alpha: res.Alpha.Ptr(), AlphaSE: res.AlphaSE.Ptr(), AlphaCILo: inf.CI.Lo.Ptr(), AlphaCIHi: inf.CI.Hi.Ptr(),
 		T: res.T.Ptr(), P: res.P.Ptr(), BeatPct: res.BeatPct.Ptr(), ShrunkAlpha: inf.ShrunkAlpha.Ptr(), Provisional: inf.Provisional,
 		RoundsToSignificance: inf.ToSignif.Ptr()}
 	if x, ok := adj[res.Agent]; ok && !math.IsNaN(x.Adjusted) {
-		v, idx := x.Adjusted, score.BrierIndex(x.Adjusted)
+		v, idx := x.Adjusted, stats.BrierIndex(x.Adjusted)
 		r.Adjusted, r.AdjustedCILo, r.AdjustedCIHi = &v, x.CILo.Ptr(), x.CIHi.Ptr()
 		r.Score = &idx
 		if x.CILo.OK && x.CIHi.OK { // the index falls as the Brier score rises
-			lo, hi := score.BrierIndex(x.CIHi.V), score.BrierIndex(x.CILo.V)
+			lo, hi := stats.BrierIndex(x.CIHi.V), stats.BrierIndex(x.CILo.V)
 			r.ScoreCILo, r.ScoreCIHi = &lo, &hi
 		}
 		r.PRank1, r.PTop = x.PRank1.Ptr(), x.PTop.Ptr()
@@ -247,7 +247,7 @@ func newRow(res *score.AgentResult, adj map[string]score.FEAgent, peer score.Pee
 
 // pairsOf are the paired p-values of the adjusted fit whose first agent
 // is a, by the second.
-func pairsOf(adjusted *score.FEResult, a string) map[string]float64 {
+func pairsOf(adjusted *stats.FEResult, a string) map[string]float64 {
 	out := map[string]float64{}
 	if adjusted != nil {
 		for _, p := range adjusted.Pairs {
@@ -259,8 +259,8 @@ func pairsOf(adjusted *score.FEResult, a string) map[string]float64 {
 	return out
 }
 
-func vsLeader(lead, res score.AgentResult, leaderP map[string]float64) *VsLeader {
-	d := score.PairedRounds(lead.RoundScores, res.RoundScores)
+func vsLeader(lead, res stats.AgentResult, leaderP map[string]float64) *VsLeader {
+	d := stats.PairedRounds(lead.RoundScores, res.RoundScores)
 	if d.R == 0 {
 		return nil
 	}
@@ -275,7 +275,7 @@ func vsLeader(lead, res score.AgentResult, leaderP map[string]float64) *VsLeader
 // not yet grouped leads a group, which every later ungrouped agent whose
 // score interval overlaps the leader's joins.
 func tieGroups(rows []Row) {
-	groups := score.TieGroups(len(rows), func(i int) (float64, float64, bool) {
+	groups := stats.TieGroups(len(rows), func(i int) (float64, float64, bool) {
 		if rows[i].ScoreCILo == nil || rows[i].ScoreCIHi == nil {
 			return 0, 0, false
 		}

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // MethodVersion names the scoring method: the rules that turn scored
@@ -24,7 +24,7 @@ type Method struct {
 	Seed      uint64 `json:"bootstrap_seed"`
 	// BootstrapWork caps the difficulty-adjusted fit's bootstrap: its
 	// replicates stop once their fits have visited this many
-	// observations (score.FEOptions.MaxWork), so that its cost stays
+	// observations (stats.FEOptions.MaxWork), so that its cost stays
 	// bounded however many agents a round draws; 0: no cap.
 	BootstrapWork int64 `json:"adjusted_bootstrap_work"`
 	// Level of the confidence intervals.
@@ -37,7 +37,7 @@ type Method struct {
 	// TopShare is the share of the ranked agents P(top) counts.
 	TopShare float64 `json:"top_share"`
 	// Power sets the rounds-to-significance estimate.
-	Power score.PowerParams `json:"rounds_to_significance"`
+	Power stats.PowerParams `json:"rounds_to_significance"`
 	// Entry rules: an agent with fewer resolved forecasts than
 	// MinForecasts is listed as preliminary, without a rank; at most
 	// MaxPerOrganisation agents of one organisation are shown (0: no limit).
@@ -53,8 +53,8 @@ const DefaultMinForecasts = 50
 // DefaultMethod is the method the dashboard, the exports and the reports
 // use unless configured otherwise.
 func DefaultMethod() Method {
-	return Method{Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, BootstrapWork: AnalysisBootstrapWork, Level: 0.95, Bins: score.DefaultBins,
-		ShrinkN: score.ShrinkN, TopShare: score.TopShare, Power: score.DefaultPowerParams(), MinForecasts: DefaultMinForecasts}
+	return Method{Bootstrap: AnalysisBootstrap, Seed: AnalysisSeed, BootstrapWork: AnalysisBootstrapWork, Level: 0.95, Bins: stats.DefaultBins,
+		ShrinkN: stats.ShrinkN, TopShare: stats.TopShare, Power: stats.DefaultPowerParams(), MinForecasts: DefaultMinForecasts}
 }
 
 // Validate checks the configurable parameters.
@@ -102,6 +102,6 @@ func (m Method) Digest() string {
 	return hex.EncodeToString(h[:])
 }
 
-func (m Method) options() score.Options {
-	return score.Options{Bins: m.Bins, Bootstrap: m.Bootstrap, Seed: m.Seed, Level: m.Level, Power: m.Power, ShrinkN: m.ShrinkN}
+func (m Method) options() stats.Options {
+	return stats.Options{Bins: m.Bins, Bootstrap: m.Bootstrap, Seed: m.Seed, Level: m.Level, Power: m.Power, ShrinkN: m.ShrinkN}
 }

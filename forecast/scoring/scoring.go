@@ -7,7 +7,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // Outcomes as ScoreRound takes them.
@@ -32,7 +32,7 @@ type Entry struct {
 }
 
 // RoundResult is a round's scores over its frozen set M*. N and
-// AlphaN are named as in score.RoundScore.
+// AlphaN are named as in stats.RoundScore.
 type RoundResult struct {
 	N      int // |M*|: markets with outcome 0 or 1
 	AlphaN int // markets of M* with a benchmark: the Alpha set A
@@ -116,8 +116,8 @@ func RoundOutcomes(r *arena.Round, frozen []int8) ([]MarketOutcome, error) {
 // scores |p_i − x_i| = 1 on every market of M*: Brier 10⁸ bps² and Alpha
 // over A of base − 10⁸. Each entry's predictions are aligned with markets.
 //
-// The float fields come from package score's kernels (score.RoundBrier and
-// score.RoundBrierAlpha) over p/10000, so they are the very numbers the
+// The float fields come from package stats's kernels (stats.RoundBrier and
+// stats.RoundBrierAlpha) over p/10000, so they are the very numbers the
 // analysis computes; they agree with the integers to within the truncation
 // (< 1 bps², i.e. 1e−8).
 func ScoreRound(markets []MarketOutcome, entries []Entry) (RoundResult, error) {
@@ -179,16 +179,16 @@ func ScoreRound(markets []MarketOutcome, entries []Entry) (RoundResult, error) {
 		s := AgentScore{Forfeit: e.Forfeit}
 		if rs.N > 0 {
 			s.BrierBps2 = brierSum / int64(rs.N)
-			s.Brier = score.RoundBrier(ps, xs)
+			s.Brier = stats.RoundBrier(ps, xs)
 		}
 		if rs.AlphaN > 0 {
 			s.AlphaBps2 = alphaSum / int64(rs.AlphaN) // truncates toward zero, as Solidity does
-			_, rs.BaseBrier, s.Alpha = score.RoundBrierAlpha(pa, ba, xa)
+			_, rs.BaseBrier, s.Alpha = stats.RoundBrierAlpha(pa, ba, xa)
 		}
 		rs.Agents[a] = s
 	}
 	if rs.AlphaN > 0 && len(entries) == 0 {
-		_, rs.BaseBrier, _ = score.RoundBrierAlpha(ba, ba, xa)
+		_, rs.BaseBrier, _ = stats.RoundBrierAlpha(ba, ba, xa)
 	}
 	return rs, nil
 }

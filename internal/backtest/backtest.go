@@ -23,7 +23,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/llm"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // DefaultK is the number of questions per backtest round.
@@ -231,12 +231,12 @@ type Report struct {
 	Agents    []AgentResult `json:"agents"`
 	Cost      Cost          `json:"cost"`
 	// Rows are the scored forecasts, in the `arena score` input format.
-	Rows []score.Row `json:"-"`
+	Rows []stats.Row `json:"-"`
 	// Stops are the calls refused by a budget cap.
 	Stops []llm.BudgetError `json:"-"`
 	// Board puts the models beside the human groups of the rounds that
 	// have human forecasts (see HumanBoard); nil without any.
-	Board []score.BoardRow `json:"board,omitempty"`
+	Board []stats.BoardRow `json:"board,omitempty"`
 }
 
 // Runner runs a backtest.
@@ -390,11 +390,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	}
 	rep.Rows = rows
 	if len(rows) > 0 {
-		t, err := score.FromRows(rows)
+		t, err := stats.FromRows(rows)
 		if err != nil {
 			return nil, err
 		}
-		results, err := score.Analyze(ctx, t, score.Options{})
+		results, err := stats.Analyze(ctx, t, stats.Options{})
 		if err != nil {
 			return nil, err
 		}
@@ -477,7 +477,7 @@ func category(m *arena.Market) string {
 }
 
 // rows reads back this plan's stored forecasts as score rows.
-func (r *Runner) rows(ctx context.Context, plan *Plan) ([]score.Row, error) {
+func (r *Runner) rows(ctx context.Context, plan *Plan) ([]stats.Row, error) {
 	inPlan := map[string]bool{}
 	for _, rd := range plan.Rounds {
 		inPlan[rd.Key] = true
@@ -495,13 +495,13 @@ func (r *Runner) rows(ctx context.Context, plan *Plan) ([]score.Row, error) {
 
 // ScoreRows turns the stored backtest forecasts that keep accepts into
 // score rows.
-func ScoreRows(stored []arena.BacktestForecast, keep func(arena.BacktestForecast) bool) []score.Row {
-	var out []score.Row
+func ScoreRows(stored []arena.BacktestForecast, keep func(arena.BacktestForecast) bool) []stats.Row {
+	var out []stats.Row
 	for _, f := range stored {
 		if !keep(f) {
 			continue
 		}
-		row := score.Row{Agent: f.Agent, Round: f.Round, Market: f.SourceID, Category: f.Category, Event: f.Event,
+		row := stats.Row{Agent: f.Agent, Round: f.Round, Market: f.SourceID, Category: f.Category, Event: f.Event,
 			Forecast: float64(f.Forecast) / forecast.MaxBps, Outcome: float64(f.Outcome)}
 		if f.Benchmark != nil {
 			row.Benchmark, row.HasBenchmark = *f.Benchmark, true
@@ -514,7 +514,7 @@ func ScoreRows(stored []arena.BacktestForecast, keep func(arena.BacktestForecast
 // WriteCSV writes rows in the `arena score` input format: agent, round,
 // market (the source id), category, forecast, benchmark (empty when none),
 // outcome, event; numbers in their shortest exact form.
-func WriteCSV(w io.Writer, rows []score.Row) error {
+func WriteCSV(w io.Writer, rows []stats.Row) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"agent", "round", "market", "category", "forecast", "benchmark", "outcome", "event"})
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -12,7 +12,7 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/cache"
 	"github.com/forecast-arena/arena/internal/forecastbench"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // SlowBoard is how long a board's computation may take and still be
@@ -103,7 +103,7 @@ func (b *Boards) Humans() bool { return b.humans != nil }
 // HumanBoardView is the human board (human rows are marked Human) and the
 // questions it scores.
 type HumanBoardView struct {
-	Rows      []score.BoardRow
+	Rows      []stats.BoardRow
 	Questions []HumanQuestion
 }
 
@@ -143,13 +143,13 @@ func (b *Boards) HumanBoard(ctx context.Context) (HumanBoardView, error) {
 }
 
 func (b *Boards) humanBoard(ctx context.Context) (HumanBoardView, error) {
-	rows, err := StoredHumanBoard(ctx, b.humans, time.Time{}, time.Time{}, false, false, score.BoardOptions{Seed: 1})
+	rows, err := StoredHumanBoard(ctx, b.humans, time.Time{}, time.Time{}, false, false, stats.BoardOptions{Seed: 1})
 	if err != nil {
 		return HumanBoardView{}, err
 	}
 	v := HumanBoardView{Rows: rows}
 	if v.Rows == nil {
-		v.Rows = []score.BoardRow{}
+		v.Rows = []stats.BoardRow{}
 	}
 	aggs, items, err := b.humanRound(ctx)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/forecastbench"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // HumanItems lists, by forecast due date, the items (SourceIDs) a round's
@@ -42,7 +42,7 @@ func PlanItems(plan *Plan) map[string]*arena.Market {
 // individuals, every human forecaster is a row too. The humans' rows are
 // marked Human. It returns nil when no item has a human forecast. It stops
 // with ctx.
-func HumanBoard(ctx context.Context, inPlan map[string]*arena.Market, rows []score.Row, humans []forecastbench.HumanAggregate, values map[string]float64, individuals bool, opt score.BoardOptions) ([]score.BoardRow, error) {
+func HumanBoard(ctx context.Context, inPlan map[string]*arena.Market, rows []stats.Row, humans []forecastbench.HumanAggregate, values map[string]float64, individuals bool, opt stats.BoardOptions) ([]stats.BoardRow, error) {
 	items := forecastbench.HumanBoardItems(humans, inPlan, values, individuals)
 	if len(items) == 0 {
 		return nil, nil
@@ -56,9 +56,9 @@ func HumanBoard(ctx context.Context, inPlan map[string]*arena.Market, rows []sco
 		if m == nil || !onBoard[r.Market] {
 			continue
 		}
-		items = append(items, score.BoardItem{Forecaster: r.Agent, Item: r.Market, Kind: m.Kind, Resolved: true, Forecast: r.Forecast, Outcome: r.Outcome})
+		items = append(items, stats.BoardItem{Forecaster: r.Agent, Item: r.Market, Kind: m.Kind, Resolved: true, Forecast: r.Forecast, Outcome: r.Outcome})
 	}
-	return score.Board(ctx, items, opt)
+	return stats.Board(ctx, items, opt)
 }
 
 // HumanBoardStore is what StoredHumanBoard reads.
@@ -99,7 +99,7 @@ func HumanForecasts(ctx context.Context, st arena.HumanStore, from, to time.Time
 // that had not resolved are added, scored against the latest value the
 // resolution set reported, as ForecastBench scores them; no model is asked
 // those, so they count for the humans alone.
-func StoredHumanBoard(ctx context.Context, db HumanBoardStore, from, to time.Time, individuals, unresolved bool, opt score.BoardOptions) ([]score.BoardRow, error) {
+func StoredHumanBoard(ctx context.Context, db HumanBoardStore, from, to time.Time, individuals, unresolved bool, opt stats.BoardOptions) ([]stats.BoardRow, error) {
 	fs, err := HumanForecasts(ctx, db, from, to)
 	if err != nil || len(fs) == 0 {
 		return nil, err

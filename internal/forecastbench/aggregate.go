@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // Board names of the human groups' medians, as ForecastBench's human
@@ -80,7 +80,7 @@ func Aggregate(fs []arena.HumanForecast) []HumanAggregate {
 		for j, f := range a.Forecasts {
 			v[j] = f.Forecast
 		}
-		a.Median, a.Min, a.Max = score.Median(v), slices.Min(v), slices.Max(v)
+		a.Median, a.Min, a.Max = stats.Median(v), slices.Min(v), slices.Max(v)
 	}
 	slices.SortFunc(out, func(x, y HumanAggregate) int {
 		if c := strings.Compare(x.Group, y.Group); c != 0 {
@@ -141,8 +141,8 @@ func MarketValues(ctx context.Context, st arena.MarketStore, ms []*arena.Market)
 // imported items (by SourceID): each group's median as one forecaster and,
 // with individuals, every human as one. Items the store does not hold, or
 // that cannot be scored yet, are left out.
-func HumanBoardItems(aggs []HumanAggregate, items map[string]*arena.Market, values map[string]float64, individuals bool) []score.BoardItem {
-	var out []score.BoardItem
+func HumanBoardItems(aggs []HumanAggregate, items map[string]*arena.Market, values map[string]float64, individuals bool) []stats.BoardItem {
+	var out []stats.BoardItem
 	for _, a := range aggs {
 		m := items[a.SourceID]
 		if m == nil {
@@ -152,7 +152,7 @@ func HumanBoardItems(aggs []HumanAggregate, items map[string]*arena.Market, valu
 		if !ok {
 			continue
 		}
-		it := score.BoardItem{Forecaster: MedianName(a.Group), Human: true, Item: a.SourceID, Kind: a.Kind, Resolved: resolved, Forecast: a.Median, Outcome: o}
+		it := stats.BoardItem{Forecaster: MedianName(a.Group), Human: true, Item: a.SourceID, Kind: a.Kind, Resolved: resolved, Forecast: a.Median, Outcome: o}
 		out = append(out, it)
 		if individuals {
 			for _, f := range a.Forecasts {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 func TestAggregateAndBoardItems(t *testing.T) {
@@ -54,7 +54,7 @@ func TestAggregateAndBoardItems(t *testing.T) {
 	}
 	values := map[string]float64{"2024-07-21:manifold:m": 0.8}
 	got := HumanBoardItems(aggs, items, values, true)
-	wantItems := []score.BoardItem{
+	wantItems := []stats.BoardItem{
 		{Forecaster: PublicMedian, Human: true, Item: "2024-07-21:manifold:m", Kind: arena.KindMarket, Forecast: 0.4, Outcome: 0.8},
 		{Forecaster: "Public forecaster p1", Human: true, Item: "2024-07-21:manifold:m", Kind: arena.KindMarket, Forecast: 0.4, Outcome: 0.8},
 		{Forecaster: SuperMedian, Human: true, Item: "2024-07-21:acled:a:2024-08-20", Kind: arena.KindDataset, Resolved: true, Forecast: 0.15000000000000002, Outcome: 1},

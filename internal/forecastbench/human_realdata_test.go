@@ -11,14 +11,14 @@ import (
 	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // superBoard imports the human round of 2024-07-21 (its 200 questions, the
 // superforecasters' individual forecasts and the given resolution set)
 // into a fresh store and scores the superforecaster median from what the
 // store reads back.
-func superBoard(t *testing.T, resolutions string) (score.BoardRow, *store.DB) {
+func superBoard(t *testing.T, resolutions string) (stats.BoardRow, *store.DB) {
 	t.Helper()
 	h := func(name string) string { return shareddata.Path(t, "forecastbench-human", name) }
 	files := Files{Questions: []string{h("2024-07-21-human.json")}, Resolutions: []string{resolutions},
@@ -51,7 +51,7 @@ func superBoard(t *testing.T, resolutions string) (score.BoardRow, *store.DB) {
 		t.Fatal(err)
 	}
 	items := HumanBoardItems(Aggregate(fs), bySID, values, false)
-	rows, err := score.Board(context.Background(), items, score.BoardOptions{Bootstrap: 200, Seed: 1})
+	rows, err := stats.Board(context.Background(), items, stats.BoardOptions{Bootstrap: 200, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func superBoard(t *testing.T, resolutions string) (score.BoardRow, *store.DB) {
 	return rows[0], db
 }
 
-func near(t *testing.T, what string, got score.Mean, wantN int, want float64) {
+func near(t *testing.T, what string, got stats.Mean, wantN int, want float64) {
 	t.Helper()
 	if got.N != wantN || !got.Brier.OK || math.Abs(got.Brier.V-want) > 1e-12 {
 		t.Errorf("%s: %d items, Brier %v; want %d items, %.15g", what, got.N, got.Brier, wantN, want)

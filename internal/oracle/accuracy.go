@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	arena "github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // AuditRate is agreement with human audits: n audited, how many agreed,
@@ -12,8 +12,8 @@ import (
 type AuditRate struct {
 	N        int            `json:"n"`
 	Agreed   int            `json:"agreed"`
-	Accuracy score.Float    `json:"accuracy"`
-	Wilson   [2]score.Float `json:"wilson"`
+	Accuracy stats.Float    `json:"accuracy"`
+	Wilson   [2]stats.Float `json:"wilson"`
 }
 
 // ResolverRate is one resolver's round-1 votes on audited markets; an
@@ -47,8 +47,8 @@ type ResolverStanding struct {
 	Agent     string         `json:"agent"`
 	Decisions int            `json:"decisions"` // round-1 calls on markets with a YES/NO final decision
 	Agreed    int            `json:"agreed"`
-	Agreement score.Float    `json:"agreement"`
-	Wilson    [2]score.Float `json:"wilson"`
+	Agreement stats.Float    `json:"agreement"`
+	Wilson    [2]stats.Float `json:"wilson"`
 }
 
 // AuditedMarket is one market counted: the panel's answer, the human's

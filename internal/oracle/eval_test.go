@@ -18,7 +18,7 @@ import (
 	arena "github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/llmtest"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // scripted answer of one resolver on one question in one round.
@@ -391,7 +391,7 @@ func (w *world) expected(systems []string) map[string]any {
 	cell := func(u, high bool) map[string]any {
 		k, m := 0, 0
 		for i := range w.items {
-			hi := meanConf[i] >= score.Median(meanConf)
+			hi := meanConf[i] >= stats.Median(meanConf)
 			if unan[i] == u && (high == hi) {
 				m++
 				if majOK[i] {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // WriteJSON writes the report as indented JSON.
@@ -23,14 +23,14 @@ func (r Report) WriteJSON(w io.Writer) error {
 	return err
 }
 
-func ci(w [2]score.Float) string {
+func ci(w [2]stats.Float) string {
 	if !w[0].OK || !w[1].OK {
 		return "–"
 	}
 	return fmt.Sprintf("[%.1f, %.1f]", 100*w[0].V, 100*w[1].V)
 }
 
-func num(f score.Float, prec int) string {
+func num(f stats.Float, prec int) string {
 	if !f.OK {
 		return "–"
 	}
@@ -92,7 +92,7 @@ func (r Report) WriteTable(w io.Writer) error {
 func (r Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"system", "n", "correct", "accuracy", "abstained", "wilson_lo", "wilson_hi", "unique_accuracy", "unique_wilson_lo", "unique_wilson_hi", "all_correct", "mixed", "all_wrong", "answered", "coverage"})
-	f := func(x score.Float) string {
+	f := func(x stats.Float) string {
 		if !x.OK {
 			return ""
 		}

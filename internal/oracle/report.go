@@ -9,7 +9,7 @@ import (
 
 	arena "github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/redact"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // Item is one evaluated question: its ground truth and the panel's votes.
@@ -25,7 +25,7 @@ type Item struct {
 // Rate is a count with its accuracy (null when n is 0).
 type Rate struct {
 	N        int         `json:"n"`
-	Accuracy score.Float `json:"accuracy"`
+	Accuracy stats.Float `json:"accuracy"`
 }
 
 // Consistency counts the series with more than one question by how many of
@@ -44,13 +44,13 @@ type SystemReport struct {
 	System         string          `json:"system"`
 	N              int             `json:"n"`
 	Answered       int             `json:"answered"`
-	Coverage       score.Float     `json:"coverage"`
+	Coverage       stats.Float     `json:"coverage"`
 	Correct        int             `json:"correct"`
-	Accuracy       score.Float     `json:"accuracy"`
+	Accuracy       stats.Float     `json:"accuracy"`
 	Abstained      int             `json:"abstained"`
-	Wilson         [2]score.Float  `json:"wilson"`
-	UniqueAccuracy score.Float     `json:"unique_accuracy"`
-	UniqueWilson   [2]score.Float  `json:"unique_wilson"`
+	Wilson         [2]stats.Float  `json:"wilson"`
+	UniqueAccuracy stats.Float     `json:"unique_accuracy"`
+	UniqueWilson   [2]stats.Float  `json:"unique_wilson"`
 	Consistency    Consistency     `json:"consistency"`
 	ByCategory     map[string]Rate `json:"by_category"`
 }
@@ -64,7 +64,7 @@ type Agreement struct {
 // AgreementConfidence crosses unanimity with mean confidence, split at its
 // median over questions.
 type AgreementConfidence struct {
-	Median        score.Float `json:"median"`
+	Median        stats.Float `json:"median"`
 	UnanimousHigh Rate        `json:"unanimous_high"`
 	UnanimousLow  Rate        `json:"unanimous_low"`
 	SplitHigh     Rate        `json:"split_high"`
@@ -86,14 +86,14 @@ type McNemarRow struct {
 type PhiRow struct {
 	A   string      `json:"a"`
 	B   string      `json:"b"`
-	Phi score.Float `json:"phi"`
+	Phi stats.Float `json:"phi"`
 }
 
 // CondRow is P(other wrong | given wrong) in round 1.
 type CondRow struct {
 	Given string      `json:"given"`
 	Other string      `json:"other"`
-	P     score.Float `json:"p"`
+	P     stats.Float `json:"p"`
 }
 
 // RevisionRow counts one resolver's round-2 changes of correctness.
@@ -108,7 +108,7 @@ type RevisionRow struct {
 type CoveragePoint struct {
 	Coverage float64     `json:"coverage"`
 	N        int         `json:"n"`
-	Accuracy score.Float `json:"accuracy"`
+	Accuracy stats.Float `json:"accuracy"`
 }
 
 // ResolverCalls counts one resolver's failed votes (both rounds) and
@@ -146,14 +146,14 @@ type Report struct {
 func rate(k, n int) Rate {
 	r := Rate{N: n}
 	if n > 0 {
-		r.Accuracy = score.Def(float64(k) / float64(n))
+		r.Accuracy = stats.Def(float64(k) / float64(n))
 	}
 	return r
 }
 
-func wilson(k, n int) [2]score.Float {
-	w := score.Wilson(k, n, score.Wilson95)
-	return [2]score.Float{w.Lo, w.Hi}
+func wilson(k, n int) [2]stats.Float {
+	w := stats.Wilson(k, n, stats.Wilson95)
+	return [2]stats.Float{w.Lo, w.Hi}
 }
 
 // voteCorrect: a YES/NO answer equal to the truth. An abstention or a
@@ -388,8 +388,8 @@ func (m majorityView) agreementConfidence() AgreementConfidence {
 	if len(m.sub) == 0 {
 		return ac
 	}
-	med := score.Median(m.conf)
-	ac.Median = score.Def(med)
+	med := stats.Median(m.conf)
+	ac.Median = stats.Def(med)
 	var k, n [4]int // unanimous high, unanimous low, split high, split low
 	for j, i := range m.sub {
 		cell := 0
@@ -442,7 +442,7 @@ func mcNemar(systems []string, correct [][]bool) []McNemarRow {
 	out := []McNemarRow{}
 	for a := range systems {
 		for b := a + 1; b < len(systems); b++ {
-			t := score.CrossTab(correct[a], correct[b])
+			t := stats.CrossTab(correct[a], correct[b])
 			out = append(out, McNemarRow{A: systems[a], B: systems[b], AOnly: t.N10, BOnly: t.N01, P: t.McNemar()})
 		}
 	}
@@ -491,7 +491,7 @@ func (r1 resolverCorrectness) errorCorrelation() []PhiRow {
 		for b := range r1.agents {
 			if a != b {
 				ca, cb := r1.both(a, b)
-				out = append(out, PhiRow{A: r1.agents[a], B: r1.agents[b], Phi: score.CrossTab(ca, cb).Phi()})
+				out = append(out, PhiRow{A: r1.agents[a], B: r1.agents[b], Phi: stats.CrossTab(ca, cb).Phi()})
 			}
 		}
 	}
@@ -519,7 +519,7 @@ func (r1 resolverCorrectness) conditionalError() []CondRow {
 			}
 			row := CondRow{Given: r1.agents[g], Other: r1.agents[o]}
 			if gw > 0 {
-				row.P = score.Def(float64(bw) / float64(gw))
+				row.P = stats.Def(float64(bw) / float64(gw))
 			}
 			out = append(out, row)
 		}
@@ -590,7 +590,7 @@ func Systems(list []string, agents []string) ([]string, error) {
 }
 
 // pct formats a nullable rate for tables.
-func pct(f score.Float) string {
+func pct(f stats.Float) string {
 	if !f.OK || math.IsNaN(f.V) {
 		return "–"
 	}

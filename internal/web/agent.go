@@ -11,7 +11,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/rounds"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // agentID is the agent the page's path names: a baseline's id, or an
@@ -50,7 +50,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 	p, known := profiles[agent]
 	v := AgentPageJSON{Agent: agent, Name: cmp.Or(p.Name, agent), Kind: p.Kind, Known: known, ProfileVersion: p.ProfileVersion,
 		Profile: forecast.ProfileFields{Name: p.Name, Organisation: p.Organisation, Model: p.Model, Homepage: p.Homepage, Description: p.Description},
-		History: []AgentRoundJSON{}, Calibration: []score.Bin{}, CORPBlocks: []score.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
+		History: []AgentRoundJSON{}, Calibration: []stats.Bin{}, CORPBlocks: []stats.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
 	if !baseline {
 		act, err := s.Forecast.AgentActivity(r.Context(), agent)
 		if err != nil {
@@ -63,7 +63,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 			v.Row = &rows[i]
 		}
 	}
-	i := slices.IndexFunc(a.Results, func(x score.AgentResult) bool { return x.Agent == agent })
+	i := slices.IndexFunc(a.Results, func(x stats.AgentResult) bool { return x.Agent == agent })
 	if i < 0 {
 		return v, nil
 	}
@@ -94,7 +94,7 @@ var kindLabels = map[string]string{"external": "external agent", "builtin": "bas
 // band: the t interval over the k rounds so far (mean ± t·sd/√k, k − 1
 // degrees of freedom, as the leaderboard's p-value takes them). The
 // headline interval resamples events instead (see the agent page).
-func history(rs []score.RoundScore) []AgentRoundJSON {
+func history(rs []stats.RoundScore) []AgentRoundJSON {
 	out := make([]AgentRoundJSON, 0, len(rs))
 	var k int
 	var sum, sumSq float64
@@ -110,7 +110,7 @@ func history(rs []score.RoundScore) []AgentRoundJSON {
 			h.CumAlpha = &m
 			if k > 1 {
 				sd := math.Sqrt(math.Max(0, (sumSq-float64(k)*m*m)/float64(k-1)))
-				q := score.StudentQuantile(0.975, float64(k-1))
+				q := stats.StudentQuantile(0.975, float64(k-1))
 				lo, hi := m-q*sd/math.Sqrt(float64(k)), m+q*sd/math.Sqrt(float64(k))
 				h.CumLo, h.CumHi = &lo, &hi
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/chart"
 	"github.com/forecast-arena/arena/internal/rounds"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // The question browser (/markets) and the agent comparison (/compare).
@@ -293,19 +293,19 @@ func (s *Server) compareView(r *http.Request) (any, error) {
 
 // compareAgents resolves a comma-separated list of agents, each by its
 // address (in any letter case) or its display name, among the scored ones.
-func compareAgents(list string, a *scoring.Analysis, names map[string]string) ([]*score.AgentResult, error) {
+func compareAgents(list string, a *scoring.Analysis, names map[string]string) ([]*stats.AgentResult, error) {
 	items := strings.Split(list, ",")
 	if len(items) < compareMin || len(items) > compareMax {
 		return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agents: want %d to %d agents, comma-separated addresses or names (got %d)",
 			compareMin, compareMax, len(items))
 	}
-	var out []*score.AgentResult
+	var out []*stats.AgentResult
 	for _, item := range items {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agents %q: an empty name between commas", clip(list))
 		}
-		var byAddr, byName []*score.AgentResult
+		var byAddr, byName []*stats.AgentResult
 		for i := range a.Results {
 			res := &a.Results[i]
 			if strings.EqualFold(res.Agent, item) {
@@ -314,7 +314,7 @@ func compareAgents(list string, a *scoring.Analysis, names map[string]string) ([
 				byName = append(byName, res)
 			}
 		}
-		var res *score.AgentResult
+		var res *stats.AgentResult
 		switch {
 		case len(byAddr) == 1:
 			res = byAddr[0]

@@ -610,7 +610,7 @@ func highS(sig []byte) {
 }
 
 // hand is a round score computed here from the round-scoring definitions (Brier, Alpha over the frozen set),
-// independently of package forecast and package score.
+// independently of package forecast and package stats.
 type hand struct {
 	brier, alpha         float64
 	brierBps2, alphaBps2 int64

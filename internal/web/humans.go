@@ -10,7 +10,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/backtest"
 	"github.com/forecast-arena/arena/internal/forecastbench"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // registerHumans mounts the human board pages (with the boards, when
@@ -26,7 +26,7 @@ func (s *Server) registerHumans() {
 // HumanBoardPageJSON is the human board page: the board (human rows have
 // "human": true) and the questions it scores.
 type HumanBoardPageJSON struct {
-	Rows      []score.BoardRow    `json:"rows"`
+	Rows      []stats.BoardRow    `json:"rows"`
 	Questions []HumanQuestionJSON `json:"questions"`
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/trading"
-	"github.com/forecast-arena/arena/score"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // Page views: the data of every dashboard page, served as HTML at the
@@ -230,10 +230,10 @@ type AgentPageJSON struct {
 	Row             *ForecastRowJSON       `json:"leaderboard_row"`
 	History         []AgentRoundJSON       `json:"history"`
 	Murphy          *MurphyJSON            `json:"murphy"`
-	CORP            *score.CORP            `json:"corp"`
-	CORPBlocks      []score.Block          `json:"corp_blocks"`
+	CORP            *stats.CORP            `json:"corp"`
+	CORPBlocks      []stats.Block          `json:"corp_blocks"`
 	ECE             *float64               `json:"ece"`
-	Calibration     []score.Bin            `json:"calibration"`
+	Calibration     []stats.Bin            `json:"calibration"`
 	Best            []QuestionJSON         `json:"best_questions"`
 	Worst           []QuestionJSON         `json:"worst_questions"`
 }
