@@ -53,7 +53,7 @@ const (
 //   - amounts are dollars, as a JSON number or a string like "100",
 //     "$1,250.50"; converted from the decimal text (never through a float)
 //     to micro-dollars, rounding half up past 6 decimals, as
-//     trading.DollarsToMicros does ("333.3333333" → $333.333333,
+//     arena.DollarsToMicros does ("333.3333333" → $333.333333,
 //     "2499.9999999999995" → $2,500). Negative, zero (also after rounding),
 //     NaN/Infinity and more than $1e12 are errors.
 //   - ids are integers, as numbers (12 or 12.0) or digit strings ("12").

@@ -198,9 +198,6 @@ func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h
 // WithLogger sets the logger for retries.
 func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 
-// WithBaseURL overrides the spec's base URL (tests, local servers).
-func WithBaseURL(u string) Option { return func(c *Client) { c.spec.BaseURL = u } }
-
 // Client calls one registry model. It is safe for concurrent use.
 type Client struct {
 	spec   ModelSpec

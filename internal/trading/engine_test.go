@@ -29,7 +29,7 @@ var (
 )
 
 func usd(x float64) trading.Micros {
-	m, err := trading.DollarsToMicros(x)
+	m, err := arena.DollarsToMicros(x)
 	if err != nil {
 		panic(err)
 	}

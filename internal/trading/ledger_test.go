@@ -13,7 +13,7 @@ import (
 var at = time.Date(2026, 3, 1, 0, 5, 0, 0, time.UTC)
 
 func d(x float64) Micros {
-	m, err := DollarsToMicros(x)
+	m, err := arena.DollarsToMicros(x)
 	if err != nil {
 		panic(err)
 	}
@@ -59,13 +59,13 @@ func TestMicrosCents(t *testing.T) {
 }
 
 func TestConversions(t *testing.T) {
-	if _, err := DollarsToMicros(math.NaN()); err == nil {
+	if _, err := arena.DollarsToMicros(math.NaN()); err == nil {
 		t.Error("NaN accepted")
 	}
-	if _, err := DollarsToMicros(1e13); err == nil {
+	if _, err := arena.DollarsToMicros(1e13); err == nil {
 		t.Error("huge accepted")
 	}
-	if m, _ := DollarsToMicros(0.1 + 0.2); m != 300_000 {
+	if m, _ := arena.DollarsToMicros(0.1 + 0.2); m != 300_000 {
 		t.Errorf("0.1+0.2 -> %d", m)
 	}
 	for _, c := range []struct {

@@ -25,11 +25,6 @@ const (
 	MaxBetDivisor = 4
 )
 
-// DollarsToMicros converts a dollar amount (as models write it) to
-// micro-dollars: arena.DollarsToMicros, named here with the other money
-// helpers of the ledger.
-func DollarsToMicros(d float64) (Micros, error) { return arena.DollarsToMicros(d) }
-
 // PriceFromFloat freezes a probability as an exact price, rounding to the
 // nearest part per million. It reports false for NaN or values outside [0,1].
 func PriceFromFloat(p float64) (PPM, bool) {
