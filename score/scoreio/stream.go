@@ -643,9 +643,19 @@ func (j *joiner) grow(rows int) {
 }
 
 func newColumns(n int) *score.Table {
-	return &score.Table{Agent: make([]int32, 0, n), Round: make([]int32, 0, n), Market: make([]int32, 0, n),
+	t := &score.Table{Agent: make([]int32, 0, n), Round: make([]int32, 0, n), Market: make([]int32, 0, n),
 		Category: make([]int32, 0, n), Event: make([]int32, 0, n), P: make([]float64, 0, n), B: make([]float64, 0, n),
 		X: make([]float64, 0, n), Line: make([]int32, 0, n)}
+	adviseHuge(t.Agent)
+	adviseHuge(t.Round)
+	adviseHuge(t.Market)
+	adviseHuge(t.Category)
+	adviseHuge(t.Event)
+	adviseHuge(t.P)
+	adviseHuge(t.B)
+	adviseHuge(t.X)
+	adviseHuge(t.Line)
+	return t
 }
 
 // table joins every part into one table: each column moved part by part
