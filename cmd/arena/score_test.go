@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -254,28 +253,16 @@ func TestScoreValidEdgeCases(t *testing.T) {
 
 // ---- benchmarks ----
 
-var bigCSV struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// bigScoreCSV writes (once per run) a 1,000,000-row S7 file: 10 agents ×
-// 100,000 predictions in rounds of 7 markets, with benchmarks and events.
+// bigScoreCSV writes a 1,000,000-row S7 file: 10 agents × 100,000
+// predictions in rounds of 7 markets, with benchmarks and events. It goes
+// in the benchmark's temporary directory, removed when the benchmark ends
+// (a file shared by the run's benchmarks was left behind, 57 MB a run).
 func bigScoreCSV(b *testing.B) string {
-	bigCSV.once.Do(func() {
-		dir, err := os.MkdirTemp("", "arena-score-bench")
-		if err != nil {
-			bigCSV.err = err
-			return
-		}
-		bigCSV.path = filepath.Join(dir, "scores.csv")
-		bigCSV.err = writeBenchCSV(bigCSV.path, 100_000)
-	})
-	if bigCSV.err != nil {
-		b.Fatal(bigCSV.err)
+	path := filepath.Join(b.TempDir(), "scores.csv")
+	if err := writeBenchCSV(path, 100_000); err != nil {
+		b.Fatal(err)
 	}
-	return bigCSV.path
+	return path
 }
 
 // BenchmarkScoreEndToEnd runs `arena score --format json` on the
