@@ -51,16 +51,20 @@ func FuzzScoreInput(f *testing.F) {
 		timer := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("hang on %q jsonl=%v", data, jsonl)) })
 		defer timer.Stop()
 		tab, err := Parse(data, jsonl)
-		// Cut into pieces of a few bytes, the input parses the same.
-		pieces, perr := parsePieces(data, jsonl, 1+len(data)%13, 1+len(data)%5, nil)
-		if fmt.Sprint(err) != fmt.Sprint(perr) {
-			t.Fatalf("in pieces: error %v, want %v", perr, err)
-		}
-		if err != nil {
-			return
-		}
-		if d := sameTable(tab, pieces); d != "" {
-			t.Fatalf("in pieces: %s", d)
+		// Cut into pieces of a few bytes, the input parses the same,
+		// whatever size it is said to have: none, too small (the rows'
+		// columns grow), too large.
+		for _, hint := range []int64{0, int64(len(data) / 7), int64(len(data) * 5)} {
+			pieces, perr := parsePieces(data, jsonl, 1+len(data)%13, 1+len(data)%5, hint, nil)
+			if fmt.Sprint(err) != fmt.Sprint(perr) {
+				t.Fatalf("in pieces, size %d: error %v, want %v", hint, perr, err)
+			}
+			if err != nil {
+				return
+			}
+			if d := sameTable(tab, pieces); d != "" {
+				t.Fatalf("in pieces, size %d: %s", hint, d)
+			}
 		}
 		for i := range tab.Len() {
 			r := tab.Row(i)
@@ -78,12 +82,13 @@ func FuzzScoreInput(f *testing.F) {
 }
 
 // parsePieces is Parse cutting data into pieces of about size bytes, read
-// n bytes at a time by r (a bytes.Reader when nil).
-func parsePieces(data []byte, jsonl bool, size, n int, r io.Reader) (*stats.Table, error) {
+// n bytes at a time by r (a bytes.Reader when nil), the input said to be
+// of hint bytes (0: not known).
+func parsePieces(data []byte, jsonl bool, size, n int, hint int64, r io.Reader) (*stats.Table, error) {
 	if r == nil {
 		r = bytes.NewReader(data)
 	}
-	return parse(&source{r: r, piece: size, read: n}, func([]byte) bool { return jsonl })
+	return parse(&source{r: r, size: hint, piece: size, read: n}, func([]byte) bool { return jsonl })
 }
 
 // sameTable reports how two tables differ: rows in order, line numbers,
@@ -134,19 +139,23 @@ func TestParsePiecesMatchOnePiece(t *testing.T) {
 	at := strings.Index(clean[len(clean)*2/3:], "\n") + len(clean)*2/3 + 1
 	quoted := clean[:at] + "Q,1,mq,\"multi\nline\",0.5,,1,e\n" + clean[at:]
 	for _, in := range []string{dirty, clean, quoted} {
-		one, oneErr := parsePieces([]byte(in), false, 1<<30, 1<<30, nil)
+		one, oneErr := parsePieces([]byte(in), false, 1<<30, 1<<30, 0, nil)
 		for _, size := range []int{1, 100, 4096, 50000} { // 1: a piece a line
-			many, err := parsePieces([]byte(in), false, size, max(size/3, 1), nil)
-			if fmt.Sprint(err) != fmt.Sprint(oneErr) {
-				t.Fatalf("pieces of %d: error %v, want %v", size, err, oneErr)
-			}
-			if err == nil {
-				if d := sameTable(one, many); d != "" {
-					t.Fatalf("pieces of %d: %s", size, d)
+			// The input's size unknown, too small (the rows' columns
+			// grow, the first rows moved into the last), right, too large.
+			for _, hint := range []int64{0, int64(len(in) / 10), int64(len(in)), int64(len(in) * 10)} {
+				many, err := parsePieces([]byte(in), false, size, max(size/3, 1), hint, nil)
+				if fmt.Sprint(err) != fmt.Sprint(oneErr) {
+					t.Fatalf("pieces of %d, size %d: error %v, want %v", size, hint, err, oneErr)
+				}
+				if err == nil {
+					if d := sameTable(one, many); d != "" {
+						t.Fatalf("pieces of %d, size %d: %s", size, hint, d)
+					}
 				}
 			}
 		}
-		bytewise, err := parsePieces(nil, false, 300, 7, iotest.OneByteReader(strings.NewReader(in)))
+		bytewise, err := parsePieces(nil, false, 300, 7, 0, iotest.OneByteReader(strings.NewReader(in)))
 		if fmt.Sprint(err) != fmt.Sprint(oneErr) {
 			t.Fatalf("one byte a read: error %v, want %v", err, oneErr)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,8 +34,18 @@ func ReadFile(path string) (*stats.Table, error) {
 // beside the rows, never the whole input. A file larger than MaxFileBytes
 // or with a line longer than MaxLineBytes is refused as soon as the read
 // gets there.
+//
+// When r has a Stat method (an *os.File has) that gives a regular file's
+// size, the rows' columns are made once at about their final size instead
+// of grown; the size is a hint only.
 func Read(r io.Reader, name string) (*stats.Table, error) {
-	t, err := parse(&source{r: r, bounded: true, piece: pieceSize, read: readSize}, func(first []byte) bool { return isJSONL(name, first) })
+	src := &source{r: r, bounded: true, piece: pieceSize, read: readSize}
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			src.size = min(fi.Size(), MaxFileBytes)
+		}
+	}
+	t, err := parse(src, func(first []byte) bool { return isJSONL(name, first) })
 	var re *readError
 	switch {
 	case errors.As(err, &re):
@@ -50,7 +61,7 @@ func Read(r io.Reader, name string) (*stats.Table, error) {
 // stats.MaxProblems with a total) and the parse fails: nothing is
 // silently dropped.
 func Parse(data []byte, jsonl bool) (*stats.Table, error) {
-	return parse(&source{r: bytes.NewReader(data), piece: pieceSize, read: readSize}, func([]byte) bool { return jsonl })
+	return parse(&source{r: bytes.NewReader(data), size: int64(len(data)), piece: pieceSize, read: readSize}, func([]byte) bool { return jsonl })
 }
 
 func isJSONL(path string, data []byte) bool {
@@ -90,6 +101,7 @@ func (e *readError) Unwrap() error { return e.err }
 // bounded), and counts its lines.
 type source struct {
 	r           io.Reader
+	size        int64 // the input's size when known (a regular file), else 0
 	bounded     bool
 	piece, read int   // pieceSize and readSize but in tests
 	total       int64 // bytes read
@@ -103,7 +115,13 @@ type source struct {
 func (s *source) fill(buf []byte, want int) ([]byte, error) {
 	for len(buf) < want && !s.eof {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, max(len(buf), minBuffer))
+			n := max(len(buf), minBuffer)
+			if s.total >= int64(s.piece) || s.size >= int64(s.piece) {
+				// The input fills pieces: grown at once to what is wanted,
+				// not by doubling from minBuffer through every size.
+				n = max(n, want-len(buf))
+			}
+			buf = slices.Grow(buf, n)
 		}
 		room := min(cap(buf)-len(buf), s.read)
 		if s.bounded { // never read past the first byte beyond the bound
@@ -242,6 +260,7 @@ func parse(src *source, jsonl func(first []byte) bool) (*stats.Table, error) {
 	buf = bytes.TrimPrefix(buf, bom)
 	workers := runtime.GOMAXPROCS(0)
 	d := &driver{st: newStream(src, buf, 2*workers+2), jobs: make(chan *job, workers)}
+	d.j.hint = estimateRows(src.size, maxRows(buf), len(buf))
 	for _, c := range stringCols {
 		d.j.pools[c] = newPool()
 	}
@@ -266,7 +285,7 @@ func parse(src *source, jsonl func(first []byte) bool) (*stats.Table, error) {
 	if d.csvHeader != nil && d.csvHeader.err != nil {
 		return nil, d.csvHeader.err
 	}
-	t, bad := d.j.table(workers)
+	t, bad := d.j.table()
 	if bad.Total > 0 {
 		return nil, bad
 	}
@@ -313,7 +332,7 @@ func (d *driver) work(jsonl bool) {
 
 // submit queues a piece for the workers, its part next in order.
 func (d *driver) submit(data []byte, pos, line int, hdr *header) {
-	p := d.j.add(bytes.Count(data[pos:], []byte{'\n'}) + 1)
+	p := d.j.add(maxRows(data[pos:]))
 	d.jobs <- &job{data: data, pos: pos, line: line, hdr: hdr, part: p}
 }
 
@@ -379,7 +398,7 @@ func (d *driver) csv() error {
 // sequential parses the rest of the input in one pass: from data[pos:],
 // on line, then every following piece.
 func (d *driver) sequential(data []byte, pos, line int, last bool, h *header) error {
-	p := d.j.add(bytes.Count(data[pos:], []byte{'\n'}) + 1)
+	p := d.j.addRest(maxRows(data[pos:]))
 	p.cache = new(internCache)
 	buf := append(make([]byte, 0, len(data)-pos+minBuffer), data[pos:]...)
 	d.st.done(data)
@@ -529,27 +548,125 @@ func (p *rowParser) body(data []byte, pos, line int, h *header, last bool) (int,
 
 // joiner joins the parts in input order: it renumbers the pools'
 // provisional ids in order of first appearance in the input (the ids a
-// single pass gives) while it copies the rows into columns allocated
-// once, and lists the parts' problems in order.
+// single pass gives) and lists the parts' problems in order.
+//
+// The parts' rows are not copied into a table of their own: each part
+// appends into a window of one set of columns (rows), as many rows as its
+// piece can hold, so the table is those columns once the windows are moved
+// together over the gaps that lines giving no row (the header, blank or
+// bad lines) leave, and the ids renumbered in place. Copying every part
+// into fresh columns cost as much again in memory first touched (page
+// faults) as the rows themselves. The columns are sized from the input's
+// size when it is known; when a window does not fit, larger ones are made
+// with room at their front for the rows before, which the join moves in.
 type joiner struct {
 	pools [nCols]*pool
 	parts []*rowParser
+	rows  *stats.Table // the newest columns, of length 0: the windows are slices of them
+	used  int          // rows of rows reserved by windows
+	hint  int          // the rows the input is expected to hold, 0 when unknown
+	// at is each part's window in rows, -1 for a part in older columns.
+	at []int
 }
 
-// add returns a new part, next in order, with room for about rows rows.
+// minRowBytes is the fewest bytes a row takes with the newline after it:
+// seven fields (six commas), agent, round and market not empty, forecast
+// and outcome a digit each. A JSON line takes more. No piece can give
+// more rows than its bytes over this.
+const minRowBytes = 12
+
+// maxRows is the most rows data can give: one per line, one per
+// minRowBytes bytes.
+func maxRows(data []byte) int {
+	lines := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		lines++
+	}
+	return min(lines, len(data)/minRowBytes+1)
+}
+
+// estimateRows is the rows an input of size bytes is expected to hold
+// when its first bytes hold rows in first bytes (0 when unknown): a
+// little more than the same rate gives, at most one per minRowBytes.
+func estimateRows(size int64, rows, first int) int {
+	if size <= 0 || first <= 0 || rows <= 0 {
+		return 0
+	}
+	est := float64(size) / float64(first) * float64(rows) * 1.02
+	return int(min(est, float64(size/minRowBytes+1))) + 64
+}
+
+// add returns a new part, next in order, with a window for rows rows.
 func (j *joiner) add(rows int) *rowParser {
-	t := &stats.Table{Agent: make([]int32, 0, rows), Round: make([]int32, 0, rows), Market: make([]int32, 0, rows),
-		Category: make([]int32, 0, rows), Event: make([]int32, 0, rows), P: make([]float64, 0, rows), B: make([]float64, 0, rows),
-		X: make([]float64, 0, rows), Line: make([]int32, 0, rows)}
+	if j.rows == nil || j.used+rows > cap(j.rows.P) {
+		j.grow(rows)
+	}
+	w := j.used
+	j.used += rows
+	t := &stats.Table{Agent: window(j.rows.Agent, w, rows), Round: window(j.rows.Round, w, rows),
+		Market: window(j.rows.Market, w, rows), Category: window(j.rows.Category, w, rows),
+		Event: window(j.rows.Event, w, rows), P: window(j.rows.P, w, rows), B: window(j.rows.B, w, rows),
+		X: window(j.rows.X, w, rows), Line: window(j.rows.Line, w, rows)}
 	p := &rowParser{t: t, bad: &stats.InputError{}, pools: &j.pools}
 	j.parts = append(j.parts, p)
+	j.at = append(j.at, w)
 	return p
 }
 
-// table joins every part into one table: each string column renumbered by
-// one pass over the parts in order (the columns side by side), the
-// numbers copied part by part.
-func (j *joiner) table(workers int) (*stats.Table, *stats.InputError) {
+// addRest returns the last part, with a window of at least rows rows and
+// all the room the columns have left: its rows run on to the end of the
+// input.
+func (j *joiner) addRest(rows int) *rowParser {
+	if j.rows != nil {
+		rows = max(rows, cap(j.rows.P)-j.used)
+	}
+	return j.add(rows)
+}
+
+// window is a part's columns: n rows of col from w, appends past them
+// going to new memory rather than into the next window.
+func window[T any](col []T, w, n int) []T { return col[w : w : w+n] }
+
+// grow makes new columns for a window of rows rows after the ones
+// reserved: the expected size, or twice the last.
+func (j *joiner) grow(rows int) {
+	n := j.used + rows
+	if j.rows == nil {
+		n = max(n, j.hint)
+	} else {
+		n = max(n, 2*cap(j.rows.P))
+		for i := range j.at {
+			j.at[i] = -1 // the windows made so far stay in the older columns
+		}
+	}
+	j.rows = newColumns(n)
+}
+
+func newColumns(n int) *stats.Table {
+	t := &stats.Table{Agent: make([]int32, 0, n), Round: make([]int32, 0, n), Market: make([]int32, 0, n),
+		Category: make([]int32, 0, n), Event: make([]int32, 0, n), P: make([]float64, 0, n), B: make([]float64, 0, n),
+		X: make([]float64, 0, n), Line: make([]int32, 0, n)}
+	adviseHuge(t.Agent)
+	adviseHuge(t.Round)
+	adviseHuge(t.Market)
+	adviseHuge(t.Category)
+	adviseHuge(t.Event)
+	adviseHuge(t.P)
+	adviseHuge(t.B)
+	adviseHuge(t.X)
+	adviseHuge(t.Line)
+	return t
+}
+
+// table joins every part into one table: each column moved part by part
+// in input order to where its rows go (the ids renumbered on the way, one
+// pass per column, the columns side by side).
+//
+// The moves happen in place, in the newest columns, when every part there
+// goes no further back than its window starts (it can only move down, so
+// a part never overwrites a later one's rows before they are read), which
+// holds unless a part outgrew its window; otherwise into new columns.
+func (j *joiner) table() (*stats.Table, *stats.InputError) {
 	bad := &stats.InputError{}
 	at := make([]int, len(j.parts)+1) // each part's first row
 	for i, q := range j.parts {
@@ -557,20 +674,24 @@ func (j *joiner) table(workers int) (*stats.Table, *stats.InputError) {
 		at[i+1] = at[i] + q.t.Len()
 	}
 	rows := at[len(j.parts)]
-	t := &stats.Table{}
-	if len(j.parts) == 1 { // renumbered in place
-		t = j.parts[0].t
+	dst := j.rows
+	if dst == nil || rows > cap(dst.P) {
+		dst = newColumns(rows)
 	} else {
-		t.Agent, t.Round, t.Market = make([]int32, rows), make([]int32, rows), make([]int32, rows)
-		t.Category, t.Event, t.Line = make([]int32, rows), make([]int32, rows), make([]int32, rows)
-		t.P, t.B, t.X = make([]float64, rows), make([]float64, rows), make([]float64, rows)
+		for i, q := range j.parts {
+			if q.t.Len() > 0 && j.at[i] >= 0 && inWindow(q.t.P, dst.P, j.at[i]) && at[i] > j.at[i] {
+				dst = newColumns(rows)
+				break
+			}
+		}
 	}
+	t := &stats.Table{Agent: dst.Agent[:rows], Round: dst.Round[:rows], Market: dst.Market[:rows],
+		Category: dst.Category[:rows], Event: dst.Event[:rows], P: dst.P[:rows], B: dst.B[:rows],
+		X: dst.X[:rows], Line: dst.Line[:rows]}
 	var dicts [nStrings]*stats.Dict
 	var wg sync.WaitGroup
 	for k, c := range stringCols {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			pl := j.pools[c]
 			pl.seal()
 			renum := make([]int32, pl.span())
@@ -578,44 +699,44 @@ func (j *joiner) table(workers int) (*stats.Table, *stats.InputError) {
 				renum[i] = -1
 			}
 			var names []string
-			dst := columns(t)[k]
+			out := columns(t)[k]
 			for i, q := range j.parts {
-				for r, id := range columns(q.t)[k] {
+				o := out[at[i]:]
+				for r, id := range columns(q.t)[k] { // o[r] is never after the id read
 					n := renum[id]
 					if n < 0 {
 						n = int32(len(names))
 						renum[id] = n
 						names = append(names, pl.name(id))
 					}
-					dst[at[i]+r] = n
+					o[r] = n
 				}
 			}
 			dicts[k] = stats.DictOf(names)
-		}()
+		})
 	}
-	if len(j.parts) > 1 {
-		next := make(chan int, len(j.parts))
-		for i := range j.parts {
-			next <- i
-		}
-		close(next)
-		for range min(workers, len(j.parts)) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					u, o := j.parts[i].t, at[i]
-					copy(t.P[o:], u.P)
-					copy(t.B[o:], u.B)
-					copy(t.X[o:], u.X)
-					copy(t.Line[o:], u.Line)
-				}
-			}()
-		}
-	}
+	wg.Go(func() { moveParts(j.parts, at, t.P, func(q *stats.Table) []float64 { return q.P }) })
+	wg.Go(func() { moveParts(j.parts, at, t.B, func(q *stats.Table) []float64 { return q.B }) })
+	wg.Go(func() { moveParts(j.parts, at, t.X, func(q *stats.Table) []float64 { return q.X }) })
+	wg.Go(func() { moveParts(j.parts, at, t.Line, func(q *stats.Table) []int32 { return q.Line }) })
 	wg.Wait()
 	t.Agents, t.Rounds, t.Markets, t.Categories, t.Events = dicts[0], dicts[1], dicts[2], dicts[3], dicts[4]
 	return t, bad
+}
+
+// inWindow reports whether part (not empty) starts at row w of col.
+func inWindow[T any](part, col []T, w int) bool {
+	return w < cap(col) && &part[0] == &col[:w+1][w]
+}
+
+// moveParts moves each part's column, in input order, to its rows in dst
+// (nothing to do for a part already there).
+func moveParts[T any](parts []*rowParser, at []int, dst []T, col func(*stats.Table) []T) {
+	for i, q := range parts {
+		if c := col(q.t); len(c) > 0 && &c[0] != &dst[at[i]] {
+			copy(dst[at[i]:], c)
+		}
+	}
 }
 
 // dicts and columns list a table's dictionaries and their id columns, in
