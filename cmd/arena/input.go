@@ -46,6 +46,10 @@ func (c *ctxFile) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Stat is the opened file's: scoreio.Read sizes the rows it builds from a
+// regular file's size (a hint), which the reader would otherwise hide.
+func (c *ctxFile) Stat() (os.FileInfo, error) { return c.f.Stat() }
+
 func (c *ctxFile) Close() error {
 	c.stop()
 	return c.f.Close()

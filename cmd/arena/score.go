@@ -235,10 +235,3 @@ func writeScoreTable(w io.Writer, res []stats.AgentResult, ci bool) error {
 	}
 	return nil
 }
-
-// ---- input ----
-
-// Stat is the opened file's: scoreio.Read sizes the rows it builds from a
-// regular file's size (a hint), which the reader of a scores file
-// (readScores) would otherwise hide.
-func (c *ctxFile) Stat() (os.FileInfo, error) { return c.f.Stat() }
