@@ -332,18 +332,19 @@ func (a *App) buildHandler() (http.Handler, error) {
 	}
 	a.boards = backtest.NewBoards(a.DB, m, a.Logger)
 	p.Boards = a.boards
-	srv := web.Build(p)
-	a.web = srv
 	if pub := a.pub; pub != nil {
-		srv.RegisterLog(a.TLog)
-		// The log's C2SP checkpoint, verifier key, hash tiles and entry
-		// bundles, and the published exports with their index.
-		srv.Mount("/log/", pub.Handler())
-		srv.LogVKey, srv.PublicURL = pub.VerifierKey(), o.PublicURL
-		// Every checkpoint's export, from the database: the same on every
-		// replica.
-		srv.Mount("/exports/", export.StoreHandler(a.DB))
+		p.Log, p.LogVKey, p.PublicURL = a.TLog, pub.VerifierKey(), o.PublicURL
+		p.Mounts = map[string]http.Handler{
+			// The log's C2SP checkpoint, verifier key, hash tiles and
+			// entry bundles.
+			"/log/": pub.Handler(),
+			// Every checkpoint's export, from the database: the same on
+			// every replica.
+			"/exports/": export.StoreHandler(a.DB),
+		}
 	}
+	srv := web.New(p)
+	a.web = srv
 	return srv.Handler(), nil
 }
 

@@ -43,7 +43,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	profiles, err := s.Forecast.Profiles(r.Context())
+	profiles, err := s.forecast.Profiles(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 		Profile: forecast.ProfileFields{Name: p.Name, Organisation: p.Organisation, Model: p.Model, Homepage: p.Homepage, Description: p.Description},
 		History: []AgentRoundJSON{}, Calibration: []stats.Bin{}, CORPBlocks: []stats.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
 	if !baseline {
-		act, err := s.Forecast.AgentActivity(r.Context(), agent)
+		act, err := s.forecast.AgentActivity(r.Context(), agent)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +153,7 @@ func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent strin
 	for _, q := range keep {
 		ids = append(ids, q.MarketID)
 	}
-	ms, err := s.Markets.MarketsByID(ctx, ids)
+	ms, err := s.markets.MarketsByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

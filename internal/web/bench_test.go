@@ -47,11 +47,11 @@ const benchAgents = 256
 func benchServer(b *testing.B, db *store.DB, nRounds, k int, limits web.RateLimits) (url string, ids []uint64, stop func()) {
 	b.Helper()
 	svc := &rounds.Service{Store: db, Logger: quiet}
-	srv := web.New(db, db, adminToken, quiet)
-	srv.RegisterForecast(svc)
+	p := web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: quiet, Forecast: svc}
 	if limits.PerIP.Burst > 0 || limits.PerAgent.Burst > 0 {
-		srv.Rates, srv.Limits = db, limits
+		p.Rates, p.Limits = db, limits
 	}
+	srv := web.New(p)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -78,7 +78,7 @@ func (s *Server) marketsView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	q := r.URL.Query()
-	facets, err := s.Markets.MarketFacets(r.Context())
+	facets, err := s.markets.MarketFacets(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (s *Server) marketsView(r *http.Request) (any, error) {
 	if err := facet("venue", v.Venue, v.Venues); err != nil {
 		return nil, err
 	}
-	page, total, err := s.Markets.MarketList(r.Context(), arena.MarketListFilter{Source: v.Source, Venue: v.Venue, Category: v.Category,
+	page, total, err := s.markets.MarketList(r.Context(), arena.MarketListFilter{Source: v.Source, Venue: v.Venue, Category: v.Category,
 		Status: arena.MarketStatus(v.Status), Before: ints["cursor"], Limit: v.Limit + 1}) // one more: is there a next page?
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (s *Server) compareView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := s.Forecast.Names(ctx)
+	names, err := s.forecast.Names(ctx)
 	if err != nil {
 		return nil, err
 	}

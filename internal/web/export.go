@@ -49,7 +49,7 @@ func (s *Server) registerExport() {
 func (s *Server) exportIndex(w http.ResponseWriter, r *http.Request) error {
 	v := ExportIndexJSON{Formats: []string{export.CSV, export.JSONL}, Tables: []ExportTableJSON{}}
 	for _, sp := range export.Specs {
-		if sp.Name == "log_entries" && s.Log == nil {
+		if sp.Name == "log_entries" && s.log == nil {
 			continue
 		}
 		t := ExportTableJSON{Name: sp.Name, Columns: sp.Columns, URLs: map[string]string{}}
@@ -64,7 +64,7 @@ func (s *Server) exportIndex(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) exportTable(w http.ResponseWriter, r *http.Request) error {
 	file := r.PathValue("file")
 	name, format, _ := strings.Cut(file, ".")
-	if _, ok := export.SpecOf(name); !ok || (name == "log_entries" && s.Log == nil) {
+	if _, ok := export.SpecOf(name); !ok || (name == "log_entries" && s.log == nil) {
 		return arena.Rejectf(arena.ENOTFOUND, "export_not_found", "no exported table %q: see /api/v1/export", file)
 	}
 	ctype := map[string]string{export.CSV: "text/csv; charset=utf-8", export.JSONL: "application/jsonl; charset=utf-8"}[format]
@@ -80,7 +80,7 @@ func (s *Server) exportTable(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Disposition", `attachment; filename="`+name+"."+format+`"`)
 	h.Set("Cache-Control", "no-store")
 	sw := &startedWriter{w: w}
-	_, err := export.Stream(r.Context(), sw, export.Source{Forecast: s.Forecast, Log: s.Log}, name, format, since)
+	_, err := export.Stream(r.Context(), sw, export.Source{Forecast: s.forecast, Log: s.log}, name, format, since)
 	if err == nil || !sw.started {
 		if err != nil {
 			h.Del("Content-Disposition")
@@ -90,7 +90,7 @@ func (s *Server) exportTable(w http.ResponseWriter, r *http.Request) error {
 	// The status and part of the body are out: abort the response, so
 	// that the client sees a broken transfer, never a short file.
 	if r.Context().Err() == nil {
-		s.Logger.Error("http: export failed mid-stream", "path", r.URL.Path, "err", err)
+		s.logger.Error("http: export failed mid-stream", "path", r.URL.Path, "err", err)
 	}
 	panic(http.ErrAbortHandler)
 }

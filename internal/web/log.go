@@ -9,15 +9,13 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/tlog"
 )
 
-// RegisterLog serves the tamper-evident log's entries, and inclusion and
+// registerLog serves the tamper-evident log's entries, and inclusion and
 // consistency proofs between the trees of its checkpoints. The log's
 // signed head is its C2SP checkpoint, served with its tiles by
 // tlog.Publisher's handler under /log/ (mounted beside the API).
-func (s *Server) RegisterLog(l *tlog.Log) {
-	s.Log = l
+func (s *Server) registerLog() {
 	s.handle("GET /api/v1/log/entries", s.logEntries)
 	s.handle("GET /api/v1/log/proof/inclusion", s.logInclusion)
 	s.handle("GET /api/v1/log/proof/consistency", s.logConsistency)
@@ -85,7 +83,7 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 	if end < start || end-start > maxLogPage {
 		return arena.Rejectf(arena.EINVALID, "log_range", "at most %d entries per request, start ≤ end", maxLogPage)
 	}
-	es, err := s.Log.Entries(r.Context(), uint64(start), uint64(end))
+	es, err := s.log.Entries(r.Context(), uint64(start), uint64(end))
 	if err != nil {
 		return err
 	}
@@ -107,11 +105,11 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 // sealedEntry reports whether an entry's leaf must wait for its round's
 // trigger (rounds.Service.Sealed); without the forecast track, it does.
 func (s *Server) sealedEntry(ctx context.Context, kind string, leaf []byte, sealed map[uint64]bool) (bool, error) {
-	if s.Forecast == nil {
+	if s.forecast == nil {
 		_, sealable, _ := forecast.SealedUntilTrigger(kind, leaf)
 		return sealable, nil
 	}
-	return s.Forecast.Sealed(ctx, kind, leaf, sealed)
+	return s.forecast.Sealed(ctx, kind, leaf, sealed)
 }
 
 func hexes(p [][]byte) []string {
@@ -126,7 +124,7 @@ func (s *Server) logInclusion(w http.ResponseWriter, r *http.Request) error {
 	i, _ := queryInt(r, "index")
 	n, _ := queryInt(r, "tree_size")
 	index, size := uint64(i), uint64(n)
-	p, err := s.Log.Inclusion(r.Context(), index, size)
+	p, err := s.log.Inclusion(r.Context(), index, size)
 	if err != nil {
 		return err
 	}
@@ -137,7 +135,7 @@ func (s *Server) logConsistency(w http.ResponseWriter, r *http.Request) error {
 	a, _ := queryInt(r, "first")
 	b, _ := queryInt(r, "second")
 	first, second := uint64(a), uint64(b)
-	p, err := s.Log.Consistency(r.Context(), first, second)
+	p, err := s.log.Consistency(r.Context(), first, second)
 	if err != nil {
 		return err
 	}

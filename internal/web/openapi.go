@@ -585,8 +585,8 @@ func (s *Server) OpenAPI() map[string]any {
 // address by default). The request's own Host header is not used: the
 // document would then say whatever a client sent.
 func (s *Server) servers() []any {
-	if s.PublicURL != "" {
-		return []any{map[string]any{"url": strings.TrimSuffix(s.PublicURL, "/"), "description": "this arena"}}
+	if s.publicURL != "" {
+		return []any{map[string]any{"url": strings.TrimSuffix(s.publicURL, "/"), "description": "this arena"}}
 	}
 	return []any{map[string]any{"url": "http://{host}", "description": "an arena serving HTTP",
 		"variables": map[string]any{"host": map[string]any{"default": "127.0.0.1:8080", "description": "its host and port"}}}}

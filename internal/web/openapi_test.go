@@ -51,7 +51,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				p.Forecasters = db
 				p.Oracle = &oracle.Service{Store: db}
 			}
-			srv := web.Build(p)
+			srv := web.New(p)
 			hs := httptest.NewServer(srv.Handler())
 			resp, err := http.Get(hs.URL + "/api/v1/openapi.json")
 			if err != nil {
@@ -235,9 +235,8 @@ func TestQueryParametersFollowDocument(t *testing.T) {
 			}
 		}
 		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t", Forecasters: db, Boards: newBoards(t, db, nil), Oracle: &oracle.Service{Store: db, Logger: quiet},
-			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng})
-		srv.RegisterLog(lg)
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t", Forecasters: db, Boards: newBoards(t, db, nil), Oracle: &oracle.Service{Store: db, Logger: quiet},
+			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Log: lg})
 		h := srv.Handler()
 		call := func(method, path string, q url.Values) (int, string) {
 			req := httptest.NewRequest(method, path+"?"+q.Encode(), nil)
@@ -361,13 +360,12 @@ func TestErrorResponsesDocumented(t *testing.T) {
 	now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
 	build := func(db *store.DB, token string, limits web.RateLimits) http.Handler {
 		p := web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: token, Forecasters: db, Boards: newBoards(t, db, nil), Oracle: &oracle.Service{Store: db, Logger: quiet},
-			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Rates: db, Limits: limits}
+			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Rates: db, Limits: limits,
+			Log: &tlog.Log{Store: db, Key: key}}
 		if db != p.Markets {
 			p.Trading = &trading.Engine{Store: db, Logger: quiet}
 		}
-		srv := web.Build(p)
-		srv.RegisterLog(&tlog.Log{Store: db, Key: key})
-		return srv.Handler()
+		return web.New(p).Handler()
 	}
 	full := build(db, "t", web.RateLimits{})
 	closedDB := storetest.Open(t, "sqlite")
@@ -381,7 +379,7 @@ func TestErrorResponsesDocumented(t *testing.T) {
 	}
 	// An arena that runs no track serves fewer routes, and its pages of a
 	// track answer 404.
-	bare := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet}).Handler()
+	bare := web.New(web.Parts{Markets: db, DB: db, Logger: quiet}).Handler()
 	rec = httptest.NewRecorder()
 	bare.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
 	bareDoc, err := openapi3.NewLoader().LoadFromData(rec.Body.Bytes())

@@ -63,8 +63,8 @@ func (s *Server) limit(lim *ratelimit.Limiter, w http.ResponseWriter, r *http.Re
 		return r, nil
 	}
 	now := time.Now
-	if s.Limits.Now != nil {
-		now = s.Limits.Now
+	if s.limits.Now != nil {
+		now = s.limits.Now
 	}
 	var (
 		tightest string // the bucket's name
@@ -75,7 +75,7 @@ func (s *Server) limit(lim *ratelimit.Limiter, w http.ResponseWriter, r *http.Re
 	take := func(name, key string, l arena.RateLimit) bool {
 		d, err := lim.Take(r.Context(), key, l, now())
 		if err != nil {
-			s.Logger.Warn("rate limit: bucket store failed; request let through", "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
+			s.logger.Warn("rate limit: bucket store failed; request let through", "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
 			return true
 		}
 		if !decided || !d.Allowed || (tight.Allowed && d.Remaining/l.Burst < tight.Remaining/tl.Burst) {
@@ -84,19 +84,19 @@ func (s *Server) limit(lim *ratelimit.Limiter, w http.ResponseWriter, r *http.Re
 		return d.Allowed
 	}
 	ok := true
-	if s.Limits.PerIP.Burst > 0 {
-		ok = take("ip", "ip:"+ipBucket(clientIP(r, s.Limits.TrustedProxies), s.Limits.IPv6Prefix), s.Limits.PerIP)
+	if s.limits.PerIP.Burst > 0 {
+		ok = take("ip", "ip:"+ipBucket(clientIP(r, s.limits.TrustedProxies), s.limits.IPv6Prefix), s.limits.PerIP)
 	}
 	// The signature is checked only for a request its address's bucket
 	// let through: a flood costs no more than a token each.
-	if ok && s.Limits.PerAgent.Burst > 0 {
+	if ok && s.limits.PerAgent.Burst > 0 {
 		agent, nr, err := s.signedAgent(r, route)
 		if err != nil {
 			return r, err
 		}
 		r = nr
 		if agent != "" {
-			take("agent", "agent:"+strings.ToLower(agent), s.Limits.PerAgent)
+			take("agent", "agent:"+strings.ToLower(agent), s.limits.PerAgent)
 		}
 	}
 	if !decided {
@@ -112,7 +112,7 @@ func (s *Server) limit(lim *ratelimit.Limiter, w http.ResponseWriter, r *http.Re
 	}
 	wait := math.Max(1, math.Ceil((1-tight.Remaining)/tl.PerSecond))
 	h.Set("Retry-After", strconv.FormatFloat(wait, 'f', 0, 64))
-	s.Metrics.RateLimited(tightest)
+	s.metrics.RateLimited(tightest)
 	return r, arena.Rejectf(arena.ETOOMANY, "rate_limited", "too many requests from this %s: at most %g at once and %g per second; retry in %g s", tightest, tl.Burst, tl.PerSecond, wait)
 }
 
@@ -187,7 +187,7 @@ func ipBucket(host string, bits int) string {
 // checks the request in full.
 func (s *Server) signedAgent(r *http.Request, route string) (string, *http.Request, error) {
 	commit, profile := route == "POST /api/v1/rounds/{id}/commits", route == "POST /api/v1/agents/{address}/profile"
-	if !commit && !profile && route != "POST /api/v1/rounds/{id}/reveals" || s.Forecast == nil {
+	if !commit && !profile && route != "POST /api/v1/rounds/{id}/reveals" || s.forecast == nil {
 		return "", r, nil
 	}
 	body, err := io.ReadAll(r.Body)
@@ -207,7 +207,7 @@ func (s *Server) signedAgent(r *http.Request, route string) (string, *http.Reque
 	if err != nil {
 		return "", r, nil // the handler reports it
 	}
-	d := s.Forecast.Domain
+	d := s.forecast.Domain
 	var agent common.Address
 	var nonce, deadline uint64
 	if commit {
@@ -235,10 +235,10 @@ func (s *Server) signedAgent(r *http.Request, route string) (string, *http.Reque
 		}
 		nonce, deadline = req.Nonce, req.Deadline
 	}
-	if deadline < uint64(s.Forecast.Clock().Unix()) {
+	if deadline < uint64(s.forecast.Clock().Unix()) {
 		return "", r, nil
 	}
-	if current, err := s.Forecast.Nonce(r.Context(), agent.Hex()); err != nil || current != nonce {
+	if current, err := s.forecast.Nonce(r.Context(), agent.Hex()); err != nil || current != nonce {
 		return "", r, nil
 	}
 	return agent.Hex(), r, nil
@@ -253,11 +253,11 @@ func (s *Server) signedProfile(r *http.Request, body []byte) string {
 	// Routing has not run yet, so the address is cut out by hand.
 	agent, err := forecast.ParseAddress(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/agents/"), "/profile"))
 	sig, serr := forecast.DecodeSignature(req.Signature)
-	if err != nil || serr != nil || req.Deadline < uint64(s.Forecast.Clock().Unix()) ||
-		s.Forecast.Domain.VerifyProfile(forecast.Profile{Agent: agent, ProfileFields: req.ProfileFields, Version: req.Version, Deadline: req.Deadline}, sig) != nil {
+	if err != nil || serr != nil || req.Deadline < uint64(s.forecast.Clock().Unix()) ||
+		s.forecast.Domain.VerifyProfile(forecast.Profile{Agent: agent, ProfileFields: req.ProfileFields, Version: req.Version, Deadline: req.Deadline}, sig) != nil {
 		return ""
 	}
-	if p, err := s.Forecast.Profile(r.Context(), agent.Hex()); err != nil || req.Version != p.Version+1 {
+	if p, err := s.forecast.Profile(r.Context(), agent.Hex()); err != nil || req.Version != p.Version+1 {
 		return ""
 	}
 	return agent.Hex()

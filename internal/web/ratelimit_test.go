@@ -26,7 +26,7 @@ import (
 // limited serves db with the given limits on a fixed clock.
 func limited(db *store.DB, l web.RateLimits, now time.Time) http.Handler {
 	l.Now = func() time.Time { return now }
-	return web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Limits: l,
+	return web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Limits: l,
 		Forecast: &rounds.Service{Store: db, Logger: quiet}}).Handler()
 }
 
@@ -119,7 +119,7 @@ func agentLimited(t *testing.T, db *store.DB) (h http.Handler, e *env, ids []uin
 	t.Helper()
 	t0 := time.Now().UTC().Truncate(time.Second)
 	svc := &rounds.Service{Store: db, Logger: quiet, K: 3, Now: func() time.Time { return t0 }}
-	h = web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Forecast: svc,
+	h = web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Forecast: svc,
 		Limits: web.RateLimits{PerAgent: arena.RateLimit{Burst: 3, PerSecond: 0.001}, Now: svc.Now}}).Handler()
 	ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
 	for range 2 {
@@ -252,7 +252,7 @@ func TestAdmissionCapsHTTP(t *testing.T) {
 		db.Now = func() time.Time { return t0 }
 		svc := &rounds.Service{Store: db, Logger: quiet, K: 3, Now: db.Now,
 			Admission: rounds.Admission{Store: db, MaxAgentsPerRound: 1, MaxNewAgentsHour: 2}}
-		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
+		h := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
 		e := &env{t: t, db: db, svc: svc, now: svc.Now}
 		ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
 		newRound := func() uint64 {
