@@ -2,7 +2,6 @@
 package web
 
 import (
-	"maps"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -10,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/http"
