@@ -31,6 +31,7 @@ import (
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
@@ -314,7 +315,7 @@ func (a *App) buildHandler() (http.Handler, error) {
 	}
 	p := web.Parts{Markets: a.DB, DB: a.DB, AdminToken: o.AdminToken, AdminTokenNext: o.AdminTokenNext, Logger: a.Logger,
 		Forecast: a.Rounds, Forecasters: a.DB, Oracle: a.Oracle, Metrics: a.Metrics, Health: a.DB, Rates: a.DB,
-		Limits: web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies, IPv6Prefix: o.RateIPv6Prefix}}
+		Limits: ratelimit.Limits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies, IPv6Prefix: o.RateIPv6Prefix}}
 	ctx := context.Background()
 	if ok, err := a.tradingServed(ctx); err != nil {
 		return nil, err

@@ -78,8 +78,11 @@ type Parts struct {
 	// Health answers /readyz beyond a ping: schema and job runs.
 	Health arena.HealthStore
 	// Rates keeps the rate limits' buckets; nil or zero Limits: no limits.
+	// Limits apply to every route but the probes (/healthz, /readyz,
+	// /metrics); the per-agent limit to the commits, reveals and profile
+	// updates the agent signed.
 	Rates  arena.RateStore
-	Limits RateLimits
+	Limits ratelimit.Limits
 }
 
 // Server serves the routes of the parts it was built from (see New); its
@@ -102,7 +105,7 @@ type Server struct {
 	metrics        *metrics.Metrics
 	health         arena.HealthStore
 	rates          arena.RateStore
-	limits         RateLimits
+	limits         ratelimit.Limits
 
 	internalErrors atomic.Int64
 	routes         []string // "METHOD /path" of every handle call
@@ -218,6 +221,7 @@ func (s *Server) Handler() http.Handler {
 		lim = &ratelimit.Limiter{Store: s.rates}
 		s.limiters = append(s.limiters, lim)
 	}
+	limits := s.rateLimits(lim)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		r, ri := s.begin(w, r)
@@ -230,7 +234,9 @@ func (s *Server) Handler() http.Handler {
 		defer s.finish(sw, r, ri, route, start)
 		var err error
 		if err = checkText(r); err == nil {
-			r, err = s.limit(lim, sw, r, route)
+			if !unlimited[route] {
+				r, err = limits.Check(sw, r, route)
+			}
 		}
 		switch {
 		case err != nil:
