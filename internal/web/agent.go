@@ -11,6 +11,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/rounds"
+	"github.com/forecast-arena/arena/internal/web/openapi"
 	"github.com/forecast-arena/arena/stats"
 )
 
@@ -23,7 +24,7 @@ func agentID(r *http.Request) (string, bool, error) {
 	}
 	a, err := forecast.ParseAddress(id)
 	if err != nil {
-		return "", false, arena.Errorf(arena.ENOTFOUND, "no agent %q: an agent is a 0x address or a baseline (random, market)", clip(id))
+		return "", false, arena.Errorf(arena.ENOTFOUND, "no agent %q: an agent is a 0x address or a baseline (random, market)", openapi.Clip(id))
 	}
 	return a.Hex(), false, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/web/openapi"
 )
 
 // Exports over HTTP are the tables `arena export` writes, streamed from
@@ -31,13 +32,13 @@ type ExportTableJSON struct {
 
 func init() {
 	apiOps = append(apiOps,
-		apiOp{Method: "GET", Path: "/api/v1/export", ID: "listExportTables", Tag: tagExport, Summary: "The exported tables",
+		openapi.Op{Method: "GET", Path: "/api/v1/export", ID: "listExportTables", Tag: tagExport, Summary: "The exported tables",
 			Desc: "The exported tables, their columns and download URLs.", Response: ExportIndexJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/export/{file}", ID: "downloadExportTable", Tag: tagExport, Summary: "One exported table",
+		openapi.Op{Method: "GET", Path: "/api/v1/export/{file}", ID: "downloadExportTable", Tag: tagExport, Summary: "One exported table",
 			Desc: "One exported table streamed as {table}.csv or {table}.jsonl, the files `arena export` writes " +
 				"(commits and reveals of a round not triggered yet are left out, their log leaves sealed); since (RFC 3339) keeps the rounds whose commit deadline is at or after it; 404 export_not_found for another file name.",
 			Fails: []int{404},
-			Query: []apiParam{{Name: "since", Format: "date-time", Example: "2026-01-01T00:00:00Z", Desc: "keep the rounds whose commit deadline is at or after this time"}}, Media: []string{"text/csv", "application/jsonl"}},
+			Query: []openapi.Param{{Name: "since", Format: "date-time", Example: "2026-01-01T00:00:00Z", Desc: "keep the rounds whose commit deadline is at or after this time"}}, Media: []string{"text/csv", "application/jsonl"}},
 	)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/web/openapi"
 )
 
 // registerLog serves the tamper-evident log's entries, and inclusion and
@@ -40,21 +41,21 @@ type (
 
 func init() {
 	apiOps = append(apiOps,
-		apiOp{Method: "GET", Path: "/api/v1/log/entries", ID: "listLogEntries", Tag: tagLog, Summary: "Log entries",
+		openapi.Op{Method: "GET", Path: "/api/v1/log/entries", ID: "listLogEntries", Tag: tagLog, Summary: "Log entries",
 			Desc: "Log entries [start, end), at most 1000: each leaf and its RFC 6962 leaf hash (a commit or reveal of a round not triggered yet by its hash alone); " +
-				"400 log_range for a range past the bound or reversed.", Query: []apiParam{
-				qInt("start", 0, math.MaxInt64, "0", "0", "index of the first entry"),
-				qInt("end", 0, math.MaxInt64, "", "10", "index after the last entry (default: start + 1000)")},
+				"400 log_range for a range past the bound or reversed.", Query: []openapi.Param{
+				openapi.Int("start", 0, math.MaxInt64, "0", "0", "index of the first entry"),
+				openapi.Int("end", 0, math.MaxInt64, "", "10", "index after the last entry (default: start + 1000)")},
 			Response: LogEntriesJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/proof/inclusion", ID: "getInclusionProof", Tag: tagLog, Summary: "An inclusion proof",
-			Desc: "The RFC 6962 inclusion proof of entry index in the tree of tree_size (the log's signed head is its C2SP checkpoint at /log/checkpoint); 400 unless index < tree_size ≤ the log's size.", Query: []apiParam{
-				qInt("index", 0, math.MaxInt64, "", "0", "index of the entry").required(),
-				qInt("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a checkpoint's, from /log/checkpoint), above index").required()},
+		openapi.Op{Method: "GET", Path: "/api/v1/log/proof/inclusion", ID: "getInclusionProof", Tag: tagLog, Summary: "An inclusion proof",
+			Desc: "The RFC 6962 inclusion proof of entry index in the tree of tree_size (the log's signed head is its C2SP checkpoint at /log/checkpoint); 400 unless index < tree_size ≤ the log's size.", Query: []openapi.Param{
+				openapi.Int("index", 0, math.MaxInt64, "", "0", "index of the entry").Require(),
+				openapi.Int("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a checkpoint's, from /log/checkpoint), above index").Require()},
 			Response: LogInclusionJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/proof/consistency", ID: "getConsistencyProof", Tag: tagLog, Summary: "A consistency proof",
-			Desc: "The RFC 6962 consistency proof between the trees of sizes first and second; 400 unless first ≤ second ≤ the log's size.", Query: []apiParam{
-				qInt("first", 0, math.MaxInt64, "", "1", "size of the older tree").required(),
-				qInt("second", 0, math.MaxInt64, "", "1", "size of the newer tree, at least first").required()},
+		openapi.Op{Method: "GET", Path: "/api/v1/log/proof/consistency", ID: "getConsistencyProof", Tag: tagLog, Summary: "A consistency proof",
+			Desc: "The RFC 6962 consistency proof between the trees of sizes first and second; 400 unless first ≤ second ≤ the log's size.", Query: []openapi.Param{
+				openapi.Int("first", 0, math.MaxInt64, "", "1", "size of the older tree").Require(),
+				openapi.Int("second", 0, math.MaxInt64, "", "1", "size of the newer tree, at least first").Require()},
 			Response: LogConsistencyJSON{}},
 	)
 }

@@ -169,7 +169,7 @@ func (s *Server) handle(pattern string, h HandlerFunc) {
 	s.routes = append(s.routes, pattern)
 	op := apiOpOf(pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		err := op.checkQuery(r)
+		err := op.CheckQuery(r)
 		if err == nil {
 			err = h(w, r)
 		}
