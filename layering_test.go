@@ -267,7 +267,8 @@ func TestCompositionRoot(t *testing.T) {
 // registered. No other function of internal/web returns a Server, the
 // Server has no exported field to edit after it is built, and no exported
 // method adds routes or parts to it (Register…, Mount…, Set…, Add…,
-// Handle…), so no caller can assemble a second, different server.
+// Handle…), so no caller can assemble a second, different server. The
+// server holds services, not stores (but for its probes and rate limits).
 func TestOneServerConstructor(t *testing.T) {
 	fset := token.NewFileSet()
 	var files []*ast.File
@@ -319,6 +320,16 @@ func TestOneServerConstructor(t *testing.T) {
 			}
 			if len(f.Names) == 0 {
 				t.Errorf("web.Server embeds %s, whose fields a caller could edit", types.ExprString(f.Type))
+			}
+			// The handlers call services (catalog, rounds, trading,
+			// oracle, backtest), never a store: what they may do is
+			// the services' methods. The probes ping the database and
+			// read its health, and the rate limits keep their buckets
+			// in it; nothing else holds a store.
+			for _, n := range f.Names {
+				if ty := types.ExprString(f.Type); strings.HasSuffix(ty, "Store") && n.Name != "health" && n.Name != "rates" {
+					t.Errorf("web.Server's field %s is a store (%s): give the handlers a service's methods instead", n.Name, ty)
+				}
 			}
 		}
 	}

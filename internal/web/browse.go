@@ -79,7 +79,7 @@ func (s *Server) marketsView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	q := r.URL.Query()
-	facets, err := s.markets.MarketFacets(r.Context())
+	facets, err := s.markets.Facets(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (s *Server) marketsView(r *http.Request) (any, error) {
 	if err := facet("venue", v.Venue, v.Venues); err != nil {
 		return nil, err
 	}
-	page, total, err := s.markets.MarketList(r.Context(), arena.MarketListFilter{Source: v.Source, Venue: v.Venue, Category: v.Category,
+	page, total, err := s.markets.List(r.Context(), arena.MarketListFilter{Source: v.Source, Venue: v.Venue, Category: v.Category,
 		Status: arena.MarketStatus(v.Status), Before: ints["cursor"], Limit: v.Limit + 1}) // one more: is there a next page?
 	if err != nil {
 		return nil, err

@@ -188,8 +188,8 @@ func (s *Server) forecastBoard(ctx context.Context, f rounds.Filter) (scoring.Bo
 		return scoring.Board{}, nil, nil, err
 	}
 	costs := map[string]arena.AgentCost{}
-	if s.forecasters != nil {
-		cs, err := s.forecasters.TraceCosts(ctx)
+	if s.traces != nil {
+		cs, err := s.traces.Costs(ctx)
 		if err != nil {
 			return scoring.Board{}, nil, nil, err
 		}
@@ -552,11 +552,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 		t := m.ResolvedAt.UTC()
 		v.ResolvedAt, v.ResolvedEarly = &t, !m.CloseTime.IsZero() && t.Before(m.CloseTime)
 	}
-	yes := arena.Yes
-	if len(m.Outcomes) > 0 {
-		yes = m.Outcomes[0]
-	}
-	pts, err := s.markets.PriceHistory(r.Context(), id, yes, time.Time{}, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	pts, err := s.markets.Prices(r.Context(), m)
 	if err != nil {
 		return nil, err
 	}

@@ -48,16 +48,7 @@ func (s *Server) roundMarket(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || i < 0 || i >= len(rd.Markets) {
 		return arena.Errorf(arena.ENOTFOUND, "round %d has no market index %q", id, r.PathValue("index"))
 	}
-	m, err := s.markets.Market(r.Context(), rd.Markets[i].MarketID)
-	if err != nil {
-		return err
-	}
-	data := &agent.StoreData{Store: s.markets, Markets: []*arena.Market{m}, AsOf: s.forecast.Clock(), Live: true}
-	d, err := data.Details(r.Context(), 0)
-	if err != nil {
-		return err
-	}
-	h, err := data.History(r.Context(), 0)
+	d, h, err := s.markets.Tools(r.Context(), rd.Markets[i].MarketID, s.forecast.Clock())
 	if err != nil {
 		return err
 	}
@@ -86,10 +77,10 @@ type TraceJSON struct {
 	Trace       json.RawMessage `json:"trace"`
 }
 
-// trace publishes a trace only once the round's outcomes are triggered,
-// like reasoning: before that it would leak an agent's forecast.
+// trace serves a trace as rounds.Traces publishes it: only once the
+// round's outcomes are triggered.
 func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
-	if s.forecast == nil {
+	if s.traces == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
 	}
 	id, err := roundID(r)
@@ -100,14 +91,7 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rd, err := s.forecast.Round(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	if rd.Status != arena.RoundScored {
-		return arena.Rejectf(arena.ECONFLICT, "trace_unpublished", "round %d: traces are published after outcomes are triggered", id)
-	}
-	t, err := s.forecasters.Trace(r.Context(), id, a.Hex())
+	t, err := s.traces.Trace(r.Context(), id, a.Hex())
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/backtest"
+	"github.com/forecast-arena/arena/internal/catalog"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/ratelimit"
@@ -88,7 +89,7 @@ type Parts struct {
 // Server serves the routes of the parts it was built from (see New); its
 // parts are fixed once built.
 type Server struct {
-	markets        arena.MarketStore
+	markets        *catalog.Service
 	db             Pinger
 	adminToken     string
 	adminTokenNext string
@@ -96,7 +97,7 @@ type Server struct {
 	mux            *http.ServeMux
 	forecast       *rounds.Service
 	trading        *trading.Engine
-	forecasters    ForecasterStore
+	traces         *rounds.Traces // nil without the forecast track or the forecasters' store
 	boards         *backtest.Boards
 	oracle         *oracle.Service
 	log            *tlog.Log
@@ -121,10 +122,13 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 // composition of routes that `arena serve`, `arena demo` and the tests
 // share.
 func New(p Parts) *Server {
-	s := &Server{markets: p.Markets, db: p.DB, adminToken: p.AdminToken, adminTokenNext: p.AdminTokenNext,
-		logger: p.Logger, mux: http.NewServeMux(), forecast: p.Forecast, trading: p.Trading, forecasters: p.Forecasters,
+	s := &Server{markets: &catalog.Service{Store: p.Markets}, db: p.DB, adminToken: p.AdminToken, adminTokenNext: p.AdminTokenNext,
+		logger: p.Logger, mux: http.NewServeMux(), forecast: p.Forecast, trading: p.Trading,
 		boards: p.Boards, oracle: p.Oracle, log: p.Log, logVKey: p.LogVKey, publicURL: p.PublicURL,
 		metrics: p.Metrics, health: p.Health, rates: p.Rates, limits: p.Limits}
+	if p.Forecasters != nil && p.Forecast != nil {
+		s.traces = &rounds.Traces{Rounds: p.Forecast, Store: p.Forecasters}
+	}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
