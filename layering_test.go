@@ -9,6 +9,7 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,8 +179,8 @@ func TestCompositionRoot(t *testing.T) {
 	appOnly := []string{"agent.Factory", "oracle.PanelConfig", "agent.LLMLineup", "trading.Jobs", "rounds.Jobs"}
 	wiring := map[string][]string{module + "/internal/agent": {"LLMLineup"}, module + "/internal/trading": {"Jobs"}, track: {"Jobs"}}
 	type use struct{ literals, calls []string }
-	// uses lists the services' composite literals and the calls of app.New,
-	// web.Build and web.New in the package in dir (or one file of it).
+	// uses lists the services' composite literals and the calls of app.New
+	// and web.New in the package in dir (or one file of it).
 	uses := func(dir, only string) use {
 		t.Helper()
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -219,7 +220,7 @@ func TestCompositionRoot(t *testing.T) {
 						u.literals = append(u.literals, fmt.Sprintf("%s: %s.%s", filepath.Base(path), pkg[strings.LastIndex(pkg, "/")+1:], name))
 					}
 				case *ast.CallExpr:
-					if pkg, name := sel(n.Fun); (pkg == app && name == "New") || (pkg == web && (name == "Build" || name == "New")) || slices.Contains(wiring[pkg], name) {
+					if pkg, name := sel(n.Fun); (pkg == app && name == "New") || (pkg == web && name == "New") || slices.Contains(wiring[pkg], name) {
 						u.calls = append(u.calls, pkg[strings.LastIndex(pkg, "/")+1:]+"."+name)
 					}
 				}
@@ -232,7 +233,7 @@ func TestCompositionRoot(t *testing.T) {
 	if !slices.Contains(demo.calls, "app.New") || !slices.Contains(serve.calls, "app.New") {
 		t.Errorf("the demo calls %v and arena serve %v: both must build their services with app.New", demo.calls, serve.calls)
 	}
-	if len(demo.literals) > 0 || slices.Contains(demo.calls, "web.Build") || slices.Contains(demo.calls, "web.New") {
+	if len(demo.literals) > 0 || slices.Contains(demo.calls, "web.New") {
 		t.Errorf("the demo builds parts itself (%v, %v): app.New builds them", demo.literals, demo.calls)
 	}
 	for _, l := range uses("cmd/arena", "").literals {
@@ -256,6 +257,86 @@ func TestCompositionRoot(t *testing.T) {
 		for _, c := range append(u.calls, u.literals...) {
 			if name := c[strings.Index(c, " ")+1:]; slices.Contains(appOnly, name) {
 				t.Errorf("%s builds %s: only internal/app builds it, once", rel, c)
+			}
+		}
+	}
+}
+
+// TestOneServerConstructor checks that the HTTP server is built one way:
+// web.New from its Parts returns it complete, every route of every part
+// registered. No other function of internal/web returns a Server, the
+// Server has no exported field to edit after it is built, and no exported
+// method adds routes or parts to it (Register…, Mount…, Set…, Add…,
+// Handle…), so no caller can assemble a second, different server. The
+// server holds services, not stores (but for its probes and rate limits).
+func TestOneServerConstructor(t *testing.T) {
+	fset := token.NewFileSet()
+	var files []*ast.File
+	paths, err := filepath.Glob("internal/web/*.go")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("internal/web: no Go files (%v)", err)
+	}
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	d, err := doc.NewFromFiles(fset, files, module+"/internal/web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var server *doc.Type
+	for _, ty := range d.Types {
+		if ty.Name == "Server" {
+			server = ty
+		}
+	}
+	if server == nil {
+		t.Fatal("internal/web has no type Server")
+	}
+	// go/doc files the functions returning a Server under the type.
+	var ctors []string
+	for _, fn := range server.Funcs {
+		ctors = append(ctors, fn.Name)
+	}
+	if !slices.Equal(ctors, []string{"New"}) {
+		t.Errorf("the functions returning a web.Server are %v: web.New(web.Parts) is the only way to build one", ctors)
+	}
+	for _, spec := range server.Decl.Specs {
+		st, ok := spec.(*ast.TypeSpec).Type.(*ast.StructType)
+		if !ok {
+			t.Fatal("web.Server is not a struct")
+		}
+		for _, f := range st.Fields.List {
+			for _, n := range f.Names {
+				if n.IsExported() {
+					t.Errorf("web.Server has the exported field %s: a built server's parts are fixed (give it in web.Parts)", n.Name)
+				}
+			}
+			if len(f.Names) == 0 {
+				t.Errorf("web.Server embeds %s, whose fields a caller could edit", types.ExprString(f.Type))
+			}
+			// The handlers call services (catalog, rounds, trading,
+			// oracle, backtest), never a store: what they may do is
+			// the services' methods. The probes ping the database and
+			// read its health, and the rate limits keep their buckets
+			// in it; nothing else holds a store.
+			for _, n := range f.Names {
+				if ty := types.ExprString(f.Type); strings.HasSuffix(ty, "Store") && n.Name != "health" && n.Name != "rates" {
+					t.Errorf("web.Server's field %s is a store (%s): give the handlers a service's methods instead", n.Name, ty)
+				}
+			}
+		}
+	}
+	for _, m := range server.Methods {
+		for _, prefix := range []string{"Register", "Mount", "Set", "Add", "Handle"} {
+			if strings.HasPrefix(m.Name, prefix) && m.Name != "Handler" {
+				t.Errorf("web.Server has the method %s: routes and parts are given to web.New in web.Parts", m.Name)
 			}
 		}
 	}

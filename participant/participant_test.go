@@ -51,9 +51,7 @@ func newServer(t *testing.T, db *store.DB) *arenaServer {
 	clk := &clock.Manual{}
 	clk.Set(t0)
 	svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet, Domain: forecast.Domain{ChainID: 8453}}
-	srv := web.New(db, db, "", quiet)
-	srv.RegisterForecast(svc)
-	srv.RegisterForecasters(db)
+	srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	var ms []*arena.Market

@@ -140,9 +140,7 @@ func newFCServer(t *testing.T, wrap func(http.Handler) http.Handler) *fcServer {
 	t.Cleanup(func() { db.Close() })
 	quiet := slog.New(slog.DiscardHandler)
 	svc := &rounds.Service{Store: db, Logger: quiet, Domain: forecast.Domain{ChainID: 10}}
-	srv := web.New(db, db, "", quiet)
-	srv.RegisterForecast(svc)
-	srv.RegisterForecasters(db)
+	srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db})
 	var h http.Handler = srv.Handler()
 	if wrap != nil {
 		h = wrap(h)

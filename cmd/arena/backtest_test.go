@@ -346,7 +346,7 @@ func TestBacktestForecastBench(t *testing.T) {
 	}
 	boards := backtest.NewBoards(db, scoring.Method{}, nil)
 	defer boards.Close() // before the store closes
-	hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Forecasters: db, Boards: boards}).Handler())
+	hs := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, Forecasters: db, Boards: boards}).Handler())
 	defer hs.Close()
 	resp, err := http.Get(hs.URL + "/api/v1/leaderboard?track=backtest")
 	if err != nil {

@@ -321,9 +321,7 @@ func TestLoad10000AgentsTriggerAndLeaderboard(t *testing.T) {
 				t.Errorf("trigger took %s (limit %s)", triggerTime, triggerLimit)
 			}
 
-			srv := web.New(db, db, "", quiet)
-			srv.RegisterForecast(svc)
-			srv.RegisterForecasters(db)
+			srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db})
 			// Not closed on failure: Close waits for the handler, which
 			// goes on computing after the client gave up.
 			hs := httptest.NewServer(srv.Handler())

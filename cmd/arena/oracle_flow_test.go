@@ -120,7 +120,7 @@ func oracleTradingFlow(t *testing.T, db *store.DB) {
 		t.Fatalf("after unan: cash %d realized %d", c, r)
 	}
 
-	api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: svc}).Handler())
+	api := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: svc}).Handler())
 	defer api.Close()
 	call := func(method, path, token, body string) (int, string) {
 		req, _ := http.NewRequest(method, api.URL+path, strings.NewReader(body))
@@ -345,7 +345,7 @@ func oracleForecastRescoreFlow(t *testing.T, db *store.DB) {
 		t.Fatalf("trigger while fr2 is escalated: %d %v", n, err)
 	}
 
-	api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc}).Handler())
+	api := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc}).Handler())
 	defer api.Close()
 	post := func(market int64, body string) {
 		t.Helper()
@@ -541,7 +541,7 @@ func TestOracleFlagFlow(t *testing.T) {
 		resolvers := scriptedPanel(t, srv, map[string]map[string]string{"alpha": {"flagme": no}, "beta": {"flagme": no}, "gamma": {"flagme": no}})
 		svc := app.WireOracle(&oracle.Service{Store: db, Panel: &oracle.Panel{Resolvers: resolvers, Workers: 3}, Policy: arena.DefaultOraclePolicy, Logger: quiet,
 			Now: func() time.Time { return run.Add(time.Hour) }})
-		api := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: svc}).Handler())
+		api := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Oracle: svc}).Handler())
 		defer api.Close()
 		flag := func(market int64, token, body string) int {
 			req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/admin/oracle/markets/%d/flag", api.URL, market), strings.NewReader(body))

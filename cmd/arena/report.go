@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +16,7 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/chart"
+	"github.com/forecast-arena/arena/internal/report"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/stats"
 )
@@ -73,10 +74,8 @@ type scoreInput struct {
 	bins   *int
 	format *string
 
-	table  *stats.Table
-	src    string            // the file, or "store"
-	names  map[string]string // display names by address, from the store; nil for a file
-	method scoring.Method    // the configured scoring method
+	report.Input                // the scored forecasts, from the file or the store
+	method       scoring.Method // the configured scoring method
 }
 
 func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) *scoreInput {
@@ -89,13 +88,9 @@ func addScoreInput(fs *flag.FlagSet, cf *configFlags, formats string) *scoreInpu
 	}
 }
 
-// errNoForecasts is returned (and printed as a note, not a failure) when the
-// store holds no scored forecasts yet.
-var errNoForecasts = fmt.Errorf("no scored forecasts")
-
 // load reads the table to report on, and from the store the agents'
 // display names. With no --in and nothing stored it prints a note to
-// stdout and returns errNoForecasts.
+// stdout and returns report.ErrNoForecasts.
 func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	if *si.bins < 1 || *si.bins > 1000 {
 		return arena.Errorf(arena.EINVALID, "--bins %d: want 1..1000", *si.bins)
@@ -107,7 +102,7 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	si.method = app.ScoringMethod(o)
 	if *si.in != "" {
 		t, err := readScores(ctx, *si.in)
-		si.table, si.src = t, *si.in
+		si.Input = report.Input{Table: t, Src: *si.in}
 		return err
 	}
 	db, err := openExisting(ctx, o.DB)
@@ -118,11 +113,8 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 	if *si.track != "forecast" {
 		return arena.Errorf(arena.EINVALID, "--track %q: stored forecasts are kept for the forecast track only (the trading track reports through 'arena cohort')", *si.track)
 	}
-	rows, err := db.ScoredForecasts(ctx)
-	if err != nil {
-		return err
-	}
-	if len(rows) == 0 {
+	si.Input, err = report.Stored(ctx, &rounds.Service{Store: db, Method: si.method})
+	if errors.Is(err, report.ErrNoForecasts) {
 		// Machine-readable formats stay parseable: the note goes to stderr
 		// and JSON gets an empty array.
 		note := env.Stdout
@@ -134,17 +126,7 @@ func (si *scoreInput) load(ctx context.Context, env *Env) error {
 			note = env.Stderr
 		}
 		fmt.Fprintf(note, "no scored forecasts stored yet for track %q; score a file with --in FILE (columns as 'arena score')\n", *si.track)
-		return errNoForecasts
 	}
-	// Frozen rows: void and unresolved markets excluded, forfeits as
-	// Brier-1 forecasts; in the order the dashboard's analysis takes them,
-	// so the bootstraps draw the same.
-	slices.SortStableFunc(rows, scoring.CompareForecasts)
-	if si.table, err = scoring.Table(ctx, rows); err != nil {
-		return err
-	}
-	si.src = "store"
-	si.names, err = (&rounds.Service{Store: db}).Names(ctx)
 	return err
 }
 
@@ -164,16 +146,16 @@ func (si *scoreInput) analyze(ctx context.Context, env *Env, fs *flag.FlagSet, a
 	if err := si.load(ctx, env); err != nil {
 		return nil, err
 	}
-	return analyzeTable(ctx, si.src, si.table, stats.Options{Bins: *si.bins})
+	return si.Analyze(ctx, stats.Options{Bins: *si.bins})
 }
 
 // label is an agent as the tables print it: its display name and address
 // where a name is known.
-func (si *scoreInput) label(agent string) string { return agentLabel(si.names, agent) }
+func (si *scoreInput) label(agent string) string { return agentLabel(si.Names, agent) }
 
 // quiet turns the "nothing stored" note into success.
 func quiet(err error) error {
-	if err == errNoForecasts {
+	if errors.Is(err, report.ErrNoForecasts) {
 		return nil
 	}
 	return err
@@ -214,18 +196,13 @@ func runReportLeaderboard(ctx context.Context, env *Env, args []string) error {
 	if *adjusted {
 		return adjustedLeaderboard(ctx, env, si, m, *estimation)
 	}
-	scored, err := scoring.AnalyzeTable(ctx, si.table, m, newLogger(env, "warn"))
-	switch {
-	case ctx.Err() != nil:
-		return context.Cause(ctx)
-	case err != nil:
-		return arena.Errorf(arena.EINVALID, "%s: %w", si.src, err)
+	b, scored, err := si.Leaderboard(ctx, m, newLogger(env, "warn"))
+	if err != nil {
+		return err
 	}
 	if *si.format == "svg" {
 		return writeAlphaTrajectories(env.Stdout, scored.Results)
 	}
-	b := scoring.BoardOf(scored, m, scoring.ProfilesOf(si.names))
-	b.ScoredRounds = si.table.Rounds.Len()
 	switch *si.format {
 	case "json":
 		return writeJSON(env.Stdout, b)
@@ -313,14 +290,9 @@ func writeBoard(w io.Writer, b scoring.Board, all bool) error {
 // adjustedLeaderboard prints the difficulty-adjusted leaderboard of the
 // score-file rows, the dashboard's (forecast.Adjusted) with method m.
 func adjustedLeaderboard(ctx context.Context, env *Env, si *scoreInput, m scoring.Method, estimation string) error {
-	src, t, format := si.src, si.table, *si.format
+	format := *si.format
 	if format == "svg" {
 		return arena.Errorf(arena.EINVALID, "--adjusted has no svg format")
-	}
-	// Validate as 'arena score' does (conflicts, duplicates).
-	results, err := analyzeTable(ctx, src, t, stats.Options{})
-	if err != nil {
-		return err
 	}
 	var est []string
 	if estimation != "" {
@@ -328,18 +300,12 @@ func adjustedLeaderboard(ctx context.Context, env *Env, si *scoreInput, m scorin
 			est = append(est, strings.TrimSpace(e))
 		}
 	}
-	res, _, err := scoring.Adjusted(ctx, t, results, m, est)
-	switch {
-	case ctx.Err() != nil:
-		return context.Cause(ctx)
-	case err != nil:
-		return arena.Errorf(arena.EINVALID, "%s: %w", src, err)
+	res, err := si.Adjusted(ctx, m, est)
+	if err != nil {
+		return err
 	}
 	switch format {
 	case "json":
-		if res.Pairs == nil {
-			res.Pairs = []stats.FEPair{}
-		}
 		return writeJSON(env.Stdout, res)
 	case "csv":
 		return writeCSV(env.Stdout, []string{"rank", "tie_group", "agent", "n", "brier", "adjusted", "ci_lo", "ci_hi", "p_rank1"}, res.Agents,
@@ -391,27 +357,6 @@ func fmtPct(f stats.Float) string {
 
 // ---- murphy ----
 
-type murphyRow struct {
-	Agent    string  `json:"agent"`
-	N        int     `json:"n"`
-	Brier    float64 `json:"brier"`
-	UNC      float64 `json:"unc"`
-	REL      float64 `json:"rel"`
-	RES      float64 `json:"res"`
-	Residual float64 `json:"residual"`
-	Bins     int     `json:"bins"`
-	// The Murphy corollary over the agent's benchmarked markets (nil without).
-	AlphaSplit *alphaSplit `json:"alpha_split"`
-}
-
-type alphaSplit struct {
-	N            int     `json:"n"`
-	Alpha        float64 `json:"alpha"`
-	ResGain      float64 `json:"res_gain"`
-	RelGap       float64 `json:"rel_gap"`
-	ResidualDiff float64 `json:"residual_diff"`
-}
-
 func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report murphy", "[--in FILE | --db URL --track T] [--bins 10] [--format table|json|csv|svg]")
 	si := addScoreInput(fs, addConfigFlags(fs, false), "table, json, csv or svg (Murphy bars)")
@@ -419,14 +364,7 @@ func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return quiet(err)
 	}
-	rows := make([]murphyRow, len(res))
-	for i, r := range res {
-		m := r.Murphy
-		rows[i] = murphyRow{Agent: r.Agent, N: m.N, Brier: m.Brier, UNC: m.UNC, REL: m.REL, RES: m.RES, Residual: m.Residual, Bins: len(m.Bins)}
-		if ap := r.Inference.AlphaParts; r.Inference.AlphaN > 0 && r.Agent != stats.MarketAgent {
-			rows[i].AlphaSplit = &alphaSplit{N: r.Inference.AlphaN, Alpha: ap.Alpha, ResGain: ap.ResGain, RelGap: ap.RelGap, ResidualDiff: ap.ResidualDiff}
-		}
-	}
+	rows := report.Murphy(res)
 	switch *si.format {
 	case "json":
 		return writeJSON(env.Stdout, rows)
@@ -434,7 +372,7 @@ func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 		return writeMurphyBars(env.Stdout, rows)
 	case "csv":
 		return writeCSV(env.Stdout, []string{"agent", "n", "brier", "unc", "rel", "res", "residual", "bins", "alpha_n", "alpha", "res_gain", "rel_gap", "residual_diff"},
-			rows, func(r murphyRow) []string {
+			rows, func(r report.MurphyRow) []string {
 				rec := []string{r.Agent, strconv.Itoa(r.N), csvV(r.Brier), csvV(r.UNC), csvV(r.REL), csvV(r.RES), csvV(r.Residual), strconv.Itoa(r.Bins)}
 				if a := r.AlphaSplit; a != nil {
 					return append(rec, strconv.Itoa(a.N), csvV(a.Alpha), csvV(a.ResGain), csvV(a.RelGap), csvV(a.ResidualDiff))
@@ -462,19 +400,6 @@ func runReportMurphy(ctx context.Context, env *Env, args []string) error {
 
 // ---- categories ----
 
-type categoryRow struct {
-	Category string      `json:"category"`
-	Agent    string      `json:"agent"`
-	N        int         `json:"n"`
-	Rounds   int         `json:"rounds"`
-	Brier    float64     `json:"brier"`
-	BrierSE  stats.Float `json:"brier_se"`
-	Alpha    stats.Float `json:"alpha"`
-	AlphaSE  stats.Float `json:"alpha_se"`
-	P        stats.Float `json:"p"`
-	BeatPct  stats.Float `json:"beat_pct"`
-}
-
 func runReportCategories(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report categories", "[--in FILE | --db URL --track T] [--format table|json|csv]")
 	si := addScoreInput(fs, addConfigFlags(fs, false), "table, json or csv")
@@ -482,37 +407,16 @@ func runReportCategories(ctx context.Context, env *Env, args []string) error {
 	if _, err := si.analyze(ctx, env, fs, args, "table", "json", "csv"); err != nil {
 		return quiet(err)
 	}
-	t := si.table
-	byCat := make([][]int, t.Categories.Len())
-	for i := range t.Len() {
-		byCat[t.Category[i]] = append(byCat[t.Category[i]], i)
-	}
-	cats := slices.Clone(t.Categories.Names)
-	order := make([]int, len(cats))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return cats[order[a]] < cats[order[b]] })
-	var rows []categoryRow
-	for _, c := range order {
-		if len(byCat[c]) == 0 {
-			continue
-		}
-		res, err := stats.Analyze(ctx, t.Subset(byCat[c]), stats.Options{Bins: *si.bins})
-		if err != nil {
-			return fmt.Errorf("category %q: %w", cats[c], err)
-		}
-		for _, r := range res {
-			rows = append(rows, categoryRow{Category: cats[c], Agent: r.Agent, N: r.N, Rounds: r.Rounds, Brier: r.Brier, BrierSE: r.BrierSE,
-				Alpha: r.Alpha, AlphaSE: r.AlphaSE, P: r.P, BeatPct: r.BeatPct})
-		}
+	rows, err := report.Categories(ctx, si.Table, *si.bins)
+	if err != nil {
+		return err
 	}
 	switch *si.format {
 	case "json":
 		return writeJSON(env.Stdout, rows)
 	case "csv":
 		return writeCSV(env.Stdout, []string{"category", "agent", "n", "rounds", "brier", "brier_se", "alpha", "alpha_se", "p", "beat_pct"},
-			rows, func(r categoryRow) []string {
+			rows, func(r report.CategoryRow) []string {
 				return []string{r.Category, r.Agent, strconv.Itoa(r.N), strconv.Itoa(r.Rounds), csvV(r.Brier), csvF(r.BrierSE),
 					csvF(r.Alpha), csvF(r.AlphaSE), csvF(r.P), csvF(r.BeatPct)}
 			})
@@ -532,15 +436,6 @@ func runReportCategories(ctx context.Context, env *Env, args []string) error {
 
 // ---- calibration ----
 
-type calibrationRow struct {
-	Agent string        `json:"agent"`
-	N     int           `json:"n"`
-	ECE   float64       `json:"ece"`
-	CORP  stats.CORP    `json:"corp"`
-	Bins  []stats.Bin   `json:"bins"`
-	PAV   []stats.Block `json:"corp_diagram"`
-}
-
 func runReportCalibration(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report calibration", "[--in FILE | --db URL --track T] [--bins 10] [--format table|json|csv|svg]")
 	si := addScoreInput(fs, addConfigFlags(fs, false), "table, json, csv or svg (reliability diagrams)")
@@ -548,10 +443,7 @@ func runReportCalibration(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return quiet(err)
 	}
-	rows := make([]calibrationRow, len(res))
-	for i, r := range res {
-		rows[i] = calibrationRow{Agent: r.Agent, N: r.N, ECE: r.ECE, CORP: r.CORP, Bins: r.Murphy.Bins, PAV: r.CORP.Blocks}
-	}
+	rows := report.Calibration(res)
 	switch *si.format {
 	case "json":
 		return writeJSON(env.Stdout, rows)
@@ -693,8 +585,7 @@ func runReportBaselines(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("list markets: %w", err)
 	}
-	items, skipped := baselineItems(ms)
-	rows := stats.Baselines(items, *seed)
+	rows, skipped := report.Baselines(ms, *seed)
 	switch *format {
 	case "json":
 		if rows == nil {
@@ -730,31 +621,6 @@ func sourceNote(s string) string {
 	return " of source " + s
 }
 
-// baselineItems turns stored markets into baseline items: binary markets resolved
-// Yes or No (void, unresolved and multi-outcome markets are skipped and
-// counted). The market/freeze price is the stored FreezeValue of market
-// questions; a resolved market's latest price is never used, since after
-// resolution it reveals the outcome.
-func baselineItems(ms []*arena.Market) ([]stats.BaselineItem, int) {
-	items := make([]stats.BaselineItem, 0, len(ms))
-	skipped := 0
-	for _, m := range ms {
-		if !m.IsBinary() || (m.Resolution != arena.Yes && m.Resolution != arena.No) {
-			skipped++
-			continue
-		}
-		it := stats.BaselineItem{Key: m.Source + "/" + m.SourceID, Kind: m.Kind}
-		if m.Resolution == arena.Yes {
-			it.Outcome = 1
-		}
-		if fv := m.FreezeValue; fv != nil && m.Kind == arena.KindMarket && *fv >= 0 && *fv <= 1 {
-			it.Price, it.HasPrice = *fv, true
-		}
-		items = append(items, it)
-	}
-	return items, skipped
-}
-
 // ---- SVG charts (package chart, shared with the dashboard) ----
 
 // writeAlphaTrajectories draws each agent's cumulative alpha ᾱ_R against the
@@ -788,7 +654,7 @@ func writeAlphaTrajectories(w io.Writer, res []stats.AgentResult) error {
 
 // writeMurphyBars draws, per agent, REL (miscalibration) and RES
 // (resolution) side by side, with UNC as a reference level.
-func writeMurphyBars(w io.Writer, rows []murphyRow) error {
+func writeMurphyBars(w io.Writer, rows []report.MurphyRow) error {
 	c := &chart.Bars{ID: "murphy", Title: "Murphy decomposition of the Brier score", Background: "white", YLabel: "Brier components",
 		Desc: "Per agent: REL (miscalibration, lower is better) and RES (resolution, higher is better); UNC, the outcomes' uncertainty, as a dashed level. Brier = UNC + REL − RES.",
 		Ref:  &chart.BarSeries{Name: "UNC (uncertainty)"}}
@@ -805,7 +671,7 @@ func writeMurphyBars(w io.Writer, rows []murphyRow) error {
 
 // writeReliability draws the CORP reliability diagram (PAV step function)
 // of every agent against the diagonal.
-func writeReliability(w io.Writer, rows []calibrationRow) error {
+func writeReliability(w io.Writer, rows []report.CalibrationRow) error {
 	c := &chart.Line{ID: "reliability", Title: "Reliability diagram (CORP)", Background: "white", Height: 520, Width: 560,
 		Desc: "Per agent, the PAV-recalibrated event frequency (step line) against the forecast probability; the dashed diagonal is perfect calibration.",
 		X:    chart.Axis{Label: "forecast probability", Fixed: true, Min: 0, Max: 1},

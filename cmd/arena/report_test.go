@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/forecast-arena/arena/forecast/scoring"
+	"github.com/forecast-arena/arena/internal/report"
 	"github.com/forecast-arena/arena/internal/shareddata"
 	"github.com/forecast-arena/arena/stats"
 )
@@ -274,7 +275,7 @@ func TestReportFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu []murphyRow
+	var mu []report.MurphyRow
 	json.Unmarshal([]byte(out), &mu)
 	if len(mu) != 4 {
 		t.Fatalf("murphy %s", out)
@@ -296,7 +297,7 @@ func TestReportFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cats []categoryRow
+	var cats []report.CategoryRow
 	json.Unmarshal([]byte(out), &cats)
 	n := map[string]int{}
 	for _, c := range cats {

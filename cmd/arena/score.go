@@ -15,6 +15,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/report"
 	"github.com/forecast-arena/arena/stats"
 )
 
@@ -56,7 +57,7 @@ func runScore(ctx context.Context, env *Env, args []string) error {
 	// (250 MB → 200 MB at a million rows), which costs a collection of a
 	// heap of few pointers.
 	runtime.GC()
-	res, err := analyzeTable(ctx, *in, t, stats.Options{Bins: *bins, Bootstrap: *boot, Seed: *seed})
+	res, err := report.Input{Table: t, Src: *in}.Analyze(ctx, stats.Options{Bins: *bins, Bootstrap: *boot, Seed: *seed})
 	if err != nil {
 		return err
 	}
@@ -94,19 +95,6 @@ func checkFormat(f string, allowed ...string) error {
 		}
 	}
 	return arena.Errorf(arena.EINVALID, "format %q: want %s", f, strings.Join(allowed, ", "))
-}
-
-// analyzeTable runs stats.Analyze and turns input problems into a user error
-// naming the file; it stops with ctx.
-func analyzeTable(ctx context.Context, path string, t *stats.Table, opt stats.Options) ([]stats.AgentResult, error) {
-	res, err := stats.Analyze(ctx, t, opt)
-	switch {
-	case ctx.Err() != nil:
-		return nil, context.Cause(ctx)
-	case err != nil:
-		return nil, arena.Errorf(arena.EINVALID, "%s: %w", path, err)
-	}
-	return res, nil
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -31,6 +31,7 @@ import (
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/polymarket"
+	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
@@ -314,7 +315,7 @@ func (a *App) buildHandler() (http.Handler, error) {
 	}
 	p := web.Parts{Markets: a.DB, DB: a.DB, AdminToken: o.AdminToken, AdminTokenNext: o.AdminTokenNext, Logger: a.Logger,
 		Forecast: a.Rounds, Forecasters: a.DB, Oracle: a.Oracle, Metrics: a.Metrics, Health: a.DB, Rates: a.DB,
-		Limits: web.RateLimits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies, IPv6Prefix: o.RateIPv6Prefix}}
+		Limits: ratelimit.Limits{PerIP: perMinute(o.RateIPPerMin), PerAgent: perMinute(o.RateAgentPerMin), TrustedProxies: proxies, IPv6Prefix: o.RateIPv6Prefix}}
 	ctx := context.Background()
 	if ok, err := a.tradingServed(ctx); err != nil {
 		return nil, err
@@ -332,18 +333,19 @@ func (a *App) buildHandler() (http.Handler, error) {
 	}
 	a.boards = backtest.NewBoards(a.DB, m, a.Logger)
 	p.Boards = a.boards
-	srv := web.Build(p)
-	a.web = srv
 	if pub := a.pub; pub != nil {
-		srv.RegisterLog(a.TLog)
-		// The log's C2SP checkpoint, verifier key, hash tiles and entry
-		// bundles, and the published exports with their index.
-		srv.Mount("/log/", pub.Handler())
-		srv.LogVKey, srv.PublicURL = pub.VerifierKey(), o.PublicURL
-		// Every checkpoint's export, from the database: the same on every
-		// replica.
-		srv.Mount("/exports/", export.StoreHandler(a.DB))
+		p.Log, p.LogVKey, p.PublicURL = a.TLog, pub.VerifierKey(), o.PublicURL
+		p.Mounts = map[string]http.Handler{
+			// The log's C2SP checkpoint, verifier key, hash tiles and
+			// entry bundles.
+			"/log/": pub.Handler(),
+			// Every checkpoint's export, from the database: the same on
+			// every replica.
+			"/exports/": export.StoreHandler(a.DB),
+		}
 	}
+	srv := web.New(p)
+	a.web = srv
 	return srv.Handler(), nil
 }
 

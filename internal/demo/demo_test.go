@@ -506,7 +506,7 @@ func TestScrollHint(t *testing.T) {
 	}
 	defer db.Close()
 	mux := http.NewServeMux()
-	mux.Handle("/", web.Build(web.Parts{Markets: db, DB: db, Logger: slog.New(slog.DiscardHandler)}).Handler())
+	mux.Handle("/", web.New(web.Parts{Markets: db, DB: db, Logger: slog.New(slog.DiscardHandler)}).Handler())
 	mux.HandleFunc("/__hint", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, hintPage) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

@@ -133,5 +133,5 @@ func humanBoard(t *testing.T) http.Handler {
 	quiet := slog.New(slog.DiscardHandler)
 	boards := backtest.NewBoards(db, scoring.Method{}, quiet)
 	t.Cleanup(boards.Close) // before the store closes
-	return web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecasters: db, Boards: boards}).Handler()
+	return web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecasters: db, Boards: boards}).Handler()
 }

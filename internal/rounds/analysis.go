@@ -13,6 +13,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/cache"
+	"github.com/forecast-arena/arena/stats"
 )
 
 // SlowAnalysis is how long an analysis may take and still be waited for.
@@ -258,6 +259,19 @@ func (s *Service) boardAt(ctx context.Context, st arena.StoreSnapshot) (scoring.
 		return scoring.Board{}, err
 	}
 	return v.Board(p), nil
+}
+
+// ScoredTable is the table of every scored forecast the store holds (void
+// and unresolved markets left out, forfeits as Brier-1 forecasts), in the
+// order the service's analysis takes them, so that bootstraps over it
+// draw the same; nil when there is none.
+func (s *Service) ScoredTable(ctx context.Context) (*stats.Table, error) {
+	fs, err := s.Store.ScoredForecasts(ctx)
+	if err != nil || len(fs) == 0 {
+		return nil, err
+	}
+	slices.SortStableFunc(fs, scoring.CompareForecasts)
+	return scoring.Table(ctx, fs)
 }
 
 func (s *Service) analyzeForecasts(ctx context.Context, fs []arena.ScoredForecast) (*scoring.Analysis, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/rounds"
+	"github.com/forecast-arena/arena/internal/web/openapi"
 	"github.com/forecast-arena/arena/stats"
 )
 
@@ -23,7 +24,7 @@ func agentID(r *http.Request) (string, bool, error) {
 	}
 	a, err := forecast.ParseAddress(id)
 	if err != nil {
-		return "", false, arena.Errorf(arena.ENOTFOUND, "no agent %q: an agent is a 0x address or a baseline (random, market)", clip(id))
+		return "", false, arena.Errorf(arena.ENOTFOUND, "no agent %q: an agent is a 0x address or a baseline (random, market)", openapi.Clip(id))
 	}
 	return a.Hex(), false, nil
 }
@@ -43,7 +44,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	profiles, err := s.Forecast.Profiles(r.Context())
+	profiles, err := s.forecast.Profiles(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 		Profile: forecast.ProfileFields{Name: p.Name, Organisation: p.Organisation, Model: p.Model, Homepage: p.Homepage, Description: p.Description},
 		History: []AgentRoundJSON{}, Calibration: []stats.Bin{}, CORPBlocks: []stats.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
 	if !baseline {
-		act, err := s.Forecast.AgentActivity(r.Context(), agent)
+		act, err := s.forecast.AgentActivity(r.Context(), agent)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +154,7 @@ func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent strin
 	for _, q := range keep {
 		ids = append(ids, q.MarketID)
 	}
-	ms, err := s.Markets.MarketsByID(ctx, ids)
+	ms, err := s.markets.MarketsByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -44,14 +45,14 @@ const benchAgents = 256
 
 // benchServer starts the API on db (with limits, when any are set) and
 // creates nRounds rounds of k markets, open for a day.
-func benchServer(b *testing.B, db *store.DB, nRounds, k int, limits web.RateLimits) (url string, ids []uint64, stop func()) {
+func benchServer(b *testing.B, db *store.DB, nRounds, k int, limits ratelimit.Limits) (url string, ids []uint64, stop func()) {
 	b.Helper()
 	svc := &rounds.Service{Store: db, Logger: quiet}
-	srv := web.New(db, db, adminToken, quiet)
-	srv.RegisterForecast(svc)
+	p := web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: quiet, Forecast: svc}
 	if limits.PerIP.Burst > 0 || limits.PerAgent.Burst > 0 {
-		srv.Rates, srv.Limits = db, limits
+		p.Rates, p.Limits = db, limits
 	}
+	srv := web.New(p)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -175,7 +176,7 @@ func benchEngines(b *testing.B, fn func(b *testing.B, url func() string)) {
 // overrides). The load generator (net/http client) runs on the same cores.
 func BenchmarkCommitThroughput(b *testing.B) {
 	benchEngines(b, func(b *testing.B, dbURL func() string) {
-		rate := commitRate(b, dbURL(), b.N, web.RateLimits{}, true)
+		rate := commitRate(b, dbURL(), b.N, ratelimit.Limits{}, true)
 		// The baselines: bare recovery on every core (what the server's
 		// cores could do if they did nothing else; the stricter ratio) and
 		// on one core (one recovery loop, as BenchmarkEcrecover measures).
@@ -194,12 +195,12 @@ func BenchmarkCommitThroughput(b *testing.B) {
 // the same commits without limits measured in the same run (x_unlimited;
 // 1 means the limits cost nothing).
 func BenchmarkRateLimitCost(b *testing.B) {
-	limits := web.RateLimits{
+	limits := ratelimit.Limits{
 		PerIP:    arena.RateLimit{Burst: 6000, PerSecond: 1e6},
 		PerAgent: arena.RateLimit{Burst: 600, PerSecond: 1e6},
 	}
 	benchEngines(b, func(b *testing.B, dbURL func() string) {
-		base := commitRate(b, dbURL(), b.N, web.RateLimits{}, false)
+		base := commitRate(b, dbURL(), b.N, ratelimit.Limits{}, false)
 		rate := commitRate(b, dbURL(), b.N, limits, true)
 		b.ReportMetric(rate, "commits/s")
 		b.ReportMetric(base, "unlimited_commits/s")
@@ -210,7 +211,7 @@ func BenchmarkRateLimitCost(b *testing.B) {
 // commitRate sends n pre-signed commits to a fresh server on dbURL with
 // the given limits and returns the accepted commits per second; timed
 // says whether the benchmark's timer runs while they are sent.
-func commitRate(b *testing.B, dbURL string, n int, limits web.RateLimits, timed bool) float64 {
+func commitRate(b *testing.B, dbURL string, n int, limits ratelimit.Limits, timed bool) float64 {
 	b.Helper()
 	b.StopTimer()
 	db, err := store.Open(context.Background(), dbURL)
@@ -300,7 +301,7 @@ func BenchmarkCommitLatency(b *testing.B) {
 		defer db.Close()
 		// One agent per request (nonce 0), so requests are independent.
 		keys := benchKeys(b.N)
-		url, ids, stop := benchServer(b, db, 1, 7, web.RateLimits{})
+		url, ids, stop := benchServer(b, db, 1, 7, ratelimit.Limits{})
 		defer stop()
 		per := presign(b, b.N, ids, keys)
 		client := benchClient(256)

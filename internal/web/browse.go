@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/chart"
 	"github.com/forecast-arena/arena/internal/rounds"
+	"github.com/forecast-arena/arena/internal/web/openapi"
 	"github.com/forecast-arena/arena/stats"
 )
 
@@ -73,12 +74,12 @@ type nextLink interface{ next() (int64, bool) }
 const marketsAPI = "/api/v1/pages/markets"
 
 func (s *Server) marketsView(r *http.Request) (any, error) {
-	ints, err := apiOpOf("GET " + marketsAPI).values(r)
+	ints, err := apiOpOf("GET " + marketsAPI).Values(r)
 	if err != nil {
 		return nil, err
 	}
 	q := r.URL.Query()
-	facets, err := s.Markets.MarketFacets(r.Context())
+	facets, err := s.markets.Facets(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (s *Server) marketsView(r *http.Request) (any, error) {
 	if err := facet("venue", v.Venue, v.Venues); err != nil {
 		return nil, err
 	}
-	page, total, err := s.Markets.MarketList(r.Context(), arena.MarketListFilter{Source: v.Source, Venue: v.Venue, Category: v.Category,
+	page, total, err := s.markets.List(r.Context(), arena.MarketListFilter{Source: v.Source, Venue: v.Venue, Category: v.Category,
 		Status: arena.MarketStatus(v.Status), Before: ints["cursor"], Limit: v.Limit + 1}) // one more: is there a next page?
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func marketsLink(v MarketsPageJSON, cursor int64) string {
 			q.Set(k, x)
 		}
 	}
-	if d := apiOpOf("GET " + marketsAPI).param("limit").Default; strconv.Itoa(v.Limit) != d {
+	if d := apiOpOf("GET " + marketsAPI).Param("limit").Default; strconv.Itoa(v.Limit) != d {
 		q.Set("limit", strconv.Itoa(v.Limit))
 	}
 	if cursor > 0 {
@@ -139,9 +140,9 @@ func facet(name, value string, values []string) error {
 		return nil
 	}
 	if len(values) == 0 {
-		return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s %q: no market has a %s yet", name, clip(value), name)
+		return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s %q: no market has a %s yet", name, openapi.Clip(value), name)
 	}
-	return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s %q: no market has it (want %s)", name, clip(value), oneOf(values))
+	return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s %q: no market has it (want %s)", name, openapi.Clip(value), oneOf(values))
 }
 
 // currentPrice is a market's latest Yes price, or for a market of other
@@ -232,7 +233,7 @@ func (s *Server) compareView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := s.Forecast.Names(ctx)
+	names, err := s.forecast.Names(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +304,7 @@ func compareAgents(list string, a *scoring.Analysis, names map[string]string) ([
 	for _, item := range items {
 		item = strings.TrimSpace(item)
 		if item == "" {
-			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agents %q: an empty name between commas", clip(list))
+			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agents %q: an empty name between commas", openapi.Clip(list))
 		}
 		var byAddr, byName []*stats.AgentResult
 		for i := range a.Results {
@@ -321,12 +322,12 @@ func compareAgents(list string, a *scoring.Analysis, names map[string]string) ([
 		case len(byName) == 1:
 			res = byName[0]
 		case len(byName) > 1:
-			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q: %d agents have that name; give the address", clip(item), len(byName))
+			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q: %d agents have that name; give the address", openapi.Clip(item), len(byName))
 		default:
-			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q has no scored forecasts (the leaderboard lists the agents)", clip(item))
+			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q has no scored forecasts (the leaderboard lists the agents)", openapi.Clip(item))
 		}
 		if slices.Contains(out, res) {
-			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q is named twice", clip(item))
+			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q is named twice", openapi.Clip(item))
 		}
 		out = append(out, res)
 	}

@@ -324,7 +324,7 @@ func TestComparePage(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 5, 4, 3)
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		e := &env{t: t, url: hs.URL}
@@ -424,7 +424,7 @@ func TestErrorPages(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		seedMarkets(t, db, 1, time.Now().Add(48*time.Hour))
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		for _, c := range []struct {
@@ -491,7 +491,7 @@ func TestFooterJSONLinks(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 3, 2, 4)
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		footer := regexp.MustCompile(`This page's data as JSON: <a href="([^"]+)">`)

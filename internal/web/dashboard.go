@@ -30,7 +30,7 @@ func (s *Server) registerDashboard() {
 	s.page("/cohorts/{id}", "/api/v1/pages/cohorts/{id}", "cohort.html", s.cohortView)
 	s.page("/methodology", "/api/v1/pages/methodology", "methodology.html", s.methodologyView)
 	// The static files are no API route (the OpenAPI document leaves them out).
-	s.Mux.HandleFunc("GET /assets/{name}", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("GET /assets/{name}", func(w http.ResponseWriter, r *http.Request) {
 		if err := serveAsset(w, r); err != nil {
 			s.Error(w, r, err)
 		}
@@ -67,14 +67,14 @@ func linkNext(w http.ResponseWriter, r *http.Request, v any) {
 }
 
 func (s *Server) needForecast() error {
-	if s.Forecast == nil {
+	if s.forecast == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
 	}
 	return nil
 }
 
 func (s *Server) needTrading() error {
-	if s.Trading == nil {
+	if s.trading == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the trading track is not enabled")
 	}
 	return nil
@@ -84,11 +84,11 @@ func (s *Server) needTrading() error {
 
 func (s *Server) homeView(r *http.Request) (any, error) {
 	ctx := r.Context()
-	v := HomeJSON{Open: []RoundSummaryJSON{}, Scored: []RoundSummaryJSON{}, Forecast: []ForecastRowJSON{}, HasTrading: s.Trading != nil}
-	if s.Forecast != nil {
-		now := s.Forecast.Clock()
+	v := HomeJSON{Open: []RoundSummaryJSON{}, Scored: []RoundSummaryJSON{}, Forecast: []ForecastRowJSON{}, HasTrading: s.trading != nil}
+	if s.forecast != nil {
+		now := s.forecast.Clock()
 		for _, st := range []string{arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring} {
-			rs, err := s.Forecast.Rounds(ctx, st, 20)
+			rs, err := s.forecast.Rounds(ctx, st, 20)
 			if err != nil {
 				return nil, err
 			}
@@ -103,7 +103,7 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 		}
 		v.ScoredRounds, v.LastUpdated, v.Methodology = b.ScoredRounds, b.LastUpdated, b.Methodology
 		v.Forecast = rows[:min(len(rows), HomeTop)]
-		scored, err := s.Forecast.ScoredRoundList(ctx, 5)
+		scored, err := s.forecast.ScoredRoundList(ctx, 5)
 		if err != nil {
 			return nil, err
 		}
@@ -113,12 +113,12 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 				RevealStart: rd.RevealStart, RevealDeadline: rd.RevealDeadline, TriggeredAt: &t, Markets: len(rd.Markets)})
 		}
 	}
-	if s.Trading != nil {
-		lb, err := s.Trading.Leaderboard(ctx, 0, "")
+	if s.trading != nil {
+		lb, err := s.trading.Leaderboard(ctx, 0, "")
 		if err != nil {
 			return nil, err
 		}
-		cs, err := s.Trading.Cohorts(ctx, "")
+		cs, err := s.trading.Cohorts(ctx, "")
 		if err != nil {
 			return nil, err
 		}
@@ -183,13 +183,13 @@ const HomeTop = 5
 // forecastBoard is the forecast leaderboard of the forecasts f select and
 // its rows with what each agent's model calls cost, drawn on one scale.
 func (s *Server) forecastBoard(ctx context.Context, f rounds.Filter) (scoring.Board, []ForecastRowJSON, *scoring.Analysis, error) {
-	b, a, err := s.Forecast.Leaderboard(ctx, f)
+	b, a, err := s.forecast.Leaderboard(ctx, f)
 	if err != nil {
 		return scoring.Board{}, nil, nil, err
 	}
 	costs := map[string]arena.AgentCost{}
-	if s.forecasters != nil {
-		cs, err := s.forecasters.TraceCosts(ctx)
+	if s.traces != nil {
+		cs, err := s.traces.Costs(ctx)
 		if err != nil {
 			return scoring.Board{}, nil, nil, err
 		}
@@ -295,8 +295,8 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	v.Window, v.Category, v.Venue, v.Windows, v.Categories, v.Venues = window, f.Category, f.Venue, []string{"all", "7d", "30d", "90d"}, []string{}, []string{}
-	if s.Forecast != nil {
-		all, err := s.Forecast.Analysis(r.Context())
+	if s.forecast != nil {
+		all, err := s.forecast.Analysis(r.Context())
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +307,7 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 			v.Venues = all.Venues
 		}
 		if len(v.Venues) > 1 && f.Venue == "" {
-			vb, err := s.Forecast.VenueBoard(r.Context(), f)
+			vb, err := s.forecast.VenueBoard(r.Context(), f)
 			if err != nil {
 				return nil, err
 			}
@@ -330,8 +330,8 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		}
 		sortRows(v.Forecast, v.Sort, v.Desc)
 	}
-	if s.Trading != nil {
-		lb, err := s.Trading.Leaderboard(r.Context(), f.Window, q.Get("trading_sort"))
+	if s.trading != nil {
+		lb, err := s.trading.Leaderboard(r.Context(), f.Window, q.Get("trading_sort"))
 		if err != nil {
 			return nil, err
 		}
@@ -419,15 +419,15 @@ func (s *Server) roundView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.Forecast.RoundDetail(r.Context(), id)
+	d, err := s.forecast.RoundDetail(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	names, err := s.Forecast.Names(r.Context())
+	names, err := s.forecast.Names(r.Context())
 	if err != nil {
 		return nil, err
 	}
-	now := s.Forecast.Clock()
+	now := s.forecast.Clock()
 	rd := d.Round
 	v := RoundPageJSON{ID: rd.ID, Status: d.View.Status, Phase: phase(d.View.Status, rd.CommitDeadline, rd.RevealStart, rd.RevealDeadline, now),
 		Commits: d.Commits, Triggered: !rd.TriggeredAt.IsZero(), Entries: []RoundEntryJSON{}, Timeline: timeline(rd, now)}
@@ -532,7 +532,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.Markets.Market(r.Context(), id)
+	m, err := s.markets.Market(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -552,23 +552,19 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 		t := m.ResolvedAt.UTC()
 		v.ResolvedAt, v.ResolvedEarly = &t, !m.CloseTime.IsZero() && t.Before(m.CloseTime)
 	}
-	yes := arena.Yes
-	if len(m.Outcomes) > 0 {
-		yes = m.Outcomes[0]
-	}
-	pts, err := s.Markets.PriceHistory(r.Context(), id, yes, time.Time{}, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	pts, err := s.markets.Prices(r.Context(), m)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range pts {
 		v.Prices = append(v.Prices, PriceJSON{At: p.Time.UTC(), Price: p.Price, Source: string(p.Source)})
 	}
-	if s.Forecast != nil {
-		a, err := s.Forecast.Analysis(r.Context())
+	if s.forecast != nil {
+		a, err := s.forecast.Analysis(r.Context())
 		if err != nil {
 			return nil, err
 		}
-		names, err := s.Forecast.Names(r.Context())
+		names, err := s.forecast.Names(r.Context())
 		if err != nil {
 			return nil, err
 		}
@@ -670,7 +666,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	curves, err := s.Trading.Curves(r.Context(), id, "")
+	curves, err := s.trading.Curves(r.Context(), id, "")
 	if err != nil {
 		return nil, err
 	}
@@ -691,7 +687,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 		}
 		v.Curves = append(v.Curves, curveJSON(c.AgentID, snaps, step))
 	}
-	hs, err := s.Trading.Holdings(r.Context(), id)
+	hs, err := s.trading.Holdings(r.Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -723,7 +719,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 
 func (s *Server) methodologyView(r *http.Request) (any, error) {
 	var v MethodologyJSON
-	if f := s.Forecast; f != nil {
+	if f := s.forecast; f != nil {
 		pw := f.ScoringMethod().Power
 		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, rounds.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
 			BenchmarkTolerance: arena.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: f.ScoringMethod().ShrinkN,
@@ -732,18 +728,18 @@ func (s *Server) methodologyView(r *http.Request) (any, error) {
 			VerifyingContract: f.Domain.Contract.Hex(), DomainName: forecast.DomainName, DomainVersion: forecast.DomainVersion,
 			SignificanceKappa: pw.Kappa, SignificancePower: pw.Power, AssumedBoldness: pw.Boldness, AssumedMarketsInPower: pw.K}
 	}
-	if s.Trading != nil {
-		st := s.Trading.Settings()
+	if s.trading != nil {
+		st := s.trading.Settings()
 		v.Trading = &TradingMethodJSON{InitialCash: arena.Dollars(st.InitialCash), TopMarkets: st.TopMarkets, MaxBetShare: st.MaxBetShare,
 			MaxAttempts: st.MaxAttempts, LineupAgents: st.LineupAgents}
 	}
-	if s.LogVKey != "" {
-		base := strings.TrimSuffix(s.PublicURL, "/")
+	if s.logVKey != "" {
+		base := strings.TrimSuffix(s.publicURL, "/")
 		if base == "" {
 			base = "http://" + r.Host
 		}
-		v.Verify = &VerifyJSON{VKey: s.LogVKey, Checkpoint: base + "/log/checkpoint", Export: base + "/exports/latest/",
-			Command: "arena verify --url " + base + " --vkey " + s.LogVKey}
+		v.Verify = &VerifyJSON{VKey: s.logVKey, Checkpoint: base + "/log/checkpoint", Export: base + "/exports/latest/",
+			Command: "arena verify --url " + base + " --vkey " + s.logVKey}
 	}
 	return v, nil
 }

@@ -54,7 +54,7 @@ func BenchmarkDashboard(b *testing.B) {
 	svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }}
 	boards := backtest.NewBoards(db, svc.ScoringMethod(), quiet)
 	defer boards.Close() // before the store closes
-	srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db, Boards: boards})
+	srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db, Boards: boards})
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
 

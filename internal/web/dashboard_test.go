@@ -226,7 +226,7 @@ func TestMarketPageOracle(t *testing.T) {
 		if err := db.SaveOracleResolution(context.Background(), res); err != nil {
 			t.Fatal(err)
 		}
-		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: &oracle.Service{Store: db}}).Handler())
+		hs := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: &oracle.Service{Store: db}}).Handler())
 		defer hs.Close()
 		var v web.MarketPageJSON
 		resp, err := http.Get(fmt.Sprintf("%s/api/v1/pages/markets/%d", hs.URL, ms[0].ID))
@@ -276,7 +276,7 @@ func TestHomeRecentOracle(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: &oracle.Service{Store: db}}).Handler())
+		hs := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: &oracle.Service{Store: db}}).Handler())
 		defer hs.Close()
 		resp, err := http.Get(hs.URL + "/api/v1/pages/home")
 		if err != nil {

@@ -68,7 +68,7 @@ func TestStoreFailureOnReadEndpoints(t *testing.T) {
 		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		svc := &rounds.Service{Store: db, Logger: logger}
 		eng := &trading.Engine{Store: db, Logger: logger}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: logger, Forecast: svc, Trading: eng})
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: logger, Forecast: svc, Trading: eng})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		db.Close() // every query now fails: "sql: database is closed"
@@ -116,7 +116,7 @@ func TestStoreFailureOnReadEndpoints(t *testing.T) {
 func TestUnroutedJSON(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet})
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		for _, c := range []struct {
@@ -157,7 +157,7 @@ func TestUnroutedJSON(t *testing.T) {
 func TestBadPathIDs(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "admin",
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "admin",
 			Forecast: &rounds.Service{Store: db, Logger: quiet}, Trading: &trading.Engine{Store: db, Logger: quiet},
 			Oracle: &oracle.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())
@@ -203,7 +203,7 @@ func TestBadPathIDs(t *testing.T) {
 func TestInvalidTextRefused(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		for _, u := range []string{"/api/v1/markets?source=%00", "/api/v1/markets?source=%ff%fe", "/api/v1/markets?source=abc%00def",

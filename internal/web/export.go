@@ -7,6 +7,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/export"
+	"github.com/forecast-arena/arena/internal/web/openapi"
 )
 
 // Exports over HTTP are the tables `arena export` writes, streamed from
@@ -31,13 +32,13 @@ type ExportTableJSON struct {
 
 func init() {
 	apiOps = append(apiOps,
-		apiOp{Method: "GET", Path: "/api/v1/export", ID: "listExportTables", Tag: tagExport, Summary: "The exported tables",
+		openapi.Op{Method: "GET", Path: "/api/v1/export", ID: "listExportTables", Tag: tagExport, Summary: "The exported tables",
 			Desc: "The exported tables, their columns and download URLs.", Response: ExportIndexJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/export/{file}", ID: "downloadExportTable", Tag: tagExport, Summary: "One exported table",
+		openapi.Op{Method: "GET", Path: "/api/v1/export/{file}", ID: "downloadExportTable", Tag: tagExport, Summary: "One exported table",
 			Desc: "One exported table streamed as {table}.csv or {table}.jsonl, the files `arena export` writes " +
 				"(commits and reveals of a round not triggered yet are left out, their log leaves sealed); since (RFC 3339) keeps the rounds whose commit deadline is at or after it; 404 export_not_found for another file name.",
 			Fails: []int{404},
-			Query: []apiParam{{Name: "since", Format: "date-time", Example: "2026-01-01T00:00:00Z", Desc: "keep the rounds whose commit deadline is at or after this time"}}, Media: []string{"text/csv", "application/jsonl"}},
+			Query: []openapi.Param{{Name: "since", Format: "date-time", Example: "2026-01-01T00:00:00Z", Desc: "keep the rounds whose commit deadline is at or after this time"}}, Media: []string{"text/csv", "application/jsonl"}},
 	)
 }
 
@@ -49,7 +50,7 @@ func (s *Server) registerExport() {
 func (s *Server) exportIndex(w http.ResponseWriter, r *http.Request) error {
 	v := ExportIndexJSON{Formats: []string{export.CSV, export.JSONL}, Tables: []ExportTableJSON{}}
 	for _, sp := range export.Specs {
-		if sp.Name == "log_entries" && s.Log == nil {
+		if sp.Name == "log_entries" && s.log == nil {
 			continue
 		}
 		t := ExportTableJSON{Name: sp.Name, Columns: sp.Columns, URLs: map[string]string{}}
@@ -64,7 +65,7 @@ func (s *Server) exportIndex(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) exportTable(w http.ResponseWriter, r *http.Request) error {
 	file := r.PathValue("file")
 	name, format, _ := strings.Cut(file, ".")
-	if _, ok := export.SpecOf(name); !ok || (name == "log_entries" && s.Log == nil) {
+	if _, ok := export.SpecOf(name); !ok || (name == "log_entries" && s.log == nil) {
 		return arena.Rejectf(arena.ENOTFOUND, "export_not_found", "no exported table %q: see /api/v1/export", file)
 	}
 	ctype := map[string]string{export.CSV: "text/csv; charset=utf-8", export.JSONL: "application/jsonl; charset=utf-8"}[format]
@@ -80,7 +81,7 @@ func (s *Server) exportTable(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Disposition", `attachment; filename="`+name+"."+format+`"`)
 	h.Set("Cache-Control", "no-store")
 	sw := &startedWriter{w: w}
-	_, err := export.Stream(r.Context(), sw, export.Source{Forecast: s.Forecast, Log: s.Log}, name, format, since)
+	_, err := export.Stream(r.Context(), sw, export.Source{Forecast: s.forecast, Log: s.log}, name, format, since)
 	if err == nil || !sw.started {
 		if err != nil {
 			h.Del("Content-Disposition")
@@ -90,7 +91,7 @@ func (s *Server) exportTable(w http.ResponseWriter, r *http.Request) error {
 	// The status and part of the body are out: abort the response, so
 	// that the client sees a broken transfer, never a short file.
 	if r.Context().Err() == nil {
-		s.Logger.Error("http: export failed mid-stream", "path", r.URL.Path, "err", err)
+		s.logger.Error("http: export failed mid-stream", "path", r.URL.Path, "err", err)
 	}
 	panic(http.ErrAbortHandler)
 }

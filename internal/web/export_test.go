@@ -46,8 +46,7 @@ func TestExportSealsUntriggeredRound(t *testing.T) {
 		}
 		lg := &tlog.Log{Store: db, Key: key}
 		svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
-		srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: quiet, Forecast: svc})
-		srv.RegisterLog(lg)
+		srv := web.New(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: quiet, Forecast: svc, Log: lg})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, svc: svc, url: hs.URL, domain: svc.Domain, now: clk.Now}

@@ -9,9 +9,9 @@ import (
 	"github.com/forecast-arena/arena/internal/rounds"
 )
 
-// RegisterForecast mounts the forecast track's API.
-func (s *Server) RegisterForecast(svc *rounds.Service) {
-	s.Forecast = svc
+// registerForecast mounts the forecast track's API.
+func (s *Server) registerForecast() {
+	svc := s.forecast
 	s.handle("GET /api/v1/domain", s.domain)
 	s.handle("GET /api/v1/rounds", s.listRounds)
 	s.handle("GET /api/v1/leaderboard/venues", s.venueBoard)
@@ -38,7 +38,7 @@ func (s *Server) venueBoard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.Forecast.VenueBoard(r.Context(), f)
+	b, err := s.forecast.VenueBoard(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func roundID(r *http.Request) (uint64, error) {
 func address(r *http.Request) (string, error) { return r.PathValue("address"), nil }
 
 func (s *Server) domain(w http.ResponseWriter, r *http.Request) error {
-	d := s.Forecast.Domain
+	d := s.forecast.Domain
 	return s.writeJSON(w, r, forecast.DomainJSON{Name: forecast.DomainName, Version: forecast.DomainVersion,
 		ChainID: d.ChainID, VerifyingContract: d.Contract.Hex()})
 }
@@ -68,7 +68,7 @@ func (s *Server) domain(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) listRounds(w http.ResponseWriter, r *http.Request) error {
 	limit, _ := queryInt(r, "limit")
 	cursor, _ := queryInt(r, "cursor")
-	out, err := s.Forecast.RoundPage(r.Context(), r.URL.Query().Get("status"), uint64(cursor), int(limit))
+	out, err := s.forecast.RoundPage(r.Context(), r.URL.Query().Get("status"), uint64(cursor), int(limit))
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) listRounds(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) nonce(w http.ResponseWriter, r *http.Request) error {
-	n, err := s.Forecast.Nonce(r.Context(), r.PathValue("address"))
+	n, err := s.forecast.Nonce(r.Context(), r.PathValue("address"))
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (s *Server) uploadReasoning(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	if err := s.Forecast.UploadReasoning(r.Context(), id, req); err != nil {
+	if err := s.forecast.UploadReasoning(r.Context(), id, req); err != nil {
 		return err
 	}
 	a, _ := forecast.ParseAddress(req.Agent) // valid: the upload was accepted
@@ -108,7 +108,7 @@ func (s *Server) getReasoning(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.Forecast.Reasoning(r.Context(), id, r.PathValue("agent"))
+	out, err := s.forecast.Reasoning(r.Context(), id, r.PathValue("agent"))
 	if err != nil {
 		return err
 	}
@@ -121,11 +121,11 @@ func (s *Server) createRound(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	rd, err := s.Forecast.CreateRound(r.Context(), req)
+	rd, err := s.forecast.CreateRound(r.Context(), req)
 	if err != nil {
 		return err
 	}
-	v, err := s.Forecast.View(r.Context(), rd)
+	v, err := s.forecast.View(r.Context(), rd)
 	if err != nil {
 		return err
 	}
@@ -138,10 +138,10 @@ func (s *Server) triggerRound(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Forecast.Trigger(r.Context(), id); err != nil {
+	if err := s.forecast.Trigger(r.Context(), id); err != nil {
 		return err
 	}
-	sc, err := s.Forecast.Scores(r.Context(), id)
+	sc, err := s.forecast.Scores(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -163,14 +163,14 @@ func (s *Server) resolveMarket(w http.ResponseWriter, r *http.Request) error {
 	// case. The resolution the market already has (such as its source's,
 	// sent again, or by two admins at once) is recorded and logged
 	// nowhere: the answer says so.
-	changed, err := s.Forecast.ResolveMarket(r.Context(), id, req.Outcome)
+	changed, err := s.forecast.ResolveMarket(r.Context(), id, req.Outcome)
 	if err != nil {
 		return err
 	}
 	if !changed {
 		w.Header().Set(headerUnchanged, "true")
 	}
-	m, err := s.Markets.Market(r.Context(), id)
+	m, err := s.markets.Market(r.Context(), id)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -45,6 +46,8 @@ type env struct {
 	domain forecast.Domain
 	now    func() time.Time
 	srv    *web.Server
+	// metrics are the server's, served at /metrics.
+	metrics *metrics.Metrics
 }
 
 // startServer serves the forecast API of db on a loopback port until the
@@ -55,8 +58,8 @@ func startServer(t testing.TB, db *store.DB, now func() time.Time, domain foreca
 		now = time.Now
 	}
 	svc := &rounds.Service{Store: db, Now: now, Domain: domain, Logger: quiet}
-	srv := web.New(db, db, adminToken, quiet)
-	srv.RegisterForecast(svc)
+	m := metrics.New()
+	srv := web.New(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: quiet, Forecast: svc, Metrics: m})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +73,7 @@ func startServer(t testing.TB, db *store.DB, now func() time.Time, domain foreca
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &env{t: t, db: db, svc: svc, url: "http://" + ln.Addr().String(), domain: domain, now: now, srv: srv}
+	return &env{t: t, db: db, svc: svc, url: "http://" + ln.Addr().String(), domain: domain, now: now, srv: srv, metrics: m}
 }
 
 var httpClient = &http.Client{Timeout: 20 * time.Second}
@@ -979,8 +982,7 @@ func TestRoundPhases(t *testing.T) {
 			}
 		}
 		// A server without a token has no admin API at all.
-		bare := web.New(db, db, "", quiet)
-		bare.RegisterForecast(e.svc)
+		bare := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: e.svc})
 		rec := httptestDo(bare.Handler(), "POST", "/api/v1/admin/rounds", create, "anything")
 		if rec.status != 403 || errorOf(t, rec.body).Error.Code != "admin_disabled" {
 			t.Errorf("admin without a configured token: %d %s", rec.status, rec.body)
@@ -1276,9 +1278,7 @@ func FuzzSubmissionBodies(f *testing.F) {
 	t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
 	clk := clock.New(t0)
 	svc := &rounds.Service{Store: db, Now: clk.Now, Logger: quiet}
-	srv := web.New(db, db, adminToken, quiet)
-	srv.RegisterForecast(svc)
-	h := srv.Handler()
+	h := web.New(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: quiet, Forecast: svc}).Handler()
 	ms := seedMarkets(f, db, 3, t0.Add(10*24*time.Hour))
 	r, err := svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: marketIDs(ms),
 		CommitDeadline: t0.Add(time.Hour), RevealStart: t0.Add(2 * time.Hour), RevealDeadline: t0.Add(3 * time.Hour)})

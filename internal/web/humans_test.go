@@ -78,7 +78,7 @@ func TestHumanBoardPages(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecasters: db, Boards: newBoards(t, db, nil)}).Handler())
+		hs := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecasters: db, Boards: newBoards(t, db, nil)}).Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, url: hs.URL}
 
@@ -152,7 +152,7 @@ func TestHumanBoardPagesWithoutHumans(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		importHumanRound(t, db, false)
-		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecasters: db, Boards: newBoards(t, db, nil)}).Handler())
+		hs := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecasters: db, Boards: newBoards(t, db, nil)}).Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, url: hs.URL}
 		var board web.HumanBoardPageJSON

@@ -47,7 +47,7 @@ func TestLeaderboardFilters(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db, Boards: newBoards(t, db, svc)})
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db, Boards: newBoards(t, db, svc)})
 		hs := httptest.NewServer(srv.Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
@@ -134,7 +134,7 @@ func TestLeaderboardUnknownCategory(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		generate(t, db, 3, 2, 4)
 		svc := &rounds.Service{Store: db, Logger: quiet}
-		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
+		h := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
 		get := func(path string) *httptest.ResponseRecorder {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
@@ -170,7 +170,7 @@ func TestLeaderboardPaging(t *testing.T) {
 		generate(t, db, 5, 3, 4)
 		eng, _ := generateCohorts(t, db, 1, 3)
 		svc := &rounds.Service{Store: db, Logger: quiet}
-		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db, Boards: newBoards(t, db, svc)}).Handler()
+		h := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Trading: eng, Forecasters: db, Boards: newBoards(t, db, svc)}).Handler()
 		get := func(path string) *httptest.ResponseRecorder {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
@@ -267,7 +267,7 @@ func TestBacktestLeaderboardCached(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := &countingBacktests{DB: db}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}, Forecasters: st, Boards: newBoards(t, st, nil)})
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}, Forecasters: st, Boards: newBoards(t, st, nil)})
 		board := func() scoring.Board {
 			t.Helper()
 			rec := httptest.NewRecorder()
@@ -328,7 +328,7 @@ func TestLeaderboardByVenue(t *testing.T) {
 		method.MinForecasts = 10 // 48 forecasts each, 24 on each venue
 		svc := &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }, Method: method,
 			Rules: rounds.DefaultRulesFor([]string{arena.SourceKalshi, arena.SourceManifold})}
-		hs := httptest.NewServer(web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db, Boards: newBoards(t, db, svc)}).Handler())
+		hs := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc, Forecasters: db, Boards: newBoards(t, db, svc)}).Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
 

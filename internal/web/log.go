@@ -9,15 +9,14 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
-	"github.com/forecast-arena/arena/tlog"
+	"github.com/forecast-arena/arena/internal/web/openapi"
 )
 
-// RegisterLog serves the tamper-evident log's entries, and inclusion and
+// registerLog serves the tamper-evident log's entries, and inclusion and
 // consistency proofs between the trees of its checkpoints. The log's
 // signed head is its C2SP checkpoint, served with its tiles by
 // tlog.Publisher's handler under /log/ (mounted beside the API).
-func (s *Server) RegisterLog(l *tlog.Log) {
-	s.Log = l
+func (s *Server) registerLog() {
 	s.handle("GET /api/v1/log/entries", s.logEntries)
 	s.handle("GET /api/v1/log/proof/inclusion", s.logInclusion)
 	s.handle("GET /api/v1/log/proof/consistency", s.logConsistency)
@@ -42,21 +41,21 @@ type (
 
 func init() {
 	apiOps = append(apiOps,
-		apiOp{Method: "GET", Path: "/api/v1/log/entries", ID: "listLogEntries", Tag: tagLog, Summary: "Log entries",
+		openapi.Op{Method: "GET", Path: "/api/v1/log/entries", ID: "listLogEntries", Tag: tagLog, Summary: "Log entries",
 			Desc: "Log entries [start, end), at most 1000: each leaf and its RFC 6962 leaf hash (a commit or reveal of a round not triggered yet by its hash alone); " +
-				"400 log_range for a range past the bound or reversed.", Query: []apiParam{
-				qInt("start", 0, math.MaxInt64, "0", "0", "index of the first entry"),
-				qInt("end", 0, math.MaxInt64, "", "10", "index after the last entry (default: start + 1000)")},
+				"400 log_range for a range past the bound or reversed.", Query: []openapi.Param{
+				openapi.Int("start", 0, math.MaxInt64, "0", "0", "index of the first entry"),
+				openapi.Int("end", 0, math.MaxInt64, "", "10", "index after the last entry (default: start + 1000)")},
 			Response: LogEntriesJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/proof/inclusion", ID: "getInclusionProof", Tag: tagLog, Summary: "An inclusion proof",
-			Desc: "The RFC 6962 inclusion proof of entry index in the tree of tree_size (the log's signed head is its C2SP checkpoint at /log/checkpoint); 400 unless index < tree_size ≤ the log's size.", Query: []apiParam{
-				qInt("index", 0, math.MaxInt64, "", "0", "index of the entry").required(),
-				qInt("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a checkpoint's, from /log/checkpoint), above index").required()},
+		openapi.Op{Method: "GET", Path: "/api/v1/log/proof/inclusion", ID: "getInclusionProof", Tag: tagLog, Summary: "An inclusion proof",
+			Desc: "The RFC 6962 inclusion proof of entry index in the tree of tree_size (the log's signed head is its C2SP checkpoint at /log/checkpoint); 400 unless index < tree_size ≤ the log's size.", Query: []openapi.Param{
+				openapi.Int("index", 0, math.MaxInt64, "", "0", "index of the entry").Require(),
+				openapi.Int("tree_size", 1, math.MaxInt64, "", "1", "size of the tree (a checkpoint's, from /log/checkpoint), above index").Require()},
 			Response: LogInclusionJSON{}},
-		apiOp{Method: "GET", Path: "/api/v1/log/proof/consistency", ID: "getConsistencyProof", Tag: tagLog, Summary: "A consistency proof",
-			Desc: "The RFC 6962 consistency proof between the trees of sizes first and second; 400 unless first ≤ second ≤ the log's size.", Query: []apiParam{
-				qInt("first", 0, math.MaxInt64, "", "1", "size of the older tree").required(),
-				qInt("second", 0, math.MaxInt64, "", "1", "size of the newer tree, at least first").required()},
+		openapi.Op{Method: "GET", Path: "/api/v1/log/proof/consistency", ID: "getConsistencyProof", Tag: tagLog, Summary: "A consistency proof",
+			Desc: "The RFC 6962 consistency proof between the trees of sizes first and second; 400 unless first ≤ second ≤ the log's size.", Query: []openapi.Param{
+				openapi.Int("first", 0, math.MaxInt64, "", "1", "size of the older tree").Require(),
+				openapi.Int("second", 0, math.MaxInt64, "", "1", "size of the newer tree, at least first").Require()},
 			Response: LogConsistencyJSON{}},
 	)
 }
@@ -85,7 +84,7 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 	if end < start || end-start > maxLogPage {
 		return arena.Rejectf(arena.EINVALID, "log_range", "at most %d entries per request, start ≤ end", maxLogPage)
 	}
-	es, err := s.Log.Entries(r.Context(), uint64(start), uint64(end))
+	es, err := s.log.Entries(r.Context(), uint64(start), uint64(end))
 	if err != nil {
 		return err
 	}
@@ -107,11 +106,11 @@ func (s *Server) logEntries(w http.ResponseWriter, r *http.Request) error {
 // sealedEntry reports whether an entry's leaf must wait for its round's
 // trigger (rounds.Service.Sealed); without the forecast track, it does.
 func (s *Server) sealedEntry(ctx context.Context, kind string, leaf []byte, sealed map[uint64]bool) (bool, error) {
-	if s.Forecast == nil {
+	if s.forecast == nil {
 		_, sealable, _ := forecast.SealedUntilTrigger(kind, leaf)
 		return sealable, nil
 	}
-	return s.Forecast.Sealed(ctx, kind, leaf, sealed)
+	return s.forecast.Sealed(ctx, kind, leaf, sealed)
 }
 
 func hexes(p [][]byte) []string {
@@ -126,7 +125,7 @@ func (s *Server) logInclusion(w http.ResponseWriter, r *http.Request) error {
 	i, _ := queryInt(r, "index")
 	n, _ := queryInt(r, "tree_size")
 	index, size := uint64(i), uint64(n)
-	p, err := s.Log.Inclusion(r.Context(), index, size)
+	p, err := s.log.Inclusion(r.Context(), index, size)
 	if err != nil {
 		return err
 	}
@@ -137,7 +136,7 @@ func (s *Server) logConsistency(w http.ResponseWriter, r *http.Request) error {
 	a, _ := queryInt(r, "first")
 	b, _ := queryInt(r, "second")
 	first, second := uint64(a), uint64(b)
-	p, err := s.Log.Consistency(r.Context(), first, second)
+	p, err := s.log.Consistency(r.Context(), first, second)
 	if err != nil {
 		return err
 	}

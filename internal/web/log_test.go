@@ -45,9 +45,7 @@ func TestLogAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		srv := web.New(db, db, "", quiet)
-		srv.RegisterLog(lg)
-		h := srv.Handler()
+		h := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Log: lg}).Handler()
 		get := func(path string, want int, v any) {
 			t.Helper()
 			rec := httptest.NewRecorder()
@@ -141,8 +139,7 @@ func TestLogSealsSubmissionsUntilTrigger(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}})
-		srv.RegisterLog(lg)
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: &rounds.Service{Store: db, Logger: quiet}, Log: lg})
 		get := func() ([]web.LogEntryJSON, string) {
 			t.Helper()
 			rec := httptest.NewRecorder()

@@ -14,7 +14,7 @@ func (s *Server) listMarkets(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ms, err := s.Markets.Markets(r.Context(), f)
+	ms, err := s.markets.Markets(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (s *Server) getMarket(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.Markets.Market(r.Context(), id)
+	m, err := s.markets.Market(r.Context(), id)
 	if err != nil {
 		return err
 	}

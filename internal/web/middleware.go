@@ -98,18 +98,18 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, ri *requestInfo, rout
 			panic(p) // the server's own signal to drop the connection
 		}
 		s.internalErrors.Add(1)
-		s.Logger.Error("http: panic", "method", r.Method, "path", r.URL.Path, "request_id", ri.id,
+		s.logger.Error("http: panic", "method", r.Method, "path", r.URL.Path, "request_id", ri.id,
 			"panic", redact.String(fmt.Sprint(p)), "stack", redact.String(string(debug.Stack())))
 		if !sw.wrote {
 			s.writeErr(sw, r, arena.Errorf(arena.EINTERNAL, "internal error"))
 		}
 	}
 	took := time.Since(start)
-	s.Metrics.HTTPRequest(route, r.Method, sw.status, took)
+	s.metrics.HTTPRequest(route, r.Method, sw.status, took)
 	if kind, ok := submissionRoutes[route]; ok {
-		s.Metrics.Submission(kind, sw.status < 400, ri.code)
+		s.metrics.Submission(kind, sw.status < 400, ri.code)
 	}
-	s.Logger.Debug("http", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status,
+	s.logger.Debug("http", "method", r.Method, "path", r.URL.Path, "route", route, "status", sw.status,
 		"took", took, "request_id", ri.id)
 }
 

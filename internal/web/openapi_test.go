@@ -21,6 +21,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/oracle"
+	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -51,7 +52,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 				p.Forecasters = db
 				p.Oracle = &oracle.Service{Store: db}
 			}
-			srv := web.Build(p)
+			srv := web.New(p)
 			hs := httptest.NewServer(srv.Handler())
 			resp, err := http.Get(hs.URL + "/api/v1/openapi.json")
 			if err != nil {
@@ -235,9 +236,8 @@ func TestQueryParametersFollowDocument(t *testing.T) {
 			}
 		}
 		now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
-		srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t", Forecasters: db, Boards: newBoards(t, db, nil), Oracle: &oracle.Service{Store: db, Logger: quiet},
-			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng})
-		srv.RegisterLog(lg)
+		srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: "t", Forecasters: db, Boards: newBoards(t, db, nil), Oracle: &oracle.Service{Store: db, Logger: quiet},
+			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Log: lg})
 		h := srv.Handler()
 		call := func(method, path string, q url.Values) (int, string) {
 			req := httptest.NewRequest(method, path+"?"+q.Encode(), nil)
@@ -359,19 +359,18 @@ func TestErrorResponsesDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 1, 13, 0, 0, 0, 0, time.UTC)
-	build := func(db *store.DB, token string, limits web.RateLimits) http.Handler {
+	build := func(db *store.DB, token string, limits ratelimit.Limits) http.Handler {
 		p := web.Parts{Markets: db, DB: db, Logger: quiet, AdminToken: token, Forecasters: db, Boards: newBoards(t, db, nil), Oracle: &oracle.Service{Store: db, Logger: quiet},
-			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Rates: db, Limits: limits}
+			Forecast: &rounds.Service{Store: db, Logger: quiet, Now: func() time.Time { return now }}, Trading: eng, Rates: db, Limits: limits,
+			Log: &tlog.Log{Store: db, Key: key}}
 		if db != p.Markets {
 			p.Trading = &trading.Engine{Store: db, Logger: quiet}
 		}
-		srv := web.Build(p)
-		srv.RegisterLog(&tlog.Log{Store: db, Key: key})
-		return srv.Handler()
+		return web.New(p).Handler()
 	}
-	full := build(db, "t", web.RateLimits{})
+	full := build(db, "t", ratelimit.Limits{})
 	closedDB := storetest.Open(t, "sqlite")
-	closed := build(closedDB, "t", web.RateLimits{})
+	closed := build(closedDB, "t", ratelimit.Limits{})
 	closedDB.Close()
 	rec := httptest.NewRecorder()
 	full.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
@@ -381,7 +380,7 @@ func TestErrorResponsesDocumented(t *testing.T) {
 	}
 	// An arena that runs no track serves fewer routes, and its pages of a
 	// track answer 404.
-	bare := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet}).Handler()
+	bare := web.New(web.Parts{Markets: db, DB: db, Logger: quiet}).Handler()
 	rec = httptest.NewRecorder()
 	bare.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
 	bareDoc, err := openapi3.NewLoader().LoadFromData(rec.Body.Bytes())
@@ -443,8 +442,8 @@ func TestErrorResponsesDocumented(t *testing.T) {
 			call(full, target+"?nonsense=1", "t", "{}")
 			call(full, target, "", "{}")
 			call(full, target, "wrong", "{}")
-			call(build(db, "", web.RateLimits{}), target, "t", "{}")
-			limited := build(db, "t", web.RateLimits{PerIP: arena.RateLimit{Burst: 1, PerSecond: 1e-6}})
+			call(build(db, "", ratelimit.Limits{}), target, "t", "{}")
+			limited := build(db, "t", ratelimit.Limits{PerIP: arena.RateLimit{Burst: 1, PerSecond: 1e-6}})
 			call(limited, target, "t", "{}")
 			call(limited, target, "t", "{}")
 			call(closed, target, "t", "{}")

@@ -17,6 +17,7 @@ import (
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/internal/clock"
+	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -32,7 +33,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 		clk := clock.New(t0)
 		e := startServer(t, db, clk.Now, forecast.Domain{})
-		if err := e.srv.Metrics.Register(db.Collector()); err != nil {
+		if err := e.metrics.Register(db.Collector()); err != nil {
 			t.Fatal(err)
 		}
 		ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
@@ -86,15 +87,16 @@ func TestMetricsEndpoint(t *testing.T) {
 func TestMetricsRegistryPerServer(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, "sqlite")
-	a, b := web.New(db, db, "", quiet), web.New(db, db, "", quiet)
-	ha := a.Handler()
+	ma, mb := metrics.New(), metrics.New()
+	ha := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Metrics: ma}).Handler()
+	web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Metrics: mb}).Handler()
 	for i := 0; i < 3; i++ {
 		ha.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/healthz", nil))
 	}
-	if got := a.Metrics.Value("arena_http_requests_total", map[string]string{"route": "GET /healthz"}); got != 3 {
+	if got := ma.Value("arena_http_requests_total", map[string]string{"route": "GET /healthz"}); got != 3 {
 		t.Errorf("server a counted %v health checks, want 3", got)
 	}
-	if got := b.Metrics.Value("arena_http_requests_total", nil); got != 0 {
+	if got := mb.Value("arena_http_requests_total", nil); got != 0 {
 		t.Errorf("server b counted %v requests, want 0", got)
 	}
 }
@@ -105,7 +107,7 @@ func TestRequestID(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	var logs syncBuffer
-	srv := web.New(brokenMarkets{db}, db, "", slog.New(slog.NewJSONHandler(&logs, nil)))
+	srv := web.New(web.Parts{Markets: brokenMarkets{db}, DB: db, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	h := srv.Handler()
 	get := func(path, id string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", path, nil)
@@ -150,7 +152,7 @@ func TestInternalErrorLogRedacted(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	var logs syncBuffer
-	srv := web.New(brokenMarkets{db}, db, "", slog.New(slog.NewJSONHandler(&logs, nil)))
+	srv := web.New(web.Parts{Markets: brokenMarkets{db}, DB: db, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/markets", nil))
 	if rec.Code != 500 || strings.Contains(rec.Body.String(), "S3cret") {
@@ -171,10 +173,10 @@ func TestPanicRecovered(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, "sqlite")
 	var logs syncBuffer
-	srv := web.New(db, db, "", slog.New(slog.NewJSONHandler(&logs, nil)))
-	srv.Mux.HandleFunc("GET /boom", func(http.ResponseWriter, *http.Request) {
+	boom := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("connect postgres://u:hunter2@db/x with Bearer abc.def")
 	})
+	srv := web.New(web.Parts{Markets: db, DB: db, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Mounts: map[string]http.Handler{"/boom": boom}})
 	h := srv.Handler()
 	req := httptest.NewRequest("GET", "/boom", nil)
 	req.Header.Set(web.RequestIDHeader, "boom-1")
@@ -217,7 +219,7 @@ func TestReadyz(t *testing.T) {
 		if err := db.FinishJob(ctx, "polymarket-sync", p, nil); err != nil {
 			t.Fatal(err)
 		}
-		srv := web.Build(web.Parts{Markets: db, DB: db, Health: db, Logger: quiet})
+		srv := web.New(web.Parts{Markets: db, DB: db, Health: db, Logger: quiet})
 		rec := httptest.NewRecorder()
 		srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 		var got web.ReadyJSON
@@ -232,7 +234,7 @@ func TestReadyz(t *testing.T) {
 			t.Errorf("readyz with nothing pending or unknown: %s, want empty lists", rec.Body)
 		}
 
-		down := web.Build(web.Parts{Markets: db, DB: downDB{}, Health: db, Logger: quiet})
+		down := web.New(web.Parts{Markets: db, DB: downDB{}, Health: db, Logger: quiet})
 		for _, path := range []string{"/readyz", "/healthz"} {
 			rec = httptest.NewRecorder()
 			down.Handler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
@@ -264,7 +266,7 @@ func TestAdminTokenRotation(t *testing.T) {
 			[]string{"", "old-token-0123new-token-4567", "new-token-456", "x"}},
 		{"next only", "", "new-token-4567", []string{"new-token-4567"}, []string{"", "old-token-0123"}},
 	} {
-		srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: c.current, AdminTokenNext: c.next, Logger: quiet,
+		srv := web.New(web.Parts{Markets: db, DB: db, AdminToken: c.current, AdminTokenNext: c.next, Logger: quiet,
 			Forecast: &rounds.Service{Store: db, Logger: quiet}})
 		h := srv.Handler()
 		try := func(tok string) (int, string) {
@@ -299,7 +301,7 @@ func TestServiceLogsCarryRequestID(t *testing.T) {
 	db := storetest.Open(t, "sqlite")
 	var buf syncBuffer
 	logger := slog.New(web.LogHandler(slog.NewJSONHandler(&buf, nil)))
-	h := web.Build(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger,
+	h := web.New(web.Parts{Markets: db, DB: db, AdminToken: adminToken, Logger: logger,
 		Forecast: &rounds.Service{Store: db, Logger: logger}}).Handler()
 	ms := seedMarkets(t, db, 2, time.Now().Add(30*24*time.Hour))
 	now := time.Now()
@@ -331,8 +333,8 @@ func TestServiceLogsCarryRequestID(t *testing.T) {
 func TestMetricsMethodLabelBounded(t *testing.T) {
 	t.Parallel()
 	db := storetest.Open(t, "sqlite")
-	srv := web.New(db, db, "", quiet)
-	h := srv.Handler()
+	m := metrics.New()
+	h := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Metrics: m}).Handler()
 	page := func() string {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -351,7 +353,7 @@ func TestMetricsMethodLabelBounded(t *testing.T) {
 	if grew := len(text) - before; grew > 4<<10 {
 		t.Errorf("1,001 made-up methods grew /metrics by %d bytes", grew)
 	}
-	if got := srv.Metrics.Value("arena_http_requests_total", map[string]string{"method": "other", "status": "405"}); got != 1001 {
+	if got := m.Value("arena_http_requests_total", map[string]string{"method": "other", "status": "405"}); got != 1001 {
 		t.Errorf("made-up methods counted %v under method=\"other\", want 1001", got)
 	}
 }

@@ -5,13 +5,11 @@ import (
 	"net/http"
 
 	"github.com/forecast-arena/arena"
-	"github.com/forecast-arena/arena/internal/oracle"
 )
 
-// RegisterOracle serves the oracle's resolutions and the human arbitration
+// registerOracle serves the oracle's resolutions and the human arbitration
 // queue.
-func (s *Server) RegisterOracle(svc *oracle.Service) {
-	s.oracle = svc
+func (s *Server) registerOracle() {
 	s.handle("GET /api/v1/oracle/queue", s.oracleQueue)
 	s.handle("GET /api/v1/oracle/resolutions/{market}", read(s, marketParam, s.oracleResolutions))
 	s.handle("GET /api/v1/oracle/accuracy", s.oracleAccuracy)

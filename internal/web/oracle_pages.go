@@ -75,7 +75,7 @@ func (s *Server) oracleView(r *http.Request) (any, error) {
 	for i, f := range flags {
 		ids[i] = f.MarketID
 	}
-	ms, err := s.Markets.MarketsByID(r.Context(), ids)
+	ms, err := s.markets.MarketsByID(r.Context(), ids)
 	if err != nil {
 		return nil, err
 	}

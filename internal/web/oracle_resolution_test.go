@@ -32,7 +32,7 @@ func oracleAPI(t *testing.T, db *store.DB) (*web.Server, *httptest.Server) {
 	fsvc := &rounds.Service{Store: db, Logger: quiet}
 	osvc := &oracle.Service{Store: db, Logger: quiet, Tracks: []arena.ResolutionHook{rounds.Rescore, trading.Resettle, rounds.LogResolution},
 		DisputeHooks: []arena.DisputeHook{rounds.LogDispute}}
-	srv := web.Build(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc})
+	srv := web.New(web.Parts{Markets: db, DB: db, AdminToken: "tok", Logger: quiet, Forecast: fsvc, Oracle: osvc})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return srv, hs

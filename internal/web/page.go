@@ -515,7 +515,7 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		b, _, err := s.Forecast.Leaderboard(r.Context(), f)
+		b, _, err := s.forecast.Leaderboard(r.Context(), f)
 		if err != nil {
 			return err
 		}

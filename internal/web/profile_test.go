@@ -203,7 +203,7 @@ func TestProfileUpdateCapAPI(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clk := clock.New(time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC))
 		svc := &rounds.Service{Store: db, Logger: quiet, Now: clk.Now, Admission: rounds.Admission{ProfileUpdatesPerDay: 2}}
-		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
+		h := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
 		e := &env{t: t, db: db, svc: svc, now: svc.Now}
 		k := newKey("renamer")
 		post := func(version uint64) *httptest.ResponseRecorder {

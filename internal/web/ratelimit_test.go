@@ -17,6 +17,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
+	"github.com/forecast-arena/arena/internal/ratelimit"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
@@ -24,9 +25,9 @@ import (
 )
 
 // limited serves db with the given limits on a fixed clock.
-func limited(db *store.DB, l web.RateLimits, now time.Time) http.Handler {
+func limited(db *store.DB, l ratelimit.Limits, now time.Time) http.Handler {
 	l.Now = func() time.Time { return now }
-	return web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Limits: l,
+	return web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Limits: l,
 		Forecast: &rounds.Service{Store: db, Logger: quiet}}).Handler()
 }
 
@@ -49,7 +50,7 @@ func send(h http.Handler, method, path, ip, body string) *httptest.ResponseRecor
 func TestRateLimitPerIP(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		h := limited(db, web.RateLimits{PerIP: arena.RateLimit{Burst: 3, PerSecond: 0.5}}, time.Now())
+		h := limited(db, ratelimit.Limits{PerIP: arena.RateLimit{Burst: 3, PerSecond: 0.5}}, time.Now())
 		for i := 0; i < 3; i++ {
 			rec := send(h, "GET", "/api/v1/markets", "192.0.2.1", "")
 			if rec.Code != 200 || rec.Header().Get("RateLimit-Limit") != "3" || rec.Header().Get("RateLimit-Remaining") != string(rune('2'-i)) {
@@ -89,7 +90,7 @@ func TestRateLimitIPv6Prefix(t *testing.T) {
 			h.ServeHTTP(rec, req)
 			return rec.Code
 		}
-		l := web.RateLimits{PerIP: arena.RateLimit{Burst: 5, PerSecond: 0.001}, TrustedProxies: proxy}
+		l := ratelimit.Limits{PerIP: arena.RateLimit{Burst: 5, PerSecond: 0.001}, TrustedProxies: proxy}
 		h := limited(db, l, time.Now())
 		var passed int
 		for i := range 10 {
@@ -119,8 +120,8 @@ func agentLimited(t *testing.T, db *store.DB) (h http.Handler, e *env, ids []uin
 	t.Helper()
 	t0 := time.Now().UTC().Truncate(time.Second)
 	svc := &rounds.Service{Store: db, Logger: quiet, K: 3, Now: func() time.Time { return t0 }}
-	h = web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Forecast: svc,
-		Limits: web.RateLimits{PerAgent: arena.RateLimit{Burst: 3, PerSecond: 0.001}, Now: svc.Now}}).Handler()
+	h = web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Rates: db, Forecast: svc,
+		Limits: ratelimit.Limits{PerAgent: arena.RateLimit{Burst: 3, PerSecond: 0.001}, Now: svc.Now}}).Handler()
 	ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
 	for range 2 {
 		rd, err := svc.CreateRound(context.Background(), rounds.CreateRoundRequest{MarketIDs: marketIDs(ms), CommitDeadline: t0.Add(time.Hour),
@@ -215,7 +216,7 @@ func TestRateLimitSharedAcrossReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		hs = append(hs, limited(db, web.RateLimits{PerIP: arena.RateLimit{Burst: 10, PerSecond: 0.01}}, now))
+		hs = append(hs, limited(db, ratelimit.Limits{PerIP: arena.RateLimit{Burst: 10, PerSecond: 0.01}}, now))
 	}
 	var passed, refused atomic.Int32
 	done := make(chan struct{})
@@ -252,7 +253,7 @@ func TestAdmissionCapsHTTP(t *testing.T) {
 		db.Now = func() time.Time { return t0 }
 		svc := &rounds.Service{Store: db, Logger: quiet, K: 3, Now: db.Now,
 			Admission: rounds.Admission{Store: db, MaxAgentsPerRound: 1, MaxNewAgentsHour: 2}}
-		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
+		h := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecast: svc}).Handler()
 		e := &env{t: t, db: db, svc: svc, now: svc.Now}
 		ms := seedMarkets(t, db, 3, t0.Add(30*24*time.Hour))
 		newRound := func() uint64 {

@@ -30,13 +30,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	out := ReadyJSON{Status: "ready", Database: "ok"}
 	fail := func(what string, err error) {
 		out.Status = "not_ready"
-		s.Logger.Warn("readyz: "+what, "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
+		s.logger.Warn("readyz: "+what, "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
 	}
-	if err := s.DB.Ping(ctx); err != nil {
+	if err := s.db.Ping(ctx); err != nil {
 		out.Database = "unreachable"
 		fail("database unreachable", err)
-	} else if s.Health != nil {
-		if sh, err := s.Health.Schema(ctx); err != nil {
+	} else if s.health != nil {
+		if sh, err := s.health.Schema(ctx); err != nil {
 			fail("schema unreadable", err)
 		} else {
 			if sh.Pending == nil { // none: an empty list, not null
@@ -50,7 +50,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 				out.Status = "not_ready"
 			}
 		}
-		if js, err := s.Health.JobHealth(ctx); err != nil {
+		if js, err := s.health.JobHealth(ctx); err != nil {
 			fail("job runs unreadable", err)
 		} else {
 			out.Jobs = js

@@ -146,7 +146,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 				w.Write(b)
 				return
 			}
-			s.Logger.Error("http: error page", "path", r.URL.Path, "request_id", RequestID(r.Context()), "err", err)
+			s.logger.Error("http: error page", "path", r.URL.Path, "request_id", RequestID(r.Context()), "err", err)
 		}
 	}
 	writeErrorBody(w, status, code, message)

@@ -16,13 +16,11 @@ type ForecasterStore interface {
 	arena.TraceStore
 }
 
-// RegisterForecasters mounts the routes of the LLM forecasters (after
-// RegisterForecast):
+// registerForecasters mounts the routes of the LLM forecasters:
 //
 //	GET /api/v1/rounds/{id}/markets/{index}  a market of a round as the round tools show it now
 //	GET /api/v1/rounds/{id}/traces/{agent}   what an agent was shown and answered (after the trigger)
-func (s *Server) RegisterForecasters(st ForecasterStore) {
-	s.forecasters = st
+func (s *Server) registerForecasters() {
 	s.handle("GET /api/v1/rounds/{id}/markets/{index}", s.roundMarket)
 	s.handle("GET /api/v1/rounds/{id}/traces/{agent}", s.trace)
 }
@@ -35,14 +33,14 @@ type RoundMarketContextJSON struct {
 }
 
 func (s *Server) roundMarket(w http.ResponseWriter, r *http.Request) error {
-	if s.Forecast == nil {
+	if s.forecast == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
 	}
 	id, err := roundID(r)
 	if err != nil {
 		return err
 	}
-	rd, err := s.Forecast.Round(r.Context(), id)
+	rd, err := s.forecast.Round(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -50,16 +48,7 @@ func (s *Server) roundMarket(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || i < 0 || i >= len(rd.Markets) {
 		return arena.Errorf(arena.ENOTFOUND, "round %d has no market index %q", id, r.PathValue("index"))
 	}
-	m, err := s.Markets.Market(r.Context(), rd.Markets[i].MarketID)
-	if err != nil {
-		return err
-	}
-	data := &agent.StoreData{Store: s.Markets, Markets: []*arena.Market{m}, AsOf: s.Forecast.Clock(), Live: true}
-	d, err := data.Details(r.Context(), 0)
-	if err != nil {
-		return err
-	}
-	h, err := data.History(r.Context(), 0)
+	d, h, err := s.markets.Tools(r.Context(), rd.Markets[i].MarketID, s.forecast.Clock())
 	if err != nil {
 		return err
 	}
@@ -88,10 +77,10 @@ type TraceJSON struct {
 	Trace       json.RawMessage `json:"trace"`
 }
 
-// trace publishes a trace only once the round's outcomes are triggered,
-// like reasoning: before that it would leak an agent's forecast.
+// trace serves a trace as rounds.Traces publishes it: only once the
+// round's outcomes are triggered.
 func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
-	if s.Forecast == nil {
+	if s.traces == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
 	}
 	id, err := roundID(r)
@@ -102,14 +91,7 @@ func (s *Server) trace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rd, err := s.Forecast.Round(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	if rd.Status != arena.RoundScored {
-		return arena.Rejectf(arena.ECONFLICT, "trace_unpublished", "round %d: traces are published after outcomes are triggered", id)
-	}
-	t, err := s.forecasters.Trace(r.Context(), id, a.Hex())
+	t, err := s.traces.Trace(r.Context(), id, a.Hex())
 	if err != nil {
 		return err
 	}

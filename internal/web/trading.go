@@ -11,7 +11,7 @@ import (
 	"github.com/forecast-arena/arena/internal/trading"
 )
 
-// RegisterTrading mounts the trading track's routes:
+// registerTrading mounts the trading track's routes:
 //
 //	GET /api/v1/cohorts                    ?status=active|completed&limit=&cursor=
 //	GET /api/v1/cohorts/{id}
@@ -19,8 +19,7 @@ import (
 //	GET /api/v1/decisions/{id}
 //
 // GET /api/v1/leaderboard?track=trading serves the trading leaderboard.
-func (s *Server) RegisterTrading(eng *trading.Engine) {
-	s.Trading = eng
+func (s *Server) registerTrading() {
 	s.handle("GET /api/v1/cohorts", s.listCohorts)
 	s.handle("GET /api/v1/cohorts/{id}", s.getCohort)
 	s.handle("GET /api/v1/cohorts/{id}/snapshots", s.snapshots)
@@ -32,7 +31,7 @@ func (s *Server) RegisterTrading(eng *trading.Engine) {
 func (s *Server) listCohorts(w http.ResponseWriter, r *http.Request) error {
 	limit, _ := queryInt(r, "limit")
 	offset, _ := queryInt(r, "offset")
-	cs, err := s.Trading.Cohorts(r.Context(), arena.CohortStatus(r.URL.Query().Get("status")))
+	cs, err := s.trading.Cohorts(r.Context(), arena.CohortStatus(r.URL.Query().Get("status")))
 	if err != nil {
 		return err
 	}
@@ -42,7 +41,7 @@ func (s *Server) listCohorts(w http.ResponseWriter, r *http.Request) error {
 	// when its cohort has left the list since (completed while paging
 	// active ones). offset remains for older clients.
 	if cursor, _ := queryInt(r, "cursor"); cursor > 0 {
-		c, err := s.Trading.Cohort(r.Context(), cursor)
+		c, err := s.trading.Cohort(r.Context(), cursor)
 		if arena.ErrorKind(err) == arena.ENOTFOUND {
 			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "cursor %d: no cohort has this id; a cursor is the id of the last cohort of a page, "+
 				"as the Link header's next URL gives it (0 or none: from the newest)", cursor)
@@ -84,15 +83,15 @@ func (s *Server) getCohort(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cohortDetail(ctx context.Context, id int64) (CohortDetailJSON, error) {
-	c, err := s.Trading.Cohort(ctx, id)
+	c, err := s.trading.Cohort(ctx, id)
 	if err != nil {
 		return CohortDetailJSON{}, err
 	}
-	st, err := s.Trading.Standings(ctx, id)
+	st, err := s.trading.Standings(ctx, id)
 	if err != nil {
 		return CohortDetailJSON{}, err
 	}
-	ds, err := s.Trading.Decisions(ctx, id)
+	ds, err := s.trading.Decisions(ctx, id)
 	if err != nil {
 		return CohortDetailJSON{}, err
 	}
@@ -157,7 +156,7 @@ func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	step := snapshotSteps[r.URL.Query().Get("step")] // checked by checkQuery; "": every snapshot
-	curves, err := s.Trading.Curves(r.Context(), id, r.URL.Query().Get("agent"))
+	curves, err := s.trading.Curves(r.Context(), id, r.URL.Query().Get("agent"))
 	if err != nil {
 		return err
 	}
@@ -174,7 +173,7 @@ func (s *Server) getDecision(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.Trading.Decision(r.Context(), id)
+	d, err := s.trading.Decision(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -190,7 +189,7 @@ func (s *Server) tradingLeaderboard(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out, err := s.Trading.Leaderboard(r.Context(), f.Window, r.URL.Query().Get("sort"))
+	out, err := s.trading.Leaderboard(r.Context(), f.Window, r.URL.Query().Get("sort"))
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func trSetup(t *testing.T, db *store.DB) *trEnv {
 	if _, err := eng.Snapshot(ctx, later); err != nil {
 		t.Fatal(err)
 	}
-	srv := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Trading: eng})
+	srv := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Trading: eng})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	rows := map[string]int64{}
@@ -298,7 +298,7 @@ func TestCohortsCursor(t *testing.T) {
 			}
 			weeks = append(weeks, week)
 		}
-		h := web.Build(web.Parts{Markets: db, DB: db, Logger: quiet, Trading: eng}).Handler()
+		h := web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Trading: eng}).Handler()
 		get := func(path string) (*httptest.ResponseRecorder, []int64) {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))

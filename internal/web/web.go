@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/backtest"
+	"github.com/forecast-arena/arena/internal/catalog"
 	"github.com/forecast-arena/arena/internal/metrics"
 	"github.com/forecast-arena/arena/internal/oracle"
 	"github.com/forecast-arena/arena/internal/ratelimit"
@@ -44,7 +46,9 @@ type Parts struct {
 	Markets    arena.MarketStore
 	DB         Pinger
 	AdminToken string
-	// AdminTokenNext is a second accepted admin token, for rotation.
+	// AdminTokenNext is accepted as well as AdminToken, so the token can
+	// be rotated without downtime: add the new one here on every replica,
+	// move the clients, then make it AdminToken and clear this.
 	AdminTokenNext string
 	Logger         *slog.Logger
 	Forecast       *rounds.Service
@@ -57,81 +61,52 @@ type Parts struct {
 	Boards *backtest.Boards
 	// Oracle serves oracle resolutions and the arbitration queue.
 	Oracle *oracle.Service
+	// Log serves the tamper-evident log's entries and proofs. LogVKey,
+	// when set, is the note verifier key of the log's published
+	// checkpoints (under /log/), and PublicURL the arena's public URL
+	// (else the request's host): the methodology page says how to verify
+	// the arena with them.
+	Log       *tlog.Log
+	LogVKey   string
+	PublicURL string
+	// Mounts are protocol endpoints other packages define, served for GET
+	// under their prefix (such as "/log/"), the prefix stripped, through
+	// the server's middleware (request ids, rate limits, metrics): the
+	// log's C2SP tiles and the published exports.
+	Mounts map[string]http.Handler
 	// Metrics is exported at /metrics (nil: the server makes its own).
 	Metrics *metrics.Metrics
 	// Health answers /readyz beyond a ping: schema and job runs.
 	Health arena.HealthStore
 	// Rates keeps the rate limits' buckets; nil or zero Limits: no limits.
+	// Limits apply to every route but the probes (/healthz, /readyz,
+	// /metrics); the per-agent limit to the commits, reveals and profile
+	// updates the agent signed.
 	Rates  arena.RateStore
-	Limits RateLimits
+	Limits ratelimit.Limits
 }
 
-// Build wires a server from its parts: the one composition of routes that
-// `arena serve`, `arena demo` and the tests share.
-func Build(p Parts) *Server {
-	s := New(p.Markets, p.DB, p.AdminToken, p.Logger)
-	s.AdminTokenNext = p.AdminTokenNext
-	if p.Metrics != nil {
-		s.Metrics = p.Metrics
-	}
-	s.Health = p.Health
-	s.Rates, s.Limits = p.Rates, p.Limits
-	if p.Forecast != nil {
-		s.RegisterForecast(p.Forecast)
-	}
-	if p.Trading != nil {
-		s.RegisterTrading(p.Trading)
-	}
-	if p.Forecasters != nil {
-		s.RegisterForecasters(p.Forecasters)
-	}
-	if p.Boards != nil {
-		s.boards = p.Boards
-		if p.Boards.Humans() {
-			s.registerHumans()
-		}
-	}
-	if p.Oracle != nil {
-		s.RegisterOracle(p.Oracle)
-	}
-	return s
-}
-
-// Server holds the handlers' dependencies. Tracks register their routes on
-// Mux before Handler is called.
+// Server serves the routes of the parts it was built from (see New); its
+// parts are fixed once built.
 type Server struct {
-	Markets    arena.MarketStore
-	DB         Pinger
-	AdminToken string
-	// AdminTokenNext is accepted as well as AdminToken, so the token can
-	// be rotated without downtime: add the new one here on every replica,
-	// move the clients, then make it AdminToken and clear this.
-	AdminTokenNext string
-	Logger         *slog.Logger
-	Mux            *http.ServeMux
-	// Forecast is set by RegisterForecast, Trading by RegisterTrading.
-	Forecast *rounds.Service
-	Trading  *trading.Engine
-	// forecasters is set by RegisterForecasters.
-	forecasters ForecasterStore
-	// boards are the backtest track's and the human board (Parts.Boards).
-	boards *backtest.Boards
-	// oracle is set by RegisterOracle.
-	oracle *oracle.Service
-	// Log is set by RegisterLog. LogVKey, when set, is the note verifier
-	// key of the log's published checkpoints (under /log/), and PublicURL
-	// the arena's public URL (else the request's host): the methodology
-	// page says how to verify the arena with them.
-	Log       *tlog.Log
-	LogVKey   string
-	PublicURL string
-	// Metrics counts requests and submissions; served at /metrics.
-	Metrics *metrics.Metrics
-	// Health, when set, adds schema and job checks to /readyz.
-	Health arena.HealthStore
-	// Rates and Limits are the abuse limits (see RateLimits).
-	Rates  arena.RateStore
-	Limits RateLimits
+	markets        *catalog.Service
+	db             Pinger
+	adminToken     string
+	adminTokenNext string
+	logger         *slog.Logger
+	mux            *http.ServeMux
+	forecast       *rounds.Service
+	trading        *trading.Engine
+	traces         *rounds.Traces // nil without the forecast track or the forecasters' store
+	boards         *backtest.Boards
+	oracle         *oracle.Service
+	log            *tlog.Log
+	logVKey        string
+	publicURL      string
+	metrics        *metrics.Metrics
+	health         arena.HealthStore
+	rates          arena.RateStore
+	limits         ratelimit.Limits
 
 	internalErrors atomic.Int64
 	routes         []string // "METHOD /path" of every handle call
@@ -143,29 +118,53 @@ type Server struct {
 // the server writes every error the same way (see Server.Error).
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// New returns a server with the base routes registered.
-func New(markets arena.MarketStore, db Pinger, adminToken string, logger *slog.Logger) *Server {
-	if logger == nil {
-		logger = slog.Default()
+// New builds the server of p with every route of its parts: the one
+// composition of routes that `arena serve`, `arena demo` and the tests
+// share.
+func New(p Parts) *Server {
+	s := &Server{markets: &catalog.Service{Store: p.Markets}, db: p.DB, adminToken: p.AdminToken, adminTokenNext: p.AdminTokenNext,
+		logger: p.Logger, mux: http.NewServeMux(), forecast: p.Forecast, trading: p.Trading,
+		boards: p.Boards, oracle: p.Oracle, log: p.Log, logVKey: p.LogVKey, publicURL: p.PublicURL,
+		metrics: p.Metrics, health: p.Health, rates: p.Rates, limits: p.Limits}
+	if p.Forecasters != nil && p.Forecast != nil {
+		s.traces = &rounds.Traces{Rounds: p.Forecast, Store: p.Forecasters}
 	}
-	s := &Server{Markets: markets, DB: db, AdminToken: adminToken, Logger: logger, Mux: http.NewServeMux(), Metrics: metrics.New()}
-	s.Mux.HandleFunc("GET /healthz", s.healthz)
-	s.Mux.HandleFunc("GET /readyz", s.readyz)
-	s.Mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { s.Metrics.Handler().ServeHTTP(w, r) })
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	if s.metrics == nil {
+		s.metrics = metrics.New()
+	}
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { s.metrics.Handler().ServeHTTP(w, r) })
 	s.handle("GET /api/v1/markets", s.listMarkets)
 	s.handle("GET /api/v1/markets/{id}", s.getMarket)
 	s.handle("GET /api/v1/leaderboard", s.leaderboard)
 	s.handle("GET /api/v1/openapi.json", s.openAPI)
 	s.registerDashboard()
+	if p.Forecast != nil {
+		s.registerForecast()
+	}
+	if p.Trading != nil {
+		s.registerTrading()
+	}
+	if p.Forecasters != nil {
+		s.registerForecasters()
+	}
+	if p.Boards != nil && p.Boards.Humans() {
+		s.registerHumans()
+	}
+	if p.Oracle != nil {
+		s.registerOracle()
+	}
+	if p.Log != nil {
+		s.registerLog()
+	}
+	for _, prefix := range slices.Sorted(maps.Keys(p.Mounts)) {
+		s.mux.Handle("GET "+prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), p.Mounts[prefix]))
+	}
 	return s
-}
-
-// Mount serves h for GET requests under prefix (such as "/log/"), with
-// the prefix stripped, through the server's middleware (request ids, rate
-// limits, metrics): the protocol endpoints other packages define, such as
-// the log's C2SP tiles and the published exports.
-func (s *Server) Mount(prefix string, h http.Handler) {
-	s.Mux.Handle("GET "+prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), h))
 }
 
 // handle registers h for pattern; its error goes through Server.Error. A
@@ -173,8 +172,8 @@ func (s *Server) Mount(prefix string, h http.Handler) {
 func (s *Server) handle(pattern string, h HandlerFunc) {
 	s.routes = append(s.routes, pattern)
 	op := apiOpOf(pattern)
-	s.Mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		err := op.checkQuery(r)
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		err := op.CheckQuery(r)
 		if err == nil {
 			err = h(w, r)
 		}
@@ -199,7 +198,7 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if arena.ErrorKind(err) == arena.EINTERNAL {
 		s.internalErrors.Add(1)
-		s.Logger.Error("http: internal error", "method", r.Method, "path", r.URL.Path, "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
+		s.logger.Error("http: internal error", "method", r.Method, "path", r.URL.Path, "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
 	}
 	s.writeErr(w, r, err)
 }
@@ -222,23 +221,26 @@ func (s *Server) InternalErrors() int64 { return s.internalErrors.Load() }
 // JSON error shape: 404, or 405 with the Allow header.
 func (s *Server) Handler() http.Handler {
 	var lim *ratelimit.Limiter
-	if s.Rates != nil {
-		lim = &ratelimit.Limiter{Store: s.Rates}
+	if s.rates != nil {
+		lim = &ratelimit.Limiter{Store: s.rates}
 		s.limiters = append(s.limiters, lim)
 	}
+	limits := s.rateLimits(lim)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		r, ri := s.begin(w, r)
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		sw := &statusWriter{ResponseWriter: w, status: 200}
-		h, route := s.Mux.Handler(r)
+		h, route := s.mux.Handler(r)
 		if route == "" {
 			route = "unmatched"
 		}
 		defer s.finish(sw, r, ri, route, start)
 		var err error
 		if err = checkText(r); err == nil {
-			r, err = s.limit(lim, sw, r, route)
+			if !unlimited[route] {
+				r, err = limits.Check(sw, r, route)
+			}
 		}
 		switch {
 		case err != nil:
@@ -246,7 +248,7 @@ func (s *Server) Handler() http.Handler {
 		case route == "unmatched":
 			s.unrouted(sw, r, h)
 		default:
-			s.Mux.ServeHTTP(sw, r)
+			s.mux.ServeHTTP(sw, r)
 		}
 	})
 }
@@ -282,7 +284,7 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, h http.Handler
 		s.writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed",
 			fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
 	default:
-		s.Mux.ServeHTTP(w, r) // redirects and anything else: as the mux answers
+		s.mux.ServeHTTP(w, r) // redirects and anything else: as the mux answers
 	}
 }
 
@@ -324,8 +326,8 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.DB.Ping(ctx); err != nil {
-		s.Logger.Error("healthz: database unreachable", "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
+	if err := s.db.Ping(ctx); err != nil {
+		s.logger.Error("healthz: database unreachable", "request_id", RequestID(r.Context()), "err", redact.String(err.Error()))
 		// Say what is wrong without leaking connection details.
 		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 		return
@@ -338,11 +340,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 // token, admin endpoints are disabled.
 func (s *Server) admin(h HandlerFunc) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if s.AdminToken == "" && s.AdminTokenNext == "" {
+		if s.adminToken == "" && s.adminTokenNext == "" {
 			return arena.Rejectf(arena.EFORBIDDEN, "admin_disabled", "admin endpoints are disabled: no admin token configured")
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !tokenMatches(got, s.AdminToken, s.AdminTokenNext) {
+		if !ok || !tokenMatches(got, s.adminToken, s.adminTokenNext) {
 			return arena.Rejectf(arena.EUNAUTHORIZED, "unauthorized", "missing or wrong admin bearer token")
 		}
 		return h(w, r)

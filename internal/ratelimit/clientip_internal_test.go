@@ -1,4 +1,4 @@
-package web
+package ratelimit
 
 import (
 	"net/http/httptest"
@@ -31,15 +31,15 @@ func TestClientIP(t *testing.T) {
 			if c.xff != "" {
 				r.Header.Set("X-Forwarded-For", c.xff)
 			}
-			if got := clientIP(r, trusted); got != c.want {
-				t.Errorf("clientIP = %q, want %q", got, c.want)
+			if got := ClientIP(r, trusted); got != c.want {
+				t.Errorf("ClientIP = %q, want %q", got, c.want)
 			}
 		})
 	}
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "10.0.0.1:5000"
 	r.Header.Set("X-Forwarded-For", "203.0.113.9")
-	if got := clientIP(r, nil); got != "10.0.0.1" {
+	if got := ClientIP(r, nil); got != "10.0.0.1" {
 		t.Errorf("no trusted proxies: clientIP = %q, want the peer", got)
 	}
 }
