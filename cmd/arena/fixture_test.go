@@ -28,7 +28,7 @@ type dirFixture struct {
 
 var (
 	// fixtures are removed by TestMain.
-	fixtures = []*dirFixture{&smallDemo, &seed1Fixture, &forecastBenchDB}
+	fixtures = []*dirFixture{&smallDemo, &seed1Fixture, &forecastBenchDB, &humanRoundWithHumans}
 	// smallDemo is a short demo for tests that need a database with
 	// rounds, a log and an export.
 	smallDemo = dirFixture{what: "demo --seed 2 --rounds 3"}
@@ -39,6 +39,10 @@ var (
 	// (shareddata.ForecastBenchSets) imported into arena.db as of
 	// 2026-08-21.
 	forecastBenchDB = dirFixture{what: "ForecastBench import"}
+	// humanRoundWithHumans holds ForecastBench's human round of
+	// 2024-07-21 with its superforecasters' forecasts, imported into
+	// arena.db (humanRoundDB).
+	humanRoundWithHumans = dirFixture{what: "import of the human round with its human forecasts"}
 )
 
 func seed1Rounds() int { return testscale.Size(10, 50) }

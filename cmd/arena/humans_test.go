@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,21 +19,33 @@ import (
 	"github.com/forecast-arena/arena/stats"
 )
 
-// humanRoundDB imports the human round of 2024-07-21 (with its human
-// forecasts when humans) into a fresh SQLite database.
+// humanRoundDB is a fresh SQLite database holding the human round of
+// 2024-07-21, with its human forecasts when humans: those, which three
+// tests use, are a copy of one import per test binary.
 func humanRoundDB(t *testing.T, humans bool) string {
 	t.Helper()
 	h := func(name string) string { return shareddata.Path(t, "forecastbench-human", name) }
-	db := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
-	args := []string{"import", "forecastbench", "--db", db, "--now", "2026-08-21T00:00:00Z",
+	args := []string{"import", "forecastbench", "--now", "2026-08-21T00:00:00Z",
 		"--questions", h("2024-07-21-human.json"), "--resolutions", h("2024-07-21_resolution_set.json")}
-	if humans {
-		args = append(args, "--humans", h("2024-07-21.ForecastBench.human_super_individual.json"))
+	if !humans {
+		db := "sqlite:" + filepath.Join(t.TempDir(), "arena.db")
+		if _, stderr, err := cli(t, nil, append(args, "--db", db)...); err != nil {
+			t.Fatalf("import: %v\n%s", err, stderr)
+		}
+		return db
 	}
-	if _, stderr, err := cli(t, nil, args...); err != nil {
-		t.Fatalf("import: %v\n%s", err, stderr)
-	}
-	return db
+	args = append(args, "--humans", h("2024-07-21.ForecastBench.human_super_individual.json"))
+	dir, _ := humanRoundWithHumans.copy(t, func(dir string) (string, string, error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", "", err
+		}
+		out, stderr, err := cli(t, nil, append(args, "--db", "sqlite:"+filepath.Join(dir, "arena.db"))...)
+		if err != nil {
+			err = fmt.Errorf("import: %w\n%s", err, stderr)
+		}
+		return out, stderr, err
+	})
+	return "sqlite:" + filepath.Join(dir, "arena.db")
 }
 
 // recordingScripted serves the scripted stand-ins and keeps every request
@@ -54,6 +67,7 @@ func recordingScripted(t *testing.T) (baseURL string, bodies func() string) {
 }
 
 func TestBacktestHumanRound(t *testing.T) {
+	t.Parallel()
 	db := humanRoundDB(t, true)
 	base, bodies := recordingScripted(t)
 	// "after" learned up to a date after the round: the guard withholds
@@ -164,6 +178,7 @@ func mustJSON(s string) string {
 // A round without human forecasts: the same backtest shows no human rows
 // and no board at all, rather than empty ones.
 func TestBacktestWithoutHumans(t *testing.T) {
+	t.Parallel()
 	db := humanRoundDB(t, false)
 	out, stderr, err := cli(t, nil, "backtest", "--source", "forecastbench", "--scripted", "--db", db, "--cache-dir", filepath.Join(t.TempDir(), "c"), "--format", "json")
 	if err != nil {
@@ -186,6 +201,7 @@ func TestBacktestWithoutHumans(t *testing.T) {
 // median's figures as ForecastBench computes them, unresolved market
 // questions included (the values docs/methodology.md states).
 func TestReportHumansUnresolved(t *testing.T) {
+	t.Parallel()
 	db := humanRoundDB(t, true)
 	out, stderr, err := cli(t, nil, "report", "humans", "--db", db, "--unresolved", "--format", "json")
 	if err != nil {
@@ -220,6 +236,7 @@ func TestReportHumansUnresolved(t *testing.T) {
 // forecasts with none) is refused, nothing changed, until --replace-empty
 // says so; then the line before the write says what goes.
 func TestImportHumansReplacement(t *testing.T) {
+	t.Parallel()
 	db := humanRoundDB(t, true)
 	h := shareddata.Path(t, "forecastbench-human", "2024-07-21.ForecastBench.human_super_individual.json")
 	stored := func() int {

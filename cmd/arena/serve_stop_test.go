@@ -21,6 +21,7 @@ import (
 // waits for that analysis: the analysis stops with the server's context
 // instead of running its bootstraps to the end.
 func TestServeStopsDuringAnalysis(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a large database and a server process")
 	}

@@ -13,6 +13,7 @@ import (
 // market's price in force at that step, as a sync every six hours would.
 // A market open through both phases shows both spacings.
 func TestSettlingStoresLivePrices(t *testing.T) {
+	t.Parallel()
 	res, _ := played(t)
 	ctx := context.Background()
 	rounds, err := res.DB.Rounds(ctx, arena.RoundFilter{})
