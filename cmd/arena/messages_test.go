@@ -37,7 +37,9 @@ func TestFirstMistakes(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	sim := "sqlite:" + filepath.Join(tmp, "sim.db")
-	if _, _, err := cli(t, nil, "sync", "--source", "sim", "--db", sim); err != nil {
+	// The user's simulated world: no mistake below reads its markets, so
+	// a few do.
+	if _, _, err := cli(t, nil, "sync", "--source", "sim", "--markets", "3", "--db", sim); err != nil {
 		t.Fatal(err)
 	}
 	key := filepath.Join(tmp, "me.key")
