@@ -109,7 +109,11 @@ func TestServeReplicasSyncOncePerPeriod(t *testing.T) {
 				if i > 0 && !r.Period.After(runs[i-1].Period) {
 					t.Fatalf("duplicate period %v", r.Period)
 				}
-				if !r.Finished || r.Error != "" {
+				// SIGTERM cancels a sync under way (on a loaded machine a
+				// period's sync can still run then): the newest periods may
+				// end canceled, recorded as such; any other error is a fault.
+				interrupted := i >= len(runs)-2 && strings.HasSuffix(r.Error, context.Canceled.Error())
+				if !r.Finished || r.Error != "" && !interrupted {
 					t.Errorf("run %+v did not finish cleanly", r)
 				}
 				owners[r.Owner] = true
