@@ -15,12 +15,17 @@ import (
 // already stored (same market, outcome, source and time), and returns how
 // many were new.
 func (d *DB) addPrices(ctx context.Context, tx *sql.Tx, pts []arena.PricePoint) (int, error) {
-	const chunk = 1000 // 7 parameters a row
 	n := 0
-	for lo := 0; lo < len(pts); lo += chunk {
-		hi := min(lo+chunk, len(pts))
+	for lo := 0; lo < len(pts); {
+		// The rows go in statements of a power of two rows each, the
+		// largest that fits: eleven statements in all, each prepared once
+		// and not parsed again for every batch of every sync.
+		size := len(priceInserts) - 1
+		for 1<<size > len(pts)-lo {
+			size--
+		}
+		hi := lo + 1<<size
 		args := make([]any, 0, 7*(hi-lo))
-		vals := make([]string, 0, hi-lo)
 		for _, p := range pts[lo:hi] {
 			if p.Time.IsZero() || p.Outcome == "" || p.Source == "" || math.IsNaN(p.Price) || p.Price < 0 || p.Price > 1 {
 				return 0, arena.Errorf(arena.EINVALID, "store: invalid price point %+v for market %d", p, p.MarketID)
@@ -29,32 +34,32 @@ func (d *DB) addPrices(ctx context.Context, tx *sql.Tx, pts []arena.PricePoint) 
 			if fetched.IsZero() {
 				fetched = p.Time
 			}
-			vals = append(vals, "(?,?,?,?,?,?,?)")
 			args = append(args, p.MarketID, p.Outcome, p.Time.UnixMicro(), string(p.Source), p.Price, fetched.UnixMicro(), p.Flagged)
 		}
-		q := `INSERT INTO price_points (market_id, outcome, at, source, price, fetched_at, flagged)
-			VALUES ` + strings.Join(vals, ",") + ` ON CONFLICT (market_id, outcome, source, at) DO NOTHING`
-		// A full chunk's statement is always the same: prepared once, it
-		// is not parsed again for every chunk of every sync.
-		var r sql.Result
-		var err error
-		if hi-lo == chunk {
-			var st *sql.Stmt
-			if st, err = d.prepared(ctx, tx, q); err != nil {
-				return 0, err
-			}
-			r, err = st.ExecContext(ctx, args...)
-		} else {
-			r, err = tx.ExecContext(ctx, d.rebind(q), args...)
+		st, err := d.prepared(ctx, tx, priceInserts[size])
+		if err != nil {
+			return 0, err
 		}
+		r, err := st.ExecContext(ctx, args...)
 		if err != nil {
 			return 0, fmt.Errorf("store: insert prices: %w", err)
 		}
 		k, _ := r.RowsAffected()
 		n += int(k)
+		lo = hi
 	}
 	return n, nil
 }
+
+// priceInserts[k] inserts 2^k price points; 1,024 rows of 7 parameters
+// stay under SQLite's and PostgreSQL's bounds on a statement's parameters.
+var priceInserts = func() (qs [11]string) {
+	for k := range qs {
+		qs[k] = `INSERT INTO price_points (market_id, outcome, at, source, price, fetched_at, flagged) VALUES ` +
+			strings.Repeat("(?,?,?,?,?,?,?),", 1<<k-1) + `(?,?,?,?,?,?,?) ON CONFLICT (market_id, outcome, source, at) DO NOTHING`
+	}
+	return qs
+}()
 
 // PriceHistory implements arena.MarketStore.
 func (d *DB) PriceHistory(ctx context.Context, marketID int64, outcome string, from, to time.Time) ([]arena.PricePoint, error) {
