@@ -1,5 +1,9 @@
 package view
 
+// The API's shapes the cohort page embeds: a cohort's detail (also GET
+// /api/v1/cohorts/{id}) and its agents' value curves (also GET
+// /api/v1/cohorts/{id}/snapshots).
+
 import (
 	"time"
 
