@@ -29,6 +29,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 	"github.com/forecast-arena/arena/tlog"
 	"github.com/forecast-arena/arena/tlog/tlogtest"
 )
@@ -591,7 +592,7 @@ func TestOracleFlagFlow(t *testing.T) {
 		}
 		// The oracle page lists the flagged market with its question and
 		// the outcome the oracle gave it.
-		var page web.OraclePageJSON
+		var page view.OraclePageJSON
 		if getJSON(t, api.URL+"/api/v1/pages/oracle", &page); len(page.Flags) != 1 ||
 			page.Flags[0].MarketID != m.ID || page.Flags[0].Question != m.Question || page.Flags[0].Resolution != arena.No {
 			t.Fatalf("oracle page's flags: %+v", page.Flags)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // chromium finds a headless browser, or skips (fails when CI requires one).
@@ -239,30 +240,30 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("%d forecast and %d trading leaderboard rows", len(res.Leaderboard.Rows), len(res.Trading))
 	}
 
-	var lb web.LeaderboardPageJSON
+	var lb view.LeaderboardPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/leaderboard", &lb)
 	top := lb.Forecast[0]
 	if len(lb.Categories) == 0 {
 		t.Fatal("no market categories to filter by")
 	}
 	filtered := "/leaderboard?window=90d&category=" + lb.Categories[0]
-	var flb web.LeaderboardPageJSON
+	var flb view.LeaderboardPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages"+filtered, &flb)
 	if flb.Category != lb.Categories[0] || len(flb.Forecast) == 0 {
 		t.Fatalf("filtered leaderboard %+v", flb)
 	}
-	var round web.RoundPageJSON
+	var round view.RoundPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/rounds/1", &round)
-	var agent web.AgentPageJSON
+	var agent view.AgentPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/agents/"+top.Agent, &agent)
-	var cohort web.CohortPageJSON
+	var cohort view.CohortPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/cohorts/1", &cohort)
 	// The first market of scored round 1 with scored forecasts (a voided
 	// market has none).
 	var marketID int64
-	var market web.MarketPageJSON
+	var market view.MarketPageJSON
 	for _, m := range round.Markets {
-		market = web.MarketPageJSON{}
+		market = view.MarketPageJSON{}
 		if getJSON(t, fmt.Sprintf("%s/api/v1/pages/markets/%d", srv.URL, m.MarketID), &market); market.Forecasters > 0 {
 			marketID = m.MarketID
 			break
@@ -271,24 +272,24 @@ func TestDashboardInChromium(t *testing.T) {
 	if marketID == 0 {
 		t.Fatal("no market of scored round 1 has forecasts")
 	}
-	var markets web.MarketsPageJSON
+	var markets view.MarketsPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/markets", &markets)
 	compare := "/compare?agents=" + lb.Forecast[0].Agent + "," + lb.Forecast[1].Agent
-	var cmpv web.ComparePageJSON
+	var cmpv view.ComparePageJSON
 	getJSON(t, srv.URL+"/api/v1/pages"+compare, &cmpv)
-	var orc web.OraclePageJSON
+	var orc view.OraclePageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/oracle", &orc)
-	var home web.HomeJSON
+	var home view.HomeJSON
 	getJSON(t, srv.URL+"/api/v1/pages/home", &home)
 	if !home.HasOracle || len(home.Oracle) == 0 {
 		t.Fatal("the demo resolved no market through the oracle: no oracle market page to show")
 	}
-	var orm web.OracleMarketPageJSON
+	var orm view.OracleMarketPageJSON
 	getJSON(t, fmt.Sprintf("%s/api/v1/pages/oracle/%d", srv.URL, home.Oracle[0].MarketID), &orm)
-	var hb web.HumanBoardPageJSON
+	var hb view.HumanBoardPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/backtest/humans", &hb)
 	// A dataset question of several dates and a market question.
-	var dataset, market1 *web.HumanQuestionJSON
+	var dataset, market1 *view.HumanQuestionJSON
 	for i, q := range hb.Questions {
 		switch {
 		case q.Kind == "dataset" && len(q.Items) > 1 && dataset == nil:
@@ -300,7 +301,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if len(hb.Rows) < 3 || dataset == nil || market1 == nil {
 		t.Fatalf("human board: %d rows, questions %+v", len(hb.Rows), hb.Questions)
 	}
-	var hi web.HumanItemPageJSON
+	var hi view.HumanItemPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/backtest/humans/"+dataset.Items[1].Item, &hi)
 	homeFigures := []string{top.Name, res.Trading[0].Name}
 	if top.Score != nil {
@@ -570,7 +571,7 @@ func checkPage(t *testing.T, name, dom string, charts int, figures []string) {
 // the height its probability gives on the chart's 0–1 axis, the points of
 // one round side by side (none hiding another) and later rounds further
 // right, and no other point but the outcome's.
-func checkOverlay(t *testing.T, dom string, v web.MarketPageJSON) {
+func checkOverlay(t *testing.T, dom string, v view.MarketPageJSON) {
 	t.Helper()
 	for _, chart := range []string{svgRe.FindString(dom), narrowRe.FindString(dom)} {
 		pm := plotRe.FindStringSubmatch(chart)
@@ -633,7 +634,7 @@ func checkOverlay(t *testing.T, dom string, v web.MarketPageJSON) {
 // textEscaper escapes text as Chromium serialises a text node.
 var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-func humansFigures(v web.HumanBoardPageJSON, dataset *web.HumanQuestionJSON) []string {
+func humansFigures(v view.HumanBoardPageJSON, dataset *view.HumanQuestionJSON) []string {
 	var out []string
 	for _, r := range v.Rows {
 		out = append(out, r.Forecaster)
@@ -647,7 +648,7 @@ func humansFigures(v web.HumanBoardPageJSON, dataset *web.HumanQuestionJSON) []s
 	return append(out, `rowspan="`+strconv.Itoa(len(dataset.Items))+`"`)
 }
 
-func marketsFigures(v web.MarketsPageJSON) []string {
+func marketsFigures(v view.MarketsPageJSON) []string {
 	out := []string{fmt.Sprintf("%d questions", v.Total)}
 	for _, m := range v.Markets[:min(5, len(v.Markets))] {
 		out = append(out, fmt.Sprintf(`<a href="/markets/%d">%s</a>`, m.ID, m.Question), fmt.Sprintf(`<td data-label="forecasters">%d</td>`, m.Forecasters))
@@ -655,7 +656,7 @@ func marketsFigures(v web.MarketsPageJSON) []string {
 	return out
 }
 
-func marketFigures(v web.MarketPageJSON) []string {
+func marketFigures(v view.MarketPageJSON) []string {
 	out := []string{v.Market.Question, fmt.Sprintf("%d agents forecast this question", v.Forecasters)}
 	for _, f := range v.Forecasts {
 		out = append(out, fmt.Sprintf("<td>%.4f</td>", f.Brier))
@@ -663,7 +664,7 @@ func marketFigures(v web.MarketPageJSON) []string {
 	return out
 }
 
-func compareFigures(v web.ComparePageJSON) []string {
+func compareFigures(v view.ComparePageJSON) []string {
 	var out []string
 	for _, a := range v.Agents {
 		out = append(out, a.Name)
@@ -674,7 +675,7 @@ func compareFigures(v web.ComparePageJSON) []string {
 	return out
 }
 
-func leaderboardFigures(t *testing.T, lb web.LeaderboardPageJSON) []string {
+func leaderboardFigures(t *testing.T, lb view.LeaderboardPageJSON) []string {
 	var out []string
 	for _, r := range lb.Forecast {
 		out = append(out, r.Name, fmt.Sprintf("%.4f", r.Brier))
@@ -700,7 +701,7 @@ func leaderboardFigures(t *testing.T, lb web.LeaderboardPageJSON) []string {
 	return out
 }
 
-func roundFigures(r web.RoundPageJSON) []string {
+func roundFigures(r view.RoundPageJSON) []string {
 	out := []string{"outcomes frozen and scored"}
 	for _, m := range r.Markets {
 		out = append(out, m.Question)
@@ -713,7 +714,7 @@ func roundFigures(r web.RoundPageJSON) []string {
 	return out
 }
 
-func cohortFigures(c web.CohortPageJSON) []string {
+func cohortFigures(c view.CohortPageJSON) []string {
 	var out []string
 	for _, a := range c.Agents {
 		out = append(out, a.Name, fmt.Sprintf("%+.2f%%", a.PnLPct))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/demo"
-	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // textRe matches the text between two tags: what a reader sees.
@@ -49,7 +49,7 @@ func TestDemoNamesEachAgentOnce(t *testing.T) {
 	}
 	srv := httptest.NewServer(res.Handler)
 	defer srv.Close()
-	var cohort web.CohortPageJSON
+	var cohort view.CohortPageJSON
 	getJSON(t, srv.URL+"/api/v1/pages/cohorts/1", &cohort)
 	if len(res.Leaderboard.Rows) == 0 || len(cohort.Decisions) == 0 || len(cohort.Holdings) == 0 {
 		t.Fatalf("nothing to check: %d forecast rows, %d decisions, %d holdings", len(res.Leaderboard.Rows), len(cohort.Decisions), len(cohort.Holdings))

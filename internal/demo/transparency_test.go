@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/forecast-arena/arena/export"
-	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -51,7 +51,7 @@ func TestServesCheckpointAndPublishedExport(t *testing.T) {
 		t.Fatalf("vkey %q, the publisher's %q", vkey, pub.VerifierKey())
 	}
 	// The methodology page says how to verify the arena with them.
-	var m web.MethodologyJSON
+	var m view.MethodologyJSON
 	if err := json.Unmarshal(get("/api/v1/pages/methodology"), &m); err != nil || m.Verify == nil || m.Verify.VKey != vkey ||
 		m.Verify.Command != "arena verify --url "+hs.URL+" --vkey "+vkey || m.Verify.Export != hs.URL+"/exports/latest/" {
 		t.Fatalf("methodology's verify section %+v (%v)", m.Verify, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/web/openapi"
+	"github.com/forecast-arena/arena/internal/web/view"
 	"github.com/forecast-arena/arena/stats"
 )
 
@@ -49,9 +50,9 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	p, known := profiles[agent]
-	v := AgentPageJSON{Agent: agent, Name: cmp.Or(p.Name, agent), Kind: p.Kind, Known: known, ProfileVersion: p.ProfileVersion,
+	v := view.AgentPageJSON{Agent: agent, Name: cmp.Or(p.Name, agent), Kind: p.Kind, Known: known, ProfileVersion: p.ProfileVersion,
 		Profile: forecast.ProfileFields{Name: p.Name, Organisation: p.Organisation, Model: p.Model, Homepage: p.Homepage, Description: p.Description},
-		History: []AgentRoundJSON{}, Calibration: []stats.Bin{}, CORPBlocks: []stats.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
+		History: []view.AgentRoundJSON{}, Calibration: []stats.Bin{}, CORPBlocks: []stats.Block{}, Best: []view.QuestionJSON{}, Worst: []view.QuestionJSON{}}
 	if !baseline {
 		act, err := s.forecast.AgentActivity(r.Context(), agent)
 		if err != nil {
@@ -70,7 +71,7 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 	}
 	res := &a.Results[i]
 	v.History = history(res.RoundScores)
-	v.Murphy = &MurphyJSON{UNC: res.Murphy.UNC, REL: res.Murphy.REL, RES: res.Murphy.RES, Residual: res.Murphy.Residual}
+	v.Murphy = &view.MurphyJSON{UNC: res.Murphy.UNC, REL: res.Murphy.REL, RES: res.Murphy.RES, Residual: res.Murphy.Residual}
 	corp := res.CORP
 	v.CORP, v.CORPBlocks = &corp, append(v.CORPBlocks, corp.Blocks...)
 	ece := res.ECE
@@ -80,27 +81,23 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.Best, v.Worst = qs[:min(5, len(qs))], []QuestionJSON{}
+	v.Best, v.Worst = qs[:min(5, len(qs))], []view.QuestionJSON{}
 	for i := len(qs) - 1; i >= max(len(qs)-5, min(5, len(qs))); i-- {
 		v.Worst = append(v.Worst, qs[i])
 	}
 	return v, nil
 }
 
-// kindLabels say in words what kind of agent a page shows.
-var kindLabels = map[string]string{"external": "external agent", "builtin": "baseline", "sim": "simulated agent",
-	"llm": "LLM agent run by this arena", "ensemble": "ensemble run by this arena"}
-
 // history is an agent's rounds with the running mean Alpha and its 95%
 // band: the t interval over the k rounds so far (mean ± t·sd/√k, k − 1
 // degrees of freedom, as the leaderboard's p-value takes them). The
 // headline interval resamples events instead (see the agent page).
-func history(rs []stats.RoundScore) []AgentRoundJSON {
-	out := make([]AgentRoundJSON, 0, len(rs))
+func history(rs []stats.RoundScore) []view.AgentRoundJSON {
+	out := make([]view.AgentRoundJSON, 0, len(rs))
 	var k int
 	var sum, sumSq float64
 	for _, x := range rs {
-		h := AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: x.Alpha.Ptr()}
+		h := view.AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: x.Alpha.Ptr()}
 		if x.Alpha.OK {
 			k++
 			sum += x.Alpha.V
@@ -123,13 +120,13 @@ func history(rs []stats.RoundScore) []AgentRoundJSON {
 
 // questions lists an agent's scored questions, best edge first (lowest
 // Brier first where no benchmark gives an edge).
-func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent string) ([]QuestionJSON, error) {
-	var qs []QuestionJSON
+func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent string) ([]view.QuestionJSON, error) {
+	var qs []view.QuestionJSON
 	var ids []int64
 	for _, i := range a.ByAgent[agent] {
 		f := a.Forecasts[i]
 		o := float64(f.Outcome)
-		q := QuestionJSON{Round: f.RoundID, MarketID: f.MarketID, Forecast: f.Forecast, Benchmark: f.Benchmark, Outcome: f.Outcome,
+		q := view.QuestionJSON{Round: f.RoundID, MarketID: f.MarketID, Forecast: f.Forecast, Benchmark: f.Benchmark, Outcome: f.Outcome,
 			Brier: (f.Forecast - o) * (f.Forecast - o)}
 		if f.Benchmark != nil {
 			e := (*f.Benchmark-o)*(*f.Benchmark-o) - q.Brier
@@ -138,7 +135,7 @@ func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent strin
 		qs = append(qs, q)
 		ids = append(ids, f.MarketID)
 	}
-	slices.SortStableFunc(qs, func(a, b QuestionJSON) int {
+	slices.SortStableFunc(qs, func(a, b view.QuestionJSON) int {
 		ea, oka := deref(a.Edge)
 		eb, okb := deref(b.Edge)
 		if oka && okb && ea != eb {
@@ -148,7 +145,7 @@ func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent strin
 	})
 	keep := qs
 	if len(qs) > 10 {
-		keep = append(append([]QuestionJSON{}, qs[:5]...), qs[len(qs)-5:]...)
+		keep = append(append([]view.QuestionJSON{}, qs[:5]...), qs[len(qs)-5:]...)
 	}
 	ids = ids[:0]
 	for _, q := range keep {

@@ -23,6 +23,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // browserAccept is the Accept header Chromium sends for a page.
@@ -85,7 +86,7 @@ func TestMarketBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		var v web.MarketsPageJSON
+		var v view.MarketsPageJSON
 		e.getJSONLink("/api/v1/pages/markets", &v)
 		if v.Total != 10 || len(v.Markets) != 10 || v.NextCursor != nil || v.Limit != 50 {
 			t.Fatalf("all markets: total %d, %d rows, next %v, limit %d", v.Total, len(v.Markets), v.NextCursor, v.Limit)
@@ -113,7 +114,7 @@ func TestMarketBrowser(t *testing.T) {
 			"venue=kalshi":                {multi.ID},
 			"source=sim&venue=test":       nil,
 		} {
-			var f web.MarketsPageJSON
+			var f view.MarketsPageJSON
 			e.getJSONLink("/api/v1/pages/markets?"+q, &f)
 			var got []int64
 			for _, m := range f.Markets {
@@ -123,7 +124,7 @@ func TestMarketBrowser(t *testing.T) {
 				t.Errorf("%s: %v (total %d), want %v", q, got, f.Total, want)
 			}
 		}
-		var res web.MarketsPageJSON
+		var res view.MarketsPageJSON
 		e.getJSONLink("/api/v1/pages/markets?status=resolved", &res)
 		if r := res.Markets[0].Resolution; r == nil || *r != arena.No {
 			t.Errorf("resolved market: resolution %v", r)
@@ -136,7 +137,7 @@ func TestMarketBrowser(t *testing.T) {
 			if pages > 4 {
 				t.Fatal("paging does not end")
 			}
-			var p web.MarketsPageJSON
+			var p view.MarketsPageJSON
 			next = e.getJSONLink(next, &p)
 			if p.Total != 10 || len(p.Markets) > 3 {
 				t.Fatalf("page %d: total %d, %d rows", pages, p.Total, len(p.Markets))
@@ -247,12 +248,12 @@ func TestMarketPageShowsOnlyTriggeredForecasts(t *testing.T) {
 		if l := leaks(); len(l) > 0 {
 			t.Errorf("round %d is not triggered, yet its forecasts show: %v", r2.ID, l)
 		}
-		var v web.MarketPageJSON
+		var v view.MarketPageJSON
 		e.ok(200, "GET", fmt.Sprintf("/api/v1/pages/markets/%d", ms[0].ID), nil, "", &v)
 		if v.Forecasters != 1 || !slices.Equal(v.Rounds, []uint64{r1.ID}) {
 			t.Fatalf("market page: %d forecasters in rounds %v, want 1 in [%d]", v.Forecasters, v.Rounds, r1.ID)
 		}
-		byAgent := map[string]web.MarketForecastJSON{}
+		byAgent := map[string]view.MarketForecastJSON{}
 		for i, f := range v.Forecasts {
 			if f.Round != r1.ID {
 				t.Errorf("forecast of round %d listed", f.Round)
@@ -275,7 +276,7 @@ func TestMarketPageShowsOnlyTriggeredForecasts(t *testing.T) {
 		if _, ok := byAgent[forecast.RandomAgent]; !ok {
 			t.Error("no random baseline")
 		}
-		var list web.MarketsPageJSON
+		var list view.MarketsPageJSON
 		e.getJSONLink("/api/v1/pages/markets", &list)
 		for _, m := range list.Markets {
 			if want := map[int64]int{ms[0].ID: 1, ms[1].ID: 1}[m.ID]; m.Forecasters != want {
@@ -330,12 +331,12 @@ func TestComparePage(t *testing.T) {
 		e := &env{t: t, url: hs.URL}
 		addr := func(i int) string { return fmt.Sprintf("0x%040x", i+1) }
 
-		var pick web.ComparePageJSON
+		var pick view.ComparePageJSON
 		e.ok(200, "GET", "/api/v1/pages/compare", nil, "", &pick)
 		if len(pick.Agents) != 0 || len(pick.Choices) < 5 {
 			t.Fatalf("without agents: %d agents, %d choices", len(pick.Agents), len(pick.Choices))
 		}
-		var v web.ComparePageJSON
+		var v view.ComparePageJSON
 		e.ok(200, "GET", "/api/v1/pages/compare?agents="+url.QueryEscape("agent-001, 0X"+strings.ToUpper(addr(3))[2:]+","+addr(0)), nil, "", &v)
 		if len(v.Agents) != 3 || v.Agents[0].Name != "agent-001" || v.Agents[1].Agent != addr(3) || v.Agents[2].Agent != addr(0) || len(v.Diffs) != 2 {
 			t.Fatalf("compared %+v", v.Agents)
@@ -508,7 +509,7 @@ func TestFooterJSONLinks(t *testing.T) {
 				t.Errorf("%s: its JSON %s answers %d %.200s", page, link, resp.StatusCode, body)
 			}
 		}
-		var v web.LeaderboardPageJSON
+		var v view.LeaderboardPageJSON
 		e := &env{t: t, url: hs.URL}
 		e.ok(200, "GET", "/api/v1/pages/leaderboard?columns=all&preliminary=hide", nil, "", &v)
 		if v.Columns != "all" || !v.HidePrelim {

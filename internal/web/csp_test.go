@@ -34,7 +34,7 @@ func TestContentSecurityPolicy(t *testing.T) {
 			t.Errorf("the check misses %s", bad)
 		}
 	}
-	templates, err := filepath.Glob("templates/*.html")
+	templates, err := filepath.Glob("pages/templates/*.html")
 	if err != nil || len(templates) == 0 {
 		t.Fatalf("templates: %v", err)
 	}

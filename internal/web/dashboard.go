@@ -15,6 +15,8 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web/pages"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // registerDashboard mounts every page and its JSON twin. A page whose
@@ -31,25 +33,25 @@ func (s *Server) registerDashboard() {
 	s.page("/methodology", "/api/v1/pages/methodology", "methodology.html", s.methodologyView)
 	// The static files are no API route (the OpenAPI document leaves them out).
 	s.mux.HandleFunc("GET /assets/{name}", func(w http.ResponseWriter, r *http.Request) {
-		if err := serveAsset(w, r); err != nil {
+		if err := pages.ServeAsset(w, r); err != nil {
 			s.Error(w, r, err)
 		}
 	})
 }
 
-// page registers an HTML page and its JSON twin, both built by view; a
-// view with a next page (nextLink) gets its Link header on both.
-func (s *Server) page(path, api, tmpl string, view func(r *http.Request) (any, error)) {
+// page registers an HTML page and its JSON twin, both built by build; a
+// view with a next page (view.Paged) gets its Link header on both.
+func (s *Server) page(path, api, tmpl string, build func(r *http.Request) (any, error)) {
 	s.handle("GET "+path, func(w http.ResponseWriter, r *http.Request) error {
-		v, err := view(r)
+		v, err := build(r)
 		if err != nil {
 			return err
 		}
 		linkNext(w, r, v)
-		return s.render(w, r, tmpl, v, strings.Replace(api, "{$}", "", 1))
+		return pages.Render(w, r, tmpl, v, strings.Replace(api, "{$}", "", 1))
 	})
 	s.handle("GET "+api, func(w http.ResponseWriter, r *http.Request) error {
-		v, err := view(r)
+		v, err := build(r)
 		if err != nil {
 			return err
 		}
@@ -59,8 +61,8 @@ func (s *Server) page(path, api, tmpl string, view func(r *http.Request) (any, e
 }
 
 func linkNext(w http.ResponseWriter, r *http.Request, v any) {
-	if p, ok := v.(nextLink); ok {
-		if cursor, ok := p.next(); ok {
+	if p, ok := v.(view.Paged); ok {
+		if cursor, ok := p.Next(); ok {
 			setNextLink(w, r, cursor)
 		}
 	}
@@ -84,7 +86,7 @@ func (s *Server) needTrading() error {
 
 func (s *Server) homeView(r *http.Request) (any, error) {
 	ctx := r.Context()
-	v := HomeJSON{Open: []RoundSummaryJSON{}, Scored: []RoundSummaryJSON{}, Forecast: []ForecastRowJSON{}, HasTrading: s.trading != nil}
+	v := view.HomeJSON{Open: []view.RoundSummaryJSON{}, Scored: []view.RoundSummaryJSON{}, Forecast: []view.ForecastRowJSON{}, HasTrading: s.trading != nil}
 	if s.forecast != nil {
 		now := s.forecast.Clock()
 		for _, st := range []string{arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring} {
@@ -96,7 +98,7 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 				v.Open = append(v.Open, roundSummary(rd, now, nil))
 			}
 		}
-		slices.SortFunc(v.Open, func(a, b RoundSummaryJSON) int { return cmp.Compare(a.ID, b.ID) })
+		slices.SortFunc(v.Open, func(a, b view.RoundSummaryJSON) int { return cmp.Compare(a.ID, b.ID) })
 		b, rows, _, err := s.forecastBoard(ctx, rounds.Filter{})
 		if err != nil {
 			return nil, err
@@ -109,7 +111,7 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 		}
 		for _, rd := range scored {
 			t := rd.TriggeredAt.UTC()
-			v.Scored = append(v.Scored, RoundSummaryJSON{ID: rd.ID, Status: arena.RoundScored, CommitDeadline: rd.CommitDeadline,
+			v.Scored = append(v.Scored, view.RoundSummaryJSON{ID: rd.ID, Status: arena.RoundScored, CommitDeadline: rd.CommitDeadline,
 				RevealStart: rd.RevealStart, RevealDeadline: rd.RevealDeadline, TriggeredAt: &t, Markets: len(rd.Markets)})
 		}
 	}
@@ -133,17 +135,17 @@ func (s *Server) homeView(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.HasOracle, v.Oracle = true, make([]OracleRecentJSON, 0, len(rs))
+		v.HasOracle, v.Oracle = true, make([]view.OracleRecentJSON, 0, len(rs))
 		for _, r := range rs {
-			v.Oracle = append(v.Oracle, OracleRecentJSON{MarketID: r.MarketID, Question: r.Evidence.Question, Seq: r.Seq, Status: r.Status,
+			v.Oracle = append(v.Oracle, view.OracleRecentJSON{MarketID: r.MarketID, Question: r.Evidence.Question, Seq: r.Seq, Status: r.Status,
 				Panel: string(r.Verdict.Decision), Final: string(r.Final), Architecture: r.Verdict.Architecture, Composite: r.Verdict.Composite, At: r.CreatedAt})
 		}
 	}
 	return v, nil
 }
 
-func roundSummary(rd forecast.RoundJSON, now time.Time, triggered *time.Time) RoundSummaryJSON {
-	return RoundSummaryJSON{ID: rd.ID, Status: rd.Status, Phase: phase(rd.Status, rd.CommitDeadline, rd.RevealStart, rd.RevealDeadline, now),
+func roundSummary(rd forecast.RoundJSON, now time.Time, triggered *time.Time) view.RoundSummaryJSON {
+	return view.RoundSummaryJSON{ID: rd.ID, Status: rd.Status, Phase: phase(rd.Status, rd.CommitDeadline, rd.RevealStart, rd.RevealDeadline, now),
 		CommitDeadline: rd.CommitDeadline, RevealStart: rd.RevealStart, RevealDeadline: rd.RevealDeadline, TriggeredAt: triggered, Markets: len(rd.Markets)}
 }
 
@@ -182,7 +184,7 @@ const HomeTop = 5
 
 // forecastBoard is the forecast leaderboard of the forecasts f select and
 // its rows with what each agent's model calls cost, drawn on one scale.
-func (s *Server) forecastBoard(ctx context.Context, f rounds.Filter) (scoring.Board, []ForecastRowJSON, *scoring.Analysis, error) {
+func (s *Server) forecastBoard(ctx context.Context, f rounds.Filter) (scoring.Board, []view.ForecastRowJSON, *scoring.Analysis, error) {
 	b, a, err := s.forecast.Leaderboard(ctx, f)
 	if err != nil {
 		return scoring.Board{}, nil, nil, err
@@ -197,9 +199,9 @@ func (s *Server) forecastBoard(ctx context.Context, f rounds.Filter) (scoring.Bo
 			costs[strings.ToLower(c.Agent)] = c
 		}
 	}
-	rows := make([]ForecastRowJSON, 0, len(b.Rows))
+	rows := make([]view.ForecastRowJSON, 0, len(b.Rows))
 	for _, r := range b.Rows {
-		row := ForecastRowJSON{Row: r}
+		row := view.ForecastRowJSON{Row: r}
 		if c, ok := costs[strings.ToLower(r.Agent)]; ok {
 			usd := arena.Dollars(c.Cost)
 			row.Cost, row.ModelCalls = &usd, &c.Calls
@@ -216,7 +218,7 @@ func (s *Server) forecastBoard(ctx context.Context, f rounds.Filter) (scoring.Bo
 
 // scaleBars places every row's score interval on one scale, from the
 // lowest interval end to the highest, so the bars compare across rows.
-func scaleBars(rows []ForecastRowJSON) {
+func scaleBars(rows []view.ForecastRowJSON) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, r := range rows {
 		if r.ScoreCILo != nil {
@@ -231,7 +233,7 @@ func scaleBars(rows []ForecastRowJSON) {
 	at := func(v float64) float64 { return math.Round((v-lo)/(hi-lo)*1000) / 10 }
 	for i := range rows {
 		if r := rows[i]; r.ScoreCILo != nil && r.Score != nil {
-			rows[i].Bar = &BarJSON{Left: at(*r.ScoreCILo), Width: math.Max(at(*r.ScoreCIHi)-at(*r.ScoreCILo), 0.5), Point: at(*r.Score)}
+			rows[i].Bar = &view.BarJSON{Left: at(*r.ScoreCILo), Width: math.Max(at(*r.ScoreCIHi)-at(*r.ScoreCILo), 0.5), Point: at(*r.Score)}
 		}
 	}
 }
@@ -261,21 +263,15 @@ func nameOf(names map[string]string, agent string) string {
 	return agent
 }
 
-// forecastSorts are the sortable columns of the forecast leaderboard; the
-// value says whether larger is better (the default direction).
-var forecastSorts = map[string]bool{"rank": false, "name": false, "score": true, "rounds": true, "n": true, "brier": false,
-	"brier_index": true, "bss": true, "peer": false, "alpha": true, "adjusted": false, "p": false, "p_rank1": true,
-	"rounds_to_significance": false}
-
-// sortNames are forecastSorts' keys in the order an error lists them.
+// sortNames are view.ForecastSorts' keys in the order an error lists them.
 var sortNames = []string{"rank", "name", "score", "rounds", "n", "brier", "brier_index", "bss", "peer", "alpha", "adjusted", "p", "p_rank1",
 	"rounds_to_significance"}
 
 func (s *Server) leaderboardView(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	v := LeaderboardPageJSON{Sort: cmp.Or(q.Get("sort"), "rank"), Query: strings.TrimSpace(q.Get("q")), Forecast: []ForecastRowJSON{},
+	v := view.LeaderboardPageJSON{Sort: cmp.Or(q.Get("sort"), "rank"), Query: strings.TrimSpace(q.Get("q")), Forecast: []view.ForecastRowJSON{},
 		HidePrelim: q.Get("preliminary") == "hide", Columns: q.Get("columns")}
-	better, ok := forecastSorts[v.Sort]
+	better, ok := view.ForecastSorts[v.Sort]
 	if !ok {
 		return nil, arena.Errorf(arena.EINVALID, "sort %q: want %s", v.Sort, oneOf(sortNames))
 	}
@@ -349,8 +345,8 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 
 // sortRows orders rows by a column; missing values (and, by rank, the
 // unranked preliminary agents) sort last either way.
-func sortRows(rows []ForecastRowJSON, by string, desc bool) {
-	key := func(r ForecastRowJSON) (float64, bool) {
+func sortRows(rows []view.ForecastRowJSON, by string, desc bool) {
+	key := func(r view.ForecastRowJSON) (float64, bool) {
 		switch by {
 		case "score":
 			return deref(r.Score)
@@ -379,7 +375,7 @@ func sortRows(rows []ForecastRowJSON, by string, desc bool) {
 		}
 		return float64(r.Rank), r.Rank > 0
 	}
-	slices.SortStableFunc(rows, func(a, b ForecastRowJSON) int {
+	slices.SortStableFunc(rows, func(a, b view.ForecastRowJSON) int {
 		if by == "name" {
 			c := cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
 			if desc {
@@ -429,11 +425,11 @@ func (s *Server) roundView(r *http.Request) (any, error) {
 	}
 	now := s.forecast.Clock()
 	rd := d.Round
-	v := RoundPageJSON{ID: rd.ID, Status: d.View.Status, Phase: phase(d.View.Status, rd.CommitDeadline, rd.RevealStart, rd.RevealDeadline, now),
-		Commits: d.Commits, Triggered: !rd.TriggeredAt.IsZero(), Entries: []RoundEntryJSON{}, Timeline: timeline(rd, now)}
+	v := view.RoundPageJSON{ID: rd.ID, Status: d.View.Status, Phase: phase(d.View.Status, rd.CommitDeadline, rd.RevealStart, rd.RevealDeadline, now),
+		Commits: d.Commits, Triggered: !rd.TriggeredAt.IsZero(), Entries: []view.RoundEntryJSON{}, Timeline: timeline(rd, now)}
 	for i, rm := range rd.Markets {
 		m := d.Markets[rm.MarketID]
-		mj := RoundMarketPageJSON{Index: i, MarketID: rm.MarketID}
+		mj := view.RoundMarketPageJSON{Index: i, MarketID: rm.MarketID}
 		if m != nil {
 			mj.Question, mj.Category, mj.Source, mj.SourceID = m.Question, m.Category, m.Source, m.SourceID
 		}
@@ -460,16 +456,16 @@ func (s *Server) roundView(r *http.Request) (any, error) {
 		for i := range e.Predictions {
 			preds[i] = &e.Predictions[i]
 		}
-		v.Entries = append(v.Entries, RoundEntryJSON{Agent: e.Agent, Name: nameOf(names, e.Agent), Revealed: e.Revealed, Forfeit: sc.Forfeit,
+		v.Entries = append(v.Entries, view.RoundEntryJSON{Agent: e.Agent, Name: nameOf(names, e.Agent), Revealed: e.Revealed, Forfeit: sc.Forfeit,
 			Brier: scorePtr(sc, true), Alpha: sc.Alpha, Predictions: preds, Reasoning: e.Reasoning})
 	}
 	for _, sc := range d.Scores { // baselines score without a submission
 		if !seen[sc.Agent] {
-			v.Entries = append(v.Entries, RoundEntryJSON{Agent: sc.Agent, Name: nameOf(names, sc.Agent), Baseline: true, Forfeit: sc.Forfeit,
+			v.Entries = append(v.Entries, view.RoundEntryJSON{Agent: sc.Agent, Name: nameOf(names, sc.Agent), Baseline: true, Forfeit: sc.Forfeit,
 				Brier: scorePtr(sc, true), Alpha: sc.Alpha, Predictions: baselinePredictions(sc.Agent, rd)})
 		}
 	}
-	slices.SortStableFunc(v.Entries, func(a, b RoundEntryJSON) int {
+	slices.SortStableFunc(v.Entries, func(a, b view.RoundEntryJSON) int {
 		ka, _ := deref(a.Brier)
 		kb, _ := deref(b.Brier)
 		return cmp.Compare(ka, kb)
@@ -481,9 +477,9 @@ func (s *Server) roundView(r *http.Request) (any, error) {
 // time, where a step not yet done without a time of its own (benchmarks
 // not captured, outcomes not frozen) stands at the time it is due
 // (the commit deadline, the reveal deadline).
-func timeline(rd *arena.Round, now time.Time) []PhaseJSON {
+func timeline(rd *arena.Round, now time.Time) []view.PhaseJSON {
 	type step struct {
-		PhaseJSON
+		view.PhaseJSON
 		due time.Time
 	}
 	dueOr := func(t, due time.Time) time.Time {
@@ -493,15 +489,15 @@ func timeline(rd *arena.Round, now time.Time) []PhaseJSON {
 		return t
 	}
 	steps := []step{
-		{PhaseJSON{Name: "created", At: utcPtr(rd.CreatedAt), Done: true}, rd.CreatedAt},
-		{PhaseJSON{Name: "commits close", At: utcPtr(rd.CommitDeadline), Done: !now.Before(rd.CommitDeadline)}, rd.CommitDeadline},
-		{PhaseJSON{Name: "benchmarks captured", At: utcPtr(rd.BenchmarkAt), Done: !rd.BenchmarkAt.IsZero()}, dueOr(rd.BenchmarkAt, rd.CommitDeadline)},
-		{PhaseJSON{Name: "reveals open", At: utcPtr(rd.RevealStart), Done: !now.Before(rd.RevealStart)}, rd.RevealStart},
-		{PhaseJSON{Name: "reveals close", At: utcPtr(rd.RevealDeadline), Done: !now.Before(rd.RevealDeadline)}, rd.RevealDeadline},
-		{PhaseJSON{Name: "outcomes frozen and scored", At: utcPtr(rd.TriggeredAt), Done: !rd.TriggeredAt.IsZero()}, dueOr(rd.TriggeredAt, rd.RevealDeadline)},
+		{view.PhaseJSON{Name: "created", At: utcPtr(rd.CreatedAt), Done: true}, rd.CreatedAt},
+		{view.PhaseJSON{Name: "commits close", At: utcPtr(rd.CommitDeadline), Done: !now.Before(rd.CommitDeadline)}, rd.CommitDeadline},
+		{view.PhaseJSON{Name: "benchmarks captured", At: utcPtr(rd.BenchmarkAt), Done: !rd.BenchmarkAt.IsZero()}, dueOr(rd.BenchmarkAt, rd.CommitDeadline)},
+		{view.PhaseJSON{Name: "reveals open", At: utcPtr(rd.RevealStart), Done: !now.Before(rd.RevealStart)}, rd.RevealStart},
+		{view.PhaseJSON{Name: "reveals close", At: utcPtr(rd.RevealDeadline), Done: !now.Before(rd.RevealDeadline)}, rd.RevealDeadline},
+		{view.PhaseJSON{Name: "outcomes frozen and scored", At: utcPtr(rd.TriggeredAt), Done: !rd.TriggeredAt.IsZero()}, dueOr(rd.TriggeredAt, rd.RevealDeadline)},
 	}
 	slices.SortStableFunc(steps, func(a, b step) int { return a.due.Compare(b.due) })
-	out := make([]PhaseJSON, len(steps))
+	out := make([]view.PhaseJSON, len(steps))
 	for i, st := range steps {
 		out[i] = st.PhaseJSON
 	}
@@ -536,8 +532,8 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := MarketPageJSON{Market: arena.NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, ResolvedBy: m.ResolvedBy, Prices: []PriceJSON{}, Rounds: []uint64{},
-		Oracle: []arena.OracleResolution{}, Forecasts: []MarketForecastJSON{}}
+	v := view.MarketPageJSON{Market: arena.NewMarketJSON(m), URL: m.URL, Criteria: m.Criteria, Ambiguous: m.Ambiguous, ResolvedBy: m.ResolvedBy, Prices: []view.PriceJSON{}, Rounds: []uint64{},
+		Oracle: []arena.OracleResolution{}, Forecasts: []view.MarketForecastJSON{}}
 	if s.oracle != nil {
 		rs, err := s.oracle.Resolutions(r.Context(), id)
 		switch {
@@ -557,7 +553,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	for _, p := range pts {
-		v.Prices = append(v.Prices, PriceJSON{At: p.Time.UTC(), Price: p.Price, Source: string(p.Source)})
+		v.Prices = append(v.Prices, view.PriceJSON{At: p.Time.UTC(), Price: p.Price, Source: string(p.Source)})
 	}
 	if s.forecast != nil {
 		a, err := s.forecast.Analysis(r.Context())
@@ -601,8 +597,8 @@ func baselinePredictions(agent string, rd *arena.Round) []*float64 {
 // rounds they come from and how many agents revealed one. Only scored
 // rounds have scored forecasts, so nothing of a round whose outcomes are
 // not yet triggered can appear here.
-func marketForecasts(a *scoring.Analysis, id int64, names map[string]string) ([]MarketForecastJSON, []uint64, int) {
-	out, rounds, agents := []MarketForecastJSON{}, []uint64{}, map[string]bool{}
+func marketForecasts(a *scoring.Analysis, id int64, names map[string]string) ([]view.MarketForecastJSON, []uint64, int) {
+	out, rounds, agents := []view.MarketForecastJSON{}, []uint64{}, map[string]bool{}
 	brier := func(p float64, o int8) float64 { return (p - float64(o)) * (p - float64(o)) }
 	for _, i := range a.ByMarket[id] {
 		f := a.Forecasts[i]
@@ -611,11 +607,11 @@ func marketForecasts(a *scoring.Analysis, id int64, names map[string]string) ([]
 			rounds = append(rounds, f.RoundID)
 			if f.Benchmark != nil {
 				b := *f.Benchmark
-				out = append(out, MarketForecastJSON{Round: f.RoundID, At: at, Agent: forecast.MarketAgent, Name: nameOf(names, forecast.MarketAgent),
+				out = append(out, view.MarketForecastJSON{Round: f.RoundID, At: at, Agent: forecast.MarketAgent, Name: nameOf(names, forecast.MarketAgent),
 					Baseline: true, Forecast: &b, Outcome: f.Outcome, Brier: brier(b, f.Outcome)})
 			}
 		}
-		row := MarketForecastJSON{Round: f.RoundID, At: at, Agent: f.Agent, Name: nameOf(names, f.Agent), Baseline: f.Agent == forecast.RandomAgent,
+		row := view.MarketForecastJSON{Round: f.RoundID, At: at, Agent: f.Agent, Name: nameOf(names, f.Agent), Baseline: f.Agent == forecast.RandomAgent,
 			Forfeit: f.Forfeit, Outcome: f.Outcome, Brier: brier(f.Forecast, f.Outcome)}
 		if !f.Forfeit {
 			p := f.Forecast
@@ -626,7 +622,7 @@ func marketForecasts(a *scoring.Analysis, id int64, names map[string]string) ([]
 		}
 		out = append(out, row)
 	}
-	slices.SortStableFunc(out, func(x, y MarketForecastJSON) int {
+	slices.SortStableFunc(out, func(x, y view.MarketForecastJSON) int {
 		return cmp.Or(cmp.Compare(x.Brier, y.Brier), cmp.Compare(x.Round, y.Round), strings.Compare(x.Name, y.Name))
 	})
 	slices.Sort(rounds)
@@ -642,13 +638,6 @@ var cohortRanges = map[string]struct {
 	step   string
 }{"10m": {10 * time.Minute, "10m"}, "1h": {time.Hour, "10m"}, "1d": {24 * time.Hour, "10m"}, "1w": {7 * 24 * time.Hour, "1h"}, "all": {0, "1h"}}
 
-// rangeNames are cohortRanges' names in order; rangeLabels say them in
-// words on the page ("10M" would read as ten months).
-var (
-	rangeNames  = []string{"10m", "1h", "1d", "1w", "all"}
-	rangeLabels = map[string]string{"10m": "10 minutes", "1h": "1 hour", "1d": "1 day", "1w": "1 week", "all": "all"}
-)
-
 func (s *Server) cohortView(r *http.Request) (any, error) {
 	if err := s.needTrading(); err != nil {
 		return nil, err
@@ -660,7 +649,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 	rng := cmp.Or(r.URL.Query().Get("range"), "all")
 	rc, ok := cohortRanges[rng]
 	if !ok {
-		return nil, arena.Errorf(arena.EINVALID, "range %q: want %s", rng, oneOf(rangeNames))
+		return nil, arena.Errorf(arena.EINVALID, "range %q: want %s", rng, oneOf(view.RangeNames))
 	}
 	detail, err := s.cohortDetail(r.Context(), id)
 	if err != nil {
@@ -677,7 +666,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 			last = c.Snapshots[n-1].At
 		}
 	}
-	v := CohortPageJSON{CohortDetailJSON: detail, Range: rng, Curves: make([]CurveJSON, 0, len(curves)), Holdings: []HoldingsJSON{}}
+	v := view.CohortPageJSON{CohortDetailJSON: detail, Range: rng, Curves: make([]view.CurveJSON, 0, len(curves)), Holdings: []view.HoldingsJSON{}}
 	for _, c := range curves {
 		var snaps []arena.ValuationSnapshot
 		for _, sn := range c.Snapshots {
@@ -696,9 +685,9 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 		names[l.Agent] = l.Name
 	}
 	for _, h := range hs {
-		hj := HoldingsJSON{Agent: h.AgentID, Name: cmpOr(names[h.AgentID], h.AgentID), Positions: []PositionJSON{}, Trades: []TradeJSON{}}
+		hj := view.HoldingsJSON{Agent: h.AgentID, Name: cmpOr(names[h.AgentID], h.AgentID), Positions: []view.PositionJSON{}, Trades: []view.TradeJSON{}}
 		for _, p := range h.Positions {
-			pj := PositionJSON{ID: p.ID, MarketID: p.MarketID, Side: p.Side, Shares: float64(p.Shares) / 1e6, CostBasis: arena.Dollars(p.CostBasis),
+			pj := view.PositionJSON{ID: p.ID, MarketID: p.MarketID, Side: p.Side, Shares: float64(p.Shares) / 1e6, CostBasis: arena.Dollars(p.CostBasis),
 				Mark: p.Mark.Float(), Status: string(p.Status), OpenedAt: p.OpenedAt.UTC()}
 			if !p.ClosedAt.IsZero() {
 				t := p.ClosedAt.UTC()
@@ -707,7 +696,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 			hj.Positions = append(hj.Positions, pj)
 		}
 		for _, t := range h.Trades {
-			hj.Trades = append(hj.Trades, TradeJSON{ID: t.ID, DecisionID: t.DecisionID, MarketID: t.MarketID, Side: t.Side, Kind: string(t.Kind),
+			hj.Trades = append(hj.Trades, view.TradeJSON{ID: t.ID, DecisionID: t.DecisionID, MarketID: t.MarketID, Side: t.Side, Kind: string(t.Kind),
 				Amount: arena.Dollars(t.Amount), Price: t.Price.Float(), At: t.CreatedAt.UTC()})
 		}
 		v.Holdings = append(v.Holdings, hj)
@@ -718,10 +707,10 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 // ---- methodology ----
 
 func (s *Server) methodologyView(r *http.Request) (any, error) {
-	var v MethodologyJSON
+	var v view.MethodologyJSON
 	if f := s.forecast; f != nil {
 		pw := f.ScoringMethod().Power
-		v.Forecast = &ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, rounds.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
+		v.Forecast = &view.ForecastMethodJSON{MarketsPerRound: cmp.Or(f.K, rounds.DefaultK), Rules: f.Rules, Grace: arena.Duration(f.Grace),
 			BenchmarkTolerance: arena.Duration(forecast.BenchmarkTolerance), ProvisionalBelow: f.ScoringMethod().ShrinkN,
 			Bootstrap: f.ScoringMethod().Bootstrap, Seed: f.ScoringMethod().Seed, ChainID: f.Domain.ChainID,
 			Method: f.ScoringMethod(), Methodology: f.ScoringMethod().Stamp(),
@@ -730,7 +719,7 @@ func (s *Server) methodologyView(r *http.Request) (any, error) {
 	}
 	if s.trading != nil {
 		st := s.trading.Settings()
-		v.Trading = &TradingMethodJSON{InitialCash: arena.Dollars(st.InitialCash), TopMarkets: st.TopMarkets, MaxBetShare: st.MaxBetShare,
+		v.Trading = &view.TradingMethodJSON{InitialCash: arena.Dollars(st.InitialCash), TopMarkets: st.TopMarkets, MaxBetShare: st.MaxBetShare,
 			MaxAttempts: st.MaxAttempts, LineupAgents: st.LineupAgents}
 	}
 	if s.logVKey != "" {
@@ -738,7 +727,7 @@ func (s *Server) methodologyView(r *http.Request) (any, error) {
 		if base == "" {
 			base = "http://" + r.Host
 		}
-		v.Verify = &VerifyJSON{VKey: s.logVKey, Checkpoint: base + "/log/checkpoint", Export: base + "/exports/latest/",
+		v.Verify = &view.VerifyJSON{VKey: s.logVKey, Checkpoint: base + "/log/checkpoint", Export: base + "/exports/latest/",
 			Command: "arena verify --url " + base + " --vkey " + s.logVKey}
 	}
 	return v, nil

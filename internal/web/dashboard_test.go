@@ -22,6 +22,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // getPage fetches an HTML page and returns its body.
@@ -52,7 +53,7 @@ func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 		secrets := []string{subs[0].CommitHash, "0.1234", "0.5678", "0.9012", saltOf("pager").Hex()[2:]}
 		check := func(when string) {
 			t.Helper()
-			var v web.RoundPageJSON
+			var v view.RoundPageJSON
 			e.ok(200, "GET", fmt.Sprintf("/api/v1/pages/rounds/%d", r.ID), nil, "", &v)
 			if v.Triggered || len(v.Entries) != 0 || v.Commits != 1 {
 				t.Fatalf("%s: round page JSON %+v", when, v)
@@ -87,9 +88,9 @@ func TestRoundPageRevealsOnlyAfterTrigger(t *testing.T) {
 		if len(after) < 2 {
 			t.Fatalf("leaderboard after the trigger: %+v", after)
 		}
-		var v web.RoundPageJSON
+		var v view.RoundPageJSON
 		e.ok(200, "GET", fmt.Sprintf("/api/v1/pages/rounds/%d", r.ID), nil, "", &v)
-		var mine *web.RoundEntryJSON
+		var mine *view.RoundEntryJSON
 		for i := range v.Entries {
 			if v.Entries[i].Agent == k.Address().Hex() {
 				mine = &v.Entries[i]
@@ -228,7 +229,7 @@ func TestMarketPageOracle(t *testing.T) {
 		}
 		hs := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Oracle: &oracle.Service{Store: db}}).Handler())
 		defer hs.Close()
-		var v web.MarketPageJSON
+		var v view.MarketPageJSON
 		resp, err := http.Get(fmt.Sprintf("%s/api/v1/pages/markets/%d", hs.URL, ms[0].ID))
 		if err != nil {
 			t.Fatal(err)
@@ -252,7 +253,7 @@ func TestMarketPageOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var u web.MarketPageJSON
+		var u view.MarketPageJSON
 		decodeJSON(t, resp, &u)
 		if u.Oracle == nil || len(u.Oracle) != 0 {
 			t.Errorf("market without oracle runs: %+v", u.Oracle)
@@ -282,7 +283,7 @@ func TestHomeRecentOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var v web.HomeJSON
+		var v view.HomeJSON
 		decodeJSON(t, resp, &v)
 		if !v.HasOracle || len(v.Oracle) != 2 || v.Oracle[0].MarketID != ms[1].ID || v.Oracle[0].Status != arena.OracleEscalated ||
 			v.Oracle[0].Final != "" || v.Oracle[1].Final != string(arena.OracleYes) || v.Oracle[1].Architecture != "majority" {

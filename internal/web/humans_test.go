@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // A small human round in ForecastBench's formats: a market question that
@@ -82,7 +83,7 @@ func TestHumanBoardPages(t *testing.T) {
 		defer hs.Close()
 		e := &env{t: t, db: db, url: hs.URL}
 
-		var board web.HumanBoardPageJSON
+		var board view.HumanBoardPageJSON
 		e.ok(200, "GET", "/api/v1/pages/backtest/humans", nil, "", &board)
 		// Medians: 0.8 on the market (outcome 1), 0.1 on the dataset item (outcome 0).
 		if len(board.Rows) != 2 || board.Rows[0].Forecaster != forecastbench.SuperMedian || !board.Rows[0].Human || board.Rows[1].Forecaster != "m1" || board.Rows[1].Human {
@@ -108,7 +109,7 @@ func TestHumanBoardPages(t *testing.T) {
 			t.Errorf("board page lacks its JSON link:\n%s", html)
 		}
 
-		var item web.HumanItemPageJSON
+		var item view.HumanItemPageJSON
 		e.ok(200, "GET", "/api/v1/pages/backtest/humans/2024-07-21:manifold:mq", nil, "", &item)
 		if item.Outcome != arena.Yes || len(item.Groups) != 1 || item.Groups[0].Median != 0.8 || item.Groups[0].Min != 0.6 || item.Groups[0].Max != 0.9 || item.Groups[0].N != 3 {
 			t.Fatalf("item %+v", item)
@@ -155,7 +156,7 @@ func TestHumanBoardPagesWithoutHumans(t *testing.T) {
 		hs := httptest.NewServer(web.New(web.Parts{Markets: db, DB: db, Logger: quiet, Forecasters: db, Boards: newBoards(t, db, nil)}).Handler())
 		defer hs.Close()
 		e := &env{t: t, db: db, url: hs.URL}
-		var board web.HumanBoardPageJSON
+		var board view.HumanBoardPageJSON
 		e.ok(200, "GET", "/api/v1/pages/backtest/humans", nil, "", &board)
 		if len(board.Rows) != 0 || len(board.Questions) != 0 {
 			t.Fatalf("board without humans: %+v", board)

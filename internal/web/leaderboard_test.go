@@ -19,6 +19,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // The leaderboard filters by time window and category (the same figures
@@ -52,7 +53,7 @@ func TestLeaderboardFilters(t *testing.T) {
 		defer hs.Close()
 		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
 
-		var all, week, sports web.LeaderboardPageJSON
+		var all, week, sports view.LeaderboardPageJSON
 		e.ok(200, "GET", "/api/v1/pages/leaderboard", nil, "", &all)
 		e.ok(200, "GET", "/api/v1/pages/leaderboard?window=7d", nil, "", &week)
 		e.ok(200, "GET", "/api/v1/pages/leaderboard?category=sports", nil, "", &sports)
@@ -72,7 +73,7 @@ func TestLeaderboardFilters(t *testing.T) {
 				t.Errorf("sports: %s has %d forecasts, want 12", r.Name, r.N)
 			}
 		}
-		var lead, second *web.ForecastRowJSON
+		var lead, second *view.ForecastRowJSON
 		for i := range all.Forecast {
 			switch all.Forecast[i].Rank {
 			case 1:
@@ -332,7 +333,7 @@ func TestLeaderboardByVenue(t *testing.T) {
 		defer hs.Close()
 		e := &env{t: t, db: db, svc: svc, url: hs.URL, now: svc.Now}
 
-		var all web.LeaderboardPageJSON
+		var all view.LeaderboardPageJSON
 		e.ok(200, "GET", "/api/v1/pages/leaderboard", nil, "", &all)
 		if want := []string{arena.SourceKalshi, arena.SourceManifold}; !slices.Equal(all.Venues, want) || all.ByVenue == nil || !slices.Equal(all.ByVenue.Venues, want) {
 			t.Fatalf("venues %v, by venue %+v", all.Venues, all.ByVenue)
@@ -342,14 +343,14 @@ func TestLeaderboardByVenue(t *testing.T) {
 		if len(vb.Rows) != len(all.ByVenue.Rows) || len(vb.Rows) < 5 {
 			t.Fatalf("board by venue: %d rows, page %d", len(vb.Rows), len(all.ByVenue.Rows))
 		}
-		byVenue := map[string]map[string]web.ForecastRowJSON{}
+		byVenue := map[string]map[string]view.ForecastRowJSON{}
 		for _, v := range vb.Venues {
-			var one web.LeaderboardPageJSON
+			var one view.LeaderboardPageJSON
 			e.ok(200, "GET", "/api/v1/pages/leaderboard?venue="+v, nil, "", &one)
 			if one.Venue != v || one.ByVenue != nil {
 				t.Errorf("%s: venue %q, by venue %v", v, one.Venue, one.ByVenue)
 			}
-			byVenue[v] = map[string]web.ForecastRowJSON{}
+			byVenue[v] = map[string]view.ForecastRowJSON{}
 			for _, r := range one.Forecast {
 				byVenue[v][r.Agent] = r
 				if r.N != 24 {
@@ -379,7 +380,7 @@ func TestLeaderboardByVenue(t *testing.T) {
 		if combined == 0 {
 			t.Error("no agent has a combined score")
 		}
-		var none web.LeaderboardPageJSON
+		var none view.LeaderboardPageJSON
 		e.ok(200, "GET", "/api/v1/pages/leaderboard?venue=metaculus", nil, "", &none)
 		if none.ScoredRounds != 0 || len(none.Forecast) != 0 {
 			t.Errorf("a venue without forecasts: %d rounds, %d rows", none.ScoredRounds, len(none.Forecast))

@@ -14,6 +14,7 @@ import (
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web/openapi"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // apiOps declare the API routes (the files of later routes add theirs):
@@ -166,12 +167,12 @@ var apiOps = []openapi.Op{
 				"whatever its status now; 0: from the newest; 400 for an id no cohort has")},
 		Response: []trading.CohortSummaryJSON{}},
 	{Method: "GET", Path: "/api/v1/cohorts/{id}", ID: "getCohort", Tag: tagTrading, Summary: "One cohort",
-		Desc: "A trading cohort: standings, lineup and decisions; 404 for an unknown id.", Response: CohortDetailJSON{}, Fails: []int{404}},
+		Desc: "A trading cohort: standings, lineup and decisions; 404 for an unknown id.", Response: view.CohortDetailJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/cohorts/{id}/snapshots", ID: "listCohortSnapshots", Tag: tagTrading, Summary: "Portfolio curves of a cohort",
 		Desc: "The portfolio value curves of a cohort's agents, one snapshot per interval; 404 for an unknown cohort.", Query: []openapi.Param{
 			openapi.String("agent", "trader-00", "only this agent's curve"),
 			openapi.Enum("step", stepNames, "10m", "keep the last snapshot of each interval of this length")},
-		Response: []CurveJSON{}, Fails: []int{404}},
+		Response: []view.CurveJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/decisions/{id}", ID: "getDecision", Tag: tagTrading, Summary: "A trading decision",
 		Desc: "A trading decision: the prompt, the model's responses, the action and its executions; 404 for an unknown id.", Response: DecisionJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/oracle/queue", ID: "listOracleQueue", Tag: tagOracle, Summary: "The arbitration queue",
@@ -198,10 +199,10 @@ var apiOps = []openapi.Op{
 	{Method: "GET", Path: "/api/v1/oracle/disputes", ID: "listOracleDisputes", Tag: tagOracle, Summary: "Disputed resolutions",
 		Desc: "Markets whose resolution by their source an admin disputed, oldest first: who, when, why and the resolution disputed.", Response: []arena.OracleDispute{}},
 	{Method: "GET", Path: "/api/v1/pages/home", ID: "getHomePage", Tag: tagPages, Summary: "Data of the home page",
-		Desc: "What the home page shows: the open and latest scored rounds and the leaders of each track.", Response: HomeJSON{}},
+		Desc: "What the home page shows: the open and latest scored rounds and the leaders of each track.", Response: view.HomeJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/leaderboard", ID: "getLeaderboardPage", Tag: tagPages, Summary: "Data of the leaderboard page",
 		Desc: "What the leaderboard page shows: the forecast table (ordered, filtered and windowed as asked) and the trading table.", Query: []openapi.Param{
-			openapi.Enum("sort", slices.Sorted(maps.Keys(forecastSorts)), "rank", "column the forecast table is ordered by"),
+			openapi.Enum("sort", slices.Sorted(maps.Keys(view.ForecastSorts)), "rank", "column the forecast table is ordered by"),
 			openapi.Enum("dir", []string{"asc", "desc"}, "", "direction of the order (default: the column's better end first)"),
 			openapi.String("q", "agent", "only the agents whose name or address contains this text"),
 			openapi.Enum("preliminary", []string{"show", "hide"}, "show", "hide: leave out agents with too few forecasts to rank"),
@@ -210,11 +211,11 @@ var apiOps = []openapi.Op{
 			category,
 			venue,
 			openapi.Enum("trading_sort", tradingSorts, "return", "order of the trading table: mean return, or Brier score lowest first")},
-		Response: LeaderboardPageJSON{}},
+		Response: view.LeaderboardPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/rounds/{id}", ID: "getRoundPage", Tag: tagPages, Summary: "Data of a round page",
-		Desc: "What a round's page shows: its markets, submissions and, once scored, its scores; 404 for an unknown round.", Response: RoundPageJSON{}, Fails: []int{404}},
+		Desc: "What a round's page shows: its markets, submissions and, once scored, its scores; 404 for an unknown round.", Response: view.RoundPageJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/pages/agents/{agent}", ID: "getAgentPage", Tag: tagPages, Summary: "Data of an agent page",
-		Desc: "What an agent's page shows: its profile, rounds and scores; 404 for an unknown agent.", Response: AgentPageJSON{}, Fails: []int{404}},
+		Desc: "What an agent's page shows: its profile, rounds and scores; 404 for an unknown agent.", Response: view.AgentPageJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/pages/markets", ID: "getMarketsPage", Tag: tagPages, Summary: "Data of the question browser",
 		Desc: "Markets newest first with status, category, source, close time, current price, " +
 			"resolution and how many agents' forecasts of each are public (cursor pagination: Link rel=next); an unknown category, source or venue answers 400 naming those stored.", Query: []openapi.Param{
@@ -224,29 +225,29 @@ var apiOps = []openapi.Op{
 			openapi.String("venue", arena.SourceSim, "only the markets of this venue: its source, or a simulated market's named venue (one of the page's venues)"),
 			openapi.Int("limit", 1, 500, "50", "10", "page size"),
 			openapi.Int("cursor", 0, math.MaxInt64, "0", "5", "the markets below this market id (the last of the previous page, as the Link header's next URL gives it); 0: from the newest")},
-		Response: MarketsPageJSON{}},
+		Response: view.MarketsPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/markets/{id}", ID: "getMarketPage", Tag: tagPages, Summary: "Data of a market page",
 		Desc:     "The price history, and every agent's revealed forecast of the market in scored rounds (never before the round's trigger) with the benchmark, best Brier first; 404 for an unknown market.",
-		Response: MarketPageJSON{}, Fails: []int{404}},
+		Response: view.MarketPageJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/pages/compare", ID: "getComparePage", Tag: tagPages, Summary: "Data of the agent comparison",
 		Desc: "Cumulative Alpha of each agent and the per-round Brier difference of each from the first; without agents, the agents to choose from; 404 when the arena runs no forecast track.", Query: []openapi.Param{
 			openapi.String("agents", "0x0000000000000000000000000000000000000001,0x0000000000000000000000000000000000000002", "2 to 4 agents, comma-separated, each by address or display name; 400 for an unknown, ambiguous or repeated one")},
-		Response: ComparePageJSON{}, Fails: []int{404}},
+		Response: view.ComparePageJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/pages/cohorts/{id}", ID: "getCohortPage", Tag: tagPages, Summary: "Data of a cohort page",
 		Desc: "What a trading cohort's page shows: standings and the portfolio curves over the range asked; 404 for an unknown cohort.", Query: []openapi.Param{
-			openapi.Enum("range", rangeNames, "all", "the curves' time range, ending at the latest snapshot")},
-		Response: CohortPageJSON{}, Fails: []int{404}},
+			openapi.Enum("range", view.RangeNames, "all", "the curves' time range, ending at the latest snapshot")},
+		Response: view.CohortPageJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/pages/oracle", ID: "getOraclePage", Tag: tagPages, Summary: "Data of the oracle page",
-		Desc: "The arbitration queue, flagged markets, accuracy against human audits and the resolver leaderboard.", Response: OraclePageJSON{}},
+		Desc: "The arbitration queue, flagged markets, accuracy against human audits and the resolver leaderboard.", Response: view.OraclePageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/oracle/{id}", ID: "getOracleMarketPage", Tag: tagPages, Summary: "Data of a market's oracle page",
 		Desc:     "Evidence, votes, architecture, policy, composite, human decisions, re-resolutions and re-scored rounds of a market; 404 for an unknown market.",
-		Response: OracleMarketPageJSON{}, Fails: []int{404}},
+		Response: view.OracleMarketPageJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/pages/methodology", ID: "getMethodologyPage", Tag: tagPages, Summary: "Data of the methodology page",
-		Desc: "The scoring method, its configuration and how to verify the arena.", Response: MethodologyJSON{}},
+		Desc: "The scoring method, its configuration and how to verify the arena.", Response: view.MethodologyJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/backtest/humans", ID: "getHumanBoardPage", Tag: tagPages, Summary: "Data of the human board page",
-		Desc: "ForecastBench's human medians beside the backtested models on the same resolved questions (human rows have human: true), and the questions; empty without human forecasts.", Response: HumanBoardPageJSON{}},
+		Desc: "ForecastBench's human medians beside the backtested models on the same resolved questions (human rows have human: true), and the questions; empty without human forecasts.", Response: view.HumanBoardPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/backtest/humans/{item}", ID: "getHumanItemPage", Tag: tagPages, Summary: "Data of a question of the human board",
-		Desc: "The question, its outcome, each human group's median, spread and reasoning excerpts, and each model's backtest forecast; 404 for an item without human forecasts.", Response: HumanItemPageJSON{}, Fails: []int{404}},
+		Desc: "The question, its outcome, each human group's median, spread and reasoning excerpts, and each model's backtest forecast; 404 for an item without human forecasts.", Response: view.HumanItemPageJSON{}, Fails: []int{404}},
 }
 
 // pathParams describe the path parameters, by name.

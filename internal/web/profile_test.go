@@ -22,6 +22,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // profileReq signs p as version of k's profile under the server's domain.
@@ -260,7 +261,7 @@ func TestAgentPageBeforeScores(t *testing.T) {
 		clk.Set(t0.Add(2*time.Hour + time.Minute))
 		e.reveal(named, r.ID, threePreds, saltOf("named"), 1)
 
-		var v web.AgentPageJSON
+		var v view.AgentPageJSON
 		e.ok(200, "GET", "/api/v1/pages/agents/"+strings.ToLower(named.Address().Hex()), nil, "", &v)
 		if v.Agent != named.Address().Hex() || v.Name != "Early Bird" || !v.Known || v.Kind != "external" || v.ProfileVersion != 1 ||
 			v.Profile.Organisation != "Dawn Labs" || v.Commits != 1 || v.Waiting != 1 || v.WaitingRevealed != 1 || v.Row != nil {
@@ -378,7 +379,7 @@ func TestHostileProfileEscaped(t *testing.T) {
 			}
 		}
 		// The JSON of a page carries the name as it is.
-		var v web.AgentPageJSON
+		var v view.AgentPageJSON
 		_, raw := e.call("GET", "/api/v1/pages/agents/"+evil.Address().Hex(), nil, "")
 		if err := json.Unmarshal(raw, &v); err != nil || v.Name != name || v.Profile.Description != `</p><img src=x onerror=alert(1)>` {
 			t.Fatalf("page JSON %+v %v", v, err)

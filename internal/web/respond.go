@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/forecast-arena/arena"
+	"github.com/forecast-arena/arena/internal/web/pages"
 )
 
 // read serves a read of the resource the path names (param parses its id):
@@ -139,7 +140,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 	if !underAPI(r.URL.Path) {
 		w.Header().Add("Vary", "Accept") // the same URL answers HTML or JSON
 		if wantsHTML(r) {
-			b, err := errorPage(r, status, code, message)
+			b, err := pages.ErrorPage(r, status, code, message, RequestID(r.Context()))
 			if err == nil {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				w.WriteHeader(status)
@@ -196,45 +197,4 @@ func acceptQ(headers []string, media string) float64 {
 		}
 	}
 	return q
-}
-
-// errorView is what the HTML error page shows.
-type errorView struct {
-	Status    int
-	Title     string // the status in words
-	Code      string
-	Message   string
-	RequestID string
-	Next      []link
-}
-
-// link is where the error page offers to go next.
-type link struct{ Href, Label string }
-
-func errorPage(r *http.Request, status int, code, message string) ([]byte, error) {
-	v := errorView{Status: status, Title: http.StatusText(status), Code: code, Message: message, RequestID: RequestID(r.Context()),
-		Next: nextLinks(r, status)}
-	return executePage(pages()["error.html"], page{Title: fmt.Sprintf("%d %s", status, v.Title)}, v)
-}
-
-// nextLinks are where a person can go from an error: from a page that
-// does not exist, to the lists its kind is found in; from a request with
-// something wrong in its query, to the page without it; after a refusal
-// that may pass later or a failure of ours, to the same page again.
-func nextLinks(r *http.Request, status int) []link {
-	lists := []link{{"/markets", "Browse the questions"}, {"/leaderboard", "The agents on the leaderboard"}, {"/", "The open and latest rounds on the home page"}}
-	page := r.URL.Path
-	switch {
-	case status == http.StatusNotFound:
-		seg, _, _ := strings.Cut(strings.TrimPrefix(page, "/"), "/")
-		if i := map[string]int{"agents": 1, "compare": 1, "rounds": 2, "cohorts": 2}[seg]; i > 0 { // the list it belongs to first
-			lists[0], lists[i] = lists[i], lists[0]
-		}
-		return lists
-	case status == http.StatusTooManyRequests || status >= 500:
-		return []link{{r.URL.RequestURI(), "Try this page again"}, lists[2]}
-	case r.Method == http.MethodGet && r.URL.RawQuery != "":
-		return []link{{page, page + " without these parameters"}, lists[2]}
-	}
-	return []link{lists[2]}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // registerTrading mounts the trading track's routes:
@@ -82,29 +83,29 @@ func (s *Server) getCohort(w http.ResponseWriter, r *http.Request) error {
 	return s.writeJSON(w, r, out)
 }
 
-func (s *Server) cohortDetail(ctx context.Context, id int64) (CohortDetailJSON, error) {
+func (s *Server) cohortDetail(ctx context.Context, id int64) (view.CohortDetailJSON, error) {
 	c, err := s.trading.Cohort(ctx, id)
 	if err != nil {
-		return CohortDetailJSON{}, err
+		return view.CohortDetailJSON{}, err
 	}
 	st, err := s.trading.Standings(ctx, id)
 	if err != nil {
-		return CohortDetailJSON{}, err
+		return view.CohortDetailJSON{}, err
 	}
 	ds, err := s.trading.Decisions(ctx, id)
 	if err != nil {
-		return CohortDetailJSON{}, err
+		return view.CohortDetailJSON{}, err
 	}
-	out := CohortDetailJSON{CohortJSON: trading.NewCohortJSON(c, st), Lineup: make([]LineupJSON, 0, len(c.Lineup)),
-		Decisions: make([]DecisionSummaryJSON, 0, len(ds))}
+	out := view.CohortDetailJSON{CohortJSON: trading.NewCohortJSON(c, st), Lineup: make([]view.LineupJSON, 0, len(c.Lineup)),
+		Decisions: make([]view.DecisionSummaryJSON, 0, len(ds))}
 	names := map[string]string{}
 	for _, l := range c.Lineup {
 		names[l.AgentID] = l.Name
-		out.Lineup = append(out.Lineup, LineupJSON{Agent: l.AgentID, Name: l.Name, Kind: l.Kind, Provider: l.Provider,
+		out.Lineup = append(out.Lineup, view.LineupJSON{Agent: l.AgentID, Name: l.Name, Kind: l.Kind, Provider: l.Provider,
 			Model: l.Model, InputUSDPerMtok: arena.Dollars(l.InputMicrosPerMtok), OutputUSDPerMtok: arena.Dollars(l.OutputMicrosPerMtok)})
 	}
 	for _, d := range ds {
-		s := DecisionSummaryJSON{ID: d.ID, Agent: d.AgentID, Name: cmpOr(names[d.AgentID], d.AgentID), Week: d.Week.UTC(), Status: string(d.Status),
+		s := view.DecisionSummaryJSON{ID: d.ID, Agent: d.AgentID, Name: cmpOr(names[d.AgentID], d.AgentID), Week: d.Week.UTC(), Status: string(d.Status),
 			Retries: d.Retries, SystemDefault: d.SystemDefault, Cost: arena.Dollars(d.Cost)}
 		var act struct {
 			Kind string `json:"action"`
@@ -126,19 +127,19 @@ var stepNames = []string{"10m", "1h", "1d", "1w"}
 
 // curveJSON converts an agent's snapshots, oldest first, keeping the last
 // snapshot of each step interval (step 0 keeps every one).
-func curveJSON(agent string, snaps []arena.ValuationSnapshot, step time.Duration) CurveJSON {
+func curveJSON(agent string, snaps []arena.ValuationSnapshot, step time.Duration) view.CurveJSON {
 	bucket := func(t time.Time) time.Time {
 		if step == 7*24*time.Hour {
 			return arena.WeekStart(t) // UTC weeks start on Sunday
 		}
 		return t.Truncate(step)
 	}
-	c := CurveJSON{Agent: agent, Points: []SnapshotJSON{}}
+	c := view.CurveJSON{Agent: agent, Points: []view.SnapshotJSON{}}
 	for i, s := range snaps {
 		if step > 0 && i+1 < len(snaps) && bucket(snaps[i+1].At).Equal(bucket(s.At)) {
 			continue
 		}
-		pt := SnapshotJSON{At: s.At.UTC(), Cash: arena.Dollars(s.Cash), PositionsValue: arena.Dollars(s.PositionsValue),
+		pt := view.SnapshotJSON{At: s.At.UTC(), Cash: arena.Dollars(s.Cash), PositionsValue: arena.Dollars(s.PositionsValue),
 			TotalValue: arena.Dollars(s.Total), PnL: arena.Dollars(s.PnL), PnLPct: trading.Finite(s.PnLPct), ResolvedBets: s.ResolvedBets}
 		if s.ResolvedBets > 0 {
 			pt.Brier = trading.Optional(s.Brier)
@@ -160,7 +161,7 @@ func (s *Server) snapshots(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]CurveJSON, 0, len(curves))
+	out := make([]view.CurveJSON, 0, len(curves))
 	for _, cv := range curves {
 		out = append(out, curveJSON(cv.AgentID, cv.Snapshots, step))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/forecast-arena/arena/internal/store/storetest"
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/internal/web"
+	"github.com/forecast-arena/arena/internal/web/view"
 )
 
 // Tests of the trading track's HTTP API against a real store and a cohort
@@ -176,7 +177,7 @@ func TestTradingAPI(t *testing.T) {
 			t.Fatalf("decision %+v", d)
 		}
 
-		var curves []web.CurveJSON
+		var curves []view.CurveJSON
 		e.get(fmt.Sprintf("/api/v1/cohorts/%d/snapshots?agent=a", id), 200, &curves)
 		if len(curves) != 1 || len(curves[0].Points) != 2 {
 			t.Fatalf("curves %+v", curves)
@@ -230,7 +231,7 @@ func TestTradingAPI(t *testing.T) {
 		}
 		// The leaderboard page orders its trading table by trading_sort and
 		// links the other order, keeping the filters.
-		var page web.LeaderboardPageJSON
+		var page view.LeaderboardPageJSON
 		e.get("/api/v1/pages/leaderboard?trading_sort=brier&window=7d", 200, &page)
 		if page.Trading == nil || page.Trading.Sort != "brier" || len(page.Trading.Rows) != 0 {
 			t.Fatalf("page trading table by Brier, 7 days: %+v", page.Trading)

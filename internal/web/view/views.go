@@ -1,4 +1,8 @@
-package web
+// Package view holds the data of every dashboard page (served as HTML
+// by package pages and as JSON by package web at /api/v1/pages/…) and the
+// API shapes the pages embed, so both packages share them without either
+// importing the other's handlers.
+package view
 
 import (
 	"time"
@@ -12,6 +16,16 @@ import (
 	"github.com/forecast-arena/arena/internal/trading"
 	"github.com/forecast-arena/arena/stats"
 )
+
+// ForecastSorts are the sortable columns of the forecast leaderboard; the
+// value says whether larger is better (the default direction).
+var ForecastSorts = map[string]bool{"rank": false, "name": false, "score": true, "rounds": true, "n": true, "brier": false,
+	"brier_index": true, "bss": true, "peer": false, "alpha": true, "adjusted": false, "p": false, "p_rank1": true,
+	"rounds_to_significance": false}
+
+// RangeNames are the cohort page's curve ranges in order (the server's
+// cohortRanges say what each spans).
+var RangeNames = []string{"10m", "1h", "1d", "1w", "all"}
 
 // Page views: the data of every dashboard page, served as HTML at the
 // page's path and as JSON at /api/v1/pages/… . The templates read only
@@ -49,13 +63,6 @@ type ForecastRowJSON struct {
 // BarJSON is an interval drawn on a 0–100 scale: its left end, its width
 // and the point estimate, in percent of the scale.
 type BarJSON struct{ Left, Width, Point float64 }
-
-// BoardJSON is GET /api/v1/leaderboard for the forecast and backtest
-// tracks: the track's board, its rows paged.
-type BoardJSON struct {
-	Track string `json:"track"`
-	scoring.Board
-}
 
 // HomeJSON is the home page.
 type HomeJSON struct {
