@@ -46,6 +46,19 @@ func CleanText(field, s string, max int, required bool) (string, error) {
 	return s, nil
 }
 
+// Clip shortens a client's text echoed in an error to its first 64
+// characters and "…", so that an error never repeats a long input whole.
+func Clip(s string) string {
+	n := 0
+	for i := range s {
+		if n == 64 {
+			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
+		}
+		n++
+	}
+	return s
+}
+
 // Plural says a count with its noun: "1 round", "3 rounds" (every noun
 // counted, in the dashboard and the command's messages, takes an s).
 func Plural(n int, noun string) string {

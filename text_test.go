@@ -71,3 +71,18 @@ func TestOracleTextsRefuseEveryBidiControl(t *testing.T) {
 		t.Fatalf("%d bidirectional controls (and %d ranges above U+FFFF) seen", n, len(unicode.Bidi_Control.R32))
 	}
 }
+
+func TestClip(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, in, want string }{
+		{"short", "abc", "abc"},
+		{"64 characters", strings.Repeat("a", 64), strings.Repeat("a", 64)},
+		{"65 characters", strings.Repeat("a", 65), strings.Repeat("a", 64) + "…"},
+		{"counted in characters, not bytes", strings.Repeat("é", 70), strings.Repeat("é", 64) + "…"},
+		{"invalid UTF-8 in a long text is replaced", "\xff" + strings.Repeat("a", 70), "\uFFFD" + strings.Repeat("a", 63) + "…"},
+	} {
+		if got := arena.Clip(c.in); got != c.want {
+			t.Errorf("%s: Clip = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -56,7 +56,7 @@ func CheckProfile(f ProfileFields) error {
 		return err
 	}
 	if err := arena.CheckName(f.Name); err != nil {
-		return Reject(CodeProfileNameInvalid, "name %q %v", clip(f.Name), err)
+		return Reject(CodeProfileNameInvalid, "name %q %v", arena.Clip(f.Name), err)
 	}
 	for _, x := range []struct {
 		field, s string
@@ -81,10 +81,10 @@ func checkProfileText(field, s string, max int, code string) error {
 	}
 	n, err := precis.Nickname.String(s)
 	if err != nil {
-		return Reject(code, "%s %q holds a character a name may not hold (a control, formatting or unassigned character)", field, clip(s))
+		return Reject(code, "%s %q holds a character a name may not hold (a control, formatting or unassigned character)", field, arena.Clip(s))
 	}
 	if n != s {
-		return Reject(code, "%s %q is not in normal form (NFKC, single spaces, trimmed): sign %q instead", field, clip(s), n)
+		return Reject(code, "%s %q is not in normal form (NFKC, single spaces, trimmed): sign %q instead", field, arena.Clip(s), n)
 	}
 	if c := utf8.RuneCountInString(s); c > max {
 		return Reject(code, "%s is %d characters long, the most is %d", field, c, max)
@@ -102,24 +102,16 @@ func checkHomepage(s string) error {
 	case utf8.RuneCountInString(s) > MaxProfileHomepage:
 		return Reject(CodeProfileHomepageInvalid, "homepage is longer than %d characters", MaxProfileHomepage)
 	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsGraphic(r) }):
-		return Reject(CodeProfileHomepageInvalid, "homepage %q holds a space, a control or a formatting character", clip(s))
+		return Reject(CodeProfileHomepageInvalid, "homepage %q holds a space, a control or a formatting character", arena.Clip(s))
 	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
-		return Reject(CodeProfileHomepageInvalid, "homepage %q is not an http:// or https:// URL with a host", clip(s))
+		return Reject(CodeProfileHomepageInvalid, "homepage %q is not an http:// or https:// URL with a host", arena.Clip(s))
 	case u.User != nil:
-		return Reject(CodeProfileHomepageInvalid, "homepage %q holds a user name or password", clip(s))
+		return Reject(CodeProfileHomepageInvalid, "homepage %q holds a user name or password", arena.Clip(s))
 	}
 	return nil
-}
-
-// clip shortens a client's text echoed in an error.
-func clip(s string) string {
-	if utf8.RuneCountInString(s) <= 64 {
-		return s
-	}
-	return string([]rune(s)[:64]) + "…"
 }
 
 // reservedNames are the baselines' ids and display names: no agent may

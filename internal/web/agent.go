@@ -11,7 +11,6 @@ import (
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/rounds"
-	"github.com/forecast-arena/arena/internal/web/openapi"
 	"github.com/forecast-arena/arena/internal/web/view"
 	"github.com/forecast-arena/arena/stats"
 )
@@ -25,7 +24,7 @@ func agentID(r *http.Request) (string, bool, error) {
 	}
 	a, err := forecast.ParseAddress(id)
 	if err != nil {
-		return "", false, arena.Errorf(arena.ENOTFOUND, "no agent %q: an agent is a 0x address or a baseline (random, market)", openapi.Clip(id))
+		return "", false, arena.Errorf(arena.ENOTFOUND, "no agent %q: an agent is a 0x address or a baseline (random, market)", arena.Clip(id))
 	}
 	return a.Hex(), false, nil
 }

@@ -72,9 +72,9 @@ func facet(name, value string, values []string) error {
 		return nil
 	}
 	if len(values) == 0 {
-		return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s %q: no market has a %s yet", name, openapi.Clip(value), name)
+		return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s %q: no market has a %s yet", name, arena.Clip(value), name)
 	}
-	return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s %q: no market has it (want %s)", name, openapi.Clip(value), oneOf(values))
+	return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s %q: no market has it (want %s)", name, arena.Clip(value), openapi.OneOf(values))
 }
 
 // currentPrice is a market's latest Yes price, or for a market of other
@@ -177,7 +177,7 @@ func compareAgents(list string, a *scoring.Analysis, names map[string]string) ([
 	for _, item := range items {
 		item = strings.TrimSpace(item)
 		if item == "" {
-			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agents %q: an empty name between commas", openapi.Clip(list))
+			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agents %q: an empty name between commas", arena.Clip(list))
 		}
 		var byAddr, byName []*stats.AgentResult
 		for i := range a.Results {
@@ -195,12 +195,12 @@ func compareAgents(list string, a *scoring.Analysis, names map[string]string) ([
 		case len(byName) == 1:
 			res = byName[0]
 		case len(byName) > 1:
-			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q: %d agents have that name; give the address", openapi.Clip(item), len(byName))
+			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q: %d agents have that name; give the address", arena.Clip(item), len(byName))
 		default:
-			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q has no scored forecasts (the leaderboard lists the agents)", openapi.Clip(item))
+			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q has no scored forecasts (the leaderboard lists the agents)", arena.Clip(item))
 		}
 		if slices.Contains(out, res) {
-			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q is named twice", openapi.Clip(item))
+			return nil, arena.Rejectf(arena.EINVALID, "invalid_parameter", "agent %q is named twice", arena.Clip(item))
 		}
 		out = append(out, res)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web/openapi"
 	"github.com/forecast-arena/arena/internal/web/pages"
 	"github.com/forecast-arena/arena/internal/web/view"
 )
@@ -251,7 +252,7 @@ func leaderboardFilter(r *http.Request) (string, rounds.Filter, error) {
 	w := cmp.Or(q.Get("window"), "all")
 	d, ok := leaderboardWindows[w]
 	if !ok {
-		return "", rounds.Filter{}, arena.Errorf(arena.EINVALID, "window %q: want %s", w, oneOf(windowNames))
+		return "", rounds.Filter{}, arena.Errorf(arena.EINVALID, "window %q: want %s", w, openapi.OneOf(windowNames))
 	}
 	return w, rounds.Filter{Window: d, Category: strings.TrimSpace(q.Get("category")), Venue: strings.TrimSpace(q.Get("venue"))}, nil
 }
@@ -273,7 +274,7 @@ func (s *Server) leaderboardView(r *http.Request) (any, error) {
 		HidePrelim: q.Get("preliminary") == "hide", Columns: q.Get("columns")}
 	better, ok := view.ForecastSorts[v.Sort]
 	if !ok {
-		return nil, arena.Errorf(arena.EINVALID, "sort %q: want %s", v.Sort, oneOf(sortNames))
+		return nil, arena.Errorf(arena.EINVALID, "sort %q: want %s", v.Sort, openapi.OneOf(sortNames))
 	}
 	if v.Columns != "" && v.Columns != "all" {
 		return nil, arena.Errorf(arena.EINVALID, "columns %q: want all, or leave it out for the short view", v.Columns)
@@ -649,7 +650,7 @@ func (s *Server) cohortView(r *http.Request) (any, error) {
 	rng := cmp.Or(r.URL.Query().Get("range"), "all")
 	rc, ok := cohortRanges[rng]
 	if !ok {
-		return nil, arena.Errorf(arena.EINVALID, "range %q: want %s", rng, oneOf(view.RangeNames))
+		return nil, arena.Errorf(arena.EINVALID, "range %q: want %s", rng, openapi.OneOf(view.RangeNames))
 	}
 	detail, err := s.cohortDetail(r.Context(), id)
 	if err != nil {

@@ -170,7 +170,7 @@ func (op *Op) CheckQuery(r *http.Request) error {
 				}
 				names = "its parameters: " + strings.Join(ns, ", ")
 			}
-			return arena.Rejectf(arena.EINVALID, "unknown_parameter", "query parameter %q does not apply to %s %s (%s)", Clip(name), op.Method, op.Path, names)
+			return arena.Rejectf(arena.EINVALID, "unknown_parameter", "query parameter %q does not apply to %s %s (%s)", arena.Clip(name), op.Method, op.Path, names)
 		}
 		if len(vs) > 1 {
 			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "query parameter %s is given %d times: give it once", name, len(vs))
@@ -219,13 +219,13 @@ func (p *Param) check(v string) error {
 			if p.Max < math.MaxInt64 {
 				want += fmt.Sprintf(" to %d", p.Max)
 			}
-			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s=%q: want %s", p.Name, Clip(v), want)
+			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s=%q: want %s", p.Name, arena.Clip(v), want)
 		}
 	case p.Enum != nil && !slices.Contains(p.Enum, v):
-		return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s=%q: want %s", p.Name, Clip(v), OneOf(p.Enum))
+		return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s=%q: want %s", p.Name, arena.Clip(v), OneOf(p.Enum))
 	case p.Format == "date-time":
 		if _, err := time.Parse(time.RFC3339, v); err != nil {
-			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s=%q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", p.Name, Clip(v))
+			return arena.Rejectf(arena.EINVALID, "invalid_parameter", "%s=%q: want an RFC 3339 time such as 2026-01-02T15:04:05Z", p.Name, arena.Clip(v))
 		}
 	}
 	return nil
@@ -237,14 +237,6 @@ func OneOf(values []string) string {
 		return strings.Join(values, "")
 	}
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
-}
-
-// Clip shortens a client's text echoed in an error.
-func Clip(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return strings.ToValidUTF8(s[:64], "") + "…"
 }
 
 // QueryInt is the integer parameter name of a request CheckQuery passed
