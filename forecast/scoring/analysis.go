@@ -66,10 +66,7 @@ const (
 // difficulty-adjusted fit, which leaves Adjusted nil. It stops with ctx,
 // returning ctx's error.
 func AnalyzeForecasts(ctx context.Context, fs []arena.ScoredForecast, m Method, logger *slog.Logger) (*Analysis, error) {
-	if !slices.IsSortedFunc(fs, CompareForecasts) {
-		fs = slices.Clone(fs)
-		slices.SortStableFunc(fs, CompareForecasts)
-	}
+	fs = Ordered(fs)
 	a := &Analysis{Forecasts: fs, Method: m, ByAgent: map[string][]int{}, ByMarket: map[int64][]int{}}
 	for i, f := range fs {
 		a.ByAgent[f.Agent] = append(a.ByAgent[f.Agent], i)
@@ -179,6 +176,16 @@ func Adjusted(ctx context.Context, t *stats.Table, res []stats.AgentResult, m Me
 // checkEvery is how many rows a loop over forecasts goes between looks
 // at its context: some milliseconds of work at most.
 const checkEvery = 1 << 16
+
+// Ordered is fs in the order an analysis takes them (CompareForecasts):
+// fs itself when so ordered already, else a sorted copy.
+func Ordered(fs []arena.ScoredForecast) []arena.ScoredForecast {
+	if !slices.IsSortedFunc(fs, CompareForecasts) {
+		fs = slices.Clone(fs)
+		slices.SortStableFunc(fs, CompareForecasts)
+	}
+	return fs
+}
 
 // CompareForecasts orders scored forecasts by round, agent and market:
 // the order an analysis takes them in.

@@ -270,8 +270,7 @@ func (s *Service) ScoredTable(ctx context.Context) (*stats.Table, error) {
 	if err != nil || len(fs) == 0 {
 		return nil, err
 	}
-	slices.SortStableFunc(fs, scoring.CompareForecasts)
-	return scoring.Table(ctx, fs)
+	return scoring.Table(ctx, scoring.Ordered(fs))
 }
 
 func (s *Service) analyzeForecasts(ctx context.Context, fs []arena.ScoredForecast) (*scoring.Analysis, error) {
