@@ -48,7 +48,8 @@ type HTTP struct {
 	// route pattern) and proves it, else ""; and r with its body restored
 	// for the handler, when it read it. Nil: no request is an agent's.
 	SignedAgent func(r *http.Request, route string) (agent string, _ *http.Request, _ error)
-	// Logger logs a bucket store's failure, with the request's context.
+	// Logger logs a bucket store's failure, with the request's context
+	// (nil: the default logger).
 	Logger *slog.Logger
 	// Refused, when set, is told the bucket ("ip" or "agent") that
 	// refused a request.
@@ -67,10 +68,7 @@ func (h *HTTP) Check(w http.ResponseWriter, r *http.Request, route string) (*htt
 	if h == nil || h.Limiter == nil {
 		return r, nil
 	}
-	now := time.Now
-	if h.Limits.Now != nil {
-		now = h.Limits.Now
-	}
+	now := arena.Clock(h.Limits.Now)
 	var (
 		tightest string // the bucket's name
 		tl       arena.RateLimit
@@ -80,9 +78,7 @@ func (h *HTTP) Check(w http.ResponseWriter, r *http.Request, route string) (*htt
 	take := func(name, key string, l arena.RateLimit) bool {
 		d, err := h.Limiter.Take(r.Context(), key, l, now())
 		if err != nil {
-			if h.Logger != nil {
-				h.Logger.WarnContext(r.Context(), "rate limit: bucket store failed; request let through", "err", redact.String(err.Error()))
-			}
+			arena.Logger(h.Logger).WarnContext(r.Context(), "rate limit: bucket store failed; request let through", "err", redact.String(err.Error()))
 			return true
 		}
 		if !decided || !d.Allowed || (tight.Allowed && d.Remaining/l.Burst < tight.Remaining/tl.Burst) {
