@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -350,8 +351,34 @@ type replicate struct {
 // seeded stream and the fits run on every core; each replicate is taken
 // in order, so the figures do not depend on the schedule.
 func (d *feData) bootstrap(ctx context.Context, agents []FEAgent, gamma []float64, opt FEOptions) (booted, error) {
-	na := len(agents)
-	contender := make([]bool, na)
+	t := d.newTally(opt)
+	if err := d.replicates(ctx, gamma, opt, t.contender, t.take); err != nil {
+		return t.out, err
+	}
+	t.finish(d, agents, opt.Level)
+	return t.out, nil
+}
+
+// tally gathers what the bootstrap's replicates show, taken in order:
+// every agent's tails of adjusted scores (its CI), its shares of rank 1
+// and of the top, and the paired tests of the first agents against every
+// other.
+type tally struct {
+	opt       FEOptions
+	na        int
+	contender []bool
+	firsts    []int // the first agents of the paired tests
+	tl        *tails
+	rank1     []float64
+	top       []float64
+	ge, valid []int32 // per (first, other): replicates where first ≥ other, where both are defined
+	out       booted
+	spent     int64
+}
+
+func (d *feData) newTally(opt FEOptions) *tally {
+	na := len(d.agents)
+	t := &tally{opt: opt, na: na, contender: make([]bool, na)}
 	var contenders map[string]bool
 	if opt.Contenders != nil {
 		contenders = map[string]bool{}
@@ -360,72 +387,98 @@ func (d *feData) bootstrap(ctx context.Context, agents []FEAgent, gamma []float6
 		}
 	}
 	for i, a := range d.agents {
-		contender[i] = contenders == nil || contenders[a]
-	}
-	var firsts []int // the first agents of the paired tests
-	for i, a := range d.agents {
+		t.contender[i] = contenders == nil || contenders[a]
 		if opt.PairsFor == nil || slices.Contains(opt.PairsFor, a) {
-			firsts = append(firsts, i)
+			t.firsts = append(t.firsts, i)
 		}
 	}
-	tl := newTails(na, opt.Bootstrap, opt.Level)
-	rank1, top := make([]float64, na), make([]float64, na)
-	ge, valid := make([]int32, len(firsts)*na), make([]int32, len(firsts)*na)
-	var out booted
-	var spent int64
-	// count adds a replicate's scores of agents [lo, hi) to their tails
-	// and paired tests.
-	count := func(adj []float64, lo, hi int) {
-		for i, v := range adj[lo:hi] {
-			tl.add(lo+i, v)
+	t.tl = newTails(na, opt.Bootstrap, opt.Level)
+	t.rank1, t.top = make([]float64, na), make([]float64, na)
+	t.ge, t.valid = make([]int32, len(t.firsts)*na), make([]int32, len(t.firsts)*na)
+	return t
+}
+
+// count adds a replicate's scores of agents [lo, hi) to their tails and
+// paired tests.
+func (t *tally) count(adj []float64, lo, hi int) {
+	for i, v := range adj[lo:hi] {
+		t.tl.add(lo+i, v)
+	}
+	for f, i := range t.firsts {
+		if math.IsNaN(adj[i]) {
+			continue
 		}
-		for f, i := range firsts {
-			if math.IsNaN(adj[i]) {
-				continue
-			}
-			row := f * na
-			for j := lo; j < hi; j++ {
-				if v := adj[j]; j != i && !math.IsNaN(v) {
-					valid[row+j]++
-					if adj[i] >= v {
-						ge[row+j]++
-					}
+		row := f * t.na
+		for j := lo; j < hi; j++ {
+			if v := adj[j]; j != i && !math.IsNaN(v) {
+				t.valid[row+j]++
+				if adj[i] >= v {
+					t.ge[row+j]++
 				}
 			}
 		}
 	}
-	take := func(rp *replicate) bool { // whether the bootstrap goes on
-		// Many agents are counted on every core, each its own range (the
-		// workers still fitting wait their turn for a core).
-		if parts := min(runtime.GOMAXPROCS(0), na/countSpan); parts > 1 {
-			var wg sync.WaitGroup
-			for k := range parts {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					count(rp.adj, k*na/parts, (k+1)*na/parts)
-				}()
-			}
-			wg.Wait()
-		} else {
-			count(rp.adj, 0, na)
-		}
-		for _, s := range rp.first {
-			rank1[s.i] += s.share
-		}
-		for _, s := range rp.top {
-			top[s.i] += s.share
-		}
-		if opt.KeepReplicates {
-			out.reps = append(out.reps, rp.adj)
-		}
-		out.ran++
-		spent += rp.work
-		return opt.MaxWork <= 0 || spent < opt.MaxWork
-	}
+}
 
-	// Workers fit the replicates the dispatcher draws; a replicate the
-	// budget leaves out is cancelled (wctx) and dropped.
+// take counts one fitted replicate and says whether the bootstrap goes
+// on (its work budget, opt.MaxWork, not yet spent).
+func (t *tally) take(rp *replicate) bool {
+	// Many agents are counted on every core, each its own range (the
+	// workers still fitting wait their turn for a core).
+	if parts := min(runtime.GOMAXPROCS(0), t.na/countSpan); parts > 1 {
+		var wg sync.WaitGroup
+		for k := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.count(rp.adj, k*t.na/parts, (k+1)*t.na/parts)
+			}()
+		}
+		wg.Wait()
+	} else {
+		t.count(rp.adj, 0, t.na)
+	}
+	for _, s := range rp.first {
+		t.rank1[s.i] += s.share
+	}
+	for _, s := range rp.top {
+		t.top[s.i] += s.share
+	}
+	if t.opt.KeepReplicates {
+		t.out.reps = append(t.out.reps, rp.adj)
+	}
+	t.out.ran++
+	t.spent += rp.work
+	return t.opt.MaxWork <= 0 || t.spent < t.opt.MaxWork
+}
+
+// finish sets every agent's CI and place shares and lists the paired
+// tests.
+func (t *tally) finish(d *feData, agents []FEAgent, level float64) {
+	for i := range agents {
+		if lo, hi, ok := t.tl.interval(i, level); ok {
+			agents[i].CILo, agents[i].CIHi = Def(lo), Def(hi)
+		}
+		if t.contender[i] {
+			agents[i].PRank1 = Def(t.rank1[i] / float64(t.out.ran))
+			agents[i].PTop = Def(t.top[i] / float64(t.out.ran))
+		}
+	}
+	for f, i := range t.firsts {
+		for j := range t.na {
+			if j != i {
+				k := f*t.na + j
+				t.out.pairs = append(t.out.pairs, FEPair{A: d.agents[i], B: d.agents[j], P: float64(1+t.ge[k]) / float64(t.valid[k]+1)})
+			}
+		}
+	}
+}
+
+// replicates draws opt.Bootstrap resamples of the questions within their
+// strata from one seeded stream, fits them on every core (warm-started
+// from gamma) and hands each to take in the order drawn, until take says
+// stop; a replicate drawn past that point is cancelled and dropped.
+func (d *feData) replicates(ctx context.Context, gamma []float64, opt FEOptions, contender []bool, take func(*replicate) bool) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := runtime.GOMAXPROCS(0)
@@ -473,14 +526,10 @@ func (d *feData) bootstrap(ctx context.Context, agents []FEAgent, gamma []float6
 			rp, free = free[n-1], free[:n-1]
 			clear(rp.w)
 		} else {
-			rp = &replicate{w: make([]float64, d.nq), adj: make([]float64, na)}
+			rp = &replicate{w: make([]float64, d.nq), adj: make([]float64, len(d.agents))}
 		}
 		rp.done = make(chan struct{})
-		for _, qs := range d.strata {
-			for range qs {
-				rp.w[qs[Bounded(r, uint64(len(qs)))]]++
-			}
-		}
+		d.resample(r, rp.w)
 		queue = append(queue, rp)
 		jobs <- rp
 		if len(queue) > 2*workers {
@@ -498,27 +547,17 @@ func (d *feData) bootstrap(ctx context.Context, agents []FEAgent, gamma []float6
 	if e := ctx.Err(); e != nil {
 		err = e // a worker's may be its own context's
 	}
-	if err != nil {
-		return out, err
-	}
-	for i := range agents {
-		if lo, hi, ok := tl.interval(i, opt.Level); ok {
-			agents[i].CILo, agents[i].CIHi = Def(lo), Def(hi)
-		}
-		if contender[i] {
-			agents[i].PRank1 = Def(rank1[i] / float64(out.ran))
-			agents[i].PTop = Def(top[i] / float64(out.ran))
-		}
-	}
-	for f, i := range firsts {
-		for j := range na {
-			if j != i {
-				k := f*na + j
-				out.pairs = append(out.pairs, FEPair{A: d.agents[i], B: d.agents[j], P: float64(1+ge[k]) / float64(valid[k]+1)})
-			}
+	return err
+}
+
+// resample adds to w one draw with replacement of each stratum's
+// questions, as many as it holds.
+func (d *feData) resample(r *rand.PCG, w []float64) {
+	for _, qs := range d.strata {
+		for range qs {
+			w[qs[Bounded(r, uint64(len(qs)))]]++
 		}
 	}
-	return out, nil
 }
 
 // rankAndGroup sorts agents by adjusted score (then name), numbers their
@@ -561,28 +600,13 @@ func (d *feData) newScratch() *fitScratch {
 // sweeps run and the observations visited, and stops with m's context.
 // Every sum adds its terms in question order, then input order.
 func (d *feData) fit(m *meter, w, gamma0 []float64, s *fitScratch, adj []float64) (iters int, work int64, err error) {
-	gamma, alpha, sw, sb := s.gamma, s.alpha, s.sw, s.sb
 	if gamma0 != nil {
-		copy(gamma, gamma0)
+		copy(s.gamma, gamma0)
 	} else {
-		clear(gamma)
+		clear(s.gamma)
 	}
-	clear(alpha)
-	clear(sw)
-	drawn := s.drawn[:0]
-	rows := 0 // observations on weighted questions
-	for q := range d.nq {
-		if w[q] == 0 {
-			continue
-		}
-		drawn = append(drawn, int32(q))
-		rows += d.qStart[q+1] - d.qStart[q]
-		for _, a := range d.qAgent[d.qStart[q]:d.qStart[q+1]] {
-			sw[a] += w[q]
-		}
-	}
-	s.drawn = drawn
-	qAgent, qBrier, est := d.qAgent, d.qBrier, d.est
+	clear(s.alpha)
+	rows := d.draw(w, s)
 	work = int64(rows)
 	for it := 1; it <= d.maxIter; it++ {
 		iters = it
@@ -590,81 +614,118 @@ func (d *feData) fit(m *meter, w, gamma0 []float64, s *fitScratch, adj []float64
 		if err := m.add(2 * rows); err != nil {
 			return iters, work, err
 		}
-		// α_i = weighted mean over i's questions of (b_ij − γ_j), estimation agents.
-		clear(sb)
-		for _, q := range drawn {
-			wq, gq := w[q], gamma[q]
-			lo, hi := d.qStart[q], d.qStart[q+1]
-			if d.allEst {
-				for k, a := range qAgent[lo:hi] {
-					sb[a] += wq * (qBrier[lo+k] - gq)
-				}
-				continue
-			}
-			for k, a := range qAgent[lo:hi] {
-				if est[a] {
-					sb[a] += wq * (qBrier[lo+k] - gq)
-				}
-			}
-		}
-		for a := range alpha {
-			if est[a] && sw[a] > 0 {
-				alpha[a] = sb[a] / sw[a]
-			}
-		}
-		// γ_j = mean over estimation agents answering j of (b_ij − α_i),
-		// then centred (weighted) so the fit is identified.
-		var change, sg, swq float64
-		for _, q := range drawn {
-			lo, hi := d.qStart[q], d.qStart[q+1]
-			var s float64
-			c := 0
-			if d.allEst {
-				for k, a := range qAgent[lo:hi] {
-					s += qBrier[lo+k] - alpha[a]
-				}
-				c = hi - lo
-			} else {
-				for k, a := range qAgent[lo:hi] {
-					if est[a] {
-						s += qBrier[lo+k] - alpha[a]
-						c++
-					}
-				}
-			}
-			g := s / float64(c)
-			change = math.Max(change, math.Abs(g-gamma[q]))
-			gamma[q] = g
-			sg += w[q] * g
-			swq += w[q]
-		}
-		mean := sg / swq
-		for _, q := range drawn {
-			gamma[q] -= mean
-		}
-		if change < d.tol {
+		d.agentEffects(w, s)
+		if d.questionEffects(w, s) < d.tol {
 			break
 		}
 	}
-	// Adjusted score over each agent's questions, then the shift that puts
-	// the constant 0.5 forecaster (b = 0.25 everywhere) at 0.25:
-	// its adjusted score is 0.25 − mean_j γ_j = 0.25 (γ is centred), so no
-	// shift is needed once γ is centred on the same weights.
 	work += int64(rows)
+	d.adjustedScores(w, s, adj)
+	return iters, work, nil
+}
+
+// draw lists in s.drawn the questions of weight w > 0 and sums each
+// agent's weight over them into s.sw; it returns their observations.
+func (d *feData) draw(w []float64, s *fitScratch) (rows int) {
+	clear(s.sw)
+	drawn := s.drawn[:0]
+	for q := range d.nq {
+		if w[q] == 0 {
+			continue
+		}
+		drawn = append(drawn, int32(q))
+		rows += d.qStart[q+1] - d.qStart[q]
+		for _, a := range d.qAgent[d.qStart[q]:d.qStart[q+1]] {
+			s.sw[a] += w[q]
+		}
+	}
+	s.drawn = drawn
+	return rows
+}
+
+// agentEffects sets α_i, the weighted mean over i's questions of
+// (b_ij − γ_j), for the estimation agents.
+func (d *feData) agentEffects(w []float64, s *fitScratch) {
+	qAgent, qBrier, est, gamma, sb := d.qAgent, d.qBrier, d.est, s.gamma, s.sb
 	clear(sb)
-	for _, q := range drawn {
+	for _, q := range s.drawn {
 		wq, gq := w[q], gamma[q]
 		lo, hi := d.qStart[q], d.qStart[q+1]
+		if d.allEst {
+			for k, a := range qAgent[lo:hi] {
+				sb[a] += wq * (qBrier[lo+k] - gq)
+			}
+			continue
+		}
 		for k, a := range qAgent[lo:hi] {
-			sb[a] += wq * (qBrier[lo+k] - gq)
+			if est[a] {
+				sb[a] += wq * (qBrier[lo+k] - gq)
+			}
+		}
+	}
+	for a := range s.alpha {
+		if est[a] && s.sw[a] > 0 {
+			s.alpha[a] = sb[a] / s.sw[a]
+		}
+	}
+}
+
+// questionEffects sets γ_j, the mean over the estimation agents
+// answering j of (b_ij − α_i), then centres γ (weighted) so the fit is
+// identified. It returns the largest change of a γ_j.
+func (d *feData) questionEffects(w []float64, s *fitScratch) (change float64) {
+	qAgent, qBrier, est, alpha, gamma := d.qAgent, d.qBrier, d.est, s.alpha, s.gamma
+	var sg, swq float64
+	for _, q := range s.drawn {
+		lo, hi := d.qStart[q], d.qStart[q+1]
+		var sum float64
+		c := 0
+		if d.allEst {
+			for k, a := range qAgent[lo:hi] {
+				sum += qBrier[lo+k] - alpha[a]
+			}
+			c = hi - lo
+		} else {
+			for k, a := range qAgent[lo:hi] {
+				if est[a] {
+					sum += qBrier[lo+k] - alpha[a]
+					c++
+				}
+			}
+		}
+		g := sum / float64(c)
+		change = math.Max(change, math.Abs(g-gamma[q]))
+		gamma[q] = g
+		sg += w[q] * g
+		swq += w[q]
+	}
+	mean := sg / swq
+	for _, q := range s.drawn {
+		gamma[q] -= mean
+	}
+	return change
+}
+
+// adjustedScores writes each agent's adjusted score over its questions
+// into adj (NaN for an agent without a weighted question). The constant
+// 0.5 forecaster (b = 0.25 everywhere) needs no shift to sit at 0.25: its
+// adjusted score is 0.25 − mean_j γ_j = 0.25, γ being centred on the
+// same weights.
+func (d *feData) adjustedScores(w []float64, s *fitScratch, adj []float64) {
+	sb := s.sb
+	clear(sb)
+	for _, q := range s.drawn {
+		wq, gq := w[q], s.gamma[q]
+		lo, hi := d.qStart[q], d.qStart[q+1]
+		for k, a := range d.qAgent[lo:hi] {
+			sb[a] += wq * (d.qBrier[lo+k] - gq)
 		}
 	}
 	for a := range adj {
-		if sw[a] > 0 {
-			adj[a] = sb[a] / sw[a]
+		if s.sw[a] > 0 {
+			adj[a] = sb[a] / s.sw[a]
 		} else {
 			adj[a] = math.NaN()
 		}
 	}
-	return iters, work, nil
 }
