@@ -139,6 +139,27 @@ func Analyze(ctx context.Context, t *Table, opt Options) ([]AgentResult, error) 
 	if opt.ShrinkN == 0 {
 		opt.ShrinkN = ShrinkN
 	}
+	in, err := checkInput(t, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("score: analyze: %w", err)
+	}
+	return scoreAgents(ctx, t, in, opt)
+}
+
+// checkedInput is the rows' order and runs that checkInput found sound.
+type checkedInput struct {
+	order      []int32 // the rows by agent, by round within an agent
+	spans      []span  // each agent's run of order
+	marketRows []int32 // the first row of each benchmarked (round, market), by round
+	addMarket  bool    // whether the market baseline is scored
+}
+
+// checkInput orders the rows by agent and checks the input's invariants
+// on the way, failing with an *InputError that lists every violation.
+func checkInput(t *Table, opt Options) (checkedInput, error) {
 	// The rows by round, then by agent (by round within an agent). The
 	// checks of the (round, market) pairs, on the first order, go beside
 	// the second order and the checks of the agents' runs on it.
@@ -172,11 +193,15 @@ func Analyze(ctx context.Context, t *Table, opt Options) ([]AgentResult, error) 
 		}
 	}
 	if bad.Total > 0 {
-		return nil, bad
+		return checkedInput{}, bad
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("score: analyze: %w", err)
-	}
+	return checkedInput{order: order, spans: spans, marketRows: marketRows, addMarket: addMarket}, nil
+}
+
+// scoreAgents scores every agent of the checked input and, when asked,
+// the market baseline.
+func scoreAgents(ctx context.Context, t *Table, in checkedInput, opt Options) ([]AgentResult, error) {
+	order, spans, marketRows, addMarket := in.order, in.spans, in.marketRows, in.addMarket
 
 	// Agents are independent: score them on all cores, each worker with its
 	// own scratch, in two jobs an agent (its rounds and inference; its
@@ -463,14 +488,36 @@ func (g *grouper) agent(name string, idx []int32, p, b, x []float64, opt Options
 	if err := g.m.add(len(idx)); err != nil {
 		return AgentResult{}, err
 	}
+	res := AgentResult{Agent: name, N: len(idx)}
+	ar := g.rounds(&res, idx, p, b, x)
+	cumulative(&res, &ar, p, x, opt)
+	if len(ar.alphas) > 0 {
+		if err := g.alphaInference(&res, &ar, opt); err != nil {
+			return AgentResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// agentRounds is what one pass over an agent's rounds gathers.
+type agentRounds struct {
+	briers, alphas        []float64
+	alphaBase, alphaAgent []float64 // round means on the benchmarked set, for BSS vs market
+	// The benchmarked predictions: forecasts, benchmarks and outcomes;
+	// δ = (b−x)² − (p−x)²; their round's count of them; their clusters
+	// (cluster SE, bootstrap); and Σ |b − p| over them.
+	pb, bb, xb, dv []float64
+	roundOfB, cl   []int32
+	clusters       int32
+	sAbs           float64
+}
+
+// rounds scores each round of the agent's rows idx (grouped by round) into
+// res.RoundScores: Brier over all markets, Alpha over benchmarked ones.
+// The slices it returns are g's scratch.
+func (g *grouper) rounds(res *AgentResult, idx []int32, p, b, x []float64) agentRounds {
 	t := g.t
 	n := len(idx)
-	res := AgentResult{Agent: name, N: n}
-
-	// Per round: Brier over all markets, Alpha over benchmarked ones.
-	var briers, alphas []float64
-	var alphaBase, alphaAgent []float64 // round means on the benchmarked set, for BSS vs market
-	// Benchmarked predictions, their round weights and clusters (cluster SE, bootstrap).
 	// When every prediction has a benchmark (the usual case) the
 	// benchmarked subset is the whole agent: reuse p, b, x, copy nothing.
 	allB := true
@@ -480,19 +527,14 @@ func (g *grouper) agent(name string, idx []int32, p, b, x []float64, opt Options
 			break
 		}
 	}
-	dv := grow(&g.dv, n)[:0]
-	var pb, bb, xb []float64
+	ar := agentRounds{dv: grow(&g.dv, n)[:0], roundOfB: grow(&g.roundOfB, n)[:0], cl: grow(&g.cl, n)[:0]}
 	if allB {
-		pb, bb, xb = p, b, x
+		ar.pb, ar.bb, ar.xb = p, b, x
 	} else {
-		pb, bb, xb = grow(&g.pb, n)[:0], grow(&g.bb, n)[:0], grow(&g.xb, n)[:0]
+		ar.pb, ar.bb, ar.xb = grow(&g.pb, n)[:0], grow(&g.bb, n)[:0], grow(&g.xb, n)[:0]
 	}
-	roundOfB := grow(&g.roundOfB, n)[:0]
-	cl := grow(&g.cl, n)[:0]
 	res.RoundScores = make([]RoundScore, 0, n/4+1)
 	g.pass++
-	nClusters := int32(0)
-	var sAbs float64
 	for lo := 0; lo < n; {
 		r := t.Round[idx[lo]]
 		hi := lo
@@ -500,7 +542,7 @@ func (g *grouper) agent(name string, idx []int32, p, b, x []float64, opt Options
 			hi++
 		}
 		rs := RoundScore{Round: t.Rounds.Names[r], N: hi - lo, Brier: RoundBrier(p[lo:hi], x[lo:hi])}
-		briers = append(briers, rs.Brier)
+		ar.briers = append(ar.briers, rs.Brier)
 		var sd, sa, sb float64
 		nb := 0
 		for k := lo; k < hi; k++ {
@@ -513,87 +555,99 @@ func (g *grouper) agent(name string, idx []int32, p, b, x []float64, opt Options
 			sb += eb
 			d := eb - ea
 			sd += d
-			dv = append(dv, d)
+			ar.dv = append(ar.dv, d)
 			if !allB {
-				pb, bb, xb = append(pb, p[k]), append(bb, b[k]), append(xb, x[k])
+				ar.pb, ar.bb, ar.xb = append(ar.pb, p[k]), append(ar.bb, b[k]), append(ar.xb, x[k])
 			}
-			roundOfB = append(roundOfB, int32(nb)) // replaced by the round's n_b below
-			sAbs += math.Abs(b[k] - p[k])
-			i := idx[k]
-			var c int32
-			if ev := t.Event[i]; ev != g.emptyEvent {
-				if g.evStamp[ev] != g.pass {
-					g.evStamp[ev], g.evID[ev] = g.pass, nClusters
-					nClusters++
-				}
-				c = g.evID[ev]
-			} else {
-				m := t.Market[i]
-				if g.mkStamp[m] != g.pass {
-					g.mkStamp[m], g.mkID[m] = g.pass, nClusters
-					nClusters++
-				}
-				c = g.mkID[m]
-			}
-			cl = append(cl, c)
+			ar.roundOfB = append(ar.roundOfB, int32(nb)) // replaced by the round's n_b below
+			ar.sAbs += math.Abs(b[k] - p[k])
+			ar.cl = append(ar.cl, g.cluster(idx[k], &ar.clusters))
 		}
 		if nb > 0 {
 			f := float64(nb)
 			rs.AlphaN = nb
 			rs.Alpha = Def(sd / f)
 			rs.BaseBrier = Def(sb / f)
-			alphas = append(alphas, sd/f)
-			alphaBase = append(alphaBase, sb/f)
-			alphaAgent = append(alphaAgent, sa/f)
-			for k := len(roundOfB) - nb; k < len(roundOfB); k++ {
-				roundOfB[k] = int32(nb)
+			ar.alphas = append(ar.alphas, sd/f)
+			ar.alphaBase = append(ar.alphaBase, sb/f)
+			ar.alphaAgent = append(ar.alphaAgent, sa/f)
+			for k := len(ar.roundOfB) - nb; k < len(ar.roundOfB); k++ {
+				ar.roundOfB[k] = int32(nb)
 			}
 		}
 		res.RoundScores = append(res.RoundScores, rs)
 		lo = hi
 	}
-	res.Rounds = len(briers)
+	return ar
+}
 
-	// Cumulative figures.
-	bt := TestMean(briers)
+// cluster numbers row i's cluster within the agent being scored (g.pass):
+// its event, or its market when it has none; *next counts the clusters.
+func (g *grouper) cluster(i int32, next *int32) int32 {
+	if ev := g.t.Event[i]; ev != g.emptyEvent {
+		if g.evStamp[ev] != g.pass {
+			g.evStamp[ev], g.evID[ev] = g.pass, *next
+			*next++
+		}
+		return g.evID[ev]
+	}
+	m := g.t.Market[i]
+	if g.mkStamp[m] != g.pass {
+		g.mkStamp[m], g.mkID[m] = g.pass, *next
+		*next++
+	}
+	return g.mkID[m]
+}
+
+// cumulative sets the agent's figures over all its rounds: Brier, the
+// counts and skill vs the constant 0.25 reference, accuracy.
+func cumulative(res *AgentResult, ar *agentRounds, p, x []float64, opt Options) {
+	res.Rounds = len(ar.briers)
+	bt := TestMean(ar.briers)
 	res.Brier, res.BrierSE = bt.Mean, bt.SE
 	inf := &res.Inference
-	inf.AlphaN, inf.AlphaRounds, inf.MissingB = len(dv), len(alphas), n-len(dv)
-	inf.Provisional = len(dv) < opt.ShrinkN
+	inf.AlphaN, inf.AlphaRounds, inf.MissingB = len(ar.dv), len(ar.alphas), res.N-len(ar.dv)
+	inf.Provisional = len(ar.dv) < opt.ShrinkN
 	inf.BSS = SkillScore(res.Brier, 0.25)
 	inf.Accuracy = Accuracy(p, x)
-	if len(alphas) > 0 {
-		at := TestMean(alphas)
-		res.Alpha, res.AlphaSE, res.T, res.P = Def(at.Mean), at.SE, at.T, at.P
-		beat := 0
-		for _, a := range alphas {
-			if a > 0 {
-				beat++
-			}
+}
+
+// alphaInference sets the figures of the agent's alpha, which needs a
+// benchmarked round: its test, shrinkage, skill vs the market, wins,
+// boldness, power, clustered SE, bootstrap CI (opt.Bootstrap > 0) and
+// decomposition. It fails only when g's meter finds its context ended.
+func (g *grouper) alphaInference(res *AgentResult, ar *agentRounds, opt Options) error {
+	inf := &res.Inference
+	at := TestMean(ar.alphas)
+	res.Alpha, res.AlphaSE, res.T, res.P = Def(at.Mean), at.SE, at.T, at.P
+	beat := 0
+	for _, a := range ar.alphas {
+		if a > 0 {
+			beat++
 		}
-		res.BeatPct = Def(100 * float64(beat) / float64(len(alphas)))
-		inf.ShrunkAlpha = Def(ShrinkBy(at.Mean, len(dv), opt.ShrinkN))
-		inf.BSSMarket = SkillScore(mean(alphaAgent), mean(alphaBase))
-		inf.WinRate = Wins(pb, bb, xb)
-		inf.Boldness = Def(sAbs / float64(len(dv)))
-		inf.ToSignif = RoundsToSignificance(opt.Power, at.Mean, inf.Boldness.V, len(dv), len(alphas))
-		// Weights w_i = 1/(R·n_r) make the weighted mean of δ equal ᾱ.
-		w := grow(&g.w, len(dv))
-		fr := float64(len(alphas))
-		for k := range w {
-			w[k] = 1 / (fr * float64(roundOfB[k]))
-		}
-		inf.Clusters = int(nClusters)
-		inf.ClusterSE = ClusterSE(dv, w, cl, int(nClusters))
-		if opt.Bootstrap > 0 {
-			var err error
-			if inf.CI, err = clusterBootstrapCI(g.m, dv, w, cl, int(nClusters), opt.Bootstrap, opt.Seed, opt.Level, &g.drawn); err != nil {
-				return AgentResult{}, err
-			}
-		}
-		inf.AlphaParts = DecomposeAlpha(pb, bb, xb, opt.Bins)
 	}
-	return res, nil
+	res.BeatPct = Def(100 * float64(beat) / float64(len(ar.alphas)))
+	inf.ShrunkAlpha = Def(ShrinkBy(at.Mean, len(ar.dv), opt.ShrinkN))
+	inf.BSSMarket = SkillScore(mean(ar.alphaAgent), mean(ar.alphaBase))
+	inf.WinRate = Wins(ar.pb, ar.bb, ar.xb)
+	inf.Boldness = Def(ar.sAbs / float64(len(ar.dv)))
+	inf.ToSignif = RoundsToSignificance(opt.Power, at.Mean, inf.Boldness.V, len(ar.dv), len(ar.alphas))
+	// Weights w_i = 1/(R·n_r) make the weighted mean of δ equal ᾱ.
+	w := grow(&g.w, len(ar.dv))
+	fr := float64(len(ar.alphas))
+	for k := range w {
+		w[k] = 1 / (fr * float64(ar.roundOfB[k]))
+	}
+	inf.Clusters = int(ar.clusters)
+	inf.ClusterSE = ClusterSE(ar.dv, w, ar.cl, int(ar.clusters))
+	if opt.Bootstrap > 0 {
+		var err error
+		if inf.CI, err = clusterBootstrapCI(g.m, ar.dv, w, ar.cl, int(ar.clusters), opt.Bootstrap, opt.Seed, opt.Level, &g.drawn); err != nil {
+			return err
+		}
+	}
+	inf.AlphaParts = DecomposeAlpha(ar.pb, ar.bb, ar.xb, opt.Bins)
+	return nil
 }
 
 // grow returns (*buf)[:n], reallocating *buf when it holds fewer than n.

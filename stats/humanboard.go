@@ -105,34 +105,58 @@ func Board(ctx context.Context, items []BoardItem, opt BoardOptions) ([]BoardRow
 	if opt.Bootstrap == 0 {
 		opt.Bootstrap = DefaultBootstrap
 	}
-	type fc struct {
-		human bool
-		km    kindMeans
-		brier map[string]float64 // by item
-		kind  map[string]string
-		items []string // scored items, in input order
+	g, err := gatherBoard(items)
+	if err != nil || len(g.order) == 0 {
+		return nil, err
 	}
-	by := map[string]*fc{}
-	var order []string
-	var obs []FEObs
+	rows := g.rankedRows()
+	if err := g.bootstrap(ctx, rows, opt); err != nil {
+		return nil, err
+	}
+	if err := g.adjust(ctx, rows, opt); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// boardForecaster is one forecaster's scored items on the board.
+type boardForecaster struct {
+	human bool
+	km    kindMeans
+	brier map[string]float64 // by item
+	kind  map[string]string
+	items []string // scored items, in input order
+}
+
+// boardInput is the board's items gathered by forecaster.
+type boardInput struct {
+	by    map[string]*boardForecaster
+	order []string // forecasters in input order
+	obs   []FEObs  // every scored item, for the peer and adjusted scores
+}
+
+// gatherBoard checks the items and gathers the scored ones (every market
+// item, the resolved dataset items) by forecaster.
+func gatherBoard(items []BoardItem) (boardInput, error) {
+	g := boardInput{by: map[string]*boardForecaster{}}
 	for _, it := range items {
 		if it.Kind != KindDataset && it.Kind != KindMarket {
-			return nil, fmt.Errorf("score: board item %s of %s: kind %q", it.Item, it.Forecaster, it.Kind)
+			return g, fmt.Errorf("score: board item %s of %s: kind %q", it.Item, it.Forecaster, it.Kind)
 		}
 		if !(it.Forecast >= 0 && it.Forecast <= 1) || !(it.Outcome >= 0 && it.Outcome <= 1) {
-			return nil, fmt.Errorf("score: board item %s of %s: forecast %v, outcome %v outside [0,1]", it.Item, it.Forecaster, it.Forecast, it.Outcome)
+			return g, fmt.Errorf("score: board item %s of %s: forecast %v, outcome %v outside [0,1]", it.Item, it.Forecaster, it.Forecast, it.Outcome)
 		}
 		if it.Kind == KindDataset && !it.Resolved {
 			continue
 		}
-		f := by[it.Forecaster]
+		f := g.by[it.Forecaster]
 		if f == nil {
-			f = &fc{human: it.Human, brier: map[string]float64{}, kind: map[string]string{}}
-			by[it.Forecaster] = f
-			order = append(order, it.Forecaster)
+			f = &boardForecaster{human: it.Human, brier: map[string]float64{}, kind: map[string]string{}}
+			g.by[it.Forecaster] = f
+			g.order = append(g.order, it.Forecaster)
 		}
 		if _, dup := f.brier[it.Item]; dup {
-			return nil, fmt.Errorf("score: board item %s forecast twice by %s", it.Item, it.Forecaster)
+			return g, fmt.Errorf("score: board item %s forecast twice by %s", it.Item, it.Forecaster)
 		}
 		b := (it.Forecast - it.Outcome) * (it.Forecast - it.Outcome)
 		f.brier[it.Item], f.kind[it.Item] = b, it.Kind
@@ -148,14 +172,17 @@ func Board(ctx context.Context, items []BoardItem, opt BoardOptions) ([]BoardRow
 			f.km.mu += b
 			f.km.nmu++
 		}
-		obs = append(obs, FEObs{Agent: it.Forecaster, Question: it.Item, Stratum: it.Kind, Brier: b})
+		g.obs = append(g.obs, FEObs{Agent: it.Forecaster, Question: it.Item, Stratum: it.Kind, Brier: b})
 	}
-	if len(order) == 0 {
-		return nil, nil
-	}
-	rows := make([]BoardRow, len(order))
-	for i, name := range order {
-		f, k := by[name], by[name].km
+	return g, nil
+}
+
+// rankedRows makes each forecaster's row of means and ranks the rows by
+// overall Brier, then name.
+func (g boardInput) rankedRows() []BoardRow {
+	rows := make([]BoardRow, len(g.order))
+	for i, name := range g.order {
+		f, k := g.by[name], g.by[name].km
 		r := BoardRow{Forecaster: name, Human: f.human,
 			Dataset: meanOf(k.ds, k.nds), MarketResolved: meanOf(k.mr, k.nmr), MarketUnresolved: meanOf(k.mu, k.nmu),
 			Market: meanOf(k.mr+k.mu, k.nmr+k.nmu)}
@@ -175,29 +202,40 @@ func Board(ctx context.Context, items []BoardItem, opt BoardOptions) ([]BoardRow
 	for i := range rows {
 		rows[i].Rank = i + 1
 	}
+	return rows
+}
+
+// bootstrap sets each row's overall CI and, below the first row, its
+// paired comparison with the first, all from one seeded stream.
+func (g boardInput) bootstrap(ctx context.Context, rows []BoardRow, opt BoardOptions) error {
 	r, m := NewRand(opt.Seed), newMeter(ctx)
 	for i := range rows {
-		f := by[rows[i].Forecaster]
+		f := g.by[rows[i].Forecaster]
 		rows[i].CILo, rows[i].CIHi = overallCI(f.items, f.brier, f.kind, opt.Bootstrap, r)
 		if err := m.add(opt.Bootstrap * len(f.items)); err != nil {
-			return nil, fmt.Errorf("score: board: %w", err)
+			return fmt.Errorf("score: board: %w", err)
 		}
 	}
-	first := by[rows[0].Forecaster]
+	first := g.by[rows[0].Forecaster]
 	for i := 1; i < len(rows); i++ {
-		f := by[rows[i].Forecaster]
+		f := g.by[rows[i].Forecaster]
 		rows[i].PVsFirst, rows[i].BetterThanFirst = pairedVsFirst(first.brier, f.brier, f.items, f.kind, opt.Bootstrap, r)
 		if err := m.add(opt.Bootstrap * len(f.items)); err != nil {
-			return nil, fmt.Errorf("score: board: %w", err)
+			return fmt.Errorf("score: board: %w", err)
 		}
 	}
+	return nil
+}
+
+// adjust sets each row's peer score and difficulty-adjusted score.
+func (g boardInput) adjust(ctx context.Context, rows []BoardRow, opt BoardOptions) error {
 	peers := map[string]Float{}
-	for _, p := range PeerScores(obs) {
+	for _, p := range PeerScores(g.obs) {
 		peers[p.Agent] = p.Score
 	}
-	adj, err := AdjustedLeaderboard(ctx, obs, FEOptions{Bootstrap: opt.Bootstrap, Seed: opt.Seed, PairsFor: []string{}})
+	adj, err := AdjustedLeaderboard(ctx, g.obs, FEOptions{Bootstrap: opt.Bootstrap, Seed: opt.Seed, PairsFor: []string{}})
 	if err != nil {
-		return nil, fmt.Errorf("score: board: %w", err)
+		return fmt.Errorf("score: board: %w", err)
 	}
 	fe := map[string]FEAgent{}
 	for _, a := range adj.Agents {
@@ -209,7 +247,7 @@ func Board(ctx context.Context, items []BoardItem, opt BoardOptions) ([]BoardRow
 			rows[i].Adjusted, rows[i].PRank1 = Def(a.Adjusted), a.PRank1
 		}
 	}
-	return rows, nil
+	return nil
 }
 
 // splitKinds returns the values of items by kind (dataset, market).
