@@ -46,6 +46,7 @@ type OracleMarketPageJSON struct {
 	Resolutions []arena.OracleResolution `json:"resolutions"`
 }
 
+// needOracle refuses the oracle's pages without the oracle.
 func (s *Service) needOracle() error {
 	if s.Oracle == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the oracle is not enabled")
