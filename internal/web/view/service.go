@@ -14,7 +14,8 @@ import (
 // takes the page's parameters as parsed from its request, checks their
 // values (an unknown sort key, facet or agent answers EINVALID, an
 // unknown round or market ENOTFOUND) and returns the page's view, the
-// same for its HTML and its JSON twin. It reads, never writes.
+// same for its HTML and its JSON twin; CohortDetail and Curves serve the
+// cohort API the cohort page embeds. It reads, never writes.
 //
 // A nil track is not shown: its pages answer ENOTFOUND and the pages that
 // show every track leave it out.
