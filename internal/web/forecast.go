@@ -34,7 +34,7 @@ func (s *Server) registerForecast() {
 // the forecast track's board of each venue side by side, with the
 // combined score weighing the venues equally.
 func (s *Server) venueBoard(w http.ResponseWriter, r *http.Request) error {
-	_, f, err := leaderboardFilter(r)
+	f, err := leaderboardFilter(r)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/forecast-arena/arena"
@@ -55,7 +56,6 @@ var apiTags = []openapi.Tag{
 var (
 	roundStatuses     = []string{arena.RoundOpen, arena.RoundRevealing, arena.RoundScoring, arena.RoundScored, arena.RoundInvalidated}
 	cohortStatuses    = []string{string(arena.CohortActive), string(arena.CohortCompleted)}
-	marketStatuses    = []string{string(arena.StatusOpen), string(arena.StatusClosed), string(arena.StatusResolved)}
 	leaderboardTracks = []string{"forecast", "trading", "backtest"}
 	tradingSorts      = trading.Sorts
 )
@@ -63,7 +63,7 @@ var (
 // Parameters several routes share.
 var (
 	pageLimit = openapi.Int("limit", 1, 1000, "100", "10", "page size")
-	window    = openapi.Enum("window", windowNames, "all",
+	window    = openapi.Enum("window", view.WindowNames, "all",
 		"rounds whose commit deadline, and cohorts whose week start, lie at most this far back")
 	category = openapi.String("category", "sports", "only the forecasts of this market category (one of the leaderboard page's categories; 400 for another)")
 	venue    = openapi.Enum("venue", rounds.FilterVenues(), "", "only the forecasts of this venue's markets (none yet: an empty board)")
@@ -75,7 +75,7 @@ var apiOps = []openapi.Op{
 	{Method: "GET", Path: "/api/v1/markets", ID: "listMarkets", Tag: tagMarkets, Summary: "Markets by volume",
 		Desc: "The markets the arena knows, highest volume first, optionally of one source or status.", Query: []openapi.Param{
 			openapi.String("source", arena.SourcePolymarket, "only the markets of this source"),
-			openapi.Enum("status", marketStatuses, "", "only the markets of this status"),
+			openapi.Enum("status", view.MarketStatuses, "", "only the markets of this status"),
 			openapi.Int("limit", 0, math.MaxInt64, "100", "10", "at most this many markets; 0: all")},
 		Response: []arena.MarketJSON{}},
 	{Method: "GET", Path: "/api/v1/markets/{id}", ID: "getMarket", Tag: tagMarkets, Summary: "One market",
@@ -171,7 +171,7 @@ var apiOps = []openapi.Op{
 	{Method: "GET", Path: "/api/v1/cohorts/{id}/snapshots", ID: "listCohortSnapshots", Tag: tagTrading, Summary: "Portfolio curves of a cohort",
 		Desc: "The portfolio value curves of a cohort's agents, one snapshot per interval; 404 for an unknown cohort.", Query: []openapi.Param{
 			openapi.String("agent", "trader-00", "only this agent's curve"),
-			openapi.Enum("step", stepNames, "10m", "keep the last snapshot of each interval of this length")},
+			openapi.Enum("step", view.StepNames, "10m", "keep the last snapshot of each interval of this length")},
 		Response: []view.CurveJSON{}, Fails: []int{404}},
 	{Method: "GET", Path: "/api/v1/decisions/{id}", ID: "getDecision", Tag: tagTrading, Summary: "A trading decision",
 		Desc: "A trading decision: the prompt, the model's responses, the action and its executions; 404 for an unknown id.", Response: DecisionJSON{}, Fails: []int{404}},
@@ -219,11 +219,11 @@ var apiOps = []openapi.Op{
 	{Method: "GET", Path: "/api/v1/pages/markets", ID: "getMarketsPage", Tag: tagPages, Summary: "Data of the question browser",
 		Desc: "Markets newest first with status, category, source, close time, current price, " +
 			"resolution and how many agents' forecasts of each are public (cursor pagination: Link rel=next); an unknown category, source or venue answers 400 naming those stored.", Query: []openapi.Param{
-			openapi.Enum("status", marketStatuses, "", "only the markets of this status"),
+			openapi.Enum("status", view.MarketStatuses, "", "only the markets of this status"),
 			openapi.String("category", "sports", "only the markets of this category (one of the page's categories)"),
 			openapi.String("source", arena.SourceSim, "only the markets of this source (one of the page's sources)"),
 			openapi.String("venue", arena.SourceSim, "only the markets of this venue: its source, or a simulated market's named venue (one of the page's venues)"),
-			openapi.Int("limit", 1, 500, "50", "10", "page size"),
+			openapi.Int("limit", 1, 500, strconv.Itoa(view.MarketsLimit), "10", "page size"),
 			openapi.Int("cursor", 0, math.MaxInt64, "0", "5", "the markets below this market id (the last of the previous page, as the Link header's next URL gives it); 0: from the newest")},
 		Response: view.MarketsPageJSON{}},
 	{Method: "GET", Path: "/api/v1/pages/markets/{id}", ID: "getMarketPage", Tag: tagPages, Summary: "Data of a market page",

@@ -10,13 +10,6 @@ import (
 	"github.com/forecast-arena/arena"
 )
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // leaderboard serves GET /api/v1/leaderboard?track=forecast|trading|backtest,
 // a page of rows (see pageRows). A parameter that does not apply to the
 // track answers 400, never silently nothing.
@@ -40,7 +33,7 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 		if err := s.needForecast(); err != nil {
 			return err
 		}
-		_, f, err := leaderboardFilter(r)
+		f, err := leaderboardFilter(r)
 		if err != nil {
 			return err
 		}

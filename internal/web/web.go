@@ -29,6 +29,7 @@ import (
 	"github.com/forecast-arena/arena/internal/redact"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/trading"
+	"github.com/forecast-arena/arena/internal/web/view"
 	"github.com/forecast-arena/arena/tlog"
 )
 
@@ -101,8 +102,8 @@ type Server struct {
 	boards         *backtest.Boards
 	oracle         *oracle.Service
 	log            *tlog.Log
-	logVKey        string
 	publicURL      string
+	views          *view.Service
 	metrics        *metrics.Metrics
 	health         arena.HealthStore
 	rates          arena.RateStore
@@ -124,11 +125,13 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 func New(p Parts) *Server {
 	s := &Server{markets: &catalog.Service{Store: p.Markets}, db: p.DB, adminToken: p.AdminToken, adminTokenNext: p.AdminTokenNext,
 		logger: p.Logger, mux: http.NewServeMux(), forecast: p.Forecast, trading: p.Trading,
-		boards: p.Boards, oracle: p.Oracle, log: p.Log, logVKey: p.LogVKey, publicURL: p.PublicURL,
+		boards: p.Boards, oracle: p.Oracle, log: p.Log, publicURL: p.PublicURL,
 		metrics: p.Metrics, health: p.Health, rates: p.Rates, limits: p.Limits}
 	if p.Forecasters != nil && p.Forecast != nil {
 		s.traces = &rounds.Traces{Rounds: p.Forecast, Store: p.Forecasters}
 	}
+	s.views = &view.Service{Markets: s.markets, Forecast: p.Forecast, Trading: p.Trading, Traces: s.traces, Boards: p.Boards, Oracle: p.Oracle,
+		LogVKey: p.LogVKey, PublicURL: p.PublicURL}
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}

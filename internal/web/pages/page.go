@@ -1,8 +1,8 @@
 // Package pages renders the dashboard's HTML: the embedded templates and
 // static assets, the charts drawn from a page's view (package view) and
 // the HTML error page. It has no routes and writes no error answer: the
-// server (package web) gathers each view, calls Render, and answers every
-// error through its one error path.
+// server (package web) gets each view from view.Service, calls Render, and
+// answers every error through its one error path.
 package pages
 
 import (

@@ -1,7 +1,10 @@
 // Package view holds the data of every dashboard page (served as HTML
 // by package pages and as JSON by package web at /api/v1/pages/…) and the
 // API shapes the pages embed, so both packages share them without either
-// importing the other's handlers.
+// importing the other's handlers, and the Service that computes each
+// page from the arena's services (the boards, their order and scales, the
+// pages' parameters checked), so the server's handlers only read requests
+// and answer.
 package view
 
 import (
@@ -23,8 +26,8 @@ var ForecastSorts = map[string]bool{"rank": false, "name": false, "score": true,
 	"brier_index": true, "bss": true, "peer": false, "alpha": true, "adjusted": false, "p": false, "p_rank1": true,
 	"rounds_to_significance": false}
 
-// RangeNames are the cohort page's curve ranges in order (the server's
-// cohortRanges say what each spans).
+// RangeNames are the cohort page's curve ranges in order (cohortRanges
+// say what each spans).
 var RangeNames = []string{"10m", "1h", "1d", "1w", "all"}
 
 // Page views: the data of every dashboard page, served as HTML at the

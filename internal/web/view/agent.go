@@ -1,24 +1,21 @@
-package web
+package view
 
 import (
 	"cmp"
 	"context"
 	"math"
-	"net/http"
 	"slices"
 
 	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/forecast"
 	"github.com/forecast-arena/arena/forecast/scoring"
 	"github.com/forecast-arena/arena/internal/rounds"
-	"github.com/forecast-arena/arena/internal/web/view"
 	"github.com/forecast-arena/arena/stats"
 )
 
-// agentID is the agent the page's path names: a baseline's id, or an
+// agentID is the agent an agent page names: a baseline's id, or an
 // address in any case (checksummed here).
-func agentID(r *http.Request) (string, bool, error) {
-	id := r.PathValue("agent")
+func agentID(id string) (string, bool, error) {
 	if _, ok := forecast.BaselineNames()[id]; ok {
 		return id, true, nil
 	}
@@ -29,33 +26,34 @@ func agentID(r *http.Request) (string, bool, error) {
 	return a.Hex(), false, nil
 }
 
-// agentView is an agent's page: its profile, its commits and, once it has
-// scored forecasts, its figures. Every well-formed address has a page,
-// the page of an address the arena never saw saying so.
-func (s *Server) agentView(r *http.Request) (any, error) {
+// AgentPage is the page of the agent id names (an address in any case, or
+// a baseline's id): its profile, its commits and, once it has scored
+// forecasts, its figures. Every well-formed address has a page, the page
+// of an address the arena never saw saying so.
+func (s *Service) AgentPage(ctx context.Context, id string) (AgentPageJSON, error) {
 	if err := s.needForecast(); err != nil {
-		return nil, err
+		return AgentPageJSON{}, err
 	}
-	agent, baseline, err := agentID(r)
+	agent, baseline, err := agentID(id)
 	if err != nil {
-		return nil, err
+		return AgentPageJSON{}, err
 	}
-	_, rows, a, err := s.forecastBoard(r.Context(), rounds.Filter{})
+	_, rows, a, err := s.forecastBoard(ctx, rounds.Filter{})
 	if err != nil {
-		return nil, err
+		return AgentPageJSON{}, err
 	}
-	profiles, err := s.forecast.Profiles(r.Context())
+	profiles, err := s.Forecast.Profiles(ctx)
 	if err != nil {
-		return nil, err
+		return AgentPageJSON{}, err
 	}
 	p, known := profiles[agent]
-	v := view.AgentPageJSON{Agent: agent, Name: cmp.Or(p.Name, agent), Kind: p.Kind, Known: known, ProfileVersion: p.ProfileVersion,
+	v := AgentPageJSON{Agent: agent, Name: cmp.Or(p.Name, agent), Kind: p.Kind, Known: known, ProfileVersion: p.ProfileVersion,
 		Profile: forecast.ProfileFields{Name: p.Name, Organisation: p.Organisation, Model: p.Model, Homepage: p.Homepage, Description: p.Description},
-		History: []view.AgentRoundJSON{}, Calibration: []stats.Bin{}, CORPBlocks: []stats.Block{}, Best: []view.QuestionJSON{}, Worst: []view.QuestionJSON{}}
+		History: []AgentRoundJSON{}, Calibration: []stats.Bin{}, CORPBlocks: []stats.Block{}, Best: []QuestionJSON{}, Worst: []QuestionJSON{}}
 	if !baseline {
-		act, err := s.forecast.AgentActivity(r.Context(), agent)
+		act, err := s.Forecast.AgentActivity(ctx, agent)
 		if err != nil {
-			return nil, err
+			return AgentPageJSON{}, err
 		}
 		v.Commits, v.Waiting, v.WaitingRevealed = act.Commits, act.Waiting, act.WaitingRevealed
 	}
@@ -70,17 +68,17 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 	}
 	res := &a.Results[i]
 	v.History = history(res.RoundScores)
-	v.Murphy = &view.MurphyJSON{UNC: res.Murphy.UNC, REL: res.Murphy.REL, RES: res.Murphy.RES, Residual: res.Murphy.Residual}
+	v.Murphy = &MurphyJSON{UNC: res.Murphy.UNC, REL: res.Murphy.REL, RES: res.Murphy.RES, Residual: res.Murphy.Residual}
 	corp := res.CORP
 	v.CORP, v.CORPBlocks = &corp, append(v.CORPBlocks, corp.Blocks...)
 	ece := res.ECE
 	v.ECE = &ece
 	v.Calibration = append(v.Calibration, res.Murphy.Bins...)
-	qs, err := s.questions(r.Context(), a, agent)
+	qs, err := s.questions(ctx, a, agent)
 	if err != nil {
-		return nil, err
+		return AgentPageJSON{}, err
 	}
-	v.Best, v.Worst = qs[:min(5, len(qs))], []view.QuestionJSON{}
+	v.Best, v.Worst = qs[:min(5, len(qs))], []QuestionJSON{}
 	for i := len(qs) - 1; i >= max(len(qs)-5, min(5, len(qs))); i-- {
 		v.Worst = append(v.Worst, qs[i])
 	}
@@ -91,12 +89,12 @@ func (s *Server) agentView(r *http.Request) (any, error) {
 // band: the t interval over the k rounds so far (mean ± t·sd/√k, k − 1
 // degrees of freedom, as the leaderboard's p-value takes them). The
 // headline interval resamples events instead (see the agent page).
-func history(rs []stats.RoundScore) []view.AgentRoundJSON {
-	out := make([]view.AgentRoundJSON, 0, len(rs))
+func history(rs []stats.RoundScore) []AgentRoundJSON {
+	out := make([]AgentRoundJSON, 0, len(rs))
 	var k int
 	var sum, sumSq float64
 	for _, x := range rs {
-		h := view.AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: x.Alpha.Ptr()}
+		h := AgentRoundJSON{Round: x.Round, N: x.N, Brier: x.Brier, Alpha: x.Alpha.Ptr()}
 		if x.Alpha.OK {
 			k++
 			sum += x.Alpha.V
@@ -119,13 +117,13 @@ func history(rs []stats.RoundScore) []view.AgentRoundJSON {
 
 // questions lists an agent's scored questions, best edge first (lowest
 // Brier first where no benchmark gives an edge).
-func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent string) ([]view.QuestionJSON, error) {
-	var qs []view.QuestionJSON
+func (s *Service) questions(ctx context.Context, a *scoring.Analysis, agent string) ([]QuestionJSON, error) {
+	var qs []QuestionJSON
 	var ids []int64
 	for _, i := range a.ByAgent[agent] {
 		f := a.Forecasts[i]
 		o := float64(f.Outcome)
-		q := view.QuestionJSON{Round: f.RoundID, MarketID: f.MarketID, Forecast: f.Forecast, Benchmark: f.Benchmark, Outcome: f.Outcome,
+		q := QuestionJSON{Round: f.RoundID, MarketID: f.MarketID, Forecast: f.Forecast, Benchmark: f.Benchmark, Outcome: f.Outcome,
 			Brier: (f.Forecast - o) * (f.Forecast - o)}
 		if f.Benchmark != nil {
 			e := (*f.Benchmark-o)*(*f.Benchmark-o) - q.Brier
@@ -134,7 +132,7 @@ func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent strin
 		qs = append(qs, q)
 		ids = append(ids, f.MarketID)
 	}
-	slices.SortStableFunc(qs, func(a, b view.QuestionJSON) int {
+	slices.SortStableFunc(qs, func(a, b QuestionJSON) int {
 		ea, oka := deref(a.Edge)
 		eb, okb := deref(b.Edge)
 		if oka && okb && ea != eb {
@@ -144,13 +142,13 @@ func (s *Server) questions(ctx context.Context, a *scoring.Analysis, agent strin
 	})
 	keep := qs
 	if len(qs) > 10 {
-		keep = append(append([]view.QuestionJSON{}, qs[:5]...), qs[len(qs)-5:]...)
+		keep = append(append([]QuestionJSON{}, qs[:5]...), qs[len(qs)-5:]...)
 	}
 	ids = ids[:0]
 	for _, q := range keep {
 		ids = append(ids, q.MarketID)
 	}
-	ms, err := s.markets.MarketsByID(ctx, ids)
+	ms, err := s.Markets.MarketsByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
