@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/forecast-arena/arena"
 	"github.com/forecast-arena/arena/internal/rounds"
 	"github.com/forecast-arena/arena/internal/web/pages"
 	"github.com/forecast-arena/arena/internal/web/view"
@@ -59,20 +58,6 @@ func linkNext(w http.ResponseWriter, r *http.Request, v any) {
 	}
 }
 
-func (s *Server) needForecast() error {
-	if s.forecast == nil {
-		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
-	}
-	return nil
-}
-
-func (s *Server) needTrading() error {
-	if s.trading == nil {
-		return arena.Errorf(arena.ENOTFOUND, "the trading track is not enabled")
-	}
-	return nil
-}
-
 // viewOf is a page's view as page builds it.
 func viewOf[V any](v V, err error) (any, error) { return v, err }
 
@@ -98,7 +83,7 @@ func leaderboardFilter(r *http.Request) (rounds.Filter, error) {
 // roundView answers 404 for a disabled track before it reads the round's
 // id, as the track's API does.
 func (s *Server) roundView(r *http.Request) (any, error) {
-	if err := s.needForecast(); err != nil {
+	if err := s.views.NeedForecast(); err != nil {
 		return nil, err
 	}
 	id, err := roundID(r)
@@ -123,7 +108,7 @@ func (s *Server) marketView(r *http.Request) (any, error) {
 // cohortView answers 404 for a disabled track before it reads the
 // cohort's id, as the track's API does.
 func (s *Server) cohortView(r *http.Request) (any, error) {
-	if err := s.needTrading(); err != nil {
+	if err := s.views.NeedTrading(); err != nil {
 		return nil, err
 	}
 	id, err := pathID(r, "id", "cohort")

@@ -30,7 +30,7 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch track {
 	case "forecast":
-		if err := s.needForecast(); err != nil {
+		if err := s.views.NeedForecast(); err != nil {
 			return err
 		}
 		f, err := leaderboardFilter(r)
@@ -44,7 +44,7 @@ func (s *Server) leaderboard(w http.ResponseWriter, r *http.Request) error {
 		b.Rows = pageRows(w, r, b.Rows)
 		return s.writeJSON(w, r, BoardJSON{Track: "forecast", Board: b})
 	case "trading":
-		if err := s.needTrading(); err != nil {
+		if err := s.views.NeedTrading(); err != nil {
 			return err
 		}
 		return s.tradingLeaderboard(w, r)

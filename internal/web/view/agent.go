@@ -31,7 +31,7 @@ func agentID(id string) (string, bool, error) {
 // forecasts, its figures. Every well-formed address has a page, the page
 // of an address the arena never saw saying so.
 func (s *Service) AgentPage(ctx context.Context, id string) (AgentPageJSON, error) {
-	if err := s.needForecast(); err != nil {
+	if err := s.NeedForecast(); err != nil {
 		return AgentPageJSON{}, err
 	}
 	agent, baseline, err := agentID(id)

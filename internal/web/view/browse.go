@@ -221,7 +221,7 @@ func currentPrice(m *arena.Market) (*float64, string) {
 // each from the first. Without agents (blank) it lists the agents to
 // choose from.
 func (s *Service) ComparePage(ctx context.Context, agents string) (ComparePageJSON, error) {
-	if err := s.needForecast(); err != nil {
+	if err := s.NeedForecast(); err != nil {
 		return ComparePageJSON{}, err
 	}
 	_, rows, a, err := s.forecastBoard(ctx, rounds.Filter{})

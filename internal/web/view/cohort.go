@@ -23,7 +23,7 @@ var cohortRanges = map[string]struct {
 // CohortPage is a trading cohort's page: its standings and its agents'
 // portfolio curves over the range rng (one of RangeNames; "" is all).
 func (s *Service) CohortPage(ctx context.Context, id int64, rng string) (CohortPageJSON, error) {
-	if err := s.needTrading(); err != nil {
+	if err := s.NeedTrading(); err != nil {
 		return CohortPageJSON{}, err
 	}
 	rng = cmp.Or(rng, "all")
@@ -157,7 +157,7 @@ func curveJSON(agent string, snaps []arena.ValuationSnapshot, step time.Duration
 // alone, when given), oldest first, keeping the last snapshot of each
 // interval of step (one of StepNames; "": every snapshot).
 func (s *Service) Curves(ctx context.Context, cohort int64, agent, step string) ([]CurveJSON, error) {
-	if err := s.needTrading(); err != nil {
+	if err := s.NeedTrading(); err != nil {
 		return nil, err
 	}
 	d, ok := snapshotSteps[step]

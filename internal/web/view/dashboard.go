@@ -371,7 +371,7 @@ func deref(p *float64) (float64, bool) {
 // RoundPage is a round's page: its markets, submissions and, once scored,
 // its scores.
 func (s *Service) RoundPage(ctx context.Context, id uint64) (RoundPageJSON, error) {
-	if err := s.needForecast(); err != nil {
+	if err := s.NeedForecast(); err != nil {
 		return RoundPageJSON{}, err
 	}
 	d, err := s.Forecast.RoundDetail(ctx, id)

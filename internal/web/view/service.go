@@ -38,14 +38,16 @@ type Service struct {
 	PublicURL string
 }
 
-func (s *Service) needForecast() error {
+// NeedForecast answers ENOTFOUND when the forecast track is not enabled.
+func (s *Service) NeedForecast() error {
 	if s.Forecast == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the forecast track is not enabled")
 	}
 	return nil
 }
 
-func (s *Service) needTrading() error {
+// NeedTrading answers ENOTFOUND when the trading track is not enabled.
+func (s *Service) NeedTrading() error {
 	if s.Trading == nil {
 		return arena.Errorf(arena.ENOTFOUND, "the trading track is not enabled")
 	}
