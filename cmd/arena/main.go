@@ -47,10 +47,12 @@ func main() {
 	// The first SIGINT or SIGTERM ends ctx, which every command is given:
 	// a batch command stops and fails, a server shuts down cleanly. Then
 	// the signals' default action is back, so a second one kills at once.
+	ignored := ignoredSignals() // before the handlers are installed
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
 		stop()
+		secondSignalExits(ignored)
 	}()
 	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), Getwd: os.Getwd}
 	err := Main(ctx, env, os.Args[1:])
@@ -73,6 +75,33 @@ func main() {
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// ignoredSignals are those of SIGINT and SIGTERM the process was started
+// with ignored (as a non-interactive shell starts a background job with
+// SIGINT).
+func ignoredSignals() []os.Signal {
+	var ignored []os.Signal
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		if signal.Ignored(s) {
+			ignored = append(ignored, s)
+		}
+	}
+	return ignored
+}
+
+// secondSignalExits makes a second SIGINT or SIGTERM end the process
+// when its default action does not come back: a signal the process was
+// started with ignored is ignored again once the first one was handled.
+// It exits as a shell reports a process killed by SIGINT.
+func secondSignalExits(ignored []os.Signal) {
+	if len(ignored) == 0 {
+		return
+	}
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, ignored...)
+	<-again
+	os.Exit(exitInterrupted)
 }
 
 // exitInterrupted is the exit status of a command stopped by SIGINT or
