@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -16,17 +15,6 @@ import (
 // maxFuncLines bounds a function of the module, from its func keyword to
 // its closing brace.
 const maxFuncLines = 100
-
-// longFuncsPending are the functions of package stats still over
-// maxFuncLines, by funcName: their split into named phases is pending
-// (another change works on the package), and this list is to be emptied
-// by it. An entry that is no longer over the bound is an error, so that
-// the list only shrinks.
-var longFuncsPending = map[string]bool{
-	"Analyze":       true, // stats/analyze.go
-	"grouper.agent": true, // stats/analyze.go
-	"Board":         true, // stats/humanboard.go
-}
 
 // TestFunctionLength keeps every function of the module short enough to
 // read as named phases: a function that grows past maxFuncLines lines is
@@ -36,9 +24,7 @@ var longFuncsPending = map[string]bool{
 // generator writes (the chain bindings), nor the directories the go
 // command ignores (testdata, hidden ones) and nested modules.
 func TestFunctionLength(t *testing.T) {
-	var long []string
 	files, funcs := 0, 0
-	pending := map[string]bool{} // the entries of longFuncsPending still over the bound
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -73,16 +59,9 @@ func TestFunctionLength(t *testing.T) {
 			}
 			funcs++
 			start, end := fset.Position(fd.Pos()), fset.Position(fd.End())
-			n := end.Line - start.Line + 1
-			if n <= maxFuncLines {
-				continue
+			if n := end.Line - start.Line + 1; n > maxFuncLines {
+				t.Errorf("%s:%d %s %d lines, more than %d: split it into named phases", path, start.Line, funcName(fd), n, maxFuncLines)
 			}
-			name := funcName(fd)
-			if filepath.Dir(path) == "stats" && longFuncsPending[name] {
-				pending[name] = true
-				continue
-			}
-			long = append(long, fmt.Sprintf("%s:%d %s %d lines", path, start.Line, name, n))
 		}
 		return nil
 	})
@@ -91,19 +70,6 @@ func TestFunctionLength(t *testing.T) {
 	}
 	if files < 100 || funcs < 1000 {
 		t.Fatalf("read only %d files and %d functions of the module", files, funcs)
-	}
-	for _, l := range long {
-		t.Errorf("%s, more than %d: split it into named phases", l, maxFuncLines)
-	}
-	var stale []string
-	for name := range longFuncsPending {
-		if !pending[name] {
-			stale = append(stale, name)
-		}
-	}
-	sort.Strings(stale)
-	for _, name := range stale {
-		t.Errorf("stats %s is in longFuncsPending but no longer over %d lines (or gone): remove it from the list", name, maxFuncLines)
 	}
 }
 
