@@ -5,50 +5,71 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// maxFuncLines bounds a function of the packages TestFunctionLength
-// checks, from its func keyword to its closing brace.
+// maxFuncLines bounds a function of the module, from its func keyword to
+// its closing brace.
 const maxFuncLines = 100
 
-// TestFunctionLength keeps the functions of the export and its verifier,
-// the oracle and the relayer short enough to read as named phases: a
-// function that grows past maxFuncLines lines is split into functions
-// named for what each part does, not allowed to grow.
+// TestFunctionLength keeps every function of the module short enough to
+// read as named phases: a function that grows past maxFuncLines lines is
+// split into functions named for what each part does, not allowed to
+// grow. Test files are not checked, nor the store's shared test suite
+// (internal/store/storetest: its functions are test tables), nor code a
+// generator writes (the chain bindings), nor the directories the go
+// command ignores (testdata, hidden ones) and nested modules.
 func TestFunctionLength(t *testing.T) {
-	for _, dir := range []string{"export", "internal/oracle", "internal/relay"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no Go files in %s", dir)
+	files, funcs := 0, 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		path = filepath.ToSlash(path)
+		if d.IsDir() {
+			name := d.Name()
+			if path != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || path == "internal/store/storetest") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != "." {
+				return filepath.SkipDir // another module
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
 		}
 		fset := token.NewFileSet()
-		funcs := 0
-		for _, name := range files {
-			if strings.HasSuffix(name, "_test.go") {
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		if ast.IsGenerated(f) {
+			return nil
+		}
+		files++
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok {
 				continue
 			}
-			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, d := range f.Decls {
-				fd, ok := d.(*ast.FuncDecl)
-				if !ok {
-					continue
-				}
-				funcs++
-				start, end := fset.Position(fd.Pos()), fset.Position(fd.End())
-				if n := end.Line - start.Line + 1; n > maxFuncLines {
-					t.Errorf("%s:%d: %s is %d lines, more than %d: split it into named phases", filepath.ToSlash(name), start.Line, funcName(fd), n, maxFuncLines)
-				}
+			funcs++
+			start, end := fset.Position(fd.Pos()), fset.Position(fd.End())
+			if n := end.Line - start.Line + 1; n > maxFuncLines {
+				t.Errorf("%s:%d %s %d lines, more than %d: split it into named phases", path, start.Line, funcName(fd), n, maxFuncLines)
 			}
 		}
-		if funcs == 0 {
-			t.Errorf("no functions read in %s", dir)
-		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 || funcs < 1000 {
+		t.Fatalf("read only %d files and %d functions of the module", files, funcs)
 	}
 }
 
@@ -62,7 +83,10 @@ func funcName(fd *ast.FuncDecl) string {
 	if s, ok := typ.(*ast.StarExpr); ok {
 		typ = s.X
 	}
-	if ix, ok := typ.(*ast.IndexExpr); ok { // a generic receiver
+	switch ix := typ.(type) { // a generic receiver
+	case *ast.IndexExpr:
+		typ = ix.X
+	case *ast.IndexListExpr:
 		typ = ix.X
 	}
 	if id, ok := typ.(*ast.Ident); ok {

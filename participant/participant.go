@@ -202,22 +202,7 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 	// Commits are accepted while now ≤ commit_deadline (second resolution
 	// is enough here: the server has the last word).
 	if !st.Committed && !now.After(r.CommitDeadline) {
-		err := c.commit(ctx, d, st)
-		switch {
-		case err == nil:
-			rep.Committed++
-		case arena.ErrorCode(err) == forecast.CodeAlreadyCommitted:
-			// An earlier run's commit landed but its answer was lost.
-		case arena.ErrorCode(err) == forecast.CodeRoundFull:
-			// Final for this round: no retry can get in.
-			st.Abandoned = "the round was full: " + err.Error()
-			rep.Abandoned++
-			return dir.save(st)
-		default:
-			return err
-		}
-		st.Committed = true
-		if err := dir.save(st); err != nil {
+		if next, err := c.commitRound(ctx, d, dir, st, rep); !next {
 			return err
 		}
 	}
@@ -227,64 +212,106 @@ func (c *Client) advance(ctx context.Context, d forecast.Domain, dir stateDir, s
 	// never got the commit. Abandoning here instead would forfeit a round
 	// that was in fact committed.
 	if !st.Revealed {
-		if now.Before(r.RevealStart) {
-			rep.wait(Wait{Round: st.RoundID, For: "the reveal window", At: r.RevealStart})
-			return nil // not yet: a later run reveals
-		}
-		if !now.Before(r.RevealDeadline) {
-			st.Abandoned = "reveal window closed before the reveal was sent"
-			if !st.Committed {
-				st.Abandoned = "commit deadline passed before the commit was acknowledged"
-			}
-			rep.Abandoned++
-			return dir.save(st)
-		}
-		err := c.reveal(ctx, d, st)
-		switch {
-		case err == nil:
-			rep.Revealed++
-		case arena.ErrorCode(err) == forecast.CodeAlreadyRevealed:
-		case arena.ErrorCode(err) == forecast.CodeNotCommitted && !st.Committed:
-			st.Abandoned = "commit deadline passed; the server never received the commit"
-			rep.Abandoned++
-			return dir.save(st)
-		default:
-			return err
-		}
-		st.Committed = true
-		st.Revealed = true
-		if err := dir.save(st); err != nil {
+		if next, err := c.revealRound(ctx, d, dir, st, rep, &r, now); !next {
 			return err
 		}
 	}
 	if len(st.Reasoning) > 0 && !st.ReasoningSent {
-		content, err := forecast.CanonicalReasoning(st.Reasoning)
-		if err != nil {
-			return err
-		}
-		err = c.post(ctx, fmt.Sprintf("/api/v1/rounds/%d/reasoning", st.RoundID),
-			forecast.ReasoningRequest{Agent: c.Key.Address().Hex(), Content: string(content)}, nil)
-		if err != nil && arena.ErrorCode(err) != forecast.CodeReasoningStored {
-			var ae *arena.Error
-			if !errors.As(err, &ae) || ae.Kind == arena.EUNAVAILABLE || ae.Kind == arena.EINTERNAL {
-				return err // transport or server trouble: a later run retries
-			}
-			// The server refused it (4xx): retrying the same text cannot
-			// succeed, and must not keep the round open for ever.
-			st.ReasoningGivenUp = err.Error()
-			c.log().Warn("reasoning refused by the server; giving up on it", "round", st.RoundID, "err", err)
-			if serr := dir.save(st); serr != nil {
-				return serr
-			}
-			return err
-		}
-		if err == nil {
-			rep.ReasoningSent++
-		}
-		st.ReasoningSent = true
-		return dir.save(st)
+		return c.sendReasoning(ctx, dir, st, rep)
 	}
 	return nil
+}
+
+// commitRound sends the round's commit and saves the state. It reports
+// whether the round goes on to its reveal; when it does not, the error
+// is why (nil once a full round is abandoned and the state saved).
+func (c *Client) commitRound(ctx context.Context, d forecast.Domain, dir stateDir, st *roundState, rep *Report) (bool, error) {
+	err := c.commit(ctx, d, st)
+	switch {
+	case err == nil:
+		rep.Committed++
+	case arena.ErrorCode(err) == forecast.CodeAlreadyCommitted:
+		// An earlier run's commit landed but its answer was lost.
+	case arena.ErrorCode(err) == forecast.CodeRoundFull:
+		// Final for this round: no retry can get in.
+		st.Abandoned = "the round was full: " + err.Error()
+		rep.Abandoned++
+		return false, dir.save(st)
+	default:
+		return false, err
+	}
+	st.Committed = true
+	if err := dir.save(st); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// revealRound sends the round's reveal once its window (in r) is open at
+// now, and saves the state. It reports whether the round goes on to its
+// reasoning; when it does not, the error is why (nil when the window is
+// not open yet, or once the round is abandoned and the state saved).
+func (c *Client) revealRound(ctx context.Context, d forecast.Domain, dir stateDir, st *roundState, rep *Report, r *forecast.RoundJSON, now time.Time) (bool, error) {
+	if now.Before(r.RevealStart) {
+		rep.wait(Wait{Round: st.RoundID, For: "the reveal window", At: r.RevealStart})
+		return false, nil // not yet: a later run reveals
+	}
+	if !now.Before(r.RevealDeadline) {
+		st.Abandoned = "reveal window closed before the reveal was sent"
+		if !st.Committed {
+			st.Abandoned = "commit deadline passed before the commit was acknowledged"
+		}
+		rep.Abandoned++
+		return false, dir.save(st)
+	}
+	err := c.reveal(ctx, d, st)
+	switch {
+	case err == nil:
+		rep.Revealed++
+	case arena.ErrorCode(err) == forecast.CodeAlreadyRevealed:
+	case arena.ErrorCode(err) == forecast.CodeNotCommitted && !st.Committed:
+		st.Abandoned = "commit deadline passed; the server never received the commit"
+		rep.Abandoned++
+		return false, dir.save(st)
+	default:
+		return false, err
+	}
+	st.Committed = true
+	st.Revealed = true
+	if err := dir.save(st); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// sendReasoning posts the round's reasoning once revealed, and saves the
+// state. Reasoning the server refuses is given up on, not retried.
+func (c *Client) sendReasoning(ctx context.Context, dir stateDir, st *roundState, rep *Report) error {
+	content, err := forecast.CanonicalReasoning(st.Reasoning)
+	if err != nil {
+		return err
+	}
+	err = c.post(ctx, fmt.Sprintf("/api/v1/rounds/%d/reasoning", st.RoundID),
+		forecast.ReasoningRequest{Agent: c.Key.Address().Hex(), Content: string(content)}, nil)
+	if err != nil && arena.ErrorCode(err) != forecast.CodeReasoningStored {
+		var ae *arena.Error
+		if !errors.As(err, &ae) || ae.Kind == arena.EUNAVAILABLE || ae.Kind == arena.EINTERNAL {
+			return err // transport or server trouble: a later run retries
+		}
+		// The server refused it (4xx): retrying the same text cannot
+		// succeed, and must not keep the round open for ever.
+		st.ReasoningGivenUp = err.Error()
+		c.log().Warn("reasoning refused by the server; giving up on it", "round", st.RoundID, "err", err)
+		if serr := dir.save(st); serr != nil {
+			return serr
+		}
+		return err
+	}
+	if err == nil {
+		rep.ReasoningSent++
+	}
+	st.ReasoningSent = true
+	return dir.save(st)
 }
 
 // SetProfile registers or updates the agent's profile: the fields in

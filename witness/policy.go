@@ -94,113 +94,154 @@ func parsePolicy(data []byte, full bool) (*Policy, error) {
 			return nil, fmt.Errorf("%w: control character 0x%02x (only tab and newline are allowed)", ErrPolicy, b)
 		}
 	}
-	p := &Policy{}
-	names := map[string]*member{}
-	used := map[string]bool{}   // names listed as a group member
-	keys := map[string]string{} // public key → the line that listed it
-	quorum := false
+	ps := &policyParser{p: &Policy{}, names: map[string]*member{}, used: map[string]bool{}, keys: map[string]string{}}
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		f := strings.FieldsFunc(string(line), func(r rune) bool { return r == ' ' || r == '\t' })
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			continue
 		}
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%w: line %d: %s", ErrPolicy, i+1, fmt.Sprintf(format, args...))
-		}
+		ps.line = i + 1
 		if !full && f[0] != "log" {
-			return nil, bad("a witness's log list has log lines only, not %q", f[0])
+			return nil, ps.bad("a witness's log list has log lines only, not %q", f[0])
 		}
+		var err error
 		switch f[0] {
 		case "log":
-			if len(f) < 2 || len(f) > 3 {
-				return nil, bad("want log <vkey> [<url>]")
-			}
-			name, pub, err := parseVKey(f[1], 1)
-			if err != nil {
-				return nil, bad("log key: not an Ed25519 note verifier key: %v", err)
-			}
-			v, err := note.NewVerifier(f[1])
-			if err != nil {
-				return nil, bad("log key: %v", err)
-			}
-			if prev, dup := keys["log "+string(pub)]; dup {
-				return nil, bad("the log key of %s again", prev)
-			}
-			keys["log "+string(pub)] = fmt.Sprintf("line %d", i+1)
-			p.Logs = append(p.Logs, Log{Origin: name, Verifier: v, VKey: f[1], URL: field(f, 2)})
+			err = ps.log(f)
 		case "witness":
-			if len(f) < 3 || len(f) > 4 {
-				return nil, bad("want witness <name> <vkey> [<url>]")
-			}
-			if err := p.checkName(names, f[1]); err != nil {
-				return nil, bad("%v", err)
-			}
-			_, pub, err := parseVKey(f[2], algCosignature)
-			if err != nil {
-				return nil, bad("witness %s: %v", f[1], err)
-			}
-			if prev, dup := keys["witness "+string(pub)]; dup {
-				return nil, bad("witness %s has the key of %s", f[1], prev)
-			}
-			keys["witness "+string(pub)] = "witness " + f[1]
-			v, _ := NewVerifier(f[2])
-			names[f[1]] = &member{witness: len(p.Witnesses)}
-			p.Witnesses = append(p.Witnesses, PolicyWitness{Name: f[1], VKey: f[2], URL: field(f, 3), Verifier: v})
+			err = ps.witness(f)
 		case "group":
-			if len(f) < 4 {
-				return nil, bad("want group <name> all|any|<k> <name>...")
-			}
-			if err := p.checkName(names, f[1]); err != nil {
-				return nil, bad("%v", err)
-			}
-			g := &group{}
-			for _, m := range f[3:] {
-				mm, ok := names[m]
-				if !ok {
-					return nil, bad("group %s: %q is not a witness or group defined above", f[1], m)
-				}
-				if used[m] {
-					return nil, bad("group %s: %q is already a member of a group", f[1], m)
-				}
-				used[m] = true
-				g.members = append(g.members, mm)
-			}
-			switch n := len(g.members); f[2] {
-			case "all":
-				g.k = n
-			case "any":
-				g.k = 1
-			default:
-				k, err := strconv.Atoi(f[2])
-				if err != nil || k < 1 || k > n || f[2] != strconv.Itoa(k) {
-					return nil, bad("group %s: threshold %q is not all, any or a number from 1 to %d", f[1], f[2], n)
-				}
-				g.k = k
-			}
-			names[f[1]] = &member{group: g}
+			err = ps.group(f)
 		case "quorum":
-			if len(f) != 2 {
-				return nil, bad("want quorum <name>")
-			}
-			if quorum {
-				return nil, bad("a second quorum line")
-			}
-			quorum = true
-			if f[1] != "none" {
-				m, ok := names[f[1]]
-				if !ok {
-					return nil, bad("quorum %q is not a witness or group defined above", f[1])
-				}
-				p.quorum = m
-			}
+			err = ps.quorumLine(f)
 		default:
-			return nil, bad("unknown keyword %q", f[0])
+			err = ps.bad("unknown keyword %q", f[0])
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	if full && !quorum {
+	if full && !ps.quorum {
 		return nil, fmt.Errorf("%w: no quorum line (write \"quorum none\" to require no cosignature)", ErrPolicy)
 	}
-	return p, nil
+	return ps.p, nil
+}
+
+// policyParser is the state of parsePolicy from line to line: the policy
+// so far, the witnesses and groups it names, and the keys it has listed.
+// Its methods parse the line'th line (f, split into fields).
+type policyParser struct {
+	line   int
+	p      *Policy
+	names  map[string]*member
+	used   map[string]bool   // names listed as a group member
+	keys   map[string]string // public key → the line that listed it
+	quorum bool              // a quorum line was read
+}
+
+// bad is the error of a line the policy may not hold.
+func (ps *policyParser) bad(format string, args ...any) error {
+	return fmt.Errorf("%w: line %d: %s", ErrPolicy, ps.line, fmt.Sprintf(format, args...))
+}
+
+// log parses a log line.
+func (ps *policyParser) log(f []string) error {
+	if len(f) < 2 || len(f) > 3 {
+		return ps.bad("want log <vkey> [<url>]")
+	}
+	name, pub, err := parseVKey(f[1], 1)
+	if err != nil {
+		return ps.bad("log key: not an Ed25519 note verifier key: %v", err)
+	}
+	v, err := note.NewVerifier(f[1])
+	if err != nil {
+		return ps.bad("log key: %v", err)
+	}
+	if prev, dup := ps.keys["log "+string(pub)]; dup {
+		return ps.bad("the log key of %s again", prev)
+	}
+	ps.keys["log "+string(pub)] = fmt.Sprintf("line %d", ps.line)
+	ps.p.Logs = append(ps.p.Logs, Log{Origin: name, Verifier: v, VKey: f[1], URL: field(f, 2)})
+	return nil
+}
+
+// witness parses a witness line.
+func (ps *policyParser) witness(f []string) error {
+	if len(f) < 3 || len(f) > 4 {
+		return ps.bad("want witness <name> <vkey> [<url>]")
+	}
+	if err := ps.p.checkName(ps.names, f[1]); err != nil {
+		return ps.bad("%v", err)
+	}
+	_, pub, err := parseVKey(f[2], algCosignature)
+	if err != nil {
+		return ps.bad("witness %s: %v", f[1], err)
+	}
+	if prev, dup := ps.keys["witness "+string(pub)]; dup {
+		return ps.bad("witness %s has the key of %s", f[1], prev)
+	}
+	ps.keys["witness "+string(pub)] = "witness " + f[1]
+	v, _ := NewVerifier(f[2])
+	ps.names[f[1]] = &member{witness: len(ps.p.Witnesses)}
+	ps.p.Witnesses = append(ps.p.Witnesses, PolicyWitness{Name: f[1], VKey: f[2], URL: field(f, 3), Verifier: v})
+	return nil
+}
+
+// group parses a group line: its members are witnesses or groups defined
+// above, each a member of one group at most.
+func (ps *policyParser) group(f []string) error {
+	if len(f) < 4 {
+		return ps.bad("want group <name> all|any|<k> <name>...")
+	}
+	if err := ps.p.checkName(ps.names, f[1]); err != nil {
+		return ps.bad("%v", err)
+	}
+	g := &group{}
+	for _, m := range f[3:] {
+		mm, ok := ps.names[m]
+		if !ok {
+			return ps.bad("group %s: %q is not a witness or group defined above", f[1], m)
+		}
+		if ps.used[m] {
+			return ps.bad("group %s: %q is already a member of a group", f[1], m)
+		}
+		ps.used[m] = true
+		g.members = append(g.members, mm)
+	}
+	switch n := len(g.members); f[2] {
+	case "all":
+		g.k = n
+	case "any":
+		g.k = 1
+	default:
+		k, err := strconv.Atoi(f[2])
+		if err != nil || k < 1 || k > n || f[2] != strconv.Itoa(k) {
+			return ps.bad("group %s: threshold %q is not all, any or a number from 1 to %d", f[1], f[2], n)
+		}
+		g.k = k
+	}
+	ps.names[f[1]] = &member{group: g}
+	return nil
+}
+
+// quorumLine parses the quorum line, which names a witness or group
+// defined above, or none.
+func (ps *policyParser) quorumLine(f []string) error {
+	if len(f) != 2 {
+		return ps.bad("want quorum <name>")
+	}
+	if ps.quorum {
+		return ps.bad("a second quorum line")
+	}
+	ps.quorum = true
+	if f[1] != "none" {
+		m, ok := ps.names[f[1]]
+		if !ok {
+			return ps.bad("quorum %q is not a witness or group defined above", f[1])
+		}
+		ps.p.quorum = m
+	}
+	return nil
 }
 
 func (p *Policy) checkName(names map[string]*member, name string) error {

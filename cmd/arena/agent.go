@@ -146,118 +146,161 @@ func checkServerURL(server string) error {
 	return nil
 }
 
+// agentRunFlags are the flags of `arena agent run`.
+type agentRunFlags struct {
+	server, keyFile, strategyName, model, agentsFile, cacheDir, search, stateDir *string
+	simStart, simAgent, logLevel                                                 *string
+	maxUSD                                                                       *float64
+	seed                                                                         *int64
+	simMarkets                                                                   *int
+	leadTime, every, timeout                                                     *time.Duration
+}
+
 func agentRun(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "agent run", "--server URL --key FILE [--strategy random|market|sim|llm] [--model ID --agents FILE] [--state DIR] [--seed N] [--lead-time D] [--every D]")
-	server := fs.String("server", "", "arena server base URL, e.g. http://127.0.0.1:8080")
-	keyFile := fs.String("key", "", "key file written by 'arena agent keygen'")
-	strategyName := fs.String("strategy", "random", "forecasting strategy: random, market (echo the listed price), sim (an informed simulator agent) or llm (an agent of --agents)")
-	model := fs.String("model", "", "llm: id of the agent (a model or an ensemble) in --agents")
-	agentsFile := fs.String("agents", "", "llm: model registry file (see examples/agents.json)")
-	cacheDir := fs.String("cache-dir", "", "llm: content-addressed model-call cache (default STATE/llm-cache)")
-	search := fs.String("search", "", "llm: offer the searchWeb tool through this provider: exa (EXA_API_KEY) or dir:PATH (default: no search)")
-	maxUSD := fs.Float64("max-usd", 0, "llm: stop spending once this run could exceed X USD (0: the agents file's max_usd, if any)")
-	stateDir := fs.String("state", "", "directory of the durable salt/reveal queue (default: KEY.state next to the key file)")
-	seed := fs.Int64("seed", 1, "sim: world seed, as given to 'arena sync --source sim --seed N'")
-	simMarkets := fs.Int("sim-markets", 0, fmt.Sprintf("sim: number of markets of the world (default %d)", sim.DefaultMarkets))
-	simStart := fs.String("sim-start", "", "sim: start of the world's horizon, RFC 3339: the start that 'arena sync --source sim' printed (default: today 00:00 UTC, as a first sync today chooses)")
-	simAgent := fs.String("sim-agent", "informed-0.05", "sim: which simulator agent to forecast as")
-	leadTime := fs.Duration("lead-time", 0, "commit only when the commit deadline is this close (0: as soon as a round is open; llm: 10m)")
-	every := fs.Duration("every", 0, "run again at this interval until interrupted (0: run once, e.g. from cron)")
-	timeout := fs.Duration("timeout", 30*time.Second, "HTTP timeout per request")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	f := &agentRunFlags{
+		server:       fs.String("server", "", "arena server base URL, e.g. http://127.0.0.1:8080"),
+		keyFile:      fs.String("key", "", "key file written by 'arena agent keygen'"),
+		strategyName: fs.String("strategy", "random", "forecasting strategy: random, market (echo the listed price), sim (an informed simulator agent) or llm (an agent of --agents)"),
+		model:        fs.String("model", "", "llm: id of the agent (a model or an ensemble) in --agents"),
+		agentsFile:   fs.String("agents", "", "llm: model registry file (see examples/agents.json)"),
+		cacheDir:     fs.String("cache-dir", "", "llm: content-addressed model-call cache (default STATE/llm-cache)"),
+		search:       fs.String("search", "", "llm: offer the searchWeb tool through this provider: exa (EXA_API_KEY) or dir:PATH (default: no search)"),
+		maxUSD:       fs.Float64("max-usd", 0, "llm: stop spending once this run could exceed X USD (0: the agents file's max_usd, if any)"),
+		stateDir:     fs.String("state", "", "directory of the durable salt/reveal queue (default: KEY.state next to the key file)"),
+		seed:         fs.Int64("seed", 1, "sim: world seed, as given to 'arena sync --source sim --seed N'"),
+		simMarkets:   fs.Int("sim-markets", 0, fmt.Sprintf("sim: number of markets of the world (default %d)", sim.DefaultMarkets)),
+		simStart:     fs.String("sim-start", "", "sim: start of the world's horizon, RFC 3339: the start that 'arena sync --source sim' printed (default: today 00:00 UTC, as a first sync today chooses)"),
+		simAgent:     fs.String("sim-agent", "informed-0.05", "sim: which simulator agent to forecast as"),
+		leadTime:     fs.Duration("lead-time", 0, "commit only when the commit deadline is this close (0: as soon as a round is open; llm: 10m)"),
+		every:        fs.Duration("every", 0, "run again at this interval until interrupted (0: run once, e.g. from cron)"),
+		timeout:      fs.Duration("timeout", 30*time.Second, "HTTP timeout per request"),
+		logLevel:     fs.String("log-level", "info", "debug, info, warn or error"),
+	}
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	if *server == "" || *keyFile == "" {
-		return fmt.Errorf("--server URL and --key FILE are required (run 'arena agent run -h')")
-	}
-	if err := checkServerURL(*server); err != nil {
+	if err := f.check(); err != nil {
 		return err
 	}
-	if *every < 0 || *leadTime < 0 || *timeout <= 0 {
-		return fmt.Errorf("--every, --lead-time must not be negative and --timeout must be positive")
-	}
-	switch *logLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
-	}
-	key, err := forecast.LoadKey(*keyFile)
+	key, err := forecast.LoadKey(*f.keyFile)
 	if err != nil {
 		return err
 	}
-	if *stateDir == "" {
-		*stateDir = *keyFile + ".state"
+	if *f.stateDir == "" {
+		*f.stateDir = *f.keyFile + ".state"
 	}
 	var fc *agent.Forecasters // llm strategy: its call accounting is printed
-	c := &participant.Client{Server: *server, Key: key, StateDir: *stateDir, LeadTime: *leadTime,
-		HTTP: &http.Client{Timeout: *timeout}, Logger: newLogger(env, *logLevel)}
-	switch *strategyName {
+	c := &participant.Client{Server: *f.server, Key: key, StateDir: *f.stateDir, LeadTime: *f.leadTime,
+		HTTP: &http.Client{Timeout: *f.timeout}, Logger: newLogger(env, *f.logLevel)}
+	switch *f.strategyName {
 	case "random", "market":
-		if c.Strategy, err = participant.NewStrategy(*strategyName, key.Address()); err != nil {
+		if c.Strategy, err = participant.NewStrategy(*f.strategyName, key.Address()); err != nil {
 			return err
 		}
 	case "sim":
-		cfg := sim.Config{Seed: *seed, Markets: *simMarkets, Start: time.Now().UTC().Truncate(24 * time.Hour)}
-		if *simStart != "" {
-			if cfg.Start, err = time.Parse(time.RFC3339, *simStart); err != nil {
-				return fmt.Errorf("--sim-start: %w", err)
-			}
-		}
-		world, err := sim.New(cfg)
-		if err != nil {
-			return err
-		}
-		// Forecast from what the world showed at the last point of its
-		// price grid, never from later; on the grid a rerun (or anyone
-		// with the seed) recomputes the same forecast.
-		step := world.Config().Step
-		at := func() time.Time { return time.Now().UTC().Truncate(step) }
-		if c.Strategy, err = strategy.NewSim(world, *simAgent, c.LookupMarket, at); err != nil {
+		if c.Strategy, err = f.simStrategy(c); err != nil {
 			return err
 		}
 	case "llm":
-		if *model == "" || *agentsFile == "" {
-			return fmt.Errorf("--strategy llm needs --model ID and --agents FILE")
-		}
-		if *maxUSD < 0 {
-			return fmt.Errorf("--max-usd must not be negative")
-		}
-		reg, err := llm.LoadRegistry(*agentsFile)
-		if err != nil {
+		if fc, err = f.llmStrategy(env, c); err != nil {
 			return err
 		}
-		if _, ok := reg.Agent(*model); !ok {
-			return fmt.Errorf("--model %q is not in %s", *model, *agentsFile)
-		}
-		if *leadTime == 0 {
-			*leadTime = defaultLLMLeadTime
-			c.LeadTime = *leadTime
-		}
-		var skipped []llm.Skipped
-		fc, skipped = agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(c.Logger))
-		for _, sk := range skipped {
-			if sk.ID == *model {
-				return fmt.Errorf("%s", sk.String())
-			}
-		}
-		if *cacheDir == "" {
-			*cacheDir = filepath.Join(*stateDir, "llm-cache")
-		}
-		fc.Cache = llm.DirStore{Dir: *cacheDir}
-		fc.Sink = strategy.DirTraces{Dir: filepath.Join(*stateDir, "traces")}
-		ls := &strategy.LLMStrategy{Agents: fc, AgentID: *model, Client: c}
-		if ls.Search, err = searchRetriever(env, *search, *cacheDir, false, c.Logger); err != nil {
-			return err
-		}
-		c.Strategy = ls
 	default:
-		return fmt.Errorf("--strategy %q: want random, market, sim or llm", *strategyName)
+		return fmt.Errorf("--strategy %q: want random, market, sim or llm", *f.strategyName)
 	}
-	pp := passPrinter{w: env.Stdout, agent: key.Address().Hex(), strategy: c.Strategy.Name()}
+	return runPasses(ctx, env, c, fc, *f.server, *f.every)
+}
+
+// check refuses missing or malformed flags before the key is read.
+func (f *agentRunFlags) check() error {
+	if *f.server == "" || *f.keyFile == "" {
+		return fmt.Errorf("--server URL and --key FILE are required (run 'arena agent run -h')")
+	}
+	if err := checkServerURL(*f.server); err != nil {
+		return err
+	}
+	if *f.every < 0 || *f.leadTime < 0 || *f.timeout <= 0 {
+		return fmt.Errorf("--every, --lead-time must not be negative and --timeout must be positive")
+	}
+	switch *f.logLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *f.logLevel)
+	}
+	return nil
+}
+
+// simStrategy builds the simulator agent --sim-agent of the world the
+// flags describe, as 'arena sync --source sim' does.
+func (f *agentRunFlags) simStrategy(c *participant.Client) (participant.Strategy, error) {
+	cfg := sim.Config{Seed: *f.seed, Markets: *f.simMarkets, Start: time.Now().UTC().Truncate(24 * time.Hour)}
+	if *f.simStart != "" {
+		var err error
+		if cfg.Start, err = time.Parse(time.RFC3339, *f.simStart); err != nil {
+			return nil, fmt.Errorf("--sim-start: %w", err)
+		}
+	}
+	world, err := sim.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Forecast from what the world showed at the last point of its
+	// price grid, never from later; on the grid a rerun (or anyone
+	// with the seed) recomputes the same forecast.
+	step := world.Config().Step
+	at := func() time.Time { return time.Now().UTC().Truncate(step) }
+	return strategy.NewSim(world, *f.simAgent, c.LookupMarket, at)
+}
+
+// llmStrategy sets c's strategy to the agent --model of --agents, its
+// calls cached and traced under the state directory, and returns the
+// forecasters whose call accounting each pass prints.
+func (f *agentRunFlags) llmStrategy(env *Env, c *participant.Client) (*agent.Forecasters, error) {
+	if *f.model == "" || *f.agentsFile == "" {
+		return nil, fmt.Errorf("--strategy llm needs --model ID and --agents FILE")
+	}
+	if *f.maxUSD < 0 {
+		return nil, fmt.Errorf("--max-usd must not be negative")
+	}
+	reg, err := llm.LoadRegistry(*f.agentsFile)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := reg.Agent(*f.model); !ok {
+		return nil, fmt.Errorf("--model %q is not in %s", *f.model, *f.agentsFile)
+	}
+	if *f.leadTime == 0 {
+		*f.leadTime = defaultLLMLeadTime
+		c.LeadTime = *f.leadTime
+	}
+	fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*f.maxUSD*1e6)), llm.WithLogger(c.Logger))
+	for _, sk := range skipped {
+		if sk.ID == *f.model {
+			return nil, fmt.Errorf("%s", sk.String())
+		}
+	}
+	if *f.cacheDir == "" {
+		*f.cacheDir = filepath.Join(*f.stateDir, "llm-cache")
+	}
+	fc.Cache = llm.DirStore{Dir: *f.cacheDir}
+	fc.Sink = strategy.DirTraces{Dir: filepath.Join(*f.stateDir, "traces")}
+	ls := &strategy.LLMStrategy{Agents: fc, AgentID: *f.model, Client: c}
+	if ls.Search, err = searchRetriever(env, *f.search, *f.cacheDir, false, c.Logger); err != nil {
+		return nil, err
+	}
+	c.Strategy = ls
+	return fc, nil
+}
+
+// runPasses runs the agent's passes, printing each (with an LLM agent's
+// call accounting, fc), once or, with every, at that interval until
+// interrupted.
+func runPasses(ctx context.Context, env *Env, c *participant.Client, fc *agent.Forecasters, server string, every time.Duration) error {
+	pp := passPrinter{w: env.Stdout, agent: c.Key.Address().Hex(), strategy: c.Strategy.Name()}
 	for {
 		rep, err := c.RunOnce(ctx)
-		err = unreachable(*server, err)
+		err = unreachable(server, err)
 		if pp.print(rep, err, c.Time()) && fc != nil {
 			u := fc.Meter.Run()
 			fmt.Fprintf(env.Stdout, "model calls: %d (%d tokens in, %d out, %s estimated, billed by the provider: %s), %d answered from the cache\n",
@@ -266,7 +309,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 				fmt.Fprintf(env.Stdout, "stopped: %s\n", s.Error())
 			}
 		}
-		if *every == 0 {
+		if every == 0 {
 			return err
 		}
 		if err != nil {
@@ -275,7 +318,7 @@ func agentRun(ctx context.Context, env *Env, args []string) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(*every):
+		case <-time.After(every):
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -15,10 +16,12 @@ import (
 	"github.com/forecast-arena/arena/internal/agent"
 	"github.com/forecast-arena/arena/internal/app"
 	"github.com/forecast-arena/arena/internal/backtest"
+	"github.com/forecast-arena/arena/internal/config"
 	"github.com/forecast-arena/arena/internal/forecastbench"
 	"github.com/forecast-arena/arena/internal/llm"
 	"github.com/forecast-arena/arena/internal/llm/scripted"
 	"github.com/forecast-arena/arena/internal/progress"
+	"github.com/forecast-arena/arena/internal/store"
 	"github.com/forecast-arena/arena/stats"
 )
 
@@ -28,38 +31,39 @@ func init() {
 
 const backtestUsage = "--source forecastbench (--agents FILE | --scripted) [--from DATE] [--to DATE] [--round-size K] [--workers N] [--cache-dir DIR] [--cache-only] [--max-usd X] [--search PROVIDER] [--out DIR] [--format table|json]"
 
+// backtestFlags are the flags of `arena backtest`.
+type backtestFlags struct {
+	source, agentsFile, from, to, cacheDir, search, out, format *string
+	scriptedRun, cacheOnly                                      *bool
+	k, workers                                                  *int
+	maxUSD                                                      *float64
+}
+
 func runBacktest(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "backtest", backtestUsage)
 	cf := addConfigFlags(fs, false)
-	source := fs.String("source", "", "question source: forecastbench (imported with 'arena import forecastbench')")
-	agentsFile := fs.String("agents", "", "model registry file (see examples/agents.json)")
-	scriptedRun := fs.Bool("scripted", false, "instead of models, run two scripted stand-ins (always 0.5; the market price shown) served on loopback: an offline try-out, not a model's score")
-	from := fs.String("from", "", "first forecast due date, YYYY-MM-DD (default: all)")
-	to := fs.String("to", "", "last forecast due date, YYYY-MM-DD (default: all)")
-	k := fs.Int("round-size", backtest.DefaultK, "questions per round")
-	workers := fs.Int("workers", 4, "concurrent (agent, round) forecasts")
-	cacheDir := fs.String("cache-dir", "", "content-addressed model-call cache (default: llm-cache beside the SQLite database, or ARENA_DATA_DIR/llm-cache)")
-	cacheOnly := fs.Bool("cache-only", false, "answer only from the cache; a miss is a failed round, no model is called")
-	maxUSD := fs.Float64("max-usd", 0, "stop spending once the run could exceed X USD (0: the agents file's max_usd, if any)")
-	search := fs.String("search", "", "offer the searchWeb tool through this provider: exa (ARENA_EXA_API_KEY or EXA_API_KEY) or dir:PATH of prepared packets (default: no search)")
-	out := fs.String("out", "", "write DIR/forecasts.csv in the 'arena score' input format")
-	format := fs.String("format", "table", "output format: table or json")
+	f := &backtestFlags{
+		source:      fs.String("source", "", "question source: forecastbench (imported with 'arena import forecastbench')"),
+		agentsFile:  fs.String("agents", "", "model registry file (see examples/agents.json)"),
+		scriptedRun: fs.Bool("scripted", false, "instead of models, run two scripted stand-ins (always 0.5; the market price shown) served on loopback: an offline try-out, not a model's score"),
+		from:        fs.String("from", "", "first forecast due date, YYYY-MM-DD (default: all)"),
+		to:          fs.String("to", "", "last forecast due date, YYYY-MM-DD (default: all)"),
+		k:           fs.Int("round-size", backtest.DefaultK, "questions per round"),
+		workers:     fs.Int("workers", 4, "concurrent (agent, round) forecasts"),
+		cacheDir:    fs.String("cache-dir", "", "content-addressed model-call cache (default: llm-cache beside the SQLite database, or ARENA_DATA_DIR/llm-cache)"),
+		cacheOnly:   fs.Bool("cache-only", false, "answer only from the cache; a miss is a failed round, no model is called"),
+		maxUSD:      fs.Float64("max-usd", 0, "stop spending once the run could exceed X USD (0: the agents file's max_usd, if any)"),
+		search:      fs.String("search", "", "offer the searchWeb tool through this provider: exa (ARENA_EXA_API_KEY or EXA_API_KEY) or dir:PATH of prepared packets (default: no search)"),
+		out:         fs.String("out", "", "write DIR/forecasts.csv in the 'arena score' input format"),
+		format:      fs.String("format", "table", "output format: table or json"),
+	}
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	if *source != "forecastbench" {
-		return arena.Errorf(arena.EINVALID, "--source %q: want forecastbench", *source)
-	}
-	if (*agentsFile == "") == !*scriptedRun {
-		return arena.Errorf(arena.EINVALID, "give --agents FILE or --scripted, one of them (run 'arena backtest -h')")
-	}
-	if err := checkFormat(*format, "table", "json"); err != nil {
+	if err := f.check(); err != nil {
 		return err
 	}
-	if *k < 1 || *workers < 1 || *maxUSD < 0 || math.IsNaN(*maxUSD) {
-		return arena.Errorf(arena.EINVALID, "--round-size and --workers must be ≥ 1 and --max-usd ≥ 0")
-	}
-	fromT, toT, err := dateRange(*from, *to)
+	fromT, toT, err := dateRange(*f.from, *f.to)
 	if err != nil {
 		return err
 	}
@@ -67,26 +71,19 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *scriptedRun {
+	if *f.scriptedRun {
 		stop, file, err := startScripted()
 		if err != nil {
 			return err
 		}
 		defer stop()
-		*agentsFile = file
+		*f.agentsFile = file
 	}
-	reg, err := llm.LoadRegistry(*agentsFile)
+	reg, err := llm.LoadRegistry(*f.agentsFile)
 	if err != nil {
 		return err
 	}
-	if *cacheDir == "" {
-		d, ok := o.DataDirectory()
-		if !ok {
-			return fmt.Errorf("--cache-dir DIR is required with this database (or set ARENA_DATA_DIR)")
-		}
-		*cacheDir = filepath.Join(d, "llm-cache")
-	}
-	if err := checkCacheDir(*cacheDir, *cacheOnly); err != nil {
+	if err := f.useCacheDir(o); err != nil {
 		return err
 	}
 	logger := newLogger(env, o.LogLevel)
@@ -95,29 +92,11 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	// Dataset questions too: a round with human forecasts asks the
-	// models the humans' question set, dataset questions included.
-	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
+	plan, humans, err := backtestPlan(ctx, db, *f.k, fromT, toT)
 	if err != nil {
 		return err
 	}
-	humans, err := backtest.HumanForecasts(ctx, db, fromT, toT)
-	if err != nil {
-		return err
-	}
-	plan, err := backtest.CutWith(ms, *k, fromT, toT, backtest.HumanItems(humans))
-	if err != nil {
-		return err
-	}
-	fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*maxUSD*1e6)), llm.WithLogger(logger))
-	fc.Cache, fc.CacheOnly, fc.Sink = llm.DirStore{Dir: *cacheDir}, *cacheOnly, &agent.MemSink{}
-	bar := progress.New(env.Stderr, 0, "forecasts")
-	r := &backtest.Runner{Store: db, Agents: fc, Skipped: skipped, Workers: *workers, Logger: logger, Progress: bar.Set}
-	if r.Search, err = app.Search(o, *search, *cacheDir, *cacheOnly, logger); err != nil {
-		return err
-	}
-	rep, err := r.Run(ctx, plan)
-	bar.Finish()
+	rep, err := f.forecast(ctx, env, o, db, reg, plan, logger)
 	if err != nil {
 		return err
 	}
@@ -126,26 +105,100 @@ func runBacktest(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	if *out != "" {
-		if err := os.MkdirAll(*out, 0o755); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		f, err := os.Create(filepath.Join(*out, "forecasts.csv"))
-		if err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		if err := backtest.WriteCSV(f, rep.Rows); err != nil {
-			f.Close()
-			return fmt.Errorf("--out: %w", err)
-		}
-		if err := f.Close(); err != nil {
+	if *f.out != "" {
+		if err := writeForecastsCSV(*f.out, rep.Rows); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
-	if *format == "json" {
+	if *f.format == "json" {
 		return writeJSON(env.Stdout, rep)
 	}
 	return writeBacktestTable(env, rep)
+}
+
+// useCacheDir checks the model-call cache directory, by default llm-cache
+// in the data directory of o.
+func (f *backtestFlags) useCacheDir(o config.Options) error {
+	if *f.cacheDir == "" {
+		d, ok := o.DataDirectory()
+		if !ok {
+			return fmt.Errorf("--cache-dir DIR is required with this database (or set ARENA_DATA_DIR)")
+		}
+		*f.cacheDir = filepath.Join(d, "llm-cache")
+	}
+	return checkCacheDir(*f.cacheDir, *f.cacheOnly)
+}
+
+// forecast runs the agents of reg on the plan's rounds, storing their
+// forecasts in db, with a progress bar on stderr, and returns the report.
+func (f *backtestFlags) forecast(ctx context.Context, env *Env, o config.Options, db *store.DB, reg *llm.Registry, plan *backtest.Plan, logger *slog.Logger) (*backtest.Report, error) {
+	fc, skipped := agent.NewForecasters(reg, llm.EnvLookup(env.Environ), int64(math.Round(*f.maxUSD*1e6)), llm.WithLogger(logger))
+	fc.Cache, fc.CacheOnly, fc.Sink = llm.DirStore{Dir: *f.cacheDir}, *f.cacheOnly, &agent.MemSink{}
+	bar := progress.New(env.Stderr, 0, "forecasts")
+	r := &backtest.Runner{Store: db, Agents: fc, Skipped: skipped, Workers: *f.workers, Logger: logger, Progress: bar.Set}
+	var err error
+	if r.Search, err = app.Search(o, *f.search, *f.cacheDir, *f.cacheOnly, logger); err != nil {
+		return nil, err
+	}
+	rep, err := r.Run(ctx, plan)
+	bar.Finish()
+	return rep, err
+}
+
+// check refuses flags out of range or that cannot go together, before
+// anything is read.
+func (f *backtestFlags) check() error {
+	if *f.source != "forecastbench" {
+		return arena.Errorf(arena.EINVALID, "--source %q: want forecastbench", *f.source)
+	}
+	if (*f.agentsFile == "") == !*f.scriptedRun {
+		return arena.Errorf(arena.EINVALID, "give --agents FILE or --scripted, one of them (run 'arena backtest -h')")
+	}
+	if err := checkFormat(*f.format, "table", "json"); err != nil {
+		return err
+	}
+	if *f.k < 1 || *f.workers < 1 || *f.maxUSD < 0 || math.IsNaN(*f.maxUSD) {
+		return arena.Errorf(arena.EINVALID, "--round-size and --workers must be ≥ 1 and --max-usd ≥ 0")
+	}
+	return nil
+}
+
+// backtestPlan cuts the stored ForecastBench questions due from from to
+// to into rounds of k, and returns it with the human forecasts of those
+// days.
+func backtestPlan(ctx context.Context, db *store.DB, k int, from, to time.Time) (*backtest.Plan, []arena.HumanForecast, error) {
+	// Dataset questions too: a round with human forecasts asks the
+	// models the humans' question set, dataset questions included.
+	ms, err := db.Markets(ctx, arena.MarketFilter{Source: arena.SourceForecastBench})
+	if err != nil {
+		return nil, nil, err
+	}
+	humans, err := backtest.HumanForecasts(ctx, db, from, to)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := backtest.CutWith(ms, k, from, to, backtest.HumanItems(humans))
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan, humans, nil
+}
+
+// writeForecastsCSV writes rows to dir/forecasts.csv, in the `arena score`
+// input format, making dir if need be.
+func writeForecastsCSV(dir string, rows []stats.Row) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "forecasts.csv"))
+	if err != nil {
+		return err
+	}
+	if err := backtest.WriteCSV(f, rows); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func writeBacktestTable(env *Env, rep *backtest.Report) error {

@@ -50,88 +50,16 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	if *rows < 1000 || *rows > 50_000_000 {
 		return fmt.Errorf("--rows %d: want 1000..50000000", *rows)
 	}
-	dir, err := os.MkdirTemp("", "arena-bench-")
+	score, err := benchScore(ctx, env, *rows)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "forecasts.csv")
-	if err := writeBenchCSV(path, *rows/10); err != nil {
-		return err
-	}
-	var out []benchResult
-	// `arena score --in FILE` (the command: the streamed read, the
-	// analysis, the table written to nowhere) vs a bare encoding/csv read
-	// of the same file; best of five each, alternated so load hits both
-	// alike. The file is our own: its size may pass the bound on a user's
-	// file (--rows may exceed it).
-	if st, err := os.Stat(path); err == nil && st.Size() > scoreio.MaxFileBytes {
-		defer func(b int64) { scoreio.MaxFileBytes = b }(scoreio.MaxFileBytes)
-		scoreio.MaxFileBytes = st.Size()
-	}
-	quiet := &Env{Stdout: io.Discard, Stderr: io.Discard, Environ: env.Environ, Getwd: env.Getwd}
-	var bare, scored time.Duration = math.MaxInt64, math.MaxInt64
-	for range 5 {
-		runtime.GC()
-		start := time.Now()
-		if _, err := bareCSVRead(path); err != nil {
-			return err
-		}
-		bare = min(bare, time.Since(start))
-		runtime.GC()
-		start = time.Now()
-		if err := runScore(ctx, quiet, []string{"--in", path}); err != nil {
-			return err
-		}
-		scored = min(scored, time.Since(start))
-	}
-	n := float64(*rows / 10 * 10)
-	out = append(out, benchResult{Name: "arena score end to end", Throughput: n / scored.Seconds(), Unit: "rows/s",
-		Baseline: "encoding/csv read", Ratio: float64(scored) / float64(bare)})
-
-	// The per-round Brier/Alpha kernel on one core.
-	p, b, x := make([]float64, 7), make([]float64, 7), make([]float64, 7)
-	r := rand.New(rand.NewPCG(1, 1))
-	for i := range p {
-		p[i], b[i], x[i] = r.Float64(), r.Float64(), float64(r.IntN(2))
-	}
-	var sink float64 // the figures are summed so that no call is optimised away
-	iters, el := timeLoop(func() {
-		brier, base, alpha := stats.RoundBrierAlpha(p, b, x)
-		sink += brier + base + alpha
-	})
-	// Baseline: the same three figures from gonum's floats.Distance, one
-	// pass per distance.
-	giters, gel := timeLoop(func() {
-		n := float64(len(p))
-		da, db := floats.Distance(p, x, 2), floats.Distance(b, x, 2)
-		brier, base := da*da/n, db*db/n
-		sink += brier + base + (base - brier)
-	})
-	kRate, gRate := float64(iters*7)/el.Seconds(), float64(giters*7)/gel.Seconds()
-	out = append(out, benchResult{Name: "round Brier/Alpha kernel", Throughput: kRate, Unit: "forecasts/s",
-		Baseline: "gonum floats.Distance", Ratio: gRate / kRate})
-
-	// A signed commit's verification (EIP-712 digest, recovery, checks) vs
-	// bare go-ethereum Ecrecover.
-	key, _ := crypto.GenerateKey()
-	d := forecast.Domain{}
-	msg := forecast.Commit{RoundID: 1, CommitHash: common.Hash{1}, Agent: crypto.PubkeyToAddress(key.PublicKey), Nonce: 0, Deadline: 1 << 40}
-	sig, err := forecast.Sign(key, d.CommitDigest(msg))
+	kernel := benchKernel()
+	sig, err := benchCommitVerification()
 	if err != nil {
 		return err
 	}
-	digest := d.CommitDigest(msg)
-	ecIters, ecEl := timeLoop(func() { crypto.Ecrecover(digest[:], toRecoverable(sig)) })
-	vIters, vEl := timeLoop(func() {
-		if err := d.VerifyCommit(msg, sig); err != nil {
-			panic(err)
-		}
-	})
-	ecRate, vRate := float64(ecIters)/ecEl.Seconds(), float64(vIters)/vEl.Seconds()
-	out = append(out, benchResult{Name: "signed commit verification", Throughput: vRate, Unit: "commits/s",
-		Baseline: "go-ethereum Ecrecover", Ratio: ecRate / vRate})
-
+	out := []benchResult{score, kernel, sig}
 	if *format == "json" {
 		return writeJSON(env.Stdout, out)
 	}
@@ -146,8 +74,96 @@ func runBench(ctx context.Context, env *Env, args []string) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(env.Stdout, "\nTIME vs BASELINE: this benchmark's time over the baseline's on the same work; 2.00× takes twice as long, below 1× is faster.\n")
-	fmt.Fprintf(env.Stdout, "%d rows, GOMAXPROCS %d. The HTTP commit path and the decision run are measured by `go test -bench` in web and trading.\n", int(n), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(env.Stdout, "%d rows, GOMAXPROCS %d. The HTTP commit path and the decision run are measured by `go test -bench` in web and trading.\n", *rows/10*10, runtime.GOMAXPROCS(0))
 	return nil
+}
+
+// benchScore times `arena score --in FILE` (the command: the streamed
+// read, the analysis, the table written to nowhere) on a generated file of
+// about rows rows, against a bare encoding/csv read of the same file; best
+// of five each, alternated so load hits both alike.
+func benchScore(ctx context.Context, env *Env, rows int) (benchResult, error) {
+	dir, err := os.MkdirTemp("", "arena-bench-")
+	if err != nil {
+		return benchResult{}, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "forecasts.csv")
+	if err := writeBenchCSV(path, rows/10); err != nil {
+		return benchResult{}, err
+	}
+	// The file is our own: its size may pass the bound on a user's file
+	// (--rows may exceed it).
+	if st, err := os.Stat(path); err == nil && st.Size() > scoreio.MaxFileBytes {
+		defer func(b int64) { scoreio.MaxFileBytes = b }(scoreio.MaxFileBytes)
+		scoreio.MaxFileBytes = st.Size()
+	}
+	quiet := &Env{Stdout: io.Discard, Stderr: io.Discard, Environ: env.Environ, Getwd: env.Getwd}
+	var bare, scored time.Duration = math.MaxInt64, math.MaxInt64
+	for range 5 {
+		runtime.GC()
+		start := time.Now()
+		if _, err := bareCSVRead(path); err != nil {
+			return benchResult{}, err
+		}
+		bare = min(bare, time.Since(start))
+		runtime.GC()
+		start = time.Now()
+		if err := runScore(ctx, quiet, []string{"--in", path}); err != nil {
+			return benchResult{}, err
+		}
+		scored = min(scored, time.Since(start))
+	}
+	n := float64(rows / 10 * 10)
+	return benchResult{Name: "arena score end to end", Throughput: n / scored.Seconds(), Unit: "rows/s",
+		Baseline: "encoding/csv read", Ratio: float64(scored) / float64(bare)}, nil
+}
+
+// benchKernel times the per-round Brier/Alpha kernel on one core against
+// the same three figures from gonum's floats.Distance, one pass per
+// distance.
+func benchKernel() benchResult {
+	p, b, x := make([]float64, 7), make([]float64, 7), make([]float64, 7)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range p {
+		p[i], b[i], x[i] = r.Float64(), r.Float64(), float64(r.IntN(2))
+	}
+	var sink float64 // the figures are summed so that no call is optimised away
+	iters, el := timeLoop(func() {
+		brier, base, alpha := stats.RoundBrierAlpha(p, b, x)
+		sink += brier + base + alpha
+	})
+	giters, gel := timeLoop(func() {
+		n := float64(len(p))
+		da, db := floats.Distance(p, x, 2), floats.Distance(b, x, 2)
+		brier, base := da*da/n, db*db/n
+		sink += brier + base + (base - brier)
+	})
+	kRate, gRate := float64(iters*7)/el.Seconds(), float64(giters*7)/gel.Seconds()
+	return benchResult{Name: "round Brier/Alpha kernel", Throughput: kRate, Unit: "forecasts/s",
+		Baseline: "gonum floats.Distance", Ratio: gRate / kRate}
+}
+
+// benchCommitVerification times a signed commit's verification (EIP-712
+// digest, recovery, checks) against bare go-ethereum Ecrecover.
+func benchCommitVerification() (benchResult, error) {
+	key, _ := crypto.GenerateKey()
+	d := forecast.Domain{}
+	msg := forecast.Commit{RoundID: 1, CommitHash: common.Hash{1}, Agent: crypto.PubkeyToAddress(key.PublicKey), Nonce: 0, Deadline: 1 << 40}
+	sig, err := forecast.Sign(key, d.CommitDigest(msg))
+	if err != nil {
+		return benchResult{}, err
+	}
+	digest := d.CommitDigest(msg)
+	ecIters, ecEl := timeLoop(func() { crypto.Ecrecover(digest[:], toRecoverable(sig)) })
+	vIters, vEl := timeLoop(func() {
+		if err := d.VerifyCommit(msg, sig); err != nil {
+			panic(err)
+		}
+	})
+	ecRate, vRate := float64(ecIters)/ecEl.Seconds(), float64(vIters)/vEl.Seconds()
+	return benchResult{Name: "signed commit verification", Throughput: vRate, Unit: "commits/s",
+		Baseline: "go-ethereum Ecrecover", Ratio: ecRate / vRate}, nil
 }
 
 // toRecoverable turns our v ∈ {27,28} signature into Ecrecover's v ∈ {0,1}.

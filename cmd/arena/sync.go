@@ -37,25 +37,19 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 	cf := addConfigFlags(fs, true)
 	source := fs.String("source", arena.SourcePolymarket, "market source: polymarket, kalshi, manifold, metaculus or sim")
 	limit := fs.Int("limit", 0, "a venue: markets kept, the most traded first (default ARENA_SYNC_LIMIT or 500)")
-	seed := fs.Int64("seed", 1, "sim: world seed (same seed, same world)")
-	nMarkets := fs.Int("markets", 0, fmt.Sprintf("sim: number of markets (default %d)", sim.DefaultMarkets))
-	startStr := fs.String("start", "", "sim: start of the world's horizon, RFC 3339 (default: the world already in the database, else today 00:00 UTC, so that its markets are open now)")
-	nowStr := fs.String("now", "", "sim: the instant the world is observed at, RFC 3339 (default: the wall clock)")
-	venues := fs.String("venues", "", "sim: name the world's markets after these venues, comma-separated (e.g. polymarket,kalshi,manifold): each event takes the next in turn")
+	sf := simSyncFlags{
+		seed:     fs.Int64("seed", 1, "sim: world seed (same seed, same world)"),
+		nMarkets: fs.Int("markets", 0, fmt.Sprintf("sim: number of markets (default %d)", sim.DefaultMarkets)),
+		startStr: fs.String("start", "", "sim: start of the world's horizon, RFC 3339 (default: the world already in the database, else today 00:00 UTC, so that its markets are open now)"),
+		nowStr:   fs.String("now", "", "sim: the instant the world is observed at, RFC 3339 (default: the wall clock)"),
+		venues:   fs.String("venues", "", "sim: name the world's markets after these venues, comma-separated (e.g. polymarket,kalshi,manifold): each event takes the next in turn"),
+	}
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if _, ok := sourceFlags[*source]; !ok {
-		return fmt.Errorf("unknown source %q (want polymarket, kalshi, manifold, metaculus or sim)", *source)
-	}
-	for _, names := range sourceFlags {
-		for _, n := range names {
-			if set[n] && !slices.Contains(sourceFlags[*source], n) {
-				return fmt.Errorf("--%s does not apply to --source %s", n, *source)
-			}
-		}
+	set, err := checkSourceFlags(fs, *source)
+	if err != nil {
+		return err
 	}
 	o, err := cf.options(env)
 	if err != nil {
@@ -85,57 +79,11 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 		}
 		run = func(ctx context.Context, db *store.DB) (string, error) { return sync(ctx, db, n) }
 	case arena.SourceSim:
-		if set["markets"] && *nMarkets <= 0 {
-			return fmt.Errorf("--markets %d: must be positive", *nMarkets)
-		}
-		simVenues, err := sim.ParseVenues(*venues)
+		w, err := sf.check(set)
 		if err != nil {
 			return err
 		}
-		var start time.Time
-		if *startStr != "" {
-			if start, err = syncTimeFlag("start", *startStr); err != nil {
-				return err
-			}
-		}
-		now := time.Now().UTC()
-		if *nowStr != "" {
-			if now, err = syncTimeFlag("now", *nowStr); err != nil {
-				return err
-			}
-		}
-		run = func(ctx context.Context, db *store.DB) (string, error) {
-			cfg, err := simWorldConfig(ctx, db, set, *seed, *nMarkets, start, now, simVenues)
-			if err != nil {
-				return "", err
-			}
-			world, err := sim.New(cfg)
-			if err != nil {
-				return "", err
-			}
-			// Refuse a second world before writing any of its markets.
-			if err := sim.Record(ctx, db, world); err != nil {
-				return "", err
-			}
-			ms := world.MarketsAt(now)
-			res, err := db.SaveMarkets(ctx, ms)
-			if err != nil {
-				return "", fmt.Errorf("save %d sim markets: %w", len(ms), err)
-			}
-			open := 0
-			for _, m := range ms {
-				if m.Status == arena.StatusOpen {
-					open++
-				}
-			}
-			named := ""
-			if cfg.Venues != "" {
-				named = ", named after " + cfg.Venues
-			}
-			return fmt.Sprintf("sim: seed %d, world from %s, %d markets at %s (%d open)%s; saved %d new, %d updated, %d unchanged, %d price points",
-				cfg.Seed, world.Config().Start.Format(time.RFC3339), len(ms), now.Format(time.RFC3339), open, named,
-				res.Inserted, res.Updated, res.Unchanged, res.Prices), nil
-		}
+		run = w.sync
 	default:
 		return fmt.Errorf("unknown source %q (want polymarket, kalshi, manifold, metaculus or sim)", *source)
 	}
@@ -152,6 +100,100 @@ func runSync(ctx context.Context, env *Env, args []string) error {
 	defer db.Close()
 	fmt.Fprintln(env.Stdout, summary)
 	return nil
+}
+
+// checkSourceFlags refuses an unknown --source and the flags set on the
+// command line that belong to another source; it returns the flags set.
+func checkSourceFlags(fs *flag.FlagSet, source string) (map[string]bool, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if _, ok := sourceFlags[source]; !ok {
+		return nil, fmt.Errorf("unknown source %q (want polymarket, kalshi, manifold, metaculus or sim)", source)
+	}
+	for _, names := range sourceFlags {
+		for _, n := range names {
+			if set[n] && !slices.Contains(sourceFlags[source], n) {
+				return nil, fmt.Errorf("--%s does not apply to --source %s", n, source)
+			}
+		}
+	}
+	return set, nil
+}
+
+// simSyncFlags are the flags of `arena sync --source sim`.
+type simSyncFlags struct {
+	seed                     *int64
+	nMarkets                 *int
+	startStr, nowStr, venues *string
+}
+
+// simSync is a simulated world's sync as its flags describe it, checked.
+type simSync struct {
+	set        map[string]bool // the flags set on the command line
+	seed       int64
+	markets    int
+	start, now time.Time
+	venues     string
+}
+
+// check checks the sim flags (set are those given on the command line)
+// before the store is opened and returns the sync they describe.
+func (f simSyncFlags) check(set map[string]bool) (*simSync, error) {
+	if set["markets"] && *f.nMarkets <= 0 {
+		return nil, fmt.Errorf("--markets %d: must be positive", *f.nMarkets)
+	}
+	venues, err := sim.ParseVenues(*f.venues)
+	if err != nil {
+		return nil, err
+	}
+	w := &simSync{set: set, seed: *f.seed, markets: *f.nMarkets, venues: venues}
+	if *f.startStr != "" {
+		if w.start, err = syncTimeFlag("start", *f.startStr); err != nil {
+			return nil, err
+		}
+	}
+	w.now = time.Now().UTC()
+	if *f.nowStr != "" {
+		if w.now, err = syncTimeFlag("now", *f.nowStr); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// sync records the world in db, refusing a second one, saves its markets
+// as they are at w.now and returns the summary line.
+func (w *simSync) sync(ctx context.Context, db *store.DB) (string, error) {
+	cfg, err := simWorldConfig(ctx, db, w.set, w.seed, w.markets, w.start, w.now, w.venues)
+	if err != nil {
+		return "", err
+	}
+	world, err := sim.New(cfg)
+	if err != nil {
+		return "", err
+	}
+	// Refuse a second world before writing any of its markets.
+	if err := sim.Record(ctx, db, world); err != nil {
+		return "", err
+	}
+	ms := world.MarketsAt(w.now)
+	res, err := db.SaveMarkets(ctx, ms)
+	if err != nil {
+		return "", fmt.Errorf("save %d sim markets: %w", len(ms), err)
+	}
+	open := 0
+	for _, m := range ms {
+		if m.Status == arena.StatusOpen {
+			open++
+		}
+	}
+	named := ""
+	if cfg.Venues != "" {
+		named = ", named after " + cfg.Venues
+	}
+	return fmt.Sprintf("sim: seed %d, world from %s, %d markets at %s (%d open)%s; saved %d new, %d updated, %d unchanged, %d price points",
+		cfg.Seed, world.Config().Start.Format(time.RFC3339), len(ms), w.now.Format(time.RFC3339), open, named,
+		res.Inserted, res.Updated, res.Unchanged, res.Prices), nil
 }
 
 func syncTimeFlag(name, v string) (time.Time, error) {

@@ -27,121 +27,182 @@ func init() {
 	register("verify", "check an export against its contract: every table and column, signatures, commit hashes, scores and leaderboard recomputed, log proofs, the witnessed checkpoint; with --url, an arena's published export and log; with --chain, on-chain state", runVerify)
 }
 
+// verifyFlags are the flags of `arena verify`.
+type verifyFlags struct {
+	dir, arenaURL, since, save, vkey, policyFile, keyHex, rpcURL, arenaFlag *string
+	known                                                                   []string
+	timeout, exportWait                                                     *time.Duration
+	maxDownload                                                             *int64
+}
+
 func runVerify(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "verify", "--export DIR | --url URL [--since FILE] [--save-checkpoint FILE] [--vkey VKEY] [--known-checkpoint FILE]... [--witness-policy FILE] [--log-key HEX] [--timeout D] [--export-wait D] [--max-download BYTES] [--chain RPC --arena ADDR]")
-	dir := fs.String("export", "", "directory written by 'arena export'")
-	arenaURL := fs.String("url", "", "an arena's address: fetch its current checkpoint (URL/log/checkpoint) and the export published with it (URL/exports/SIZE/, else the latest), verify the export, and prove the current checkpoint consistent with the export's from the log's hash tiles")
-	since := fs.String("since", "", "with --url: a checkpoint of the arena's log kept earlier (as --save-checkpoint writes it): prove the current one consistent with it")
-	save := fs.String("save-checkpoint", "", "with --url: once everything verifies, write the arena's current checkpoint to FILE, for the next run's --since")
-	vkey := fs.String("vkey", "", "the arena's log verifier key (as URL/log/vkey serves it): pins the checkpoint's origin and the log key, and requires a checkpoint")
-	policyFile := fs.String("witness-policy", "", "C2SP witness policy file (log, witness, group and quorum lines): the checkpoint must be cosigned by its quorum (with --url, the arena's current checkpoint, which must extend the export's); its log line serves as --vkey")
-	keyHex := fs.String("log-key", "", "the arena's published log public key (hex); default: the key of --vkey, else the key the export names")
-	var known []string
-	fs.Func("known-checkpoint", "a checkpoint of the arena's log seen before (an earlier export's checkpoint file, a --save-checkpoint file, a witness's copy): the export's checkpoint must extend it; repeatable", func(f string) error {
-		known = append(known, f)
+	f := &verifyFlags{
+		dir:        fs.String("export", "", "directory written by 'arena export'"),
+		arenaURL:   fs.String("url", "", "an arena's address: fetch its current checkpoint (URL/log/checkpoint) and the export published with it (URL/exports/SIZE/, else the latest), verify the export, and prove the current checkpoint consistent with the export's from the log's hash tiles"),
+		since:      fs.String("since", "", "with --url: a checkpoint of the arena's log kept earlier (as --save-checkpoint writes it): prove the current one consistent with it"),
+		save:       fs.String("save-checkpoint", "", "with --url: once everything verifies, write the arena's current checkpoint to FILE, for the next run's --since"),
+		vkey:       fs.String("vkey", "", "the arena's log verifier key (as URL/log/vkey serves it): pins the checkpoint's origin and the log key, and requires a checkpoint"),
+		policyFile: fs.String("witness-policy", "", "C2SP witness policy file (log, witness, group and quorum lines): the checkpoint must be cosigned by its quorum (with --url, the arena's current checkpoint, which must extend the export's); its log line serves as --vkey"),
+		keyHex:     fs.String("log-key", "", "the arena's published log public key (hex); default: the key of --vkey, else the key the export names"),
+	}
+	fs.Func("known-checkpoint", "a checkpoint of the arena's log seen before (an earlier export's checkpoint file, a --save-checkpoint file, a witness's copy): the export's checkpoint must extend it; repeatable", func(file string) error {
+		f.known = append(f.known, file)
 		return nil
 	})
-	rpcURL := fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
-	arenaFlag := fs.String("arena", "", "the PredictionArena address (with --chain)")
-	timeout := fs.Duration("timeout", 0, "give up after this long in all (default: none in all, but with --url the export's files must arrive within 2m plus 4s per MiB its index lists, 256 KiB/s; and every request fails when connecting takes 10s, headers 30s, or its body brings less than 16 KiB in any 30s)")
-	exportWait := fs.Duration("export-wait", 30*time.Second, "with --url: how long to wait for the export of the arena's current checkpoint (made after the checkpoint is signed) before verifying the latest export instead")
-	maxDownload := fs.Int64("max-download", export.DefaultMaxDownload, "with --url: refuse an export whose index lists more than this many bytes, before downloading it")
+	f.rpcURL = fs.String("chain", "", "JSON-RPC endpoint of the chain the arena mirrors to: also compare the export with on-chain state")
+	f.arenaFlag = fs.String("arena", "", "the PredictionArena address (with --chain)")
+	f.timeout = fs.Duration("timeout", 0, "give up after this long in all (default: none in all, but with --url the export's files must arrive within 2m plus 4s per MiB its index lists, 256 KiB/s; and every request fails when connecting takes 10s, headers 30s, or its body brings less than 16 KiB in any 30s)")
+	f.exportWait = fs.Duration("export-wait", 30*time.Second, "with --url: how long to wait for the export of the arena's current checkpoint (made after the checkpoint is signed) before verifying the latest export instead")
+	f.maxDownload = fs.Int64("max-download", export.DefaultMaxDownload, "with --url: refuse an export whose index lists more than this many bytes, before downloading it")
 	if err := parseAll(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case (*dir == "") == (*arenaURL == ""):
-		return fmt.Errorf("give one of --export and --url")
-	case *arenaURL == "" && (*since != "" || *save != ""):
-		return fmt.Errorf("--since and --save-checkpoint go with --url (an export alone holds no later checkpoint to compare with)")
-	case (*rpcURL == "") != (*arenaFlag == ""):
-		return fmt.Errorf("--chain and --arena go together")
-	case *arenaFlag != "" && !common.IsHexAddress(*arenaFlag):
-		return fmt.Errorf("--arena %q is not an address", *arenaFlag)
-	case *timeout < 0:
-		return fmt.Errorf("--timeout %s: want a positive duration (or 0 for the default bounds)", *timeout)
-	case *exportWait < 0:
-		return fmt.Errorf("--export-wait %s: want 0 or more", *exportWait)
-	case *maxDownload <= 0:
-		return fmt.Errorf("--max-download %d: want a positive number of bytes", *maxDownload)
+	if err := f.check(); err != nil {
+		return err
 	}
-	if *dir != "" {
-		if err := checkExportDir(*dir); err != nil {
-			return err
-		}
-	}
-	if *timeout > 0 {
+	if *f.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("verification gave up: --timeout %s passed", *timeout))
+		ctx, cancel = context.WithTimeoutCause(ctx, *f.timeout, fmt.Errorf("verification gave up: --timeout %s passed", *f.timeout))
 		defer cancel()
 	}
+	o, err := f.verifyOptions()
+	if err != nil {
+		return err
+	}
+	var live *liveCheckpoint
+	if *f.arenaURL != "" {
+		var cleanup func()
+		if live, cleanup, err = f.fetchArena(ctx, env, &o); err != nil {
+			return err
+		}
+		defer cleanup()
+	}
+	bar := progress.New(env.Stderr, 0, "steps")
+	o.Progress = bar.Set
+	rep, err := export.Verify(*f.dir, o)
+	bar.Finish()
+	if err != nil {
+		return fmt.Errorf("verification FAILED: %w", otherArena(err, *f.dir, o, keySource(*f.vkey, *f.keyHex)))
+	}
+	printVerifyReport(env, rep, live)
+	ok := "OK: the export is consistent with its signed log"
+	if live != nil {
+		if err := verifyLive(ctx, env, rep, live, *f.since, *f.save); err != nil {
+			return fmt.Errorf("verification FAILED: %w", err)
+		}
+		ok = "OK: the export is consistent with its signed log, and the arena's current checkpoint extends it"
+	}
+	if *f.rpcURL != "" {
+		if err := verifyExportOnChain(ctx, env, *f.dir, *f.rpcURL, common.HexToAddress(*f.arenaFlag)); err != nil {
+			return err
+		}
+		ok += "; on-chain state matches"
+	}
+	// Only now is everything verified.
+	fmt.Fprintln(env.Stdout, ok)
+	return nil
+}
+
+// check refuses flags that cannot go together and an export directory
+// that is not one, before anything is read.
+func (f *verifyFlags) check() error {
+	switch {
+	case (*f.dir == "") == (*f.arenaURL == ""):
+		return fmt.Errorf("give one of --export and --url")
+	case *f.arenaURL == "" && (*f.since != "" || *f.save != ""):
+		return fmt.Errorf("--since and --save-checkpoint go with --url (an export alone holds no later checkpoint to compare with)")
+	case (*f.rpcURL == "") != (*f.arenaFlag == ""):
+		return fmt.Errorf("--chain and --arena go together")
+	case *f.arenaFlag != "" && !common.IsHexAddress(*f.arenaFlag):
+		return fmt.Errorf("--arena %q is not an address", *f.arenaFlag)
+	case *f.timeout < 0:
+		return fmt.Errorf("--timeout %s: want a positive duration (or 0 for the default bounds)", *f.timeout)
+	case *f.exportWait < 0:
+		return fmt.Errorf("--export-wait %s: want 0 or more", *f.exportWait)
+	case *f.maxDownload <= 0:
+		return fmt.Errorf("--max-download %d: want a positive number of bytes", *f.maxDownload)
+	}
+	if *f.dir != "" {
+		return checkExportDir(*f.dir)
+	}
+	return nil
+}
+
+// verifyOptions reads what the flags pin of the arena's log: its key, its
+// verifier key, the checkpoints seen before and the witness policy.
+func (f *verifyFlags) verifyOptions() (export.VerifyOptions, error) {
 	var o export.VerifyOptions
-	if *keyHex != "" {
+	if *f.keyHex != "" {
 		var err error
-		if o.LogKey, err = tlog.ParsePublicKey(*keyHex); err != nil {
-			return err
+		if o.LogKey, err = tlog.ParsePublicKey(*f.keyHex); err != nil {
+			return o, err
 		}
 	}
-	if *vkey != "" {
-		if _, _, err := tlog.ParseVerifierKey(*vkey); err != nil {
-			return fmt.Errorf("--vkey: %w", err)
+	if *f.vkey != "" {
+		if _, _, err := tlog.ParseVerifierKey(*f.vkey); err != nil {
+			return o, fmt.Errorf("--vkey: %w", err)
 		}
-		o.VKey = *vkey
+		o.VKey = *f.vkey
 	}
-	for _, f := range known {
-		b, err := readFlagFile("--known-checkpoint", f)
+	for _, file := range f.known {
+		b, err := readFlagFile("--known-checkpoint", file)
 		if err != nil {
-			return err
+			return o, err
 		}
 		o.KnownCheckpoints = append(o.KnownCheckpoints, b)
 	}
-	if *policyFile != "" {
-		b, err := readFlagFile("--witness-policy", *policyFile)
+	if *f.policyFile != "" {
+		b, err := readFlagFile("--witness-policy", *f.policyFile)
 		if err != nil {
-			return err
+			return o, err
 		}
 		if o.Policy, err = witness.ParsePolicy(b); err != nil {
-			return fmt.Errorf("--witness-policy %s: %w", *policyFile, err)
+			return o, fmt.Errorf("--witness-policy %s: %w", *f.policyFile, err)
 		}
 		// The policy's log line names the log key, as --vkey does.
 		switch n := len(o.Policy.Logs); {
 		case o.VKey == "" && n == 1:
 			o.VKey = o.Policy.Logs[0].VKey
 		case o.VKey == "" && n > 1:
-			return fmt.Errorf("--witness-policy %s lists %d logs: name this arena's with --vkey", *policyFile, n)
+			return o, fmt.Errorf("--witness-policy %s lists %d logs: name this arena's with --vkey", *f.policyFile, n)
 		}
 	}
-	var (
-		base string
-		live *liveCheckpoint
-	)
-	if *arenaURL != "" {
-		u, err := url.Parse(*arenaURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("--url %q: want the arena's address, such as https://arena.example.com", *arenaURL)
-		}
-		base = strings.TrimSuffix(u.String(), "/")
-		if *dir, err = os.MkdirTemp("", "arena-verify-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(*dir)
-		if live, err = fetchLive(ctx, env, base, *dir, *maxDownload, *exportWait); errors.Is(err, errNothingToVerify) {
-			return err
-		} else if err != nil {
-			return fmt.Errorf("verification FAILED: %w", err)
-		}
-		// The witness policy is checked on the arena's current checkpoint,
-		// which must extend the export's: an export made before a witness
-		// was added to the policy is then covered by its cosignature.
-		live.policy, o.Policy = o.Policy, nil
+	return o, nil
+}
+
+// fetchArena fetches the arena's current checkpoint and its export into a
+// temporary directory, which becomes --export, and moves the witness
+// policy of o to the current checkpoint. The returned function removes
+// the directory.
+func (f *verifyFlags) fetchArena(ctx context.Context, env *Env, o *export.VerifyOptions) (*liveCheckpoint, func(), error) {
+	u, err := url.Parse(*f.arenaURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, nil, fmt.Errorf("--url %q: want the arena's address, such as https://arena.example.com", *f.arenaURL)
 	}
-	bar := progress.New(env.Stderr, 0, "steps")
-	o.Progress = bar.Set
-	rep, err := export.Verify(*dir, o)
-	bar.Finish()
-	if err != nil {
-		return fmt.Errorf("verification FAILED: %w", otherArena(err, *dir, o, keySource(*vkey, *keyHex)))
+	base := strings.TrimSuffix(u.String(), "/")
+	if *f.dir, err = os.MkdirTemp("", "arena-verify-"); err != nil {
+		return nil, nil, err
 	}
+	dir := *f.dir
+	cleanup := func() { os.RemoveAll(dir) }
+	live, err := fetchLive(ctx, env, base, dir, *f.maxDownload, *f.exportWait)
+	if errors.Is(err, errNothingToVerify) {
+		cleanup()
+		return nil, nil, err
+	} else if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("verification FAILED: %w", err)
+	}
+	// The witness policy is checked on the arena's current checkpoint,
+	// which must extend the export's: an export made before a witness
+	// was added to the policy is then covered by its cosignature.
+	live.policy, o.Policy = o.Policy, nil
+	return live, cleanup, nil
+}
+
+// printVerifyReport writes what the export's verification checked.
+func printVerifyReport(env *Env, rep *export.Report, live *liveCheckpoint) {
 	fmt.Fprintf(env.Stdout, "log: %d entries (%d sealed until their round is triggered: hash only), root %s; %d inclusion proofs, %d known checkpoints consistent with the export's\n",
 		rep.LogEntries, rep.SealedEntries, rep.LogRoot, rep.InclusionProofs, rep.KnownCheckpoints)
 	if c := rep.Checkpoint; c != nil {
@@ -166,22 +227,6 @@ func runVerify(ctx context.Context, env *Env, args []string) error {
 	if rep.KeyFromExport {
 		fmt.Fprintln(env.Stdout, "note: the log key was taken from the export itself; pass --vkey or --log-key with the arena's published key to rule out a re-signed log")
 	}
-	ok := "OK: the export is consistent with its signed log"
-	if live != nil {
-		if err := verifyLive(ctx, env, rep, live, *since, *save); err != nil {
-			return fmt.Errorf("verification FAILED: %w", err)
-		}
-		ok = "OK: the export is consistent with its signed log, and the arena's current checkpoint extends it"
-	}
-	if *rpcURL != "" {
-		if err := verifyExportOnChain(ctx, env, *dir, *rpcURL, common.HexToAddress(*arenaFlag)); err != nil {
-			return err
-		}
-		ok += "; on-chain state matches"
-	}
-	// Only now is everything verified.
-	fmt.Fprintln(env.Stdout, ok)
-	return nil
 }
 
 // liveCheckpoint is an arena's current checkpoint as verify --url fetched

@@ -263,10 +263,30 @@ type job struct {
 // Run forecasts every allowed (agent, round) of the plan, stores the
 // forecasts as the backtest track and scores them.
 func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
-	log := arena.Logger(r.Logger)
-	now := arena.Clock(r.Now)
-	reg := r.Agents.Registry
 	rep := &Report{Rounds: len(plan.Rounds), Questions: plan.Questions(), LeftOver: plan.LeftOver}
+	jobs, res := r.planJobs(plan)
+	if err := r.forecastAll(ctx, jobs, res); err != nil {
+		return nil, err
+	}
+	// Score this run's forecasts exactly as `arena score` would.
+	rows, err := r.rows(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	rep.Rows = rows
+	if err := scoreInto(ctx, rows, res); err != nil {
+		return nil, err
+	}
+	r.addCosts(rep, res)
+	return rep, nil
+}
+
+// planJobs lists the (agent, round) forecasts the run makes, models
+// before ensembles, and starts each agent's result with why it forecasts
+// nothing (skipped, no cutoff) and how many questions the contamination
+// guard withholds from it.
+func (r *Runner) planJobs(plan *Plan) ([]job, map[string]*AgentResult) {
+	reg := r.Agents.Registry
 	res := map[string]*AgentResult{}
 	skipped := map[string]string{}
 	for _, s := range r.Skipped {
@@ -276,7 +296,6 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	for _, spec := range reg.Agents {
 		ar := &AgentResult{Agent: spec.ID}
 		res[spec.ID] = ar
-		rep.Agents = append(rep.Agents, AgentResult{}) // filled below, in registry order
 		if reason, ok := skipped[spec.ID]; ok {
 			ar.Notes = append(ar.Notes, "skipped: "+reason)
 			continue
@@ -294,13 +313,22 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 			jobs = append(jobs, job{spec, rd})
 		}
 	}
+	// Ensembles read their members' forecasts of the same round: run the
+	// models first so an ensemble never waits on a busy member.
+	sort.SliceStable(jobs, func(i, j int) bool { return !jobs[i].spec.IsEnsemble() && jobs[j].spec.IsEnsemble() })
+	return jobs, res
+}
+
+// forecastAll runs the jobs on r.Workers workers, counting each agent's
+// forecasts and failures into res and storing the forecasts as they come.
+// It returns the first error (a storage error or the run's cancellation).
+func (r *Runner) forecastAll(ctx context.Context, jobs []job, res map[string]*AgentResult) error {
+	log := arena.Logger(r.Logger)
+	now := arena.Clock(r.Now)
 	workers := r.Workers
 	if workers <= 0 {
 		workers = 4
 	}
-	// Ensembles read their members' forecasts of the same round: run the
-	// models first so an ensemble never waits on a busy member.
-	sort.SliceStable(jobs, func(i, j int) bool { return !jobs[i].spec.IsEnsemble() && jobs[j].spec.IsEnsemble() })
 	var mu sync.Mutex
 	var firstErr error
 	done, progress := 0, r.Progress
@@ -308,32 +336,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 		progress = func(int, int) {}
 	}
 	progress(0, len(jobs))
-	// One writer stores forecasts in batches: a transaction per round
-	// would make the store's commit latency, not the models, the pace.
-	// Rows not yet written when a run dies are rebuilt from the cache. A
-	// failed write stops the run (no model call is paid for after it
-	// whose forecasts could not be kept); the error says why.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	rowsCh := make(chan []arena.BacktestForecast, workers)
-	wdone := make(chan error, 1)
-	go func() {
-		var buf []arena.BacktestForecast
-		var werr error
-		for rows := range rowsCh {
-			buf = append(buf, rows...)
-			if len(buf) >= 512 && werr == nil {
-				if werr = r.Store.SaveBacktest(ctx, buf); werr != nil {
-					stop(fmt.Errorf("backtest: store forecasts: %w", werr))
-				}
-				buf = buf[:0]
-			}
-		}
-		if werr == nil {
-			werr = r.Store.SaveBacktest(ctx, buf)
-		}
-		wdone <- werr
-	}()
+	wdone := r.storeInBatches(ctx, stop, rowsCh)
 	ch := make(chan job)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -380,48 +386,81 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) (*Report, error) {
 	if err := <-wdone; err != nil && firstErr == nil {
 		firstErr = fmt.Errorf("backtest: store forecasts: %w", err)
 	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	// Score this run's forecasts exactly as `arena score` would.
-	rows, err := r.rows(ctx, plan)
-	if err != nil {
-		return nil, err
-	}
-	rep.Rows = rows
-	if len(rows) > 0 {
-		t, err := stats.FromRows(rows)
-		if err != nil {
-			return nil, err
-		}
-		results, err := stats.Analyze(ctx, t, stats.Options{})
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range results {
-			if ar := res[a.Agent]; ar != nil {
-				b := a.Brier
-				ar.Brier = &b
-				if a.Alpha.OK {
-					v := a.Alpha.V
-					ar.Alpha = &v
+	return firstErr
+}
+
+// storeInBatches is the run's one writer: it stores the forecasts sent on
+// rows in batches, as a transaction per round would make the store's
+// commit latency, not the models, the pace. Rows not yet written when a
+// run dies are rebuilt from the cache. A failed write stops the run
+// through stop (no model call is paid for after it whose forecasts could
+// not be kept); the error says why. Once rows is closed and the rest
+// written, the returned channel gives the write's error.
+func (r *Runner) storeInBatches(ctx context.Context, stop context.CancelCauseFunc, rows <-chan []arena.BacktestForecast) <-chan error {
+	wdone := make(chan error, 1)
+	go func() {
+		var buf []arena.BacktestForecast
+		var werr error
+		for rs := range rows {
+			buf = append(buf, rs...)
+			if len(buf) >= 512 && werr == nil {
+				if werr = r.Store.SaveBacktest(ctx, buf); werr != nil {
+					stop(fmt.Errorf("backtest: store forecasts: %w", werr))
 				}
+				buf = buf[:0]
+			}
+		}
+		if werr == nil {
+			werr = r.Store.SaveBacktest(ctx, buf)
+		}
+		wdone <- werr
+	}()
+	return wdone
+}
+
+// scoreInto scores the run's rows as `arena score` would and sets each
+// agent's Brier score and alpha in res.
+func scoreInto(ctx context.Context, rows []stats.Row, res map[string]*AgentResult) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	t, err := stats.FromRows(rows)
+	if err != nil {
+		return err
+	}
+	results, err := stats.Analyze(ctx, t, stats.Options{})
+	if err != nil {
+		return err
+	}
+	for _, a := range results {
+		if ar := res[a.Agent]; ar != nil {
+			b := a.Brier
+			ar.Brier = &b
+			if a.Alpha.OK {
+				v := a.Alpha.V
+				ar.Alpha = &v
 			}
 		}
 	}
+	return nil
+}
+
+// addCosts fills the report's agents, in registry order, with what the
+// meter counted of each one's calls and cost, and the run's totals and
+// budget stops.
+func (r *Runner) addCosts(rep *Report, res map[string]*AgentResult) {
 	meter := r.Agents.Meter
-	for i, spec := range reg.Agents {
+	for _, spec := range r.Agents.Registry.Agents {
 		ar := res[spec.ID]
 		u := meter.Agent(spec.ID)
 		ar.CostUSD, ar.Calls, ar.CachedCalls = float64(u.CostMicros)/1e6, u.Calls, u.CachedCalls
 		ar.BilledUSD, ar.BilledCalls = float64(u.BilledMicros)/1e6, u.BilledCalls
-		rep.Agents[i] = *ar
+		rep.Agents = append(rep.Agents, *ar)
 	}
 	run := meter.Run()
 	rep.Cost = Cost{USD: float64(run.CostMicros) / 1e6, Calls: run.Calls, CachedCalls: run.CachedCalls,
 		BilledUSD: float64(run.BilledMicros) / 1e6, BilledCalls: run.BilledCalls}
 	rep.Stops = meter.Stops()
-	return rep, nil
 }
 
 // one forecasts one round for one agent and returns its forecasts. A round

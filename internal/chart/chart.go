@@ -234,8 +234,35 @@ func (c *Line) WriteSVG(w io.Writer) error {
 	if len(c.Series) > 1 || (len(c.Series) == 1 && c.Series[0].Name != "") {
 		f.legendLayout(names)
 	}
-	// Domains: the data (bands and references included) unless fixed.
-	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	xlo, xhi, ylo, yhi := c.extent()
+	// About one x tick per 90 units of plot width: a date-and-time label
+	// is ~70 units wide, so a narrow chart gets fewer ticks, not overlaps.
+	xt, xfmt := c.X.ticks(xlo, xhi, min(6, max(2, int((f.W-f.left-f.right)/90))))
+	yt, yfmt := c.Y.ticks(ylo, yhi, 6)
+	f.x0, f.x1 = domain(c.X, xt, xlo, xhi)
+	f.y0, f.y1 = domain(c.Y, yt, ylo, yhi)
+
+	f.begin(c.Title, c.Desc, c.Background)
+	f.yAxis(yt, c.Y.Label, yfmt)
+	f.xAxis(xt, c.X.Label, xfmt)
+	f.box()
+	for _, r := range c.Refs {
+		f.printf(`<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s" stroke="currentColor" stroke-opacity="0.5" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
+			num(f.sx(clamp(r.X0, f.x0, f.x1))), num(f.sy(r.Y0)), num(f.sx(clamp(r.X1, f.x0, f.x1))), num(f.sy(r.Y1)), esc(r.Label))
+	}
+	dodge := c.dodges(f)
+	for i, s := range c.Series {
+		c.writeSeries(f, i, s, dodge)
+	}
+	c.writeLegend(f)
+	f.printf("</svg>\n")
+	return f.err
+}
+
+// extent is the range of the data, bands included, and of the references'
+// y (a reference extends no x domain); the unit square without data.
+func (c *Line) extent() (xlo, xhi, ylo, yhi float64) {
+	xlo, xhi, ylo, yhi = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	see := func(x, y float64) {
 		if finite(x) && finite(y) {
 			xlo, xhi, ylo, yhi = math.Min(xlo, x), math.Max(xhi, x), math.Min(ylo, y), math.Max(yhi, y)
@@ -258,85 +285,83 @@ func (c *Line) WriteSVG(w io.Writer) error {
 	if math.IsInf(xlo, 1) {
 		xlo, xhi, ylo, yhi = 0, 1, 0, 1
 	}
-	// About one x tick per 90 units of plot width: a date-and-time label
-	// is ~70 units wide, so a narrow chart gets fewer ticks, not overlaps.
-	xt, xfmt := c.X.ticks(xlo, xhi, min(6, max(2, int((f.W-f.left-f.right)/90))))
-	yt, yfmt := c.Y.ticks(ylo, yhi, 6)
-	f.x0, f.x1 = domain(c.X, xt, xlo, xhi)
-	f.y0, f.y1 = domain(c.Y, yt, ylo, yhi)
+	return xlo, xhi, ylo, yhi
+}
 
-	f.begin(c.Title, c.Desc, c.Background)
-	f.yAxis(yt, c.Y.Label, yfmt)
+// xAxis draws the x axis: a grid line and a label at each tick, and the
+// axis label.
+func (f *frame) xAxis(ticks []float64, label string, format func(float64) string) {
 	f.printf(`<g class="axis x" fill="currentColor">` + "\n")
-	for _, t := range xt {
+	for _, t := range ticks {
 		x := f.sx(t)
 		f.printf(`<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="currentColor" stroke-opacity="0.15"/>`+"\n", num(x), num(x), num(f.top), num(f.H-f.bottom))
-		f.printf(`<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(x), num(f.H-f.bottom+15), esc(xfmt(t)))
+		f.printf(`<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(x), num(f.H-f.bottom+15), esc(format(t)))
 	}
-	f.printf(`<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(f.left+(f.W-f.left-f.right)/2), num(f.H-f.bottom+31), esc(c.X.Label))
+	f.printf(`<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(f.left+(f.W-f.left-f.right)/2), num(f.H-f.bottom+31), esc(label))
 	f.printf("</g>\n")
-	f.box()
-	for _, r := range c.Refs {
-		f.printf(`<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s" stroke="currentColor" stroke-opacity="0.5" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
-			num(f.sx(clamp(r.X0, f.x0, f.x1))), num(f.sy(r.Y0)), num(f.sx(clamp(r.X1, f.x0, f.x1))), num(f.sy(r.Y1)), esc(r.Label))
+}
+
+// writeSeries draws the i'th series: its band, its line and its markers,
+// each x moved by dodge where points of several series would overlap.
+func (c *Line) writeSeries(f *frame, i int, s Series, dodge map[[2]int]float64) {
+	color := Palette[i%len(Palette)]
+	f.printf(`<g class="series" data-name="%s">`+"\n", esc(s.Name))
+	if len(s.Lo) == len(s.X) && len(s.Hi) == len(s.X) && len(s.X) > 1 {
+		var b strings.Builder
+		for j := range s.X {
+			fmt.Fprintf(&b, "%s,%s ", num(f.sx(s.X[j])), num(f.sy(s.Hi[j])))
+		}
+		for j := len(s.X) - 1; j >= 0; j-- {
+			fmt.Fprintf(&b, "%s,%s ", num(f.sx(s.X[j])), num(f.sy(s.Lo[j])))
+		}
+		f.printf(`<polygon class="band" fill="%s" fill-opacity="0.15" stroke="none" points="%s"/>`+"\n", color, strings.TrimSpace(b.String()))
 	}
-	dodge := c.dodges(f)
+	var b strings.Builder
+	n := 0
+	for j := range s.X {
+		if finite(s.X[j]) && finite(s.Y[j]) {
+			fmt.Fprintf(&b, "%s,%s ", num(f.sx(s.X[j])), num(f.sy(s.Y[j])))
+			n++
+		}
+	}
+	if n > 1 && !s.NoLine {
+		f.printf(`<polyline fill="none" stroke="%s" stroke-width="1.8"%s points="%s"/>`+"\n", color, dashAttr(i), strings.TrimSpace(b.String()))
+	}
+	labelled := len(s.Labels) == len(s.X)
+	for j := range s.X {
+		if !finite(s.X[j]) || !finite(s.Y[j]) {
+			continue
+		}
+		x := f.sx(s.X[j]) + dodge[[2]int{i, j}]
+		switch {
+		case labelled:
+			f.printf(`<g class="pt" transform="translate(%s %s)"><title>%s</title>`+"\n", num(x), num(f.sy(s.Y[j])), esc(s.Labels[j]))
+			f.marker(i, 0, 0, color)
+			f.printf("</g>\n")
+		case s.Points || s.NoLine || j == len(s.X)-1 || n == 1:
+			f.marker(i, x, f.sy(s.Y[j]), color)
+		}
+	}
+	f.printf("</g>\n")
+}
+
+// writeLegend draws the legend, if the layout made room for one: each
+// series' line and marker beside its name.
+func (c *Line) writeLegend(f *frame) {
+	if f.legendRows <= 0 {
+		return
+	}
+	f.printf(`<g class="legend">` + "\n")
 	for i, s := range c.Series {
 		color := Palette[i%len(Palette)]
-		f.printf(`<g class="series" data-name="%s">`+"\n", esc(s.Name))
-		if len(s.Lo) == len(s.X) && len(s.Hi) == len(s.X) && len(s.X) > 1 {
-			var b strings.Builder
-			for j := range s.X {
-				fmt.Fprintf(&b, "%s,%s ", num(f.sx(s.X[j])), num(f.sy(s.Hi[j])))
+		f.legendItem(i, s.Name, func(x, y float64) {
+			if !s.NoLine {
+				f.printf(`<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="1.8"%s/>`+"\n", num(x), num(x+26), num(y), num(y), color, dashAttr(i))
 			}
-			for j := len(s.X) - 1; j >= 0; j-- {
-				fmt.Fprintf(&b, "%s,%s ", num(f.sx(s.X[j])), num(f.sy(s.Lo[j])))
-			}
-			f.printf(`<polygon class="band" fill="%s" fill-opacity="0.15" stroke="none" points="%s"/>`+"\n", color, strings.TrimSpace(b.String()))
-		}
-		var b strings.Builder
-		n := 0
-		for j := range s.X {
-			if finite(s.X[j]) && finite(s.Y[j]) {
-				fmt.Fprintf(&b, "%s,%s ", num(f.sx(s.X[j])), num(f.sy(s.Y[j])))
-				n++
-			}
-		}
-		if n > 1 && !s.NoLine {
-			f.printf(`<polyline fill="none" stroke="%s" stroke-width="1.8"%s points="%s"/>`+"\n", color, dashAttr(i), strings.TrimSpace(b.String()))
-		}
-		labelled := len(s.Labels) == len(s.X)
-		for j := range s.X {
-			if !finite(s.X[j]) || !finite(s.Y[j]) {
-				continue
-			}
-			x := f.sx(s.X[j]) + dodge[[2]int{i, j}]
-			switch {
-			case labelled:
-				f.printf(`<g class="pt" transform="translate(%s %s)"><title>%s</title>`+"\n", num(x), num(f.sy(s.Y[j])), esc(s.Labels[j]))
-				f.marker(i, 0, 0, color)
-				f.printf("</g>\n")
-			case s.Points || s.NoLine || j == len(s.X)-1 || n == 1:
-				f.marker(i, x, f.sy(s.Y[j]), color)
-			}
-		}
-		f.printf("</g>\n")
+			f.marker(i, x+13, y, color)
+		})
 	}
-	if f.legendRows > 0 {
-		f.printf(`<g class="legend">` + "\n")
-		for i, s := range c.Series {
-			color := Palette[i%len(Palette)]
-			f.legendItem(i, s.Name, func(x, y float64) {
-				if !s.NoLine {
-					f.printf(`<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="1.8"%s/>`+"\n", num(x), num(x+26), num(y), num(y), color, dashAttr(i))
-				}
-				f.marker(i, x+13, y, color)
-			})
-		}
-		f.printf("</g>\n")
-	}
-	f.printf("</svg>\n")
-	return f.err
+	f.printf("</g>\n")
 }
 
 // dodges are the horizontal offsets, in drawing units and by (series,

@@ -221,13 +221,69 @@ func options(dbURL string) config.Options {
 }
 
 func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
-	clk, db, log := res.Clock, res.DB, cfg.Logger
-	start := world.Config().Start
-	clk.Set(start)
-	db.Now = clk.Now // stored timestamps follow the simulated clock too
+	d := &demoRun{cfg: cfg, world: world, res: res, clk: res.Clock, db: res.DB, start: world.Config().Start}
+	d.clk.Set(d.start)
+	d.db.Now = d.clk.Now // stored timestamps follow the simulated clock too
+	if err := d.wire(ctx); err != nil {
+		return err
+	}
+	// The agents talk to the real HTTP server on loopback.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("demo: listen: %w", err)
+	}
+	hs := &http.Server{Handler: res.Handler}
+	go hs.Serve(ln)
+	defer hs.Close()
+	base := "http://" + ln.Addr().String()
+	if err := d.joinAgents(ctx, base); err != nil {
+		return err
+	}
+	if err := d.schedule(ctx, base); err != nil {
+		return err
+	}
+	if err := d.playRounds(ctx); err != nil {
+		return err
+	}
+	if err := d.settle(ctx); err != nil {
+		return err
+	}
+	return d.results(ctx)
+}
+
+// demoRun is one demo's state from phase to phase of run: the parts it
+// wires, the agents it joins, the scheduler that plays them, and what the
+// world's sync has recorded so far.
+type demoRun struct {
+	cfg   Config
+	world *sim.World
+	res   *Result
+	clk   *clock.Manual
+	db    *store.DB
+	start time.Time
+
+	app     *app.App
+	trading *app.TradingTrack
+	orc     *demoOracle
+	clients []*participant.Client
+	js      []jobs.Job
+	sched   *jobs.Scheduler
+
+	lastSync time.Time // the end of the world's last sync
+	// settling is set once every round is played: the agents have
+	// nothing left to send, and the world's sync records only the prices
+	// in force.
+	settling bool
+}
+
+// wire stores the demo's deployment identifier and builds its services
+// with app.New: the rounds' rules, the simulated traders' lineup and the
+// demo's oracle panel, then the trading track and the HTTP handler.
+func (d *demoRun) wire(ctx context.Context) error {
+	cfg, res, db := d.cfg, d.res, d.db
 	rules := rounds.Rules{MinPrice: 0.03, MaxPrice: 0.97, MinCloseAfter: arena.Duration(time.Hour),
 		MaxCloseAfter: arena.Duration(7 * 24 * time.Hour), Sources: []string{arena.SourceSim}}
-	if vs := world.Config().Venues; vs != "" {
+	if vs := d.world.Config().Venues; vs != "" {
 		rules.ShareEqually(strings.Split(vs, ","))
 	}
 	// The demo's deployment identifier follows from its seed, so that the
@@ -247,149 +303,161 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 	if cfg.DB != "" {
 		o.DataDir = cfg.Dir
 	}
-	orc, err := newDemoOracle(cfg.Seed, db, o, clk.Now)
-	if err != nil {
+	if d.orc, err = newDemoOracle(cfg.Seed, db, o, d.clk.Now); err != nil {
 		return err
 	}
 	// Every accepted submission and score goes to the tamper-evident log,
 	// whose key lives next to the demo's database, named after it: another
 	// database's key in the same directory is not the demo's.
-	a, err := app.New(ctx, o, app.Deps{Logger: log, DB: db, Now: clk.Now, Rules: &rules, Lineup: lineup, Panel: orc.panel, Log: app.LogWrite})
+	a, err := app.New(ctx, o, app.Deps{Logger: cfg.Logger, DB: db, Now: d.clk.Now, Rules: &rules, Lineup: lineup, Panel: d.orc.panel, Log: app.LogWrite})
 	if err != nil {
 		return err
 	}
-	res.App, orc.svc = a, a.Oracle
-	tr, err := a.Trading(ctx)
-	if err != nil {
+	d.app, res.App, d.orc.svc = a, a, a.Oracle
+	if d.trading, err = a.Trading(ctx); err != nil {
 		return err
 	}
-	svc, eng := a.Rounds, tr.Engine
-	if res.Handler, err = a.Handler(); err != nil {
-		return err
-	}
-	// The agents talk to the real HTTP server on loopback.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("demo: listen: %w", err)
-	}
-	hs := &http.Server{Handler: res.Handler}
-	go hs.Serve(ln)
-	defer hs.Close()
-	base := "http://" + ln.Addr().String()
+	res.Handler, err = a.Handler()
+	return err
+}
 
-	var clients []*participant.Client
+// joinAgents gives each of the demo's agents a client of the server at
+// base and registers it under its trader's name.
+func (d *demoRun) joinAgents(ctx context.Context, base string) error {
+	cfg := d.cfg
 	for _, name := range cfg.Agents {
 		key := forecast.NewKey(agentKey(cfg.Seed, name))
 		// Agents commit half an hour before the deadline, then reveal in
 		// the window once benchmarks are in.
-		c := &participant.Client{Server: base, Key: key, StateDir: filepath.Join(res.Dir, "agents", name), Now: clk.Now, Logger: log,
+		c := &participant.Client{Server: base, Key: key, StateDir: filepath.Join(d.res.Dir, "agents", name), Now: d.clk.Now, Logger: cfg.Logger,
 			LeadTime: commitIn / 2}
-		strat, err := strategy.NewSim(world, name, c.LookupMarket, clk.Now)
+		strat, err := strategy.NewSim(d.world, name, c.LookupMarket, d.clk.Now)
 		if err != nil {
 			return err
 		}
 		c.Strategy = strat
 		// Named as its trader in the cohorts, through the check every
 		// profile passes.
-		if err := rounds.RegisterAgent(ctx, db, arena.AgentInfo{Address: key.Address().Hex(), Name: agent.SimName(name), Kind: agent.KindSim}); err != nil {
+		if err := rounds.RegisterAgent(ctx, d.db, arena.AgentInfo{Address: key.Address().Hex(), Name: agent.SimName(name), Kind: agent.KindSim}); err != nil {
 			return fmt.Errorf("demo: agent %s: %w", name, err)
 		}
-		clients = append(clients, c)
+		d.clients = append(d.clients, c)
 	}
-	progress := func(stage string, done, total int) {
-		if cfg.Progress != nil {
-			cfg.Progress(stage, min(done, total), total)
-		}
-	}
-	lastSync := start.Add(-2 * time.Hour)
-	settling := false
-	// The world: what a market source's sync would record since the last
-	// step, and the demo's operator and arbiter.
-	sync := func(ctx context.Context, _ time.Time) error {
-		now := clk.Now()
-		ms := world.MarketsSince(lastSync, now)
-		if settling {
-			// Once every round is played no agent reads a price history:
-			// the settling steps record what a sync every settleStep
-			// would, each open market's price in force, instead of the
-			// whole 10-minute grid (nine tenths of a short demo's rows).
-			ms = world.LiveMarkets(now, now)
-		}
-		if _, err := db.SaveMarkets(ctx, ms); err != nil {
-			return err
-		}
-		lastSync = now
-		return orc.step(ctx, ms, now)
-	}
-	// The agents act at once, as independent agents do: the server takes
-	// their submissions in any order. Once every round is revealed they
-	// have nothing left to send.
-	agents := func(ctx context.Context, _ time.Time) error {
-		if settling {
-			return nil
-		}
-		g, gctx := errgroup.WithContext(ctx)
-		for _, c := range clients {
-			g.Go(func() error {
-				if _, err := c.RunOnce(gctx); err != nil {
-					return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
-				}
-				return nil
-			})
-		}
-		return g.Wait()
-	}
-	// The clock moves step by step; at each, the scheduler runs what is
-	// due then: the world, the very jobs arena serve runs (rounds,
-	// benchmarks, scoring, the trading cohorts), then the agents.
-	served, err := a.Jobs(ctx, base)
+	return nil
+}
+
+// schedule builds the scheduler the clock drives: at each step it runs
+// what is due then: the world, the very jobs arena serve runs (rounds,
+// benchmarks, scoring, the trading cohorts), then the agents.
+func (d *demoRun) schedule(ctx context.Context, base string) error {
+	d.lastSync = d.start.Add(-2 * time.Hour)
+	served, err := d.app.Jobs(ctx, base)
 	if err != nil {
 		return err
 	}
-	js := append([]jobs.Job{{Name: "demo-world", Schedule: jobs.Every(time.Minute), Run: sync}}, served...)
-	js = append(js, jobs.Job{Name: "demo-agents", Schedule: jobs.Every(time.Minute), Run: agents})
-	sched := &jobs.Scheduler{Store: db, Jobs: js, Now: clk.Now, Logger: log, Metrics: a.Metrics, Owner: "demo"}
-	step := func(t time.Time) error {
-		clk.Set(t)
-		return sched.RunDue(ctx)
+	d.js = append([]jobs.Job{{Name: "demo-world", Schedule: jobs.Every(time.Minute), Run: d.sync}}, served...)
+	d.js = append(d.js, jobs.Job{Name: "demo-agents", Schedule: jobs.Every(time.Minute), Run: d.runAgents})
+	d.sched = &jobs.Scheduler{Store: d.db, Jobs: d.js, Now: d.clk.Now, Logger: d.cfg.Logger, Metrics: d.app.Metrics, Owner: "demo"}
+	return nil
+}
+
+// sync is the world's job: it records what a market source's sync would
+// have since the last step, then steps the demo's operator and arbiter.
+func (d *demoRun) sync(ctx context.Context, _ time.Time) error {
+	now := d.clk.Now()
+	ms := d.world.MarketsSince(d.lastSync, now)
+	if d.settling {
+		// Once every round is played no agent reads a price history:
+		// the settling steps record what a sync every settleStep
+		// would, each open market's price in force, instead of the
+		// whole 10-minute grid (nine tenths of a short demo's rows).
+		ms = d.world.LiveMarkets(now, now)
 	}
-	for i := 0; i < cfg.Rounds; i++ {
-		t := start.Add(time.Duration(i) * roundEvery)
+	if _, err := d.db.SaveMarkets(ctx, ms); err != nil {
+		return err
+	}
+	d.lastSync = now
+	return d.orc.step(ctx, ms, now)
+}
+
+// runAgents is the agents' job. They act at once, as independent agents
+// do: the server takes their submissions in any order. Once every round
+// is revealed they have nothing left to send.
+func (d *demoRun) runAgents(ctx context.Context, _ time.Time) error {
+	if d.settling {
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, c := range d.clients {
+		g.Go(func() error {
+			if _, err := c.RunOnce(gctx); err != nil {
+				return fmt.Errorf("demo: agent %s: %w", c.Strategy.Name(), err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// step moves the clock to t and runs the jobs due then.
+func (d *demoRun) step(ctx context.Context, t time.Time) error {
+	d.clk.Set(t)
+	return d.sched.RunDue(ctx)
+}
+
+// progress reports a stage's advance to the caller, if it asked.
+func (d *demoRun) progress(stage string, done, total int) {
+	if d.cfg.Progress != nil {
+		d.cfg.Progress(stage, min(done, total), total)
+	}
+}
+
+// playRounds plays every round: each is created, committed to, benchmarked
+// and revealed at its own steps of the clock.
+func (d *demoRun) playRounds(ctx context.Context) error {
+	for i := 0; i < d.cfg.Rounds; i++ {
+		t := d.start.Add(time.Duration(i) * roundEvery)
 		for _, at := range []time.Duration{0, commitIn / 2, commitIn + 10*time.Minute, commitIn + revealWindow + time.Minute} {
-			if err := step(t.Add(at)); err != nil {
+			if err := d.step(ctx, t.Add(at)); err != nil {
 				return err
 			}
 		}
-		progress(StageRounds, i+1, cfg.Rounds)
+		d.progress(StageRounds, i+1, d.cfg.Rounds)
 	}
-	if err := tally(ctx, db, res); err != nil {
+	if err := tally(ctx, d.db, d.res); err != nil {
 		return err
 	}
-	if res.Rounds != cfg.Rounds {
-		return fmt.Errorf("demo: %d rounds created, want %d", res.Rounds, cfg.Rounds)
+	if d.res.Rounds != d.cfg.Rounds {
+		return fmt.Errorf("demo: %d rounds created, want %d", d.res.Rounds, d.cfg.Rounds)
 	}
+	return nil
+}
+
+// settle lets the remaining markets resolve: it steps the clock until the
+// rounds are scored and the cohorts' positions settled (the simulator
+// resolves every market by its end).
+func (d *demoRun) settle(ctx context.Context) error {
+	db, res := d.db, d.res
 	// Rounds and cohorts start while rounds are being played; the settling
 	// steps run the jobs that score, value and settle.
-	sched.Jobs = slices.DeleteFunc(js, func(j jobs.Job) bool {
+	d.sched.Jobs = slices.DeleteFunc(d.js, func(j jobs.Job) bool {
 		switch j.Name {
 		case rounds.JobCreateRound, trading.JobCohortStart, trading.JobDecisionRun:
 			return true
 		}
 		return false
 	})
-	// Let the remaining markets resolve: score the rounds, settle the
-	// cohorts' positions (the simulator resolves every market by its end).
-	worldEnd := start.Add(world.Config().Horizon + 15*24*time.Hour)
-	settled, err := settledBy(ctx, db, world, clk.Now())
+	worldEnd := d.start.Add(d.world.Config().Horizon + 15*24*time.Hour)
+	settled, err := settledBy(ctx, db, d.world, d.clk.Now())
 	if err != nil {
 		return err
 	}
 	if settled.After(worldEnd) {
 		settled = worldEnd
 	}
-	steps := int((settled.Sub(clk.Now()) + settleStep - 1) / settleStep)
-	settling = true
-	for i, t := 0, clk.Now().Add(settleStep); !t.After(worldEnd); i, t = i+1, t.Add(settleStep) {
+	steps := int((settled.Sub(d.clk.Now()) + settleStep - 1) / settleStep)
+	d.settling = true
+	for i, t := 0, d.clk.Now().Add(settleStep); !t.After(worldEnd); i, t = i+1, t.Add(settleStep) {
 		open, err := db.OpenPositionMarkets(ctx)
 		if err != nil {
 			return err
@@ -400,25 +468,29 @@ func run(ctx context.Context, cfg Config, world *sim.World, res *Result) error {
 		if res.Scored == res.Rounds && len(open) == 0 {
 			break
 		}
-		if err := step(t); err != nil {
+		if err := d.step(ctx, t); err != nil {
 			return err
 		}
-		progress(StageSettle, i+1, steps)
+		d.progress(StageSettle, i+1, steps)
 	}
-	if err := tally(ctx, db, res); err != nil {
-		return err
-	}
-	lb, _, err := svc.Leaderboard(ctx, rounds.Filter{})
+	return tally(ctx, db, res)
+}
+
+// results reads into the result the two tracks' leaderboards and the
+// oracle's summary.
+func (d *demoRun) results(ctx context.Context) error {
+	res := d.res
+	lb, _, err := d.app.Rounds.Leaderboard(ctx, rounds.Filter{})
 	if err != nil {
 		return err
 	}
 	res.Leaderboard = lb
-	tb, err := eng.Leaderboard(ctx, 0, "")
+	tb, err := d.trading.Engine.Leaderboard(ctx, 0, "")
 	if err != nil {
 		return err
 	}
 	res.Trading = tb.Rows
-	res.Oracle, err = orc.summary(ctx)
+	res.Oracle, err = d.orc.summary(ctx)
 	return err
 }
 

@@ -127,33 +127,13 @@ func (k *market) toEntry(ev *event, fetched time.Time) (*entry, error) {
 	if eventTicker == "" && ev != nil {
 		eventTicker = strings.TrimSpace(ev.EventTicker)
 	}
-	// A multivariate market is a parlay of other markets' outcomes,
-	// minted on demand: its title is the list of legs, its rules empty
-	// and its book nearly always empty, so there is no question to
-	// forecast that its legs do not already ask.
-	if parlay(id) || parlay(eventTicker) || k.MVECollectionTicker != "" || len(k.MVESelectedLegs) > 0 {
-		return nil, venue.Skip(Venue, venue.SkipParlay, id, "multivariate market of collection %q", k.MVECollectionTicker)
+	status, st, err := k.checkKind(id, eventTicker)
+	if err != nil {
+		return nil, err
 	}
-	if t := strings.ToLower(strings.TrimSpace(k.MarketType)); t != "" && t != "binary" {
-		return nil, venue.Skip(Venue, venue.SkipNotBinary, id, "market_type %q", k.MarketType)
-	}
-	status := strings.ToLower(strings.TrimSpace(k.Status))
-	st, known := statuses[status]
-	switch {
-	case status == "initialized" || status == "unopened":
-		return nil, venue.Skip(Venue, venue.SkipUnopened, id, "status %q", k.Status)
-	case !known:
-		return nil, venue.Skip(Venue, venue.SkipUnknownStatus, id, "status %.40q", k.Status)
-	}
-	question := venue.Text(k.Title, venue.MaxQuestion)
-	if question == "" {
-		return nil, venue.Skip(Venue, venue.SkipMissingQuestion, id, "empty title")
-	}
-	// Markets of one event share its title ("Houston vs San Diego
-	// Winner?"); the Yes side's name ("San Diego") says which market
-	// this is, even when the title names it too.
-	if sub := venue.Text(k.YesSubTitle, venue.MaxLabel); sub != "" && !strings.HasSuffix(strings.ToLower(question), strings.ToLower(sub)) {
-		question = venue.Text(question+" — "+sub, venue.MaxQuestion)
+	question, err := k.question(id)
+	if err != nil {
+		return nil, err
 	}
 	var openT, closeT, expectT, settleT time.Time
 	if err := venue.Times(Venue, id, venue.Time, venue.TimeField[string]{Name: "open_time", Value: k.OpenTime, Dst: &openT},
@@ -162,25 +142,13 @@ func (k *market) toEntry(ev *event, fetched time.Time) (*entry, error) {
 		venue.TimeField[string]{Name: "settlement_ts", Value: k.SettlementTS, Dst: &settleT}); err != nil {
 		return nil, err
 	}
-	bid, hasBid, err1 := price(k.YesBidDollars, k.YesBid, "yes bid")
-	ask, hasAsk, err2 := price(k.YesAskDollars, k.YesAsk, "yes ask")
-	last, hasLast, err3 := price(k.LastPriceDollars, k.LastPrice, "last price")
-	settle, hasSettle, err4 := price(k.SettlementValueDollars, k.SettlementValue, "settlement value")
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
-		return nil, venue.Skip(Venue, venue.SkipBadPrice, id, "%v", err)
+	q, err := k.quotes(id)
+	if err != nil {
+		return nil, err
 	}
-	mid, hasMid := venue.Round((bid+ask)/2), hasBid && hasAsk && quoted(bid) && quoted(ask) && bid <= ask
-	hasLast = hasLast && quoted(last)
-	volume := k.VolumeFP
-	if !volume.Set {
-		volume = k.Volume
-	}
-	liquidity := k.LiquidityDollars.V
-	if !k.LiquidityDollars.Set {
-		liquidity = k.Liquidity.V / 100 // legacy cents
-	}
-	if volume.V < 0 || liquidity < 0 {
-		return nil, venue.Skip(Venue, venue.SkipBadField, id, "negative volume %v or liquidity %v", volume.V, liquidity)
+	volume, liquidity, err := k.size(id)
+	if err != nil {
+		return nil, err
 	}
 
 	category := k.Category
@@ -200,29 +168,117 @@ func (k *market) toEntry(ev *event, fetched time.Time) (*entry, error) {
 		EventSlug: venue.Text(series, venue.MaxLabel),
 		URL:       "https://kalshi.com/markets/" + strings.ToLower(id),
 		Type:      arena.Binary, Outcomes: []string{arena.Yes, arena.No},
-		Volume: volume.V, Liquidity: liquidity,
+		Volume: volume, Liquidity: liquidity,
 		OpenTime: openT, CloseTime: closeT,
 		Status: st,
 	}
-	switch {
-	case hasMid:
-		m.Prices = venue.BinaryPrices(mid)
-	case hasLast:
-		m.Prices = venue.BinaryPrices(last)
-	}
-	if hasMid {
-		m.History = append(m.History, venue.YesPoint(fetched, mid, arena.PriceBookMid, fetched))
-	}
-	if hasLast {
-		m.History = append(m.History, venue.YesPoint(fetched, last, arena.PriceLastTrade, fetched))
-	}
+	q.setPrices(m, fetched)
 	if st == arena.StatusResolved {
-		settleResult(m, strings.ToLower(strings.TrimSpace(k.Result)), settle, hasSettle, venue.FirstSet(settleT, expectT, closeT, fetched), fetched)
+		settleResult(m, strings.ToLower(strings.TrimSpace(k.Result)), q.settle, q.hasSettle, venue.FirstSet(settleT, expectT, closeT, fetched), fetched)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, venue.Skip(Venue, venue.SkipInvalid, id, "%v", err)
 	}
 	return &entry{M: m, Eligible: listedStatuses[status] && m.Volume > 0}, nil
+}
+
+// checkKind refuses a market that is not a plain yes/no question open or
+// past (a parlay, another type, one not yet opened or of an unknown
+// status), and returns its status, as Kalshi names it and as the arena's.
+func (k *market) checkKind(id, eventTicker string) (string, arena.MarketStatus, error) {
+	// A multivariate market is a parlay of other markets' outcomes,
+	// minted on demand: its title is the list of legs, its rules empty
+	// and its book nearly always empty, so there is no question to
+	// forecast that its legs do not already ask.
+	if parlay(id) || parlay(eventTicker) || k.MVECollectionTicker != "" || len(k.MVESelectedLegs) > 0 {
+		return "", "", venue.Skip(Venue, venue.SkipParlay, id, "multivariate market of collection %q", k.MVECollectionTicker)
+	}
+	if t := strings.ToLower(strings.TrimSpace(k.MarketType)); t != "" && t != "binary" {
+		return "", "", venue.Skip(Venue, venue.SkipNotBinary, id, "market_type %q", k.MarketType)
+	}
+	status := strings.ToLower(strings.TrimSpace(k.Status))
+	st, known := statuses[status]
+	switch {
+	case status == "initialized" || status == "unopened":
+		return "", "", venue.Skip(Venue, venue.SkipUnopened, id, "status %q", k.Status)
+	case !known:
+		return "", "", venue.Skip(Venue, venue.SkipUnknownStatus, id, "status %.40q", k.Status)
+	}
+	return status, st, nil
+}
+
+// question is the market's question: its title, with the Yes side's name
+// unless the title ends with it.
+func (k *market) question(id string) (string, error) {
+	question := venue.Text(k.Title, venue.MaxQuestion)
+	if question == "" {
+		return "", venue.Skip(Venue, venue.SkipMissingQuestion, id, "empty title")
+	}
+	// Markets of one event share its title ("Houston vs San Diego
+	// Winner?"); the Yes side's name ("San Diego") says which market
+	// this is, even when the title names it too.
+	if sub := venue.Text(k.YesSubTitle, venue.MaxLabel); sub != "" && !strings.HasSuffix(strings.ToLower(question), strings.ToLower(sub)) {
+		question = venue.Text(question+" — "+sub, venue.MaxQuestion)
+	}
+	return question, nil
+}
+
+// kalshiQuotes are a market's Yes prices: the book's mid (when both sides
+// are quoted and do not cross), the last trade's and the settlement value,
+// each with whether it is there.
+type kalshiQuotes struct {
+	mid, last, settle          float64
+	hasMid, hasLast, hasSettle bool
+}
+
+// quotes reads the market's Yes prices, in dollars or legacy cents.
+func (k *market) quotes(id string) (kalshiQuotes, error) {
+	bid, hasBid, err1 := price(k.YesBidDollars, k.YesBid, "yes bid")
+	ask, hasAsk, err2 := price(k.YesAskDollars, k.YesAsk, "yes ask")
+	last, hasLast, err3 := price(k.LastPriceDollars, k.LastPrice, "last price")
+	settle, hasSettle, err4 := price(k.SettlementValueDollars, k.SettlementValue, "settlement value")
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return kalshiQuotes{}, venue.Skip(Venue, venue.SkipBadPrice, id, "%v", err)
+	}
+	return kalshiQuotes{
+		mid: venue.Round((bid + ask) / 2), hasMid: hasBid && hasAsk && quoted(bid) && quoted(ask) && bid <= ask,
+		last: last, hasLast: hasLast && quoted(last),
+		settle: settle, hasSettle: hasSettle,
+	}, nil
+}
+
+// setPrices sets m's prices from the book's mid, else the last trade, and
+// records both as price points at fetched.
+func (q kalshiQuotes) setPrices(m *arena.Market, fetched time.Time) {
+	switch {
+	case q.hasMid:
+		m.Prices = venue.BinaryPrices(q.mid)
+	case q.hasLast:
+		m.Prices = venue.BinaryPrices(q.last)
+	}
+	if q.hasMid {
+		m.History = append(m.History, venue.YesPoint(fetched, q.mid, arena.PriceBookMid, fetched))
+	}
+	if q.hasLast {
+		m.History = append(m.History, venue.YesPoint(fetched, q.last, arena.PriceLastTrade, fetched))
+	}
+}
+
+// size is the market's traded volume and its liquidity in dollars (from
+// legacy cents if need be), neither negative.
+func (k *market) size(id string) (volume, liquidity float64, err error) {
+	v := k.VolumeFP
+	if !v.Set {
+		v = k.Volume
+	}
+	liquidity = k.LiquidityDollars.V
+	if !k.LiquidityDollars.Set {
+		liquidity = k.Liquidity.V / 100 // legacy cents
+	}
+	if v.V < 0 || liquidity < 0 {
+		return 0, 0, venue.Skip(Venue, venue.SkipBadField, id, "negative volume %v or liquidity %v", v.V, liquidity)
+	}
+	return v.V, liquidity, nil
 }
 
 // settleResult applies a finalized market's result. yes and no resolve

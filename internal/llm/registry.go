@@ -215,51 +215,7 @@ func (reg *Registry) validate() error {
 		default:
 			bad("kind", "want \"\" (a model) or %q, got %q", KindEnsemble, a.Kind)
 		}
-		if len(a.Members) > 0 || a.Combine != "" || len(a.Weights) > 0 {
-			bad("members", "only an agent of kind %q has members, combine or weights", KindEnsemble)
-		}
-		if strings.TrimSpace(a.Model) == "" {
-			bad("model", "required")
-		}
-		if a.Provider == "" {
-			a.Provider = ProviderOpenRouter
-		}
-		if !slices.Contains(Providers, a.Provider) {
-			bad("provider", "unknown provider %q: want one of %s (%q for any other OpenAI-compatible server, with its base_url)",
-				a.Provider, strings.Join(Providers, ", "), ProviderLocal)
-		}
-		if a.BaseURL == "" {
-			switch a.Provider {
-			case ProviderOpenRouter:
-				a.BaseURL = OpenRouterBaseURL
-			case ProviderOpenAI:
-				a.BaseURL = OpenAIBaseURL
-			default:
-				bad("base_url", "required for provider %q", a.Provider)
-			}
-		} else if !strings.HasPrefix(a.BaseURL, "http://") && !strings.HasPrefix(a.BaseURL, "https://") {
-			bad("base_url", "must be an http:// or https:// URL, got %q", a.BaseURL)
-		}
-		if a.APIKeyEnv == "" && (a.Provider == ProviderOpenRouter || a.Provider == ProviderOpenAI) {
-			bad("api_key_env", "required for provider %q", a.Provider)
-		}
-		if a.temperatureSet && (a.Temperature < 0 || a.Temperature > 2) {
-			bad("temperature", "must be in [0, 2], got %v", a.Temperature)
-		}
-		if a.MaxTokens < 0 {
-			bad("max_tokens", "must not be negative, got %d", a.MaxTokens)
-		}
-		if !a.timeoutSet {
-			a.Timeout = arena.Duration(DefaultTimeout)
-		} else if a.Timeout <= 0 {
-			bad("timeout", "must be positive")
-		}
-		if !a.inputPriceSet {
-			bad("input_usd_per_mtok", "required (use 0 for a free model)")
-		}
-		if !a.outputPriceSet {
-			bad("output_usd_per_mtok", "required (use 0 for a free model)")
-		}
+		checkModel(a, bad)
 	}
 	for i := range reg.Agents {
 		a := &reg.Agents[i]
@@ -269,50 +225,107 @@ func (reg *Registry) validate() error {
 		bad := func(field, format string, args ...any) {
 			errs = append(errs, fmt.Sprintf("agents[%d] (id %q): field %q: %s", i, a.ID, field, fmt.Sprintf(format, args...)))
 		}
-		if a.Model != "" || a.BaseURL != "" || a.APIKeyEnv != "" {
-			bad("model", "an ensemble has members, not a model, base_url or api_key_env")
-		}
-		if len(a.Members) == 0 {
-			bad("members", "required for an ensemble")
-		}
-		dup := map[string]bool{}
-		for _, m := range a.Members {
-			j, ok := seen[m]
-			switch {
-			case !ok:
-				bad("members", "unknown agent %q", m)
-			case reg.Agents[j].IsEnsemble():
-				bad("members", "member %q is an ensemble; members must be models", m)
-			case dup[m]:
-				bad("members", "member %q listed twice", m)
-			}
-			dup[m] = true
-		}
-		switch a.Combine {
-		case "mean", "median":
-		default:
-			bad("combine", "want \"mean\" or \"median\", got %q", a.Combine)
-		}
-		if len(a.Weights) > 0 {
-			if len(a.Weights) != len(a.Members) {
-				bad("weights", "%d weights for %d members", len(a.Weights), len(a.Members))
-			}
-			sum := 0.0
-			for _, w := range a.Weights {
-				if !(w >= 0) || w > 1e6 {
-					bad("weights", "must be non-negative numbers, got %v", w)
-				}
-				sum += w
-			}
-			if !(sum > 0) {
-				bad("weights", "must not all be zero")
-			}
-		}
+		reg.checkEnsemble(a, seen, bad)
 	}
 	if len(errs) > 0 {
 		return arena.Errorf(arena.EINVALID, "agents file: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// checkModel checks a model's fields through bad, and fills in the
+// defaults of those left out: the provider, its base URL and the timeout.
+func checkModel(a *ModelSpec, bad func(field, format string, args ...any)) {
+	if len(a.Members) > 0 || a.Combine != "" || len(a.Weights) > 0 {
+		bad("members", "only an agent of kind %q has members, combine or weights", KindEnsemble)
+	}
+	if strings.TrimSpace(a.Model) == "" {
+		bad("model", "required")
+	}
+	if a.Provider == "" {
+		a.Provider = ProviderOpenRouter
+	}
+	if !slices.Contains(Providers, a.Provider) {
+		bad("provider", "unknown provider %q: want one of %s (%q for any other OpenAI-compatible server, with its base_url)",
+			a.Provider, strings.Join(Providers, ", "), ProviderLocal)
+	}
+	if a.BaseURL == "" {
+		switch a.Provider {
+		case ProviderOpenRouter:
+			a.BaseURL = OpenRouterBaseURL
+		case ProviderOpenAI:
+			a.BaseURL = OpenAIBaseURL
+		default:
+			bad("base_url", "required for provider %q", a.Provider)
+		}
+	} else if !strings.HasPrefix(a.BaseURL, "http://") && !strings.HasPrefix(a.BaseURL, "https://") {
+		bad("base_url", "must be an http:// or https:// URL, got %q", a.BaseURL)
+	}
+	if a.APIKeyEnv == "" && (a.Provider == ProviderOpenRouter || a.Provider == ProviderOpenAI) {
+		bad("api_key_env", "required for provider %q", a.Provider)
+	}
+	if a.temperatureSet && (a.Temperature < 0 || a.Temperature > 2) {
+		bad("temperature", "must be in [0, 2], got %v", a.Temperature)
+	}
+	if a.MaxTokens < 0 {
+		bad("max_tokens", "must not be negative, got %d", a.MaxTokens)
+	}
+	if !a.timeoutSet {
+		a.Timeout = arena.Duration(DefaultTimeout)
+	} else if a.Timeout <= 0 {
+		bad("timeout", "must be positive")
+	}
+	if !a.inputPriceSet {
+		bad("input_usd_per_mtok", "required (use 0 for a free model)")
+	}
+	if !a.outputPriceSet {
+		bad("output_usd_per_mtok", "required (use 0 for a free model)")
+	}
+}
+
+// checkEnsemble checks an ensemble's fields through bad: its members,
+// among the ids seen (to their index), must be distinct models, and its
+// weights, if any, one non-negative number for each, not all zero.
+func (reg *Registry) checkEnsemble(a *ModelSpec, seen map[string]int, bad func(field, format string, args ...any)) {
+	if a.Model != "" || a.BaseURL != "" || a.APIKeyEnv != "" {
+		bad("model", "an ensemble has members, not a model, base_url or api_key_env")
+	}
+	if len(a.Members) == 0 {
+		bad("members", "required for an ensemble")
+	}
+	dup := map[string]bool{}
+	for _, m := range a.Members {
+		j, ok := seen[m]
+		switch {
+		case !ok:
+			bad("members", "unknown agent %q", m)
+		case reg.Agents[j].IsEnsemble():
+			bad("members", "member %q is an ensemble; members must be models", m)
+		case dup[m]:
+			bad("members", "member %q listed twice", m)
+		}
+		dup[m] = true
+	}
+	switch a.Combine {
+	case "mean", "median":
+	default:
+		bad("combine", "want \"mean\" or \"median\", got %q", a.Combine)
+	}
+	if len(a.Weights) > 0 {
+		if len(a.Weights) != len(a.Members) {
+			bad("weights", "%d weights for %d members", len(a.Weights), len(a.Members))
+		}
+		sum := 0.0
+		for _, w := range a.Weights {
+			if !(w >= 0) || w > 1e6 {
+				bad("weights", "must be non-negative numbers, got %v", w)
+			}
+			sum += w
+		}
+		if !(sum > 0) {
+			bad("weights", "must not all be zero")
+		}
+	}
 }
 
 // UnmarshalJSON records which optional fields were present so defaults and

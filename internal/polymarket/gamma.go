@@ -337,55 +337,10 @@ func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, er
 	if question == "" {
 		return nil, skip(SkipMissingQuestion, id, "empty question")
 	}
-	// A scalar market pays each outcome a share of a numeric range (the
-	// recorded legacy market 43 settled at 0.584/0.416); the arena resolves
-	// a market to one outcome or Void, so it cannot score one.
-	if strings.EqualFold(strings.TrimSpace(g.MarketType), "scalar") {
-		return nil, skip(SkipScalar, id, "scalar market")
-	}
-	// The "Other" market of an augmented negRisk event changes meaning
-	// whenever a named outcome is added to the event, so a forecast made
-	// today may answer a different question from the one that resolves.
-	if g.NegRiskOther {
-		return nil, skip(SkipNegRiskOther, id, "the Other outcome of an augmented negRisk event")
-	}
-	switch {
-	case g.Outcomes.Err != "":
-		return nil, skip(SkipBadOutcomes, id, "outcomes: %s", g.Outcomes.Err)
-	case g.OutcomePrices.Err != "":
-		return nil, skip(SkipBadPrices, id, "outcomePrices: %s", g.OutcomePrices.Err)
-	case g.ClobTokenIDs.Err != "":
-		return nil, skip(SkipBadTokenIDs, id, "clobTokenIds: %s", g.ClobTokenIDs.Err)
-	}
-	outcomes := g.Outcomes.V
-	if len(outcomes) < 2 {
-		return nil, skip(SkipBadOutcomes, id, "need at least two outcomes, got %q", outcomes)
-	}
-	seen := map[string]bool{}
-	for i, o := range outcomes {
-		o = strings.TrimSpace(o)
-		if o == "" || o == arena.Void || seen[o] {
-			return nil, skip(SkipBadOutcomes, id, "empty, reserved or duplicate outcome %q", o)
-		}
-		seen[o] = true
-		outcomes[i] = o
-	}
-	prices, err := perOutcome(g.OutcomePrices.V, outcomes, id, "prices", func(i int, s string) (float64, error) {
-		p, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || math.IsNaN(p) || p < 0 || p > 1 {
-			return 0, skip(SkipBadPrices, id, "outcome price %q is not in [0,1]", s)
-		}
-		return p, nil
-	})
-	if err != nil {
+	if err := g.checkKind(id); err != nil {
 		return nil, err
 	}
-	tokens, err := perOutcome(g.ClobTokenIDs.V, outcomes, id, "token ids", func(i int, t string) (string, error) {
-		if t = strings.TrimSpace(t); !tokenID(t) {
-			return "", skip(SkipBadTokenIDs, id, "token id %.90q for %q is not a decimal integer", t, outcomes[i])
-		}
-		return t, nil
-	})
+	outcomes, prices, tokens, err := g.outcomeLists(id)
 	if err != nil {
 		return nil, err
 	}
@@ -433,20 +388,7 @@ func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, er
 			m.Prices[o] = prices[i]
 		}
 	}
-	var winners []string
-	for _, t := range g.Tokens {
-		if t.Winner {
-			winners = append(winners, strings.TrimSpace(t.Outcome))
-		}
-	}
-	r := Resolve(bool(g.Closed), m.UMAStatus, outcomes, prices, winners)
-	m.Status, m.Resolution, m.Ambiguous = r.Status, r.Resolution, r.Ambiguous
-	if m.Status == arena.StatusResolved {
-		m.ResolvedAt = closedAt
-		if m.ResolvedAt.IsZero() {
-			m.ResolvedAt = now.UTC()
-		}
-	}
+	g.resolve(m, prices, closedAt, now)
 	if err := m.Validate(); err != nil {
 		return nil, skip(SkipInvalid, id, "%v", err)
 	}
@@ -455,6 +397,90 @@ func (g *gammaMarket) toEntry(ev *gammaEventRef, now time.Time) (*gammaEntry, er
 		Eligible: bool(g.Active) && !bool(g.Closed) && !bool(g.Archived) && m.Volume > 0,
 		Gamma:    prices,
 	}, nil
+}
+
+// checkKind refuses the markets the arena cannot score or whose question
+// may change, and those whose per-outcome lists did not decode.
+func (g *gammaMarket) checkKind(id string) error {
+	// A scalar market pays each outcome a share of a numeric range (the
+	// recorded legacy market 43 settled at 0.584/0.416); the arena resolves
+	// a market to one outcome or Void, so it cannot score one.
+	if strings.EqualFold(strings.TrimSpace(g.MarketType), "scalar") {
+		return skip(SkipScalar, id, "scalar market")
+	}
+	// The "Other" market of an augmented negRisk event changes meaning
+	// whenever a named outcome is added to the event, so a forecast made
+	// today may answer a different question from the one that resolves.
+	if g.NegRiskOther {
+		return skip(SkipNegRiskOther, id, "the Other outcome of an augmented negRisk event")
+	}
+	switch {
+	case g.Outcomes.Err != "":
+		return skip(SkipBadOutcomes, id, "outcomes: %s", g.Outcomes.Err)
+	case g.OutcomePrices.Err != "":
+		return skip(SkipBadPrices, id, "outcomePrices: %s", g.OutcomePrices.Err)
+	case g.ClobTokenIDs.Err != "":
+		return skip(SkipBadTokenIDs, id, "clobTokenIds: %s", g.ClobTokenIDs.Err)
+	}
+	return nil
+}
+
+// outcomeLists reads the market's outcomes, trimmed, at least two, none
+// empty, reserved or repeated, and beside them each one's price (nil if
+// the market lists none) and CLOB token id.
+func (g *gammaMarket) outcomeLists(id string) ([]string, []float64, []string, error) {
+	outcomes := g.Outcomes.V
+	if len(outcomes) < 2 {
+		return nil, nil, nil, skip(SkipBadOutcomes, id, "need at least two outcomes, got %q", outcomes)
+	}
+	seen := map[string]bool{}
+	for i, o := range outcomes {
+		o = strings.TrimSpace(o)
+		if o == "" || o == arena.Void || seen[o] {
+			return nil, nil, nil, skip(SkipBadOutcomes, id, "empty, reserved or duplicate outcome %q", o)
+		}
+		seen[o] = true
+		outcomes[i] = o
+	}
+	prices, err := perOutcome(g.OutcomePrices.V, outcomes, id, "prices", func(i int, s string) (float64, error) {
+		p, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsNaN(p) || p < 0 || p > 1 {
+			return 0, skip(SkipBadPrices, id, "outcome price %q is not in [0,1]", s)
+		}
+		return p, nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tokens, err := perOutcome(g.ClobTokenIDs.V, outcomes, id, "token ids", func(i int, t string) (string, error) {
+		if t = strings.TrimSpace(t); !tokenID(t) {
+			return "", skip(SkipBadTokenIDs, id, "token id %.90q for %q is not a decimal integer", t, outcomes[i])
+		}
+		return t, nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return outcomes, prices, tokens, nil
+}
+
+// resolve sets m's status and resolution from the market's state, prices
+// and winning tokens, resolved at closedAt (else now).
+func (g *gammaMarket) resolve(m *arena.Market, prices []float64, closedAt, now time.Time) {
+	var winners []string
+	for _, t := range g.Tokens {
+		if t.Winner {
+			winners = append(winners, strings.TrimSpace(t.Outcome))
+		}
+	}
+	r := Resolve(bool(g.Closed), m.UMAStatus, m.Outcomes, prices, winners)
+	m.Status, m.Resolution, m.Ambiguous = r.Status, r.Resolution, r.Ambiguous
+	if m.Status == arena.StatusResolved {
+		m.ResolvedAt = closedAt
+		if m.ResolvedAt.IsZero() {
+			m.ResolvedAt = now.UTC()
+		}
+	}
 }
 
 // tokenID reports whether t can be a CLOB token id: an ERC-1155 position

@@ -348,10 +348,9 @@ const maxReexecutions = 3
 // the frame, snapshots and settlement); the claim uses the wall clock,
 // since its staleness is judged against other live processes.
 func (e *Engine) decide(ctx context.Context, j decision) AgentResult {
-	c, frame, owner, agent, pid, dec, at := j.cohort, j.frame, j.owner, j.agent, j.portfolio, j.decider, j.at
-	res := AgentResult{AgentID: agent}
+	res := AgentResult{AgentID: j.agent}
 	now := e.now()
-	row, won, err := e.Store.ClaimDecision(ctx, arena.ClaimRequest{CohortID: c.ID, AgentID: agent, Week: frame.Week, Owner: owner,
+	row, won, err := e.Store.ClaimDecision(ctx, arena.ClaimRequest{CohortID: j.cohort.ID, AgentID: j.agent, Week: j.frame.Week, Owner: j.owner,
 		Now: now, StaleBefore: now.Add(-2 * e.modelTimeout()), MaxAttempts: e.maxAttempts()})
 	if err != nil {
 		res.Outcome, res.Error = OutcomeRetryable, err.Error()
@@ -364,98 +363,134 @@ func (e *Engine) decide(ctx context.Context, j decision) AgentResult {
 	}
 	// The claim is ours: whatever happens next is written to the row, even
 	// if the run is being cancelled, so a rerun can retry at once.
-	bg := context.WithoutCancel(ctx)
-	fail := func(d Decision, msg string) AgentResult {
-		e.audit(row, d)
-		row.Error = msg
-		if d.Note != "" {
-			row.Error += "; earlier: " + d.Note
-		}
-		if err := e.Store.FailDecision(bg, row); err != nil {
-			msg += "; recording the failure: " + err.Error()
-		}
-		res.Outcome, res.Status, res.Error = OutcomeRetryable, arena.DecisionRetryable, msg
-		e.log().Warn("decision failed", "cohort", c.ID, "agent", agent, "attempt", row.Attempts, "err", msg)
-		return res
-	}
-	p, err := e.Store.Portfolio(ctx, pid)
+	cl := &claimed{e: e, j: j, row: row, res: res, bg: context.WithoutCancel(ctx)}
+	p, err := e.Store.Portfolio(ctx, j.portfolio)
 	if err != nil {
-		return fail(Decision{}, err.Error())
+		return cl.fail(Decision{}, err.Error())
 	}
-	l, err := NewLedger(p, c.InitialCash)
+	l, err := NewLedger(p, j.cohort.InitialCash)
 	if err != nil {
-		return fail(Decision{}, err.Error())
+		return cl.fail(Decision{}, err.Error())
 	}
-	var d Decision
-	if len(l.Open()) == 0 && !l.CanBet() {
-		// Nothing the agent could do: no model call, a recorded HOLD.
-		d = Decision{Action: Hold(fmt.Sprintf("no open positions and cash %s is below the %s needed for a minimum bet", l.Cash(), MaxBetDivisor*MinBet)), SystemDefault: true}
-	} else {
-		dctx, cancel := context.WithTimeout(ctx, 2*e.modelTimeout())
-		start := time.Now()
-		d, err = safeDecide(dctx, dec, BuildSnapshot(l, frame, agent))
-		cancel()
-		if d.Latency == 0 {
-			d.Latency = time.Since(start)
-		}
-		if err != nil {
-			return fail(d, "decider: "+err.Error())
-		}
+	d, err := cl.choose(ctx, l)
+	if err != nil {
+		return cl.fail(d, "decider: "+err.Error())
 	}
 	if err := d.Action.Validate(); err != nil {
-		return fail(d, "invalid action: "+arena.ErrorMessage(err))
+		return cl.fail(d, "invalid action: "+arena.ErrorMessage(err))
 	}
-	res.Action = d.Action.Kind
-	// A concurrent settlement may change the portfolio between load and
-	// write; re-execute the same action on the fresh state then.
+	cl.res.Action = d.Action.Kind
+	return cl.execute(l, d)
+}
+
+// claimed is one agent's decision once its claim is won: the decision
+// row it writes, whatever happens, and the result so far. bg is the run's
+// context without its cancellation, for the writes.
+type claimed struct {
+	e   *Engine
+	j   decision
+	row *arena.Decision
+	res AgentResult
+	bg  context.Context
+}
+
+// fail records the decision d as failed (retryable) for msg, and returns
+// the agent's result.
+func (cl *claimed) fail(d Decision, msg string) AgentResult {
+	row := cl.row
+	cl.e.audit(row, d)
+	row.Error = msg
+	if d.Note != "" {
+		row.Error += "; earlier: " + d.Note
+	}
+	if err := cl.e.Store.FailDecision(cl.bg, row); err != nil {
+		msg += "; recording the failure: " + err.Error()
+	}
+	cl.res.Outcome, cl.res.Status, cl.res.Error = OutcomeRetryable, arena.DecisionRetryable, msg
+	cl.e.log().Warn("decision failed", "cohort", cl.j.cohort.ID, "agent", cl.j.agent, "attempt", row.Attempts, "err", msg)
+	return cl.res
+}
+
+// choose asks the agent's decider for its action on the ledger l, within
+// twice the model timeout; an agent that can do nothing holds without a
+// model call.
+func (cl *claimed) choose(ctx context.Context, l *Ledger) (Decision, error) {
+	if len(l.Open()) == 0 && !l.CanBet() {
+		// Nothing the agent could do: no model call, a recorded HOLD.
+		return Decision{Action: Hold(fmt.Sprintf("no open positions and cash %s is below the %s needed for a minimum bet", l.Cash(), MaxBetDivisor*MinBet)), SystemDefault: true}, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, 2*cl.e.modelTimeout())
+	start := time.Now()
+	d, err := safeDecide(dctx, cl.j.decider, BuildSnapshot(l, cl.j.frame, cl.j.agent))
+	cancel()
+	if d.Latency == 0 {
+		d.Latency = time.Since(start)
+	}
+	return d, err
+}
+
+// execute executes d's action on the ledger l and records the decision
+// with the portfolio's change. A concurrent settlement may change the
+// portfolio between load and write; the same action is re-executed on the
+// fresh state then, up to maxReexecutions times.
+func (cl *claimed) execute(l *Ledger, d Decision) AgentResult {
+	e, row, res := cl.e, cl.row, &cl.res
 	for attempt := 0; ; attempt++ {
-		ex, err := Execute(l, frame, d.Action, at.UTC())
+		ex, err := Execute(l, cl.j.frame, d.Action, cl.j.at.UTC())
 		if err != nil {
-			return fail(d, err.Error())
+			return cl.fail(d, err.Error())
 		}
 		res.Executed, res.Failed = Executed(ex), len(ex)-Executed(ex)
 		e.audit(row, d)
 		row.Executions, _ = json.Marshal(ex)
 		if d.Action.Kind != ActionHold && res.Executed == 0 {
-			return fail(d, "no successful executions: "+reasons(ex))
+			return cl.fail(d, "no successful executions: "+reasons(ex))
 		}
 		var ch *arena.PortfolioChange
 		if l.Changed() {
 			if ch, err = l.Change(); err != nil {
-				return fail(d, err.Error())
+				return cl.fail(d, err.Error())
 			}
 		}
 		row.Error = d.Note
-		err = e.Store.FinishDecision(bg, row, ch)
+		err = e.Store.FinishDecision(cl.bg, row, ch)
 		if err == nil {
 			res.Outcome, res.Status = OutcomeDone, arena.DecisionDone
-			return res
+			return *res
 		}
 		if arena.ErrorCode(err) != arena.CodePortfolioChanged || attempt == maxReexecutions {
-			res.Outcome, res.Error = OutcomeRetryable, err.Error()
-			if arena.ErrorCode(err) == arena.CodeClaimLost {
-				res.Outcome = OutcomeSkipped
-				return res
-			}
-			// The row records why the decision was not kept.
-			row.Error = "recording the decision: " + err.Error()
-			if d.Note != "" {
-				row.Error += "; earlier: " + d.Note
-			}
-			if ferr := e.Store.FailDecision(bg, row); ferr == nil {
-				res.Status = arena.DecisionRetryable
-			} else {
-				res.Error += "; recording the failure: " + ferr.Error()
-			}
-			return res
+			return cl.notRecorded(d, err)
 		}
-		if p, err = e.Store.Portfolio(bg, pid); err != nil {
-			return fail(d, err.Error())
+		p, err := e.Store.Portfolio(cl.bg, cl.j.portfolio)
+		if err != nil {
+			return cl.fail(d, err.Error())
 		}
-		if l, err = NewLedger(p, c.InitialCash); err != nil {
-			return fail(d, err.Error())
+		if l, err = NewLedger(p, cl.j.cohort.InitialCash); err != nil {
+			return cl.fail(d, err.Error())
 		}
 	}
+}
+
+// notRecorded is the result of a decision whose record failed for err: a
+// lost claim is skipped (another run has the row); otherwise the row
+// records why the decision was not kept, and it is retryable.
+func (cl *claimed) notRecorded(d Decision, err error) AgentResult {
+	res, row := &cl.res, cl.row
+	res.Outcome, res.Error = OutcomeRetryable, err.Error()
+	if arena.ErrorCode(err) == arena.CodeClaimLost {
+		res.Outcome = OutcomeSkipped
+		return *res
+	}
+	row.Error = "recording the decision: " + err.Error()
+	if d.Note != "" {
+		row.Error += "; earlier: " + d.Note
+	}
+	if ferr := cl.e.Store.FailDecision(cl.bg, row); ferr == nil {
+		res.Status = arena.DecisionRetryable
+	} else {
+		res.Error += "; recording the failure: " + ferr.Error()
+	}
+	return *res
 }
 
 // safeDecide turns a decider's panic into an error, so one broken agent
