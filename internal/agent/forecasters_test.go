@@ -70,7 +70,7 @@ func TestForecastersOneChainPerAgent(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Script("m", tools(call(ToolDetails, `{"index":0}`)), tools(call(ToolSubmit, `{"predictions":[1,2,3]}`)))
 	f := forecasters(t, srv)
-	f.Cache = &llm.MemStore{}
+	f.Cache = &llmtest.MemStore{}
 	for _, round := range []string{"1", "2"} {
 		task.Round = round
 		if tr, err := f.Forecast(context.Background(), "m", task); err != nil || !tr.Submitted() {

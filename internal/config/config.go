@@ -704,32 +704,6 @@ func (o *Options) Lines() []string {
 	return out
 }
 
-// Table is the settings as a Markdown table, in declaration order: key,
-// flag, default and meaning. The operations guide lists exactly it.
-func Table() string {
-	var b strings.Builder
-	b.WriteString("| setting | flag | default | meaning |\n|---|---|---|---|\n")
-	def := Defaults()
-	cell := func(s string) string {
-		if s == "" {
-			return ""
-		}
-		return "`" + s + "`"
-	}
-	for _, f := range fields {
-		fl := ""
-		if f.flag != "" {
-			fl = "--" + f.flag
-		}
-		usage := f.usage
-		if f.secret {
-			usage += "; secret: shown masked"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(f.key), cell(fl), cell(f.get(&def)), strings.ReplaceAll(usage, "|", `\|`))
-	}
-	return b.String()
-}
-
 // isHexAddress reports whether s is a 0x-prefixed 20-byte hex address.
 func isHexAddress(s string) bool {
 	h, ok := strings.CutPrefix(s, "0x")

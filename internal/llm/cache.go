@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/forecast-arena/arena/safefile"
@@ -141,29 +140,6 @@ func (c *Cache) save(ctx context.Context, key string, r Response) {
 			c.log.Warn("llm cache: put failed", "key", key, "error", err)
 		}
 	}
-}
-
-// MemStore is an in-memory CacheStore.
-type MemStore struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (s *MemStore) Get(_ context.Context, key string) ([]byte, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v, ok := s.m[key]
-	return v, ok, nil
-}
-
-func (s *MemStore) Put(_ context.Context, key string, value []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string][]byte{}
-	}
-	s.m[key] = append([]byte(nil), value...)
-	return nil
 }
 
 // DirStore keeps one JSON file per key under Dir (Dir/ab/abcdef….json),

@@ -15,7 +15,7 @@ func TestCacheHitsMissesAndCost(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Script("m", llmtest.OK("answer one", 100, 10), llmtest.OK("answer two", 100, 10))
 	c, _ := newTestClient(t, srv, testSpec("m"), "k")
-	cache := NewChain(c, ChainConfig{Cache: &MemStore{}})
+	cache := NewChain(c, ChainConfig{Cache: &llmtest.MemStore{}})
 	ctx := context.Background()
 
 	r1, err := cache.Complete(ctx, Request{System: "s", User: "q1"})
@@ -42,7 +42,7 @@ func TestCacheErrorsNotStoredAndCacheOnly(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.Script("m", llmtest.Fail(401, "bad key"), llmtest.OK("ok", 1, 1))
 	c, _ := newTestClient(t, srv, testSpec("m"), "k")
-	store := &MemStore{}
+	store := &llmtest.MemStore{}
 	cache := NewChain(c, ChainConfig{Cache: store})
 	ctx := context.Background()
 	if _, err := cache.Complete(ctx, Request{User: "q"}); err == nil {

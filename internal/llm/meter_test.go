@@ -87,7 +87,7 @@ func TestMeterBudgetStopsBeforeCall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			meter := NewMeter(tc.runCap)
 			meter.SetAgentCap("agent-m", tc.agentCap)
-			m := NewChain(c, ChainConfig{Cache: &MemStore{}, Meter: meter})
+			m := NewChain(c, ChainConfig{Cache: &llmtest.MemStore{}, Meter: meter})
 			before := len(srv.Requests("m"))
 			for i, q := range []string{"a", "b"} {
 				if _, err := m.Complete(ctx, Request{User: q + strings.Repeat(" ", len(req.User)-1)}); err != nil {

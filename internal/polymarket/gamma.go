@@ -286,19 +286,11 @@ type gammaEntry struct {
 	Gamma    []float64 // Gamma outcome prices aligned with M.Outcomes; nil when absent
 }
 
-// DecodeMarket decodes one Gamma market object (as served by GET /markets
-// and GET /markets/{id}) and maps it to an arena.Market. now stamps
-// ResolvedAt when Gamma gives no closing time. Errors are *SkipError.
-func DecodeMarket(raw []byte, now time.Time) (*arena.Market, error) {
-	e, err := decodeMarket(raw, nil, now)
-	if err != nil {
-		return nil, err
-	}
-	return e.M, nil
-}
-
-// decodeMarket is DecodeMarket with the listing event the market came from,
-// which wins over the market's embedded event summary.
+// decodeMarket decodes one Gamma market object (as served by GET /markets
+// and GET /markets/{id}) and maps it, with the listing event the market
+// came from, which wins over the market's embedded event summary (nil: the
+// summary alone). now stamps ResolvedAt when Gamma gives no closing time.
+// Errors are *SkipError.
 func decodeMarket(raw []byte, ev *gammaEventRef, now time.Time) (*gammaEntry, error) {
 	var g gammaMarket
 	if err := json.Unmarshal(raw, &g); err != nil {

@@ -16,6 +16,16 @@ import (
 
 var decodeNow = time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
 
+// decodeOne decodes one Gamma market object as a market fetched alone
+// (GET /markets/{id}): with no listing event, only its embedded summary.
+func decodeOne(raw []byte, now time.Time) (*arena.Market, error) {
+	e, err := decodeMarket(raw, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	return e.M, nil
+}
+
 func TestDecodeMarket(t *testing.T) {
 	const base = `"question":"Will it rain?","conditionId":"0xabc","slug":"rain","endDate":"2026-03-01T00:00:00Z","active":true,"closed":false,"volumeNum":100.5,"liquidityNum":7`
 	for _, tc := range []struct {
@@ -71,7 +81,7 @@ func TestDecodeMarket(t *testing.T) {
 		{name: "truncated", json: `{"id":"1","question":"Q`, reason: SkipInvalidJSON},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := DecodeMarket([]byte(tc.json), decodeNow)
+			m, err := decodeOne([]byte(tc.json), decodeNow)
 			if tc.reason != "" {
 				if err == nil {
 					t.Fatalf("decoded %+v, want skip %s", m, tc.reason)
@@ -100,7 +110,7 @@ func TestDecodeMarketMapping(t *testing.T) {
 		"active":true,"closed":true,"volume":"5","volumeNum":"1234.5","liquidityNum":null,"negRisk":true,
 		"umaResolutionStatus":"resolved","outcomes":"[\"Yes\", \"No\"]","outcomePrices":"[\"1\", \"0\"]",
 		"clobTokenIds":"[\"9\", \"8\"]","events":[{"id":12,"slug":"x-event","title":"X","tags":[{"label":"World"}]}]}`
-	m, err := DecodeMarket([]byte(raw), decodeNow)
+	m, err := decodeOne([]byte(raw), decodeNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +290,7 @@ func FuzzDecodeMarket(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		m, err := DecodeMarket(raw, decodeNow)
+		m, err := decodeOne(raw, decodeNow)
 		check(t, raw, m, err)
 		ev, err := decodeEvent(raw)
 		if err != nil {
@@ -310,7 +320,7 @@ func BenchmarkDecodeMarket(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeMarket(raw, decodeNow); err != nil {
+		if _, err := decodeOne(raw, decodeNow); err != nil {
 			b.Fatal(err)
 		}
 	}

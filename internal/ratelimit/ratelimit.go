@@ -264,10 +264,3 @@ func (lim *Limiter) bucket(key string, l arena.RateLimit, now time.Time) *bucket
 	}
 	return b
 }
-
-// Len is the number of copies held (for tests and metrics).
-func (lim *Limiter) Len() int {
-	lim.mu.Lock()
-	defer lim.mu.Unlock()
-	return len(lim.buckets)
-}

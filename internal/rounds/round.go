@@ -108,10 +108,6 @@ type VenueRules struct {
 	Share float64 `json:"share,omitempty"`
 }
 
-// DefaultRules are liquid Polymarket markets that are not nearly decided
-// and close within a week after the reveal deadline.
-func DefaultRules() Rules { return DefaultRulesFor([]string{arena.SourcePolymarket}) }
-
 // venueMinimums are the built-in minimums of the venues whose volume is
 // not in dollars: Kalshi's counts contracts (each pays at most a dollar)
 // and its liquidity field is deprecated (zero); Manifold's are play money
@@ -122,9 +118,11 @@ var venueMinimums = map[string][2]float64{
 	arena.SourceMetaculus: {0, 0},
 }
 
-// DefaultRulesFor are DefaultRules over the markets of venues (each one of
-// arena.Venues): each venue's with minimums in its own units, and with two
-// venues or more an equal share of every round for each.
+// DefaultRulesFor are the default rules over the markets of venues (each
+// one of arena.Venues): liquid markets that are not nearly decided and
+// close within a week after the reveal deadline, each venue's with
+// minimums in its own units, and with two venues or more an equal share of
+// every round for each.
 func DefaultRulesFor(venues []string) Rules {
 	r := defaultRules()
 	r.Sources = slices.Clone(venues)

@@ -42,7 +42,7 @@ const OverconfidenceFactor = 2.0
 //	stale          Alpha ≈ −0.003 … −0.006
 //
 // informed-σ has Alpha ≈ G − σ² (a little more, because forecasts are
-// clipped to [0.01, 0.99]); InformedSigma finds the σ for an exact edge.
+// clipped to [0.01, 0.99]).
 func Agents() []string {
 	return []string{AgentRandom, AgentMarket, "informed-0.02", "informed-0.05", "informed-0.10", AgentOverconfident, AgentStale}
 }

@@ -8,8 +8,8 @@ import (
 
 // Draw is one scoreable market observed at one instant: what agents see
 // (Obs) and the outcome. For the statistical power checks: an agent's
-// forecast f on a draw has conditional expected Alpha ExpectedAlpha(o, f),
-// and its realised Alpha is (Price − X)² − (f − X)².
+// forecast f on a draw has conditional expected Alpha (Price − Q)² −
+// (f − Q)², and its realised Alpha is (Price − X)² − (f − X)².
 type Draw struct {
 	SourceID string // empty for Draws
 	EventID  string // empty for Draws: direct draws are independent
@@ -18,12 +18,6 @@ type Draw struct {
 	Horizon  time.Duration
 	Obs
 	X int
-}
-
-// ExpectedAlpha is the expected Brier advantage of forecast f over the
-// market given the truth: E[(b−x)² − (f−x)² | q] = (b−q)² − (f−q)².
-func ExpectedAlpha(o Obs, f float64) float64 {
-	return (o.Price-o.Q)*(o.Price-o.Q) - (f-o.Q)*(f-o.Q)
 }
 
 // Draws samples n independent markets, each observed a uniform time in
@@ -120,46 +114,3 @@ func logUniformLife(r *rand.Rand) time.Duration {
 
 // durDays converts a duration to fractional days.
 func durDays(d time.Duration) float64 { return float64(d) / float64(24*time.Hour) }
-
-// InformedSigma is the noise σ at which the agent "informed-σ" has mean
-// expected Alpha alpha over ds (averaged over its noise with common random
-// numbers, so the answer is exact for ds to about 1e-6). It reports false
-// when no σ in [0, 1] gets there: alpha above the market's gap
-// G = mean (Price − Q)², which only a perfectly informed agent reaches, or
-// so low that even σ = 1 does better. Format the agent name with
-// InformedPrefix + strconv.FormatFloat(σ, 'g', -1, 64).
-func InformedSigma(ds []Draw, alpha float64) (float64, bool) {
-	if len(ds) == 0 {
-		return 0, false
-	}
-	const reps = 8
-	r := rand.New(rand.NewPCG(0x1f0, 0x2f0))
-	z := make([]float64, reps*len(ds))
-	for i := range z {
-		z[i] = r.NormFloat64()
-	}
-	// Expected alpha falls as σ grows: each |clip(q+σz) − q| is
-	// non-decreasing in σ.
-	mean := func(sigma float64) float64 {
-		var s float64
-		for i, d := range ds {
-			for j := range reps {
-				s += ExpectedAlpha(d.Obs, clipPrice(d.Q+sigma*z[i*reps+j]))
-			}
-		}
-		return s / float64(len(z))
-	}
-	lo, hi := 0.0, 1.0
-	if mean(lo) < alpha || mean(hi) > alpha {
-		return 0, false
-	}
-	for hi-lo > 1e-7 {
-		mid := (lo + hi) / 2
-		if mean(mid) >= alpha {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, true
-}

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -188,7 +187,7 @@ func TestDrawsMatchModel(t *testing.T) {
 		gap += g
 		gap2 += g * g
 		f := a.Forecast(d.Obs, r)
-		exp += ExpectedAlpha(d.Obs, f)
+		exp += expectedAlpha(d.Obs, f)
 		ra := brier(d.Price, d.X) - brier(f, d.X)
 		real += ra
 		real2 += ra * ra
@@ -325,37 +324,8 @@ func TestScheduleSupportsRoundsAndCohorts(t *testing.T) {
 	}
 }
 
-func TestInformedSigmaHitsChosenEdge(t *testing.T) {
-	ds := Draws(4, 20000, 24*time.Hour, 7*24*time.Hour)
-	for _, alpha := range []float64{0.005, 0.01, 0.02} {
-		sigma, ok := InformedSigma(ds, alpha)
-		if !ok {
-			t.Fatalf("α* = %v unreachable", alpha)
-		}
-		// Check with the agent itself, on fresh noise.
-		a, err := ParseAgent(InformedPrefix + strconv.FormatFloat(sigma, 'g', -1, 64))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := newTestRNG(77)
-		var sum, d, d2 float64
-		for _, x := range ds {
-			f := a.Forecast(x.Obs, r)
-			sum += ExpectedAlpha(x.Obs, f)
-			d += math.Abs(f - x.Price)
-			d2 += (f - x.Price) * (f - x.Price)
-		}
-		n := float64(len(ds))
-		got := sum / n
-		t.Logf("α* = %.3f: σ = %.4f, measured expected alpha %.4f, mean |b−p| %.3f, rms(b−p) %.3f", alpha, sigma, got, d/n, math.Sqrt(d2/n))
-		if math.Abs(got-alpha) > 0.0005 {
-			t.Errorf("α* = %v: informed-%.4f has expected alpha %.4f", alpha, sigma, got)
-		}
-	}
-	if _, ok := InformedSigma(ds, 0.5); ok {
-		t.Error("an alpha above the market's gap was reachable")
-	}
-	if _, ok := InformedSigma(nil, 0.01); ok {
-		t.Error("no draws, yet a σ")
-	}
+// expectedAlpha is the expected Brier advantage of forecast f over the
+// market given the truth: E[(b−x)² − (f−x)² | q] = (b−q)² − (f−q)².
+func expectedAlpha(o Obs, f float64) float64 {
+	return (o.Price-o.Q)*(o.Price-o.Q) - (f-o.Q)*(f-o.Q)
 }

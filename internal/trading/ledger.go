@@ -107,9 +107,6 @@ func NewPortfolioLedger(initial Micros) *Ledger {
 // Cash is the current cash balance.
 func (l *Ledger) Cash() Micros { return l.cash }
 
-// Realized is the realized P/L so far.
-func (l *Ledger) Realized() Micros { return l.realized }
-
 // Initial is the portfolio's starting cash.
 func (l *Ledger) Initial() Micros { return l.initial }
 
@@ -174,12 +171,6 @@ func (l *Ledger) Bankrupt() bool { return len(l.open) == 0 && !l.CanBet() }
 // CanBet reports whether any bet is still legal: the 25% cap must allow
 // the minimum bet.
 func (l *Ledger) CanBet() bool { return l.cash >= MaxBetDivisor*MinBet }
-
-// Trades lists the trades made through this ledger, in order.
-func (l *Ledger) Trades() []*arena.Trade { return l.trades }
-
-// Err is the sticky internal error, if an invariant ever broke.
-func (l *Ledger) Err() error { return l.err }
 
 // Check verifies the ledger identity and sign constraints.
 func (l *Ledger) Check() error {

@@ -12,6 +12,15 @@ import (
 
 var at = time.Date(2026, 3, 1, 0, 5, 0, 0, time.UTC)
 
+// Realized is the realized P/L so far.
+func (l *Ledger) Realized() Micros { return l.realized }
+
+// Trades lists the trades made through this ledger, in order.
+func (l *Ledger) Trades() []*arena.Trade { return l.trades }
+
+// Err is the sticky internal error, if an invariant ever broke.
+func (l *Ledger) Err() error { return l.err }
+
 func d(x float64) Micros {
 	m, err := arena.DollarsToMicros(x)
 	if err != nil {

@@ -3,7 +3,8 @@
 // delay, headers); every request is recorded with its decoded body so tests
 // can assert what was sent. It speaks the real wire format:
 // POST {base}/chat/completions with a JSON body, answered by a
-// chat.completion object or an {"error":{…}} object.
+// chat.completion object or an {"error":{…}} object. MemStore is an
+// in-memory store for the model-call cache.
 package llmtest
 
 import (
