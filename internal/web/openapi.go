@@ -276,10 +276,6 @@ func apiOpOf(pattern string) *openapi.Op { return apiSpec().Op(pattern) }
 // request set it.
 func queryInt(r *http.Request, name string) (n int64, given bool) { return apiSpec().QueryInt(r, name) }
 
-// Routes lists the method and path of every route registered through the
-// server's error-returning handlers, in registration order.
-func (s *Server) Routes() []string { return slices.Clone(s.routes) }
-
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
 	return s.writeJSON(w, r, s.OpenAPI())
 }

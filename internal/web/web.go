@@ -216,9 +216,6 @@ func (s *Server) Wait() {
 	}
 }
 
-// InternalErrors is how many requests failed with an internal error.
-func (s *Server) InternalErrors() int64 { return s.internalErrors.Load() }
-
 // Handler returns the root handler: request ids, body limits, metrics,
 // panic recovery and request logging. Requests no route matches get the
 // JSON error shape: 404, or 405 with the Allow header.
