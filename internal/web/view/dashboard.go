@@ -60,7 +60,7 @@ func (s *Service) HomePage(ctx context.Context) (HomeJSON, error) {
 		if err != nil {
 			return HomeJSON{}, err
 		}
-		v.Trading = lb.Rows[:min(len(lb.Rows), 5)]
+		v.Trading = lb.Rows[:min(len(lb.Rows), HomeTop)]
 		v.TotalCohorts, v.Cohorts = len(cs), make([]trading.CohortSummaryJSON, 0, min(len(cs), 5))
 		for _, c := range cs[:min(len(cs), 5)] {
 			v.Cohorts = append(v.Cohorts, trading.NewCohortSummaryJSON(c))
