@@ -7,6 +7,7 @@ package pages
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"html/template"
@@ -148,7 +149,7 @@ var funcs = template.FuncMap{
 		return &rs[len(rs)-1]
 	},
 	"kindLabel": func(kind string) string {
-		return cmpOr(kindLabels[kind], kind)
+		return cmp.Or(kindLabels[kind], kind)
 	},
 	"ranges":   func() []string { return view.RangeNames },
 	"sortCols": func() []sortCol { return sortCols },
@@ -477,7 +478,7 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 		c := &chart.Line{ID: "portfolio", Title: "Portfolio value (" + rangeLabels[x.Range] + ")", X: chart.Axis{Label: "time (UTC)", Time: true},
 			Y: chart.Axis{Label: "total value ($)"}, Desc: "Each agent's portfolio value at current prices, from the stored snapshots."}
 		for _, cv := range x.Curves {
-			s := chart.Series{Name: cmpOr(names[cv.Agent], cv.Agent)}
+			s := chart.Series{Name: cmp.Or(names[cv.Agent], cv.Agent)}
 			for _, p := range cv.Points {
 				s.X, s.Y = append(s.X, float64(p.At.Unix())), append(s.Y, float64(p.TotalValue)/1e6)
 			}
@@ -488,13 +489,6 @@ func pageCharts(v any) (map[string]template.HTML, error) {
 		}
 	}
 	return out, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // cents formats money to the cent with thousands separators ("$1,234.57",

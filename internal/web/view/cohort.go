@@ -65,7 +65,7 @@ func (s *Service) CohortPage(ctx context.Context, id int64, rng string) (CohortP
 		names[l.Agent] = l.Name
 	}
 	for _, h := range hs {
-		hj := HoldingsJSON{Agent: h.AgentID, Name: cmpOr(names[h.AgentID], h.AgentID), Positions: []PositionJSON{}, Trades: []TradeJSON{}}
+		hj := HoldingsJSON{Agent: h.AgentID, Name: nameOf(names, h.AgentID), Positions: []PositionJSON{}, Trades: []TradeJSON{}}
 		for _, p := range h.Positions {
 			pj := PositionJSON{ID: p.ID, MarketID: p.MarketID, Side: p.Side, Shares: float64(p.Shares) / 1e6, CostBasis: arena.Dollars(p.CostBasis),
 				Mark: p.Mark.Float(), Status: string(p.Status), OpenedAt: p.OpenedAt.UTC()}
@@ -108,7 +108,7 @@ func (s *Service) CohortDetail(ctx context.Context, id int64) (CohortDetailJSON,
 			Model: l.Model, InputUSDPerMtok: arena.Dollars(l.InputMicrosPerMtok), OutputUSDPerMtok: arena.Dollars(l.OutputMicrosPerMtok)})
 	}
 	for _, d := range ds {
-		s := DecisionSummaryJSON{ID: d.ID, Agent: d.AgentID, Name: cmpOr(names[d.AgentID], d.AgentID), Week: d.Week.UTC(), Status: string(d.Status),
+		s := DecisionSummaryJSON{ID: d.ID, Agent: d.AgentID, Name: nameOf(names, d.AgentID), Week: d.Week.UTC(), Status: string(d.Status),
 			Retries: d.Retries, SystemDefault: d.SystemDefault, Cost: arena.Dollars(d.Cost)}
 		var act struct {
 			Kind string `json:"action"`

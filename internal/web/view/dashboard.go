@@ -193,19 +193,8 @@ func BoardFilter(window, category, venue string) (string, rounds.Filter, error) 
 	return w, rounds.Filter{Window: d, Category: strings.TrimSpace(category), Venue: strings.TrimSpace(venue)}, nil
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func nameOf(names map[string]string, agent string) string {
-	if n := names[agent]; n != "" {
-		return n
-	}
-	return agent
-}
+// nameOf is an agent's display name, its id when it has none.
+func nameOf(names map[string]string, agent string) string { return cmp.Or(names[agent], agent) }
 
 // sortNames are ForecastSorts' keys in the order an error lists them.
 var sortNames = []string{"rank", "name", "score", "rounds", "n", "brier", "brier_index", "bss", "peer", "alpha", "adjusted", "p", "p_rank1",
